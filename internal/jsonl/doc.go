@@ -1,0 +1,12 @@
+// Package jsonl is the one append path and the one reader for every JSONL file
+// under .plasmodium/ (messages, events, inboxes, transcripts).
+//
+// Invariants:
+//   - a record is appended as one whole line with one write call, under the
+//     file's lockedfile lock; a torn tail left by a killed writer is terminated
+//     before the next record so that record stays whole;
+//   - readers never fail on content: malformed, torn or oversized lines are
+//     skipped and reported through a callback; an unterminated final line is
+//     treated as not yet written;
+//   - Tail reads backwards from the end and never parses the whole file.
+package jsonl

@@ -1,0 +1,208 @@
+package jsonl
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/plasmodium/pm/internal/lockedfile"
+)
+
+// MaxLine bounds one record. A longer line is refused on append and skipped
+// (and reported) on read, so one bad writer cannot make readers allocate
+// without bound.
+const MaxLine = 1 << 20
+
+// Append writes v as one JSON line to path under path's lock.
+func Append(path string, v any) error {
+	return lockedfile.With(path, func() error { return AppendHeld(path, v) })
+}
+
+// AppendHeld writes v as one JSON line; the caller holds lockedfile.With(path).
+// If an earlier writer died mid-line, the torn tail is terminated first so the
+// new record stays whole and parseable.
+func AppendHeld(path string, v any) error {
+	line, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if len(line)+1 > MaxLine {
+		return fmt.Errorf("%s: record of %d bytes is over the %d byte line limit", path, len(line), MaxLine)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	buf := make([]byte, 0, len(line)+2)
+	torn, err := endsTorn(path)
+	if err != nil {
+		return err
+	}
+	if torn {
+		buf = append(buf, '\n')
+	}
+	buf = append(append(buf, line...), '\n')
+	// One write call per record: with O_APPEND and the lock held, the line lands whole.
+	if _, err := f.Write(buf); err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+func endsTorn(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || st.Size() == 0 {
+		return false, err
+	}
+	b := make([]byte, 1)
+	if _, err := f.ReadAt(b, st.Size()-1); err != nil {
+		return false, err
+	}
+	return b[0] != '\n', nil
+}
+
+// BadLine describes a line a reader skipped.
+type BadLine struct {
+	Path   string
+	Line   int   // 1-based line number, 0 when unknown (tail reads)
+	Offset int64 // byte offset of the line's start
+	Reason string
+}
+
+func (b BadLine) String() string {
+	if b.Line > 0 {
+		return fmt.Sprintf("%s:%d: skipped %s", b.Path, b.Line, b.Reason)
+	}
+	return fmt.Sprintf("%s@%d: skipped %s", b.Path, b.Offset, b.Reason)
+}
+
+// Reader reads complete JSON lines from a file starting at an offset. It never
+// fails on content: a malformed line is reported through Bad and skipped; an
+// unterminated final line is left for the next call (it may still be being written).
+type Reader struct {
+	Path   string
+	Offset int64 // next byte to read
+	Line   int   // lines consumed so far (valid or not)
+	Bad    func(BadLine)
+}
+
+// Next calls fn with each complete, valid line after r.Offset, advancing it.
+func (r *Reader) Next(fn func(raw []byte) error) error {
+	f, err := os.Open(r.Path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	defer f.Close()
+	if _, err := f.Seek(r.Offset, io.SeekStart); err != nil {
+		return err
+	}
+	return r.scan(f, fn)
+}
+
+func (r *Reader) scan(src io.Reader, fn func(raw []byte) error) error {
+	br := bufio.NewReaderSize(src, 64<<10)
+	for {
+		line, n, complete, err := readLine(br)
+		if !complete {
+			// Unterminated tail (or EOF): leave it for a later call.
+			if err == nil || errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		start := r.Offset
+		r.Offset += n
+		r.Line++
+		if line == nil {
+			r.report(start, "line over the size limit")
+			continue
+		}
+		if ferr := r.emit(line, start, fn); ferr != nil {
+			return ferr
+		}
+	}
+}
+
+// readLine reads one line. It returns the line without its '\n' (nil when the
+// line is over MaxLine: its bytes are consumed, not kept), the bytes consumed,
+// and whether a '\n' ended it.
+func readLine(br *bufio.Reader) (line []byte, n int64, complete bool, err error) {
+	over := false
+	for {
+		frag, ferr := br.ReadSlice('\n')
+		n += int64(len(frag))
+		if !over {
+			line = append(line, frag...)
+			if len(line) > MaxLine+1 {
+				over, line = true, nil
+			}
+		}
+		if errors.Is(ferr, bufio.ErrBufferFull) {
+			continue
+		}
+		if ferr != nil {
+			return nil, n, false, ferr
+		}
+		if over {
+			return nil, n, true, nil
+		}
+		return line[:len(line)-1], n, true, nil
+	}
+}
+
+func (r *Reader) report(start int64, reason string) {
+	if r.Bad != nil {
+		r.Bad(BadLine{Path: r.Path, Line: r.Line, Offset: start, Reason: reason})
+	}
+}
+
+func (r *Reader) emit(raw []byte, start int64, fn func([]byte) error) error {
+	raw = bytes.TrimRight(raw, "\r")
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil
+	}
+	if !json.Valid(raw) {
+		r.report(start, "malformed or torn JSON line")
+		return nil
+	}
+	return fn(raw)
+}
+
+// ReadAll decodes every valid line of path into T, skipping bad ones.
+func ReadAll[T any](path string, bad func(BadLine)) ([]T, error) {
+	var out []T
+	r := &Reader{Path: path, Bad: bad}
+	err := r.Next(func(raw []byte) error {
+		var v T
+		if err := json.Unmarshal(raw, &v); err != nil {
+			if bad != nil {
+				bad(BadLine{Path: path, Line: r.Line, Reason: "line does not fit the record: " + err.Error()})
+			}
+			return nil
+		}
+		out = append(out, v)
+		return nil
+	})
+	return out, err
+}
+
+// Count returns the number of valid lines in path (a missing file has none).
+func Count(path string) (int, error) {
+	n := 0
+	r := &Reader{Path: path}
+	err := r.Next(func([]byte) error { n++; return nil })
+	return n, err
+}

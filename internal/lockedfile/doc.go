@@ -1,0 +1,8 @@
+// Package lockedfile is the one lock helper: a cross-process flock on a
+// sidecar "<file>.lock", atomic JSON rewrites (temp file, fsync, rename) and a
+// locked read-modify-write (Update), in the spirit of go-internal's lockedfile.
+//
+// Invariants: a JSON file is only ever replaced whole by rename; every
+// read-modify-write of shared state happens inside With; locks are never held
+// across a process spawn or a wait.
+package lockedfile

@@ -1,0 +1,135 @@
+package lockedfile
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/gofrs/flock"
+)
+
+// LockPath is the sidecar file that guards path. A sidecar (rather than the
+// file itself) is used because JSON files are replaced by rename, which would
+// leave a lock on the old inode.
+func LockPath(path string) string { return path + ".lock" }
+
+// With runs fn while holding the exclusive cross-process lock of path.
+func With(path string, fn func() error) error {
+	l := flock.New(LockPath(path))
+	if err := l.Lock(); err != nil {
+		return fmt.Errorf("lock %s: %w", path, err)
+	}
+	defer l.Unlock()
+	return fn()
+}
+
+// WriteAtomic replaces path with data: write a temp file in the same directory,
+// fsync it, rename it over path, fsync the directory. A reader sees the old or
+// the new content, never a mix, and a crash leaves one of the two.
+func WriteAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	ok = true
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// WriteJSON writes v as indented JSON with WriteAtomic. The caller holds the lock.
+func WriteJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return WriteAtomic(path, append(data, '\n'))
+}
+
+// ErrNotExist is returned by ReadJSON when the file is missing.
+var ErrNotExist = os.ErrNotExist
+
+// ReadJSON decodes path into v. A syntax error names the file and line.
+func ReadJSON(path string, v any) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return DecodeJSON(path, data, v)
+}
+
+// DecodeJSON decodes data into v, naming file and line on a syntax error.
+func DecodeJSON(path string, data []byte, v any) error {
+	err := json.Unmarshal(data, v)
+	if err == nil {
+		return nil
+	}
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return fmt.Errorf("%s:%d: malformed JSON: %v", path, lineAt(data, syn.Offset), err)
+	case errors.As(err, &typ):
+		return fmt.Errorf("%s:%d: %v", path, lineAt(data, typ.Offset), err)
+	}
+	return fmt.Errorf("%s: %v", path, err)
+}
+
+func lineAt(data []byte, off int64) int {
+	line := 1
+	for i := int64(0); i < off && i < int64(len(data)); i++ {
+		if data[i] == '\n' {
+			line++
+		}
+	}
+	return line
+}
+
+// Update reads path into v (leaving v untouched when the file is missing and
+// create is true), calls fn, and writes v back atomically, all under the lock.
+// When fn returns an error nothing is written.
+func Update[T any](path string, create bool, fn func(v *T) error) (T, error) {
+	var v T
+	err := With(path, func() error {
+		if err := ReadJSON(path, &v); err != nil {
+			if !(create && errors.Is(err, os.ErrNotExist)) {
+				return err
+			}
+		}
+		if err := fn(&v); err != nil {
+			return err
+		}
+		return WriteJSON(path, &v)
+	})
+	return v, err
+}

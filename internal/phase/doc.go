@@ -1,0 +1,14 @@
+// Package phase implements discussion phases: bounded rooms of at most
+// message_limit messages.
+//
+// Invariants:
+//   - at most one active phase per task (creation is serialised by the task's
+//     phases lock and checks the others);
+//   - a phase holds exactly message_limit messages when it closes by limit:
+//     Say locks messages.jsonl, re-reads phase.json, counts, appends and, on
+//     the last message, closes — one critical section, so racing writers beyond
+//     the limit get a "closed" error (exit 5) and change nothing;
+//   - lock order is messages.jsonl, then phase.json; nothing takes them the
+//     other way round;
+//   - message_limit never exceeds limits.messages_per_phase, extensions included.
+package phase

@@ -1,0 +1,243 @@
+package phase
+
+import (
+	"os"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/ids"
+	"github.com/plasmodium/pm/internal/jsonl"
+	"github.com/plasmodium/pm/internal/lockedfile"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// MaxMessage bounds one chat message (bytes). A room is for discussion, not files.
+const MaxMessage = 16 << 10
+
+// Spec is what the owner asks for with pm phase.
+type Spec struct {
+	TaskID string
+	Name   string
+	Limit  int
+	Roles  []string
+	Rules  string
+}
+
+// Create opens a new phase on an active task, enforcing one active phase per
+// task and the breakers. It records the phase; the caller starts role agents.
+func Create(s *store.Store, actor store.Actor, sp Spec) (*store.Phase, error) {
+	if err := validate(s, sp); err != nil {
+		return nil, err
+	}
+	var ph *store.Phase
+	// phases.lock serialises phase creation per task so two owners (or a
+	// retried command) cannot open two active phases.
+	err := lockedfile.With(s.PhasesDir(sp.TaskID), func() error {
+		t, err := s.Task(sp.TaskID)
+		if err != nil {
+			return err
+		}
+		if t.Status != store.TaskActive {
+			return errs.Statef("phases open only on active tasks; see 'pm status "+t.ID+"'", "task %s is %s", t.ID, t.Status)
+		}
+		existing, err := s.Phases(sp.TaskID)
+		if err != nil {
+			return err
+		}
+		for _, p := range existing {
+			if p.Status == store.PhaseActive {
+				return errs.Statef("finish it first: 'pm end-phase', or wait for its limit", "task %s already has an active phase %s (%q)", t.ID, p.ID, p.Name)
+			}
+		}
+		if max := s.Config.Limits.PhasesPerTask; len(existing) >= max {
+			return errs.Limitf("decide with what you have, or raise limits.phases_per_task in "+s.ConfigPath(), "task %s has %d phases; the limit is %d", t.ID, len(existing), max)
+		}
+		id, err := freshPhaseID(s, sp.TaskID)
+		if err != nil {
+			return err
+		}
+		ph = &store.Phase{
+			ID: id, TaskID: sp.TaskID, Name: sp.Name, MessageLimit: sp.Limit,
+			Roles: sp.Roles, Rules: sp.Rules, Status: store.PhaseActive, CreatedAt: s.Now().UTC(),
+		}
+		if err := os.MkdirAll(s.PhaseDir(sp.TaskID, id), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(s.MessagesPath(sp.TaskID, id), nil, 0o644); err != nil {
+			return err
+		}
+		p := s.PhasePath(sp.TaskID, id)
+		return lockedfile.With(p, func() error { return lockedfile.WriteJSON(p, ph) })
+	})
+	if err != nil {
+		return nil, err
+	}
+	_ = s.Emit(store.Event{Kind: store.EvPhaseOpened, Actor: actor.Name, TaskID: ph.TaskID, PhaseID: ph.ID, Text: ph.Name,
+		Data: map[string]any{"limit": ph.MessageLimit, "roles": ph.Roles, "rules": ph.Rules}})
+	return ph, nil
+}
+
+func validate(s *store.Store, sp Spec) error {
+	lim := s.Config.Limits
+	switch {
+	case strings.TrimSpace(sp.Name) == "":
+		return errs.Usagef(`pm phase "Design" --limit 12 --roles designer,developer`, "a phase needs a name")
+	case sp.Limit < 1:
+		return errs.Usagef("give --limit N with N of 1 or more", "--limit must be at least 1, got %d", sp.Limit)
+	case sp.Limit > lim.MessagesPerPhase:
+		return errs.Limitf("use a smaller --limit", "--limit %d is over the limit of %d messages per phase", sp.Limit, lim.MessagesPerPhase)
+	case len(sp.Roles) > lim.AgentsPerPhase:
+		return errs.Limitf("pick the 2-3 roles that matter most", "%d roles asked; the limit is %d agents per phase", len(sp.Roles), lim.AgentsPerPhase)
+	}
+	seen := map[string]bool{}
+	for _, r := range sp.Roles {
+		if !ids.ValidAgentName(r) {
+			return errs.Usagef("roles are prompt names such as designer, developer, pm, copywriter, qa", "bad role %q", r)
+		}
+		if seen[r] {
+			return errs.Usagef("name each role once", "role %q is named twice", r)
+		}
+		seen[r] = true
+	}
+	return nil
+}
+
+func freshPhaseID(s *store.Store, taskID string) (string, error) {
+	for range 16 {
+		id := s.IDs.New(ids.Phase)
+		if _, err := os.Stat(s.PhaseDir(taskID, id)); os.IsNotExist(err) {
+			return id, nil
+		}
+	}
+	return "", errs.Failf("", "could not find a free phase id")
+}
+
+// Say posts content to a phase. Lock, check, count, append and (at the limit)
+// close form one critical section under the messages lock, so the phase holds
+// exactly message_limit messages however many writers race.
+func Say(s *store.Store, actor store.Actor, taskID, phaseID, content string) (msg store.Message, closed bool, err error) {
+	if strings.TrimSpace(content) == "" {
+		return msg, false, errs.Usagef(`pm say "your message"`, "empty message")
+	}
+	if len(content) > MaxMessage || !utf8.ValidString(content) {
+		return msg, false, errs.Usagef("keep messages under 16 KiB of UTF-8 text; put long material in a file", "message of %d bytes is too long or not UTF-8", len(content))
+	}
+	mpath := s.MessagesPath(taskID, phaseID)
+	err = lockedfile.With(mpath, func() error {
+		ph, err := s.Phase(taskID, phaseID)
+		if err != nil {
+			return err
+		}
+		if ph.Status != store.PhaseActive {
+			return closedErr(ph)
+		}
+		n, err := jsonl.Count(mpath)
+		if err != nil {
+			return err
+		}
+		if n >= ph.MessageLimit {
+			// Only reachable if phase.json was not updated after the last append
+			// (a crash between the two); finish the close now.
+			if _, err := closeHeld(s, actor, ph, store.CloseLimit); err != nil {
+				return err
+			}
+			return closedErr(ph)
+		}
+		msg = store.Message{
+			ID: s.IDs.New(ids.Message), PhaseID: phaseID, Author: actor.Name, Role: actor.Role(),
+			Content: content, Timestamp: s.Now().UTC(),
+		}
+		if err := jsonl.AppendHeld(mpath, msg); err != nil {
+			return err
+		}
+		_ = s.Emit(store.Event{Kind: store.EvMessage, Actor: actor.Name, TaskID: taskID, PhaseID: phaseID, MsgID: msg.ID, Text: content,
+			Data: map[string]any{"n": n + 1, "limit": ph.MessageLimit}})
+		if n+1 >= ph.MessageLimit {
+			closed = true
+			_, err = closeHeld(s, actor, ph, store.CloseLimit)
+		}
+		return err
+	})
+	return msg, closed, err
+}
+
+func closedErr(ph *store.Phase) error {
+	return errs.Statef("read it with 'pm chat --phase "+ph.ID+"'; the owner may open a new phase",
+		"phase %s (%q) is closed (%s)", ph.ID, ph.Name, ph.CloseReason)
+}
+
+// closeHeld marks the phase closed; the caller holds the messages lock.
+func closeHeld(s *store.Store, actor store.Actor, ph *store.Phase, reason string) (*store.Phase, error) {
+	now := s.Now().UTC()
+	out, err := lockedfile.Update(s.PhasePath(ph.TaskID, ph.ID), false, func(p *store.Phase) error {
+		p.Status, p.ClosedAt, p.CloseReason = store.PhaseClosed, &now, reason
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	n, _ := jsonl.Count(s.MessagesPath(ph.TaskID, ph.ID))
+	_ = s.Emit(store.Event{Kind: store.EvPhaseClosed, Actor: actor.Name, TaskID: ph.TaskID, PhaseID: ph.ID, Text: reason,
+		Data: map[string]any{"messages": n, "limit": out.MessageLimit}})
+	return &out, nil
+}
+
+// Close closes an active phase early (pm end-phase, or its task ending).
+func Close(s *store.Store, actor store.Actor, taskID, phaseID, reason string) (*store.Phase, error) {
+	var out *store.Phase
+	err := lockedfile.With(s.MessagesPath(taskID, phaseID), func() error {
+		ph, err := s.Phase(taskID, phaseID)
+		if err != nil {
+			return err
+		}
+		if ph.Status != store.PhaseActive {
+			return closedErr(ph)
+		}
+		out, err = closeHeld(s, actor, ph, reason)
+		return err
+	})
+	return out, err
+}
+
+// Extend raises the active phase's limit by n, within messages_per_phase.
+func Extend(s *store.Store, actor store.Actor, taskID, phaseID string, n int) (*store.Phase, error) {
+	if n < 1 {
+		return nil, errs.Usagef("pm extend-phase 5", "extend by 1 or more messages, got %d", n)
+	}
+	var out store.Phase
+	err := lockedfile.With(s.MessagesPath(taskID, phaseID), func() error {
+		ph, err := s.Phase(taskID, phaseID)
+		if err != nil {
+			return err
+		}
+		if ph.Status != store.PhaseActive {
+			return closedErr(ph)
+		}
+		max := s.Config.Limits.MessagesPerPhase
+		if ph.MessageLimit+n > max {
+			return errs.Limitf("extend by at most "+itoa(max-ph.MessageLimit)+", or open a new phase",
+				"extending %s to %d messages is over the limit of %d per phase", ph.ID, ph.MessageLimit+n, max)
+		}
+		out, err = lockedfile.Update(s.PhasePath(taskID, phaseID), false, func(p *store.Phase) error {
+			p.MessageLimit += n
+			return nil
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	_ = s.Emit(store.Event{Kind: store.EvPhaseExtended, Actor: actor.Name, TaskID: taskID, PhaseID: phaseID,
+		Data: map[string]any{"by": n, "limit": out.MessageLimit}})
+	return &out, nil
+}
+
+// SetAgents records the role agent names started for a phase.
+func SetAgents(s *store.Store, taskID, phaseID string, names []string) error {
+	_, err := lockedfile.Update(s.PhasePath(taskID, phaseID), false, func(p *store.Phase) error {
+		p.Agents = names
+		return nil
+	})
+	return err
+}

@@ -1,0 +1,5 @@
+package phase
+
+import "strconv"
+
+func itoa(n int) string { return strconv.Itoa(n) }

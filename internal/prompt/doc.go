@@ -1,0 +1,8 @@
+// Package prompt loads prompt objects: markdown files whose YAML frontmatter
+// is the interface (name, description, capabilities, model, runtime) and whose
+// body is the soul, rendered with {NAME}-style placeholders.
+//
+// Invariants: a later source overrides an earlier one by name (builtin, then
+// .plasmodium/prompts/, then ./prompts/); a malformed file is an error that
+// names the file and line, never a silently skipped object.
+package prompt

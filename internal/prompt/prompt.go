@@ -1,0 +1,168 @@
+package prompt
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Object is a prompt object: frontmatter is its interface, body its soul.
+type Object struct {
+	Name         string   `yaml:"name"`
+	Description  string   `yaml:"description"`
+	Capabilities []string `yaml:"capabilities"`
+	Model        string   `yaml:"model"`
+	Runtime      string   `yaml:"runtime"`
+	Body         string   `yaml:"-"`
+	Source       string   `yaml:"-"` // "builtin:owner.md" or a file path
+}
+
+// Error is a load error that names the file and, where known, the line.
+type Error struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", e.File, e.Msg)
+}
+
+// Parse reads one prompt object file. name is the file's stem, used when the
+// frontmatter has no name and checked against it when it has one.
+func Parse(file string, data []byte) (*Object, error) {
+	stem := strings.TrimSuffix(filepath.Base(file), ".md")
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	text := strings.ReplaceAll(string(data), "\r\n", "\n")
+	if !strings.HasPrefix(text, "---\n") {
+		return nil, &Error{File: file, Line: 1, Msg: "missing frontmatter: the file must start with a line '---'"}
+	}
+	rest := text[4:]
+	end := strings.Index(rest, "\n---\n")
+	if end < 0 {
+		if strings.HasSuffix(rest, "\n---") {
+			end = len(rest) - 4
+		} else {
+			return nil, &Error{File: file, Line: 1, Msg: "unterminated frontmatter: no closing '---' line"}
+		}
+	}
+	front := rest[:end+1]
+	body := ""
+	if end+5 <= len(rest) {
+		body = rest[end+5:]
+	}
+	var o Object
+	dec := yaml.NewDecoder(strings.NewReader(front))
+	dec.KnownFields(true)
+	if err := dec.Decode(&o); err != nil && err.Error() != "EOF" {
+		return nil, yamlError(file, err)
+	}
+	if o.Name == "" {
+		o.Name = stem
+	}
+	if o.Name != stem {
+		return nil, &Error{File: file, Line: 2, Msg: fmt.Sprintf("name %q does not match the file name %q", o.Name, stem+".md")}
+	}
+	switch o.Runtime {
+	case "", "llm", "exec", "none":
+	default:
+		return nil, &Error{File: file, Line: lineOf(front, "runtime:") + 1, Msg: fmt.Sprintf("runtime %q: want llm, exec or none", o.Runtime)}
+	}
+	o.Body = strings.TrimLeft(body, "\n")
+	o.Source = file
+	return &o, nil
+}
+
+// yamlError turns yaml.v3's "yaml: line N: msg" into a file:line error; the
+// frontmatter starts on line 2 of the file.
+func yamlError(file string, err error) error {
+	msg := err.Error()
+	var line int
+	if te, ok := err.(*yaml.TypeError); ok && len(te.Errors) > 0 {
+		msg = te.Errors[0]
+	}
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	if _, e := fmt.Sscanf(msg, "line %d:", &line); e == nil {
+		msg = strings.TrimSpace(msg[strings.Index(msg, ":")+1:])
+		return &Error{File: file, Line: line + 1, Msg: "bad frontmatter: " + msg}
+	}
+	return &Error{File: file, Line: 2, Msg: "bad frontmatter: " + msg}
+}
+
+func lineOf(text, needle string) int {
+	i := strings.Index(text, needle)
+	if i < 0 {
+		return 0
+	}
+	return strings.Count(text[:i], "\n") + 1
+}
+
+// Set is the prompt objects visible to a project, by name.
+type Set map[string]*Object
+
+// Load reads the built-in objects, then each directory in order (later wins).
+// Missing directories are skipped; a bad file is an error naming it.
+func Load(builtin fs.FS, dirs ...string) (Set, error) {
+	set := Set{}
+	if builtin != nil {
+		names, err := fs.Glob(builtin, "*.md")
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range names {
+			data, err := fs.ReadFile(builtin, n)
+			if err != nil {
+				return nil, err
+			}
+			o, err := Parse("builtin:"+n, data)
+			if err != nil {
+				return nil, err
+			}
+			set[o.Name] = o
+		}
+	}
+	for _, d := range dirs {
+		names, _ := filepath.Glob(filepath.Join(d, "*.md"))
+		for _, n := range names {
+			data, err := os.ReadFile(n)
+			if err != nil {
+				return nil, err
+			}
+			o, err := Parse(n, data)
+			if err != nil {
+				return nil, err
+			}
+			set[o.Name] = o
+		}
+	}
+	return set, nil
+}
+
+// Names lists the objects' names, sorted.
+func (s Set) Names() []string {
+	out := make([]string, 0, len(s))
+	for n := range s {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Render fills {KEY} placeholders in the body. Unknown placeholders stay as
+// they are, so a prompt can show braces literally.
+func (o *Object) Render(vars map[string]string) string {
+	pairs := make([]string, 0, len(vars)*2)
+	for k, v := range vars {
+		pairs = append(pairs, "{"+k+"}", v)
+	}
+	return strings.NewReplacer(pairs...).Replace(o.Body)
+}

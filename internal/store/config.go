@@ -1,0 +1,101 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/plasmodium/pm/internal/lockedfile"
+)
+
+// Limits are the circuit breakers of SPEC.md, enforced by the CLI (exit 3).
+type Limits struct {
+	AgentsPerPhase   int `json:"agents_per_phase"`
+	SubtaskDepth     int `json:"subtask_depth"`
+	ActiveTasks      int `json:"active_tasks"`
+	MessagesPerPhase int `json:"messages_per_phase"`
+	PhasesPerTask    int `json:"phases_per_task"`
+}
+
+// ExecRuntime configures the exec runtime: the agent CLI to start. The rendered
+// prompt replaces an argument equal to "{PROMPT}", or is appended as the last
+// argument when none is; it is also in the file named by $PM_PROMPT_FILE.
+type ExecRuntime struct {
+	Command []string `json:"command"`
+	// RoleCommand, when set, starts role agents instead of Command.
+	RoleCommand []string `json:"role_command,omitempty"`
+}
+
+// Runtime picks how agents run.
+type Runtime struct {
+	Default string      `json:"default"` // llm, exec or none
+	Exec    ExecRuntime `json:"exec"`
+	// RoleGraceSeconds is how long a role agent may keep running after its
+	// phase closes before it is stopped.
+	RoleGraceSeconds int `json:"role_grace_seconds"`
+}
+
+// Model holds provider defaults; environment variables win over these.
+type Model struct {
+	Name    string `json:"name,omitempty"`
+	BaseURL string `json:"base_url,omitempty"`
+	// APIKeyEnv names the environment variable holding the key; the key itself
+	// is never stored in config.json.
+	APIKeyEnv string `json:"api_key_env,omitempty"`
+}
+
+// Config is .plasmodium/config.json.
+type Config struct {
+	Limits  Limits  `json:"limits"`
+	Runtime Runtime `json:"runtime"`
+	Model   Model   `json:"model"`
+}
+
+// DefaultConfig is what pm init writes.
+func DefaultConfig() Config {
+	return Config{
+		Limits: Limits{AgentsPerPhase: 3, SubtaskDepth: 4, ActiveTasks: 10, MessagesPerPhase: 50, PhasesPerTask: 20},
+		Runtime: Runtime{
+			Default:          "exec",
+			Exec:             ExecRuntime{Command: []string{"claude", "-p", "--dangerously-skip-permissions"}},
+			RoleGraceSeconds: 5,
+		},
+		Model: Model{APIKeyEnv: "OPENAI_API_KEY"},
+	}
+}
+
+// LoadConfig reads config.json over the defaults, so a file that names only
+// some fields keeps the defaults for the rest. A malformed file is an error
+// naming the file and line; a missing file means defaults.
+func LoadConfig(path string) (Config, error) {
+	cfg := DefaultConfig()
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return cfg, nil
+	}
+	if err != nil {
+		return cfg, err
+	}
+	if err := lockedfile.DecodeJSON(path, data, &cfg); err != nil {
+		return cfg, err
+	}
+	return cfg, cfg.validate(path)
+}
+
+func (c Config) validate(path string) error {
+	l := c.Limits
+	for name, v := range map[string]int{
+		"agents_per_phase": l.AgentsPerPhase, "subtask_depth": l.SubtaskDepth, "active_tasks": l.ActiveTasks,
+		"messages_per_phase": l.MessagesPerPhase, "phases_per_task": l.PhasesPerTask,
+	} {
+		if v < 0 {
+			return fmt.Errorf("%s: limits.%s is %d; it must be 0 or more", path, name, v)
+		}
+	}
+	switch c.Runtime.Default {
+	case "llm", "exec", "none":
+	default:
+		return fmt.Errorf("%s: runtime.default is %q; want llm, exec or none", path, c.Runtime.Default)
+	}
+	return nil
+}

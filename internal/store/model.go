@@ -1,0 +1,138 @@
+package store
+
+import "time"
+
+// Task statuses.
+const (
+	TaskActive  = "active"
+	TaskBlocked = "blocked"
+	TaskDone    = "done"
+	TaskKilled  = "killed"
+)
+
+// Phase statuses.
+const (
+	PhaseActive = "active"
+	PhaseClosed = "closed"
+)
+
+// Reasons a phase closed.
+const (
+	CloseLimit  = "limit"      // reached message_limit
+	CloseEnded  = "ended"      // pm end-phase
+	CloseTask   = "task-ended" // its task was done or killed
+	CloseKilled = "killed"
+)
+
+// Agent statuses.
+const (
+	AgentPending = "pending" // recorded, not started (blocked task, or runtime none)
+	AgentRunning = "running"
+	AgentExited  = "exited"
+	AgentKilled  = "killed"
+	AgentFailed  = "failed"
+)
+
+// Task is tasks/tk-xxxxxx/task.json.
+type Task struct {
+	ID          string     `json:"id"`
+	Description string     `json:"description"`
+	Owner       string     `json:"owner"`
+	ParentID    string     `json:"parent_id,omitempty"`
+	BlockedBy   []string   `json:"blocked_by"`
+	Blocks      []string   `json:"blocks,omitempty"`   // tasks waiting on this one
+	Children    []string   `json:"children,omitempty"` // subtasks, in creation order
+	Status      string     `json:"status"`
+	Depth       int        `json:"depth"`
+	Runtime     string     `json:"runtime"`
+	Model       string     `json:"model,omitempty"`
+	CreatedAt   time.Time  `json:"created_at"`
+	EndedAt     *time.Time `json:"ended_at,omitempty"`
+	Commit      string     `json:"commit,omitempty"`
+}
+
+// Live reports whether the task still counts against the active-task limit.
+func (t *Task) Live() bool { return t.Status == TaskActive || t.Status == TaskBlocked }
+
+// Phase is tasks/tk-xxxxxx/phases/ph-xxxxxx/phase.json.
+type Phase struct {
+	ID           string     `json:"id"`
+	TaskID       string     `json:"task_id"`
+	Name         string     `json:"name"`
+	MessageLimit int        `json:"message_limit"`
+	Roles        []string   `json:"roles"`
+	Agents       []string   `json:"agents,omitempty"` // role agent names, parallel to Roles
+	Rules        string     `json:"rules,omitempty"`
+	Status       string     `json:"status"`
+	CreatedAt    time.Time  `json:"created_at"`
+	ClosedAt     *time.Time `json:"closed_at,omitempty"`
+	CloseReason  string     `json:"close_reason,omitempty"`
+}
+
+// Message is one line of messages.jsonl.
+type Message struct {
+	ID        string    `json:"id"`
+	PhaseID   string    `json:"phase_id"`
+	Author    string    `json:"author"`
+	Role      string    `json:"role,omitempty"`
+	Content   string    `json:"content"`
+	Timestamp time.Time `json:"timestamp"`
+}
+
+// Agent is agents/<name>/agent.json.
+type Agent struct {
+	Name      string     `json:"name"`
+	Prompt    string     `json:"prompt"`
+	Role      string     `json:"role,omitempty"`
+	TaskID    string     `json:"task_id,omitempty"`
+	PhaseID   string     `json:"phase_id,omitempty"`
+	Pid       int        `json:"pid"`
+	PidStart  uint64     `json:"pid_start"`
+	Runtime   string     `json:"runtime"`
+	Model     string     `json:"model,omitempty"`
+	Status    string     `json:"status"`
+	Restarts  int        `json:"restarts"`
+	ExitCode  *int       `json:"exit_code,omitempty"`
+	Reason    string     `json:"reason,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+	StartedAt *time.Time `json:"started_at,omitempty"`
+	EndedAt   *time.Time `json:"ended_at,omitempty"`
+}
+
+// IsOwner reports whether the agent owns its task (rather than playing a role in a phase).
+func (a *Agent) IsOwner() bool { return a.Role == "" }
+
+// Event is one line of events.jsonl, the bus.
+type Event struct {
+	Time    time.Time      `json:"ts"`
+	Kind    string         `json:"kind"`
+	Actor   string         `json:"actor"`
+	TaskID  string         `json:"task_id,omitempty"`
+	PhaseID string         `json:"phase_id,omitempty"`
+	MsgID   string         `json:"msg_id,omitempty"`
+	Agent   string         `json:"agent,omitempty"`
+	Text    string         `json:"text,omitempty"`
+	Data    map[string]any `json:"data,omitempty"`
+}
+
+// Event kinds.
+const (
+	EvInit          = "init"
+	EvReset         = "reset"
+	EvTaskCreated   = "task.created"
+	EvTaskUnblocked = "task.unblocked"
+	EvTaskDone      = "task.done"
+	EvTaskKilled    = "task.killed"
+	EvTaskRestarted = "task.restarted"
+	EvChildDone     = "task.child_done"
+	EvPhaseOpened   = "phase.opened"
+	EvPhaseExtended = "phase.extended"
+	EvPhaseClosed   = "phase.closed"
+	EvMessage       = "message.posted"
+	EvAgentCreated  = "agent.created"
+	EvAgentStarted  = "agent.started"
+	EvAgentExited   = "agent.exited"
+	EvAgentKilled   = "agent.killed"
+	EvCommit        = "git.commit"
+	EvInbox         = "inbox.message"
+)

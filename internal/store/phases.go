@@ -1,0 +1,86 @@
+package store
+
+import (
+	"os"
+	"sort"
+
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/ids"
+	"github.com/plasmodium/pm/internal/jsonl"
+	"github.com/plasmodium/pm/internal/lockedfile"
+)
+
+// Phase reads one phase of a task.
+func (s *Store) Phase(taskID, phaseID string) (*Phase, error) {
+	if err := ids.Parse(ids.Phase, phaseID); err != nil {
+		return nil, errs.Usagef("phase ids look like ph-a1b2c3; see 'pm status'", "%v", err)
+	}
+	var p Phase
+	if err := lockedfile.ReadJSON(s.PhasePath(taskID, phaseID), &p); err != nil {
+		return nil, notFound(err, "see 'pm status "+taskID+"' for its phases", "no phase %s in task %s", phaseID, taskID)
+	}
+	return &p, nil
+}
+
+// Phases reads every phase of a task, oldest first.
+func (s *Store) Phases(taskID string) ([]*Phase, error) {
+	ents, err := os.ReadDir(s.PhasesDir(taskID))
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var out []*Phase
+	for _, e := range ents {
+		if !e.IsDir() || ids.Parse(ids.Phase, e.Name()) != nil {
+			continue
+		}
+		var p Phase
+		if err := lockedfile.ReadJSON(s.PhasePath(taskID, e.Name()), &p); err != nil {
+			if !os.IsNotExist(err) {
+				s.Warnf("skipped phase %s: %v", e.Name(), err)
+			}
+			continue
+		}
+		out = append(out, &p)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt.Before(out[j].CreatedAt) })
+	return out, nil
+}
+
+// ActivePhase returns the task's active phase, or nil when there is none.
+func (s *Store) ActivePhase(taskID string) (*Phase, error) {
+	ps, err := s.Phases(taskID)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range ps {
+		if p.Status == PhaseActive {
+			return p, nil
+		}
+	}
+	return nil, nil
+}
+
+// FindPhase locates a phase by id across all tasks.
+func (s *Store) FindPhase(phaseID string) (*Phase, error) {
+	if err := ids.Parse(ids.Phase, phaseID); err != nil {
+		return nil, errs.Usagef("phase ids look like ph-a1b2c3; see 'pm status'", "%v", err)
+	}
+	taskIDs, err := s.TaskIDs()
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range taskIDs {
+		if _, err := os.Stat(s.PhaseDir(t, phaseID)); err == nil {
+			return s.Phase(t, phaseID)
+		}
+	}
+	return nil, errs.NotFoundf("see 'pm status' for the phases that exist", "no phase %s", phaseID)
+}
+
+// Messages reads a phase's messages, skipping (and reporting) bad lines.
+func (s *Store) Messages(taskID, phaseID string) ([]Message, error) {
+	return jsonl.ReadAll[Message](s.MessagesPath(taskID, phaseID), s.BadLine)
+}

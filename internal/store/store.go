@@ -1,0 +1,150 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/ids"
+	"github.com/plasmodium/pm/internal/jsonl"
+	"github.com/plasmodium/pm/internal/lockedfile"
+)
+
+// DirName is the state directory pm init creates.
+const DirName = ".plasmodium"
+
+// Store is an open state directory. It holds no file handles: every operation
+// opens, locks and closes what it needs, so many processes can share one store.
+type Store struct {
+	Root   string           // path of .plasmodium
+	Now    func() time.Time // injectable clock
+	IDs    ids.Source       // injectable id source
+	Warn   io.Writer        // where skipped lines are reported (stderr)
+	Config Config
+}
+
+// Open opens the state directory at root and loads its config.
+func Open(root string) (*Store, error) {
+	st, err := os.Stat(root)
+	if err != nil || !st.IsDir() {
+		return nil, errs.NotFoundf("run 'pm init' in your project, or set PM_HOME to an existing .plasmodium", "no state directory at %s", root)
+	}
+	s := &Store{Root: root, Now: time.Now, IDs: ids.Default, Warn: io.Discard}
+	cfg, err := LoadConfig(s.ConfigPath())
+	if err != nil {
+		return nil, &errs.Error{Code: errs.Failure, Msg: "bad config", Err: err, Try: "fix or delete " + s.ConfigPath() + " (pm init rewrites defaults)"}
+	}
+	s.Config = cfg
+	return s, nil
+}
+
+// Find locates the state directory: $PM_HOME if set, else the nearest
+// .plasmodium walking up from dir, like git.
+func Find(pmHome, dir string) (string, error) {
+	if pmHome != "" {
+		return filepath.Abs(pmHome)
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		cand := filepath.Join(d, DirName)
+		if st, err := os.Stat(cand); err == nil && st.IsDir() {
+			return cand, nil
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	return "", errs.NotFoundf("run 'pm init' in your project directory, or set PM_HOME", "no %s found in %s or any parent", DirName, dir)
+}
+
+// Init creates the state directory under dir. It is idempotent: an existing
+// store keeps its state and config.
+func Init(dir string, now func() time.Time) (root string, created bool, err error) {
+	root = filepath.Join(dir, DirName)
+	if _, err := os.Stat(filepath.Join(root, "config.json")); err == nil {
+		return root, false, nil
+	}
+	for _, sub := range []string{"tasks", "agents", "requests", "logs", "prompts"} {
+		if err := os.MkdirAll(filepath.Join(root, sub), 0o755); err != nil {
+			return root, false, err
+		}
+	}
+	// Keep state out of the user's commits, for git and go-git alike.
+	if err := os.WriteFile(filepath.Join(root, ".gitignore"), []byte("*\n"), 0o644); err != nil {
+		return root, false, err
+	}
+	cfgPath := filepath.Join(root, "config.json")
+	if err := lockedfile.With(cfgPath, func() error { return lockedfile.WriteJSON(cfgPath, DefaultConfig()) }); err != nil {
+		return root, false, err
+	}
+	return root, true, nil
+}
+
+// ProjectDir is the directory that holds .plasmodium: the agents' workspace
+// and the git work tree pm done commits.
+func (s *Store) ProjectDir() string { return filepath.Dir(s.Root) }
+
+func (s *Store) ConfigPath() string        { return filepath.Join(s.Root, "config.json") }
+func (s *Store) EventsPath() string        { return filepath.Join(s.Root, "events.jsonl") }
+func (s *Store) TasksDir() string          { return filepath.Join(s.Root, "tasks") }
+func (s *Store) TaskDir(id string) string  { return filepath.Join(s.Root, "tasks", id) }
+func (s *Store) TaskPath(id string) string { return filepath.Join(s.TaskDir(id), "task.json") }
+func (s *Store) ContextPath(id string) string {
+	return filepath.Join(s.TaskDir(id), "context.md")
+}
+func (s *Store) PhasesDir(taskID string) string { return filepath.Join(s.TaskDir(taskID), "phases") }
+func (s *Store) PhaseDir(taskID, phaseID string) string {
+	return filepath.Join(s.PhasesDir(taskID), phaseID)
+}
+func (s *Store) PhasePath(taskID, phaseID string) string {
+	return filepath.Join(s.PhaseDir(taskID, phaseID), "phase.json")
+}
+func (s *Store) MessagesPath(taskID, phaseID string) string {
+	return filepath.Join(s.PhaseDir(taskID, phaseID), "messages.jsonl")
+}
+func (s *Store) AgentsDir() string            { return filepath.Join(s.Root, "agents") }
+func (s *Store) AgentDir(name string) string  { return filepath.Join(s.Root, "agents", name) }
+func (s *Store) AgentPath(name string) string { return filepath.Join(s.AgentDir(name), "agent.json") }
+func (s *Store) InboxPath(name string) string { return filepath.Join(s.AgentDir(name), "inbox.jsonl") }
+func (s *Store) TranscriptPath(name string) string {
+	return filepath.Join(s.AgentDir(name), "transcript.jsonl")
+}
+func (s *Store) PromptFilePath(name string) string { return filepath.Join(s.AgentDir(name), "prompt.md") }
+func (s *Store) LogPath(name string) string        { return filepath.Join(s.Root, "logs", name+".log") }
+func (s *Store) RequestsDir() string               { return filepath.Join(s.Root, "requests") }
+
+// Emit appends an event to the bus, stamping its time. It is the one event emitter.
+func (s *Store) Emit(ev Event) error {
+	if ev.Time.IsZero() {
+		ev.Time = s.Now().UTC()
+	}
+	if ev.Actor == "" {
+		ev.Actor = "human"
+	}
+	return jsonl.Append(s.EventsPath(), ev)
+}
+
+// Warnf reports a recoverable problem (a skipped line) to the warning stream.
+func (s *Store) Warnf(format string, args ...any) {
+	if s.Warn != nil {
+		fmt.Fprintf(s.Warn, "pm: warning: "+format+"\n", args...)
+	}
+}
+
+// BadLine is the reporter handed to jsonl readers.
+func (s *Store) BadLine(b jsonl.BadLine) { s.Warnf("%s", b.String()) }
+
+// notFound turns a missing file into an exit-4 error; other errors pass through.
+func notFound(err error, try, format string, args ...any) error {
+	if errors.Is(err, os.ErrNotExist) {
+		return errs.NotFoundf(try, format, args...)
+	}
+	return err
+}
