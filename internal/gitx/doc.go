@@ -1,0 +1,36 @@
+// Package gitx commits a project's work tree with go-git, without the git
+// binary.
+//
+// Commit behaves like `git add -A && git commit -m msg` run from the root of
+// the work tree that contains a directory, with these invariants:
+//
+//   - Nothing under the state directory (".plasmodium/", relative to the
+//     work tree root) is ever committed: it is excluded from the walk by an
+//     explicit rule, whatever the project's .gitignore files say, and the
+//     index is pinned to HEAD's content there, so even something the user
+//     staged under it stays out of the commit.
+//   - Everything else is staged: new, modified and deleted files, files in
+//     new directories, symlinks and the executable bit (core.filemode is
+//     honored). .gitignore files, $GIT_DIR/info/exclude and core.excludesFile
+//     are honored for untracked files; tracked files stay tracked even when
+//     ignored, as with git.
+//   - No commit is made when the resulting tree equals HEAD's (NoChanges),
+//     and nothing at all is done outside a git work tree (NoRepo).
+//   - A repository without commits gets a root commit; changes the user had
+//     already staged are included.
+//   - The author and committer are user.name / user.email from the
+//     repository config, then the global config (~/.gitconfig over
+//     $XDG_CONFIG_HOME/git/config), then /etc/gitconfig, falling back to
+//     "pm" <pm@localhost>. Both carry the time passed in.
+//   - Nothing is ever pushed or fetched.
+//   - The index and the branch ref are updated with git's lock-file protocol
+//     (index.lock, <ref>.lock), so a concurrent git command fails or makes
+//     Commit fail rather than interleave; a reflog entry is appended.
+//   - Unmerged paths or a merge in progress make Commit fail.
+//
+// Speed: instead of go-git's Worktree.Status, which hashes every file,
+// Commit compares each index entry's cached stat data (size, mtime, ctime,
+// inode, mode) to lstat and reads only files whose stat data changed or is
+// racily clean, then builds the tree objects from the index in memory and
+// writes only the trees that do not exist yet.
+package gitx
