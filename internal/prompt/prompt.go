@@ -40,7 +40,7 @@ func (e *Error) Error() string {
 // Parse reads one prompt object file. name is the file's stem, used when the
 // frontmatter has no name and checked against it when it has one.
 func Parse(file string, data []byte) (*Object, error) {
-	stem := strings.TrimSuffix(filepath.Base(file), ".md")
+	stem := strings.TrimSuffix(filepath.Base(strings.TrimPrefix(file, "builtin:")), ".md")
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	text := strings.ReplaceAll(string(data), "\r\n", "\n")
 	if !strings.HasPrefix(text, "---\n") {

@@ -116,9 +116,11 @@ func (s *Store) InboxPath(name string) string { return filepath.Join(s.AgentDir(
 func (s *Store) TranscriptPath(name string) string {
 	return filepath.Join(s.AgentDir(name), "transcript.jsonl")
 }
-func (s *Store) PromptFilePath(name string) string { return filepath.Join(s.AgentDir(name), "prompt.md") }
-func (s *Store) LogPath(name string) string        { return filepath.Join(s.Root, "logs", name+".log") }
-func (s *Store) RequestsDir() string               { return filepath.Join(s.Root, "requests") }
+func (s *Store) PromptFilePath(name string) string {
+	return filepath.Join(s.AgentDir(name), "prompt.md")
+}
+func (s *Store) LogPath(name string) string { return filepath.Join(s.Root, "logs", name+".log") }
+func (s *Store) RequestsDir() string        { return filepath.Join(s.Root, "requests") }
 
 // Emit appends an event to the bus, stamping its time. It is the one event emitter.
 func (s *Store) Emit(ev Event) error {

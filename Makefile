@@ -1,0 +1,51 @@
+# pm — see README.md. Every target works on a fresh machine with Go installed.
+GO        ?= go
+BINDIR    ?= $(shell $(GO) env GOPATH)/bin
+STATICCHECK_VERSION ?= v0.8.2
+FUZZTIME  ?= 20s
+
+.PHONY: all build install test test-short lint fmt bench fuzz demo clean
+
+all: build
+
+build:
+	$(GO) build -o bin/pm ./cmd/pm
+
+install:
+	$(GO) build -o $(BINDIR)/pm ./cmd/pm
+	@echo "installed $(BINDIR)/pm"
+	@case ":$$PATH:" in *":$(BINDIR):"*) ;; *) echo "add it to your PATH: export PATH=\"$(BINDIR):\$$PATH\"";; esac
+
+# The whole suite: unit tests and the testscript end-to-end scripts, which run
+# the real pm binary as many processes.
+test:
+	$(GO) test -race -count=1 ./...
+
+test-short:
+	$(GO) test -count=1 ./...
+
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1)
+	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+# Go benchmarks, then the multi-process harness; figures go to docs/benchmarks.md.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
+	$(GO) run ./internal/bench/cmd/pmbench
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime $(FUZZTIME) ./internal/jsonl
+	$(GO) test -run '^$$' -fuzz FuzzTail -fuzztime $(FUZZTIME) ./internal/jsonl
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./internal/prompt
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./internal/ids
+
+# The seed's landing-page flow, offline, with shell-script agents on the exec runtime.
+demo: build
+	bash scripts/demo.sh
+
+clean:
+	rm -rf bin

@@ -1,0 +1,183 @@
+package main_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// pmBin is the real pm binary, built once for all scripts.
+var pmBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "pm-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	pmBin = filepath.Join(dir, "pm")
+	args := []string{"build", "-o", pmBin}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, ".")...)
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building pm:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// TestScripts runs testdata/script/*.txtar against the real binary: every
+// `pm` in a script, and every agent it spawns, is its own OS process.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir: filepath.Join("..", "..", "testdata", "script"),
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("PATH", filepath.Dir(pmBin)+string(os.PathListSeparator)+env.Getenv("PATH"))
+			env.Setenv("HOME", env.WorkDir)
+			env.Setenv("GIT_AUTHOR_NAME", "pm test")
+			env.Setenv("GIT_AUTHOR_EMAIL", "test@localhost")
+			env.Setenv("GIT_COMMITTER_NAME", "pm test")
+			env.Setenv("GIT_COMMITTER_EMAIL", "test@localhost")
+			env.Defer(func() { killLeftovers(env.WorkDir) })
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"waitfor":  cmdWaitFor,
+			"parallel": cmdParallel,
+			"alive":    cmdAlive,
+			"lines":    cmdLines,
+		},
+		RequireExplicitExec: false,
+	})
+}
+
+// killLeftovers ends agent process groups a failed script may have left.
+func killLeftovers(work string) {
+	out, err := exec.Command("sh", "-c", "cat "+work+"/.plasmodium/agents/*/agent.json 2>/dev/null | grep '\"pid\"' | tr -dc '0-9\\n'").Output()
+	if err != nil {
+		return
+	}
+	for _, l := range strings.Fields(string(out)) {
+		if pid, err := strconv.Atoi(l); err == nil && pid > 0 {
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// waitfor [-t secs] file pattern: block until file exists and (if given)
+// contains a line matching pattern. A generous default timeout only guards
+// against a hung script; it is not a speed assertion.
+func cmdWaitFor(ts *testscript.TestScript, neg bool, args []string) {
+	timeout := 60 * time.Second
+	if len(args) > 1 && args[0] == "-t" {
+		secs, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		timeout, args = time.Duration(secs)*time.Second, args[2:]
+	}
+	if len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: waitfor [-t secs] file [substring]")
+	}
+	path := ts.MkAbs(args[0])
+	deadline := time.Now().Add(timeout)
+	for {
+		data, err := os.ReadFile(path)
+		ok := err == nil && (len(args) == 1 || strings.Contains(string(data), args[1]))
+		if ok != neg {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("waitfor %v: timed out after %s; file now:\n%s", args, timeout, data)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// parallel N cmd args...: run N copies of a command at once; each copy's exit
+// code is appended to $WORK/parallel.codes, one per line. {i} in an argument
+// is replaced by the copy's index.
+func cmdParallel(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 2 {
+		ts.Fatalf("usage: parallel N cmd args...")
+	}
+	n, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	codes := make([]int, n)
+	done := make(chan struct{})
+	for i := range n {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			a := make([]string, len(args)-2)
+			for j, s := range args[2:] {
+				a[j] = strings.ReplaceAll(s, "{i}", strconv.Itoa(i))
+			}
+			cmd := exec.Command(args[1], a...)
+			cmd.Dir = ts.Getenv("WORK")
+			cmd.Env = environ(ts)
+			err := cmd.Run()
+			if ee, ok := err.(*exec.ExitError); ok {
+				codes[i] = ee.ExitCode()
+			} else if err != nil {
+				codes[i] = -1
+			}
+		}()
+	}
+	for range n {
+		<-done
+	}
+	var b strings.Builder
+	for _, c := range codes {
+		fmt.Fprintln(&b, c)
+	}
+	ts.Check(os.WriteFile(ts.MkAbs("parallel.codes"), []byte(b.String()), 0o644))
+}
+
+func environ(ts *testscript.TestScript) []string {
+	var env []string
+	for _, k := range []string{"PATH", "HOME", "PM_HOME", "PM_AGENT", "TMPDIR", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"} {
+		if v := ts.Getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+// alive pid...: succeed if every pid is a live (non-zombie) process; with !,
+// succeed only if none is.
+func cmdAlive(ts *testscript.TestScript, neg bool, args []string) {
+	for _, a := range args {
+		pid, err := strconv.Atoi(strings.TrimSpace(a))
+		ts.Check(err)
+		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		live := err == nil && !strings.Contains(string(data[strings.LastIndexByte(string(data), ')')+1:])[:3], "Z")
+		if live == neg {
+			ts.Fatalf("pid %d alive=%v", pid, live)
+		}
+	}
+}
+
+// lines file N: the file has exactly N lines.
+func cmdLines(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: lines file N")
+	}
+	want, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	data := ts.ReadFile(args[0])
+	got := strings.Count(data, "\n")
+	if (got == want) == neg {
+		ts.Fatalf("%s has %d lines, want %d", args[0], got, want)
+	}
+}

@@ -1,0 +1,147 @@
+package agent
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/proc"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// Launcher starts agent processes. It is the one way pm spawns anything: every
+// agent runs as `pm agent-run NAME` (the host) in its own process group.
+type Launcher struct {
+	Store *store.Store
+	Exe   string   // path of the pm binary
+	Env   []string // base environment (os.Environ in production)
+}
+
+// New records a fresh agent (status pending) and returns it. Nothing runs yet.
+func New(s *store.Store, a store.Agent) (*store.Agent, error) {
+	for range 16 {
+		a.Name = s.IDs.AgentName()
+		if _, err := os.Stat(s.AgentDir(a.Name)); os.IsNotExist(err) {
+			break
+		}
+	}
+	a.Status = store.AgentPending
+	a.CreatedAt = s.Now().UTC()
+	if err := s.WriteAgent(&a); err != nil {
+		return nil, err
+	}
+	_ = s.Emit(store.Event{Kind: store.EvAgentCreated, Actor: "pm", Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID,
+		Data: map[string]any{"prompt": a.Prompt, "role": a.Role, "runtime": a.Runtime}})
+	return &a, nil
+}
+
+// Start spawns the host process for a recorded agent. Agents on the none
+// runtime are never started: a human or script acts for them.
+func (l *Launcher) Start(name string) error {
+	s := l.Store
+	a, err := s.Agent(name)
+	if err != nil {
+		return err
+	}
+	if a.Runtime == "none" {
+		return nil
+	}
+	if a.Status == store.AgentRunning && proc.Alive(a.Pid, a.PidStart) {
+		return nil // already running: never start a duplicate
+	}
+	if err := os.MkdirAll(filepath.Dir(s.LogPath(name)), 0o755); err != nil {
+		return err
+	}
+	logf, err := os.OpenFile(s.LogPath(name), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	cmd := exec.Command(l.Exe, "agent-run", name)
+	cmd.Dir = s.ProjectDir()
+	cmd.Env = Env(l.Env, s, a)
+	cmd.Stdin = nil
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return errs.Failf("check that "+l.Exe+" exists and is executable", "start agent %s: %v", name, err)
+	}
+	pid := cmd.Process.Pid
+	start, _ := proc.StartTime(pid)
+	now := s.Now().UTC()
+	_, err = s.UpdateAgent(name, func(r *store.Agent) error {
+		// The host may already have recorded itself, or even exited; keep
+		// whatever terminal status it wrote for this pid.
+		if r.Pid == pid && r.Status != store.AgentRunning {
+			return nil
+		}
+		r.Pid, r.PidStart, r.Status, r.StartedAt = pid, start, store.AgentRunning, &now
+		r.ExitCode, r.EndedAt, r.Reason = nil, nil, ""
+		return nil
+	})
+	// The host is not our child to wait for: it outlives this command.
+	_ = cmd.Process.Release()
+	if err != nil {
+		return err
+	}
+	_ = s.Emit(store.Event{Kind: store.EvAgentStarted, Actor: "pm", Agent: name, TaskID: a.TaskID, PhaseID: a.PhaseID,
+		Data: map[string]any{"pid": pid, "role": a.Role}})
+	return nil
+}
+
+// Env is the environment an agent process gets: the base, minus any inherited
+// PM_* identity, plus its own.
+func Env(base []string, s *store.Store, a *store.Agent) []string {
+	out := make([]string, 0, len(base)+6)
+	for _, kv := range base {
+		if hasAnyPrefix(kv, "PM_HOME=", "PM_AGENT=", "PM_TASK=", "PM_ROLE=", "PM_PHASE=", "PM_PROMPT_FILE=") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out,
+		"PM_HOME="+s.Root, "PM_AGENT="+a.Name, "PM_TASK="+a.TaskID,
+		"PM_ROLE="+a.Role, "PM_PHASE="+a.PhaseID, "PM_PROMPT_FILE="+s.PromptFilePath(a.Name))
+}
+
+func hasAnyPrefix(s string, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if len(s) >= len(p) && s[:len(p)] == p {
+			return true
+		}
+	}
+	return false
+}
+
+// Kill ends an agent's process group (pid verified by start time) and marks
+// it killed. An agent that is not running is only marked.
+func Kill(s *store.Store, actor store.Actor, name string, grace time.Duration) error {
+	a, err := s.UpdateAgent(name, func(r *store.Agent) error {
+		if r.Status == store.AgentRunning || r.Status == store.AgentPending {
+			now := s.Now().UTC()
+			r.Status, r.EndedAt, r.Reason = store.AgentKilled, &now, "killed by "+actor.Name
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	killed, err := proc.KillGroup(a.Pid, a.PidStart, grace)
+	if err != nil {
+		return fmt.Errorf("kill agent %s (pid %d): %w", name, a.Pid, err)
+	}
+	if killed || a.Status == store.AgentKilled {
+		_ = s.Emit(store.Event{Kind: store.EvAgentKilled, Actor: actor.Name, Agent: name, TaskID: a.TaskID, PhaseID: a.PhaseID,
+			Data: map[string]any{"pid": a.Pid}})
+	}
+	return nil
+}
+
+// Running reports whether the agent's recorded process is alive.
+func Running(a *store.Agent) bool {
+	return a.Status == store.AgentRunning && proc.Alive(a.Pid, a.PidStart)
+}

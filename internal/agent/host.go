@@ -1,0 +1,171 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/proc"
+	"github.com/plasmodium/pm/internal/store"
+	"github.com/plasmodium/pm/internal/watch"
+)
+
+// Host runs agent name in this process: `pm agent-run NAME`. It records
+// itself, renders the prompt, starts the runtime's command in its own process
+// group, stops a role agent when its phase closes, and records how it ended.
+func Host(ctx context.Context, s *store.Store, name string, env []string, logw io.Writer) error {
+	log := slog.New(slog.NewTextHandler(logw, nil)).With("agent", name)
+	self := os.Getpid()
+	start, _ := proc.StartTime(self)
+	now := s.Now().UTC()
+	a, err := s.UpdateAgent(name, func(r *store.Agent) error {
+		if r.Status == store.AgentKilled || r.Status == store.AgentFailed {
+			return errs.Statef("", "agent %s is %s", r.Name, r.Status)
+		}
+		r.Pid, r.PidStart, r.Status, r.StartedAt = self, start, store.AgentRunning, &now
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	text, err := Render(s, a)
+	if err != nil {
+		return finish(s, log, a, -1, "render prompt: "+err.Error())
+	}
+	argv, err := command(s, a, text)
+	if err != nil {
+		return finish(s, log, a, -1, err.Error())
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env = s.ProjectDir(), env
+	cmd.Stdout, cmd.Stderr = logw, logw
+	log.Info("starting", "runtime", a.Runtime, "argv0", argv[0], "role", a.Role, "task", a.TaskID, "phase", a.PhaseID)
+	if err := cmd.Start(); err != nil {
+		return finish(s, log, a, -1, "start "+argv[0]+": "+err.Error())
+	}
+	// ctx ends on SIGTERM/SIGINT (the CLI's signal context): pass it on.
+	watchCtx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop := make(chan string, 2)
+	if a.Role != "" && a.PhaseID != "" {
+		go func() {
+			if waitPhaseClosed(watchCtx, s, a.TaskID, a.PhaseID) == nil {
+				stop <- "phase closed"
+			}
+		}()
+	}
+	signalled := ctx.Done()
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	grace := time.Duration(s.Config.Runtime.RoleGraceSeconds) * time.Second
+	for {
+		select {
+		case err := <-waited:
+			return finish(s, log, a, exitCode(err), "")
+		case why := <-stop:
+			log.Info("stopping", "why", why)
+			go terminate(cmd.Process, true, grace)
+		case <-signalled:
+			signalled = nil
+			log.Info("stopping", "why", "signal")
+			go terminate(cmd.Process, false, 0)
+		}
+	}
+}
+
+// command builds the argv for the agent's runtime.
+func command(s *store.Store, a *store.Agent, text string) ([]string, error) {
+	switch a.Runtime {
+	case "exec":
+		base := s.Config.Runtime.Exec.Command
+		if a.Role != "" && len(s.Config.Runtime.Exec.RoleCommand) > 0 {
+			base = s.Config.Runtime.Exec.RoleCommand
+		}
+		if len(base) == 0 {
+			return nil, errors.New("runtime.exec.command is empty in " + s.ConfigPath())
+		}
+		argv := make([]string, 0, len(base)+1)
+		substituted := false
+		for _, arg := range base {
+			if arg == "{PROMPT}" {
+				arg, substituted = text, true
+			}
+			argv = append(argv, arg)
+		}
+		if !substituted {
+			argv = append(argv, text)
+		}
+		return argv, nil
+	case "llm":
+		return nil, errors.New("the llm runtime is not in this build yet; use --runtime exec or none")
+	}
+	return nil, errors.New("runtime " + a.Runtime + " has no process to start")
+}
+
+// terminate asks the child to stop (after a grace period when its phase
+// closed, so it can say goodbye), then forces it.
+func terminate(p *os.Process, graceful bool, grace time.Duration) {
+	if graceful && grace > 0 {
+		time.Sleep(grace)
+	}
+	_ = p.Signal(syscall.SIGTERM)
+	time.Sleep(5 * time.Second)
+	_ = p.Signal(syscall.SIGKILL)
+}
+
+func waitPhaseClosed(ctx context.Context, s *store.Store, taskID, phaseID string) error {
+	dir := s.PhaseDir(taskID, phaseID)
+	return watch.Until(ctx, func() []string { return []string{dir} }, func() (bool, error) {
+		ph, err := s.Phase(taskID, phaseID)
+		if err != nil {
+			return false, nil
+		}
+		return ph.Status != store.PhaseActive, nil
+	})
+}
+
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return ee.ExitCode()
+	}
+	return -1
+}
+
+// finish records how the agent ended, unless someone (pm kill) already did.
+func finish(s *store.Store, log *slog.Logger, a *store.Agent, code int, reason string) error {
+	now := s.Now().UTC()
+	self := os.Getpid()
+	_, err := s.UpdateAgent(a.Name, func(r *store.Agent) error {
+		if r.Pid != self || r.Status != store.AgentRunning {
+			return nil
+		}
+		r.Status, r.EndedAt, r.ExitCode, r.Reason = store.AgentExited, &now, &code, reason
+		if reason != "" {
+			r.Status = store.AgentFailed
+		}
+		return nil
+	})
+	log.Info("ended", "exit_code", code, "reason", reason)
+	_ = s.Emit(store.Event{Kind: store.EvAgentExited, Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID, Text: reason,
+		Data: map[string]any{"exit_code": code}})
+	if err != nil {
+		return err
+	}
+	if reason != "" {
+		return errs.Failf("see "+s.LogPath(a.Name), "agent %s: %s", a.Name, reason)
+	}
+	return nil
+}

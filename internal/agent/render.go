@@ -1,0 +1,75 @@
+package agent
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/prompt"
+	"github.com/plasmodium/pm/internal/store"
+	"github.com/plasmodium/pm/prompts"
+)
+
+// Prompts loads the prompt objects visible to the store's project: built-in,
+// then .plasmodium/prompts/, then ./prompts/ (later wins).
+func Prompts(s *store.Store) (prompt.Set, error) {
+	return prompt.Load(prompts.FS, filepath.Join(s.Root, "prompts"), filepath.Join(s.ProjectDir(), "prompts"))
+}
+
+// Lookup finds a prompt object by name, with a clear error listing the others.
+func Lookup(set prompt.Set, name string) (*prompt.Object, error) {
+	if o, ok := set[name]; ok {
+		return o, nil
+	}
+	return nil, errs.NotFoundf("known prompt objects: "+strings.Join(set.Names(), ", "), "no prompt object %q", name)
+}
+
+// Vars are the placeholders filled into an agent's prompt.
+func Vars(s *store.Store, a *store.Agent) map[string]string {
+	v := map[string]string{
+		"NAME": a.Name, "ROLE": a.Role, "TASK_ID": a.TaskID, "PHASE_ID": a.PhaseID,
+		"DESCRIPTION": "", "PARENT_DESCRIPTION": "(none)", "CONTEXT": "(none)",
+		"PHASE_NAME": "", "LIMIT": "", "RULES": "(none)", "OWNER": "",
+	}
+	if a.TaskID == "" {
+		return v
+	}
+	t, err := s.Task(a.TaskID)
+	if err != nil {
+		return v
+	}
+	v["DESCRIPTION"], v["OWNER"] = t.Description, t.Owner
+	if t.ParentID != "" {
+		if p, err := s.Task(t.ParentID); err == nil {
+			v["PARENT_DESCRIPTION"] = p.Description
+		}
+	}
+	if data, err := os.ReadFile(s.ContextPath(t.ID)); err == nil && len(strings.TrimSpace(string(data))) > 0 {
+		v["CONTEXT"] = string(data)
+	}
+	if a.PhaseID != "" {
+		if ph, err := s.Phase(a.TaskID, a.PhaseID); err == nil {
+			v["PHASE_NAME"], v["LIMIT"] = ph.Name, strconv.Itoa(ph.MessageLimit)
+			if ph.Rules != "" {
+				v["RULES"] = ph.Rules
+			}
+		}
+	}
+	return v
+}
+
+// Render renders the agent's prompt object and writes it to agents/NAME/prompt.md.
+func Render(s *store.Store, a *store.Agent) (string, error) {
+	set, err := Prompts(s)
+	if err != nil {
+		return "", err
+	}
+	o, err := Lookup(set, a.Prompt)
+	if err != nil {
+		return "", err
+	}
+	text := o.Render(Vars(s, a))
+	return text, os.WriteFile(s.PromptFilePath(a.Name), []byte(text), 0o644)
+}

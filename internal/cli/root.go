@@ -1,0 +1,55 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/plasmodium/pm/internal/cmd/agentrun"
+	"github.com/plasmodium/pm/internal/cmd/agents"
+	"github.com/plasmodium/pm/internal/cmd/chat"
+	"github.com/plasmodium/pm/internal/cmd/done"
+	"github.com/plasmodium/pm/internal/cmd/endphase"
+	"github.com/plasmodium/pm/internal/cmd/extendphase"
+	"github.com/plasmodium/pm/internal/cmd/history"
+	"github.com/plasmodium/pm/internal/cmd/initcmd"
+	"github.com/plasmodium/pm/internal/cmd/kill"
+	"github.com/plasmodium/pm/internal/cmd/logcmd"
+	"github.com/plasmodium/pm/internal/cmd/logs"
+	"github.com/plasmodium/pm/internal/cmd/phasecmd"
+	"github.com/plasmodium/pm/internal/cmd/reset"
+	"github.com/plasmodium/pm/internal/cmd/say"
+	"github.com/plasmodium/pm/internal/cmd/status"
+	"github.com/plasmodium/pm/internal/cmd/subtask"
+	"github.com/plasmodium/pm/internal/cmd/taskcmd"
+	"github.com/plasmodium/pm/internal/cmd/waitchildren"
+	"github.com/plasmodium/pm/internal/cmdutil"
+)
+
+// NewRoot builds the pm command tree.
+func NewRoot(f *cmdutil.Factory) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "pm",
+		Short:         "Orchestrate teams of LLM agents through bounded discussion phases",
+		Long:          "pm runs tasks driven by owner agents, who open bounded discussion phases with role agents,\nsplit work into subtasks and finish with a git commit. State lives in .plasmodium/.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddGroup(
+		&cobra.Group{ID: "human", Title: "Humans:"},
+		&cobra.Group{ID: "agent", Title: "All agents:"},
+		&cobra.Group{ID: "owner", Title: "Owners:"},
+	)
+	add := func(group string, cmds ...*cobra.Command) {
+		for _, c := range cmds {
+			c.GroupID = group
+			root.AddCommand(c)
+		}
+	}
+	add("human", initcmd.NewCmd(f), taskcmd.NewCmd(f), status.NewCmd(f), reset.NewCmd(f), kill.NewCmd(f),
+		agents.NewCmd(f), logs.NewCmd(f), logcmd.NewCmd(f))
+	add("agent", chat.NewCmd(f), say.NewCmd(f), history.NewCmd(f))
+	add("owner", phasecmd.NewCmd(f), extendphase.NewCmd(f), endphase.NewCmd(f), subtask.NewCmd(f),
+		waitchildren.NewCmd(f), done.NewCmd(f))
+	root.AddCommand(agentrun.NewCmd(f))
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError(err) })
+	return root
+}

@@ -1,0 +1,77 @@
+// Package agents implements `pm agents`.
+package agents
+
+import (
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// Options are the inputs of pm agents.
+type Options struct {
+	All  bool
+	JSON bool
+}
+
+// NewCmd builds `pm agents`.
+func NewCmd(f *cmdutil.Factory) *cobra.Command {
+	var o Options
+	c := &cobra.Command{
+		Use:   "agents",
+		Short: "List agents with pid, state and restarts",
+		Args:  cobra.NoArgs,
+		RunE:  func(c *cobra.Command, _ []string) error { return run(f, o) },
+	}
+	c.Flags().BoolVarP(&o.All, "all", "a", false, "include agents that have ended")
+	c.Flags().BoolVar(&o.JSON, "json", false, "print as JSON")
+	return c
+}
+
+func run(f *cmdutil.Factory, o Options) error {
+	s, err := f.Store()
+	if err != nil {
+		return err
+	}
+	all, err := s.Agents()
+	if err != nil {
+		return err
+	}
+	list := []*store.Agent{}
+	for _, a := range all {
+		if a.Status == store.AgentRunning && !agent.Running(a) {
+			a.Status = "dead"
+		}
+		if o.All || a.Status == store.AgentRunning || a.Status == store.AgentPending || a.Status == "dead" {
+			list = append(list, a)
+		}
+	}
+	if o.JSON {
+		return cmdutil.PrintJSON(f.IO.Out, list)
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(f.IO.Out, "no agents running (pm agents --all lists ended ones)")
+		return nil
+	}
+	tw := tabwriter.NewWriter(f.IO.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tROLE\tTASK\tPHASE\tRUNTIME\tSTATUS\tPID\tRESTARTS")
+	for _, a := range list {
+		role := a.Role
+		if role == "" {
+			role = "owner"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\n", a.Name, role, a.TaskID, dash(a.PhaseID), a.Runtime, a.Status, a.Pid, a.Restarts)
+	}
+	return tw.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,109 @@
+// Package chat implements `pm chat`.
+package chat
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/jsonl"
+	"github.com/plasmodium/pm/internal/store"
+	"github.com/plasmodium/pm/internal/watch"
+)
+
+// Options are the inputs of pm chat.
+type Options struct {
+	Phase  string
+	Follow bool
+	Wait   bool
+	JSON   bool
+}
+
+// NewCmd builds `pm chat`.
+func NewCmd(f *cmdutil.Factory) *cobra.Command {
+	var o Options
+	c := &cobra.Command{
+		Use:   "chat",
+		Short: "Read the current phase's messages (read the room)",
+		Long: "Read the current phase's messages.\n\n--follow streams new messages as they land and exits when the phase closes.\n" +
+			"--wait blocks until someone else posts, prints what is new since you last read, and exits\n(exit 5 if the phase closes first): the turn-by-turn form for agent CLIs.",
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if o.Follow && o.Wait {
+				return errs.Usagef("pick one", "--follow and --wait do not go together")
+			}
+			return run(f, o)
+		},
+	}
+	c.Flags().StringVar(&o.Phase, "phase", "", "phase to read (default: yours, or the only active one)")
+	c.Flags().BoolVarP(&o.Follow, "follow", "f", false, "keep printing new messages until the phase closes")
+	c.Flags().BoolVar(&o.Wait, "wait", false, "block until there is a new message from someone else, print the new ones, exit")
+	c.Flags().BoolVar(&o.JSON, "json", false, "print messages as JSON lines")
+	return c
+}
+
+func run(f *cmdutil.Factory, o Options) error {
+	s, err := f.Store()
+	if err != nil {
+		return err
+	}
+	actor, err := f.Actor(s)
+	if err != nil {
+		return err
+	}
+	ph, err := cmdutil.Phase(s, actor, o.Phase)
+	if err != nil {
+		return err
+	}
+	if o.Wait {
+		return wait(f, s, actor, ph, o)
+	}
+	r := &jsonl.Reader{Path: s.MessagesPath(ph.TaskID, ph.ID), Bad: s.BadLine}
+	n := 0
+	print := func(raw []byte) error {
+		n++
+		return printRaw(f, o.JSON, raw)
+	}
+	if !o.Follow {
+		if err := r.Next(print); err != nil {
+			return err
+		}
+		markSeen(s, actor, ph, n)
+		if !o.JSON {
+			fmt.Fprintf(f.IO.ErrOut, "-- %s\n", cmdutil.PhaseLine(ph, n))
+		}
+		return nil
+	}
+	closed := func() (bool, error) {
+		p, err := s.Phase(ph.TaskID, ph.ID)
+		if err != nil {
+			return false, err
+		}
+		*ph = *p
+		return p.Status != store.PhaseActive, nil
+	}
+	if err := watch.Lines(f.Context, r, print, closed); err != nil {
+		return err
+	}
+	markSeen(s, actor, ph, n)
+	if !o.JSON {
+		fmt.Fprintf(f.IO.ErrOut, "-- phase closed: %s\n", cmdutil.PhaseLine(ph, n))
+	}
+	return nil
+}
+
+func printRaw(f *cmdutil.Factory, asJSON bool, raw []byte) error {
+	if asJSON {
+		_, err := f.IO.Out.Write(append(raw, '\n'))
+		return err
+	}
+	var m store.Message
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil
+	}
+	cmdutil.PrintMessage(f.IO.Out, m)
+	return nil
+}

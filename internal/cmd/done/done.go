@@ -1,0 +1,81 @@
+// Package done implements `pm done`.
+package done
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/task"
+)
+
+// Options are the inputs of pm done.
+type Options struct {
+	Task string
+	JSON bool
+}
+
+// NewCmd builds `pm done`.
+func NewCmd(f *cmdutil.Factory) *cobra.Command {
+	var o Options
+	c := &cobra.Command{
+		Use:   "done",
+		Short: "Mark the task done and commit the work to git (close the loop)",
+		Args:  cobra.NoArgs,
+		RunE:  func(c *cobra.Command, _ []string) error { return run(f, o) },
+	}
+	c.Flags().StringVar(&o.Task, "task", "", "task (default: your own, or the only active one)")
+	c.Flags().BoolVar(&o.JSON, "json", false, "print the result as JSON")
+	return c
+}
+
+func run(f *cmdutil.Factory, o Options) error {
+	s, err := f.Store()
+	if err != nil {
+		return err
+	}
+	actor, err := f.Actor(s)
+	if err != nil {
+		return err
+	}
+	t, err := cmdutil.Task(s, actor, o.Task)
+	if err != nil {
+		return err
+	}
+	if err := cmdutil.Owner(actor, t); err != nil {
+		return err
+	}
+	l, err := f.Launcher(s)
+	if err != nil {
+		return err
+	}
+	res, err := task.Done(s, l, actor, t.ID)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return cmdutil.PrintJSON(f.IO.Out, res)
+	}
+	out := f.IO.Out
+	fmt.Fprintf(out, "%s done\n", t.ID)
+	switch {
+	case res.Commit.NoRepo:
+		fmt.Fprintln(out, "not a git repository: nothing committed")
+	case res.Commit.NoChanges:
+		fmt.Fprintln(out, "no changes: nothing committed")
+	default:
+		fmt.Fprintf(out, "committed %s (%d files): [plasmodium] %s: %s\n", short(res.Commit.Hash), res.Commit.Files, t.ID, t.Description)
+	}
+	for _, u := range res.Unblocked {
+		fmt.Fprintf(out, "unblocked %s\n", u)
+	}
+	return nil
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}

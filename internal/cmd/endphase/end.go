@@ -1,0 +1,67 @@
+// Package endphase implements `pm end-phase`.
+package endphase
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/phase"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// Options are the inputs of pm end-phase.
+type Options struct {
+	Task string
+	JSON bool
+}
+
+// NewCmd builds `pm end-phase`.
+func NewCmd(f *cmdutil.Factory) *cobra.Command {
+	var o Options
+	c := &cobra.Command{
+		Use:   "end-phase",
+		Short: "Close the active phase early; its role agents leave",
+		Args:  cobra.NoArgs,
+		RunE:  func(c *cobra.Command, _ []string) error { return run(f, o) },
+	}
+	c.Flags().StringVar(&o.Task, "task", "", "task (default: your own, or the only active one)")
+	c.Flags().BoolVar(&o.JSON, "json", false, "print the phase as JSON")
+	return c
+}
+
+func run(f *cmdutil.Factory, o Options) error {
+	s, err := f.Store()
+	if err != nil {
+		return err
+	}
+	actor, err := f.Actor(s)
+	if err != nil {
+		return err
+	}
+	t, err := cmdutil.Task(s, actor, o.Task)
+	if err != nil {
+		return err
+	}
+	if err := cmdutil.Owner(actor, t); err != nil {
+		return err
+	}
+	ph, err := s.ActivePhase(t.ID)
+	if err != nil {
+		return err
+	}
+	if ph == nil {
+		return errs.Statef("nothing to end; see pm status", "task %s has no active phase", t.ID)
+	}
+	out, err := phase.Close(s, actor, t.ID, ph.ID, store.CloseEnded)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return cmdutil.PrintJSON(f.IO.Out, out)
+	}
+	fmt.Fprintf(f.IO.Out, "%s %q closed early\n", out.ID, out.Name)
+	return nil
+}

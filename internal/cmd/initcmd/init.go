@@ -1,0 +1,53 @@
+// Package initcmd implements `pm init`.
+package initcmd
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// Options are the inputs of pm init.
+type Options struct {
+	IO  cmdutil.IOStreams
+	Dir string
+}
+
+// NewCmd builds `pm init`.
+func NewCmd(f *cmdutil.Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "init",
+		Short: "Create .plasmodium/ in the current directory",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			wd, err := f.Getwd()
+			if err != nil {
+				return err
+			}
+			return run(f, Options{IO: f.IO, Dir: wd})
+		},
+	}
+}
+
+func run(f *cmdutil.Factory, o Options) error {
+	root, created, err := store.Init(o.Dir, f.Now)
+	if err != nil {
+		return err
+	}
+	if !created {
+		fmt.Fprintf(o.IO.Out, "pm: already initialised at %s (state kept)\n", root)
+		return nil
+	}
+	s, err := store.Open(root)
+	if err != nil {
+		return err
+	}
+	s.Now = f.Now
+	_ = s.Emit(store.Event{Kind: store.EvInit, Text: root})
+	fmt.Fprintf(o.IO.Out, "Initialised %s\nNext: pm task \"describe the work\"  (agents run %v; edit %s to change)\n",
+		root, s.Config.Runtime.Exec.Command, s.ConfigPath())
+	return nil
+}

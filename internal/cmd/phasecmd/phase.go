@@ -1,0 +1,121 @@
+// Package phasecmd implements `pm phase`.
+package phasecmd
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/phase"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// Options are the inputs of pm phase.
+type Options struct {
+	Name  string
+	Limit int
+	Roles []string
+	Rules string
+	Task  string
+	JSON  bool
+}
+
+// NewCmd builds `pm phase`.
+func NewCmd(f *cmdutil.Factory) *cobra.Command {
+	var o Options
+	c := &cobra.Command{
+		Use:   `phase "Name" --limit N --roles r1,r2`,
+		Short: "Open a discussion phase and start one role agent per role",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			o.Name = args[0]
+			return run(f, o)
+		},
+	}
+	c.Flags().IntVar(&o.Limit, "limit", 0, "messages after which the phase closes (required)")
+	c.Flags().StringSliceVar(&o.Roles, "roles", nil, "roles to bring in, e.g. designer,developer (max 3)")
+	c.Flags().StringVar(&o.Rules, "rules", "", "rules for this phase, e.g. \"no code, just ideas\"")
+	c.Flags().StringVar(&o.Task, "task", "", "task (default: your own, or the only active one)")
+	c.Flags().BoolVar(&o.JSON, "json", false, "print the phase as JSON")
+	_ = c.MarkFlagRequired("limit")
+	return c
+}
+
+func run(f *cmdutil.Factory, o Options) error {
+	s, err := f.Store()
+	if err != nil {
+		return err
+	}
+	actor, err := f.Actor(s)
+	if err != nil {
+		return err
+	}
+	t, err := cmdutil.Task(s, actor, o.Task)
+	if err != nil {
+		return err
+	}
+	if err := cmdutil.Owner(actor, t); err != nil {
+		return err
+	}
+	roles := make([]string, 0, len(o.Roles))
+	for _, r := range o.Roles {
+		if r = strings.TrimSpace(r); r != "" {
+			roles = append(roles, r)
+		}
+	}
+	set, err := agent.Prompts(s)
+	if err != nil {
+		return err
+	}
+	for _, r := range roles {
+		if _, ok := set[r]; !ok {
+			return errs.NotFoundf("roles are prompt objects: "+strings.Join(set.Names(), ", "), "no prompt object for role %q", r)
+		}
+	}
+	ph, err := phase.Create(s, actor, phase.Spec{TaskID: t.ID, Name: o.Name, Limit: o.Limit, Roles: roles, Rules: o.Rules})
+	if err != nil {
+		return err
+	}
+	names, err := startRoles(f, s, t, ph)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return cmdutil.PrintJSON(f.IO.Out, ph)
+	}
+	fmt.Fprintf(f.IO.Out, "%s %q open: limit %d", ph.ID, ph.Name, ph.MessageLimit)
+	for i, n := range names {
+		fmt.Fprintf(f.IO.Out, ", @%s (%s)", n, roles[i])
+	}
+	fmt.Fprintln(f.IO.Out)
+	return nil
+}
+
+func startRoles(f *cmdutil.Factory, s *store.Store, t *store.Task, ph *store.Phase) ([]string, error) {
+	l, err := f.Launcher(s)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, r := range ph.Roles {
+		a, err := agent.New(s, store.Agent{Prompt: r, Role: r, TaskID: t.ID, PhaseID: ph.ID, Runtime: t.Runtime, Model: t.Model})
+		if err != nil {
+			return names, err
+		}
+		names = append(names, a.Name)
+	}
+	if err := phase.SetAgents(s, t.ID, ph.ID, names); err != nil {
+		return names, err
+	}
+	ph.Agents = names
+	for _, n := range names {
+		if err := l.Start(n); err != nil {
+			return names, err
+		}
+	}
+	return names, nil
+}

@@ -1,0 +1,46 @@
+// Package reset implements `pm reset`.
+package reset
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/task"
+)
+
+// Options are the inputs of pm reset.
+type Options struct {
+	Force bool
+}
+
+// NewCmd builds `pm reset`.
+func NewCmd(f *cmdutil.Factory) *cobra.Command {
+	var o Options
+	c := &cobra.Command{
+		Use:   "reset",
+		Short: "Kill all agents and delete all state (config.json and prompts/ are kept)",
+		Args:  cobra.NoArgs,
+		RunE:  func(c *cobra.Command, _ []string) error { return run(f, o) },
+	}
+	c.Flags().BoolVar(&o.Force, "force", false, "reset even while tasks are live")
+	return c
+}
+
+func run(f *cmdutil.Factory, o Options) error {
+	s, err := f.Store()
+	if err != nil {
+		return err
+	}
+	actor, err := f.Actor(s)
+	if err != nil {
+		return err
+	}
+	res, err := task.Reset(s, actor, o.Force)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(f.IO.Out, "reset: %d tasks removed, %d agents killed\n", res.Tasks, len(res.Killed))
+	return nil
+}

@@ -1,0 +1,63 @@
+// Package say implements `pm say`.
+package say
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/phase"
+)
+
+// Options are the inputs of pm say.
+type Options struct {
+	Message string
+	Phase   string
+	JSON    bool
+}
+
+// NewCmd builds `pm say`.
+func NewCmd(f *cmdutil.Factory) *cobra.Command {
+	var o Options
+	c := &cobra.Command{
+		Use:   `say "message"`,
+		Short: "Post a message to the current phase (exit 5 when it is closed)",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			o.Message = strings.Join(args, " ")
+			return run(f, o)
+		},
+	}
+	c.Flags().StringVar(&o.Phase, "phase", "", "phase to post to (default: yours, or the only active one)")
+	c.Flags().BoolVar(&o.JSON, "json", false, "print the posted message as JSON")
+	return c
+}
+
+func run(f *cmdutil.Factory, o Options) error {
+	s, err := f.Store()
+	if err != nil {
+		return err
+	}
+	actor, err := f.Actor(s)
+	if err != nil {
+		return err
+	}
+	ph, err := cmdutil.Phase(s, actor, o.Phase)
+	if err != nil {
+		return err
+	}
+	msg, closed, err := phase.Say(s, actor, ph.TaskID, ph.ID, o.Message)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return cmdutil.PrintJSONLine(f.IO.Out, msg)
+	}
+	fmt.Fprintln(f.IO.Out, msg.ID)
+	if closed {
+		fmt.Fprintf(f.IO.Out, "phase %s reached its limit and is now closed\n", ph.ID)
+	}
+	return nil
+}

@@ -1,0 +1,92 @@
+// Package subtask implements `pm subtask`.
+package subtask
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/task"
+)
+
+// MaxContext bounds a --context-file.
+const MaxContext = 256 << 10
+
+// Options are the inputs of pm subtask.
+type Options struct {
+	Description string
+	ContextFile string
+	Task        string
+	Runtime     string
+	JSON        bool
+}
+
+// NewCmd builds `pm subtask`.
+func NewCmd(f *cmdutil.Factory) *cobra.Command {
+	var o Options
+	c := &cobra.Command{
+		Use:   `subtask "description"`,
+		Short: "Create a child task with its own owner (pass the baton)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			o.Description = args[0]
+			return run(f, o)
+		},
+	}
+	c.Flags().StringVar(&o.ContextFile, "context-file", "", "file whose text the child owner receives as context.md")
+	c.Flags().StringVar(&o.Task, "task", "", "parent task (default: your own task)")
+	c.Flags().StringVar(&o.Runtime, "runtime", "", "runtime of the child owner (default: the parent's)")
+	c.Flags().BoolVar(&o.JSON, "json", false, "print the subtask as JSON")
+	return c
+}
+
+func run(f *cmdutil.Factory, o Options) error {
+	s, err := f.Store()
+	if err != nil {
+		return err
+	}
+	actor, err := f.Actor(s)
+	if err != nil {
+		return err
+	}
+	parent, err := cmdutil.Task(s, actor, o.Task)
+	if err != nil {
+		return err
+	}
+	if err := cmdutil.Owner(actor, parent); err != nil {
+		return err
+	}
+	var ctxText []byte
+	if o.ContextFile != "" {
+		st, err := os.Stat(o.ContextFile)
+		if err != nil {
+			return errs.NotFoundf("write the context to a file first", "context file: %v", err)
+		}
+		if st.Size() > MaxContext {
+			return errs.Usagef("keep context under 256 KiB", "context file %s is %d bytes", o.ContextFile, st.Size())
+		}
+		if ctxText, err = os.ReadFile(o.ContextFile); err != nil {
+			return err
+		}
+	}
+	rt := o.Runtime
+	if rt == "" {
+		rt = parent.Runtime
+	}
+	l, err := f.Launcher(s)
+	if err != nil {
+		return err
+	}
+	t, err := task.Create(s, l, actor, task.Spec{Description: o.Description, ParentID: parent.ID, Runtime: rt, Model: parent.Model, Context: ctxText})
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return cmdutil.PrintJSON(f.IO.Out, t)
+	}
+	fmt.Fprintf(f.IO.Out, "%s %s owner @%s (subtask of %s, depth %d)\n", t.ID, t.Status, t.Owner, parent.ID, t.Depth)
+	return nil
+}

@@ -1,0 +1,68 @@
+// Package taskcmd implements `pm task`.
+package taskcmd
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/task"
+)
+
+// Options are the inputs of pm task.
+type Options struct {
+	Description string
+	BlockedBy   []string
+	Runtime     string
+	Model       string
+	JSON        bool
+}
+
+// NewCmd builds `pm task`.
+func NewCmd(f *cmdutil.Factory) *cobra.Command {
+	var o Options
+	c := &cobra.Command{
+		Use:   `task "description"`,
+		Short: "Create a task and start its owner agent",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			o.Description = args[0]
+			return run(f, o)
+		},
+	}
+	c.Flags().StringSliceVar(&o.BlockedBy, "blocked-by", nil, "task ids that must be done first (repeat or comma-separate)")
+	c.Flags().StringVar(&o.Runtime, "runtime", "", "how the owner runs: llm, exec or none (default from config.json)")
+	c.Flags().StringVar(&o.Model, "model", "", "model for llm agents")
+	c.Flags().BoolVar(&o.JSON, "json", false, "print the task as JSON")
+	return c
+}
+
+func run(f *cmdutil.Factory, o Options) error {
+	s, err := f.Store()
+	if err != nil {
+		return err
+	}
+	actor, err := f.Actor(s)
+	if err != nil {
+		return err
+	}
+	l, err := f.Launcher(s)
+	if err != nil {
+		return err
+	}
+	t, err := task.Create(s, l, actor, task.Spec{Description: o.Description, BlockedBy: o.BlockedBy, Runtime: o.Runtime, Model: o.Model})
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return cmdutil.PrintJSON(f.IO.Out, t)
+	}
+	fmt.Fprintf(f.IO.Out, "%s %s owner @%s (%s)\n", t.ID, t.Status, t.Owner, t.Runtime)
+	if t.Status == "blocked" {
+		fmt.Fprintf(f.IO.Out, "waiting for %v; the owner starts when they are done\n", t.BlockedBy)
+	} else if t.Runtime == "none" {
+		fmt.Fprintf(f.IO.Out, "runtime none: act as the owner with PM_AGENT=%s pm ...\n", t.Owner)
+	}
+	return nil
+}

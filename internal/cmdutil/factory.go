@@ -1,0 +1,116 @@
+package cmdutil
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/ids"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// IOStreams are the streams a command reads and writes; commands never touch
+// os.Stdout directly so tests can capture them.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+}
+
+// Factory carries everything a command needs from the outside world, so tests
+// can inject clocks, ids, environment and streams.
+type Factory struct {
+	IO         IOStreams
+	Context    context.Context
+	Getenv     func(string) string
+	Environ    func() []string
+	Getwd      func() (string, error)
+	Now        func() time.Time
+	IDs        ids.Source
+	Executable func() (string, error)
+}
+
+// New returns the production factory.
+func New(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) *Factory {
+	return &Factory{
+		IO:         IOStreams{In: stdin, Out: stdout, ErrOut: stderr},
+		Context:    ctx,
+		Getenv:     os.Getenv,
+		Environ:    os.Environ,
+		Getwd:      os.Getwd,
+		Now:        time.Now,
+		IDs:        ids.Default,
+		Executable: selfPath,
+	}
+}
+
+// selfPath is the pm binary to start agents with. When pm was invoked by a
+// path or name ending in "pm" that path is kept (not resolved through
+// symlinks), so a wrapper or test shim named pm stays in charge.
+func selfPath() (string, error) {
+	if len(os.Args) > 0 && filepath.Base(os.Args[0]) == "pm" {
+		if p, err := exec.LookPath(os.Args[0]); err == nil {
+			return filepath.Abs(p)
+		}
+	}
+	return os.Executable()
+}
+
+// Store finds and opens the state directory ($PM_HOME, or walking up).
+func (f *Factory) Store() (*store.Store, error) {
+	wd, err := f.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	root, err := store.Find(f.Getenv("PM_HOME"), wd)
+	if err != nil {
+		return nil, err
+	}
+	s, err := store.Open(root)
+	if err != nil {
+		return nil, err
+	}
+	s.Now, s.IDs, s.Warn = f.Now, f.IDs, f.IO.ErrOut
+	return s, nil
+}
+
+// Actor is who runs this command: the agent named by PM_AGENT, or the human.
+func (f *Factory) Actor(s *store.Store) (store.Actor, error) {
+	name := f.Getenv("PM_AGENT")
+	if name == "" || name == "human" {
+		return store.Human, nil
+	}
+	a, err := s.Agent(name)
+	if err != nil {
+		return store.Actor{}, &errs.Error{Code: errs.CodeOf(err), Msg: "PM_AGENT=" + name + " names no agent of this state directory",
+			Try: "unset PM_AGENT to act as the human, or check PM_HOME", Err: nil}
+	}
+	return store.Actor{Name: a.Name, Agent: a}, nil
+}
+
+// Launcher returns the process launcher for agents of s.
+func (f *Factory) Launcher(s *store.Store) (*agent.Launcher, error) {
+	exe, err := f.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return &agent.Launcher{Store: s, Exe: exe, Env: f.Environ()}, nil
+}
+
+// PrintJSON writes v as indented JSON.
+func PrintJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// PrintJSONLine writes v as one compact JSON line (for streams).
+func PrintJSONLine(w io.Writer, v any) error {
+	return json.NewEncoder(w).Encode(v)
+}

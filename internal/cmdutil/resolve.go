@@ -1,0 +1,98 @@
+package cmdutil
+
+import (
+	"strings"
+
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// Task picks the task a command acts on: --task, else the agent's own task,
+// else (for the human) the only active task.
+func Task(s *store.Store, actor store.Actor, flag string) (*store.Task, error) {
+	if flag != "" {
+		return s.Task(flag)
+	}
+	if actor.Agent != nil && actor.Agent.TaskID != "" {
+		return s.Task(actor.Agent.TaskID)
+	}
+	tasks, err := s.Tasks()
+	if err != nil {
+		return nil, err
+	}
+	var active []string
+	var only *store.Task
+	for _, t := range tasks {
+		if t.Status == store.TaskActive {
+			active = append(active, t.ID)
+			only = t
+		}
+	}
+	switch len(active) {
+	case 1:
+		return only, nil
+	case 0:
+		return nil, errs.Statef(`start one with pm task "..."`, "no active task")
+	}
+	return nil, errs.Usagef("name one with --task: "+strings.Join(active, ", "), "%d tasks are active", len(active))
+}
+
+// Owner checks that actor may run owner commands on t: its owner or the human.
+func Owner(actor store.Actor, t *store.Task) error {
+	if actor.IsHuman() || actor.Name == t.Owner {
+		return nil
+	}
+	return errs.Statef("owner commands belong to @"+t.Owner+"; post your view with pm say", "@%s is not the owner of %s", actor.Name, t.ID)
+}
+
+// Phase picks the phase a chat command acts on: --phase, else the agent's own
+// phase (role agents) or its task's active phase (owners), else (for the
+// human) the only active phase.
+func Phase(s *store.Store, actor store.Actor, flag string) (*store.Phase, error) {
+	if flag != "" {
+		return s.FindPhase(flag)
+	}
+	if a := actor.Agent; a != nil {
+		if a.PhaseID != "" {
+			return s.Phase(a.TaskID, a.PhaseID)
+		}
+		if a.TaskID != "" {
+			ph, err := s.ActivePhase(a.TaskID)
+			if err != nil {
+				return nil, err
+			}
+			if ph == nil {
+				return nil, errs.Statef(`open one with pm phase "Name" --limit N --roles r1,r2`, "task %s has no active phase", a.TaskID)
+			}
+			return ph, nil
+		}
+	}
+	tasks, err := s.Tasks()
+	if err != nil {
+		return nil, err
+	}
+	var found []*store.Phase
+	for _, t := range tasks {
+		if t.Status != store.TaskActive {
+			continue
+		}
+		ph, err := s.ActivePhase(t.ID)
+		if err != nil {
+			return nil, err
+		}
+		if ph != nil {
+			found = append(found, ph)
+		}
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		return nil, errs.Statef("name a past phase with --phase ph-...; see pm status", "no active phase")
+	}
+	names := make([]string, len(found))
+	for i, p := range found {
+		names[i] = p.ID
+	}
+	return nil, errs.Usagef("name one with --phase: "+strings.Join(names, ", "), "%d phases are active", len(found))
+}

@@ -1,0 +1,214 @@
+package task
+
+import (
+	"os"
+	"strings"
+
+	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/ids"
+	"github.com/plasmodium/pm/internal/lockedfile"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// MaxDescription bounds a task description (bytes).
+const MaxDescription = 4 << 10
+
+// Spec is what pm task and pm subtask ask for.
+type Spec struct {
+	Description string
+	BlockedBy   []string
+	Runtime     string // llm, exec or none; "" means the config default
+	Model       string
+	ParentID    string // set by pm subtask
+	Context     []byte // context.md for a subtask (optional)
+}
+
+// Create records a task and its owner agent and, unless the task is blocked,
+// starts the owner. Breakers (active tasks, subtask depth) are checked and the
+// task recorded under the tasks lock, so racing creators cannot overshoot.
+func Create(s *store.Store, l *agent.Launcher, actor store.Actor, sp Spec) (*store.Task, error) {
+	if err := validate(s, &sp); err != nil {
+		return nil, err
+	}
+	var t *store.Task
+	err := lockedfile.With(s.TasksDir(), func() error {
+		var err error
+		t, err = createHeld(s, sp)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	wasActive := t.Status == store.TaskActive
+	unblocked, err := link(s, t)
+	if err != nil {
+		return nil, err
+	}
+	_ = s.Emit(store.Event{Kind: store.EvTaskCreated, Actor: actor.Name, TaskID: t.ID, Agent: t.Owner, Text: t.Description,
+		Data: map[string]any{"status": t.Status, "parent_id": t.ParentID, "blocked_by": t.BlockedBy, "runtime": t.Runtime, "depth": t.Depth}})
+	if wasActive || unblocked {
+		if err := l.Start(t.Owner); err != nil {
+			return t, err
+		}
+	}
+	return t, nil
+}
+
+func validate(s *store.Store, sp *Spec) error {
+	sp.Description = strings.TrimSpace(sp.Description)
+	if sp.Description == "" {
+		return errs.Usagef(`pm task "Build a landing page"`, "a task needs a description")
+	}
+	if len(sp.Description) > MaxDescription {
+		return errs.Usagef("put details in a context file (pm subtask --context-file)", "description of %d bytes is over %d", len(sp.Description), MaxDescription)
+	}
+	if sp.Runtime == "" {
+		sp.Runtime = s.Config.Runtime.Default
+	}
+	switch sp.Runtime {
+	case "exec", "none":
+	case "llm":
+		return errs.Failf("use --runtime exec (an agent CLI from runtime.exec.command in config.json) or --runtime none",
+			"the llm runtime is not in this build yet")
+	default:
+		return errs.Usagef("--runtime llm, exec or none", "unknown runtime %q", sp.Runtime)
+	}
+	if sp.Runtime == "exec" && len(s.Config.Runtime.Exec.Command) == 0 {
+		return errs.Failf(`set runtime.exec.command in `+s.ConfigPath()+`, e.g. ["claude","-p","--dangerously-skip-permissions"]`, "no agent command configured for the exec runtime")
+	}
+	seen := map[string]bool{}
+	var blockers []string
+	for _, b := range sp.BlockedBy {
+		for _, id := range strings.Split(b, ",") {
+			id = strings.TrimSpace(id)
+			if id == "" || seen[id] {
+				continue
+			}
+			seen[id] = true
+			if _, err := s.Task(id); err != nil {
+				return err
+			}
+			blockers = append(blockers, id)
+		}
+	}
+	sp.BlockedBy = blockers
+	return nil
+}
+
+func createHeld(s *store.Store, sp Spec) (*store.Task, error) {
+	lim := s.Config.Limits
+	all, err := s.Tasks()
+	if err != nil {
+		return nil, err
+	}
+	live := 0
+	for _, t := range all {
+		if t.Live() {
+			live++
+		}
+	}
+	if live >= lim.ActiveTasks {
+		return nil, errs.Limitf("finish or kill a task first (pm status), or raise limits.active_tasks in "+s.ConfigPath(),
+			"%d tasks are active or blocked; the limit is %d", live, lim.ActiveTasks)
+	}
+	depth := 0
+	if sp.ParentID != "" {
+		parent, err := s.Task(sp.ParentID)
+		if err != nil {
+			return nil, err
+		}
+		if parent.Status != store.TaskActive {
+			return nil, errs.Statef("subtasks are created by the owner of an active task", "parent task %s is %s", parent.ID, parent.Status)
+		}
+		depth = parent.Depth + 1
+		if depth > lim.SubtaskDepth {
+			return nil, errs.Limitf("do the work in this task, or raise limits.subtask_depth in "+s.ConfigPath(),
+				"a subtask of %s would be at depth %d; the limit is %d", parent.ID, depth, lim.SubtaskDepth)
+		}
+	}
+	status := store.TaskActive
+	var pending []string
+	for _, b := range sp.BlockedBy {
+		bt, err := s.Task(b)
+		if err != nil {
+			return nil, err
+		}
+		if bt.Status != store.TaskDone {
+			pending = append(pending, b)
+		}
+	}
+	if len(pending) > 0 {
+		status = store.TaskBlocked
+	}
+	id := ""
+	for range 16 {
+		if c := s.IDs.New(ids.Task); !s.TaskDirExists(c) {
+			id = c
+			break
+		}
+	}
+	if id == "" {
+		return nil, errs.Failf("", "could not find a free task id")
+	}
+	t := &store.Task{
+		ID: id, Description: sp.Description, ParentID: sp.ParentID, BlockedBy: pending,
+		Status: status, Depth: depth, Runtime: sp.Runtime, Model: sp.Model, CreatedAt: s.Now().UTC(),
+	}
+	if t.BlockedBy == nil {
+		t.BlockedBy = []string{}
+	}
+	owner, err := agent.New(s, store.Agent{Prompt: "owner", TaskID: id, Runtime: sp.Runtime, Model: sp.Model})
+	if err != nil {
+		return nil, err
+	}
+	t.Owner = owner.Name
+	if err := s.WriteTask(t); err != nil {
+		return nil, err
+	}
+	if len(sp.Context) > 0 {
+		if err := os.WriteFile(s.ContextPath(id), sp.Context, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// link records the reverse edges: the parent's children and each blocker's
+// dependants, so done and wait-children never scan every task. It reports
+// whether it found every blocker already done and so unblocked the task.
+func link(s *store.Store, t *store.Task) (unblocked bool, err error) {
+	if t.ParentID != "" {
+		if _, err := s.UpdateTask(t.ParentID, func(p *store.Task) error {
+			p.Children = append(p.Children, t.ID)
+			return nil
+		}); err != nil {
+			return false, err
+		}
+	}
+	for _, b := range t.BlockedBy {
+		if _, err := s.UpdateTask(b, func(bt *store.Task) error {
+			bt.Blocks = append(bt.Blocks, t.ID)
+			return nil
+		}); err != nil {
+			return false, err
+		}
+	}
+	// A blocker may have finished between our check and the link: re-check so
+	// the task cannot stay blocked forever.
+	if t.Status == store.TaskBlocked {
+		for _, b := range t.BlockedBy {
+			if bt, err := s.Task(b); err == nil && bt.Status == store.TaskDone {
+				now, err := unblock(s, store.Actor{Name: "pm"}, t.ID, b)
+				if err != nil {
+					return false, err
+				}
+				unblocked = unblocked || now
+			}
+		}
+		if cur, err := s.Task(t.ID); err == nil {
+			*t = *cur
+		}
+	}
+	return unblocked, nil
+}

@@ -1,0 +1,14 @@
+// Package task implements the task lifecycle: create (with blockers and
+// subtasks), done (commit, unblock, notify), kill (and restart) and
+// wait-children.
+//
+// Invariants:
+//   - breakers (active tasks, subtask depth) are checked and the task written
+//     under the tasks lock: racing creators cannot exceed a limit;
+//   - exactly one caller moves a blocked task to active (unblock reports it)
+//     and only that caller starts its owner;
+//   - reverse edges (children, blocks) are recorded on the parent/blocker so
+//     done and wait-children never scan every task;
+//   - pm done commits before it marks the task done: a failed commit leaves
+//     the task active and changes nothing.
+package task

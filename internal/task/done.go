@@ -1,0 +1,133 @@
+package task
+
+import (
+	"slices"
+
+	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/gitx"
+	"github.com/plasmodium/pm/internal/jsonl"
+	"github.com/plasmodium/pm/internal/phase"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// DoneResult says what pm done did.
+type DoneResult struct {
+	Task      *store.Task
+	Commit    gitx.Result
+	Unblocked []string // dependants that became active
+}
+
+// Done closes the loop on a task: close its active phase, commit the work
+// tree (outside .plasmodium/), mark it done, unblock its dependants and tell
+// the parent's owner. A task with unfinished subtasks is refused.
+func Done(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string) (*DoneResult, error) {
+	t, err := s.Task(taskID)
+	if err != nil {
+		return nil, err
+	}
+	if t.Status != store.TaskActive {
+		return nil, errs.Statef("see 'pm status "+t.ID+"'", "task %s is %s, not active", t.ID, t.Status)
+	}
+	for _, c := range t.Children {
+		ct, err := s.Task(c)
+		if err != nil {
+			return nil, err
+		}
+		if ct.Status != store.TaskDone && ct.Status != store.TaskKilled {
+			return nil, errs.Statef("run 'pm wait-children' first", "subtask %s is still %s", c, ct.Status)
+		}
+	}
+	if ph, err := s.ActivePhase(t.ID); err != nil {
+		return nil, err
+	} else if ph != nil {
+		if _, err := phase.Close(s, actor, t.ID, ph.ID, store.CloseTask); err != nil && !errs.Is(err, errs.State) {
+			return nil, err
+		}
+	}
+	res := &DoneResult{}
+	res.Commit, err = gitx.Commit(s.ProjectDir(), store.DirName, "[plasmodium] "+t.ID+": "+t.Description, s.Now())
+	if err != nil {
+		return nil, errs.Failf("fix the repository (git status), then run 'pm done' again; the task is still active", "commit: %v", err)
+	}
+	now := s.Now().UTC()
+	t, err = s.UpdateTask(t.ID, func(x *store.Task) error {
+		if x.Status != store.TaskActive {
+			return errs.Statef("", "task %s became %s meanwhile", x.ID, x.Status)
+		}
+		x.Status, x.EndedAt, x.Commit = store.TaskDone, &now, res.Commit.Hash
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.Task = t
+	if res.Commit.Hash != "" {
+		_ = s.Emit(store.Event{Kind: store.EvCommit, Actor: actor.Name, TaskID: t.ID, Text: res.Commit.Hash,
+			Data: map[string]any{"files": res.Commit.Files}})
+	}
+	_ = s.Emit(store.Event{Kind: store.EvTaskDone, Actor: actor.Name, TaskID: t.ID, Text: t.Description,
+		Data: map[string]any{"commit": res.Commit.Hash, "no_repo": res.Commit.NoRepo, "no_changes": res.Commit.NoChanges}})
+	for _, dep := range t.Blocks {
+		now, err := unblock(s, actor, dep, t.ID)
+		if err != nil {
+			s.Warnf("unblock %s: %v", dep, err)
+			continue
+		}
+		if now {
+			res.Unblocked = append(res.Unblocked, dep)
+			if dt, err := s.Task(dep); err == nil {
+				if err := l.Start(dt.Owner); err != nil {
+					s.Warnf("start owner of %s: %v", dep, err)
+				}
+			}
+		}
+	}
+	if t.ParentID != "" {
+		notifyParent(s, actor, t)
+	}
+	return res, nil
+}
+
+// unblock removes blocker from task's blocked_by; it reports whether this
+// call made the task active (so exactly one caller starts its owner).
+func unblock(s *store.Store, actor store.Actor, taskID, blocker string) (bool, error) {
+	became := false
+	t, err := s.UpdateTask(taskID, func(x *store.Task) error {
+		x.BlockedBy = slices.DeleteFunc(x.BlockedBy, func(b string) bool { return b == blocker })
+		if len(x.BlockedBy) == 0 && x.Status == store.TaskBlocked {
+			x.Status, became = store.TaskActive, true
+		}
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	if became {
+		_ = s.Emit(store.Event{Kind: store.EvTaskUnblocked, Actor: actor.Name, TaskID: t.ID, Text: "blocker " + blocker + " done"})
+	}
+	return became, nil
+}
+
+// InboxNote is a notice in an agent's inbox.jsonl.
+type InboxNote struct {
+	Time   string `json:"ts"`
+	From   string `json:"from"`
+	Kind   string `json:"kind"`
+	TaskID string `json:"task_id,omitempty"`
+	Text   string `json:"text"`
+}
+
+func notifyParent(s *store.Store, actor store.Actor, t *store.Task) {
+	p, err := s.Task(t.ParentID)
+	if err != nil {
+		return
+	}
+	note := InboxNote{Time: s.Now().UTC().Format("2006-01-02T15:04:05.000Z07:00"), From: actor.Name, Kind: "child_done", TaskID: t.ID,
+		Text: "subtask " + t.ID + " is done: " + t.Description}
+	if err := jsonl.Append(s.InboxPath(p.Owner), note); err != nil {
+		s.Warnf("notify %s: %v", p.Owner, err)
+	}
+	_ = s.Emit(store.Event{Kind: store.EvChildDone, Actor: actor.Name, TaskID: p.ID, Agent: p.Owner, Text: note.Text,
+		Data: map[string]any{"child": t.ID}})
+}

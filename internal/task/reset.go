@@ -1,0 +1,70 @@
+package task
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/lockedfile"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// ResetResult says what pm reset removed.
+type ResetResult struct {
+	Killed []string
+	Tasks  int
+}
+
+// Reset kills every running agent, then deletes all state but config.json and
+// prompts/. Without force it refuses while tasks are live.
+func Reset(s *store.Store, actor store.Actor, force bool) (*ResetResult, error) {
+	tasks, err := s.Tasks()
+	if err != nil {
+		return nil, err
+	}
+	live := 0
+	for _, t := range tasks {
+		if t.Live() {
+			live++
+		}
+	}
+	if live > 0 && !force {
+		return nil, errs.Statef("pm reset --force kills their agents and deletes everything", "%d tasks are still active or blocked", live)
+	}
+	res := &ResetResult{Tasks: len(tasks)}
+	agents, err := s.Agents()
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range agents {
+		if a.Status == store.AgentRunning {
+			if err := agent.Kill(s, actor, a.Name, KillGrace); err != nil {
+				return res, err
+			}
+			res.Killed = append(res.Killed, a.Name)
+		}
+	}
+	err = lockedfile.With(s.TasksDir(), func() error {
+		for _, sub := range []string{"tasks", "agents", "requests", "logs"} {
+			dir := filepath.Join(s.Root, sub)
+			if err := os.RemoveAll(dir); err != nil {
+				return err
+			}
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return res, err
+	}
+	for _, f := range []string{s.EventsPath(), lockedfile.LockPath(s.EventsPath())} {
+		if err := os.Remove(f); err != nil && !os.IsNotExist(err) {
+			return res, err
+		}
+	}
+	_ = s.Emit(store.Event{Kind: store.EvReset, Actor: actor.Name, Data: map[string]any{"tasks": res.Tasks, "killed": res.Killed}})
+	return res, nil
+}

@@ -1,0 +1,6 @@
+// Package watch turns fsnotify events into wake-ups. pm never sleeps in a
+// polling loop: waiters block on file events and re-check state when one comes.
+//
+// Invariant: the state is checked after the watches are added, so a change
+// that happens between "check" and "wait" cannot be missed.
+package watch
