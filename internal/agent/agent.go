@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/lockedfile"
 	"github.com/plasmodium/pm/internal/proc"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -40,57 +41,63 @@ func New(s *store.Store, a store.Agent) (*store.Agent, error) {
 }
 
 // Start spawns the host process for a recorded agent. Agents on the none
-// runtime are never started: a human or script acts for them.
+// runtime are never started: a human or script acts for them. The check for a
+// live process and the spawn happen under the agent's lock, so two starters
+// racing (a command and the supervisor) cannot both spawn it.
 func (l *Launcher) Start(name string) error {
 	s := l.Store
-	a, err := s.Agent(name)
-	if err != nil {
+	if _, err := s.Agent(name); err != nil {
 		return err
 	}
-	if a.Runtime == "none" {
-		return nil
-	}
-	if a.Status == store.AgentRunning && proc.Alive(a.Pid, a.PidStart) {
-		return nil // already running: never start a duplicate
-	}
-	if err := os.MkdirAll(filepath.Dir(s.LogPath(name)), 0o755); err != nil {
-		return err
-	}
-	logf, err := os.OpenFile(s.LogPath(name), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	defer logf.Close()
-	cmd := exec.Command(l.Exe, "agent-run", name)
-	cmd.Dir = s.ProjectDir()
-	cmd.Env = Env(l.Env, s, a)
-	cmd.Stdin = nil
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return errs.Failf("check that "+l.Exe+" exists and is executable", "start agent %s: %v", name, err)
-	}
-	pid := cmd.Process.Pid
-	start, _ := proc.StartTime(pid)
-	now := s.Now().UTC()
-	_, err = s.UpdateAgent(name, func(r *store.Agent) error {
-		// The host may already have recorded itself, or even exited; keep
-		// whatever terminal status it wrote for this pid.
-		if r.Pid == pid && r.Status != store.AgentRunning {
-			return nil
+	started := false
+	var pid int
+	a, err := lockedfile.Update(s.AgentPath(name), false, func(r *store.Agent) error {
+		if r.Runtime == "none" || (r.Status == store.AgentRunning && proc.Alive(r.Pid, r.PidStart)) {
+			return nil // nothing to run, or already running: never a duplicate
 		}
+		var err error
+		pid, err = l.spawn(r)
+		if err != nil {
+			return err
+		}
+		start, _ := proc.StartTime(pid)
+		now := s.Now().UTC()
 		r.Pid, r.PidStart, r.Status, r.StartedAt = pid, start, store.AgentRunning, &now
 		r.ExitCode, r.EndedAt, r.Reason = nil, nil, ""
+		started = true
 		return nil
 	})
-	// The host is not our child to wait for: it outlives this command.
-	_ = cmd.Process.Release()
-	if err != nil {
+	if err != nil || !started {
 		return err
 	}
 	_ = s.Emit(store.Event{Kind: store.EvAgentStarted, Actor: "pm", Agent: name, TaskID: a.TaskID, PhaseID: a.PhaseID,
-		Data: map[string]any{"pid": pid, "role": a.Role}})
+		Data: map[string]any{"pid": pid, "role": a.Role, "restarts": a.Restarts}})
 	return nil
+}
+
+// spawn starts `pm agent-run NAME` in its own process group, output to the
+// agent's log. The host outlives this command, so it is released, not waited.
+func (l *Launcher) spawn(a *store.Agent) (int, error) {
+	s := l.Store
+	if err := os.MkdirAll(filepath.Dir(s.LogPath(a.Name)), 0o755); err != nil {
+		return 0, err
+	}
+	logf, err := os.OpenFile(s.LogPath(a.Name), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	defer logf.Close()
+	cmd := exec.Command(l.Exe, "agent-run", a.Name)
+	cmd.Dir = s.ProjectDir()
+	cmd.Env = Env(l.Env, s, a)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return 0, errs.Failf("check that "+l.Exe+" exists and is executable", "start agent %s: %v", a.Name, err)
+	}
+	pid := cmd.Process.Pid
+	_ = cmd.Process.Release()
+	return pid, nil
 }
 
 // Env is the environment an agent process gets: the base, minus any inherited

@@ -28,7 +28,9 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 		if r.Status == store.AgentKilled || r.Status == store.AgentFailed {
 			return errs.Statef("", "agent %s is %s", r.Name, r.Status)
 		}
-		r.Pid, r.PidStart, r.Status, r.StartedAt = self, start, store.AgentRunning, &now
+		if r.Pid != self {
+			r.Pid, r.PidStart, r.Status, r.StartedAt = self, start, store.AgentRunning, &now
+		}
 		return nil
 	})
 	if err != nil {
