@@ -1,10 +1,12 @@
 package main_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -16,6 +18,9 @@ import (
 
 // pmBin is the real pm binary, built once for all scripts.
 var pmBin string
+
+// repoRoot is the module root, $REPO in scripts (for examples/agents).
+var repoRoot, _ = filepath.Abs(filepath.Join("..", ".."))
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "pm-bin-")
@@ -47,6 +52,7 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("PATH", filepath.Dir(pmBin)+string(os.PathListSeparator)+env.Getenv("PATH"))
 			env.Setenv("HOME", env.WorkDir)
+			env.Setenv("REPO", repoRoot)
 			env.Setenv("GIT_AUTHOR_NAME", "pm test")
 			env.Setenv("GIT_AUTHOR_EMAIL", "test@localhost")
 			env.Setenv("GIT_COMMITTER_NAME", "pm test")
@@ -55,10 +61,15 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"waitfor":  cmdWaitFor,
-			"parallel": cmdParallel,
-			"alive":    cmdAlive,
-			"lines":    cmdLines,
+			"waitfor":   cmdWaitFor,
+			"parallel":  cmdParallel,
+			"alive":     cmdAlive,
+			"lines":     cmdLines,
+			"jsonlines": cmdJSONLines,
+			"jsonget":   cmdJSONGet,
+			"readvar":   cmdReadVar,
+			"waitgone":  cmdWaitGone,
+			"exits":     cmdExits,
 		},
 		RequireExplicitExec: false,
 	})
@@ -160,12 +171,21 @@ func cmdAlive(ts *testscript.TestScript, neg bool, args []string) {
 	for _, a := range args {
 		pid, err := strconv.Atoi(strings.TrimSpace(a))
 		ts.Check(err)
-		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		live := err == nil && !strings.Contains(string(data[strings.LastIndexByte(string(data), ')')+1:])[:3], "Z")
+		live := pidAlive(pid)
 		if live == neg {
 			ts.Fatalf("pid %d alive=%v", pid, live)
 		}
 	}
+}
+
+// pidAlive reports whether pid is a running, non-zombie process.
+func pidAlive(pid int) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	rest := string(data[strings.LastIndexByte(string(data), ')')+1:])
+	return len(rest) < 3 || (rest[1] != 'Z' && rest[1] != 'X')
 }
 
 // lines file N: the file has exactly N lines.
@@ -179,5 +199,123 @@ func cmdLines(ts *testscript.TestScript, neg bool, args []string) {
 	got := strings.Count(data, "\n")
 	if (got == want) == neg {
 		ts.Fatalf("%s has %d lines, want %d", args[0], got, want)
+	}
+}
+
+// jsonlines file N: the file has exactly N lines and every one is valid JSON.
+func cmdJSONLines(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 || neg {
+		ts.Fatalf("usage: jsonlines file N")
+	}
+	want, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	data := ts.ReadFile(args[0])
+	if data != "" && !strings.HasSuffix(data, "\n") {
+		ts.Fatalf("%s ends in a torn line: %q", args[0], data[strings.LastIndexByte(data, '\n')+1:])
+	}
+	lines := strings.Split(strings.TrimSuffix(data, "\n"), "\n")
+	if data == "" {
+		lines = nil
+	}
+	for i, l := range lines {
+		if !json.Valid([]byte(l)) {
+			ts.Fatalf("%s line %d is not JSON: %q", args[0], i+1, l)
+		}
+	}
+	if len(lines) != want {
+		ts.Fatalf("%s has %d lines, want %d", args[0], len(lines), want)
+	}
+}
+
+// jsonget file path VAR: set $VAR to the value at a dotted path (object keys,
+// array indexes) of the JSON in file (or stdout/stderr). Strings are set as
+// they are, anything else as JSON.
+func cmdJSONGet(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 3 || neg {
+		ts.Fatalf("usage: jsonget file path VAR")
+	}
+	var v any
+	if err := json.Unmarshal([]byte(ts.ReadFile(args[0])), &v); err != nil {
+		ts.Fatalf("%s: %v", args[0], err)
+	}
+	for _, k := range strings.Split(args[1], ".") {
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[k]
+		case []any:
+			i, err := strconv.Atoi(k)
+			if err != nil || i < 0 || i >= len(x) {
+				ts.Fatalf("%s: no index %q in %s", args[0], k, args[1])
+			}
+			v = x[i]
+		default:
+			ts.Fatalf("%s: %s: %q is not inside an object or array", args[0], args[1], k)
+		}
+	}
+	if v == nil {
+		ts.Fatalf("%s: no value at %s", args[0], args[1])
+	}
+	s, ok := v.(string)
+	if !ok {
+		b, _ := json.Marshal(v)
+		s = string(b)
+	}
+	ts.Setenv(args[2], s)
+}
+
+// readvar VAR file: set $VAR to the file's content, trimmed (e.g. a pid file).
+func cmdReadVar(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 || neg {
+		ts.Fatalf("usage: readvar VAR file")
+	}
+	ts.Setenv(args[0], strings.TrimSpace(ts.ReadFile(args[1])))
+}
+
+// waitgone [-t secs] pid...: block until none of the pids is a live process.
+// The timeout only guards against a hang.
+func cmdWaitGone(ts *testscript.TestScript, neg bool, args []string) {
+	timeout := 60 * time.Second
+	if len(args) > 1 && args[0] == "-t" {
+		secs, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		timeout, args = time.Duration(secs)*time.Second, args[2:]
+	}
+	if len(args) == 0 || neg {
+		ts.Fatalf("usage: waitgone [-t secs] pid...")
+	}
+	deadline := time.Now().Add(timeout)
+	for _, a := range args {
+		pid, err := strconv.Atoi(strings.TrimSpace(a))
+		ts.Check(err)
+		for pidAlive(pid) {
+			if time.Now().After(deadline) {
+				ts.Fatalf("pid %d still alive after %s", pid, timeout)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// exits N cmd args...: run cmd like exec (stdout and stderr are kept for the
+// next stdout/stderr commands) and require exit code N. A failing pm must
+// also print a Try: line, as every pm error does.
+func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 2 || neg {
+		ts.Fatalf("usage: exits N cmd args...")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		got = ee.ExitCode()
+	} else if err != nil {
+		ts.Fatalf("%s: %v", args[1], err)
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
+	if args[1] == "pm" && want != 0 && !regexp.MustCompile(`(?m)^Try: \S`).MatchString(ts.ReadFile("stderr")) {
+		ts.Fatalf("pm exited %d without a Try: line on stderr", got)
 	}
 }
