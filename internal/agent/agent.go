@@ -20,6 +20,9 @@ type Launcher struct {
 	Store *store.Store
 	Exe   string   // path of the pm binary
 	Env   []string // base environment (os.Environ in production)
+	// AfterStart runs after an agent was spawned (the CLI uses it to make
+	// sure a supervisor is watching).
+	AfterStart func()
 }
 
 // New records a fresh agent (status pending) and returns it. Nothing runs yet.
@@ -72,6 +75,9 @@ func (l *Launcher) Start(name string) error {
 	}
 	_ = s.Emit(store.Event{Kind: store.EvAgentStarted, Actor: "pm", Agent: name, TaskID: a.TaskID, PhaseID: a.PhaseID,
 		Data: map[string]any{"pid": pid, "role": a.Role, "restarts": a.Restarts}})
+	if l.AfterStart != nil {
+		l.AfterStart()
+	}
 	return nil
 }
 

@@ -47,6 +47,8 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = s.ProjectDir(), env
 	cmd.Stdout, cmd.Stderr = logw, logw
+	// If the host is killed outright, its runtime must not outlive it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	log.Info("starting", "runtime", a.Runtime, "argv0", argv[0], "role", a.Role, "task", a.TaskID, "phase", a.PhaseID)
 	if err := cmd.Start(); err != nil {
 		return finish(s, log, a, -1, "start "+argv[0]+": "+err.Error())

@@ -19,6 +19,7 @@ import (
 	"github.com/plasmodium/pm/internal/cmd/say"
 	"github.com/plasmodium/pm/internal/cmd/status"
 	"github.com/plasmodium/pm/internal/cmd/subtask"
+	"github.com/plasmodium/pm/internal/cmd/supervise"
 	"github.com/plasmodium/pm/internal/cmd/taskcmd"
 	"github.com/plasmodium/pm/internal/cmd/waitchildren"
 	"github.com/plasmodium/pm/internal/cmdutil"
@@ -49,7 +50,7 @@ func NewRoot(f *cmdutil.Factory) *cobra.Command {
 	add("agent", chat.NewCmd(f), say.NewCmd(f), history.NewCmd(f))
 	add("owner", phasecmd.NewCmd(f), extendphase.NewCmd(f), endphase.NewCmd(f), subtask.NewCmd(f),
 		waitchildren.NewCmd(f), done.NewCmd(f))
-	root.AddCommand(agentrun.NewCmd(f))
+	root.AddCommand(agentrun.NewCmd(f), supervise.NewCmd(f))
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError(err) })
 	return root
 }

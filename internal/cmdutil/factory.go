@@ -13,6 +13,7 @@ import (
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/store"
+	"github.com/plasmodium/pm/internal/supervisor"
 )
 
 // IOStreams are the streams a command reads and writes; commands never touch
@@ -100,7 +101,22 @@ func (f *Factory) Launcher(s *store.Store) (*agent.Launcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &agent.Launcher{Store: s, Exe: exe, Env: f.Environ()}, nil
+	l := &agent.Launcher{Store: s, Exe: exe, Env: f.Environ()}
+	if f.Getenv("PM_NO_SUPERVISOR") == "" {
+		l.AfterStart = func() {
+			if err := supervisor.Ensure(l); err != nil {
+				s.Warnf("%v", err)
+			}
+		}
+	}
+	return l, nil
+}
+
+// RaiseHuman returns how the supervisor files a request for the human.
+func (f *Factory) RaiseHuman(s *store.Store) func(agentName, text string) error {
+	return func(agentName, text string) error {
+		return s.Emit(store.Event{Kind: "request.raised", Actor: "supervisor", Agent: agentName, Text: text})
+	}
 }
 
 // PrintJSON writes v as indented JSON.

@@ -1,0 +1,16 @@
+// Package supervisor keeps agents alive: a Kubernetes-style reconcile of the
+// agents that are wanted (their task, and for role agents their phase, still
+// live) against the processes that run.
+//
+// Invariants:
+//   - one supervisor per state directory: it holds a flock on
+//     .plasmodium/supervisor.lock for its whole life; a second one exits at once;
+//   - it is woken by file events (agents/, tasks/) and by pidfds of running
+//     hosts, never by a sleep loop; backoff delays are timers;
+//   - an agent is respawned only when it crashed (killed, or non-zero exit)
+//     while wanted; exit 0 means it left on purpose;
+//   - CrashLimit crashes within CrashWindow mark the agent failed and file a
+//     request for the human instead of retrying;
+//   - respawns go through agent.Launcher.Start, which never starts a duplicate;
+//   - it exits when nothing is live.
+package supervisor

@@ -1,0 +1,366 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/gofrs/flock"
+	"golang.org/x/sys/unix"
+
+	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/lockedfile"
+	"github.com/plasmodium/pm/internal/proc"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// Policy is how the supervisor retries.
+type Policy struct {
+	CrashLimit  int           // crashes within CrashWindow that stop retrying
+	CrashWindow time.Duration //
+	BaseBackoff time.Duration // first retry delay, doubled per recent crash
+	MaxBackoff  time.Duration
+}
+
+// DefaultPolicy: 5 crashes in 10 minutes stops retrying.
+var DefaultPolicy = Policy{CrashLimit: 5, CrashWindow: 10 * time.Minute, BaseBackoff: 200 * time.Millisecond, MaxBackoff: 30 * time.Second}
+
+// Supervisor keeps wanted agents running: one per state directory.
+type Supervisor struct {
+	Store    *store.Store
+	Launcher *agent.Launcher
+	Log      *slog.Logger
+	Policy   Policy
+	// RaiseHuman files a request for the human when an agent is given up on.
+	RaiseHuman func(agentName, text string) error
+
+	mu       sync.Mutex
+	crashes  map[string][]time.Time
+	pending  map[string]*time.Timer // respawns scheduled
+	watching map[string]int         // agent name -> pid whose exit we wait for
+	wake     chan struct{}
+}
+
+// LockPath is the file whose flock marks the live supervisor.
+func LockPath(s *store.Store) string { return filepath.Join(s.Root, "supervisor") }
+
+// Running reports whether a supervisor holds the lock of s.
+func Running(s *store.Store) bool {
+	l := flock.New(lockedfile.LockPath(LockPath(s)))
+	ok, err := l.TryLock()
+	if err != nil {
+		return false
+	}
+	if ok {
+		_ = l.Unlock()
+		return false
+	}
+	return true
+}
+
+// Ensure starts `pm supervise` in the background unless one is running.
+// Two commands racing may both start one; the loser exits at once because
+// only one can hold the lock.
+func Ensure(l *agent.Launcher) error {
+	if Running(l.Store) {
+		return nil
+	}
+	logf, err := os.OpenFile(l.Store.LogPath("supervisor"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	cmd := exec.Command(l.Exe, "supervise")
+	cmd.Dir = l.Store.ProjectDir()
+	cmd.Env = append(filterEnv(l.Env), "PM_HOME="+l.Store.Root)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start supervisor: %w", err)
+	}
+	return cmd.Process.Release()
+}
+
+func filterEnv(env []string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if len(kv) >= 8 && (kv[:8] == "PM_HOME=" || kv[:8] == "PM_AGENT" || kv[:8] == "PM_TASK=" || kv[:8] == "PM_ROLE=" || kv[:8] == "PM_PHASE") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// Run holds the supervisor lock and reconciles until nothing is live or ctx
+// ends. If another supervisor holds the lock it returns at once.
+func (sv *Supervisor) Run(ctx context.Context) error {
+	lk := flock.New(lockedfile.LockPath(LockPath(sv.Store)))
+	ok, err := lk.TryLock()
+	if err != nil {
+		return err
+	}
+	if !ok {
+		sv.Log.Info("another supervisor is running; exiting")
+		return nil
+	}
+	defer lk.Unlock()
+	sv.crashes, sv.pending, sv.watching = map[string][]time.Time{}, map[string]*time.Timer{}, map[string]int{}
+	sv.wake = make(chan struct{}, 1)
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	sv.Log.Info("supervisor started", "pid", os.Getpid())
+	for {
+		sv.watchDirs(w)
+		live, err := sv.reconcile()
+		if err != nil {
+			sv.Log.Error("reconcile", "err", err)
+		}
+		if !live {
+			sv.Log.Info("nothing live; supervisor exiting")
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-sv.wake:
+		case <-w.Events:
+			drain(w.Events)
+		case err := <-w.Errors:
+			sv.Log.Warn("watch", "err", err)
+		}
+	}
+}
+
+func drain(ch chan fsnotify.Event) {
+	for {
+		select {
+		case <-ch:
+		default:
+			return
+		}
+	}
+}
+
+func (sv *Supervisor) poke() {
+	select {
+	case sv.wake <- struct{}{}:
+	default:
+	}
+}
+
+// watchDirs follows the agents dir, each agent's dir and the tasks dir (new
+// and finished tasks change what is wanted).
+func (sv *Supervisor) watchDirs(w *fsnotify.Watcher) {
+	s := sv.Store
+	_ = w.Add(s.AgentsDir())
+	_ = w.Add(s.TasksDir())
+	if ents, err := os.ReadDir(s.AgentsDir()); err == nil {
+		for _, e := range ents {
+			if e.IsDir() {
+				_ = w.Add(s.AgentDir(e.Name()))
+			}
+		}
+	}
+	if ents, err := os.ReadDir(s.TasksDir()); err == nil {
+		for _, e := range ents {
+			if e.IsDir() {
+				_ = w.Add(s.TaskDir(e.Name()))
+			}
+		}
+	}
+}
+
+// reconcile compares wanted agents with running ones and acts on the
+// difference. It reports whether anything is still live.
+func (sv *Supervisor) reconcile() (bool, error) {
+	agents, err := sv.Store.Agents()
+	if err != nil {
+		return true, err
+	}
+	live := false
+	for _, a := range agents {
+		alive := proc.Alive(a.Pid, a.PidStart)
+		want := sv.wanted(a)
+		if want || alive {
+			live = true
+		}
+		switch {
+		case alive && a.Status == store.AgentRunning:
+			sv.watchExit(a.Name, a.Pid, a.PidStart)
+		case want && sv.crashed(a, alive):
+			sv.scheduleRespawn(a)
+		}
+	}
+	sv.mu.Lock()
+	if len(sv.pending) > 0 {
+		live = true
+	}
+	sv.mu.Unlock()
+	return live, nil
+}
+
+// wanted: the agent's task (and, for a role agent, its phase) is still live
+// and nobody ended it on purpose.
+func (sv *Supervisor) wanted(a *store.Agent) bool {
+	if a.Runtime == "none" || a.Status == store.AgentKilled || a.Status == store.AgentFailed || a.Status == store.AgentPending {
+		return false
+	}
+	if a.TaskID == "" {
+		return a.Status == store.AgentRunning // a resident prompt object
+	}
+	t, err := sv.Store.Task(a.TaskID)
+	if err != nil || t.Status != store.TaskActive {
+		return false
+	}
+	if a.Role == "" {
+		return t.Owner == a.Name
+	}
+	ph, err := sv.Store.Phase(a.TaskID, a.PhaseID)
+	return err == nil && ph.Status == store.PhaseActive
+}
+
+// crashed: the process is gone and did not leave on its own. A host killed
+// with -9 leaves its record "running"; a non-zero exit is a crash; exit 0 is
+// an agent that left by itself and is not restarted.
+func (sv *Supervisor) crashed(a *store.Agent, alive bool) bool {
+	if alive {
+		return false
+	}
+	switch a.Status {
+	case store.AgentRunning:
+		return true
+	case store.AgentExited:
+		return a.ExitCode != nil && *a.ExitCode != 0
+	}
+	return false
+}
+
+func (sv *Supervisor) scheduleRespawn(a *store.Agent) {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if _, ok := sv.pending[a.Name]; ok {
+		return
+	}
+	now := time.Now()
+	recent := sv.crashes[a.Name][:0]
+	for _, t := range sv.crashes[a.Name] {
+		if now.Sub(t) < sv.Policy.CrashWindow {
+			recent = append(recent, t)
+		}
+	}
+	recent = append(recent, now)
+	sv.crashes[a.Name] = recent
+	if len(recent) >= sv.Policy.CrashLimit {
+		go sv.giveUp(a.Name, len(recent))
+		return
+	}
+	delay := sv.Policy.BaseBackoff << (len(recent) - 1)
+	if delay > sv.Policy.MaxBackoff {
+		delay = sv.Policy.MaxBackoff
+	}
+	sv.Log.Info("agent down; respawning", "agent", a.Name, "in", delay, "crashes", len(recent))
+	name := a.Name
+	sv.pending[name] = time.AfterFunc(delay, func() {
+		sv.respawn(name)
+		sv.mu.Lock()
+		delete(sv.pending, name)
+		sv.mu.Unlock()
+		sv.poke()
+	})
+}
+
+func (sv *Supervisor) respawn(name string) {
+	s := sv.Store
+	a, err := s.Agent(name)
+	if err != nil || !sv.wanted(a) || proc.Alive(a.Pid, a.PidStart) {
+		return
+	}
+	// The host died; whatever it started may linger in its process group.
+	_, _ = proc.KillGroup(a.Pid, a.PidStart, 0)
+	if _, err := s.UpdateAgent(name, func(r *store.Agent) error {
+		r.Restarts++
+		r.Status = store.AgentExited // let Start spawn it again
+		return nil
+	}); err != nil {
+		sv.Log.Error("respawn", "agent", name, "err", err)
+		return
+	}
+	if err := sv.Launcher.Start(name); err != nil {
+		sv.Log.Error("respawn", "agent", name, "err", err)
+		return
+	}
+	_ = s.Emit(store.Event{Kind: "agent.respawned", Actor: "supervisor", Agent: name, TaskID: a.TaskID, PhaseID: a.PhaseID,
+		Data: map[string]any{"restarts": a.Restarts + 1}})
+}
+
+func (sv *Supervisor) giveUp(name string, crashes int) {
+	s := sv.Store
+	reason := fmt.Sprintf("crashed %d times within %s; not restarting", crashes, sv.Policy.CrashWindow)
+	now := s.Now().UTC()
+	a, err := s.UpdateAgent(name, func(r *store.Agent) error {
+		r.Status, r.Reason, r.EndedAt = store.AgentFailed, reason, &now
+		return nil
+	})
+	if err != nil {
+		sv.Log.Error("give up", "agent", name, "err", err)
+		return
+	}
+	sv.Log.Warn("giving up on agent", "agent", name, "reason", reason)
+	_ = s.Emit(store.Event{Kind: "agent.failed", Actor: "supervisor", Agent: name, TaskID: a.TaskID, PhaseID: a.PhaseID, Text: reason})
+	if sv.RaiseHuman != nil {
+		text := fmt.Sprintf("Agent @%s (%s, task %s) %s. See pm logs %s; restart with pm kill %s --restart.", name, roleOf(a), a.TaskID, reason, name, a.TaskID)
+		if err := sv.RaiseHuman(name, text); err != nil {
+			sv.Log.Error("raise human request", "err", err)
+		}
+	}
+	sv.poke()
+}
+
+func roleOf(a *store.Agent) string {
+	if a.Role == "" {
+		return "owner"
+	}
+	return a.Role
+}
+
+// watchExit waits on the process's pidfd in the background and pokes the
+// loop when it exits, so a kill -9 is noticed at once without polling.
+func (sv *Supervisor) watchExit(name string, pid int, start uint64) {
+	sv.mu.Lock()
+	if sv.watching[name] == pid {
+		sv.mu.Unlock()
+		return
+	}
+	sv.watching[name] = pid
+	sv.mu.Unlock()
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		sv.poke()
+		return
+	}
+	go func() {
+		defer unix.Close(fd)
+		for proc.Alive(pid, start) {
+			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+			if _, err := unix.Poll(fds, -1); err != nil && !errors.Is(err, unix.EINTR) {
+				break
+			}
+			if fds[0].Revents != 0 {
+				break
+			}
+		}
+		sv.poke()
+	}()
+}
