@@ -5,6 +5,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/cmd/agentrun"
 	"github.com/plasmodium/pm/internal/cmd/agents"
+	"github.com/plasmodium/pm/internal/cmd/answer"
 	"github.com/plasmodium/pm/internal/cmd/chat"
 	"github.com/plasmodium/pm/internal/cmd/done"
 	"github.com/plasmodium/pm/internal/cmd/endphase"
@@ -15,6 +16,7 @@ import (
 	"github.com/plasmodium/pm/internal/cmd/logcmd"
 	"github.com/plasmodium/pm/internal/cmd/logs"
 	"github.com/plasmodium/pm/internal/cmd/phasecmd"
+	"github.com/plasmodium/pm/internal/cmd/requests"
 	"github.com/plasmodium/pm/internal/cmd/reset"
 	"github.com/plasmodium/pm/internal/cmd/say"
 	"github.com/plasmodium/pm/internal/cmd/status"
@@ -46,7 +48,7 @@ func NewRoot(f *cmdutil.Factory) *cobra.Command {
 		}
 	}
 	add("human", initcmd.NewCmd(f), taskcmd.NewCmd(f), status.NewCmd(f), reset.NewCmd(f), kill.NewCmd(f),
-		agents.NewCmd(f), logs.NewCmd(f), logcmd.NewCmd(f))
+		agents.NewCmd(f), logs.NewCmd(f), logcmd.NewCmd(f), requests.NewCmd(f), answer.NewCmd(f))
 	add("agent", chat.NewCmd(f), say.NewCmd(f), history.NewCmd(f))
 	add("owner", phasecmd.NewCmd(f), extendphase.NewCmd(f), endphase.NewCmd(f), subtask.NewCmd(f),
 		waitchildren.NewCmd(f), done.NewCmd(f))

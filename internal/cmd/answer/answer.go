@@ -1,0 +1,55 @@
+// Package answer implements `pm answer`.
+package answer
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/request"
+)
+
+// Options are the inputs of pm answer.
+type Options struct {
+	ID   string
+	Text string
+	JSON bool
+}
+
+// NewCmd builds `pm answer`.
+func NewCmd(f *cmdutil.Factory) *cobra.Command {
+	var o Options
+	c := &cobra.Command{
+		Use:   `answer rq-... "text"`,
+		Short: "Answer an agent's question; the waiting agent resumes at once",
+		Args:  cobra.MinimumNArgs(2),
+		RunE: func(c *cobra.Command, args []string) error {
+			o.ID, o.Text = args[0], strings.Join(args[1:], " ")
+			return run(f, o)
+		},
+	}
+	c.Flags().BoolVar(&o.JSON, "json", false, "print the answered request as JSON")
+	return c
+}
+
+func run(f *cmdutil.Factory, o Options) error {
+	s, err := f.Store()
+	if err != nil {
+		return err
+	}
+	actor, err := f.Actor(s)
+	if err != nil {
+		return err
+	}
+	r, err := request.Answer(s, actor, o.ID, o.Text)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return cmdutil.PrintJSON(f.IO.Out, r)
+	}
+	fmt.Fprintf(f.IO.Out, "%s answered; @%s resumes\n", r.ID, r.From)
+	return nil
+}

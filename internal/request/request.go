@@ -1,0 +1,197 @@
+package request
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/ids"
+	"github.com/plasmodium/pm/internal/lockedfile"
+	"github.com/plasmodium/pm/internal/store"
+	"github.com/plasmodium/pm/internal/watch"
+)
+
+// Request statuses.
+const (
+	Pending  = "pending"
+	Answered = "answered"
+)
+
+// Event kinds on the bus.
+const (
+	EvAsked    = "request.asked"
+	EvAnswered = "request.answered"
+)
+
+// MaxText bounds a question or an answer (bytes).
+const MaxText = 16 << 10
+
+// Request is requests/rq-xxxxxx.json.
+type Request struct {
+	ID         string     `json:"id"`
+	From       string     `json:"from"`
+	TaskID     string     `json:"task_id,omitempty"`
+	Question   string     `json:"question"`
+	Status     string     `json:"status"`
+	Answer     string     `json:"answer,omitempty"`
+	AnsweredBy string     `json:"answered_by,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+	AnsweredAt *time.Time `json:"answered_at,omitempty"`
+}
+
+// Path is where request id is stored.
+func Path(s *store.Store, id string) string { return filepath.Join(s.RequestsDir(), id+".json") }
+
+func checkText(what, text string) error {
+	if strings.TrimSpace(text) == "" {
+		return errs.Usagef("say what you need", "empty %s", what)
+	}
+	if len(text) > MaxText || !utf8.ValidString(text) {
+		return errs.Usagef("keep it under 16 KiB of UTF-8 text", "%s of %d bytes is too long or not UTF-8", what, len(text))
+	}
+	return nil
+}
+
+// Create records a pending request from actor and announces it on the bus.
+func Create(s *store.Store, actor store.Actor, question string) (*Request, error) {
+	if err := checkText("question", question); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(s.RequestsDir(), 0o755); err != nil {
+		return nil, err
+	}
+	r := &Request{From: actor.Name, Question: question, Status: Pending, CreatedAt: s.Now().UTC()}
+	if actor.Agent != nil {
+		r.TaskID = actor.Agent.TaskID
+	}
+	for range 16 {
+		id := s.IDs.New(ids.Request)
+		p := Path(s, id)
+		created := false
+		err := lockedfile.With(p, func() error {
+			if _, err := os.Stat(p); err == nil {
+				return nil // taken; try another id
+			}
+			r.ID, created = id, true
+			return lockedfile.WriteJSON(p, r)
+		})
+		if err != nil {
+			return nil, err
+		}
+		if created {
+			_ = s.Emit(store.Event{Kind: EvAsked, Actor: actor.Name, TaskID: r.TaskID, Agent: actor.Name, Text: question,
+				Data: map[string]any{"request": r.ID}})
+			return r, nil
+		}
+	}
+	return nil, errs.Failf("", "could not find a free request id")
+}
+
+// Get reads one request: a malformed id is exit 2, an unknown one exit 4.
+func Get(s *store.Store, id string) (*Request, error) {
+	if err := ids.Parse(ids.Request, id); err != nil {
+		return nil, errs.Usagef("request ids look like rq-a1b2c3; see 'pm requests'", "%v", err)
+	}
+	var r Request
+	if err := lockedfile.ReadJSON(Path(s, id), &r); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, errs.NotFoundf("see 'pm requests --all' for the requests that exist", "no request %s", id)
+		}
+		return nil, err
+	}
+	return &r, nil
+}
+
+// Wait blocks until request id is answered or ctx ends, woken by file events
+// in requests/.
+func Wait(ctx context.Context, s *store.Store, id string) (*Request, error) {
+	var out *Request
+	dir := s.RequestsDir()
+	err := watch.Until(ctx, func() []string { return []string{dir} }, func() (bool, error) {
+		r, err := Get(s, id)
+		if err != nil {
+			return false, err
+		}
+		out = r
+		return r.Status == Answered, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Ask asks the human: it records the question, then blocks until someone
+// runs `pm answer ID "..."` (or ctx ends) and returns the answer.
+func Ask(ctx context.Context, s *store.Store, actor store.Actor, question string) (string, error) {
+	r, err := Create(s, actor, question)
+	if err != nil {
+		return "", err
+	}
+	done, err := Wait(ctx, s, r.ID)
+	if err != nil {
+		return "", err
+	}
+	return done.Answer, nil
+}
+
+// Answer answers a pending request. Answering twice is exit 5.
+func Answer(s *store.Store, actor store.Actor, id, text string) (*Request, error) {
+	if _, err := Get(s, id); err != nil {
+		return nil, err
+	}
+	if err := checkText("answer", text); err != nil {
+		return nil, err
+	}
+	now := s.Now().UTC()
+	r, err := lockedfile.Update(Path(s, id), false, func(r *Request) error {
+		if r.Status != Pending {
+			return errs.Statef("see it with 'pm requests --all'", "request %s is already %s (by %s)", r.ID, r.Status, r.AnsweredBy)
+		}
+		r.Status, r.Answer, r.AnsweredBy, r.AnsweredAt = Answered, text, actor.Name, &now
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	_ = s.Emit(store.Event{Kind: EvAnswered, Actor: actor.Name, TaskID: r.TaskID, Agent: r.From, Text: text,
+		Data: map[string]any{"request": r.ID}})
+	return &r, nil
+}
+
+// List reads the requests, oldest first: pending ones, or all with all set.
+// An unreadable file is reported and skipped.
+func List(s *store.Store, all bool) ([]*Request, error) {
+	ents, err := os.ReadDir(s.RequestsDir())
+	if err != nil {
+		if os.IsNotExist(err) {
+			return []*Request{}, nil
+		}
+		return nil, err
+	}
+	out := []*Request{}
+	for _, e := range ents {
+		id, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || e.IsDir() || ids.Parse(ids.Request, id) != nil {
+			continue
+		}
+		var r Request
+		if err := lockedfile.ReadJSON(Path(s, id), &r); err != nil {
+			if !os.IsNotExist(err) {
+				s.Warnf("skipped request %s: %v", id, err)
+			}
+			continue
+		}
+		if all || r.Status == Pending {
+			out = append(out, &r)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt.Before(out[j].CreatedAt) })
+	return out, nil
+}
