@@ -1,0 +1,14 @@
+// Package inbox carries prompt-object-to-prompt-object messages: requests,
+// replies and notices appended to agents/NAME/inbox.jsonl.
+//
+// Invariants:
+//   - a call appends a request with a fresh correlation id to the callee's
+//     inbox, starts the callee if it is not running, and blocks (fsnotify, no
+//     polling) until the reply with that id lands in the caller's inbox;
+//   - every message is also an event on the bus ("from → to: text"), so
+//     pm log -f shows the cascade;
+//   - Serve answers requests one at a time and advances a cursor only after
+//     the reply is written: a respawned agent never loses a request (it may
+//     answer the one it was working on again);
+//   - a resident prompt object's agent is named after the object.
+package inbox

@@ -1,0 +1,209 @@
+package inbox
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/ids"
+	"github.com/plasmodium/pm/internal/jsonl"
+	"github.com/plasmodium/pm/internal/lockedfile"
+	"github.com/plasmodium/pm/internal/prompt"
+	"github.com/plasmodium/pm/internal/store"
+	"github.com/plasmodium/pm/internal/watch"
+)
+
+// Message kinds.
+const (
+	KindRequest = "request" // a PO (or the human) asks another PO
+	KindReply   = "reply"   // the answer, carrying the request's Corr
+	KindNotice  = "notice"  // one-way: a subtask finished, a human note
+)
+
+// Message is one line of agents/NAME/inbox.jsonl.
+type Message struct {
+	ID     string    `json:"id"`
+	Kind   string    `json:"kind"`
+	From   string    `json:"from"`
+	To     string    `json:"to"`
+	Corr   string    `json:"corr,omitempty"` // correlates a reply with its request
+	TaskID string    `json:"task_id,omitempty"`
+	Text   string    `json:"text"`
+	Error  string    `json:"error,omitempty"` // set on a reply when the callee failed
+	Time   time.Time `json:"ts"`
+}
+
+// Send appends m to the recipient's inbox and puts it on the bus as
+// "from → to: text". The recipient's process wakes on the file event.
+func Send(s *store.Store, m Message) (Message, error) {
+	if m.ID == "" {
+		m.ID = s.IDs.New(ids.Message)
+	}
+	if m.Time.IsZero() {
+		m.Time = s.Now().UTC()
+	}
+	if err := os.MkdirAll(s.AgentDir(m.To), 0o755); err != nil {
+		return m, err
+	}
+	if err := jsonl.Append(s.InboxPath(m.To), m); err != nil {
+		return m, err
+	}
+	text := m.Text
+	if m.Error != "" {
+		text = "error: " + m.Error
+	}
+	_ = s.Emit(store.Event{Kind: "po." + m.Kind, Actor: m.From, Agent: m.To, TaskID: m.TaskID, MsgID: m.ID,
+		Text: m.From + " → " + m.To + ": " + text, Data: map[string]any{"corr": m.Corr}})
+	return m, nil
+}
+
+// Resident returns the record of the resident agent that plays prompt object
+// po (named after it), creating it on first use.
+func Resident(s *store.Store, po *prompt.Object, runtime string) (*store.Agent, error) {
+	if a, err := s.Agent(po.Name); err == nil {
+		return a, nil
+	}
+	rec := store.Agent{Name: po.Name, Prompt: po.Name, Runtime: runtime, Model: po.Model, Status: store.AgentPending, CreatedAt: s.Now().UTC()}
+	err := lockedfile.With(s.AgentPath(po.Name), func() error {
+		if _, err := os.Stat(s.AgentPath(po.Name)); err == nil {
+			return nil // created meanwhile
+		}
+		if err := os.MkdirAll(s.AgentDir(po.Name), 0o755); err != nil {
+			return err
+		}
+		return lockedfile.WriteJSON(s.AgentPath(po.Name), &rec)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.Agent(po.Name)
+}
+
+// Call sends text to prompt object `to` and blocks until its reply lands in
+// the caller's inbox. The callee's process is started if it is not running.
+func Call(ctx context.Context, s *store.Store, l *agent.Launcher, from, to, text string) (string, error) {
+	set, err := agent.Prompts(s)
+	if err != nil {
+		return "", err
+	}
+	po, err := agent.Lookup(set, to)
+	if err != nil {
+		return "", err
+	}
+	if from == to {
+		return "", errs.Usagef("ask another prompt object", "@%s cannot call itself", to)
+	}
+	runtime := po.Runtime
+	if runtime == "" {
+		runtime = "llm"
+	}
+	if _, err := Resident(s, po, runtime); err != nil {
+		return "", err
+	}
+	corr := s.IDs.New(ids.Request)
+	// Start reading our inbox before sending, so the reply cannot slip past.
+	r := &jsonl.Reader{Path: s.InboxPath(from), Bad: s.BadLine}
+	if st, err := os.Stat(r.Path); err == nil {
+		r.Offset = st.Size()
+	}
+	if _, err := Send(s, Message{Kind: KindRequest, From: from, To: to, Corr: corr, Text: text}); err != nil {
+		return "", err
+	}
+	if err := l.Start(to); err != nil {
+		return "", err
+	}
+	var reply *Message
+	err = watch.Lines(ctx, r, func(raw []byte) error {
+		var m Message
+		if json.Unmarshal(raw, &m) == nil && m.Kind == KindReply && m.Corr == corr {
+			reply = &m
+		}
+		return nil
+	}, func() (bool, error) { return reply != nil, nil })
+	if err != nil {
+		return "", err
+	}
+	if reply.Error != "" {
+		return "", errs.Failf("see pm logs "+to, "@%s failed: %s", to, reply.Error)
+	}
+	return reply.Text, nil
+}
+
+// Handler answers one request; its error becomes the reply's Error.
+type Handler func(ctx context.Context, m Message) (string, error)
+
+// Serve answers the requests in name's inbox one at a time, forever (until
+// ctx ends). It resumes after the last request it answered (cursor file), so
+// a respawned agent neither loses nor repeats a request. notice is called for
+// notices and may be nil.
+func Serve(ctx context.Context, s *store.Store, name string, handle Handler, notice func(Message)) error {
+	cur := cursorPath(s, name)
+	var off int64
+	_ = lockedfile.ReadJSON(cur, &off)
+	r := &jsonl.Reader{Path: s.InboxPath(name), Offset: off, Bad: s.BadLine}
+	dir := filepath.Dir(r.Path)
+	return watch.Until(ctx, func() []string { return []string{dir} }, func() (bool, error) {
+		for {
+			var next *Message
+			err := r.Next(func(raw []byte) error {
+				if next != nil {
+					return nil
+				}
+				var m Message
+				if json.Unmarshal(raw, &m) != nil {
+					return nil
+				}
+				next = &m
+				return errStop
+			})
+			if err != nil && err != errStop {
+				return false, err
+			}
+			if next == nil {
+				return false, nil
+			}
+			switch next.Kind {
+			case KindRequest:
+				text, herr := handle(ctx, *next)
+				reply := Message{Kind: KindReply, From: name, To: next.From, Corr: next.Corr, TaskID: next.TaskID, Text: text}
+				if herr != nil {
+					reply.Error = herr.Error()
+				}
+				if _, err := Send(s, reply); err != nil {
+					return false, err
+				}
+			case KindNotice:
+				if notice != nil {
+					notice(*next)
+				}
+			}
+			if err := saveCursor(cur, r.Offset); err != nil {
+				return false, err
+			}
+		}
+	})
+}
+
+var errStop = errs.Failf("", "stop")
+
+func cursorPath(s *store.Store, name string) string {
+	return filepath.Join(s.AgentDir(name), "inbox.cursor")
+}
+
+func saveCursor(path string, off int64) error {
+	return lockedfile.With(path, func() error { return lockedfile.WriteJSON(path, off) })
+}
+
+// Format renders a request for the model: who asks, and what.
+func Format(m Message) string {
+	from := "@" + m.From
+	if m.From == "human" {
+		from = "the human"
+	}
+	return "Message from " + from + ":\n" + strings.TrimSpace(m.Text)
+}
