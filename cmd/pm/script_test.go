@@ -67,6 +67,7 @@ func TestScripts(t *testing.T) {
 			"lines":     cmdLines,
 			"jsonlines": cmdJSONLines,
 			"jsonget":   cmdJSONGet,
+			"jsoneq":    cmdJSONEq,
 			"readvar":   cmdReadVar,
 			"waitgone":  cmdWaitGone,
 			"exits":     cmdExits,
@@ -165,11 +166,12 @@ func environ(ts *testscript.TestScript) []string {
 	return env
 }
 
-// alive pid...: succeed if every pid is a live (non-zombie) process; with !,
+// alive pid...: (an argument may hold several pids, space-separated)
+// succeed if every pid is a live (non-zombie) process; with !,
 // succeed only if none is.
 func cmdAlive(ts *testscript.TestScript, neg bool, args []string) {
-	for _, a := range args {
-		pid, err := strconv.Atoi(strings.TrimSpace(a))
+	for _, a := range strings.Fields(strings.Join(args, " ")) {
+		pid, err := strconv.Atoi(a)
 		ts.Check(err)
 		live := pidAlive(pid)
 		if live == neg {
@@ -228,39 +230,53 @@ func cmdJSONLines(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // jsonget file path VAR: set $VAR to the value at a dotted path (object keys,
-// array indexes) of the JSON in file (or stdout/stderr). Strings are set as
-// they are, anything else as JSON.
+// array indexes) of the JSON in file (or stdout/stderr).
 func cmdJSONGet(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 3 || neg {
 		ts.Fatalf("usage: jsonget file path VAR")
 	}
-	var v any
-	if err := json.Unmarshal([]byte(ts.ReadFile(args[0])), &v); err != nil {
-		ts.Fatalf("%s: %v", args[0], err)
+	ts.Setenv(args[2], jsonAt(ts, args[0], args[1]))
+}
+
+// jsoneq file path want: the value at path is want (with !, is not).
+func cmdJSONEq(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 3 {
+		ts.Fatalf("usage: jsoneq file path want")
 	}
-	for _, k := range strings.Split(args[1], ".") {
+	if got := jsonAt(ts, args[0], args[1]); (got == args[2]) == neg {
+		ts.Fatalf("%s: %s is %q, want %s%q", args[0], args[1], got, map[bool]string{true: "not "}[neg], args[2])
+	}
+}
+
+// jsonAt returns the value at a dotted path of the JSON in file: strings as
+// they are, anything else as compact JSON.
+func jsonAt(ts *testscript.TestScript, file, path string) string {
+	var v any
+	if err := json.Unmarshal([]byte(ts.ReadFile(file)), &v); err != nil {
+		ts.Fatalf("%s: %v", file, err)
+	}
+	for _, k := range strings.Split(path, ".") {
 		switch x := v.(type) {
 		case map[string]any:
 			v = x[k]
 		case []any:
 			i, err := strconv.Atoi(k)
 			if err != nil || i < 0 || i >= len(x) {
-				ts.Fatalf("%s: no index %q in %s", args[0], k, args[1])
+				ts.Fatalf("%s: no index %q in %s", file, k, path)
 			}
 			v = x[i]
 		default:
-			ts.Fatalf("%s: %s: %q is not inside an object or array", args[0], args[1], k)
+			ts.Fatalf("%s: %s: %q is not inside an object or array", file, path, k)
 		}
 	}
 	if v == nil {
-		ts.Fatalf("%s: no value at %s", args[0], args[1])
+		ts.Fatalf("%s: no value at %s", file, path)
 	}
-	s, ok := v.(string)
-	if !ok {
-		b, _ := json.Marshal(v)
-		s = string(b)
+	if s, ok := v.(string); ok {
+		return s
 	}
-	ts.Setenv(args[2], s)
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 // readvar VAR file: set $VAR to the file's content, trimmed (e.g. a pid file).
@@ -284,8 +300,8 @@ func cmdWaitGone(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: waitgone [-t secs] pid...")
 	}
 	deadline := time.Now().Add(timeout)
-	for _, a := range args {
-		pid, err := strconv.Atoi(strings.TrimSpace(a))
+	for _, a := range strings.Fields(strings.Join(args, " ")) {
+		pid, err := strconv.Atoi(a)
 		ts.Check(err)
 		for pidAlive(pid) {
 			if time.Now().After(deadline) {
