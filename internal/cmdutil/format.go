@@ -5,7 +5,9 @@ import (
 	"io"
 	"strings"
 
+	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/store"
+	"github.com/plasmodium/pm/internal/task"
 )
 
 // PrintMessage writes one chat message as a human reads it.
@@ -31,4 +33,69 @@ func PhaseLine(p *store.Phase, count int) string {
 		s += " roles " + strings.Join(p.Roles, ",")
 	}
 	return s
+}
+
+// PrintTaskView writes pm status tk-...: the task, its phases (the actor's
+// own marked *) and its agents.
+func PrintTaskView(w io.Writer, v *task.View, actor store.Actor) {
+	t := v.Task
+	fmt.Fprintf(w, "%s %s  %s\n", t.ID, t.Status, t.Description)
+	fmt.Fprintf(w, "  owner @%s  runtime %s  depth %d\n", t.Owner, t.Runtime, t.Depth)
+	if t.ParentID != "" {
+		fmt.Fprintf(w, "  parent %s\n", t.ParentID)
+	}
+	if len(t.BlockedBy) > 0 {
+		fmt.Fprintf(w, "  blocked by %s\n", strings.Join(t.BlockedBy, ", "))
+	}
+	if len(t.Children) > 0 {
+		fmt.Fprintf(w, "  subtasks %s\n", strings.Join(t.Children, ", "))
+	}
+	if t.Commit != "" {
+		fmt.Fprintf(w, "  commit %s\n", t.Commit)
+	}
+	for _, p := range v.Phases {
+		mark := " "
+		if actor.Agent != nil && actor.Agent.PhaseID == p.ID {
+			mark = "*"
+		}
+		fmt.Fprintf(w, " %sphase %s\n", mark, PhaseLine(p.Phase, p.Messages))
+	}
+	for _, a := range v.Agents {
+		role := "owner"
+		if a.Role != "" {
+			role = a.Role
+		}
+		fmt.Fprintf(w, "  agent @%s %s %s pid %d\n", a.Name, role, a.Status, a.Pid)
+	}
+}
+
+// PrintSummary writes pm status: one line per listed task, then the counts.
+func PrintSummary(w io.Writer, sum *task.Summary) {
+	if sum.Total == 0 {
+		fmt.Fprintln(w, "no tasks yet; start one with: pm task \"describe the work\"")
+		return
+	}
+	for _, t := range sum.Tasks {
+		indent := strings.Repeat("  ", t.Depth)
+		fmt.Fprintf(w, "%s%s %-7s @%s  %s\n", indent, t.ID, t.Status, t.Owner, t.Description)
+	}
+	var parts []string
+	for _, k := range []string{store.TaskActive, store.TaskBlocked, store.TaskDone, store.TaskKilled} {
+		if sum.Counts[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", sum.Counts[k], k))
+		}
+	}
+	fmt.Fprintf(w, "%d tasks: %s\n", sum.Total, strings.Join(parts, ", "))
+}
+
+// PrintHistory writes pm history: messages grouped under their phase.
+func PrintHistory(w io.Writer, entries []phase.Entry) {
+	var last string
+	for _, e := range entries {
+		if e.Phase.ID != last {
+			fmt.Fprintf(w, "== %s %q (%s)\n", e.Phase.ID, e.Phase.Name, e.Phase.Status)
+			last = e.Phase.ID
+		}
+		PrintMessage(w, e.Message)
+	}
 }

@@ -212,3 +212,19 @@ func link(s *store.Store, t *store.Task) (unblocked bool, err error) {
 	}
 	return unblocked, nil
 }
+
+// MaxContext bounds the context a parent hands a subtask (bytes).
+const MaxContext = 256 << 10
+
+// Subtask is pm subtask: a child of parent with its own owner, on runtime
+// (default: the parent's) and the parent's model. The owner check is the
+// caller's.
+func Subtask(s *store.Store, l *agent.Launcher, actor store.Actor, parent *store.Task, description string, context []byte, runtime string) (*store.Task, error) {
+	if len(context) > MaxContext {
+		return nil, errs.Usagef("keep context under 256 KiB", "context of %d bytes is too long", len(context))
+	}
+	if runtime == "" {
+		runtime = parent.Runtime
+	}
+	return Create(s, l, actor, Spec{Description: description, ParentID: parent.ID, Runtime: runtime, Model: parent.Model, Context: context})
+}

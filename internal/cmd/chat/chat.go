@@ -10,6 +10,7 @@ import (
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/jsonl"
+	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/watch"
 )
@@ -71,7 +72,7 @@ func run(f *cmdutil.Factory, o Options) error {
 		if err := r.Next(print); err != nil {
 			return err
 		}
-		markSeen(s, actor, ph, n)
+		phase.MarkSeen(s, actor, ph, n)
 		if !o.JSON {
 			fmt.Fprintf(f.IO.ErrOut, "-- %s\n", cmdutil.PhaseLine(ph, n))
 		}
@@ -88,7 +89,7 @@ func run(f *cmdutil.Factory, o Options) error {
 	if err := watch.Lines(f.Context, r, print, closed); err != nil {
 		return err
 	}
-	markSeen(s, actor, ph, n)
+	phase.MarkSeen(s, actor, ph, n)
 	if !o.JSON {
 		fmt.Fprintf(f.IO.ErrOut, "-- phase closed: %s\n", cmdutil.PhaseLine(ph, n))
 	}

@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plasmodium/pm/internal/cmdutil"
-	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -48,12 +47,9 @@ func run(f *cmdutil.Factory, o Options) error {
 	if err := cmdutil.Owner(actor, t); err != nil {
 		return err
 	}
-	ph, err := s.ActivePhase(t.ID)
+	ph, err := phase.Active(s, t.ID, "nothing to end; see pm status")
 	if err != nil {
 		return err
-	}
-	if ph == nil {
-		return errs.Statef("nothing to end; see pm status", "task %s has no active phase", t.ID)
 	}
 	out, err := phase.Close(s, actor, t.ID, ph.ID, store.CloseEnded)
 	if err != nil {

@@ -56,12 +56,9 @@ func run(f *cmdutil.Factory, o Options) error {
 	if err := cmdutil.Owner(actor, t); err != nil {
 		return err
 	}
-	ph, err := s.ActivePhase(t.ID)
+	ph, err := phase.Active(s, t.ID, "open one with pm phase")
 	if err != nil {
 		return err
-	}
-	if ph == nil {
-		return errs.Statef("open one with pm phase", "task %s has no active phase", t.ID)
 	}
 	out, err := phase.Extend(s, actor, t.ID, ph.ID, o.N)
 	if err != nil {

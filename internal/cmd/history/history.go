@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plasmodium/pm/internal/cmdutil"
-	"github.com/plasmodium/pm/internal/store"
+	"github.com/plasmodium/pm/internal/phase"
 )
 
 // Options are the inputs of pm history.
@@ -32,11 +32,6 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	return c
 }
 
-type entry struct {
-	phase *store.Phase
-	msg   store.Message
-}
-
 func run(f *cmdutil.Factory, o Options) error {
 	s, err := f.Store()
 	if err != nil {
@@ -50,38 +45,20 @@ func run(f *cmdutil.Factory, o Options) error {
 	if err != nil {
 		return err
 	}
-	phases, err := s.Phases(t.ID)
+	all, err := phase.History(s, t.ID, o.Tail)
 	if err != nil {
 		return err
 	}
-	var all []entry
-	for _, p := range phases {
-		msgs, err := s.Messages(t.ID, p.ID)
-		if err != nil {
-			return err
-		}
-		for _, m := range msgs {
-			all = append(all, entry{p, m})
-		}
-	}
-	if o.Tail >= 0 && len(all) > o.Tail {
-		all = all[len(all)-o.Tail:]
-	}
-	var last string
-	for _, e := range all {
-		if o.JSON {
-			if err := cmdutil.PrintJSONLine(f.IO.Out, e.msg); err != nil {
+	if o.JSON {
+		for _, e := range all {
+			if err := cmdutil.PrintJSONLine(f.IO.Out, e.Message); err != nil {
 				return err
 			}
-			continue
 		}
-		if e.phase.ID != last {
-			fmt.Fprintf(f.IO.Out, "== %s %q (%s)\n", e.phase.ID, e.phase.Name, e.phase.Status)
-			last = e.phase.ID
-		}
-		cmdutil.PrintMessage(f.IO.Out, e.msg)
+		return nil
 	}
-	if len(all) == 0 && !o.JSON {
+	cmdutil.PrintHistory(f.IO.Out, all)
+	if len(all) == 0 {
 		fmt.Fprintf(f.IO.ErrOut, "no messages yet in %s\n", t.ID)
 	}
 	return nil

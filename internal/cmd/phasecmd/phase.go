@@ -3,15 +3,11 @@ package phasecmd
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/cmdutil"
-	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/phase"
-	"github.com/plasmodium/pm/internal/store"
 )
 
 // Options are the inputs of pm phase.
@@ -61,26 +57,11 @@ func run(f *cmdutil.Factory, o Options) error {
 	if err := cmdutil.Owner(actor, t); err != nil {
 		return err
 	}
-	roles := make([]string, 0, len(o.Roles))
-	for _, r := range o.Roles {
-		if r = strings.TrimSpace(r); r != "" {
-			roles = append(roles, r)
-		}
-	}
-	set, err := agent.Prompts(s)
+	l, err := f.Launcher(s)
 	if err != nil {
 		return err
 	}
-	for _, r := range roles {
-		if _, ok := set[r]; !ok {
-			return errs.NotFoundf("roles are prompt objects: "+strings.Join(set.Names(), ", "), "no prompt object for role %q", r)
-		}
-	}
-	ph, err := phase.Create(s, actor, phase.Spec{TaskID: t.ID, Name: o.Name, Limit: o.Limit, Roles: roles, Rules: o.Rules})
-	if err != nil {
-		return err
-	}
-	names, err := startRoles(f, s, t, ph)
+	ph, names, err := phase.Open(s, l, actor, phase.Spec{TaskID: t.ID, Name: o.Name, Limit: o.Limit, Roles: o.Roles, Rules: o.Rules})
 	if err != nil {
 		return err
 	}
@@ -89,33 +70,8 @@ func run(f *cmdutil.Factory, o Options) error {
 	}
 	fmt.Fprintf(f.IO.Out, "%s %q open: limit %d", ph.ID, ph.Name, ph.MessageLimit)
 	for i, n := range names {
-		fmt.Fprintf(f.IO.Out, ", @%s (%s)", n, roles[i])
+		fmt.Fprintf(f.IO.Out, ", @%s (%s)", n, ph.Roles[i])
 	}
 	fmt.Fprintln(f.IO.Out)
 	return nil
-}
-
-func startRoles(f *cmdutil.Factory, s *store.Store, t *store.Task, ph *store.Phase) ([]string, error) {
-	l, err := f.Launcher(s)
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for _, r := range ph.Roles {
-		a, err := agent.New(s, store.Agent{Prompt: r, Role: r, TaskID: t.ID, PhaseID: ph.ID, Runtime: t.Runtime, Model: t.Model})
-		if err != nil {
-			return names, err
-		}
-		names = append(names, a.Name)
-	}
-	if err := phase.SetAgents(s, t.ID, ph.ID, names); err != nil {
-		return names, err
-	}
-	ph.Agents = names
-	for _, n := range names {
-		if err := l.Start(n); err != nil {
-			return names, err
-		}
-	}
-	return names, nil
 }

@@ -12,9 +12,6 @@ import (
 	"github.com/plasmodium/pm/internal/task"
 )
 
-// MaxContext bounds a --context-file.
-const MaxContext = 256 << 10
-
 // Options are the inputs of pm subtask.
 type Options struct {
 	Description string
@@ -65,22 +62,18 @@ func run(f *cmdutil.Factory, o Options) error {
 		if err != nil {
 			return errs.NotFoundf("write the context to a file first", "context file: %v", err)
 		}
-		if st.Size() > MaxContext {
+		if st.Size() > task.MaxContext {
 			return errs.Usagef("keep context under 256 KiB", "context file %s is %d bytes", o.ContextFile, st.Size())
 		}
 		if ctxText, err = os.ReadFile(o.ContextFile); err != nil {
 			return err
 		}
 	}
-	rt := o.Runtime
-	if rt == "" {
-		rt = parent.Runtime
-	}
 	l, err := f.Launcher(s)
 	if err != nil {
 		return err
 	}
-	t, err := task.Create(s, l, actor, task.Spec{Description: o.Description, ParentID: parent.ID, Runtime: rt, Model: parent.Model, Context: ctxText})
+	t, err := task.Subtask(s, l, actor, parent, o.Description, ctxText, o.Runtime)
 	if err != nil {
 		return err
 	}

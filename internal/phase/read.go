@@ -1,0 +1,157 @@
+package phase
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/jsonl"
+	"github.com/plasmodium/pm/internal/lockedfile"
+	"github.com/plasmodium/pm/internal/store"
+	"github.com/plasmodium/pm/internal/watch"
+)
+
+// seen is agents/NAME/seen.json: how many messages of each phase the agent
+// has been shown, so a wait reports only what is new to it.
+type seen map[string]int
+
+func seenPath(s *store.Store, actor store.Actor) string {
+	return filepath.Join(s.AgentDir(actor.Name), "seen.json")
+}
+
+// Seen is how many messages of phaseID the actor has been shown (0 for the
+// human, who has no record).
+func Seen(s *store.Store, actor store.Actor, phaseID string) int {
+	if actor.IsHuman() {
+		return 0
+	}
+	out := seen{}
+	_ = lockedfile.ReadJSON(seenPath(s, actor), &out)
+	return out[phaseID]
+}
+
+// MarkSeen records that the actor has been shown the first n messages of ph.
+func MarkSeen(s *store.Store, actor store.Actor, ph *store.Phase, n int) {
+	if actor.IsHuman() {
+		return
+	}
+	_, _ = lockedfile.Update(seenPath(s, actor), true, func(v *seen) error {
+		if *v == nil {
+			*v = seen{}
+		}
+		if n > (*v)[ph.ID] {
+			(*v)[ph.ID] = n
+		}
+		return nil
+	})
+}
+
+// Waited is what WaitNew found.
+type Waited struct {
+	Fresh [][]byte // raw JSON lines of the messages not shown to the actor before
+	Count int      // messages in the phase when the wait ended
+	// Closed: the phase closed before anyone else posted (Phase is its
+	// final record).
+	Closed bool
+	Phase  *store.Phase
+}
+
+// Messages decodes Fresh, skipping lines that do not decode.
+func (w *Waited) Messages() []store.Message {
+	out := make([]store.Message, 0, len(w.Fresh))
+	for _, raw := range w.Fresh {
+		var m store.Message
+		if json.Unmarshal(raw, &m) == nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// WaitNew blocks until ph holds a message from someone other than the actor
+// that the actor has not been shown, or the phase closes; it marks every
+// message seen. (pm chat --wait, and the chat tool's wait.) The human has no
+// record, so for it "unseen" starts now. When the phase closed with nothing
+// new from others the result comes with an exit-5 error.
+func WaitNew(ctx context.Context, s *store.Store, actor store.Actor, ph *store.Phase) (*Waited, error) {
+	path := s.MessagesPath(ph.TaskID, ph.ID)
+	from := Seen(s, actor, ph.ID)
+	if actor.IsHuman() {
+		n, err := jsonl.Count(path)
+		if err != nil {
+			return nil, err
+		}
+		from = n
+	}
+	w := &Waited{Phase: ph}
+	r := &jsonl.Reader{Path: path, Bad: s.BadLine}
+	collect := func(raw []byte) error {
+		w.Count++
+		if w.Count > from {
+			w.Fresh = append(w.Fresh, raw)
+		}
+		return nil
+	}
+	fromOthers := func() bool {
+		for _, raw := range w.Fresh {
+			var m store.Message
+			if json.Unmarshal(raw, &m) == nil && m.Author != actor.Name {
+				return true
+			}
+		}
+		return false
+	}
+	ready := func() (bool, error) {
+		if fromOthers() {
+			return true, nil
+		}
+		p, err := s.Phase(ph.TaskID, ph.ID)
+		if err != nil {
+			return false, err
+		}
+		if p.Status != store.PhaseActive {
+			w.Phase, w.Closed = p, true
+			return true, nil
+		}
+		return false, nil
+	}
+	if err := watch.Lines(ctx, r, collect, ready); err != nil {
+		return nil, err
+	}
+	MarkSeen(s, actor, ph, w.Count)
+	if w.Closed && !fromOthers() {
+		return w, errs.Statef("leave the room: your part in this phase is over", "phase %s is closed (%s)", w.Phase.ID, w.Phase.CloseReason)
+	}
+	w.Closed = false
+	return w, nil
+}
+
+// Entry is one message of a task's history with its phase.
+type Entry struct {
+	Phase   *store.Phase
+	Message store.Message
+}
+
+// History returns the last tail messages of all of the task's phases, oldest
+// phase first (tail < 0: all of them).
+func History(s *store.Store, taskID string, tail int) ([]Entry, error) {
+	phases, err := s.Phases(taskID)
+	if err != nil {
+		return nil, err
+	}
+	var all []Entry
+	for _, p := range phases {
+		msgs, err := s.Messages(taskID, p.ID)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range msgs {
+			all = append(all, Entry{p, m})
+		}
+	}
+	if tail >= 0 && len(all) > tail {
+		all = all[len(all)-tail:]
+	}
+	return all, nil
+}

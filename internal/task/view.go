@@ -1,0 +1,78 @@
+package task
+
+import (
+	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/jsonl"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// PhaseView is a phase with its derived message count.
+type PhaseView struct {
+	*store.Phase
+	Messages int `json:"messages"`
+}
+
+// View is one task in detail: what pm status tk-... shows.
+type View struct {
+	Task   *store.Task    `json:"task"`
+	Phases []PhaseView    `json:"phases"`
+	Agents []*store.Agent `json:"agents"`
+}
+
+// Summary is the overview of all tasks: what pm status shows.
+type Summary struct {
+	Tasks  []*store.Task  `json:"tasks"`
+	Counts map[string]int `json:"counts"`
+	Total  int            `json:"-"`
+}
+
+// Describe builds the detailed view of task id. An agent recorded running
+// whose process is gone shows as "dead".
+func Describe(s *store.Store, id string) (*View, error) {
+	t, err := s.Task(id)
+	if err != nil {
+		return nil, err
+	}
+	v := &View{Task: t, Phases: []PhaseView{}, Agents: []*store.Agent{}}
+	phases, err := s.Phases(id)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range phases {
+		n, err := jsonl.Count(s.MessagesPath(id, p.ID))
+		if err != nil {
+			return nil, err
+		}
+		v.Phases = append(v.Phases, PhaseView{p, n})
+	}
+	agents, err := s.Agents()
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range agents {
+		if a.TaskID == id {
+			if a.Status == store.AgentRunning && !agent.Running(a) {
+				a.Status = "dead" // recorded running, but its process is gone
+			}
+			v.Agents = append(v.Agents, a)
+		}
+	}
+	return v, nil
+}
+
+// Summarize counts every task by status and lists the live ones (all of
+// them with all set).
+func Summarize(s *store.Store, all bool) (*Summary, error) {
+	tasks, err := s.Tasks()
+	if err != nil {
+		return nil, err
+	}
+	sum := &Summary{Tasks: []*store.Task{}, Counts: map[string]int{}, Total: len(tasks)}
+	for _, t := range tasks {
+		sum.Counts[t.Status]++
+		if all || t.Live() {
+			sum.Tasks = append(sum.Tasks, t)
+		}
+	}
+	return sum, nil
+}
