@@ -1,0 +1,12 @@
+// Package bench measures pm as its users meet it: as many short-lived OS
+// processes sharing one state directory. It builds (or is given) the pm
+// binary, generates state in a temporary directory, runs real pm processes
+// and reports figures against the goals of docs/benchmarks.md.
+//
+// The harness (cmd/pmbench) is not a test: nothing here asserts a wall-clock
+// threshold. Correctness checks that do not depend on speed (no lost or torn
+// line, a phase closing at exactly its limit) are reported as failures.
+//
+// Every loop is bounded by a count and every process by a deadline, so a run
+// always stops by itself.
+package bench

@@ -1,0 +1,46 @@
+package store_test
+
+import (
+	"testing"
+
+	"github.com/plasmodium/pm/internal/bench"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// BenchmarkTasks reads every task of a state with 10,000 tasks (pm status).
+func BenchmarkTasks(b *testing.B) {
+	st, err := bench.Generate(b.TempDir(), bench.StateSpec{Tasks: 10_000})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := store.Open(st.Root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		ts, err := s.Tasks()
+		if err != nil || len(ts) != 10_000 {
+			b.Fatalf("%d tasks, %v", len(ts), err)
+		}
+	}
+}
+
+// BenchmarkAgents reads every agent record of the same state (pm status tk-..).
+func BenchmarkAgents(b *testing.B) {
+	st, err := bench.Generate(b.TempDir(), bench.StateSpec{Tasks: 10_000})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := store.Open(st.Root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		as, err := s.Agents()
+		if err != nil || len(as) != 10_000 {
+			b.Fatalf("%d agents, %v", len(as), err)
+		}
+	}
+}
