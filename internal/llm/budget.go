@@ -1,0 +1,76 @@
+package llm
+
+import (
+	"fmt"
+	"time"
+)
+
+// Budget bounds one Loop. A zero field means no limit.
+type Budget struct {
+	MaxTurns     int           // model calls that returned a response (retries do not count)
+	MaxToolCalls int           // tool calls run
+	MaxTokens    int           // total tokens, from the usage the endpoint reports
+	MaxWall      time.Duration // since Loop.Started
+}
+
+// Counters is what a Loop has spent. Loop.Used accumulates it; a host that
+// respawns an agent may seed it (and Loop.Started) so budgets span restarts.
+type Counters struct {
+	Turns     int64
+	ToolCalls int64
+	Tokens    int64
+}
+
+// Budget kinds reported in BudgetError.What.
+const (
+	BudgetTurns     = "model turns"
+	BudgetToolCalls = "tool calls"
+	BudgetTokens    = "tokens"
+	BudgetWall      = "wall time"
+)
+
+// BudgetError reports the budget that stopped a Loop. For BudgetWall, Limit
+// and Used are nanoseconds.
+type BudgetError struct {
+	What  string
+	Limit int64
+	Used  int64
+}
+
+func (e *BudgetError) Error() string {
+	if e.What == BudgetWall {
+		return fmt.Sprintf("budget exceeded: %s %s of %s", e.What,
+			time.Duration(e.Used).Round(time.Millisecond), time.Duration(e.Limit))
+	}
+	return fmt.Sprintf("budget exceeded: %s %d of %d", e.What, e.Used, e.Limit)
+}
+
+// check reports the first exhausted budget before a model call: a limit
+// already reached leaves no room for another turn.
+func (b Budget) check(used Counters, elapsed time.Duration) *BudgetError {
+	switch {
+	case b.MaxTurns > 0 && used.Turns >= int64(b.MaxTurns):
+		return &BudgetError{What: BudgetTurns, Limit: int64(b.MaxTurns), Used: used.Turns}
+	case b.MaxToolCalls > 0 && used.ToolCalls >= int64(b.MaxToolCalls):
+		return &BudgetError{What: BudgetToolCalls, Limit: int64(b.MaxToolCalls), Used: used.ToolCalls}
+	case b.MaxTokens > 0 && used.Tokens >= int64(b.MaxTokens):
+		return &BudgetError{What: BudgetTokens, Limit: int64(b.MaxTokens), Used: used.Tokens}
+	case b.MaxWall > 0 && elapsed >= b.MaxWall:
+		return &BudgetError{What: BudgetWall, Limit: int64(b.MaxWall), Used: int64(elapsed)}
+	}
+	return nil
+}
+
+// checkResponse reports an exceeded budget after a response that asks for
+// calls more tool calls: it must not run them.
+func (b Budget) checkResponse(used Counters, calls int, elapsed time.Duration) *BudgetError {
+	switch {
+	case b.MaxToolCalls > 0 && used.ToolCalls+int64(calls) > int64(b.MaxToolCalls):
+		return &BudgetError{What: BudgetToolCalls, Limit: int64(b.MaxToolCalls), Used: used.ToolCalls + int64(calls)}
+	case b.MaxTokens > 0 && used.Tokens > int64(b.MaxTokens):
+		return &BudgetError{What: BudgetTokens, Limit: int64(b.MaxTokens), Used: used.Tokens}
+	case b.MaxWall > 0 && elapsed >= b.MaxWall:
+		return &BudgetError{What: BudgetWall, Limit: int64(b.MaxWall), Used: int64(elapsed)}
+	}
+	return nil
+}

@@ -1,0 +1,520 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// Tool is a function the model may call. Parameters is its JSON Schema (an
+// empty object schema when nil). Call receives the raw JSON arguments; its
+// error becomes the tool result "error: ..." rather than stopping the loop.
+type Tool struct {
+	Name        string
+	Description string
+	Parameters  json.RawMessage
+	Call        func(ctx context.Context, args json.RawMessage) (string, error)
+}
+
+// Defaults for the Loop's zero fields.
+const (
+	DefaultCallTimeout = 5 * time.Minute
+	DefaultToolTimeout = 10 * time.Minute
+	// MaxToolResult bounds one tool result in bytes; a longer one is cut (at
+	// a UTF-8 boundary) with a note, so it fits the context and a JSONL line.
+	MaxToolResult = 64 << 10
+)
+
+// emptyAnswer is recorded for an answer with neither text nor tool calls.
+const emptyAnswer = "(empty response)"
+
+// EventKind names what an Event reports.
+type EventKind string
+
+const (
+	EventTurn       EventKind = "turn"        // a model call starts; Turn is its number
+	EventRetry      EventKind = "retry"       // an attempt failed; Attempt, Delay, Status, Text (the error)
+	EventResponse   EventKind = "response"    // a response arrived; Finish, Tokens, Calls
+	EventToolCall   EventKind = "tool_call"   // a tool call starts; Tool, CallID, Args
+	EventToolResult EventKind = "tool_result" // a tool call ended; Tool, CallID, Text, IsError
+	EventRepair     EventKind = "repair"      // the loaded transcript was repaired after a crash; Text
+	EventBudget     EventKind = "budget"      // a budget stopped the loop; Text
+)
+
+// Event is one observable step of a Loop. All text is masked.
+type Event struct {
+	Kind    EventKind
+	Turn    int64
+	Tool    string
+	CallID  string
+	Args    string
+	Text    string
+	IsError bool
+	Attempt int
+	Delay   time.Duration
+	Status  int
+	Finish  string
+	Tokens  int64 // tokens of this response
+	Calls   int   // tool calls this response asks for
+	Used    Counters
+}
+
+// Loop is the model loop of one agent. Configure its fields, then call Run;
+// Run calls are serialized. See the package documentation for invariants.
+type Loop struct {
+	Provider   Provider
+	Tools      []Tool
+	System     string     // sent first on every request, never stored in the transcript
+	Transcript Transcript // nil: in memory only
+	Budget     Budget
+	Used       Counters  // spent so far; may be seeded by a respawning host
+	Started    time.Time // start of the wall-time budget; zero: set by the first Run
+	Secrets    []string  // masked like Provider.APIKey
+
+	OnDelta func(text string) // streamed assistant text, as it arrives
+	OnEvent func(Event)
+
+	CallTimeout time.Duration // each model call attempt (default DefaultCallTimeout)
+	ToolTimeout time.Duration // each tool call (default DefaultToolTimeout)
+	Retry       RetryPolicy
+
+	// Sleep and Now are seams for tests (defaults: a context-aware timer, time.Now).
+	Sleep func(ctx context.Context, d time.Duration) error
+	Now   func() time.Time
+
+	run     sync.Mutex // held by Run
+	cb      sync.Mutex // serializes OnDelta and OnEvent
+	client  *openai.Client
+	history []openai.ChatCompletionMessage
+}
+
+// Run appends userMessage (none when empty: continue the loaded transcript)
+// and drives the model until it answers without tool calls, returning that
+// answer. It stops early, with the history and transcript left valid, on a
+// budget (*BudgetError), a non-retryable or exhausted model error, a
+// transcript write error, or ctx.
+func (l *Loop) Run(ctx context.Context, userMessage string) (final string, err error) {
+	l.run.Lock()
+	defer l.run.Unlock()
+	if l.Transcript == nil {
+		l.Transcript = &MemTranscript{}
+	}
+	if l.Started.IsZero() {
+		l.Started = l.now()
+	}
+	if l.client == nil {
+		l.client = l.Provider.client()
+	}
+	if err := l.load(); err != nil {
+		return "", l.mask(fmt.Errorf("llm: loading transcript: %w", err))
+	}
+	if userMessage != "" {
+		if err := l.append(openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: userMessage}); err != nil {
+			return "", err
+		}
+	} else if len(l.history) == 0 {
+		return "", errors.New("llm: nothing to do: no user message and an empty transcript")
+	}
+
+	runCtx := ctx
+	if l.Budget.MaxWall > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeout(ctx, l.Budget.MaxWall-l.elapsed())
+		defer cancel()
+	}
+	// wallStop turns a cancellation caused by the wall-time budget into its
+	// BudgetError.
+	wallStop := func(err error) error {
+		if runCtx.Err() != nil && ctx.Err() == nil {
+			be := &BudgetError{What: BudgetWall, Limit: int64(l.Budget.MaxWall), Used: int64(max(l.elapsed(), l.Budget.MaxWall))}
+			l.emit(Event{Kind: EventBudget, Text: be.Error(), Used: l.Used})
+			return be
+		}
+		return err
+	}
+
+	for {
+		if be := l.Budget.check(l.Used, l.elapsed()); be != nil {
+			l.emit(Event{Kind: EventBudget, Text: be.Error(), Used: l.Used})
+			return "", be
+		}
+		msg, tokens, finish, err := l.complete(runCtx)
+		if err != nil {
+			return "", wallStop(l.mask(err))
+		}
+		l.Used.Turns++
+		l.Used.Tokens += tokens
+		answer := msg.Content
+		if answer == "" && len(msg.ToolCalls) == 0 {
+			// The API refuses an assistant message with neither content nor
+			// tool calls in a later request; keep the transcript resumable.
+			msg.Content = emptyAnswer
+		}
+		if err := l.append(msg); err != nil {
+			return "", err
+		}
+		l.emit(Event{Kind: EventResponse, Turn: l.Used.Turns, Finish: finish, Tokens: tokens, Calls: len(msg.ToolCalls), Used: l.Used})
+		if len(msg.ToolCalls) == 0 {
+			return Mask(answer, l.secrets()...), nil
+		}
+		if be := l.Budget.checkResponse(l.Used, len(msg.ToolCalls), l.elapsed()); be != nil {
+			results := make([]string, len(msg.ToolCalls))
+			for i := range results {
+				results[i] = "error: not run: " + be.Error()
+			}
+			if err := l.appendResults(msg.ToolCalls, results); err != nil {
+				return "", err
+			}
+			l.emit(Event{Kind: EventBudget, Text: be.Error(), Used: l.Used})
+			return "", be
+		}
+		results := l.runTools(runCtx, msg.ToolCalls)
+		l.Used.ToolCalls += int64(len(msg.ToolCalls))
+		if err := l.appendResults(msg.ToolCalls, results); err != nil {
+			return "", err
+		}
+		if runCtx.Err() != nil {
+			return "", wallStop(runCtx.Err())
+		}
+	}
+}
+
+// History returns a copy of the conversation as of the last Run (without the
+// system prompt).
+func (l *Loop) History() []openai.ChatCompletionMessage {
+	l.run.Lock()
+	defer l.run.Unlock()
+	return append([]openai.ChatCompletionMessage(nil), l.history...)
+}
+
+// load reads the transcript and repairs what a crash left unanswered.
+func (l *Loop) load() error {
+	msgs, err := l.Transcript.Load()
+	if err != nil {
+		return err
+	}
+	fixed, tail, changed := repair(msgs)
+	if len(tail) > 0 {
+		if err := l.Transcript.Append(tail...); err != nil {
+			return err
+		}
+	}
+	if changed {
+		l.emit(Event{Kind: EventRepair, Text: fmt.Sprintf("transcript of %d messages repaired to %d: unanswered tool calls marked interrupted", len(msgs), len(fixed))})
+	}
+	l.history = fixed
+	return nil
+}
+
+// append masks msgs, records them in the transcript, then in the history.
+func (l *Loop) append(msgs ...openai.ChatCompletionMessage) error {
+	for i := range msgs {
+		msgs[i] = maskMessage(msgs[i], l.secrets()...)
+	}
+	if err := l.Transcript.Append(msgs...); err != nil {
+		return l.mask(fmt.Errorf("llm: writing transcript: %w", err))
+	}
+	l.history = append(l.history, msgs...)
+	return nil
+}
+
+// appendResults records one tool message per call, in call order.
+func (l *Loop) appendResults(calls []openai.ToolCall, results []string) error {
+	msgs := make([]openai.ChatCompletionMessage, len(calls))
+	for i, tc := range calls {
+		msgs[i] = openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: tc.ID, Content: results[i]}
+	}
+	return l.append(msgs...)
+}
+
+// complete makes one model call with retries: each attempt under
+// CallTimeout, waits per RetryPolicy, events for each retry.
+func (l *Loop) complete(ctx context.Context) (msg openai.ChatCompletionMessage, tokens int64, finish string, err error) {
+	req := l.request()
+	policy := l.Retry.withDefaults()
+	turn := l.Used.Turns + 1
+	l.emit(Event{Kind: EventTurn, Turn: turn, Used: l.Used})
+	for attempt := 1; ; attempt++ {
+		callCtx, cancel := context.WithTimeout(ctx, l.callTimeout())
+		callCtx, info := withRespInfo(callCtx)
+		msg, tokens, finish, err = l.stream(callCtx, req, turn)
+		timedOut := callCtx.Err() != nil && ctx.Err() == nil
+		cancel()
+		if err == nil {
+			return msg, tokens, finish, nil
+		}
+		if timedOut {
+			err = fmt.Errorf("model call timed out after %s: %w", l.callTimeout(), err)
+		}
+		if !retryable(ctx, err) || attempt >= policy.MaxAttempts {
+			return msg, 0, "", fmt.Errorf("llm: %s: model call failed after %d attempt(s): %w", l.Provider, attempt, err)
+		}
+		d := policy.backoff(attempt, info)
+		l.emit(Event{Kind: EventRetry, Turn: turn, Attempt: attempt, Delay: d, Status: statusOf(err), Text: Mask(err.Error(), l.secrets()...)})
+		if serr := l.sleep(ctx, d); serr != nil {
+			return msg, 0, "", fmt.Errorf("llm: waiting to retry the model call: %w (last error: %v)", serr, err)
+		}
+	}
+}
+
+func (l *Loop) request() openai.ChatCompletionRequest {
+	msgs := make([]openai.ChatCompletionMessage, 0, len(l.history)+1)
+	if l.System != "" {
+		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: Mask(l.System, l.secrets()...)})
+	}
+	msgs = append(msgs, l.history...)
+	req := openai.ChatCompletionRequest{
+		Model:         l.Provider.Model,
+		Messages:      msgs,
+		Stream:        true,
+		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
+	}
+	for _, t := range l.Tools {
+		params := t.Parameters
+		if len(params) == 0 {
+			params = json.RawMessage(`{"type":"object","properties":{}}`)
+		}
+		req.Tools = append(req.Tools, openai.Tool{
+			Type:     openai.ToolTypeFunction,
+			Function: &openai.FunctionDefinition{Name: t.Name, Description: t.Description, Parameters: params},
+		})
+	}
+	return req
+}
+
+// stream makes one streaming attempt and assembles the assistant message.
+// Tool-call deltas are merged by their index (id, type and name come on the
+// first delta of a call, argument fragments on the following ones). A stream
+// that ends without a finish_reason is errTruncated.
+func (l *Loop) stream(ctx context.Context, req openai.ChatCompletionRequest, turn int64) (openai.ChatCompletionMessage, int64, string, error) {
+	var (
+		content strings.Builder
+		calls   []*openai.ToolCall
+		byIndex = map[int]*openai.ToolCall{}
+		args    = map[*openai.ToolCall]*strings.Builder{}
+		finish  string
+		usage   *openai.Usage
+	)
+	s, err := l.client.CreateChatCompletionStream(ctx, req)
+	if err != nil {
+		return openai.ChatCompletionMessage{}, 0, "", err
+	}
+	defer s.Close()
+	for {
+		chunk, err := s.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return openai.ChatCompletionMessage{}, 0, "", err
+		}
+		if chunk.Usage != nil {
+			usage = chunk.Usage
+		}
+		for _, ch := range chunk.Choices {
+			if ch.Index != 0 {
+				continue
+			}
+			if d := ch.Delta.Content; d != "" {
+				content.WriteString(d)
+				if l.OnDelta != nil {
+					l.cb.Lock()
+					l.OnDelta(d)
+					l.cb.Unlock()
+				}
+			}
+			for _, tc := range ch.Delta.ToolCalls {
+				var c *openai.ToolCall
+				if tc.Index != nil {
+					c = byIndex[*tc.Index]
+				} else if tc.ID == "" && len(calls) > 0 {
+					c = calls[len(calls)-1] // index-less continuation (some local servers)
+				}
+				if c == nil {
+					c = &openai.ToolCall{}
+					if tc.Index != nil {
+						idx := *tc.Index
+						c.Index = &idx
+						byIndex[idx] = c
+					}
+					calls = append(calls, c)
+					args[c] = &strings.Builder{}
+				}
+				if tc.ID != "" {
+					c.ID = tc.ID
+				}
+				if tc.Type != "" {
+					c.Type = tc.Type
+				}
+				if tc.Function.Name != "" {
+					c.Function.Name = tc.Function.Name
+				}
+				args[c].WriteString(tc.Function.Arguments)
+			}
+			if ch.FinishReason != "" {
+				finish = string(ch.FinishReason)
+			}
+		}
+	}
+	if finish == "" {
+		return openai.ChatCompletionMessage{}, 0, "", errTruncated
+	}
+	sort.SliceStable(calls, func(i, j int) bool {
+		return calls[i].Index != nil && calls[j].Index != nil && *calls[i].Index < *calls[j].Index
+	})
+	msg := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: content.String()}
+	for i, c := range calls {
+		if c.Function.Name == "" {
+			continue // a call the model never named cannot be answered or echoed
+		}
+		tc := openai.ToolCall{ID: c.ID, Type: openai.ToolTypeFunction, Function: c.Function}
+		tc.Function.Arguments = args[c].String()
+		if strings.TrimSpace(tc.Function.Arguments) == "" {
+			tc.Function.Arguments = "{}"
+		}
+		if tc.ID == "" {
+			tc.ID = fmt.Sprintf("call_pm_%d_%d", turn, i)
+		}
+		msg.ToolCalls = append(msg.ToolCalls, tc)
+	}
+	var tokens int64
+	if usage != nil && usage.TotalTokens > 0 {
+		tokens = int64(usage.TotalTokens)
+	} else {
+		tokens = estimateTokens(req.Messages, msg)
+	}
+	return msg, tokens, finish, nil
+}
+
+// estimateTokens stands in for usage an endpoint did not report (about four
+// characters a token), so the token budget still bites.
+func estimateTokens(prompt []openai.ChatCompletionMessage, reply openai.ChatCompletionMessage) int64 {
+	n := 0
+	for _, m := range append(prompt, reply) {
+		n += len(m.Content) + 4
+		for _, tc := range m.ToolCalls {
+			n += len(tc.Function.Name) + len(tc.Function.Arguments)
+		}
+	}
+	return int64(n+3) / 4
+}
+
+// runTools runs every call of one turn concurrently and returns their
+// results in call order.
+func (l *Loop) runTools(ctx context.Context, calls []openai.ToolCall) []string {
+	results := make([]string, len(calls))
+	var wg sync.WaitGroup
+	for i, tc := range calls {
+		l.emit(Event{Kind: EventToolCall, Turn: l.Used.Turns, Tool: tc.Function.Name, CallID: tc.ID, Args: Mask(tc.Function.Arguments, l.secrets()...)})
+		wg.Go(func() {
+			out, isErr := l.callTool(ctx, tc)
+			// Mask before cutting, so a cut never leaves part of a secret.
+			results[i] = truncate(Mask(out, l.secrets()...), MaxToolResult)
+			l.emit(Event{Kind: EventToolResult, Turn: l.Used.Turns, Tool: tc.Function.Name, CallID: tc.ID, Text: results[i], IsError: isErr})
+		})
+	}
+	wg.Wait()
+	return results
+}
+
+// callTool runs one call under ToolTimeout; every failure is a result text.
+func (l *Loop) callTool(ctx context.Context, tc openai.ToolCall) (out string, isErr bool) {
+	var tool *Tool
+	for i := range l.Tools {
+		if l.Tools[i].Name == tc.Function.Name {
+			tool = &l.Tools[i]
+		}
+	}
+	if tool == nil || tool.Call == nil {
+		names := make([]string, len(l.Tools))
+		for i, t := range l.Tools {
+			names[i] = t.Name
+		}
+		return fmt.Sprintf("error: unknown tool %q; available: %s", tc.Function.Name, strings.Join(names, ", ")), true
+	}
+	if !json.Valid([]byte(tc.Function.Arguments)) {
+		return fmt.Sprintf("error: the arguments are not valid JSON: %s", tc.Function.Arguments), true
+	}
+	ctx, cancel := context.WithTimeout(ctx, l.toolTimeout())
+	defer cancel()
+	defer func() {
+		if r := recover(); r != nil {
+			out, isErr = fmt.Sprintf("error: tool %s panicked: %v", tool.Name, r), true
+		}
+	}()
+	res, err := tool.Call(ctx, json.RawMessage(tc.Function.Arguments))
+	switch {
+	case err != nil && ctx.Err() == context.DeadlineExceeded:
+		return fmt.Sprintf("error: tool %s timed out after %s: %v", tool.Name, l.toolTimeout(), err), true
+	case err != nil:
+		return "error: " + err.Error(), true
+	case res == "":
+		return "(no output)", false
+	}
+	return res, false
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("\n[truncated: %d more bytes]", len(s)-cut)
+}
+
+func (l *Loop) emit(ev Event) {
+	if l.OnEvent == nil {
+		return
+	}
+	ev.Text = Mask(ev.Text, l.secrets()...)
+	ev.Args = Mask(ev.Args, l.secrets()...)
+	l.cb.Lock()
+	defer l.cb.Unlock()
+	l.OnEvent(ev)
+}
+
+func (l *Loop) secrets() []string { return append([]string{l.Provider.APIKey}, l.Secrets...) }
+
+func (l *Loop) mask(err error) error { return maskErr(err, l.secrets()...) }
+
+func (l *Loop) now() time.Time {
+	if l.Now != nil {
+		return l.Now()
+	}
+	return time.Now()
+}
+
+func (l *Loop) elapsed() time.Duration { return l.now().Sub(l.Started) }
+
+func (l *Loop) sleep(ctx context.Context, d time.Duration) error {
+	if l.Sleep != nil {
+		return l.Sleep(ctx, d)
+	}
+	return sleepCtx(ctx, d)
+}
+
+func (l *Loop) callTimeout() time.Duration {
+	if l.CallTimeout > 0 {
+		return l.CallTimeout
+	}
+	return DefaultCallTimeout
+}
+
+func (l *Loop) toolTimeout() time.Duration {
+	if l.ToolTimeout > 0 {
+		return l.ToolTimeout
+	}
+	return DefaultToolTimeout
+}

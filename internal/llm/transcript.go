@@ -1,0 +1,126 @@
+package llm
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/plasmodium/pm/internal/jsonl"
+)
+
+// Transcript is the durable conversation of one agent: every message except
+// the system prompt, in order. A Loop appends each message as soon as it
+// exists, so a respawned agent resumes from Load.
+type Transcript interface {
+	Load() ([]openai.ChatCompletionMessage, error)
+	Append(msgs ...openai.ChatCompletionMessage) error
+}
+
+// FileTranscript is a Transcript in a JSONL file, one message a line, written
+// through jsonl.Append (whole lines under the file lock) and read through
+// jsonl.ReadAll (torn or malformed lines skipped and reported to Bad).
+type FileTranscript struct {
+	Path string
+	Bad  func(jsonl.BadLine) // optional
+}
+
+// Load returns the messages recorded so far; a missing file is empty.
+func (t *FileTranscript) Load() ([]openai.ChatCompletionMessage, error) {
+	return jsonl.ReadAll[openai.ChatCompletionMessage](t.Path, t.Bad)
+}
+
+// Append records msgs, one line each, creating the directory if needed.
+func (t *FileTranscript) Append(msgs ...openai.ChatCompletionMessage) error {
+	if len(msgs) > 0 {
+		if err := os.MkdirAll(filepath.Dir(t.Path), 0o755); err != nil {
+			return err
+		}
+	}
+	for _, m := range msgs {
+		if err := jsonl.Append(t.Path, m); err != nil {
+			return fmt.Errorf("transcript: %w", err)
+		}
+	}
+	return nil
+}
+
+// MemTranscript is an in-memory Transcript (tests, one-shot runs).
+type MemTranscript struct {
+	mu   sync.Mutex
+	msgs []openai.ChatCompletionMessage
+}
+
+func (t *MemTranscript) Load() ([]openai.ChatCompletionMessage, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]openai.ChatCompletionMessage(nil), t.msgs...), nil
+}
+
+func (t *MemTranscript) Append(msgs ...openai.ChatCompletionMessage) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.msgs = append(t.msgs, msgs...)
+	return nil
+}
+
+// interruptedResult is the tool result recorded for a call whose agent died
+// before the call returned.
+const interruptedResult = "error: interrupted: the agent stopped before this tool call returned; it may or may not have taken effect"
+
+// repair makes a loaded history valid for the API after a crash: every
+// assistant tool call gets exactly one tool message right after its assistant
+// message (a missing one is filled with interruptedResult), and tool messages
+// that answer no pending call are dropped. It reports the messages to append
+// to the transcript when the only change is a tail of filled-in results
+// (the common kill -9 during tool calls); other repairs stay in memory and
+// are redone identically on every load.
+func repair(msgs []openai.ChatCompletionMessage) (fixed, tail []openai.ChatCompletionMessage, changed bool) {
+	var pending []string
+	changedInside := false
+	flush := func() {
+		for _, id := range pending {
+			fixed = append(fixed, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: id, Content: interruptedResult})
+		}
+		pending = nil
+	}
+	for _, m := range msgs {
+		if m.Role == openai.ChatMessageRoleTool {
+			j := indexOf(pending, m.ToolCallID)
+			if j < 0 {
+				changedInside = true
+				continue
+			}
+			pending = append(pending[:j], pending[j+1:]...)
+			fixed = append(fixed, m)
+			continue
+		}
+		if len(pending) > 0 {
+			changedInside = true
+			flush()
+		}
+		fixed = append(fixed, m)
+		if m.Role == openai.ChatMessageRoleAssistant {
+			for _, tc := range m.ToolCalls {
+				pending = append(pending, tc.ID)
+			}
+		}
+	}
+	n := len(fixed)
+	flush()
+	if !changedInside {
+		tail = fixed[n:]
+	}
+	return fixed, tail, changedInside || len(tail) > 0
+}
+
+func indexOf(list []string, s string) int {
+	for i, v := range list {
+		if v == s {
+			return i
+		}
+	}
+	return -1
+}
