@@ -62,6 +62,8 @@
 //
 //   - Only the first choice is read; n > 1 is never requested.
 //   - parallel_tool_calls and tool_choice are left to the endpoint's default.
+//   - The API key comes from OPENAI_API_KEY only; ProviderFromEnv takes the
+//     base URL and model from config, not a key.
 //   - A message over the JSONL line limit (1 MiB) cannot be recorded; tool
 //     results are capped well below it, model text is not.
 package llm

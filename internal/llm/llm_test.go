@@ -708,3 +708,58 @@ func TestMask(t *testing.T) {
 		t.Errorf("empty secret changed text: %q", got)
 	}
 }
+
+func TestWallTimeCutsInflightCall(t *testing.T) {
+	srv := startServer(t)
+	srv.Enqueue(openaitest.Reply{Delay: time.Hour})
+	rec := &recorder{}
+	l := newLoop(srv, rec)
+	l.Budget = Budget{MaxWall: 200 * time.Millisecond}
+	_, err := l.Run(ctxT(t), "hi")
+	var be *BudgetError
+	if !errors.As(err, &be) || be.What != BudgetWall {
+		t.Fatalf("err = %v, want a wall time BudgetError", err)
+	}
+	if len(rec.sleeps) != 0 {
+		t.Errorf("retried after the wall budget ran out: %v", rec.sleeps)
+	}
+}
+
+func TestCallerCancelIsNotRetried(t *testing.T) {
+	srv := startServer(t)
+	srv.Enqueue(openaitest.Reply{Delay: time.Hour})
+	ctx, cancel := context.WithCancel(ctxT(t))
+	rec := &recorder{}
+	l := newLoop(srv, rec)
+	l.OnEvent = func(e Event) {
+		if e.Kind == EventTurn {
+			cancel()
+		}
+	}
+	_, err := l.Run(ctx, "hi")
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if len(rec.sleeps) != 0 {
+		t.Errorf("retried a cancelled call: %v", rec.sleeps)
+	}
+}
+
+func TestTruncate(t *testing.T) {
+	s := strings.Repeat("é", 10) // 20 bytes
+	got := truncate(s, 5)
+	if !strings.HasPrefix(got, "éé\n[truncated: 16 more bytes]") {
+		t.Errorf("truncate = %q", got)
+	}
+	if truncate("short", 10) != "short" {
+		t.Error("short string changed")
+	}
+}
+
+func TestEstimateTokensWithoutUsage(t *testing.T) {
+	prompt := []openai.ChatCompletionMessage{{Role: "user", Content: strings.Repeat("x", 396)}}
+	reply := openai.ChatCompletionMessage{Role: "assistant", ToolCalls: []openai.ToolCall{{Function: openai.FunctionCall{Name: "abcd", Arguments: strings.Repeat("y", 392)}}}}
+	if got := estimateTokens(prompt, reply); got != 200 {
+		t.Errorf("estimate = %d, want 200", got)
+	}
+}

@@ -399,12 +399,16 @@ func (l *Loop) stream(ctx context.Context, req openai.ChatCompletionRequest, tur
 // characters a token), so the token budget still bites.
 func estimateTokens(prompt []openai.ChatCompletionMessage, reply openai.ChatCompletionMessage) int64 {
 	n := 0
-	for _, m := range append(prompt, reply) {
+	count := func(m openai.ChatCompletionMessage) {
 		n += len(m.Content) + 4
 		for _, tc := range m.ToolCalls {
 			n += len(tc.Function.Name) + len(tc.Function.Arguments)
 		}
 	}
+	for _, m := range prompt {
+		count(m)
+	}
+	count(reply)
 	return int64(n+3) / 4
 }
 
