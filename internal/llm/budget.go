@@ -46,13 +46,13 @@ func (e *BudgetError) Error() string {
 }
 
 // check reports the first exhausted budget before a model call: a limit
-// already reached leaves no room for another turn.
+// already reached leaves no room for another turn. Tool calls are not
+// checked here: with none left the model may still answer in text; a
+// response asking for more is stopped by checkResponse.
 func (b Budget) check(used Counters, elapsed time.Duration) *BudgetError {
 	switch {
 	case b.MaxTurns > 0 && used.Turns >= int64(b.MaxTurns):
 		return &BudgetError{What: BudgetTurns, Limit: int64(b.MaxTurns), Used: used.Turns}
-	case b.MaxToolCalls > 0 && used.ToolCalls >= int64(b.MaxToolCalls):
-		return &BudgetError{What: BudgetToolCalls, Limit: int64(b.MaxToolCalls), Used: used.ToolCalls}
 	case b.MaxTokens > 0 && used.Tokens >= int64(b.MaxTokens):
 		return &BudgetError{What: BudgetTokens, Limit: int64(b.MaxTokens), Used: used.Tokens}
 	case b.MaxWall > 0 && elapsed >= b.MaxWall:

@@ -39,7 +39,7 @@
 //     Other 4xx fail at once. The streamed text of a failed attempt has
 //     already gone to OnDelta; an EventRetry tells the reader to drop it.
 //   - Budgets are circuit breakers in code. Before each model call: turns,
-//     tool calls, tokens and wall time must be under their limits. After
+//     tokens and wall time must be under their limits. After
 //     each response asking for tools: the calls must fit MaxToolCalls and
 //     tokens must not have passed MaxTokens, else none of them runs (each is
 //     answered "error: not run: budget exceeded ..." so the transcript stays
