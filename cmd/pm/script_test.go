@@ -53,6 +53,8 @@ func TestScripts(t *testing.T) {
 			env.Setenv("PATH", filepath.Dir(pmBin)+string(os.PathListSeparator)+env.Getenv("PATH"))
 			env.Setenv("HOME", env.WorkDir)
 			env.Setenv("REPO", repoRoot)
+			// A race-built pm otherwise sleeps a second at every exit.
+			env.Setenv("GORACE", "atexit_sleep_ms=0")
 			env.Setenv("GIT_AUTHOR_NAME", "pm test")
 			env.Setenv("GIT_AUTHOR_EMAIL", "test@localhost")
 			env.Setenv("GIT_COMMITTER_NAME", "pm test")
@@ -158,7 +160,7 @@ func cmdParallel(ts *testscript.TestScript, neg bool, args []string) {
 
 func environ(ts *testscript.TestScript) []string {
 	var env []string
-	for _, k := range []string{"PATH", "HOME", "PM_HOME", "PM_AGENT", "TMPDIR", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"} {
+	for _, k := range []string{"PATH", "HOME", "GORACE", "PM_HOME", "PM_AGENT", "TMPDIR", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"} {
 		if v := ts.Getenv(k); v != "" {
 			env = append(env, k+"="+v)
 		}
@@ -166,9 +168,8 @@ func environ(ts *testscript.TestScript) []string {
 	return env
 }
 
-// alive pid...: (an argument may hold several pids, space-separated)
-// succeed if every pid is a live (non-zombie) process; with !,
-// succeed only if none is.
+// alive pid...: succeed if every pid is a live (non-zombie) process; with !,
+// succeed only if none is. An argument may hold several space-separated pids.
 func cmdAlive(ts *testscript.TestScript, neg bool, args []string) {
 	for _, a := range strings.Fields(strings.Join(args, " ")) {
 		pid, err := strconv.Atoi(a)
@@ -287,8 +288,8 @@ func cmdReadVar(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv(args[0], strings.TrimSpace(ts.ReadFile(args[1])))
 }
 
-// waitgone [-t secs] pid...: block until none of the pids is a live process.
-// The timeout only guards against a hang.
+// waitgone [-t secs] pid...: block until none of the pids is a live process
+// (arguments split like alive's). The timeout only guards against a hang.
 func cmdWaitGone(ts *testscript.TestScript, neg bool, args []string) {
 	timeout := 60 * time.Second
 	if len(args) > 1 && args[0] == "-t" {
