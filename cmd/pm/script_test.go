@@ -128,7 +128,9 @@ func cmdParallel(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	n, err := strconv.Atoi(args[0])
 	ts.Check(err)
+	path := lookPath(ts, args[1])
 	codes := make([]int, n)
+	startErrs := make([]error, n)
 	done := make(chan struct{})
 	for i := range n {
 		go func() {
@@ -137,14 +139,14 @@ func cmdParallel(ts *testscript.TestScript, neg bool, args []string) {
 			for j, s := range args[2:] {
 				a[j] = strings.ReplaceAll(s, "{i}", strconv.Itoa(i))
 			}
-			cmd := exec.Command(args[1], a...)
+			cmd := exec.Command(path, a...)
 			cmd.Dir = ts.Getenv("WORK")
 			cmd.Env = environ(ts)
 			err := cmd.Run()
 			if ee, ok := err.(*exec.ExitError); ok {
 				codes[i] = ee.ExitCode()
 			} else if err != nil {
-				codes[i] = -1
+				codes[i], startErrs[i] = -1, err
 			}
 		}()
 	}
@@ -156,6 +158,24 @@ func cmdParallel(ts *testscript.TestScript, neg bool, args []string) {
 		fmt.Fprintln(&b, c)
 	}
 	ts.Check(os.WriteFile(ts.MkAbs("parallel.codes"), []byte(b.String()), 0o644))
+	for _, err := range startErrs {
+		ts.Check(err)
+	}
+}
+
+// lookPath finds a command in the script's $PATH (not the test process's).
+func lookPath(ts *testscript.TestScript, name string) string {
+	if strings.Contains(name, "/") {
+		return name
+	}
+	for _, dir := range filepath.SplitList(ts.Getenv("PATH")) {
+		p := filepath.Join(dir, name)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	ts.Fatalf("parallel: %s not found in $PATH", name)
+	return ""
 }
 
 func environ(ts *testscript.TestScript) []string {
