@@ -42,11 +42,13 @@ func (e *Error) Error() string {
 func Parse(file string, data []byte) (*Object, error) {
 	stem := strings.TrimSuffix(filepath.Base(strings.TrimPrefix(file, "builtin:")), ".md")
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	text := strings.ReplaceAll(string(data), "\r\n", "\n")
+	// A lone CR is a line break to YAML too: normalise it so every line
+	// number we report counts lines the way the YAML parser does.
+	text := strings.ReplaceAll(strings.ReplaceAll(string(data), "\r\n", "\n"), "\r", "\n")
 	if !strings.HasPrefix(text, "---\n") {
 		return nil, &Error{File: file, Line: 1, Msg: "missing frontmatter: the file must start with a line '---'"}
 	}
-	rest := text[4:]
+	rest := text[3:] // from the opening line's newline, so an empty frontmatter closes too
 	end := strings.Index(rest, "\n---\n")
 	if end < 0 {
 		if strings.HasSuffix(rest, "\n---") {
@@ -55,7 +57,7 @@ func Parse(file string, data []byte) (*Object, error) {
 			return nil, &Error{File: file, Line: 1, Msg: "unterminated frontmatter: no closing '---' line"}
 		}
 	}
-	front := rest[:end+1]
+	front := rest[1 : end+1]
 	body := ""
 	if end+5 <= len(rest) {
 		body = rest[end+5:]
@@ -70,7 +72,7 @@ func Parse(file string, data []byte) (*Object, error) {
 		o.Name = stem
 	}
 	if o.Name != stem {
-		return nil, &Error{File: file, Line: 2, Msg: fmt.Sprintf("name %q does not match the file name %q", o.Name, stem+".md")}
+		return nil, &Error{File: file, Line: lineOf(front, "name:") + 1, Msg: fmt.Sprintf("name %q does not match the file name %q", o.Name, stem+".md")}
 	}
 	switch o.Runtime {
 	case "", "llm", "exec", "none":
@@ -93,17 +95,38 @@ func yamlError(file string, err error) error {
 	msg = strings.TrimPrefix(msg, "yaml: ")
 	if _, e := fmt.Sscanf(msg, "line %d:", &line); e == nil {
 		msg = strings.TrimSpace(msg[strings.Index(msg, ":")+1:])
-		return &Error{File: file, Line: line + 1, Msg: "bad frontmatter: " + msg}
 	}
-	return &Error{File: file, Line: 2, Msg: "bad frontmatter: " + msg}
+	if yamlParserProblem(msg) {
+		line++ // yaml.v3 counts parser error lines from 0 (and omits line 0)
+	}
+	return &Error{File: file, Line: max(line, 1) + 1, Msg: "bad frontmatter: " + msg}
 }
 
-func lineOf(text, needle string) int {
-	i := strings.Index(text, needle)
-	if i < 0 {
-		return 0
+// yamlParserProblem reports whether msg is one of yaml.v3's parser errors (an
+// unclosed [ or {, a missing key), whose line numbers count from 0; its
+// scanner and type errors count from 1.
+func yamlParserProblem(msg string) bool {
+	for _, p := range []string{
+		"did not find expected <", "did not find expected node content", "did not find expected key",
+		"did not find expected '-' indicator", "did not find expected ',' or ", "found duplicate %",
+		"found incompatible YAML document", "found undefined tag handle",
+	} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
 	}
-	return strings.Count(text[:i], "\n") + 1
+	return false
+}
+
+// lineOf is the 1-based line of text that starts with needle, or 1 when no
+// line does (a flow mapping written on one line).
+func lineOf(text, needle string) int {
+	for i, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, needle) {
+			return i + 1
+		}
+	}
+	return 1
 }
 
 // Set is the prompt objects visible to a project, by name.
