@@ -16,10 +16,15 @@ import (
 	"github.com/plasmodium/pm/internal/watch"
 )
 
+// LLMFunc runs an agent on the built-in model loop in the host process,
+// returning when the agent is finished or ctx ends.
+type LLMFunc func(ctx context.Context, a *store.Agent, system string) error
+
 // Host runs agent name in this process: `pm agent-run NAME`. It records
-// itself, renders the prompt, starts the runtime's command in its own process
-// group, stops a role agent when its phase closes, and records how it ended.
-func Host(ctx context.Context, s *store.Store, name string, env []string, logw io.Writer) error {
+// itself, renders the prompt, runs the agent (the llm runtime in-process,
+// the exec runtime as a child in its process group), stops a role agent when
+// its phase closes, and records how it ended.
+func Host(ctx context.Context, s *store.Store, name string, env []string, logw io.Writer, runLLM LLMFunc) error {
 	log := slog.New(slog.NewTextHandler(logw, nil)).With("agent", name)
 	self := os.Getpid()
 	start, _ := proc.StartTime(self)
@@ -39,6 +44,9 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 	text, err := Render(s, a)
 	if err != nil {
 		return finish(s, log, a, -1, "render prompt: "+err.Error())
+	}
+	if a.Runtime == "llm" {
+		return hostLLM(ctx, s, log, a, text, runLLM)
 	}
 	argv, err := command(s, a, text)
 	if err != nil {
@@ -83,6 +91,29 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 	}
 }
 
+// hostLLM runs the llm runtime in this process; a role agent's run ends when
+// its phase closes.
+func hostLLM(ctx context.Context, s *store.Store, log *slog.Logger, a *store.Agent, text string, runLLM LLMFunc) error {
+	if runLLM == nil {
+		return finish(s, log, a, -1, "this host has no llm runtime")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if a.Role != "" && a.PhaseID != "" {
+		go func() {
+			if waitPhaseClosed(ctx, s, a.TaskID, a.PhaseID) == nil {
+				cancel()
+			}
+		}()
+	}
+	log.Info("starting", "runtime", "llm", "prompt", a.Prompt, "role", a.Role, "task", a.TaskID, "phase", a.PhaseID)
+	err := runLLM(ctx, a, text)
+	if err != nil && ctx.Err() == nil {
+		return finish(s, log, a, 1, err.Error())
+	}
+	return finish(s, log, a, 0, "")
+}
+
 // command builds the argv for the agent's runtime.
 func command(s *store.Store, a *store.Agent, text string) ([]string, error) {
 	switch a.Runtime {
@@ -106,8 +137,6 @@ func command(s *store.Store, a *store.Agent, text string) ([]string, error) {
 			argv = append(argv, text)
 		}
 		return argv, nil
-	case "llm":
-		return nil, errors.New("the llm runtime is not in this build yet; use --runtime exec or none")
 	}
 	return nil, errors.New("runtime " + a.Runtime + " has no process to start")
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/plasmodium/pm/internal/capability/catalog"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/prompt"
 	"github.com/plasmodium/pm/internal/store"
@@ -13,9 +14,17 @@ import (
 )
 
 // Prompts loads the prompt objects visible to the store's project: built-in,
-// then .plasmodium/prompts/, then ./prompts/ (later wins).
+// then .plasmodium/prompts/, then ./prompts/ (later wins). Every load checks
+// the capabilities (an unknown one is an error naming file and line).
 func Prompts(s *store.Store) (prompt.Set, error) {
-	return prompt.Load(prompts.FS, filepath.Join(s.Root, "prompts"), filepath.Join(s.ProjectDir(), "prompts"))
+	set, err := prompt.Load(prompts.FS, filepath.Join(s.Root, "prompts"), filepath.Join(s.ProjectDir(), "prompts"))
+	if err != nil {
+		return nil, err
+	}
+	if err := catalog.Validate(set); err != nil {
+		return nil, err
+	}
+	return set, nil
 }
 
 // Lookup finds a prompt object by name, with a clear error listing the others.

@@ -99,3 +99,24 @@ func PrintHistory(w io.Writer, entries []phase.Entry) {
 		PrintMessage(w, e.Message)
 	}
 }
+
+// PrintDone writes what pm done did: the commit (or why there is none) and
+// the dependants it unblocked.
+func PrintDone(w io.Writer, t *store.Task, res *task.DoneResult) {
+	fmt.Fprintf(w, "%s done\n", t.ID)
+	switch {
+	case res.Commit.NoRepo:
+		fmt.Fprintln(w, "not a git repository: nothing committed")
+	case res.Commit.NoChanges:
+		fmt.Fprintln(w, "no changes: nothing committed")
+	default:
+		h := res.Commit.Hash
+		if len(h) > 12 {
+			h = h[:12]
+		}
+		fmt.Fprintf(w, "committed %s (%d files): [plasmodium] %s: %s\n", h, res.Commit.Files, t.ID, t.Description)
+	}
+	for _, u := range res.Unblocked {
+		fmt.Fprintf(w, "unblocked %s\n", u)
+	}
+}

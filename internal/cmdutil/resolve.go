@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/llm"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -95,4 +96,19 @@ func Phase(s *store.Store, actor store.Actor, flag string) (*store.Phase, error)
 		names[i] = p.ID
 	}
 	return nil, errs.Usagef("name one with --phase: "+strings.Join(names, ", "), "%d phases are active", len(found))
+}
+
+// CheckRuntime refuses, before anything is written, an llm task with no
+// model provider configured, saying exactly what to set.
+func CheckRuntime(f *Factory, s *store.Store, runtime, model string) error {
+	if runtime == "" {
+		runtime = s.Config.Runtime.Default
+	}
+	if runtime != "llm" {
+		return nil
+	}
+	if _, err := llm.ProviderFromEnv(f.Getenv, s.Config.Model.BaseURL, s.Config.Model.Name, model); err != nil {
+		return errs.Failf("export OPENAI_API_KEY=... PM_MODEL=gpt-4o-mini (or OPENAI_BASE_URL=http://localhost:11434/v1 PM_MODEL=llama3.2 for Ollama), or use --runtime exec", "%v", err)
+	}
+	return nil
 }

@@ -44,11 +44,27 @@ type Model struct {
 	APIKeyEnv string `json:"api_key_env,omitempty"`
 }
 
+// Budget bounds what an agent (or all agents of a task together) may spend
+// on the llm runtime. Zero means no bound.
+type Budget struct {
+	MaxTurns       int `json:"max_turns"`
+	MaxToolCalls   int `json:"max_tool_calls"`
+	MaxTokens      int `json:"max_tokens"`
+	MaxWallSeconds int `json:"max_wall_seconds"`
+}
+
+// Budgets are enforced in code by the llm runtime.
+type Budgets struct {
+	Agent Budget `json:"agent"`
+	Task  Budget `json:"task"`
+}
+
 // Config is .plasmodium/config.json.
 type Config struct {
 	Limits  Limits  `json:"limits"`
 	Runtime Runtime `json:"runtime"`
 	Model   Model   `json:"model"`
+	Budgets Budgets `json:"budgets"`
 }
 
 // DefaultConfig is what pm init writes.
@@ -61,6 +77,10 @@ func DefaultConfig() Config {
 			RoleGraceSeconds: 5,
 		},
 		Model: Model{APIKeyEnv: "OPENAI_API_KEY"},
+		Budgets: Budgets{
+			Agent: Budget{MaxTurns: 200, MaxToolCalls: 400, MaxTokens: 2_000_000, MaxWallSeconds: 4 * 3600},
+			Task:  Budget{MaxTurns: 1000, MaxToolCalls: 2000, MaxTokens: 10_000_000},
+		},
 	}
 }
 

@@ -94,6 +94,8 @@ type Agent struct {
 	Restarts  int        `json:"restarts"`
 	ExitCode  *int       `json:"exit_code,omitempty"`
 	Reason    string     `json:"reason,omitempty"`
+	Usage     Usage      `json:"usage"`
+	Activity  string     `json:"activity,omitempty"` // idle, working, waiting (llm runtime)
 	CreatedAt time.Time  `json:"created_at"`
 	StartedAt *time.Time `json:"started_at,omitempty"`
 	EndedAt   *time.Time `json:"ended_at,omitempty"`
@@ -101,6 +103,13 @@ type Agent struct {
 
 // IsOwner reports whether the agent owns its task (rather than playing a role in a phase).
 func (a *Agent) IsOwner() bool { return a.Role == "" }
+
+// Usage is what an llm agent has spent, kept across respawns.
+type Usage struct {
+	Turns     int64 `json:"turns"`
+	ToolCalls int64 `json:"tool_calls"`
+	Tokens    int64 `json:"tokens"`
+}
 
 // Event is one line of events.jsonl, the bus.
 type Event struct {

@@ -67,10 +67,7 @@ func validate(s *store.Store, sp *Spec) error {
 		sp.Runtime = s.Config.Runtime.Default
 	}
 	switch sp.Runtime {
-	case "exec", "none":
-	case "llm":
-		return errs.Failf("use --runtime exec (an agent CLI from runtime.exec.command in config.json) or --runtime none",
-			"the llm runtime is not in this build yet")
+	case "exec", "none", "llm":
 	default:
 		return errs.Usagef("--runtime llm, exec or none", "unknown runtime %q", sp.Runtime)
 	}

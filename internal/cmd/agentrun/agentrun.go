@@ -3,10 +3,13 @@
 package agentrun
 
 import (
+	"log/slog"
+
 	"github.com/spf13/cobra"
 
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/llmagent"
 )
 
 // NewCmd builds `pm agent-run`.
@@ -21,7 +24,13 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return agent.Host(f.Context, s, args[0], f.Environ(), f.IO.ErrOut)
+			l, err := f.Launcher(s)
+			if err != nil {
+				return err
+			}
+			r := &llmagent.Runner{Store: s, Launcher: l, Getenv: f.Getenv,
+				Log: slog.New(slog.NewTextHandler(f.IO.ErrOut, nil)).With("agent", args[0])}
+			return agent.Host(f.Context, s, args[0], f.Environ(), f.IO.ErrOut, r.Run)
 		},
 	}
 }

@@ -47,6 +47,9 @@ func run(f *cmdutil.Factory, o Options) error {
 	if err != nil {
 		return err
 	}
+	if err := cmdutil.CheckRuntime(f, s, o.Runtime, o.Model); err != nil {
+		return err
+	}
 	l, err := f.Launcher(s)
 	if err != nil {
 		return err

@@ -1,0 +1,14 @@
+// Package llmagent runs an agent on the built-in model loop (internal/llm)
+// inside its host process: owners drive their task until it is no longer
+// active, role agents speak when someone else posts and leave when their
+// phase closes, resident prompt objects answer their inbox.
+//
+// Invariants:
+//   - the transcript (agents/NAME/transcript.jsonl) and usage (agent.json)
+//     survive the process, so a respawned agent resumes and its budgets keep
+//     counting;
+//   - budgets are enforced in code: per agent by the loop, per task (the sum
+//     of its agents' usage) before every model turn; a stop is recorded and
+//     told to the owner and the human;
+//   - a role agent is woken only by messages from others.
+package llmagent

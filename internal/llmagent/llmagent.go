@@ -1,0 +1,290 @@
+package llmagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/capability"
+	"github.com/plasmodium/pm/internal/inbox"
+	"github.com/plasmodium/pm/internal/llm"
+	"github.com/plasmodium/pm/internal/phase"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// MaxNudges is how many times an owner that stops talking without finishing
+// its task is told to go on before it is stopped.
+const MaxNudges = 3
+
+// Runner runs one agent on the built-in model loop, in the host process.
+type Runner struct {
+	Store    *store.Store
+	Launcher *agent.Launcher
+	Getenv   func(string) string
+	Log      *slog.Logger
+	// Retry overrides the model retry policy (tests); zero: llm defaults.
+	Retry llm.RetryPolicy
+}
+
+// CheckProvider reports, before anything is created, whether a model
+// provider is configured, with the exact variables to set when not.
+func CheckProvider(s *store.Store, getenv func(string) string, model string) error {
+	_, err := llm.ProviderFromEnv(getenv, s.Config.Model.BaseURL, s.Config.Model.Name, model)
+	return err
+}
+
+// Run plays agent a with the rendered prompt as its system message: an owner
+// drives its task, a role agent takes part in its phase until it closes, a
+// resident prompt object answers its inbox.
+func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
+	s := r.Store
+	set, err := agent.Prompts(s)
+	if err != nil {
+		return err
+	}
+	obj, err := agent.Lookup(set, a.Prompt)
+	if err != nil {
+		return err
+	}
+	model := a.Model
+	if model == "" {
+		model = obj.Model
+	}
+	prov, err := llm.ProviderFromEnv(r.Getenv, s.Config.Model.BaseURL, s.Config.Model.Name, model)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	env := &capability.Env{
+		Store: s, Actor: store.Actor{Name: a.Name, Agent: a}, Launcher: r.Launcher, Workspace: s.ProjectDir(),
+		CallPO: func(ctx context.Context, to, msg string) (string, error) {
+			r.activity(a.Name, "waiting")
+			defer r.activity(a.Name, "working")
+			return inbox.Call(ctx, s, r.Launcher, a.Name, to, msg)
+		},
+		OnThink: func(t string) {
+			_ = s.Emit(store.Event{Kind: "agent.think", Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, Text: t})
+		},
+	}
+	tools, err := capability.Tools(env, obj)
+	if err != nil {
+		return err
+	}
+	loop := &llm.Loop{
+		Provider: prov, Tools: tools, System: system,
+		Transcript: &llm.FileTranscript{Path: s.TranscriptPath(a.Name), Bad: s.BadLine},
+		Budget:     budget(s.Config.Budgets.Agent),
+		Used:       llm.Counters{Turns: a.Usage.Turns, ToolCalls: a.Usage.ToolCalls, Tokens: a.Usage.Tokens},
+		Retry:      r.Retry,
+	}
+	if a.StartedAt != nil && a.Restarts > 0 && a.CreatedAt.Before(*a.StartedAt) {
+		loop.Started = a.CreatedAt // wall time counts from the agent's birth across respawns
+	}
+	loop.OnEvent = r.onEvent(a, cancel)
+	resumed := hasTranscript(s, a.Name)
+	r.activity(a.Name, "working")
+	defer r.activity(a.Name, "idle")
+	switch {
+	case a.TaskID == "":
+		err = r.serve(ctx, a, loop)
+	case a.Role == "":
+		err = r.own(ctx, a, loop, resumed)
+	default:
+		err = r.discuss(ctx, a, loop, resumed)
+	}
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		err = cause
+	}
+	var be *llm.BudgetError
+	if errors.As(err, &be) {
+		r.budgetStop(a, be)
+	}
+	return err
+}
+
+func budget(b store.Budget) llm.Budget {
+	return llm.Budget{MaxTurns: b.MaxTurns, MaxToolCalls: b.MaxToolCalls, MaxTokens: b.MaxTokens,
+		MaxWall: time.Duration(b.MaxWallSeconds) * time.Second}
+}
+
+func hasTranscript(s *store.Store, name string) bool {
+	st, err := os.Stat(s.TranscriptPath(name))
+	return err == nil && st.Size() > 0
+}
+
+// own drives the owner's workflow until its task is no longer active.
+func (r *Runner) own(ctx context.Context, a *store.Agent, loop *llm.Loop, resumed bool) error {
+	t, err := r.Store.Task(a.TaskID)
+	if err != nil {
+		return err
+	}
+	msg := fmt.Sprintf("Begin. You own task %s: %s", t.ID, t.Description)
+	if resumed {
+		msg = "You were restarted. Check status and history, then continue where you left off."
+	}
+	for nudge := 0; ; nudge++ {
+		if _, err := loop.Run(ctx, msg); err != nil {
+			return err
+		}
+		t, err := r.Store.Task(a.TaskID)
+		if err != nil {
+			return err
+		}
+		if t.Status != store.TaskActive {
+			return nil
+		}
+		if nudge >= MaxNudges {
+			return fmt.Errorf("owner stopped %d times without finishing task %s", nudge+1, t.ID)
+		}
+		msg = fmt.Sprintf("Task %s is still active. Continue your workflow; when the work is verified, call done.", t.ID)
+	}
+}
+
+// discuss keeps a role agent in its room: it speaks when woken by someone
+// else's message and leaves when the phase closes. It is never woken by its
+// own message, so it cannot answer itself in a loop.
+func (r *Runner) discuss(ctx context.Context, a *store.Agent, loop *llm.Loop, resumed bool) error {
+	s := r.Store
+	ph, err := s.Phase(a.TaskID, a.PhaseID)
+	if err != nil {
+		return err
+	}
+	msg := fmt.Sprintf("Enter the room: phase %q. Read the room with chat, then give your view with say.", ph.Name)
+	if resumed {
+		msg = ""
+	}
+	actor := store.Actor{Name: a.Name, Agent: a}
+	for {
+		if ph.Status != store.PhaseActive {
+			return nil
+		}
+		if msg != "" || resumed {
+			if _, err := loop.Run(ctx, msg); err != nil {
+				return err
+			}
+			resumed = false
+		}
+		r.activity(a.Name, "idle")
+		w, err := phase.WaitNew(ctx, s, actor, ph)
+		r.activity(a.Name, "working")
+		if err != nil || w.Closed {
+			return nil // the room closed: leave it
+		}
+		var b strings.Builder
+		b.WriteString("New in the room:\n")
+		for _, m := range w.Messages() {
+			who := "@" + m.Author
+			if m.Role != "" {
+				who += " (" + m.Role + ")"
+			}
+			fmt.Fprintf(&b, "%s: %s\n", who, m.Content)
+		}
+		b.WriteString("If you have something to add, call say with one short message; otherwise answer PASS.")
+		msg = b.String()
+		if p, err := s.Phase(a.TaskID, a.PhaseID); err == nil {
+			ph = p
+		}
+	}
+}
+
+// serve answers the resident object's inbox, one request at a time.
+func (r *Runner) serve(ctx context.Context, a *store.Agent, loop *llm.Loop) error {
+	r.activity(a.Name, "idle")
+	return inbox.Serve(ctx, r.Store, a.Name, func(ctx context.Context, m inbox.Message) (string, error) {
+		r.activity(a.Name, "working")
+		defer r.activity(a.Name, "idle")
+		return loop.Run(ctx, inbox.Format(m))
+	}, nil)
+}
+
+// onEvent records usage and activity, puts tool calls on the bus and checks
+// the task's shared budget before each model turn.
+func (r *Runner) onEvent(a *store.Agent, stop context.CancelCauseFunc) func(llm.Event) {
+	s := r.Store
+	return func(ev llm.Event) {
+		switch ev.Kind {
+		case llm.EventTurn:
+			if be := r.taskBudget(a); be != nil {
+				stop(be)
+			}
+		case llm.EventResponse:
+			used := ev.Used
+			_, _ = s.UpdateAgent(a.Name, func(x *store.Agent) error {
+				x.Usage = store.Usage{Turns: used.Turns, ToolCalls: used.ToolCalls, Tokens: used.Tokens}
+				return nil
+			})
+		case llm.EventToolCall:
+			_ = s.Emit(store.Event{Kind: "tool.call", Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID,
+				Text: ev.Tool + " " + clip(ev.Args, 300)})
+		case llm.EventToolResult:
+			_ = s.Emit(store.Event{Kind: "tool.result", Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID,
+				Text: ev.Tool + ": " + clip(ev.Text, 300), Data: map[string]any{"error": ev.IsError}})
+		case llm.EventRetry:
+			r.Log.Warn("model call retry", "attempt", ev.Attempt, "delay", ev.Delay, "status", ev.Status, "err", ev.Text)
+		}
+	}
+}
+
+// taskBudget sums what every agent of the task has spent.
+func (r *Runner) taskBudget(a *store.Agent) *llm.BudgetError {
+	lim := r.Store.Config.Budgets.Task
+	if a.TaskID == "" {
+		return nil
+	}
+	agents, err := r.Store.Agents()
+	if err != nil {
+		return nil
+	}
+	var u store.Usage
+	for _, x := range agents {
+		if x.TaskID == a.TaskID {
+			u.Turns += x.Usage.Turns
+			u.ToolCalls += x.Usage.ToolCalls
+			u.Tokens += x.Usage.Tokens
+		}
+	}
+	for _, c := range []struct {
+		what       string
+		limit, use int64
+	}{{"task " + llm.BudgetTurns, int64(lim.MaxTurns), u.Turns}, {"task " + llm.BudgetToolCalls, int64(lim.MaxToolCalls), u.ToolCalls},
+		{"task " + llm.BudgetTokens, int64(lim.MaxTokens), u.Tokens}} {
+		if c.limit > 0 && c.use >= c.limit {
+			return &llm.BudgetError{What: c.what, Limit: c.limit, Used: c.use}
+		}
+	}
+	return nil
+}
+
+// budgetStop records why the agent stopped and tells whoever must act: the
+// task's owner (for a role agent) and the human.
+func (r *Runner) budgetStop(a *store.Agent, be *llm.BudgetError) {
+	s := r.Store
+	text := fmt.Sprintf("@%s stopped: budget exceeded: %v", a.Name, be)
+	_ = s.Emit(store.Event{Kind: "agent.budget", Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID, Text: text})
+	if a.TaskID != "" {
+		if t, err := s.Task(a.TaskID); err == nil && t.Owner != a.Name {
+			_, _ = inbox.Send(s, inbox.Message{Kind: inbox.KindNotice, From: a.Name, To: t.Owner, TaskID: t.ID, Text: text})
+		}
+	}
+	_, _ = inbox.Send(s, inbox.Message{Kind: inbox.KindNotice, From: a.Name, To: "human", TaskID: a.TaskID, Text: text})
+}
+
+func (r *Runner) activity(name, what string) {
+	_, _ = r.Store.UpdateAgent(name, func(x *store.Agent) error {
+		x.Activity = what
+		return nil
+	})
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
