@@ -30,10 +30,10 @@ import (
 
 // Result reports what Commit did.
 type Result struct {
-	Hash      string // commit hash, "" when no commit was made
-	NoRepo    bool   // dir is not inside a git work tree: nothing committed
-	NoChanges bool   // work tree clean (outside .plasmodium/): nothing committed
-	Files     int    // number of paths staged in the commit
+	Hash      string `json:"hash"`       // commit hash, "" when no commit was made
+	NoRepo    bool   `json:"no_repo"`    // dir is not inside a git work tree: nothing committed
+	NoChanges bool   `json:"no_changes"` // work tree clean (outside .plasmodium/): nothing committed
+	Files     int    `json:"files"`      // number of paths staged in the commit
 }
 
 // Fallback identity used when no user.name / user.email is configured.

@@ -13,9 +13,9 @@ import (
 
 // DoneResult says what pm done did.
 type DoneResult struct {
-	Task      *store.Task
-	Commit    gitx.Result
-	Unblocked []string // dependants that became active
+	Task      *store.Task `json:"task"`
+	Commit    gitx.Result `json:"commit"`
+	Unblocked []string    `json:"unblocked"` // dependants that became active
 }
 
 // Done closes the loop on a task: close its active phase, commit the work
@@ -45,7 +45,7 @@ func Done(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string) (
 			return nil, err
 		}
 	}
-	res := &DoneResult{}
+	res := &DoneResult{Unblocked: []string{}}
 	res.Commit, err = gitx.Commit(s.ProjectDir(), store.DirName, "[plasmodium] "+t.ID+": "+t.Description, s.Now())
 	if err != nil {
 		return nil, errs.Failf("fix the repository (git status), then run 'pm done' again; the task is still active", "commit: %v", err)

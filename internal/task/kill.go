@@ -14,10 +14,10 @@ const KillGrace = 3 * time.Second
 
 // KillResult says what pm kill did.
 type KillResult struct {
-	Tasks     []string // tasks marked killed
-	Agents    []string // agents whose processes were ended or marked
-	Restarted *store.Task
-	NewOwner  string
+	Tasks     []string    `json:"tasks"`  // tasks marked killed
+	Agents    []string    `json:"agents"` // agents whose processes were ended or marked
+	Restarted *store.Task `json:"restarted,omitempty"`
+	NewOwner  string      `json:"new_owner,omitempty"`
 }
 
 // Kill ends every agent process of the task and its descendants, closes their
@@ -36,7 +36,7 @@ func Kill(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string, r
 	for _, t := range tree {
 		inTree[t.ID] = true
 	}
-	res := &KillResult{}
+	res := &KillResult{Tasks: []string{}, Agents: []string{}}
 	agents, err := s.Agents()
 	if err != nil {
 		return nil, err
