@@ -47,6 +47,9 @@ func run(f *cmdutil.Factory, o Options) error {
 	if err != nil {
 		return err
 	}
+	if err := cmdutil.Owner(actor, t); err != nil {
+		return err
+	}
 	children, err := task.WaitChildren(f.Context, s, t.ID, o.Timeout)
 	if o.JSON {
 		if children == nil {
