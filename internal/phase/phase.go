@@ -30,6 +30,11 @@ func Create(s *store.Store, actor store.Actor, sp Spec) (*store.Phase, error) {
 	if err := validate(s, sp); err != nil {
 		return nil, err
 	}
+	// The lock lives in the task's directory: look the task up first so an
+	// unknown id is exit 4, not a failure to create the lock file.
+	if _, err := s.Task(sp.TaskID); err != nil {
+		return nil, err
+	}
 	var ph *store.Phase
 	// phases.lock serialises phase creation per task so two owners (or a
 	// retried command) cannot open two active phases.
@@ -123,6 +128,9 @@ func Say(s *store.Store, actor store.Actor, taskID, phaseID, content string) (ms
 	if len(content) > MaxMessage || !utf8.ValidString(content) {
 		return msg, false, errs.Usagef("keep messages under 16 KiB of UTF-8 text; put long material in a file", "message of %d bytes is too long or not UTF-8", len(content))
 	}
+	if _, err := s.Phase(taskID, phaseID); err != nil {
+		return msg, false, err // a bad or unknown id: exit 2 or 4, and no lock file made
+	}
 	mpath := s.MessagesPath(taskID, phaseID)
 	err = lockedfile.With(mpath, func() error {
 		ph, err := s.Phase(taskID, phaseID)
@@ -185,6 +193,9 @@ func closeHeld(s *store.Store, actor store.Actor, ph *store.Phase, reason string
 
 // Close closes an active phase early (pm end-phase, or its task ending).
 func Close(s *store.Store, actor store.Actor, taskID, phaseID, reason string) (*store.Phase, error) {
+	if _, err := s.Phase(taskID, phaseID); err != nil {
+		return nil, err
+	}
 	var out *store.Phase
 	err := lockedfile.With(s.MessagesPath(taskID, phaseID), func() error {
 		ph, err := s.Phase(taskID, phaseID)
@@ -204,6 +215,9 @@ func Close(s *store.Store, actor store.Actor, taskID, phaseID, reason string) (*
 func Extend(s *store.Store, actor store.Actor, taskID, phaseID string, n int) (*store.Phase, error) {
 	if n < 1 {
 		return nil, errs.Usagef("pm extend-phase 5", "extend by 1 or more messages, got %d", n)
+	}
+	if _, err := s.Phase(taskID, phaseID); err != nil {
+		return nil, err
 	}
 	var out store.Phase
 	err := lockedfile.With(s.MessagesPath(taskID, phaseID), func() error {

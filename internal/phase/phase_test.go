@@ -1,0 +1,568 @@
+package phase_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/jsonl"
+	"github.com/plasmodium/pm/internal/phase"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+func newStore(t *testing.T) *store.Store {
+	t.Helper()
+	root, _, err := store.Init(t.TempDir(), time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := store.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func addTask(t *testing.T, s *store.Store, id, status string) {
+	t.Helper()
+	if err := s.WriteTask(&store.Task{ID: id, Description: "d " + id, Owner: "oak_0001", Status: status, BlockedBy: []string{}, Runtime: "none", CreatedAt: s.Now().UTC()}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func phaseCount(t *testing.T, s *store.Store, taskID string) int {
+	t.Helper()
+	ps, err := s.Phases(taskID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ps)
+}
+
+func TestCreate(t *testing.T) {
+	const tk = "tk-000001"
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, s *store.Store)
+		spec  phase.Spec
+		code  errs.Code
+	}{
+		{name: "ok", spec: phase.Spec{Name: "Design", Limit: 10, Roles: []string{"designer", "developer"}, Rules: "be brief"}},
+		{name: "no roles is fine", spec: phase.Spec{Name: "Solo", Limit: 1}},
+		{name: "limit at messages_per_phase", spec: phase.Spec{Name: "Max", Limit: 50}},
+		{name: "three roles", spec: phase.Spec{Name: "D", Limit: 3, Roles: []string{"a", "b", "c"}}},
+		{name: "empty name", spec: phase.Spec{Name: "  ", Limit: 3}, code: errs.Usage},
+		{name: "limit zero", spec: phase.Spec{Name: "D", Limit: 0}, code: errs.Usage},
+		{name: "negative limit", spec: phase.Spec{Name: "D", Limit: -4}, code: errs.Usage},
+		{name: "limit over messages_per_phase", spec: phase.Spec{Name: "D", Limit: 51}, code: errs.Limit},
+		{name: "too many roles", spec: phase.Spec{Name: "D", Limit: 3, Roles: []string{"a", "b", "c", "d"}}, code: errs.Limit},
+		{name: "bad role name", spec: phase.Spec{Name: "D", Limit: 3, Roles: []string{"../owner"}}, code: errs.Usage},
+		{name: "empty role", spec: phase.Spec{Name: "D", Limit: 3, Roles: []string{""}}, code: errs.Usage},
+		{name: "duplicate role", spec: phase.Spec{Name: "D", Limit: 3, Roles: []string{"qa", "qa"}}, code: errs.Usage},
+		{
+			name:  "second active phase",
+			setup: func(t *testing.T, s *store.Store) { mustCreate(t, s, tk, 3) },
+			spec:  phase.Spec{Name: "Again", Limit: 3}, code: errs.State,
+		},
+		{
+			name: "after the first closed",
+			setup: func(t *testing.T, s *store.Store) {
+				ph := mustCreate(t, s, tk, 3)
+				if _, err := phase.Close(s, store.Human, tk, ph.ID, store.CloseEnded); err != nil {
+					t.Fatal(err)
+				}
+			},
+			spec: phase.Spec{Name: "Again", Limit: 3},
+		},
+		{
+			name: "phases_per_task reached",
+			setup: func(t *testing.T, s *store.Store) {
+				s.Config.Limits.PhasesPerTask = 2
+				for range 2 {
+					ph := mustCreate(t, s, tk, 3)
+					if _, err := phase.Close(s, store.Human, tk, ph.ID, store.CloseEnded); err != nil {
+						t.Fatal(err)
+					}
+				}
+			},
+			spec: phase.Spec{Name: "Third", Limit: 3}, code: errs.Limit,
+		},
+		{
+			name:  "task not active",
+			setup: func(t *testing.T, s *store.Store) { addTask(t, s, tk, store.TaskBlocked) },
+			spec:  phase.Spec{Name: "D", Limit: 3}, code: errs.State,
+		},
+		{
+			name:  "task done",
+			setup: func(t *testing.T, s *store.Store) { addTask(t, s, tk, store.TaskDone) },
+			spec:  phase.Spec{Name: "D", Limit: 3}, code: errs.State,
+		},
+		{name: "unknown task", spec: phase.Spec{TaskID: "tk-999999", Name: "D", Limit: 3}, code: errs.NotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newStore(t)
+			addTask(t, s, tk, store.TaskActive)
+			if tt.setup != nil {
+				tt.setup(t, s)
+			}
+			if tt.spec.TaskID == "" {
+				tt.spec.TaskID = tk
+			}
+			before := phaseCount(t, s, tk)
+			ph, err := phase.Create(s, store.Human, tt.spec)
+			if tt.code != 0 {
+				if errs.CodeOf(err) != tt.code {
+					t.Fatalf("Create = %+v, %v; want exit %d", ph, err, tt.code)
+				}
+				if errs.TryOf(err) == "" {
+					t.Errorf("error %q has no Try hint", err)
+				}
+				if n := phaseCount(t, s, tk); n != before {
+					t.Fatalf("refused Create changed the phases: %d -> %d", before, n)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Create: %v", err)
+			}
+			got, err := s.Phase(tk, ph.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Status != store.PhaseActive || got.Name != tt.spec.Name || got.MessageLimit != tt.spec.Limit ||
+				got.TaskID != tk || got.Rules != tt.spec.Rules || fmt.Sprint(got.Roles) != fmt.Sprint(tt.spec.Roles) {
+				t.Fatalf("recorded phase %+v does not match %+v", got, tt.spec)
+			}
+			if n, err := jsonl.Count(s.MessagesPath(tk, ph.ID)); err != nil || n != 0 {
+				t.Fatalf("new phase has %d messages, %v", n, err)
+			}
+			if _, err := os.Stat(s.MessagesPath(tk, ph.ID)); err != nil {
+				t.Fatalf("messages.jsonl not created: %v", err)
+			}
+			if active, _ := s.ActivePhase(tk); active == nil || active.ID != ph.ID {
+				t.Fatalf("ActivePhase = %+v, want %s", active, ph.ID)
+			}
+		})
+	}
+}
+
+func mustCreate(t *testing.T, s *store.Store, taskID string, limit int) *store.Phase {
+	t.Helper()
+	ph, err := phase.Create(s, store.Human, phase.Spec{TaskID: taskID, Name: "P", Limit: limit, Roles: []string{"designer"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ph
+}
+
+// Many owners opening a phase at once: exactly one wins.
+func TestCreateRace(t *testing.T) {
+	s := newStore(t)
+	addTask(t, s, "tk-000001", store.TaskActive)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	codes := map[errs.Code]int{}
+	for range 12 {
+		wg.Go(func() {
+			_, err := phase.Create(s, store.Human, phase.Spec{TaskID: "tk-000001", Name: "P", Limit: 3})
+			mu.Lock()
+			codes[errs.CodeOf(err)]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if codes[errs.OK] != 1 || codes[errs.State] != 11 {
+		t.Fatalf("outcomes %v, want 1 ok and 11 exit 5", codes)
+	}
+	if n := phaseCount(t, s, "tk-000001"); n != 1 {
+		t.Fatalf("%d phases recorded", n)
+	}
+}
+
+func checkClosedAtLimit(t *testing.T, s *store.Store, taskID, phaseID string, limit int) {
+	t.Helper()
+	var bad []jsonl.BadLine
+	ms, err := jsonl.ReadAll[store.Message](s.MessagesPath(taskID, phaseID), func(b jsonl.BadLine) { bad = append(bad, b) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != limit || len(bad) != 0 {
+		t.Fatalf("messages.jsonl holds %d valid lines and %d bad, want exactly %d valid", len(ms), len(bad), limit)
+	}
+	data, _ := os.ReadFile(s.MessagesPath(taskID, phaseID))
+	if lines := strings.Count(string(data), "\n"); lines != limit {
+		t.Fatalf("messages.jsonl has %d lines, want %d", lines, limit)
+	}
+	ids := map[string]bool{}
+	for _, m := range ms {
+		if ids[m.ID] || m.PhaseID != phaseID {
+			t.Fatalf("message %+v duplicated or in the wrong phase", m)
+		}
+		ids[m.ID] = true
+	}
+	ph, err := s.Phase(taskID, phaseID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ph.Status != store.PhaseClosed || ph.CloseReason != store.CloseLimit || ph.ClosedAt == nil {
+		t.Fatalf("phase.json = %+v, want closed with reason %q", ph, store.CloseLimit)
+	}
+	// The bus recorded exactly one close.
+	evs, err := jsonl.ReadAll[store.Event](s.EventsPath(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closes, posts := 0, 0
+	for _, e := range evs {
+		if e.PhaseID != phaseID {
+			continue
+		}
+		switch e.Kind {
+		case store.EvPhaseClosed:
+			closes++
+		case store.EvMessage:
+			posts++
+		}
+	}
+	if closes != 1 || posts != limit {
+		t.Fatalf("bus has %d phase.closed and %d message.posted events, want 1 and %d", closes, posts, limit)
+	}
+}
+
+func TestSayExactlyLimit(t *testing.T) {
+	s := newStore(t)
+	addTask(t, s, "tk-000001", store.TaskActive)
+	ph := mustCreate(t, s, "tk-000001", 3)
+	for i := 1; i <= 3; i++ {
+		m, closed, err := phase.Say(s, store.Human, "tk-000001", ph.ID, fmt.Sprintf("message %d", i))
+		if err != nil {
+			t.Fatalf("say %d: %v", i, err)
+		}
+		if closed != (i == 3) {
+			t.Fatalf("say %d: closed = %v", i, closed)
+		}
+		if m.Author != "human" || m.Content != fmt.Sprintf("message %d", i) || m.ID == "" {
+			t.Fatalf("say %d returned %+v", i, m)
+		}
+	}
+	_, closed, err := phase.Say(s, store.Human, "tk-000001", ph.ID, "one more")
+	if !errs.Is(err, errs.State) || closed {
+		t.Fatalf("say past the limit = closed %v, %v; want exit 5", closed, err)
+	}
+	checkClosedAtLimit(t, s, "tk-000001", ph.ID, 3)
+}
+
+func TestSayRace(t *testing.T) {
+	const limit, writers = 5, 16
+	s := newStore(t)
+	addTask(t, s, "tk-000001", store.TaskActive)
+	ph := mustCreate(t, s, "tk-000001", limit)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	ok, closedBy, state := 0, 0, 0
+	start := make(chan struct{})
+	for w := range writers {
+		wg.Go(func() {
+			<-start
+			actor := store.Actor{Name: fmt.Sprintf("w%02d", w), Agent: &store.Agent{Name: fmt.Sprintf("w%02d", w), Role: "qa"}}
+			_, closed, err := phase.Say(s, actor, "tk-000001", ph.ID, "hello from "+actor.Name)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				ok++
+				if closed {
+					closedBy++
+				}
+			case errs.Is(err, errs.State):
+				state++
+			default:
+				t.Errorf("writer %d: %v", w, err)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	if ok != limit || state != writers-limit || closedBy != 1 {
+		t.Fatalf("%d succeeded (%d saw the close), %d got exit 5; want %d, 1, %d", ok, closedBy, state, limit, writers-limit)
+	}
+	checkClosedAtLimit(t, s, "tk-000001", ph.ID, limit)
+	ms, _ := s.Messages("tk-000001", ph.ID)
+	for _, m := range ms {
+		if m.Role != "qa" || !strings.HasPrefix(m.Author, "w") {
+			t.Fatalf("message %+v lost its author or role", m)
+		}
+	}
+}
+
+const helperEnv = "PM_PHASE_TEST_HELPER"
+
+// TestHelperProcess is not a test: it is a writer process of
+// TestSayRaceProcesses. It posts once and exits 0 (posted), 5 (closed) or 1.
+func TestHelperProcess(t *testing.T) {
+	if os.Getenv(helperEnv) != "1" {
+		t.Skip("helper process")
+	}
+	s, err := store.Open(os.Getenv("PM_HOME"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	_, _, err = phase.Say(s, store.Actor{Name: os.Getenv("PM_AGENT")}, os.Getenv("PM_TASK"), os.Getenv("PM_PHASE"), "hi")
+	if err != nil && !errs.Is(err, errs.State) {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	os.Exit(int(errs.CodeOf(err)))
+}
+
+func TestSayRaceProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	const limit, writers = 4, 10
+	s := newStore(t)
+	addTask(t, s, "tk-000001", store.TaskActive)
+	ph := mustCreate(t, s, "tk-000001", limit)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // hang guard
+	defer cancel()
+	var cmds []*exec.Cmd
+	for w := range writers {
+		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
+		cmd.Env = append(os.Environ(), helperEnv+"=1", "PM_HOME="+s.Root, "PM_AGENT=p"+strconv.Itoa(w),
+			"PM_TASK=tk-000001", "PM_PHASE="+ph.ID)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, cmd)
+	}
+	codes := map[int]int{}
+	for _, c := range cmds {
+		_ = c.Wait()
+		codes[c.ProcessState.ExitCode()]++
+	}
+	if codes[0] != limit || codes[int(errs.State)] != writers-limit {
+		t.Fatalf("exit codes %v, want %d×0 and %d×5", codes, limit, writers-limit)
+	}
+	checkClosedAtLimit(t, s, "tk-000001", ph.ID, limit)
+}
+
+func TestSayRefusals(t *testing.T) {
+	s := newStore(t)
+	addTask(t, s, "tk-000001", store.TaskActive)
+	ph := mustCreate(t, s, "tk-000001", 5)
+	tests := []struct {
+		name     string
+		task, ph string
+		content  string
+		code     errs.Code
+	}{
+		{"empty", "", "", "", errs.Usage},
+		{"blank", "", "", " \n\t", errs.Usage},
+		{"too long", "", "", strings.Repeat("x", phase.MaxMessage+1), errs.Usage},
+		{"not utf-8", "", "", "bad \xff byte", errs.Usage},
+		{"unknown phase", "", "ph-999999", "hi", errs.NotFound},
+		{"bad phase id", "", "ph-../x", "hi", errs.Usage},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			task, pid := "tk-000001", ph.ID
+			if tt.task != "" {
+				task = tt.task
+			}
+			if tt.ph != "" {
+				pid = tt.ph
+			}
+			_, _, err := phase.Say(s, store.Human, task, pid, tt.content)
+			if errs.CodeOf(err) != tt.code {
+				t.Fatalf("Say = %v, want exit %d", err, tt.code)
+			}
+		})
+	}
+	if n, _ := jsonl.Count(s.MessagesPath("tk-000001", ph.ID)); n != 0 {
+		t.Fatalf("refused says wrote %d messages", n)
+	}
+	// The largest message allowed goes through.
+	if _, _, err := phase.Say(s, store.Human, "tk-000001", ph.ID, strings.Repeat("é", phase.MaxMessage/2)); err != nil {
+		t.Fatalf("Say of exactly MaxMessage bytes: %v", err)
+	}
+}
+
+// A crash between the last append and the close leaves phase.json active with
+// a full log: the next Say finishes the close instead of posting.
+func TestSayFinishesInterruptedClose(t *testing.T) {
+	s := newStore(t)
+	addTask(t, s, "tk-000001", store.TaskActive)
+	ph := mustCreate(t, s, "tk-000001", 2)
+	for i := range 2 {
+		if err := jsonl.Append(s.MessagesPath("tk-000001", ph.ID), store.Message{ID: fmt.Sprintf("msg-00000%d", i), PhaseID: ph.ID, Content: "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _, err := phase.Say(s, store.Human, "tk-000001", ph.ID, "third")
+	if !errs.Is(err, errs.State) {
+		t.Fatalf("Say = %v, want exit 5", err)
+	}
+	got, _ := s.Phase("tk-000001", ph.ID)
+	if got.Status != store.PhaseClosed || got.CloseReason != store.CloseLimit {
+		t.Fatalf("phase = %+v, want closed by limit", got)
+	}
+	if n, _ := jsonl.Count(s.MessagesPath("tk-000001", ph.ID)); n != 2 {
+		t.Fatalf("%d messages, want 2", n)
+	}
+}
+
+func TestExtend(t *testing.T) {
+	tests := []struct {
+		name    string
+		limit   int
+		by      int
+		closed  bool
+		code    errs.Code
+		wantLim int
+	}{
+		{name: "within", limit: 10, by: 5, wantLim: 15},
+		{name: "up to messages_per_phase", limit: 10, by: 40, wantLim: 50},
+		{name: "one over", limit: 10, by: 41, code: errs.Limit},
+		{name: "zero", limit: 10, by: 0, code: errs.Usage},
+		{name: "negative", limit: 10, by: -3, code: errs.Usage},
+		{name: "closed phase", limit: 10, by: 1, closed: true, code: errs.State},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newStore(t)
+			addTask(t, s, "tk-000001", store.TaskActive)
+			ph := mustCreate(t, s, "tk-000001", tt.limit)
+			if tt.closed {
+				if _, err := phase.Close(s, store.Human, "tk-000001", ph.ID, store.CloseEnded); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before, _ := os.ReadFile(s.PhasePath("tk-000001", ph.ID))
+			got, err := phase.Extend(s, store.Human, "tk-000001", ph.ID, tt.by)
+			if tt.code != 0 {
+				if errs.CodeOf(err) != tt.code {
+					t.Fatalf("Extend = %+v, %v; want exit %d", got, err, tt.code)
+				}
+				after, _ := os.ReadFile(s.PhasePath("tk-000001", ph.ID))
+				if string(before) != string(after) {
+					t.Fatalf("refused Extend changed phase.json")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec, _ := s.Phase("tk-000001", ph.ID)
+			if got.MessageLimit != tt.wantLim || rec.MessageLimit != tt.wantLim || rec.Status != store.PhaseActive {
+				t.Fatalf("limit now %d (recorded %d, %s), want %d", got.MessageLimit, rec.MessageLimit, rec.Status, tt.wantLim)
+			}
+		})
+	}
+}
+
+// Extensions count against messages_per_phase however they are split.
+func TestExtendRepeatedStaysWithinCap(t *testing.T) {
+	s := newStore(t)
+	s.Config.Limits.MessagesPerPhase = 6
+	addTask(t, s, "tk-000001", store.TaskActive)
+	ph := mustCreate(t, s, "tk-000001", 2)
+	for range 2 {
+		if _, err := phase.Extend(s, store.Human, "tk-000001", ph.ID, 2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := phase.Extend(s, store.Human, "tk-000001", ph.ID, 1); !errs.Is(err, errs.Limit) {
+		t.Fatalf("third extension = %v, want exit 3", err)
+	}
+	// The extended phase takes exactly 6 messages.
+	for i := range 6 {
+		if _, closed, err := phase.Say(s, store.Human, "tk-000001", ph.ID, "m"); err != nil || closed != (i == 5) {
+			t.Fatalf("say %d: closed %v, %v", i, closed, err)
+		}
+	}
+	checkClosedAtLimit(t, s, "tk-000001", ph.ID, 6)
+}
+
+// Extending a phase at its limit is not possible: it closed on the last message.
+func TestExtendAfterLimitClose(t *testing.T) {
+	s := newStore(t)
+	addTask(t, s, "tk-000001", store.TaskActive)
+	ph := mustCreate(t, s, "tk-000001", 1)
+	if _, _, err := phase.Say(s, store.Human, "tk-000001", ph.ID, "only"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := phase.Extend(s, store.Human, "tk-000001", ph.ID, 1); !errs.Is(err, errs.State) {
+		t.Fatalf("Extend of a closed phase = %v, want exit 5", err)
+	}
+}
+
+func TestClose(t *testing.T) {
+	s := newStore(t)
+	fixed := time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
+	s.Now = func() time.Time { return fixed }
+	addTask(t, s, "tk-000001", store.TaskActive)
+	ph := mustCreate(t, s, "tk-000001", 5)
+	if _, _, err := phase.Say(s, store.Human, "tk-000001", ph.ID, "first"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := phase.Close(s, store.Human, "tk-000001", ph.ID, store.CloseEnded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != store.PhaseClosed || got.CloseReason != store.CloseEnded || got.ClosedAt == nil || !got.ClosedAt.Equal(fixed) {
+		t.Fatalf("Close = %+v", got)
+	}
+	if _, err := phase.Close(s, store.Human, "tk-000001", ph.ID, store.CloseEnded); !errs.Is(err, errs.State) {
+		t.Fatalf("second Close = %v, want exit 5", err)
+	}
+	if _, _, err := phase.Say(s, store.Human, "tk-000001", ph.ID, "late"); !errs.Is(err, errs.State) {
+		t.Fatalf("Say after Close = %v, want exit 5", err)
+	}
+	if _, err := phase.Close(s, store.Human, "tk-000001", "ph-999999", store.CloseEnded); !errs.Is(err, errs.NotFound) {
+		t.Fatalf("Close(unknown) = %v, want exit 4", err)
+	}
+	if _, err := phase.Extend(s, store.Human, "tk-000001", "ph-999999", 1); !errs.Is(err, errs.NotFound) {
+		t.Fatalf("Extend(unknown) = %v, want exit 4", err)
+	}
+	if _, err := phase.Extend(s, store.Human, "tk-000001", "ph-/../../x", 1); !errs.Is(err, errs.Usage) {
+		t.Fatalf("Extend(bad id) = %v, want exit 2", err)
+	}
+	if _, err := os.Stat(filepath.Join(s.PhasesDir("tk-000001"), "ph-999999")); !os.IsNotExist(err) {
+		t.Fatalf("refused calls left files for an unknown phase")
+	}
+	if n, _ := jsonl.Count(s.MessagesPath("tk-000001", ph.ID)); n != 1 {
+		t.Fatalf("%d messages after close, want 1", n)
+	}
+	if active, _ := s.ActivePhase("tk-000001"); active != nil {
+		t.Fatalf("ActivePhase after close = %+v", active)
+	}
+}
+
+func TestSetAgents(t *testing.T) {
+	s := newStore(t)
+	addTask(t, s, "tk-000001", store.TaskActive)
+	ph := mustCreate(t, s, "tk-000001", 5)
+	if err := phase.SetAgents(s, "tk-000001", ph.ID, []string{"oak_0001"}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := s.Phase("tk-000001", ph.ID)
+	if fmt.Sprint(got.Agents) != "[oak_0001]" || got.Status != store.PhaseActive {
+		t.Fatalf("phase = %+v", got)
+	}
+	if err := phase.SetAgents(s, "tk-000001", "ph-999999", nil); err == nil {
+		t.Fatal("SetAgents on a missing phase succeeded")
+	}
+	if _, err := os.Stat(filepath.Join(s.PhasesDir("tk-000001"), "ph-999999")); !os.IsNotExist(err) {
+		t.Fatal("SetAgents created a phase")
+	}
+}
