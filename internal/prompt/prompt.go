@@ -21,6 +21,9 @@ type Object struct {
 	Runtime      string   `yaml:"runtime"`
 	Body         string   `yaml:"-"`
 	Source       string   `yaml:"-"` // "builtin:owner.md" or a file path
+	// CapabilityLines holds the file line of each capability, parallel to
+	// Capabilities, so a checker can name where a bad one is written.
+	CapabilityLines []int `yaml:"-" json:"-"`
 }
 
 // Error is a load error that names the file and, where known, the line.
@@ -81,7 +84,43 @@ func Parse(file string, data []byte) (*Object, error) {
 	}
 	o.Body = strings.TrimLeft(body, "\n")
 	o.Source = file
+	o.CapabilityLines = capabilityLines(front, len(o.Capabilities))
 	return &o, nil
+}
+
+// capabilityLines finds the file line of each capabilities item (the
+// frontmatter starts on line 2 of the file); it returns nil when it cannot
+// account for exactly n items.
+func capabilityLines(front string, n int) []int {
+	var doc yaml.Node
+	if yaml.Unmarshal([]byte(front), &doc) != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil
+	}
+	m := doc.Content[0]
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value != "capabilities" || m.Content[i+1].Kind != yaml.SequenceNode {
+			continue
+		}
+		items := m.Content[i+1].Content
+		if len(items) != n {
+			return nil
+		}
+		out := make([]int, n)
+		for j, it := range items {
+			out[j] = it.Line + 1
+		}
+		return out
+	}
+	return nil
+}
+
+// CapabilityLine is the file line where capability i is written (the frontmatter's
+// first line when unknown).
+func (o *Object) CapabilityLine(i int) int {
+	if i >= 0 && i < len(o.CapabilityLines) {
+		return o.CapabilityLines[i]
+	}
+	return 2
 }
 
 // yamlError turns yaml.v3's "yaml: line N: msg" into a file:line error; the

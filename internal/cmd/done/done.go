@@ -2,8 +2,6 @@
 package done
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/plasmodium/pm/internal/cmdutil"
@@ -57,25 +55,6 @@ func run(f *cmdutil.Factory, o Options) error {
 	if o.JSON {
 		return cmdutil.PrintJSON(f.IO.Out, res)
 	}
-	out := f.IO.Out
-	fmt.Fprintf(out, "%s done\n", t.ID)
-	switch {
-	case res.Commit.NoRepo:
-		fmt.Fprintln(out, "not a git repository: nothing committed")
-	case res.Commit.NoChanges:
-		fmt.Fprintln(out, "no changes: nothing committed")
-	default:
-		fmt.Fprintf(out, "committed %s (%d files): [plasmodium] %s: %s\n", short(res.Commit.Hash), res.Commit.Files, t.ID, t.Description)
-	}
-	for _, u := range res.Unblocked {
-		fmt.Fprintf(out, "unblocked %s\n", u)
-	}
+	cmdutil.PrintDone(f.IO.Out, t, res)
 	return nil
-}
-
-func short(h string) string {
-	if len(h) > 12 {
-		return h[:12]
-	}
-	return h
 }

@@ -1,0 +1,243 @@
+package capability
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/capability/catalog"
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/llm"
+	"github.com/plasmodium/pm/internal/prompt"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// Env is what capabilities act with and on.
+type Env struct {
+	Store    *store.Store
+	Actor    store.Actor     // who the pm operations act as
+	Launcher *agent.Launcher // starts role agents and subtask owners; nil: those tools refuse
+	// Workspace is the directory primitives are confined to (default: the
+	// project directory, Store.ProjectDir()).
+	Workspace string
+	// CallPO sends message to prompt object to and returns its reply. The
+	// agent host provides it; nil: messaging another object is refused.
+	CallPO func(ctx context.Context, to, message string) (string, error)
+	// OnThink receives each thought of the think capability.
+	OnThink func(string)
+	// OnCreated is told about each prompt object create_capability made, so
+	// a host can offer it as a tool from the next run on.
+	OnCreated func(*prompt.Object)
+}
+
+// Known reports whether name is a capability: a built-in one or a prompt
+// object of set.
+func Known(name string, set prompt.Set) bool { return catalog.Known(name, set) }
+
+// Validate checks the frontmatter of every object of set (see
+// catalog.Validate): an unknown capability is an error naming file and line.
+func Validate(set prompt.Set) error { return catalog.Validate(set) }
+
+// impl is a built-in capability's descriptor and behaviour.
+type impl struct {
+	desc   string
+	params json.RawMessage
+	call   func(ctx context.Context, env *Env, args json.RawMessage) (string, error)
+}
+
+// impls holds every built-in capability; catalog names the same set (a test
+// keeps them in step).
+var impls = map[string]impl{}
+
+func register(name, desc string, params json.RawMessage, call func(ctx context.Context, env *Env, args json.RawMessage) (string, error)) {
+	impls[name] = impl{desc: desc, params: params, call: call}
+}
+
+// Tools builds the tools of obj: its declared capabilities in order, then
+// the universal ones it did not declare. A capability naming another prompt
+// object becomes a tool of that name taking {message}. An unknown capability
+// is an error naming obj's file and the line of the capability.
+func Tools(env *Env, obj *prompt.Object) ([]llm.Tool, error) {
+	if env == nil || env.Store == nil {
+		return nil, errors.New("capability: no store to act on")
+	}
+	set, err := agent.Prompts(env.Store)
+	if err != nil {
+		return nil, err
+	}
+	names := slices.Clone(obj.Capabilities)
+	for _, u := range catalog.Universals() {
+		if !slices.Contains(names, u) {
+			names = append(names, u)
+		}
+	}
+	var tools []llm.Tool
+	seen := map[string]bool{}
+	for i, name := range names {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		if b, ok := impls[name]; ok {
+			tools = append(tools, builtinTool(env, name, b))
+			continue
+		}
+		if po, ok := set[name]; ok && name != obj.Name {
+			tools = append(tools, objectTool(env, po))
+			continue
+		}
+		return nil, &prompt.Error{File: obj.Source, Line: obj.CapabilityLine(i),
+			Msg: fmt.Sprintf("unknown capability %q; known: %s, or a prompt object (%s)", name,
+				strings.Join(catalog.Names(""), ", "), strings.Join(set.Names(), ", "))}
+	}
+	return tools, nil
+}
+
+func builtinTool(env *Env, name string, b impl) llm.Tool {
+	return llm.Tool{
+		Name: name, Description: b.desc, Parameters: b.params,
+		Call: func(ctx context.Context, args json.RawMessage) (string, error) {
+			out, err := b.call(ctx, env, args)
+			return result(ctx, out, err)
+		},
+	}
+}
+
+var messageSchema = schema(props{"message": str("what to ask or tell it, in plain language")}, "message")
+
+func objectTool(env *Env, po *prompt.Object) llm.Tool {
+	desc := po.Description
+	if desc == "" {
+		desc = "A prompt object."
+	}
+	return llm.Tool{
+		Name:        po.Name,
+		Description: "Prompt object " + po.Name + ": " + desc + " Send it a message; its reply comes back as the result.",
+		Parameters:  messageSchema,
+		Call: func(ctx context.Context, args json.RawMessage) (string, error) {
+			var a struct {
+				Message string `json:"message"`
+			}
+			if err := decode(args, &a); err != nil {
+				return result(ctx, "", err)
+			}
+			if strings.TrimSpace(a.Message) == "" {
+				return result(ctx, "", errs.Usagef(`{"message": "..."}`, "empty message to %s", po.Name))
+			}
+			if env.CallPO == nil {
+				return result(ctx, "", errs.Failf("", "messaging prompt objects is not available in this host"))
+			}
+			out, err := env.CallPO(ctx, po.Name, a.Message)
+			return result(ctx, out, err)
+		},
+	}
+}
+
+// result turns a capability's outcome into a tool result: errors become
+// text the model can react to; only an ended context stays an error.
+func result(ctx context.Context, out string, err error) (string, error) {
+	if err == nil {
+		return out, nil
+	}
+	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		return "", ctx.Err()
+	}
+	msg := Describe(err)
+	if out != "" {
+		msg = out + "\n" + msg
+	}
+	return msg, nil
+}
+
+// Describe renders err for a model: what its exit code means, the message,
+// and the Try: hint.
+func Describe(err error) string {
+	var what string
+	switch errs.CodeOf(err) {
+	case errs.Usage:
+		what = "bad arguments"
+	case errs.Limit:
+		what = "refused (limit)"
+	case errs.NotFound:
+		what = "not found"
+	case errs.State:
+		what = "wrong state"
+	case errs.Timeout:
+		what = "timed out"
+	default:
+		what = "error"
+	}
+	s := what + ": " + err.Error()
+	if try := errs.TryOf(err); try != "" {
+		s += "\nTry: " + try
+	}
+	return s
+}
+
+// decode reads a call's JSON arguments into v; none at all is an empty object.
+func decode(args json.RawMessage, v any) error {
+	trimmed := strings.TrimSpace(string(args))
+	if trimmed == "" || trimmed == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(args, v); err != nil {
+		return errs.Usagef("send the arguments as one JSON object matching the tool's schema", "cannot read the arguments: %v", err)
+	}
+	return nil
+}
+
+// props are a JSON Schema object's properties.
+type props map[string]any
+
+// schema is a JSON Schema object with the given properties and required names.
+func schema(p props, required ...string) json.RawMessage {
+	s := map[string]any{"type": "object", "properties": p, "additionalProperties": false}
+	if p == nil {
+		s["properties"] = map[string]any{}
+	}
+	if len(required) > 0 {
+		s["required"] = required
+	}
+	data, err := json.Marshal(s)
+	if err != nil {
+		panic(err)
+	}
+	return data
+}
+
+func str(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
+func integer(desc string) map[string]any {
+	return map[string]any{"type": "integer", "description": desc}
+}
+func boolean(desc string) map[string]any {
+	return map[string]any{"type": "boolean", "description": desc}
+}
+func strList(desc string) map[string]any {
+	return map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": desc}
+}
+
+// capText bounds a text result, keeping its start (or its end with
+// keepTail), and says what was cut.
+func capText(s string, max int, keepTail bool) string {
+	if len(s) <= max {
+		return s
+	}
+	if keepTail {
+		cut := len(s) - max
+		for cut < len(s) && !utf8Start(s[cut]) {
+			cut++
+		}
+		return fmt.Sprintf("[cut: the first %d of %d bytes are not shown]\n", cut, len(s)) + s[cut:]
+	}
+	end := max
+	for end > 0 && !utf8Start(s[end]) {
+		end--
+	}
+	return s[:end] + fmt.Sprintf("\n[cut: showed %d of %d bytes]", end, len(s))
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }

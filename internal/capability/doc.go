@@ -1,0 +1,42 @@
+// Package capability turns a prompt object's frontmatter capabilities into
+// model tools (llm.Tool): each has a name, a description and a JSON Schema
+// for its arguments, and a Call that runs it.
+//
+// Four kinds (names in internal/capability/catalog):
+//   - pm operations (say, chat, status, history, phase, extend_phase,
+//     end_phase, subtask, wait_children, done) run in-process through the
+//     same domain functions and the same task/phase/owner resolution
+//     (cmdutil.Task, cmdutil.Phase, cmdutil.Owner) as the pm commands, acting
+//     as Env.Actor;
+//   - primitives (read_file, list_files, write_file, run_command, http_get)
+//     are deterministic code confined to Env.Workspace;
+//   - universal capabilities (think, ask_human, create_capability) are given
+//     to every prompt object, declared or not;
+//   - any other prompt object, reached with a {message} through Env.CallPO.
+//
+// Invariants:
+//   - a failure the model can react to (a refused limit, a closed phase, a
+//     bad argument, a path outside the workspace) is the tool's result text,
+//     prefixed with what the exit code would mean ("refused (limit): ...",
+//     "wrong state: ...", "not found: ...", "bad arguments: ...") and the
+//     Try: hint; Call returns an error only when its context ended;
+//   - a primitive never touches a path outside the workspace: paths are
+//     joined to it, cleaned, and the deepest existing ancestor resolved
+//     through symlinks must still lie inside it (so "../x", "/etc/passwd",
+//     a symlink pointing out and a dangling symlink are refused); write_file
+//     never writes under the state directory (.plasmodium/);
+//   - every output is capped (files, listings, command output, HTTP bodies)
+//     and says so when it was cut;
+//   - run_command runs `sh -c` in the workspace in its own process group,
+//     which is killed when the timeout (default 60s, at most 10m) expires;
+//     secrets (variables named like *KEY*, *TOKEN*, *SECRET*, *PASSWORD*)
+//     are not passed to it;
+//   - create_capability never overwrites: a new prompt object goes to
+//     .plasmodium/prompts/NAME.md only when no object or built-in has that
+//     name, is parsed and validated before it is kept, and is visible to
+//     every later load (pm send, phase roles, other objects' tools) at once.
+//
+// Frontmatter is validated on every load (agent.Prompts calls
+// catalog.Validate): an unknown capability is an error naming the prompt
+// file and the line it is written on.
+package capability

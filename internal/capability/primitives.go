@@ -1,0 +1,567 @@
+package capability
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// Caps of the primitives.
+const (
+	MaxRead        = 64 << 10  // read_file returns at most this much per call
+	MaxWrite       = 1 << 20   // write_file accepts at most this much
+	MaxEntries     = 500       // list_files lists at most this many entries
+	MaxOutput      = 64 << 10  // run_command keeps this much combined output
+	MaxBody        = 256 << 10 // http_get reads at most this much of a body
+	DefaultTimeout = 60 * time.Second
+	MaxTimeout     = 10 * time.Minute
+	HTTPTimeout    = 30 * time.Second
+)
+
+func init() {
+	register("read_file", fmt.Sprintf("Read a text file of the workspace (paths are relative to the project directory). "+
+		"At most %d KiB per call; a longer file is cut, and the note says the offset to read on from.", MaxRead>>10),
+		schema(props{
+			"path":   str("file path, relative to the workspace"),
+			"offset": integer("byte offset to start at (default 0)"),
+		}, "path"), readFile)
+	register("list_files", fmt.Sprintf("List a directory of the workspace (directories end in /, symlinks in @). "+
+		"recursive=true walks subdirectories (not into .git or .plasmodium). At most %d entries.", MaxEntries),
+		schema(props{
+			"path":      str("directory, relative to the workspace (default: the workspace itself)"),
+			"recursive": boolean("list subdirectories too"),
+		}), listFiles)
+	register("write_file", fmt.Sprintf("Write a text file in the workspace, creating parent directories. Replaces the file "+
+		"unless append=true. At most %d KiB; .plasmodium/ is off limits.", MaxWrite>>10),
+		schema(props{
+			"path":    str("file path, relative to the workspace"),
+			"content": str("the text to write"),
+			"append":  boolean("add to the end of the file instead of replacing it"),
+		}, "path", "content"), writeFile)
+	register("run_command", fmt.Sprintf("Run a shell command (sh -c) in the workspace and return its exit code and combined "+
+		"output (at most %d KiB kept: the start and the end). It is killed, with everything it started, after "+
+		"timeout_seconds (default %d, at most %d).", MaxOutput>>10, int(DefaultTimeout.Seconds()), int(MaxTimeout.Seconds())),
+		schema(props{
+			"command":         str("the shell command line"),
+			"timeout_seconds": integer("seconds before the command is killed"),
+		}, "command"), runCommand)
+	register("http_get", fmt.Sprintf("Fetch a URL with HTTP GET (http and https only) and return the status, content type "+
+		"and body (at most %d KiB).", MaxBody>>10),
+		schema(props{"url": str("the http:// or https:// URL")}, "url"), httpGet)
+}
+
+// sandbox confines paths to a workspace.
+type sandbox struct {
+	abs  string   // the workspace as given, absolute and clean
+	root string   // the workspace with symlinks resolved
+	deny []string // real paths under root that write_file must not touch
+}
+
+func newSandbox(env *Env) (*sandbox, error) {
+	ws := env.Workspace
+	if ws == "" && env.Store != nil {
+		ws = env.Store.ProjectDir()
+	}
+	if ws == "" {
+		return nil, errs.Failf("", "no workspace to work in")
+	}
+	abs, err := filepath.Abs(ws)
+	if err != nil {
+		return nil, err
+	}
+	root, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, errs.Failf("", "workspace %s: %v", ws, err)
+	}
+	b := &sandbox{abs: abs, root: root, deny: []string{filepath.Join(root, store.DirName)}}
+	if env.Store != nil {
+		if r, err := filepath.EvalSymlinks(env.Store.Root); err == nil {
+			b.deny = append(b.deny, r)
+		}
+	}
+	return b, nil
+}
+
+func within(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+func outside(p string) error {
+	return errs.Usagef("use a path inside the workspace, relative to it, e.g. src/main.go", "%q is outside the workspace", p)
+}
+
+// resolve maps a path given by the model to a real path inside the
+// workspace, and that path relative to the workspace. The deepest existing
+// ancestor is resolved through symlinks (a dangling link is refused), so
+// neither ".." nor a symlink can lead out.
+func (b *sandbox) resolve(p string) (real, rel string, err error) {
+	if strings.ContainsRune(p, 0) {
+		return "", "", errs.Usagef("", "path contains a NUL byte")
+	}
+	given := p
+	if strings.TrimSpace(p) == "" {
+		p = "."
+	}
+	var full string
+	switch {
+	case !filepath.IsAbs(p):
+		full = filepath.Join(b.root, p)
+	case within(b.root, filepath.Clean(p)):
+		full = filepath.Clean(p)
+	case within(b.abs, filepath.Clean(p)):
+		r, _ := filepath.Rel(b.abs, filepath.Clean(p))
+		full = filepath.Join(b.root, r)
+	default:
+		return "", "", outside(given)
+	}
+	if !within(b.root, full) {
+		return "", "", outside(given)
+	}
+	// Find the deepest ancestor that exists (a symlink counts, dangling or not).
+	existing, rest := full, ""
+	for {
+		if _, err := os.Lstat(existing); err == nil {
+			break
+		} else if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+			return "", "", err
+		}
+		parent := filepath.Dir(existing)
+		rest = filepath.Join(filepath.Base(existing), rest)
+		if parent == existing {
+			return "", "", outside(given)
+		}
+		existing = parent
+	}
+	resolved, err := filepath.EvalSymlinks(existing)
+	if err != nil {
+		return "", "", errs.Usagef("", "%q: %s is a dangling or looping symlink", given, existing)
+	}
+	real = filepath.Join(resolved, rest)
+	if !within(b.root, real) {
+		return "", "", errs.Usagef("use a path inside the workspace", "%q leads outside the workspace (through a symlink)", given)
+	}
+	rel, _ = filepath.Rel(b.root, real)
+	return real, filepath.ToSlash(rel), nil
+}
+
+func (b *sandbox) writable(real, given string) error {
+	for _, d := range b.deny {
+		if real == d || within(d, real) {
+			return errs.Usagef("write your work elsewhere in the workspace; pm's state changes only through pm operations",
+				"%q is inside pm's state directory, which write_file may not touch", given)
+		}
+	}
+	return nil
+}
+
+func readFile(ctx context.Context, env *Env, args json.RawMessage) (string, error) {
+	var a struct {
+		Path   string
+		Offset int64
+	}
+	if err := decode(args, &a); err != nil {
+		return "", err
+	}
+	if a.Path == "" {
+		return "", errs.Usagef(`{"path": "README.md"}`, "read_file needs a path")
+	}
+	b, err := newSandbox(env)
+	if err != nil {
+		return "", err
+	}
+	real, rel, err := b.resolve(a.Path)
+	if err != nil {
+		return "", err
+	}
+	f, err := os.OpenFile(real, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", errs.NotFoundf("see what is there with list_files", "no file %s", rel)
+		}
+		return "", err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if st.IsDir() {
+		return "", errs.Usagef("use list_files for directories", "%s is a directory", rel)
+	}
+	if !st.Mode().IsRegular() {
+		return "", errs.Usagef("", "%s is not a regular file", rel)
+	}
+	size := st.Size()
+	if a.Offset < 0 || (a.Offset > size && size > 0) {
+		return "", errs.Usagef(fmt.Sprintf("the file has %d bytes", size), "offset %d is out of range", a.Offset)
+	}
+	if _, err := f.Seek(a.Offset, io.SeekStart); err != nil {
+		return "", err
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxRead))
+	if err != nil {
+		return "", err
+	}
+	if bytes.IndexByte(data, 0) >= 0 {
+		return fmt.Sprintf("%s is a binary file of %d bytes; not shown", rel, size), nil
+	}
+	// When the file goes on, end at a rune boundary so no rune is split.
+	end := len(data)
+	if a.Offset+int64(len(data)) < size {
+		for i := end - 1; i >= 0 && i >= end-utf8.UTFMax; i-- {
+			if utf8.RuneStart(data[i]) {
+				if !utf8.FullRune(data[i:end]) {
+					end = i
+				}
+				break
+			}
+		}
+	}
+	text := strings.ToValidUTF8(string(data[:end]), "\uFFFD")
+	next := a.Offset + int64(end)
+	if next < size {
+		text += fmt.Sprintf("\n[cut: showed bytes %d-%d of %d; read on with offset %d]", a.Offset, next, size, next)
+	}
+	if size == 0 {
+		text = "(empty file)"
+	}
+	return text, nil
+}
+
+// skipDirs are not walked into by a recursive listing.
+var skipDirs = map[string]bool{".git": true, store.DirName: true}
+
+func listFiles(ctx context.Context, env *Env, args json.RawMessage) (string, error) {
+	var a struct {
+		Path      string
+		Recursive bool
+	}
+	if err := decode(args, &a); err != nil {
+		return "", err
+	}
+	b, err := newSandbox(env)
+	if err != nil {
+		return "", err
+	}
+	real, rel, err := b.resolve(a.Path)
+	if err != nil {
+		return "", err
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", errs.NotFoundf("list the workspace with list_files and no path", "no directory %s", rel)
+		}
+		return "", err
+	}
+	if !st.IsDir() {
+		return "", errs.Usagef("use read_file for files", "%s is a file, not a directory", rel)
+	}
+	name := func(p string, d fs.DirEntry) string {
+		r, _ := filepath.Rel(b.root, p)
+		r = filepath.ToSlash(r)
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			return r + "@"
+		case d.IsDir():
+			return r + "/"
+		}
+		return r
+	}
+	var out []string
+	more := false
+	if !a.Recursive {
+		ents, err := os.ReadDir(real)
+		if err != nil {
+			return "", err
+		}
+		for _, e := range ents {
+			if len(out) == MaxEntries {
+				more = true
+				break
+			}
+			out = append(out, name(filepath.Join(real, e.Name()), e))
+		}
+	} else {
+		stop := errors.New("enough")
+		err := filepath.WalkDir(real, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil // unreadable: skip it
+			}
+			if p == real {
+				return nil
+			}
+			if len(out) == MaxEntries {
+				more = true
+				return stop
+			}
+			out = append(out, name(p, d))
+			if d.IsDir() && skipDirs[d.Name()] {
+				return fs.SkipDir
+			}
+			return nil
+		})
+		if err != nil && err != stop {
+			return "", err
+		}
+	}
+	sort.Strings(out)
+	if len(out) == 0 {
+		return rel + " is empty", nil
+	}
+	text := strings.Join(out, "\n")
+	if more {
+		text += fmt.Sprintf("\n[cut: more than %d entries; list a subdirectory]", MaxEntries)
+	}
+	return text, nil
+}
+
+func writeFile(ctx context.Context, env *Env, args json.RawMessage) (string, error) {
+	var a struct {
+		Path    string
+		Content *string
+		Append  bool
+	}
+	if err := decode(args, &a); err != nil {
+		return "", err
+	}
+	if a.Path == "" || a.Content == nil {
+		return "", errs.Usagef(`{"path": "notes.md", "content": "..."}`, "write_file needs a path and content")
+	}
+	if len(*a.Content) > MaxWrite {
+		return "", errs.Usagef("write it in parts with append=true", "content of %d bytes is over the %d KiB limit", len(*a.Content), MaxWrite>>10)
+	}
+	b, err := newSandbox(env)
+	if err != nil {
+		return "", err
+	}
+	real, rel, err := b.resolve(a.Path)
+	if err != nil {
+		return "", err
+	}
+	if err := b.writable(real, a.Path); err != nil {
+		return "", err
+	}
+	if real == b.root {
+		return "", errs.Usagef("name a file", "%q is the workspace itself", a.Path)
+	}
+	if err := os.MkdirAll(filepath.Dir(real), 0o755); err != nil {
+		return "", errs.Usagef("", "cannot create the directory of %s: %v", rel, err)
+	}
+	flags := os.O_WRONLY | os.O_CREATE | syscall.O_NOFOLLOW
+	if a.Append {
+		flags |= os.O_APPEND
+	} else {
+		flags |= os.O_TRUNC
+	}
+	f, err := os.OpenFile(real, flags, 0o644)
+	if err != nil {
+		if errors.Is(err, syscall.EISDIR) {
+			return "", errs.Usagef("", "%s is a directory", rel)
+		}
+		return "", err
+	}
+	if _, err := f.WriteString(*a.Content); err != nil {
+		f.Close()
+		return "", err
+	}
+	if err := f.Close(); err != nil {
+		return "", err
+	}
+	verb := "wrote"
+	if a.Append {
+		verb = "appended"
+	}
+	return fmt.Sprintf("%s %d bytes to %s", verb, len(*a.Content), rel), nil
+}
+
+// headTail keeps the first and the last half of max bytes written to it.
+type headTail struct {
+	max   int
+	head  []byte
+	tail  []byte
+	total int64
+}
+
+func (w *headTail) Write(p []byte) (int, error) {
+	n0 := len(p)
+	w.total += int64(n0)
+	half := w.max / 2
+	if room := half - len(w.head); room > 0 {
+		n := min(room, len(p))
+		w.head = append(w.head, p[:n]...)
+		p = p[n:]
+	}
+	w.tail = append(w.tail, p...)
+	if len(w.tail) > 2*half {
+		w.tail = append(w.tail[:0], w.tail[len(w.tail)-half:]...)
+	}
+	return n0, nil
+}
+
+func (w *headTail) String() string {
+	half := w.max / 2
+	tail := w.tail
+	if len(tail) > half {
+		tail = tail[len(tail)-half:]
+	}
+	kept := int64(len(w.head) + len(tail))
+	if kept == w.total {
+		return strings.ToValidUTF8(string(w.head)+string(tail), "\uFFFD")
+	}
+	return strings.ToValidUTF8(string(w.head), "\uFFFD") +
+		fmt.Sprintf("\n[cut: %d bytes of output not shown]\n", w.total-kept) +
+		strings.ToValidUTF8(string(tail), "\uFFFD")
+}
+
+// secretEnv reports whether an environment variable looks like a secret.
+func secretEnv(kv string) bool {
+	name, _, _ := strings.Cut(kv, "=")
+	name = strings.ToUpper(name)
+	for _, s := range []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"} {
+		if strings.Contains(name, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func runCommand(ctx context.Context, env *Env, args json.RawMessage) (string, error) {
+	var a struct {
+		Command        string
+		TimeoutSeconds int `json:"timeout_seconds"`
+	}
+	if err := decode(args, &a); err != nil {
+		return "", err
+	}
+	if strings.TrimSpace(a.Command) == "" {
+		return "", errs.Usagef(`{"command": "go test ./..."}`, "run_command needs a command")
+	}
+	timeout := DefaultTimeout
+	if a.TimeoutSeconds != 0 {
+		if a.TimeoutSeconds < 0 || time.Duration(a.TimeoutSeconds)*time.Second > MaxTimeout {
+			return "", errs.Usagef(fmt.Sprintf("timeout_seconds from 1 to %d", int(MaxTimeout.Seconds())), "bad timeout_seconds %d", a.TimeoutSeconds)
+		}
+		timeout = time.Duration(a.TimeoutSeconds) * time.Second
+	}
+	b, err := newSandbox(env)
+	if err != nil {
+		return "", err
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, "sh", "-c", a.Command)
+	cmd.Dir = b.root
+	for _, kv := range os.Environ() {
+		if !secretEnv(kv) {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	out := &headTail{max: MaxOutput}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// On timeout kill the whole group (the leader is not reaped yet, so its
+	// pid is still the group's id), and stop waiting for output a few seconds
+	// later even if something outside the group holds the pipe.
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+	err = cmd.Run()
+	if ctx.Err() != nil {
+		return "", ctx.Err()
+	}
+	var head string
+	var exitErr *exec.ExitError
+	switch {
+	case errors.Is(cctx.Err(), context.DeadlineExceeded):
+		head = fmt.Sprintf("timed out after %s: the command and everything it started were killed", timeout)
+	case err == nil:
+		head = "exit code 0"
+	case errors.As(err, &exitErr):
+		head = fmt.Sprintf("exit code %d", exitErr.ExitCode())
+		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			head = fmt.Sprintf("killed by signal %s", ws.Signal())
+		}
+	case errors.Is(err, exec.ErrWaitDelay):
+		head = "exit code 0 (output cut off: a background process kept it open)"
+	default:
+		return "", errs.Failf("", "run_command: %v", err)
+	}
+	text := out.String()
+	if text == "" {
+		return head + "\n(no output)", nil
+	}
+	return head + "\n" + text, nil
+}
+
+func httpGet(ctx context.Context, env *Env, args json.RawMessage) (string, error) {
+	var a struct{ URL string }
+	if err := decode(args, &a); err != nil {
+		return "", err
+	}
+	u, err := url.Parse(strings.TrimSpace(a.URL))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", errs.Usagef(`{"url": "https://example.com/"}`, "%q is not an http or https URL", a.URL)
+	}
+	client := &http.Client{
+		Timeout: HTTPTimeout,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
+				return fmt.Errorf("redirect to %s refused: http and https only", req.URL.Scheme)
+			}
+			if len(via) >= 5 {
+				return errors.New("stopped after 5 redirects")
+			}
+			return nil
+		},
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return "", errs.Usagef("", "%v", err)
+	}
+	req.Header.Set("User-Agent", "pm-http_get")
+	resp, err := client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return "", errs.Failf("check the URL", "GET %s: %v", u.Redacted(), err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxBody+1))
+	if err != nil {
+		return "", errs.Failf("", "reading the body of %s: %v", u.Redacted(), err)
+	}
+	cut := len(body) > MaxBody
+	if cut {
+		body = body[:MaxBody]
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "HTTP %s\nContent-Type: %s\n\n", resp.Status, resp.Header.Get("Content-Type"))
+	if bytes.IndexByte(body, 0) >= 0 {
+		fmt.Fprintf(&sb, "(binary body; not shown)")
+		return sb.String(), nil
+	}
+	sb.WriteString(strings.ToValidUTF8(string(body), "\uFFFD"))
+	if cut {
+		fmt.Fprintf(&sb, "\n[cut: showed the first %d KiB of the body]", MaxBody>>10)
+	}
+	return sb.String(), nil
+}

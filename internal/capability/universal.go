@@ -1,0 +1,191 @@
+package capability
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/capability/catalog"
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/ids"
+	"github.com/plasmodium/pm/internal/lockedfile"
+	"github.com/plasmodium/pm/internal/prompt"
+	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// EvCapabilityCreated is the bus event of create_capability.
+const EvCapabilityCreated = "capability.created"
+
+// MaxBodyText bounds a created prompt object's body (bytes).
+const MaxBodyText = 64 << 10
+
+func init() {
+	register("think", "Think step by step before acting. The thought is recorded, not shown to anyone as a message; the result is just ok.",
+		schema(props{"thought": str("your reasoning")}, "thought"), think)
+	register("ask_human", "Ask the human a question and wait for the answer (they answer with pm answer). "+
+		"Use it to confirm destructive or irreversible actions and to clear up real ambiguity.",
+		schema(props{"question": str("the question, with the options if there are any")}, "question"), askHuman)
+	register("create_capability", "Create a new prompt object: a markdown file whose frontmatter lists its capabilities "+
+		"and whose body is its identity and behaviour. It is saved in .plasmodium/prompts/ and can be messaged at once "+
+		"by any prompt object that lists it, and used as a phase role. Existing names are refused.",
+		schema(props{
+			"name":         str("lowercase name: letters, digits, _ and -, e.g. ruby_debugger"),
+			"description":  str("one line: what it does"),
+			"capabilities": strList("what it may use: pm operations, primitives, or other prompt objects"),
+			"body":         str("markdown: who it is and how it behaves (its system prompt)"),
+		}, "name", "description", "body"), createCapability)
+}
+
+func think(ctx context.Context, env *Env, args json.RawMessage) (string, error) {
+	var a struct{ Thought string }
+	if err := decode(args, &a); err != nil {
+		return "", err
+	}
+	if env.OnThink != nil {
+		env.OnThink(a.Thought)
+	}
+	return "ok", nil
+}
+
+func askHuman(ctx context.Context, env *Env, args json.RawMessage) (string, error) {
+	var a struct{ Question string }
+	if err := decode(args, &a); err != nil {
+		return "", err
+	}
+	answer, err := request.Ask(ctx, env.Store, env.Actor, a.Question)
+	if err != nil {
+		return "", err
+	}
+	return "the human answered: " + answer, nil
+}
+
+// frontmatter is what create_capability writes, in the prompt file format.
+type frontmatter struct {
+	Name         string   `yaml:"name"`
+	Description  string   `yaml:"description"`
+	Capabilities []string `yaml:"capabilities"`
+}
+
+func createCapability(ctx context.Context, env *Env, args json.RawMessage) (string, error) {
+	var a struct {
+		Name, Description, Body string
+		Capabilities            []string
+	}
+	if err := decode(args, &a); err != nil {
+		return "", err
+	}
+	_, o, err := Create(env.Store, env.Actor, a.Name, a.Description, a.Capabilities, a.Body)
+	if err != nil {
+		return "", err
+	}
+	if env.OnCreated != nil {
+		env.OnCreated(o)
+	}
+	caps := "no capabilities"
+	if len(o.Capabilities) > 0 {
+		caps = "capabilities " + strings.Join(o.Capabilities, ", ")
+	}
+	return fmt.Sprintf("created prompt object %s (%s) in %s; prompt objects that list %q can message it now, "+
+		"and it can be a phase role", o.Name, caps, o.Source, o.Name), nil
+}
+
+// Create writes a new prompt object to .plasmodium/prompts/NAME.md. The name
+// must be free (no prompt object and no built-in capability has it) and every
+// capability known; the file is parsed back and the whole set validated
+// before it is kept. It returns the path and the parsed object.
+func Create(s *store.Store, actor store.Actor, name, description string, caps []string, body string) (string, *prompt.Object, error) {
+	name = strings.TrimSpace(name)
+	if !ids.ValidAgentName(name) {
+		return "", nil, errs.Usagef("1 to 64 of a-z, 0-9, _ and -, starting with a letter or digit, e.g. ruby_debugger", "bad name %q", name)
+	}
+	if _, ok := catalog.Builtin(name); ok {
+		return "", nil, errs.Statef("pick another name", "%q is a built-in capability", name)
+	}
+	description = strings.TrimSpace(description)
+	if strings.ContainsAny(description, "\n\r") {
+		return "", nil, errs.Usagef("keep the description to one line", "the description has line breaks")
+	}
+	if strings.TrimSpace(body) == "" {
+		return "", nil, errs.Usagef("write who it is and how it behaves", "the body is empty")
+	}
+	if len(body) > MaxBodyText {
+		return "", nil, errs.Usagef("keep the body under 64 KiB", "body of %d bytes is too long", len(body))
+	}
+	set, err := agent.Prompts(s)
+	if err != nil {
+		return "", nil, err
+	}
+	if o, ok := set[name]; ok {
+		return "", nil, errs.Statef("pick another name, or use the existing one", "a prompt object %q already exists (%s)", name, o.Source)
+	}
+	clean := make([]string, 0, len(caps))
+	for _, c := range caps {
+		c = strings.TrimSpace(c)
+		switch {
+		case c == "":
+			continue
+		case c == name:
+			return "", nil, errs.Usagef("list what it uses, not itself", "capability %q is the new object itself", c)
+		case !catalog.Known(c, set):
+			return "", nil, errs.NotFoundf("known: "+strings.Join(catalog.Names(""), ", ")+"; prompt objects: "+strings.Join(set.Names(), ", "),
+				"unknown capability %q", c)
+		}
+		if !contains(clean, c) {
+			clean = append(clean, c)
+		}
+	}
+	front, err := yaml.Marshal(frontmatter{Name: name, Description: description, Capabilities: clean})
+	if err != nil {
+		return "", nil, err
+	}
+	data := []byte("---\n" + string(front) + "---\n\n" + strings.TrimLeft(body, "\n"))
+	if !strings.HasSuffix(string(data), "\n") {
+		data = append(data, '\n')
+	}
+	dir := filepath.Join(s.Root, "prompts")
+	path := filepath.Join(dir, name+".md")
+	o, err := prompt.Parse(path, data)
+	if err != nil {
+		return "", nil, errs.Failf("", "the new prompt object does not parse: %v", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", nil, err
+	}
+	err = lockedfile.With(path, func() error {
+		if _, err := os.Stat(path); err == nil {
+			return errs.Statef("pick another name", "a prompt object %q was just created by someone else", name)
+		}
+		if err := lockedfile.WriteAtomic(path, data); err != nil {
+			return err
+		}
+		return os.Chmod(path, 0o644)
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	if _, err := agent.Prompts(s); err != nil {
+		// Should not happen (checked above); never leave a file that breaks every load.
+		_ = os.Remove(path)
+		return "", nil, errors.Join(errs.Failf("", "the new prompt object broke the prompt set; removed it"), err)
+	}
+	_ = s.Emit(store.Event{Kind: EvCapabilityCreated, Actor: actor.Name, Text: name,
+		Data: map[string]any{"name": name, "description": description, "capabilities": clean, "path": path}})
+	return path, o, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
