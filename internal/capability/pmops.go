@@ -53,7 +53,7 @@ func init() {
 			"description": str("what the subtask must achieve"),
 			"context":     str("what the child's owner needs to know (becomes its context.md)"),
 		}, "description"), subtaskTool)
-	register("wait_children", "Block until every subtask of your task is done (pm wait-children).",
+	register("wait_children", "Block until every subtask of your task is done (pm wait-children; owners only).",
 		schema(props{"timeout": str(`give up after this long, e.g. "30m" (default: wait as long as the run allows)`)}), waitChildrenTool)
 	register("done", "Mark your task done and commit the work to git (pm done; owners only). Refused while a subtask is unfinished.",
 		schema(nil), doneTool)
@@ -284,7 +284,7 @@ func waitChildrenTool(ctx context.Context, env *Env, args json.RawMessage) (stri
 			return "", errs.Usagef(`a duration such as "90s" or "30m"`, "bad timeout %q", a.Timeout)
 		}
 	}
-	t, err := cmdutil.Task(env.Store, env.Actor, "")
+	t, err := ownTask(env)
 	if err != nil {
 		return "", err
 	}

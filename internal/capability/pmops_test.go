@@ -138,6 +138,7 @@ func TestRoleAgentIsNotOwner(t *testing.T) {
 	// Role agents may talk and read, but not run owner operations.
 	mustContain(t, call(t, tool(t, role, set["designer"], "say"), m{"message": "make it blue"}), "posted")
 	mustContain(t, call(t, tool(t, role, obj("end_phase"), "end_phase"), m{}), "wrong state", "is not the owner")
+	mustContain(t, call(t, tool(t, role, obj("wait_children"), "wait_children"), m{}), "wrong state", "is not the owner")
 	mustContain(t, call(t, tool(t, role, obj("chat"), "chat"), m{}), "@"+ra.Name+" (designer): make it blue")
 
 	// chat wait: the owner posts, the role agent's wait returns only that.
