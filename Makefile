@@ -4,7 +4,7 @@ BINDIR    ?= $(shell $(GO) env GOPATH)/bin
 STATICCHECK_VERSION ?= v0.8.2
 FUZZTIME  ?= 20s
 
-.PHONY: all build install test test-short lint fmt bench fuzz demo clean
+.PHONY: all build install test test-short lint fmt bench fuzz demo demo-exec clean
 
 all: build
 
@@ -43,8 +43,13 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./internal/prompt
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./internal/ids
 
-# The seed's landing-page flow, offline, with shell-script agents on the exec runtime.
+# The seed's landing-page flow on the llm runtime: offline (model replies
+# replayed by a local OpenAI-protocol server) unless OPENAI_API_KEY/OPENAI_BASE_URL are set.
 demo: build
+	./bin/pm demo
+
+# The same flow with shell-script agents on the exec runtime (no model at all).
+demo-exec: build
 	bash scripts/demo.sh
 
 clean:

@@ -7,6 +7,7 @@ import (
 	"github.com/plasmodium/pm/internal/cmd/agents"
 	"github.com/plasmodium/pm/internal/cmd/answer"
 	"github.com/plasmodium/pm/internal/cmd/chat"
+	"github.com/plasmodium/pm/internal/cmd/demo"
 	"github.com/plasmodium/pm/internal/cmd/done"
 	"github.com/plasmodium/pm/internal/cmd/endphase"
 	"github.com/plasmodium/pm/internal/cmd/extendphase"
@@ -16,12 +17,15 @@ import (
 	"github.com/plasmodium/pm/internal/cmd/logcmd"
 	"github.com/plasmodium/pm/internal/cmd/logs"
 	"github.com/plasmodium/pm/internal/cmd/phasecmd"
+	"github.com/plasmodium/pm/internal/cmd/prompts"
 	"github.com/plasmodium/pm/internal/cmd/requests"
 	"github.com/plasmodium/pm/internal/cmd/reset"
 	"github.com/plasmodium/pm/internal/cmd/say"
+	"github.com/plasmodium/pm/internal/cmd/send"
 	"github.com/plasmodium/pm/internal/cmd/status"
 	"github.com/plasmodium/pm/internal/cmd/subtask"
 	"github.com/plasmodium/pm/internal/cmd/supervise"
+	"github.com/plasmodium/pm/internal/cmd/talk"
 	"github.com/plasmodium/pm/internal/cmd/taskcmd"
 	"github.com/plasmodium/pm/internal/cmd/waitchildren"
 	"github.com/plasmodium/pm/internal/cmdutil"
@@ -50,6 +54,8 @@ func NewRoot(f *cmdutil.Factory) *cobra.Command {
 	add("human", initcmd.NewCmd(f), taskcmd.NewCmd(f), status.NewCmd(f), reset.NewCmd(f), kill.NewCmd(f),
 		agents.NewCmd(f), logs.NewCmd(f), logcmd.NewCmd(f), requests.NewCmd(f), answer.NewCmd(f))
 	add("agent", chat.NewCmd(f), say.NewCmd(f), history.NewCmd(f))
+	root.AddGroup(&cobra.Group{ID: "po", Title: "Prompt objects:"})
+	add("po", prompts.NewCmd(f), talk.NewCmd(f), send.NewCmd(f), demo.NewCmd(f))
 	add("owner", phasecmd.NewCmd(f), extendphase.NewCmd(f), endphase.NewCmd(f), subtask.NewCmd(f),
 		waitchildren.NewCmd(f), done.NewCmd(f))
 	root.AddCommand(agentrun.NewCmd(f), supervise.NewCmd(f))

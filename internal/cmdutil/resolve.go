@@ -3,6 +3,7 @@ package cmdutil
 import (
 	"strings"
 
+	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/llm"
 	"github.com/plasmodium/pm/internal/store"
@@ -58,14 +59,21 @@ func Phase(s *store.Store, actor store.Actor, flag string) (*store.Phase, error)
 			return s.Phase(a.TaskID, a.PhaseID)
 		}
 		if a.TaskID != "" {
-			ph, err := s.ActivePhase(a.TaskID)
+			// An owner's room is its task's active phase, or else the one it
+			// had last: reading it still works, posting says it is closed.
+			phases, err := s.Phases(a.TaskID)
 			if err != nil {
 				return nil, err
 			}
-			if ph == nil {
-				return nil, errs.Statef(`open one with pm phase "Name" --limit N --roles r1,r2`, "task %s has no active phase", a.TaskID)
+			for _, p := range phases {
+				if p.Status == store.PhaseActive {
+					return p, nil
+				}
 			}
-			return ph, nil
+			if len(phases) == 0 {
+				return nil, errs.Statef(`open one with pm phase "Name" --limit N --roles r1,r2`, "task %s has no phase yet", a.TaskID)
+			}
+			return phases[len(phases)-1], nil
 		}
 	}
 	tasks, err := s.Tasks()
@@ -111,4 +119,22 @@ func CheckRuntime(f *Factory, s *store.Store, runtime, model string) error {
 		return errs.Failf("export OPENAI_API_KEY=... PM_MODEL=gpt-4o-mini (or OPENAI_BASE_URL=http://localhost:11434/v1 PM_MODEL=llama3.2 for Ollama), or use --runtime exec", "%v", err)
 	}
 	return nil
+}
+
+// CheckPO refuses, before anything is written, a message to an unknown prompt
+// object or to an llm object with no model provider configured.
+func CheckPO(f *Factory, s *store.Store, name string) error {
+	set, err := agent.Prompts(s)
+	if err != nil {
+		return err
+	}
+	po, err := agent.Lookup(set, name)
+	if err != nil {
+		return err
+	}
+	rt := po.Runtime
+	if rt == "" {
+		rt = "llm"
+	}
+	return CheckRuntime(f, s, rt, po.Model)
 }

@@ -86,7 +86,9 @@ func Resident(s *store.Store, po *prompt.Object, runtime string) (*store.Agent, 
 
 // Call sends text to prompt object `to` and blocks until its reply lands in
 // the caller's inbox. The callee's process is started if it is not running.
-func Call(ctx context.Context, s *store.Store, l *agent.Launcher, from, to, text string) (string, error) {
+// onDelta, if set, receives the reply's text as the callee streams it. If the
+// callee's process ends without replying, Call returns its recorded reason.
+func Call(ctx context.Context, s *store.Store, l *agent.Launcher, from, to, text string, onDelta func(string)) (string, error) {
 	set, err := agent.Prompts(s)
 	if err != nil {
 		return "", err
@@ -105,12 +107,13 @@ func Call(ctx context.Context, s *store.Store, l *agent.Launcher, from, to, text
 	if _, err := Resident(s, po, runtime); err != nil {
 		return "", err
 	}
-	corr := s.IDs.New(ids.Request)
-	// Start reading our inbox before sending, so the reply cannot slip past.
-	r := &jsonl.Reader{Path: s.InboxPath(from), Bad: s.BadLine}
-	if st, err := os.Stat(r.Path); err == nil {
-		r.Offset = st.Size()
+	if err := os.MkdirAll(s.AgentDir(from), 0o755); err != nil {
+		return "", err
 	}
+	corr := s.IDs.New(ids.Request)
+	// Start reading before sending, so neither reply nor stream can slip past.
+	replies := tailReader(s, s.InboxPath(from))
+	stream := tailReader(s, StreamPath(s, to))
 	if _, err := Send(s, Message{Kind: KindRequest, From: from, To: to, Corr: corr, Text: text}); err != nil {
 		return "", err
 	}
@@ -118,20 +121,70 @@ func Call(ctx context.Context, s *store.Store, l *agent.Launcher, from, to, text
 		return "", err
 	}
 	var reply *Message
-	err = watch.Lines(ctx, r, func(raw []byte) error {
-		var m Message
-		if json.Unmarshal(raw, &m) == nil && m.Kind == KindReply && m.Corr == corr {
-			reply = &m
+	var gone string
+	dirs := func() []string { return []string{s.AgentDir(from), s.AgentDir(to)} }
+	err = watch.Until(ctx, dirs, func() (bool, error) {
+		if onDelta != nil {
+			_ = stream.Next(func(raw []byte) error {
+				var d Delta
+				if json.Unmarshal(raw, &d) == nil && d.Corr == corr {
+					onDelta(d.Text)
+				}
+				return nil
+			})
 		}
-		return nil
-	}, func() (bool, error) { return reply != nil, nil })
+		if err := replies.Next(func(raw []byte) error {
+			var m Message
+			if json.Unmarshal(raw, &m) == nil && m.Kind == KindReply && m.Corr == corr {
+				reply = &m
+			}
+			return nil
+		}); err != nil {
+			return false, err
+		}
+		if reply != nil {
+			return true, nil
+		}
+		if a, err := s.Agent(to); err == nil && (a.Status == store.AgentFailed || a.Status == store.AgentKilled) {
+			gone = a.Status + ": " + a.Reason
+			return true, nil
+		}
+		return false, nil
+	})
 	if err != nil {
 		return "", err
+	}
+	if reply == nil {
+		return "", errs.Failf("see pm logs "+to, "@%s ended without replying (%s)", to, gone)
 	}
 	if reply.Error != "" {
 		return "", errs.Failf("see pm logs "+to, "@%s failed: %s", to, reply.Error)
 	}
 	return reply.Text, nil
+}
+
+func tailReader(s *store.Store, path string) *jsonl.Reader {
+	r := &jsonl.Reader{Path: path, Bad: s.BadLine}
+	if st, err := os.Stat(path); err == nil {
+		r.Offset = st.Size()
+	}
+	return r
+}
+
+// Delta is one piece of a streamed reply in agents/NAME/stream.jsonl.
+type Delta struct {
+	Corr string `json:"corr"`
+	Text string `json:"text"`
+}
+
+// StreamPath is where a resident object streams the text of its replies.
+func StreamPath(s *store.Store, name string) string {
+	return filepath.Join(s.AgentDir(name), "stream.jsonl")
+}
+
+// Stream appends a piece of the reply to request corr.
+func Stream(s *store.Store, name, corr, text string) error {
+	return jsonl.Append(StreamPath(s, name), Delta{Corr: corr, Text: text})
 }
 
 // Handler answers one request; its error becomes the reply's Error.

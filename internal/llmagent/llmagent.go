@@ -66,7 +66,7 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 		CallPO: func(ctx context.Context, to, msg string) (string, error) {
 			r.activity(a.Name, "waiting")
 			defer r.activity(a.Name, "working")
-			return inbox.Call(ctx, s, r.Launcher, a.Name, to, msg)
+			return inbox.Call(ctx, s, r.Launcher, a.Name, to, msg, nil)
 		},
 		OnThink: func(t string) {
 			_ = s.Emit(store.Event{Kind: "agent.think", Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, Text: t})
@@ -82,6 +82,9 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 		Budget:     budget(s.Config.Budgets.Agent),
 		Used:       llm.Counters{Turns: a.Usage.Turns, ToolCalls: a.Usage.ToolCalls, Tokens: a.Usage.Tokens},
 		Retry:      r.Retry,
+		// Tools such as chat wait, wait_children and ask_human block on
+		// other agents or the human; the budgets bound the agent instead.
+		ToolTimeout: 24 * time.Hour,
 	}
 	if a.StartedAt != nil && a.Restarts > 0 && a.CreatedAt.Before(*a.StartedAt) {
 		loop.Started = a.CreatedAt // wall time counts from the agent's birth across respawns
@@ -199,6 +202,9 @@ func (r *Runner) serve(ctx context.Context, a *store.Agent, loop *llm.Loop) erro
 	return inbox.Serve(ctx, r.Store, a.Name, func(ctx context.Context, m inbox.Message) (string, error) {
 		r.activity(a.Name, "working")
 		defer r.activity(a.Name, "idle")
+		// Stream the reply's text for callers that show it as it comes (pm talk).
+		loop.OnDelta = func(text string) { _ = inbox.Stream(r.Store, a.Name, m.Corr, text) }
+		defer func() { loop.OnDelta = nil }()
 		return loop.Run(ctx, inbox.Format(m))
 	}, nil)
 }

@@ -1,0 +1,207 @@
+// Package demo implements `pm demo`: the seed's landing-page flow on the llm
+// runtime, offline by default (model replies replayed by a local
+// OpenAI-protocol server), on a real model when a provider is configured.
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/spf13/cobra"
+
+	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/jsonl"
+	"github.com/plasmodium/pm/internal/openaitest"
+	"github.com/plasmodium/pm/internal/replay"
+	"github.com/plasmodium/pm/internal/store"
+	"github.com/plasmodium/pm/internal/task"
+	"github.com/plasmodium/pm/internal/watch"
+)
+
+// Description is the demo's task.
+const Description = "Build a landing page for our product"
+
+// Options are the inputs of pm demo.
+type Options struct {
+	Dir     string
+	Timeout time.Duration
+	Live    bool
+}
+
+// NewCmd builds `pm demo`.
+func NewCmd(f *cmdutil.Factory) *cobra.Command {
+	var o Options
+	c := &cobra.Command{
+		Use:   "demo",
+		Short: "Run the landing-page flow: an llm owner, a phase with two llm role agents, a real commit",
+		Long: "Runs the seed's landing-page flow with the real binary, real agent processes, a real phase, real messages\n" +
+			"and a real git commit in a fresh repository. Without OPENAI_API_KEY/OPENAI_BASE_URL the model's replies are\n" +
+			"REPLAYED from a recorded script by a local OpenAI-protocol server that the demo starts (labelled [replay]);\n" +
+			"with them set (or --live), the same flow runs on that model.",
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error { return run(f, o) },
+	}
+	c.Flags().StringVar(&o.Dir, "dir", "", "directory for the demo project (default: a new temporary directory)")
+	c.Flags().DurationVar(&o.Timeout, "timeout", 5*time.Minute, "give up after this long")
+	c.Flags().BoolVar(&o.Live, "live", false, "require a real model provider (fail instead of replaying)")
+	return c
+}
+
+func run(f *cmdutil.Factory, o Options) error {
+	live := f.Getenv("OPENAI_API_KEY") != "" || f.Getenv("OPENAI_BASE_URL") != ""
+	if o.Live && !live {
+		return errs.Failf("export OPENAI_API_KEY=... PM_MODEL=... (or OPENAI_BASE_URL for Ollama and friends)", "--live needs a model provider")
+	}
+	label := ""
+	env := f.Environ()
+	if !live {
+		script, err := replay.Landing()
+		if err != nil {
+			return err
+		}
+		srv := openaitest.New(openaitest.WithModel("replay"))
+		defer srv.Close()
+		srv.Handle(replay.NewPlayer(script).Reply)
+		label = "[replay] "
+		env = append(env, "OPENAI_BASE_URL="+srv.BaseURL(), "PM_MODEL=replay")
+		fmt.Fprintf(f.IO.Out, "%sREPLAY: no OPENAI_API_KEY/OPENAI_BASE_URL set, so the model's replies are played from a recorded\n%sscript (%s) by a local OpenAI-protocol server at %s. Everything else is real.\n",
+			label, label, script.Title, srv.BaseURL())
+	}
+	dir, err := workspace(o.Dir)
+	if err != nil {
+		return err
+	}
+	root, _, err := store.Init(dir, f.Now)
+	if err != nil {
+		return err
+	}
+	s, err := store.Open(root)
+	if err != nil {
+		return err
+	}
+	s.Now, s.IDs, s.Warn = f.Now, f.IDs, f.IO.ErrOut
+	l, err := f.Launcher(s)
+	if err != nil {
+		return err
+	}
+	l.Env = append(env, "PM_HOME="+root)
+	fmt.Fprintf(f.IO.Out, "%sproject %s (git repository, state in .plasmodium/)\n", label, dir)
+	t, err := task.Create(s, l, store.Human, task.Spec{Description: Description, Runtime: "llm"})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(f.IO.Out, "%spm task %q -> %s, owner @%s\n", label, Description, t.ID, t.Owner)
+	ctx, cancel := context.WithTimeout(f.Context, o.Timeout)
+	defer cancel()
+	end, err := follow(ctx, s, t.ID, f.IO.Out, label)
+	if err != nil {
+		return errs.Timeoutf("see pm log and pm logs NAME in "+dir, "demo did not finish: %v", err)
+	}
+	if end.Kind != store.EvTaskDone {
+		return errs.Failf("see pm logs in "+dir, "task ended: %s", end.Kind)
+	}
+	return summary(f.IO.Out, s, t.ID, dir, label)
+}
+
+func workspace(dir string) (string, error) {
+	if dir == "" {
+		d, err := os.MkdirTemp("", "pm-demo-")
+		if err != nil {
+			return "", err
+		}
+		dir = d
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	if _, err := git.PlainOpen(dir); err != nil {
+		if _, err := git.PlainInit(dir, false); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+// follow prints the bus as the flow runs and returns the event that ended the task.
+func follow(ctx context.Context, s *store.Store, taskID string, w io.Writer, label string) (store.Event, error) {
+	var end store.Event
+	r := &jsonl.Reader{Path: s.EventsPath(), Bad: s.BadLine}
+	err := watch.Lines(ctx, r, func(raw []byte) error {
+		var ev store.Event
+		if json.Unmarshal(raw, &ev) != nil {
+			return nil
+		}
+		if line := describe(ev); line != "" {
+			fmt.Fprintf(w, "%s%s %s\n", label, ev.Time.Local().Format("15:04:05.000"), line)
+		}
+		if ev.TaskID == taskID && (ev.Kind == store.EvTaskDone || ev.Kind == store.EvTaskKilled) {
+			end = ev
+		}
+		return nil
+	}, func() (bool, error) { return end.Kind != "", nil })
+	return end, err
+}
+
+func describe(ev store.Event) string {
+	switch ev.Kind {
+	case store.EvPhaseOpened:
+		return fmt.Sprintf("phase %s %q opened: %v", ev.PhaseID, ev.Text, ev.Data)
+	case store.EvMessage:
+		return fmt.Sprintf("@%s: %s", ev.Actor, ev.Text)
+	case store.EvPhaseClosed:
+		return fmt.Sprintf("phase %s closed (%s) %v", ev.PhaseID, ev.Text, ev.Data)
+	case store.EvAgentStarted:
+		return fmt.Sprintf("agent @%s started (pid %v)", ev.Agent, ev.Data["pid"])
+	case store.EvAgentExited:
+		return fmt.Sprintf("agent @%s left", ev.Agent)
+	case "tool.call":
+		if strings.HasPrefix(ev.Text, "say ") || strings.HasPrefix(ev.Text, "chat ") {
+			return ""
+		}
+		return fmt.Sprintf("@%s calls %s", ev.Actor, ev.Text)
+	case store.EvCommit:
+		return fmt.Sprintf("git commit %s", ev.Text)
+	case store.EvTaskDone:
+		return fmt.Sprintf("task %s done", ev.TaskID)
+	}
+	return ""
+}
+
+func summary(w io.Writer, s *store.Store, taskID, dir, label string) error {
+	t, err := s.Task(taskID)
+	if err != nil {
+		return err
+	}
+	repo, err := git.PlainOpen(dir)
+	if err != nil {
+		return err
+	}
+	head, err := repo.Head()
+	if err != nil {
+		return err
+	}
+	c, err := repo.CommitObject(head.Hash())
+	if err != nil {
+		return err
+	}
+	stats, _ := c.Stats()
+	fmt.Fprintf(w, "%sgit log -1: %s %s\n", label, c.Hash.String()[:12], strings.TrimSpace(c.Message))
+	for _, st := range stats {
+		fmt.Fprintf(w, "%s    %s (+%d)\n", label, st.Name, st.Addition)
+	}
+	fmt.Fprintf(w, "%sdone: %s %s; look around with PM_HOME=%s pm status --all, pm log, pm history --task %s\n",
+		label, t.ID, t.Status, s.Root, t.ID)
+	return nil
+}

@@ -1,0 +1,78 @@
+// Package talk implements `pm talk PO`, a conversation in the terminal.
+package talk
+
+import (
+	"bufio"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/inbox"
+)
+
+// Options are the inputs of pm talk.
+type Options struct {
+	PO string
+}
+
+// NewCmd builds `pm talk`.
+func NewCmd(f *cmdutil.Factory) *cobra.Command {
+	var o Options
+	return &cobra.Command{
+		Use:   "talk PO",
+		Short: "Talk with one prompt object in the terminal (replies streamed; Ctrl-D ends)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			o.PO = args[0]
+			return run(f, o)
+		},
+	}
+}
+
+func run(f *cmdutil.Factory, o Options) error {
+	s, err := f.Store()
+	if err != nil {
+		return err
+	}
+	actor, err := f.Actor(s)
+	if err != nil {
+		return err
+	}
+	if err := cmdutil.CheckPO(f, s, o.PO); err != nil {
+		return err
+	}
+	l, err := f.Launcher(s)
+	if err != nil {
+		return err
+	}
+	out := f.IO.Out
+	fmt.Fprintf(out, "talking with %s (Ctrl-D to end)\n", o.PO)
+	in := bufio.NewScanner(f.IO.In)
+	in.Buffer(make([]byte, 64<<10), 1<<20)
+	for {
+		fmt.Fprint(out, "> ")
+		if !in.Scan() {
+			fmt.Fprintln(out)
+			return in.Err()
+		}
+		line := strings.TrimSpace(in.Text())
+		if line == "" {
+			continue
+		}
+		fmt.Fprintf(out, "%s: ", o.PO)
+		streamed := false
+		reply, err := inbox.Call(f.Context, s, l, actor.Name, o.PO, line, func(t string) {
+			streamed = true
+			fmt.Fprint(out, t)
+		})
+		if err != nil {
+			return err
+		}
+		if !streamed {
+			fmt.Fprint(out, reply)
+		}
+		fmt.Fprintln(out)
+	}
+}

@@ -1,0 +1,136 @@
+package replay
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/plasmodium/pm/internal/openaitest"
+)
+
+// Step is one recorded model turn: text, or one tool call.
+type Step struct {
+	Content string          `json:"content,omitempty"`
+	Tool    string          `json:"tool,omitempty"`
+	Args    json.RawMessage `json:"args,omitempty"`
+	// Until repeats this step while the last tool result does not contain
+	// this text: the recorded model kept waiting (e.g. for its phase to close).
+	Until string `json:"until,omitempty"`
+}
+
+// Script is the recorded turns of each agent, by role ("owner", "designer",
+// ...) or prompt object name ("greeter").
+type Script struct {
+	Title string            `json:"title"`
+	Steps map[string][]Step `json:"steps"`
+	// Otherwise is what an agent says once its steps are used up.
+	Otherwise map[string]string `json:"otherwise"`
+}
+
+// Load reads a JSON script.
+func Load(r io.Reader) (*Script, error) {
+	var s Script
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("replay script: %w", err)
+	}
+	for who, steps := range s.Steps {
+		for i, st := range steps {
+			if (st.Content == "") == (st.Tool == "") {
+				return nil, fmt.Errorf("replay script: %s step %d: give content or tool, not both or neither", who, i+1)
+			}
+		}
+	}
+	return &s, nil
+}
+
+// Player answers model requests from a script, keeping one cursor per agent.
+type Player struct {
+	Script *Script
+	mu     sync.Mutex
+	state  map[string]*cursor
+}
+
+type cursor struct {
+	at     int
+	issued bool
+}
+
+// NewPlayer returns a player for script.
+func NewPlayer(s *Script) *Player { return &Player{Script: s, state: map[string]*cursor{}} }
+
+// whoRe finds the agent in its system prompt: "# You are @cedar_a1b2, owner of task"
+// or "# You are @oak_c3d4, the designer in phase".
+var whoRe = regexp.MustCompile(`You are @([a-z0-9_-]+), (?:the )?([a-z]+)`)
+
+// titleRe finds a resident prompt object by its title line ("# Greeter").
+var titleRe = regexp.MustCompile(`(?m)^# ([A-Za-z]+)\s*$`)
+
+// Identify returns the agent's name and role (or object name) from a request.
+func Identify(req openaitest.Request) (name, role string) {
+	for _, m := range req.Messages {
+		if m.Role != "system" {
+			continue
+		}
+		if sm := whoRe.FindStringSubmatch(m.Content); sm != nil {
+			return sm[1], sm[2]
+		}
+		if sm := titleRe.FindStringSubmatch(m.Content); sm != nil {
+			po := strings.ToLower(sm[1])
+			return po, po
+		}
+	}
+	return "unknown", "unknown"
+}
+
+// Reply is the openaitest handler.
+func (p *Player) Reply(req openaitest.Request) openaitest.Reply {
+	name, role := Identify(req)
+	st := p.next(name, p.Script.Steps[role], req.LastMessage())
+	if st == nil {
+		text := p.Script.Otherwise[role]
+		if text == "" {
+			text = "PASS"
+		}
+		return openaitest.Reply{Content: text}
+	}
+	if st.Tool != "" {
+		args := string(st.Args)
+		if args == "" {
+			args = "{}"
+		}
+		return openaitest.Reply{ToolCalls: []openaitest.ToolCall{{Name: st.Tool, Arguments: args}}}
+	}
+	return openaitest.Reply{Content: st.Content}
+}
+
+func (p *Player) next(name string, steps []Step, last openaitest.Message) *Step {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := p.state[name]
+	if c == nil {
+		c = &cursor{}
+		p.state[name] = c
+	}
+	for c.at < len(steps) {
+		st := &steps[c.at]
+		if st.Until == "" {
+			c.at++
+			return st
+		}
+		if !c.issued {
+			c.issued = true
+			return st
+		}
+		if last.Role == "tool" && strings.Contains(last.Content, st.Until) {
+			c.at, c.issued = c.at+1, false
+			continue
+		}
+		return st
+	}
+	return nil
+}
