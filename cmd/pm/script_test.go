@@ -59,7 +59,10 @@ func TestScripts(t *testing.T) {
 			env.Setenv("GIT_AUTHOR_EMAIL", "test@localhost")
 			env.Setenv("GIT_COMMITTER_NAME", "pm test")
 			env.Setenv("GIT_COMMITTER_EMAIL", "test@localhost")
-			env.Defer(func() { killLeftovers(env.WorkDir) })
+			env.Defer(func() {
+				killLeftovers(env.WorkDir)
+				killStray(env.WorkDir)
+			})
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -73,6 +76,7 @@ func TestScripts(t *testing.T) {
 			"readvar":   cmdReadVar,
 			"waitgone":  cmdWaitGone,
 			"exits":     cmdExits,
+			"openai":    cmdOpenAI,
 		},
 		RequireExplicitExec: false,
 	})

@@ -69,12 +69,13 @@ func Resident(s *store.Store, po *prompt.Object, runtime string) (*store.Agent, 
 		return a, nil
 	}
 	rec := store.Agent{Name: po.Name, Prompt: po.Name, Runtime: runtime, Model: po.Model, Status: store.AgentPending, CreatedAt: s.Now().UTC()}
+	// The lock is a sidecar in the agent's directory, so the directory comes first.
+	if err := os.MkdirAll(s.AgentDir(po.Name), 0o755); err != nil {
+		return nil, err
+	}
 	err := lockedfile.With(s.AgentPath(po.Name), func() error {
 		if _, err := os.Stat(s.AgentPath(po.Name)); err == nil {
 			return nil // created meanwhile
-		}
-		if err := os.MkdirAll(s.AgentDir(po.Name), 0o755); err != nil {
-			return err
 		}
 		return lockedfile.WriteJSON(s.AgentPath(po.Name), &rec)
 	})

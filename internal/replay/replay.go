@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/plasmodium/pm/internal/openaitest"
 )
@@ -19,6 +20,9 @@ type Step struct {
 	// Until repeats this step while the last tool result does not contain
 	// this text: the recorded model kept waiting (e.g. for its phase to close).
 	Until string `json:"until,omitempty"`
+	// Delay is how long the model "thinks" before answering ("2s"), so a
+	// test can act while an agent is mid-turn.
+	Delay string `json:"delay,omitempty"`
 }
 
 // Script is the recorded turns of each agent, by role ("owner", "designer",
@@ -42,6 +46,11 @@ func Load(r io.Reader) (*Script, error) {
 		for i, st := range steps {
 			if (st.Content == "") == (st.Tool == "") {
 				return nil, fmt.Errorf("replay script: %s step %d: give content or tool, not both or neither", who, i+1)
+			}
+			if st.Delay != "" {
+				if d, err := time.ParseDuration(st.Delay); err != nil || d < 0 {
+					return nil, fmt.Errorf("replay script: %s step %d: invalid delay %q", who, i+1, st.Delay)
+				}
 			}
 		}
 	}
@@ -98,14 +107,15 @@ func (p *Player) Reply(req openaitest.Request) openaitest.Reply {
 		}
 		return openaitest.Reply{Content: text}
 	}
+	delay, _ := time.ParseDuration(st.Delay) // checked by Load
 	if st.Tool != "" {
 		args := string(st.Args)
 		if args == "" {
 			args = "{}"
 		}
-		return openaitest.Reply{ToolCalls: []openaitest.ToolCall{{Name: st.Tool, Arguments: args}}}
+		return openaitest.Reply{ToolCalls: []openaitest.ToolCall{{Name: st.Tool, Arguments: args}}, Delay: delay}
 	}
-	return openaitest.Reply{Content: st.Content}
+	return openaitest.Reply{Content: st.Content, Delay: delay}
 }
 
 func (p *Player) next(name string, steps []Step, last openaitest.Message) *Step {
