@@ -1,0 +1,233 @@
+// Command pmbench is the multi-process benchmark harness of pm: it builds pm
+// (or takes -pm), runs real pm processes against generated state in a
+// temporary directory and prints a table of figures against their goals.
+// See docs/benchmarks.md.
+//
+//	go run ./internal/bench/cmd/pmbench [-quick] [-pm BIN] [-only delivery,append,say,reads,done]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/plasmodium/pm/internal/bench"
+)
+
+// sizes are the figures' inputs.
+type sizes struct {
+	Messages        int // delivery latency: sequential say processes
+	Writers, PerW   int // concurrent appends
+	SayW, SayPer    int // concurrent pm say
+	Tasks, Events   int // read commands
+	Runs            int // timed runs per read command
+	Files, Changed  int // pm done
+	Rounds          int
+	MessagesInPhase int
+}
+
+var full = sizes{Messages: 1000, Writers: 16, PerW: 500, SayW: 16, SayPer: 500, Tasks: 10_000, Events: 1_000_000,
+	Runs: 20, Files: 10_000, Changed: 10, Rounds: 5, MessagesInPhase: 20}
+
+var quick = sizes{Messages: 200, Writers: 16, PerW: 100, SayW: 8, SayPer: 50, Tasks: 1_000, Events: 100_000,
+	Runs: 10, Files: 2_000, Changed: 10, Rounds: 3, MessagesInPhase: 20}
+
+func main() {
+	var (
+		quickF  = flag.Bool("quick", false, "smaller sizes, for a fast check")
+		bin     = flag.String("pm", "", "pm binary to measure (default: go build ./cmd/pm)")
+		only    = flag.String("only", "", "comma-separated figures to run: delivery, append, say, reads, done")
+		keep    = flag.Bool("keep", false, "keep the temporary directory")
+		timeout = flag.Duration("timeout", 20*time.Minute, "stop the whole run after this long")
+		// Helper mode: one append writer process (used by the append figure).
+		workerPath = flag.String("append-worker", "", "internal: append records to this log and exit")
+		workerID   = flag.Int("worker-id", 0, "internal: writer id")
+		workerN    = flag.Int("worker-n", 0, "internal: records to append")
+	)
+	flag.Parse()
+	if *workerPath != "" {
+		if err := bench.AppendWorker(*workerPath, *workerID, *workerN); err != nil {
+			fmt.Fprintln(os.Stderr, "pmbench worker:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	sz := full
+	if *quickF {
+		sz = quick
+	}
+	var want []string
+	if *only != "" {
+		want = strings.Split(*only, ",")
+	}
+	code := run(ctx, sz, *bin, want, *keep)
+	os.Exit(code)
+}
+
+func run(ctx context.Context, sz sizes, bin string, want []string, keep bool) int {
+	tmp, err := os.MkdirTemp("", "pmbench-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if keep {
+		fmt.Fprintln(os.Stderr, "pmbench: keeping", tmp)
+	} else {
+		defer os.RemoveAll(tmp)
+	}
+	if bin == "" {
+		mod, err := bench.ModuleDir(ctx)
+		if err == nil {
+			bin, err = bench.Build(ctx, mod, tmp)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "pmbench:", err)
+			return 1
+		}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Printf("pmbench: %d CPUs, %s %s/%s, pm %s\n\n", runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, bin)
+	var rows []bench.Row
+	failed := false
+	step := func(name string, fn func(dir string) ([]bench.Row, error)) {
+		if len(want) > 0 && !slices.Contains(want, name) {
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		dir, err := os.MkdirTemp(tmp, name+"-")
+		if err == nil {
+			start := time.Now()
+			fmt.Fprintf(os.Stderr, "pmbench: %s ...", name)
+			var r []bench.Row
+			r, err = fn(dir)
+			fmt.Fprintf(os.Stderr, " %.1fs\n", time.Since(start).Seconds())
+			rows = append(rows, r...)
+			for _, x := range r {
+				failed = failed || x.Verdict == "FAILED"
+			}
+		}
+		if err != nil {
+			failed = true
+			fmt.Fprintf(os.Stderr, "pmbench: %s: %v\n", name, err)
+			rows = append(rows, bench.Row{Figure: name, Result: "error: " + firstLine(err.Error()), Verdict: "FAILED"})
+		}
+		if !keep {
+			os.RemoveAll(dir)
+		}
+	}
+
+	step("delivery", func(dir string) ([]bench.Row, error) {
+		r, err := bench.Delivery(ctx, bin, dir, sz.Messages)
+		if err != nil {
+			return nil, err
+		}
+		lat, app, say := r.Latency, r.FromAppend, r.Say
+		p99 := lat.Percentile(99)
+		sm, s90 := say.Median(), say.Percentile(90)
+		return []bench.Row{
+			{Figure: fmt.Sprintf("delivery: say exit -> chat --follow line, p50 / p99 (%d msgs)", len(lat)), Goal: "p99 < 5 ms",
+				Result: fmt.Sprintf("%s / %s (max %s; %d of %d printed before say exited)", bench.Ms(lat.Median()), bench.Ms(p99),
+					bench.Ms(lat.Percentile(100)), r.Early, len(lat)), Verdict: bench.Verdict(p99 < 5*time.Millisecond)},
+			{Figure: "delivery: message timestamp -> chat --follow line, p50 / p99",
+				Result: fmt.Sprintf("%s / %s (max %s)", bench.Ms(app.Median()), bench.Ms(app.Percentile(99)), bench.Ms(app.Percentile(100)))},
+			{Figure: "pm say process wall time, median", Goal: "< 10 ms", Result: bench.Ms(sm), Verdict: bench.Verdict(sm < 10*time.Millisecond)},
+			{Figure: "pm say process wall time, p90", Result: bench.Ms(s90)},
+		}, nil
+	})
+	step("append", func(dir string) ([]bench.Row, error) {
+		d, c, err := bench.ConcurrentAppend(ctx, self, dir, sz.Writers, sz.PerW)
+		if err != nil {
+			return nil, err
+		}
+		n := sz.Writers * sz.PerW
+		return []bench.Row{{Figure: fmt.Sprintf("%d processes x %d jsonl.Append, one log", sz.Writers, sz.PerW),
+			Result:  fmt.Sprintf("%.0f appends/s (%d in %s); %s", float64(n)/d.Seconds(), n, bench.Ms(d), c),
+			Verdict: check(c.OK() && c.Lines == n)}}, nil
+	})
+	step("say", func(dir string) ([]bench.Row, error) {
+		r, err := bench.ConcurrentSay(ctx, bin, dir, sz.SayW, sz.SayPer)
+		if err != nil {
+			return nil, err
+		}
+		n := sz.SayW * sz.SayPer
+		ok := r.Check.OK() && r.Check.Lines == n && r.Refused == 0 && r.ExtraExit == 5 && r.PhaseClose
+		return []bench.Row{{Figure: fmt.Sprintf("%d writers x %d pm say processes, one phase (limit %d)", sz.SayW, sz.SayPer, n),
+			Result: fmt.Sprintf("%.0f says/s (%s); %s; closed at limit %v, one more exits %d",
+				float64(n)/r.Wall.Seconds(), bench.Ms(r.Wall), r.Check, r.PhaseClose, r.ExtraExit),
+			Verdict: check(ok)}}, nil
+	})
+	step("reads", func(dir string) ([]bench.Row, error) {
+		spec := bench.StateSpec{Tasks: sz.Tasks, Events: sz.Events, MessagesPerPhase: sz.MessagesInPhase}
+		cases, err := bench.Reads(ctx, bin, dir, spec, sz.Runs)
+		if err != nil {
+			return nil, err
+		}
+		rows := []bench.Row{{Figure: fmt.Sprintf("reads: %d tasks, agents and %d-message phases; %d events",
+			sz.Tasks, sz.MessagesInPhase, sz.Events)}}
+		for _, c := range cases {
+			m := c.Times.Median()
+			r := bench.Row{Figure: fmt.Sprintf("  %s, median of %d", c.Name, len(c.Times)),
+				Result: bench.Ms(m) + " (p90 " + bench.Ms(c.Times.Percentile(90)) + ")"}
+			if c.Goal {
+				r.Goal, r.Verdict = "< 100 ms", bench.Verdict(m < 100*time.Millisecond)
+			}
+			rows = append(rows, r)
+		}
+		return rows, nil
+	})
+	step("done", func(dir string) ([]bench.Row, error) {
+		r, err := bench.Done(ctx, bin, dir, sz.Files, sz.Changed, sz.Rounds)
+		if err != nil {
+			return nil, err
+		}
+		pm, git := r.PM.Median(), r.Git.Median()
+		ratio := float64(pm) / float64(git)
+		return []bench.Row{
+			{Figure: fmt.Sprintf("pm done, %d files, %d changed, median of %d", sz.Files, sz.Changed, len(r.PM)), Result: bench.Ms(pm)},
+			{Figure: "git add -A && git commit, same repo, median", Result: bench.Ms(git)},
+			{Figure: "pm done / git", Goal: "within 3x", Result: fmt.Sprintf("%.2fx", ratio), Verdict: bench.Verdict(ratio <= 3)},
+		}, nil
+	})
+
+	if ctx.Err() != nil {
+		fmt.Fprintln(os.Stderr, "pmbench: stopped:", ctx.Err())
+		failed = true
+	}
+	fmt.Println()
+	bench.Print(os.Stdout, rows)
+	if failed {
+		return 1
+	}
+	return 0
+}
+
+func check(ok bool) string {
+	if ok {
+		return "ok"
+	}
+	return "FAILED"
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	if len(line) > 160 {
+		line = line[:160] + "..."
+	}
+	return line
+}

@@ -1,0 +1,118 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// CmdTimeout bounds every process the harness starts.
+const CmdTimeout = 60 * time.Second
+
+// Build builds ./cmd/pm of the module at modDir into outDir and returns the
+// binary's path.
+func Build(ctx context.Context, modDir, outDir string) (string, error) {
+	bin := filepath.Join(outDir, "pm")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/pm")
+	cmd.Dir = modDir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/pm: %v\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// ModuleDir finds the root of the pm module from the working directory.
+func ModuleDir(ctx context.Context) (string, error) {
+	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %v", err)
+	}
+	mod := strings.TrimSpace(string(out))
+	if mod == "" || mod == os.DevNull {
+		return "", fmt.Errorf("run pmbench inside the pm module, or pass -pm BINARY")
+	}
+	return filepath.Dir(mod), nil
+}
+
+// PM runs the pm binary against one state directory.
+type PM struct {
+	Bin  string
+	Dir  string   // working directory (the project, which holds .plasmodium)
+	Env  []string // base environment; PM_HOME and PM_AGENT are added per call
+	Home string   // PM_HOME
+}
+
+// Env returns a clean environment for pm processes: PATH, HOME, TMPDIR and
+// git identity only, so the user's PM_* variables never leak in.
+func Env(home string) []string {
+	env := []string{"HOME=" + home, "GIT_AUTHOR_NAME=pmbench", "GIT_AUTHOR_EMAIL=pmbench@localhost",
+		"GIT_COMMITTER_NAME=pmbench", "GIT_COMMITTER_EMAIL=pmbench@localhost", "GIT_CONFIG_NOSYSTEM=1"}
+	for _, k := range []string{"PATH", "TMPDIR"} {
+		if v := os.Getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+// Command returns a pm command acting as agent ("" for the human).
+func (p *PM) Command(ctx context.Context, agent string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, p.Bin, args...)
+	cmd.Dir = p.Dir
+	cmd.Env = append(append([]string{}, p.Env...), "PM_HOME="+p.Home)
+	if agent != "" {
+		cmd.Env = append(cmd.Env, "PM_AGENT="+agent)
+	}
+	cmd.WaitDelay = time.Second
+	return cmd
+}
+
+// Run runs pm to completion and returns its stdout and wall time (from just
+// before the process starts to just after it has exited and been reaped).
+func (p *PM) Run(ctx context.Context, agent string, args ...string) (string, time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, CmdTimeout)
+	defer cancel()
+	cmd := p.Command(ctx, agent, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
+	err := cmd.Run()
+	d := time.Since(start)
+	if err != nil {
+		return out.String(), d, fmt.Errorf("pm %s: %w\n%s", strings.Join(args, " "), err, errb.String())
+	}
+	return out.String(), d, nil
+}
+
+// Time runs pm n times and returns the wall time of each run.
+func (p *PM) Time(ctx context.Context, n int, agent string, args ...string) (Durations, error) {
+	var ds Durations
+	for range n {
+		_, d, err := p.Run(ctx, agent, args...)
+		if err != nil {
+			return ds, err
+		}
+		ds = append(ds, d)
+	}
+	return ds, nil
+}
+
+// Git runs git in dir.
+func Git(ctx context.Context, dir string, env []string, args ...string) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, CmdTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir, cmd.Env = dir, env
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	d := time.Since(start)
+	if err != nil {
+		return d, fmt.Errorf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return d, nil
+}

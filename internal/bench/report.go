@@ -1,0 +1,35 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+)
+
+// Row is one figure of the report.
+type Row struct {
+	Figure string
+	Goal   string
+	Result string
+	// Verdict is "ok", "MISSED", "FAILED" (a correctness check) or "" (no goal).
+	Verdict string
+}
+
+// Verdict returns "ok" when met, else "MISSED".
+func Verdict(met bool) string {
+	if met {
+		return "ok"
+	}
+	return "MISSED"
+}
+
+// Print writes rows as an aligned table.
+func Print(w io.Writer, rows []Row) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "figure\tgoal\t\tresult")
+	fmt.Fprintln(tw, "------\t----\t\t------")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Figure, r.Goal, r.Verdict, r.Result)
+	}
+	tw.Flush()
+}
