@@ -271,7 +271,7 @@ func (r *Runner) taskBudget(a *store.Agent) *llm.BudgetError {
 // task's owner (for a role agent) and the human.
 func (r *Runner) budgetStop(a *store.Agent, be *llm.BudgetError) {
 	s := r.Store
-	text := fmt.Sprintf("@%s stopped: budget exceeded: %v", a.Name, be)
+	text := fmt.Sprintf("@%s stopped: %v", a.Name, be) // be says "budget exceeded: ..."
 	_ = s.Emit(store.Event{Kind: "agent.budget", Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID, Text: text})
 	if a.TaskID != "" {
 		if t, err := s.Task(a.TaskID); err == nil && t.Owner != a.Name {

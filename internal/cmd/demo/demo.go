@@ -16,6 +16,7 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/spf13/cobra"
 
+	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/jsonl"
@@ -108,7 +109,37 @@ func run(f *cmdutil.Factory, o Options) error {
 	if end.Kind != store.EvTaskDone {
 		return errs.Failf("see pm logs in "+dir, "task ended: %s", end.Kind)
 	}
+	// The owner still takes its last model turn after pm done: the replay
+	// server must outlive every agent of the task, or they fail on it.
+	if err := waitAgents(ctx, s, t.ID); err != nil {
+		return errs.Timeoutf("see pm agents --all in "+dir, "demo agents did not leave: %v", err)
+	}
 	return summary(f.IO.Out, s, t.ID, dir, label)
+}
+
+// waitAgents blocks until no agent of the task is running.
+func waitAgents(ctx context.Context, s *store.Store, taskID string) error {
+	dirs := func() []string {
+		out := []string{s.AgentsDir()}
+		if as, err := s.AgentsOf(taskID); err == nil {
+			for _, a := range as {
+				out = append(out, s.AgentDir(a.Name))
+			}
+		}
+		return out
+	}
+	return watch.Until(ctx, dirs, func() (bool, error) {
+		as, err := s.AgentsOf(taskID)
+		if err != nil {
+			return false, err
+		}
+		for _, a := range as {
+			if agent.Running(a) {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
 }
 
 func workspace(dir string) (string, error) {
