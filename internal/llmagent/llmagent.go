@@ -29,6 +29,8 @@ type Runner struct {
 	Log      *slog.Logger
 	// Retry overrides the model retry policy (tests); zero: llm defaults.
 	Retry llm.RetryPolicy
+
+	reload func() // re-reads the prompt object before each run
 }
 
 // CheckProvider reports, before anything is created, whether a model
@@ -90,6 +92,26 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 		loop.Started = a.CreatedAt // wall time counts from the agent's birth across respawns
 	}
 	loop.OnEvent = r.onEvent(a, cancel)
+	r.reload = func() {
+		// Hot reload: a prompt file edited (or a capability created) since the
+		// last turn takes effect on the next one.
+		set, err := agent.Prompts(s)
+		if err != nil {
+			r.Log.Warn("prompt reload failed; keeping the loaded one", "err", err)
+			return
+		}
+		obj, err := agent.Lookup(set, a.Prompt)
+		if err != nil {
+			return
+		}
+		text, err := agent.Render(s, a)
+		if err != nil {
+			return
+		}
+		if tools, err := capability.Tools(env, obj); err == nil {
+			loop.Tools, loop.System = tools, text
+		}
+	}
 	resumed := hasTranscript(s, a.Name)
 	r.activity(a.Name, "working")
 	defer r.activity(a.Name, "idle")
@@ -132,6 +154,7 @@ func (r *Runner) own(ctx context.Context, a *store.Agent, loop *llm.Loop, resume
 		msg = "You were restarted. Check status and history, then continue where you left off."
 	}
 	for nudge := 0; ; nudge++ {
+		r.reload()
 		if _, err := loop.Run(ctx, msg); err != nil {
 			return err
 		}
@@ -168,6 +191,7 @@ func (r *Runner) discuss(ctx context.Context, a *store.Agent, loop *llm.Loop, re
 			return nil
 		}
 		if msg != "" || resumed {
+			r.reload()
 			if _, err := loop.Run(ctx, msg); err != nil {
 				return err
 			}
@@ -205,6 +229,7 @@ func (r *Runner) serve(ctx context.Context, a *store.Agent, loop *llm.Loop) erro
 		// Stream the reply's text for callers that show it as it comes (pm talk).
 		loop.OnDelta = func(text string) { _ = inbox.Stream(r.Store, a.Name, m.Corr, text) }
 		defer func() { loop.OnDelta = nil }()
+		r.reload()
 		return loop.Run(ctx, inbox.Format(m))
 	}, nil)
 }
