@@ -6,7 +6,7 @@ import (
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/gitx"
-	"github.com/plasmodium/pm/internal/jsonl"
+	"github.com/plasmodium/pm/internal/inbox"
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -109,25 +109,18 @@ func unblock(s *store.Store, actor store.Actor, taskID, blocker string) (bool, e
 	return became, nil
 }
 
-// InboxNote is a notice in an agent's inbox.jsonl.
-type InboxNote struct {
-	Time   string `json:"ts"`
-	From   string `json:"from"`
-	Kind   string `json:"kind"`
-	TaskID string `json:"task_id,omitempty"`
-	Text   string `json:"text"`
-}
-
+// notifyParent tells the parent's owner, through its inbox, that a subtask
+// is done: the same mailbox prompt objects use, so an llm owner or a script
+// waiting on its inbox wakes on it.
 func notifyParent(s *store.Store, actor store.Actor, t *store.Task) {
 	p, err := s.Task(t.ParentID)
 	if err != nil {
 		return
 	}
-	note := InboxNote{Time: s.Now().UTC().Format("2006-01-02T15:04:05.000Z07:00"), From: actor.Name, Kind: "child_done", TaskID: t.ID,
-		Text: "subtask " + t.ID + " is done: " + t.Description}
-	if err := jsonl.Append(s.InboxPath(p.Owner), note); err != nil {
+	text := "subtask " + t.ID + " is done: " + t.Description
+	if _, err := inbox.Send(s, inbox.Message{Kind: inbox.KindNotice, From: actor.Name, To: p.Owner, TaskID: t.ID, Text: text}); err != nil {
 		s.Warnf("notify %s: %v", p.Owner, err)
 	}
-	_ = s.Emit(store.Event{Kind: store.EvChildDone, Actor: actor.Name, TaskID: p.ID, Agent: p.Owner, Text: note.Text,
+	_ = s.Emit(store.Event{Kind: store.EvChildDone, Actor: actor.Name, TaskID: p.ID, Agent: p.Owner, Text: text,
 		Data: map[string]any{"child": t.ID}})
 }

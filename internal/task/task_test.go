@@ -16,6 +16,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/inbox"
 	"github.com/plasmodium/pm/internal/jsonl"
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/proc"
@@ -386,11 +387,11 @@ func TestDoneChildrenAndParentInbox(t *testing.T) {
 	if _, err := task.Done(e.s, e.l, child, c1.ID); err != nil {
 		t.Fatal(err)
 	}
-	notes, err := jsonl.ReadAll[task.InboxNote](e.s.InboxPath(p.Owner), nil)
+	notes, err := jsonl.ReadAll[inbox.Message](e.s.InboxPath(p.Owner), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(notes) != 1 || notes[0].Kind != "child_done" || notes[0].TaskID != c1.ID || notes[0].From != c1.Owner || !strings.Contains(notes[0].Text, "child one") {
+	if len(notes) != 1 || notes[0].Kind != inbox.KindNotice || notes[0].TaskID != c1.ID || notes[0].From != c1.Owner || !strings.Contains(notes[0].Text, "child one") {
 		t.Fatalf("parent inbox = %+v", notes)
 	}
 	if _, err := task.Done(e.s, e.l, store.Human, p.ID); !errs.Is(err, errs.State) {
