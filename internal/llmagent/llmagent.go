@@ -307,8 +307,9 @@ func (r *Runner) budgetStop(a *store.Agent, be *llm.BudgetError) {
 }
 
 func (r *Runner) activity(name, what string) {
+	now := r.Store.Now().UTC()
 	_, _ = r.Store.UpdateAgent(name, func(x *store.Agent) error {
-		x.Activity = what
+		x.Activity, x.ActiveAt = what, &now
 		return nil
 	})
 }

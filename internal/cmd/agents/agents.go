@@ -4,6 +4,7 @@ package agents
 import (
 	"fmt"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -58,15 +59,23 @@ func run(f *cmdutil.Factory, o Options) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(f.IO.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tROLE\tTASK\tPHASE\tRUNTIME\tSTATUS\tPID\tRESTARTS")
+	fmt.Fprintln(tw, "NAME\tROLE\tTASK\tPHASE\tRUNTIME\tSTATUS\tPID\tRESTARTS\tACTIVITY")
 	for _, a := range list {
 		role := a.Role
 		if role == "" {
 			role = "owner"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\n", a.Name, role, a.TaskID, dash(a.PhaseID), a.Runtime, a.Status, a.Pid, a.Restarts)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", a.Name, role, dash(a.TaskID), dash(a.PhaseID), a.Runtime, a.Status, a.Pid, a.Restarts, activity(a, f.Now()))
 	}
 	return tw.Flush()
+}
+
+// activity says what an llm agent is doing and since when ("working 3s").
+func activity(a *store.Agent, now time.Time) string {
+	if a.Activity == "" || a.ActiveAt == nil {
+		return "-"
+	}
+	return a.Activity + " " + now.Sub(*a.ActiveAt).Round(time.Second).String()
 }
 
 func dash(s string) string {
