@@ -95,7 +95,7 @@ type Agent struct {
 	ExitCode  *int       `json:"exit_code,omitempty"`
 	Reason    string     `json:"reason,omitempty"`
 	Usage     Usage      `json:"usage"`
-	Activity  string     `json:"activity,omitempty"` // idle, working, waiting (llm runtime)
+	Activity  string     `json:"activity,omitempty"`  // idle, working, waiting (llm runtime)
 	ActiveAt  *time.Time `json:"active_at,omitempty"` // when Activity last changed
 	CreatedAt time.Time  `json:"created_at"`
 	StartedAt *time.Time `json:"started_at,omitempty"`
