@@ -102,6 +102,11 @@ func WaitExit(pid int, start uint64, timeout time.Duration) bool {
 // left of the group. A pid that now names another process is left alone.
 func KillGroup(pid int, start uint64, grace time.Duration) (killed bool, err error) {
 	if !Alive(pid, start) {
+		// A pid that now names a process with another start time was
+		// recycled: that process (and the group it may lead) is not ours.
+		if got, err := StartTime(pid); err == nil && start != 0 && got != start {
+			return false, nil
+		}
 		// The leader is gone; members may linger in its group. The group id
 		// cannot be reused while any member lives, so signalling it is safe.
 		if pid > 0 && GroupAlive(pid) {
