@@ -18,7 +18,7 @@ func Task(s *store.Store, actor store.Actor, flag string) (*store.Task, error) {
 	if actor.Agent != nil && actor.Agent.TaskID != "" {
 		return s.Task(actor.Agent.TaskID)
 	}
-	tasks, err := s.Tasks()
+	tasks, err := s.LiveTasks()
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +76,7 @@ func Phase(s *store.Store, actor store.Actor, flag string) (*store.Phase, error)
 			return phases[len(phases)-1], nil
 		}
 	}
-	tasks, err := s.Tasks()
+	tasks, err := s.LiveTasks()
 	if err != nil {
 		return nil, err
 	}

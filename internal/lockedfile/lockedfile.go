@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/gofrs/flock"
 )
@@ -79,11 +80,31 @@ func WriteJSON(path string, v any) error {
 // ErrNotExist is returned by ReadJSON when the file is missing.
 var ErrNotExist = os.ErrNotExist
 
+// readBufs recycles ReadJSON's read buffers: json.Unmarshal keeps no
+// reference to its input, so a buffer is free again once v is decoded.
+var readBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
 // ReadJSON decodes path into v. A syntax error names the file and line.
-func ReadJSON(path string, v any) error {
-	data, err := os.ReadFile(path)
+func ReadJSON(path string, v any) error { return ReadJSONIf(path, v, nil) }
+
+// ErrSkipped is returned by ReadJSONIf when keep rejected the file.
+var ErrSkipped = errors.New("skipped by filter")
+
+// ReadJSONIf is ReadJSON for scans that want few of many records: when keep
+// is not nil and returns false for the file's raw bytes, v is left alone and
+// ErrSkipped is returned without decoding. keep must not retain raw.
+func ReadJSONIf(path string, v any, keep func(raw []byte) bool) error {
+	bp := readBufs.Get().(*[]byte)
+	defer readBufs.Put(bp)
+	data, err := readFile(path, *bp)
 	if err != nil {
 		return err
+	}
+	if cap(data) <= 1<<20 {
+		*bp = data[:0] // keep a grown buffer, unless a huge file grew it
+	}
+	if keep != nil && !keep(data) {
+		return ErrSkipped
 	}
 	return DecodeJSON(path, data, v)
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"os"
 	"sort"
 
@@ -43,7 +44,30 @@ func (s *Store) UpdateAgent(name string, fn func(a *Agent) error) (*Agent, error
 }
 
 // Agents reads every agent record, oldest first.
-func (s *Store) Agents() ([]*Agent, error) {
+func (s *Store) Agents() ([]*Agent, error) { return s.agents("") }
+
+// AgentsOf reads the records of every agent of task taskID (its owners,
+// past and present, and its role agents), oldest first. It reads every
+// record but decodes only those that mention taskID: pm writes records with
+// encoding/json, which never escapes the characters of an id.
+func (s *Store) AgentsOf(taskID string) ([]*Agent, error) {
+	if err := ids.Parse(ids.Task, taskID); err != nil {
+		return nil, errs.Usagef("task ids look like tk-a1b2c3; see 'pm status'", "%v", err)
+	}
+	all, err := s.agents(taskID)
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0]
+	for _, a := range all {
+		if a.TaskID == taskID {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+func (s *Store) agents(mention string) ([]*Agent, error) {
 	ents, err := os.ReadDir(s.AgentsDir())
 	if err != nil {
 		if os.IsNotExist(err) {
@@ -51,20 +75,18 @@ func (s *Store) Agents() ([]*Agent, error) {
 		}
 		return nil, err
 	}
-	var out []*Agent
+	names := make([]string, 0, len(ents))
 	for _, e := range ents {
-		if !e.IsDir() || !ids.ValidAgentName(e.Name()) {
-			continue
+		if e.IsDir() && ids.ValidAgentName(e.Name()) {
+			names = append(names, e.Name())
 		}
-		var a Agent
-		if err := lockedfile.ReadJSON(s.AgentPath(e.Name()), &a); err != nil {
-			if !os.IsNotExist(err) {
-				s.Warnf("skipped agent %s: %v", e.Name(), err)
-			}
-			continue
-		}
-		out = append(out, &a)
 	}
+	var keep func([]byte) bool
+	if mention != "" {
+		quoted := []byte(`"` + mention + `"`)
+		keep = func(raw []byte) bool { return bytes.Contains(raw, quoted) }
+	}
+	out := readRecords[Agent](s, "agent", names, s.AgentPath, keep)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt.Before(out[j].CreatedAt) })
 	return out, nil
 }

@@ -44,3 +44,42 @@ func BenchmarkAgents(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAgentsOf finds the agents of one task among 10,000 (pm status tk-..).
+func BenchmarkAgentsOf(b *testing.B) {
+	st, err := bench.Generate(b.TempDir(), bench.StateSpec{Tasks: 10_000})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := store.Open(st.Root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		as, err := s.AgentsOf(st.SomeTask)
+		if err != nil || len(as) != 1 {
+			b.Fatalf("%d agents, %v", len(as), err)
+		}
+	}
+}
+
+// BenchmarkLiveTasks finds the one live task among 10,000 (pm chat, pm say
+// and owner commands run by the human).
+func BenchmarkLiveTasks(b *testing.B) {
+	st, err := bench.Generate(b.TempDir(), bench.StateSpec{Tasks: 10_000})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := store.Open(st.Root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		ts, err := s.LiveTasks()
+		if err != nil || len(ts) != 1 {
+			b.Fatalf("%d tasks, %v", len(ts), err)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -65,47 +66,80 @@ func (s *Store) TaskIDs() ([]string, error) {
 }
 
 // Tasks reads every task, oldest first. Unreadable task files are reported
-// and skipped so one bad file does not hide the rest. Reads run in parallel:
-// with thousands of tasks the cost is syscalls, not parsing.
+// and skipped so one bad file does not hide the rest.
 func (s *Store) Tasks() ([]*Task, error) {
 	idList, err := s.TaskIDs()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*Task, len(idList))
-	errsSeen := make([]error, len(idList))
+	tasks := readRecords[Task](s, "task", idList, s.TaskPath, nil)
+	sort.SliceStable(tasks, func(i, j int) bool { return tasks[i].CreatedAt.Before(tasks[j].CreatedAt) })
+	return tasks, nil
+}
+
+// LiveTasks reads the active and blocked tasks, oldest first: what the
+// commands that pick "the only active task or phase" need. It reads every
+// task file but decodes only those that mention a live status (pm writes
+// records with encoding/json, which never escapes these words), so it costs
+// far less than Tasks when most tasks are finished.
+func (s *Store) LiveTasks() ([]*Task, error) {
+	idList, err := s.TaskIDs()
+	if err != nil {
+		return nil, err
+	}
+	active, blocked := []byte(`"`+TaskActive+`"`), []byte(`"`+TaskBlocked+`"`)
+	mention := func(raw []byte) bool { return bytes.Contains(raw, active) || bytes.Contains(raw, blocked) }
+	tasks := readRecords[Task](s, "task", idList, s.TaskPath, mention)
+	live := tasks[:0]
+	for _, t := range tasks {
+		if t.Live() {
+			live = append(live, t)
+		}
+	}
+	sort.SliceStable(live, func(i, j int) bool { return live[i].CreatedAt.Before(live[j].CreatedAt) })
+	return live, nil
+}
+
+// readRecords reads the JSON record path(name) of every name in parallel:
+// with thousands of records the cost is syscalls, not parsing. It returns
+// them in names order, skipping missing files silently and reporting
+// unreadable ones as kind NAME. When keep is not nil, a record whose raw
+// bytes keep rejects is skipped before it is decoded.
+func readRecords[T any](s *Store, kind string, names []string, path func(string) string, keep func(raw []byte) bool) []*T {
+	out := make([]*T, len(names))
+	errsSeen := make([]error, len(names))
 	var wg sync.WaitGroup
-	next := make(chan int, len(idList))
-	for i := range idList {
+	next := make(chan int, len(names))
+	for i := range names {
 		next <- i
 	}
 	close(next)
-	workers := min(runtime.GOMAXPROCS(0)*2, max(1, len(idList)))
+	workers := min(runtime.GOMAXPROCS(0)*2, max(1, len(names)))
 	for range workers {
 		wg.Go(func() {
 			for i := range next {
-				var t Task
-				if err := lockedfile.ReadJSON(s.TaskPath(idList[i]), &t); err != nil {
+				var v T
+				err := lockedfile.ReadJSONIf(path(names[i]), &v, keep)
+				if err != nil {
 					errsSeen[i] = err
 					continue
 				}
-				out[i] = &t
+				out[i] = &v
 			}
 		})
 	}
 	wg.Wait()
-	tasks := out[:0]
-	for i, t := range out {
-		if t == nil {
-			if !os.IsNotExist(errsSeen[i]) {
-				s.Warnf("skipped task %s: %v", idList[i], errsSeen[i])
-			}
-			continue
+	recs := out[:0]
+	for i, v := range out {
+		switch {
+		case v != nil:
+			recs = append(recs, v)
+		case errsSeen[i] == lockedfile.ErrSkipped || os.IsNotExist(errsSeen[i]):
+		default:
+			s.Warnf("skipped %s %s: %v", kind, names[i], errsSeen[i])
 		}
-		tasks = append(tasks, t)
 	}
-	sort.SliceStable(tasks, func(i, j int) bool { return tasks[i].CreatedAt.Before(tasks[j].CreatedAt) })
-	return tasks, nil
+	return recs
 }
 
 // TaskDirExists reports whether id names a task directory (used to pick fresh ids).

@@ -45,17 +45,15 @@ func Describe(s *store.Store, id string) (*View, error) {
 		}
 		v.Phases = append(v.Phases, PhaseView{p, n})
 	}
-	agents, err := s.Agents()
+	agents, err := s.AgentsOf(id)
 	if err != nil {
 		return nil, err
 	}
 	for _, a := range agents {
-		if a.TaskID == id {
-			if a.Status == store.AgentRunning && !agent.Running(a) {
-				a.Status = "dead" // recorded running, but its process is gone
-			}
-			v.Agents = append(v.Agents, a)
+		if a.Status == store.AgentRunning && !agent.Running(a) {
+			a.Status = "dead" // recorded running, but its process is gone
 		}
+		v.Agents = append(v.Agents, a)
 	}
 	return v, nil
 }
