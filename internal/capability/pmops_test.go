@@ -78,7 +78,7 @@ func TestOwnerTools(t *testing.T) {
 		{"say", m{"message": ""}, []string{"bad arguments", "empty message"}},
 		{"say", m{"message": "second"}, []string{"posted"}},
 		{"say", m{"message": "third"}, []string{"posted", "reached its limit of 3 messages and is now closed"}},
-		{"say", m{"message": "one too many"}, []string{"wrong state", "no active phase", "Try: "}},
+		{"say", m{"message": "one too many"}, []string{"wrong state", "is closed (limit)", "Try: "}},
 		{"chat", m{"phase": "ph-zzzzzz"}, []string{"bad arguments"}},
 		{"history", m{"tail": 2}, []string{`"Design" (closed)`, "second", "third"}},
 		{"status", m{}, []string{tk.ID, "build a landing page", `"Design" closed 3/3 (limit)`, "designer"}},

@@ -71,7 +71,7 @@ func Phase(s *store.Store, actor store.Actor, flag string) (*store.Phase, error)
 				}
 			}
 			if len(phases) == 0 {
-				return nil, errs.Statef(`open one with pm phase "Name" --limit N --roles r1,r2`, "task %s has no phase yet", a.TaskID)
+				return nil, errs.Statef(`open one with pm phase "Name" --limit N --roles r1,r2`, "task %s has no active phase (none opened yet)", a.TaskID)
 			}
 			return phases[len(phases)-1], nil
 		}

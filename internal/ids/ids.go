@@ -46,8 +46,9 @@ var trees = []string{
 // AgentName returns a fresh agent name like "cedar_a1b2".
 func (s Source) AgentName() string {
 	b := s.hex(3)
-	idx := int(b[0]) % len(trees)
-	return trees[idx] + "_" + b[2:6]
+	var first int
+	fmt.Sscanf(b[:2], "%02x", &first)
+	return trees[first%len(trees)] + "_" + b[2:6]
 }
 
 // Parse checks that id is a well-formed id of the given kind.
