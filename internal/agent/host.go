@@ -142,10 +142,16 @@ func command(s *store.Store, a *store.Agent, text string) ([]string, error) {
 }
 
 // terminate asks the child to stop (after a grace period when its phase
-// closed, so it can say goodbye), then forces it.
+// closed, so it can say goodbye), then forces it. When its phase closed the
+// request goes to the whole process group, so whatever the agent started
+// leaves with it; the host shares the group but handles SIGTERM and stays to
+// record the exit. (On pm kill the group was signalled already.)
 func terminate(p *os.Process, graceful bool, grace time.Duration) {
 	if graceful && grace > 0 {
 		time.Sleep(grace)
+	}
+	if graceful {
+		_ = syscall.Kill(0, syscall.SIGTERM)
 	}
 	_ = p.Signal(syscall.SIGTERM)
 	time.Sleep(5 * time.Second)
