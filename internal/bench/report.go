@@ -3,6 +3,8 @@ package bench
 import (
 	"fmt"
 	"io"
+	"os"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -32,4 +34,18 @@ func Print(w io.Writer, rows []Row) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Figure, r.Goal, r.Verdict, r.Result)
 	}
 	tw.Flush()
+}
+
+// LoadAvg returns the 1, 5 and 15 minute load averages from /proc/loadavg
+// ("" where there is none): other work on the machine skews every figure.
+func LoadAvg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
 }
