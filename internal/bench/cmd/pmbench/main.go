@@ -3,7 +3,7 @@
 // temporary directory and prints a table of figures against their goals.
 // See docs/benchmarks.md.
 //
-//	go run ./internal/bench/cmd/pmbench [-quick] [-pm BIN] [-only delivery,append,say,reads,done]
+//	go run ./internal/bench/cmd/pmbench [-quick] [-pm BIN] [-only delivery,append,say,reads,done,roundtrip,idle,respawn]
 package main
 
 import (
@@ -30,19 +30,25 @@ type sizes struct {
 	Files, Changed  int // pm done
 	Rounds          int
 	MessagesInPhase int
+	Calls           int           // PO round trips
+	IdleObjects     int           // idle resident agents
+	IdleWindow      time.Duration // CPU sampling window
+	Respawns        int           // killed hosts
 }
 
 var full = sizes{Messages: 1000, Writers: 16, PerW: 500, SayW: 16, SayPer: 500, Tasks: 10_000, Events: 1_000_000,
-	Runs: 20, Files: 10_000, Changed: 10, Rounds: 5, MessagesInPhase: 20}
+	Runs: 20, Files: 10_000, Changed: 10, Rounds: 5, MessagesInPhase: 20,
+	Calls: 200, IdleObjects: 50, IdleWindow: 10 * time.Second, Respawns: 10}
 
 var quick = sizes{Messages: 200, Writers: 16, PerW: 100, SayW: 8, SayPer: 50, Tasks: 1_000, Events: 100_000,
-	Runs: 10, Files: 2_000, Changed: 10, Rounds: 3, MessagesInPhase: 20}
+	Runs: 10, Files: 2_000, Changed: 10, Rounds: 3, MessagesInPhase: 20,
+	Calls: 30, IdleObjects: 10, IdleWindow: 3 * time.Second, Respawns: 4}
 
 func main() {
 	var (
 		quickF  = flag.Bool("quick", false, "smaller sizes, for a fast check")
 		bin     = flag.String("pm", "", "pm binary to measure (default: go build ./cmd/pm)")
-		only    = flag.String("only", "", "comma-separated figures to run: delivery, append, say, reads, done")
+		only    = flag.String("only", "", "comma-separated figures to run: delivery, append, say, reads, done, roundtrip, idle, respawn")
 		keep    = flag.Bool("keep", false, "keep the temporary directory")
 		timeout = flag.Duration("timeout", 20*time.Minute, "stop the whole run after this long")
 		// Helper mode: one append writer process (used by the append figure).
@@ -203,6 +209,46 @@ func run(ctx context.Context, sz sizes, bin string, want []string, keep bool) in
 			{Figure: "git add -A && git commit, same repo, median", Result: fmt.Sprintf("%s (min %s)", bench.Ms(git), bench.Ms(r.Git.Percentile(0)))},
 			{Figure: "pm done / git", Goal: "within 3x", Result: fmt.Sprintf("%.2fx", ratio), Verdict: bench.Verdict(ratio <= 3)},
 		}, nil
+	})
+	step("roundtrip", func(dir string) ([]bench.Row, error) {
+		cold, warm, err := bench.RoundTrip(ctx, bin, dir, sz.Calls)
+		if err != nil {
+			return nil, err
+		}
+		p99 := warm.Percentile(99)
+		return []bench.Row{
+			{Figure: fmt.Sprintf("PO round trip human -> @greeter -> reply, idle process, p50 / p99 (%d calls)", len(warm)), Goal: "p99 < 20 ms",
+				Result:  fmt.Sprintf("%s / %s (min %s, max %s)", bench.Ms(warm.Median()), bench.Ms(p99), bench.Ms(warm.Percentile(0)), bench.Ms(warm.Percentile(100))),
+				Verdict: bench.Verdict(p99 < 20*time.Millisecond)},
+			{Figure: "PO round trip, median of the first / last tenth of calls (the conversation grows)",
+				Result: bench.Ms(warm[:len(warm)/10+1].Median()) + " / " + bench.Ms(warm[len(warm)-len(warm)/10-1:].Median())},
+			{Figure: "PO round trip, cold (first call starts pm agent-run)", Result: bench.Ms(cold)},
+		}, nil
+	})
+	step("idle", func(dir string) ([]bench.Row, error) {
+		r, err := bench.Idle(ctx, bin, dir, sz.IdleObjects, sz.IdleWindow)
+		if err != nil {
+			return nil, err
+		}
+		slices.Sort(r.RSSKiB)
+		med, mx := r.RSSKiB[(len(r.RSSKiB)-1)/2], r.RSSKiB[len(r.RSSKiB)-1]
+		return []bench.Row{
+			{Figure: fmt.Sprintf("%d idle resident agents, CPU over %s, all together", len(r.RSSKiB), sz.IdleWindow), Goal: "~0%",
+				Result: fmt.Sprintf("%.2f%% of one CPU", r.CPU), Verdict: bench.Verdict(r.CPU < 1)},
+			{Figure: "idle resident agent RSS, median / max", Goal: "< 15 MiB each",
+				Result:  fmt.Sprintf("%.1f / %.1f MiB", float64(med)/1024, float64(mx)/1024),
+				Verdict: bench.Verdict(mx < 15*1024)},
+		}, nil
+	})
+	step("respawn", func(dir string) ([]bench.Row, error) {
+		ds, err := bench.Respawn(ctx, bin, dir, sz.Respawns)
+		if err != nil {
+			return nil, err
+		}
+		mx := ds.Percentile(100)
+		return []bench.Row{{Figure: fmt.Sprintf("kill -9 a resident host -> new live pid in agent.json, median / max (%d agents)", len(ds)),
+			Goal: "< 1 s", Result: fmt.Sprintf("%s / %s (min %s)", bench.Ms(ds.Median()), bench.Ms(mx), bench.Ms(ds.Percentile(0))),
+			Verdict: bench.Verdict(mx < time.Second)}}, nil
 	})
 
 	if ctx.Err() != nil {
