@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -223,9 +224,13 @@ func (r *Runner) discuss(ctx context.Context, a *store.Agent, loop *llm.Loop, re
 // serve answers the resident object's inbox, one request at a time.
 func (r *Runner) serve(ctx context.Context, a *store.Agent, loop *llm.Loop) error {
 	r.activity(a.Name, "idle")
+	debug.FreeOSMemory()
 	return inbox.Serve(ctx, r.Store, a.Name, func(ctx context.Context, m inbox.Message) (string, error) {
 		r.activity(a.Name, "working")
 		defer r.activity(a.Name, "idle")
+		// An idle resident should hold as little memory as it can: give the
+		// turn's garbage back to the OS before waiting for the next request.
+		defer debug.FreeOSMemory()
 		// Stream the reply's text for callers that show it as it comes (pm talk).
 		loop.OnDelta = func(text string) { _ = inbox.Stream(r.Store, a.Name, m.Corr, text) }
 		defer func() { loop.OnDelta = nil }()
