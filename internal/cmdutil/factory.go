@@ -130,3 +130,34 @@ func PrintJSON(w io.Writer, v any) error {
 func PrintJSONLine(w io.Writer, v any) error {
 	return json.NewEncoder(w).Encode(v)
 }
+
+// Session opens the store and identifies who runs the command: the start of
+// almost every command.
+func (f *Factory) Session() (*store.Store, store.Actor, error) {
+	s, err := f.Store()
+	if err != nil {
+		return nil, store.Actor{}, err
+	}
+	actor, err := f.Actor(s)
+	if err != nil {
+		return nil, store.Actor{}, err
+	}
+	return s, actor, nil
+}
+
+// OwnedTask is Session plus the task an owner command acts on (--task, the
+// agent's own, or the only active one), refused unless the actor owns it.
+func (f *Factory) OwnedTask(flag string) (*store.Store, store.Actor, *store.Task, error) {
+	s, actor, err := f.Session()
+	if err != nil {
+		return nil, actor, nil, err
+	}
+	t, err := Task(s, actor, flag)
+	if err != nil {
+		return nil, actor, nil, err
+	}
+	if err := Owner(actor, t); err != nil {
+		return nil, actor, nil, err
+	}
+	return s, actor, t, nil
+}

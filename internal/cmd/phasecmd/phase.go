@@ -42,19 +42,8 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 }
 
 func run(f *cmdutil.Factory, o Options) error {
-	s, err := f.Store()
+	s, actor, t, err := f.OwnedTask(o.Task)
 	if err != nil {
-		return err
-	}
-	actor, err := f.Actor(s)
-	if err != nil {
-		return err
-	}
-	t, err := cmdutil.Task(s, actor, o.Task)
-	if err != nil {
-		return err
-	}
-	if err := cmdutil.Owner(actor, t); err != nil {
 		return err
 	}
 	l, err := f.Launcher(s)

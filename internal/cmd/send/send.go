@@ -37,11 +37,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 }
 
 func run(f *cmdutil.Factory, o Options) error {
-	s, err := f.Store()
-	if err != nil {
-		return err
-	}
-	actor, err := f.Actor(s)
+	s, actor, err := f.Session()
 	if err != nil {
 		return err
 	}

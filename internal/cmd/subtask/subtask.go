@@ -41,19 +41,8 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 }
 
 func run(f *cmdutil.Factory, o Options) error {
-	s, err := f.Store()
+	s, actor, parent, err := f.OwnedTask(o.Task)
 	if err != nil {
-		return err
-	}
-	actor, err := f.Actor(s)
-	if err != nil {
-		return err
-	}
-	parent, err := cmdutil.Task(s, actor, o.Task)
-	if err != nil {
-		return err
-	}
-	if err := cmdutil.Owner(actor, parent); err != nil {
 		return err
 	}
 	var ctxText []byte
