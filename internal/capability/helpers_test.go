@@ -5,26 +5,19 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/capability"
 	"github.com/plasmodium/pm/internal/llm"
 	"github.com/plasmodium/pm/internal/prompt"
 	"github.com/plasmodium/pm/internal/store"
+	"github.com/plasmodium/pm/internal/store/storetest"
 )
 
 // newStore makes a real state directory in a temp project, on runtime none.
 func newStore(t *testing.T) *store.Store {
 	t.Helper()
-	root, _, err := store.Init(t.TempDir(), time.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := store.Open(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := storetest.New(t)
 	s.Config.Runtime.Default = "none"
 	return s
 }

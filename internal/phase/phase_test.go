@@ -16,18 +16,12 @@ import (
 	"github.com/plasmodium/pm/internal/jsonl"
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/store"
+	"github.com/plasmodium/pm/internal/store/storetest"
 )
 
 func newStore(t *testing.T) *store.Store {
 	t.Helper()
-	root, _, err := store.Init(t.TempDir(), time.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := store.Open(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := storetest.New(t)
 	return s
 }
 

@@ -5,25 +5,18 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/jsonl"
 	"github.com/plasmodium/pm/internal/request"
 	"github.com/plasmodium/pm/internal/store"
+	"github.com/plasmodium/pm/internal/store/storetest"
 	"github.com/plasmodium/pm/internal/watch"
 )
 
 func newStore(t *testing.T) *store.Store {
 	t.Helper()
-	root, _, err := store.Init(t.TempDir(), time.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := store.Open(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := storetest.New(t)
 	return s
 }
 
