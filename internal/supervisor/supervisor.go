@@ -263,7 +263,17 @@ func (sv *Supervisor) scheduleRespawn(a *store.Agent) {
 	recent = append(recent, now)
 	sv.crashes[a.Name] = recent
 	if len(recent) >= sv.Policy.CrashLimit {
-		go sv.giveUp(a.Name, len(recent))
+		// Pending until it is marked failed, so a reconcile in between
+		// neither counts the same crash again nor gives up twice.
+		name, n := a.Name, len(recent)
+		sv.pending[name] = nil
+		go func() {
+			sv.giveUp(name, n)
+			sv.mu.Lock()
+			delete(sv.pending, name)
+			sv.mu.Unlock()
+			sv.poke()
+		}()
 		return
 	}
 	delay := sv.Policy.BaseBackoff << (len(recent) - 1)
