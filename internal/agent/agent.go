@@ -58,6 +58,9 @@ func (l *Launcher) Start(name string) error {
 		if r.Runtime == "none" || (r.Status == store.AgentRunning && proc.Alive(r.Pid, r.PidStart)) {
 			return nil // nothing to run, or already running: never a duplicate
 		}
+		if r.Status == store.AgentKilled || r.Status == store.AgentFailed {
+			return errs.Statef("pm kill "+r.TaskID+" --restart gives the task a fresh owner", "agent %s is %s; it is not started again", r.Name, r.Status)
+		}
 		var err error
 		pid, err = l.spawn(r)
 		if err != nil {
@@ -82,7 +85,8 @@ func (l *Launcher) Start(name string) error {
 }
 
 // spawn starts `pm agent-run NAME` in its own process group, output to the
-// agent's log. The host outlives this command, so it is released, not waited.
+// agent's log. The host may outlive this command; it is waited on in the
+// background so a long-lived starter never leaves a zombie.
 func (l *Launcher) spawn(a *store.Agent) (int, error) {
 	s := l.Store
 	if err := os.MkdirAll(filepath.Dir(s.LogPath(a.Name)), 0o755); err != nil {
@@ -102,7 +106,11 @@ func (l *Launcher) spawn(a *store.Agent) (int, error) {
 		return 0, errs.Failf("check that "+l.Exe+" exists and is executable", "start agent %s: %v", a.Name, err)
 	}
 	pid := cmd.Process.Pid
-	_ = cmd.Process.Release()
+	// Reap the host when it exits. In a short command this goroutine dies
+	// with the process (the host is re-parented and reaped by init); in a
+	// long-lived one (the supervisor, an owner host starting role agents) it
+	// keeps exited hosts from lingering as zombies.
+	go func() { _ = cmd.Wait() }()
 	return pid, nil
 }
 

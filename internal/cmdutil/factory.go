@@ -12,6 +12,7 @@ import (
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/ids"
+	"github.com/plasmodium/pm/internal/request"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/supervisor"
 )
@@ -112,10 +113,17 @@ func (f *Factory) Launcher(s *store.Store) (*agent.Launcher, error) {
 	return l, nil
 }
 
-// RaiseHuman returns how the supervisor files a request for the human.
+// RaiseHuman returns how the supervisor files a request for the human: a
+// real request (pm requests lists it, pm answer closes it), asked in the name
+// of the agent it gave up on so it carries that agent's task.
 func (f *Factory) RaiseHuman(s *store.Store) func(agentName, text string) error {
 	return func(agentName, text string) error {
-		return s.Emit(store.Event{Kind: "request.raised", Actor: "supervisor", Agent: agentName, Text: text})
+		actor := store.Actor{Name: "supervisor"}
+		if a, err := s.Agent(agentName); err == nil {
+			actor.Agent = &store.Agent{Name: "supervisor", TaskID: a.TaskID}
+		}
+		_, err := request.Create(s, actor, text)
+		return err
 	}
 }
 

@@ -86,7 +86,8 @@ func Ensure(l *agent.Launcher) error {
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start supervisor: %w", err)
 	}
-	return cmd.Process.Release()
+	go func() { _ = cmd.Wait() }() // reaped if this process lives long enough to see it exit
+	return nil
 }
 
 func filterEnv(env []string) []string {
@@ -128,8 +129,18 @@ func (sv *Supervisor) Run(ctx context.Context) error {
 			sv.Log.Error("reconcile", "err", err)
 		}
 		if !live {
-			sv.Log.Info("nothing live; supervisor exiting")
-			return nil
+			// An agent started after that reconcile saw our lock held and so
+			// started no supervisor: release, look once more, and stay on
+			// (if the lock is still ours to take) when something came alive.
+			_ = lk.Unlock()
+			if !sv.anyLive() {
+				sv.Log.Info("nothing live; supervisor exiting")
+				return nil
+			}
+			if ok, err := lk.TryLock(); err != nil || !ok {
+				return err // another supervisor took over
+			}
+			continue
 		}
 		select {
 		case <-ctx.Done():
@@ -209,6 +220,20 @@ func (sv *Supervisor) reconcile() (bool, error) {
 	}
 	sv.mu.Unlock()
 	return live, nil
+}
+
+// anyLive reports, without acting, whether any agent runs or is wanted.
+func (sv *Supervisor) anyLive() bool {
+	agents, err := sv.Store.Agents()
+	if err != nil {
+		return true
+	}
+	for _, a := range agents {
+		if sv.wanted(a) || proc.Alive(a.Pid, a.PidStart) {
+			return true
+		}
+	}
+	return false
 }
 
 // wanted: the agent's task (and, for a role agent, its phase) is still live
@@ -291,6 +316,8 @@ func (sv *Supervisor) scheduleRespawn(a *store.Agent) {
 	})
 }
 
+var errNotWanted = errors.New("agent no longer wanted")
+
 func (sv *Supervisor) respawn(name string) {
 	s := sv.Store
 	a, err := s.Agent(name)
@@ -300,10 +327,16 @@ func (sv *Supervisor) respawn(name string) {
 	// The host died; whatever it started may linger in its process group.
 	_, _ = proc.KillGroup(a.Pid, a.PidStart, 0)
 	if _, err := s.UpdateAgent(name, func(r *store.Agent) error {
+		// Re-check under the lock: pm kill may have ended it meanwhile.
+		if !sv.wanted(r) {
+			return errNotWanted
+		}
 		r.Restarts++
 		r.Status = store.AgentExited // let Start spawn it again
 		return nil
-	}); err != nil {
+	}); errors.Is(err, errNotWanted) {
+		return
+	} else if err != nil {
 		sv.Log.Error("respawn", "agent", name, "err", err)
 		return
 	}

@@ -40,14 +40,9 @@ func Create(s *store.Store, l *agent.Launcher, actor store.Actor, sp Spec) (*sto
 	if err != nil {
 		return nil, err
 	}
-	wasActive := t.Status == store.TaskActive
-	unblocked, err := link(s, t)
-	if err != nil {
-		return nil, err
-	}
 	_ = s.Emit(store.Event{Kind: store.EvTaskCreated, Actor: actor.Name, TaskID: t.ID, Agent: t.Owner, Text: t.Description,
 		Data: map[string]any{"status": t.Status, "parent_id": t.ParentID, "blocked_by": t.BlockedBy, "runtime": t.Runtime, "depth": t.Depth}})
-	if wasActive || unblocked {
+	if t.Status == store.TaskActive {
 		if err := l.Start(t.Owner); err != nil {
 			return t, err
 		}
@@ -93,21 +88,24 @@ func validate(s *store.Store, sp *Spec) error {
 	return nil
 }
 
+// checkActiveLimit refuses one more live task past limits.active_tasks. The
+// caller holds the tasks lock.
+func checkActiveLimit(s *store.Store) error {
+	live, err := s.LiveTasks()
+	if err != nil {
+		return err
+	}
+	if max := s.Config.Limits.ActiveTasks; len(live) >= max {
+		return errs.Limitf("finish or kill a task first (pm status), or raise limits.active_tasks in "+s.ConfigPath(),
+			"%d tasks are active or blocked; the limit is %d", len(live), max)
+	}
+	return nil
+}
+
 func createHeld(s *store.Store, sp Spec) (*store.Task, error) {
 	lim := s.Config.Limits
-	all, err := s.Tasks()
-	if err != nil {
+	if err := checkActiveLimit(s); err != nil {
 		return nil, err
-	}
-	live := 0
-	for _, t := range all {
-		if t.Live() {
-			live++
-		}
-	}
-	if live >= lim.ActiveTasks {
-		return nil, errs.Limitf("finish or kill a task first (pm status), or raise limits.active_tasks in "+s.ConfigPath(),
-			"%d tasks are active or blocked; the limit is %d", live, lim.ActiveTasks)
 	}
 	depth := 0
 	if sp.ParentID != "" {
@@ -168,19 +166,20 @@ func createHeld(s *store.Store, sp Spec) (*store.Task, error) {
 			return nil, err
 		}
 	}
-	return t, nil
+	return t, link(s, t)
 }
 
 // link records the reverse edges: the parent's children and each blocker's
-// dependants, so done and wait-children never scan every task. It reports
-// whether it found every blocker already done and so unblocked the task.
-func link(s *store.Store, t *store.Task) (unblocked bool, err error) {
+// dependants, so done and wait-children never scan every task. It runs under
+// the tasks lock, like pm done's checks and mark, so a child or dependant is
+// either linked before its parent or blocker finishes or sees it finished.
+func link(s *store.Store, t *store.Task) error {
 	if t.ParentID != "" {
 		if _, err := s.UpdateTask(t.ParentID, func(p *store.Task) error {
 			p.Children = append(p.Children, t.ID)
 			return nil
 		}); err != nil {
-			return false, err
+			return err
 		}
 	}
 	for _, b := range t.BlockedBy {
@@ -188,26 +187,10 @@ func link(s *store.Store, t *store.Task) (unblocked bool, err error) {
 			bt.Blocks = append(bt.Blocks, t.ID)
 			return nil
 		}); err != nil {
-			return false, err
+			return err
 		}
 	}
-	// A blocker may have finished between our check and the link: re-check so
-	// the task cannot stay blocked forever.
-	if t.Status == store.TaskBlocked {
-		for _, b := range t.BlockedBy {
-			if bt, err := s.Task(b); err == nil && bt.Status == store.TaskDone {
-				now, err := unblock(s, store.Actor{Name: "pm"}, t.ID, b)
-				if err != nil {
-					return false, err
-				}
-				unblocked = unblocked || now
-			}
-		}
-		if cur, err := s.Task(t.ID); err == nil {
-			*t = *cur
-		}
-	}
-	return unblocked, nil
+	return nil
 }
 
 // MaxContext bounds the context a parent hands a subtask (bytes).

@@ -7,6 +7,7 @@ import (
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/gitx"
 	"github.com/plasmodium/pm/internal/inbox"
+	"github.com/plasmodium/pm/internal/lockedfile"
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -22,41 +23,19 @@ type DoneResult struct {
 // tree (outside .plasmodium/), mark it done, unblock its dependants and tell
 // the parent's owner. A task with unfinished subtasks is refused.
 func Done(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string) (*DoneResult, error) {
-	t, err := s.Task(taskID)
-	if err != nil {
+	if _, err := s.Task(taskID); err != nil {
 		return nil, err
-	}
-	if t.Status != store.TaskActive {
-		return nil, errs.Statef("see 'pm status "+t.ID+"'", "task %s is %s, not active", t.ID, t.Status)
-	}
-	for _, c := range t.Children {
-		ct, err := s.Task(c)
-		if err != nil {
-			return nil, err
-		}
-		if ct.Status != store.TaskDone && ct.Status != store.TaskKilled {
-			return nil, errs.Statef("run 'pm wait-children' first", "subtask %s is still %s", c, ct.Status)
-		}
-	}
-	if ph, err := s.ActivePhase(t.ID); err != nil {
-		return nil, err
-	} else if ph != nil {
-		if _, err := phase.Close(s, actor, t.ID, ph.ID, store.CloseTask); err != nil && !errs.Is(err, errs.State) {
-			return nil, err
-		}
 	}
 	res := &DoneResult{Unblocked: []string{}}
-	res.Commit, err = gitx.Commit(s.ProjectDir(), store.DirName, "[plasmodium] "+t.ID+": "+t.Description, s.Now())
-	if err != nil {
-		return nil, errs.Failf("fix the repository (git status), then run 'pm done' again; the task is still active", "commit: %v", err)
-	}
-	now := s.Now().UTC()
-	t, err = s.UpdateTask(t.ID, func(x *store.Task) error {
-		if x.Status != store.TaskActive {
-			return errs.Statef("", "task %s became %s meanwhile", x.ID, x.Status)
-		}
-		x.Status, x.EndedAt, x.Commit = store.TaskDone, &now, res.Commit.Hash
-		return nil
+	var t *store.Task
+	// The tasks lock keeps subtasks from being created, and the task's phases
+	// lock keeps phases from being opened, between the checks and the mark.
+	err := lockedfile.With(s.TasksDir(), func() error {
+		return lockedfile.With(s.PhasesDir(taskID), func() error {
+			var err error
+			t, err = finish(s, actor, taskID, res)
+			return err
+		})
 	})
 	if err != nil {
 		return nil, err
@@ -87,6 +66,46 @@ func Done(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string) (
 		notifyParent(s, actor, t)
 	}
 	return res, nil
+}
+
+// finish checks, closes the phase, commits and marks the task done; the
+// caller holds the tasks lock and the task's phases lock.
+func finish(s *store.Store, actor store.Actor, taskID string, res *DoneResult) (*store.Task, error) {
+	t, err := s.Task(taskID)
+	if err != nil {
+		return nil, err
+	}
+	if t.Status != store.TaskActive {
+		return nil, errs.Statef("see 'pm status "+t.ID+"'", "task %s is %s, not active", t.ID, t.Status)
+	}
+	for _, c := range t.Children {
+		ct, err := s.Task(c)
+		if err != nil {
+			return nil, err
+		}
+		if ct.Status != store.TaskDone && ct.Status != store.TaskKilled {
+			return nil, errs.Statef("run 'pm wait-children' first", "subtask %s is still %s", c, ct.Status)
+		}
+	}
+	if ph, err := s.ActivePhase(t.ID); err != nil {
+		return nil, err
+	} else if ph != nil {
+		if _, err := phase.Close(s, actor, t.ID, ph.ID, store.CloseTask); err != nil && !errs.Is(err, errs.State) {
+			return nil, err
+		}
+	}
+	res.Commit, err = gitx.Commit(s.ProjectDir(), store.DirName, "[plasmodium] "+t.ID+": "+t.Description, s.Now())
+	if err != nil {
+		return nil, errs.Failf("fix the repository (git status), then run 'pm done' again; the task is still active", "commit: %v", err)
+	}
+	now := s.Now().UTC()
+	return s.UpdateTask(t.ID, func(x *store.Task) error {
+		if x.Status != store.TaskActive {
+			return errs.Statef("", "task %s became %s meanwhile", x.ID, x.Status)
+		}
+		x.Status, x.EndedAt, x.Commit = store.TaskDone, &now, res.Commit.Hash
+		return nil
+	})
 }
 
 // unblock removes blocker from task's blocked_by; it reports whether this

@@ -5,7 +5,9 @@ import (
 
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/lockedfile"
 	"github.com/plasmodium/pm/internal/phase"
+	"github.com/plasmodium/pm/internal/proc"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -23,51 +25,50 @@ type KillResult struct {
 // Kill ends every agent process of the task and its descendants, closes their
 // active phases and marks the unfinished tasks killed. With restart the task
 // is made live again with a fresh owner and the same description.
+//
+// The tasks are marked first, under the tasks lock: from then on none of their
+// agents is wanted (the supervisor respawns nothing) and no subtask can be
+// created under them. Then agents are ended until none of the tree runs.
 func Kill(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string, restart bool) (*KillResult, error) {
 	root, err := s.Task(taskID)
 	if err != nil {
 		return nil, err
 	}
-	tree, err := descendants(s, root)
-	if err != nil {
-		return nil, err
-	}
-	inTree := map[string]bool{}
-	for _, t := range tree {
-		inTree[t.ID] = true
-	}
 	res := &KillResult{Tasks: []string{}, Agents: []string{}}
-	agents, err := s.Agents()
+	var tree []*store.Task
+	err = lockedfile.With(s.TasksDir(), func() error {
+		var err error
+		if tree, err = descendants(s, root); err != nil {
+			return err
+		}
+		now := s.Now().UTC()
+		for _, t := range tree {
+			if t.Status == store.TaskDone || t.Status == store.TaskKilled {
+				continue
+			}
+			if _, err := s.UpdateTask(t.ID, func(x *store.Task) error {
+				if x.Status != store.TaskDone {
+					x.Status, x.EndedAt = store.TaskKilled, &now
+				}
+				return nil
+			}); err != nil {
+				return err
+			}
+			res.Tasks = append(res.Tasks, t.ID)
+			_ = s.Emit(store.Event{Kind: store.EvTaskKilled, Actor: actor.Name, TaskID: t.ID, Text: t.Description})
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, err
+		return res, err
 	}
-	for _, a := range agents {
-		if !inTree[a.TaskID] || (a.Status != store.AgentRunning && a.Status != store.AgentPending) {
-			continue
-		}
-		if err := agent.Kill(s, actor, a.Name, KillGrace); err != nil {
-			return res, err
-		}
-		res.Agents = append(res.Agents, a.Name)
-	}
-	now := s.Now().UTC()
 	for _, t := range tree {
 		if ph, _ := s.ActivePhase(t.ID); ph != nil {
 			_, _ = phase.Close(s, actor, t.ID, ph.ID, store.CloseKilled)
 		}
-		if t.Status == store.TaskDone {
-			continue
-		}
-		if _, err := s.UpdateTask(t.ID, func(x *store.Task) error {
-			if x.Status != store.TaskDone {
-				x.Status, x.EndedAt = store.TaskKilled, &now
-			}
-			return nil
-		}); err != nil {
-			return res, err
-		}
-		res.Tasks = append(res.Tasks, t.ID)
-		_ = s.Emit(store.Event{Kind: store.EvTaskKilled, Actor: actor.Name, TaskID: t.ID, Text: t.Description})
+	}
+	if err := killAgents(s, actor, tree, res); err != nil {
+		return res, err
 	}
 	if restart {
 		t, owner, err := Restart(s, l, actor, root.ID)
@@ -79,6 +80,40 @@ func Kill(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string, r
 	return res, nil
 }
 
+// killAgents ends the agents of tree, listing them again after each round in
+// case one was (re)started while the previous round ran.
+func killAgents(s *store.Store, actor store.Actor, tree []*store.Task, res *KillResult) error {
+	inTree := map[string]bool{}
+	for _, t := range tree {
+		inTree[t.ID] = true
+	}
+	ended := map[string]bool{}
+	for range 5 {
+		agents, err := s.Agents()
+		if err != nil {
+			return err
+		}
+		acted := false
+		for _, a := range agents {
+			live := a.Status == store.AgentRunning || a.Status == store.AgentPending || agent.Running(a) || proc.Alive(a.Pid, a.PidStart)
+			if !inTree[a.TaskID] || !live || (ended[a.Name] && !proc.Alive(a.Pid, a.PidStart)) {
+				continue
+			}
+			if err := agent.Kill(s, actor, a.Name, KillGrace); err != nil {
+				return err
+			}
+			if !ended[a.Name] {
+				res.Agents = append(res.Agents, a.Name)
+			}
+			ended[a.Name], acted = true, true
+		}
+		if !acted {
+			return nil
+		}
+	}
+	return nil
+}
+
 // Restart gives a killed task a fresh owner with the same description.
 func Restart(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string) (*store.Task, string, error) {
 	old, err := s.Task(taskID)
@@ -88,17 +123,27 @@ func Restart(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string
 	if old.Status != store.TaskKilled {
 		return nil, "", errs.Statef("only killed tasks restart", "task %s is %s", old.ID, old.Status)
 	}
-	owner, err := agent.New(s, store.Agent{Prompt: "owner", TaskID: old.ID, Runtime: old.Runtime, Model: old.Model})
-	if err != nil {
-		return nil, "", err
-	}
-	t, err := s.UpdateTask(old.ID, func(x *store.Task) error {
-		x.Owner, x.EndedAt = owner.Name, nil
-		x.Status = store.TaskActive
-		if len(x.BlockedBy) > 0 {
-			x.Status = store.TaskBlocked
+	var t *store.Task
+	var owner *store.Agent
+	// Bringing a task back to life counts against the active-task limit like
+	// creating one, checked under the same lock.
+	err = lockedfile.With(s.TasksDir(), func() error {
+		if err := checkActiveLimit(s); err != nil {
+			return err
 		}
-		return nil
+		var err error
+		if owner, err = agent.New(s, store.Agent{Prompt: "owner", TaskID: old.ID, Runtime: old.Runtime, Model: old.Model}); err != nil {
+			return err
+		}
+		t, err = s.UpdateTask(old.ID, func(x *store.Task) error {
+			x.Owner, x.EndedAt = owner.Name, nil
+			x.Status = store.TaskActive
+			if len(x.BlockedBy) > 0 {
+				x.Status = store.TaskBlocked
+			}
+			return nil
+		})
+		return err
 	})
 	if err != nil {
 		return nil, "", err

@@ -26,15 +26,24 @@ func Until(ctx context.Context, dirs func() []string, check func() (bool, error)
 			if watched[d] {
 				continue
 			}
-			if err := w.Add(d); err != nil {
-				if errors.Is(err, os.ErrNotExist) {
-					continue // not there yet; retried after the next event
-				}
+			err := w.Add(d)
+			if errors.Is(err, os.ErrNotExist) {
+				// Not there (yet, or any more, e.g. after pm reset): watch the
+				// nearest existing parent so its return wakes us to add it.
+				err = addParent(w, watched, d)
+			} else if err == nil {
+				watched[d] = true
+			}
+			if err != nil {
 				return err
 			}
-			watched[d] = true
 		}
 		return nil
+	}
+	forget := func(ev fsnotify.Event) {
+		if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+			delete(watched, ev.Name)
+		}
 	}
 	for {
 		if err := add(); err != nil {
@@ -52,19 +61,35 @@ func Until(ctx context.Context, dirs func() []string, check func() (bool, error)
 				return err
 			}
 		case ev := <-w.Events:
-			if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
-				delete(watched, ev.Name)
-			}
-			drain(w)
+			forget(ev)
+			drain(w, forget)
 		}
 	}
 }
 
-// drain swallows events already queued: one check covers them all.
-func drain(w *fsnotify.Watcher) {
+func addParent(w *fsnotify.Watcher, watched map[string]bool, d string) error {
+	for p := filepath.Dir(d); ; p = filepath.Dir(p) {
+		if watched[p] {
+			return nil
+		}
+		err := w.Add(p)
+		if err == nil {
+			watched[p] = true
+			return nil
+		}
+		if !errors.Is(err, os.ErrNotExist) || filepath.Dir(p) == p {
+			return err
+		}
+	}
+}
+
+// drain handles events already queued: one check covers them all, but a
+// removed directory must still be forgotten so it is watched again.
+func drain(w *fsnotify.Watcher, forget func(fsnotify.Event)) {
 	for {
 		select {
-		case <-w.Events:
+		case ev := <-w.Events:
+			forget(ev)
 		default:
 			return
 		}
