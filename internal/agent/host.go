@@ -97,6 +97,7 @@ func hostLLM(ctx context.Context, s *store.Store, log *slog.Logger, a *store.Age
 	if runLLM == nil {
 		return finish(s, log, a, -1, "this host has no llm runtime")
 	}
+	signalled := ctx // ends on SIGTERM/SIGINT
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if a.Role != "" && a.PhaseID != "" {
@@ -108,7 +109,13 @@ func hostLLM(ctx context.Context, s *store.Store, log *slog.Logger, a *store.Age
 	}
 	log.Info("starting", "runtime", "llm", "prompt", a.Prompt, "role", a.Role, "task", a.TaskID, "phase", a.PhaseID)
 	err := runLLM(ctx, a, text)
-	if err != nil && ctx.Err() == nil {
+	switch {
+	case signalled.Err() != nil:
+		// Stopped from outside. pm kill has already marked it killed; any
+		// other signal is recorded like a shell would (128+15), so the
+		// supervisor sees a crash and respawns it while it is wanted.
+		return finish(s, log, a, 128+int(syscall.SIGTERM), "")
+	case err != nil && ctx.Err() == nil:
 		return finish(s, log, a, 1, err.Error())
 	}
 	return finish(s, log, a, 0, "")

@@ -118,6 +118,9 @@ func Call(ctx context.Context, s *store.Store, l *agent.Launcher, from, to, text
 	if _, err := Send(s, Message{Kind: KindRequest, From: from, To: to, Corr: corr, Text: text}); err != nil {
 		return "", err
 	}
+	if err := revive(s, to); err != nil {
+		return "", err
+	}
 	if err := l.Start(to); err != nil {
 		return "", err
 	}
@@ -146,7 +149,10 @@ func Call(ctx context.Context, s *store.Store, l *agent.Launcher, from, to, text
 		if reply != nil {
 			return true, nil
 		}
-		if a, err := s.Agent(to); err == nil && (a.Status == store.AgentFailed || a.Status == store.AgentKilled) {
+		// Gone for good: failed, killed, or left on purpose (exit 0). A crash
+		// (non-zero exit) is respawned and answers the request, so keep waiting.
+		if a, err := s.Agent(to); err == nil && (a.Status == store.AgentFailed || a.Status == store.AgentKilled ||
+			(a.Status == store.AgentExited && a.ExitCode != nil && *a.ExitCode == 0)) {
 			gone = a.Status + ": " + a.Reason
 			return true, nil
 		}
@@ -162,6 +168,22 @@ func Call(ctx context.Context, s *store.Store, l *agent.Launcher, from, to, text
 		return "", errs.Failf("see pm logs "+to, "@%s failed: %s", to, reply.Error)
 	}
 	return reply.Text, nil
+}
+
+// revive lets a resident that was given up on (failed) or killed run again:
+// a new call is an explicit retry, one process per call at most.
+func revive(s *store.Store, name string) error {
+	a, err := s.Agent(name)
+	if err != nil || (a.Status != store.AgentFailed && a.Status != store.AgentKilled) {
+		return err
+	}
+	_, err = s.UpdateAgent(name, func(r *store.Agent) error {
+		if r.Status == store.AgentFailed || r.Status == store.AgentKilled {
+			r.Status, r.Reason, r.ExitCode = store.AgentExited, "", nil
+		}
+		return nil
+	})
+	return err
 }
 
 func tailReader(s *store.Store, path string) *jsonl.Reader {

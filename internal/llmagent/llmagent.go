@@ -2,6 +2,7 @@ package llmagent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,9 +13,11 @@ import (
 
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/capability"
+	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/inbox"
 	"github.com/plasmodium/pm/internal/llm"
 	"github.com/plasmodium/pm/internal/phase"
+	"github.com/plasmodium/pm/internal/prompt"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -75,7 +78,7 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 			_ = s.Emit(store.Event{Kind: "agent.think", Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, Text: t})
 		},
 	}
-	tools, err := capability.Tools(env, obj)
+	tools, err := r.tools(env, obj, a.Name)
 	if err != nil {
 		return err
 	}
@@ -109,7 +112,7 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 		if err != nil {
 			return
 		}
-		if tools, err := capability.Tools(env, obj); err == nil {
+		if tools, err := r.tools(env, obj, a.Name); err == nil {
 			loop.Tools, loop.System = tools, text
 		}
 	}
@@ -201,8 +204,12 @@ func (r *Runner) discuss(ctx context.Context, a *store.Agent, loop *llm.Loop, re
 		r.activity(a.Name, "idle")
 		w, err := phase.WaitNew(ctx, s, actor, ph)
 		r.activity(a.Name, "working")
-		if err != nil || w.Closed {
-			return nil // the room closed: leave it
+		switch {
+		case err == nil && !w.Closed:
+		case err == nil, errs.Is(err, errs.State), ctx.Err() != nil:
+			return nil // the room closed (or we were stopped): leave it
+		default:
+			return err // a failed wait is a crash, so the supervisor brings us back
 		}
 		var b strings.Builder
 		b.WriteString("New in the room:\n")
@@ -260,11 +267,47 @@ func (r *Runner) onEvent(a *store.Agent, stop context.CancelCauseFunc) func(llm.
 				Text: ev.Tool + " " + clip(ev.Args, 300)})
 		case llm.EventToolResult:
 			_ = s.Emit(store.Event{Kind: "tool.result", Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID,
-				Text: ev.Tool + ": " + clip(ev.Text, 300), Data: map[string]any{"error": ev.IsError}})
+				Text: ev.Tool + ": " + clip(ev.Text, 300), Data: map[string]any{"error": ev.IsError || refused(ev.Text)}})
 		case llm.EventRetry:
 			r.Log.Warn("model call retry", "attempt", ev.Attempt, "delay", ev.Delay, "status", ev.Status, "err", ev.Text)
 		}
 	}
+}
+
+// waiting tools block on someone else; while they run the agent is "waiting".
+var waiting = map[string]bool{"ask_human": true, "wait_children": true}
+
+// tools builds the agent's tools, marking it waiting while a blocking one runs.
+func (r *Runner) tools(env *capability.Env, obj *prompt.Object, name string) ([]llm.Tool, error) {
+	tools, err := capability.Tools(env, obj)
+	if err != nil {
+		return nil, err
+	}
+	for i, t := range tools {
+		if !waiting[t.Name] {
+			continue
+		}
+		call := t.Call
+		tools[i].Call = func(ctx context.Context, args json.RawMessage) (string, error) {
+			r.activity(name, "waiting")
+			defer r.activity(name, "working")
+			return call(ctx, args)
+		}
+	}
+	return tools, nil
+}
+
+// refused reports a tool result that is a refusal in capability's words
+// (capabilities return refusals as text so the model can react to them).
+func refused(text string) bool {
+	for _, line := range strings.Split(text, "\n") {
+		for _, p := range []string{"error: ", "refused (limit): ", "wrong state: ", "not found: ", "bad arguments: ", "timed out: "} {
+			if strings.HasPrefix(line, p) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // taskBudget sums what every agent of the task has spent.

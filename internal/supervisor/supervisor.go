@@ -243,7 +243,9 @@ func (sv *Supervisor) wanted(a *store.Agent) bool {
 		return false
 	}
 	if a.TaskID == "" {
-		return a.Status == store.AgentRunning // a resident prompt object
+		// A resident prompt object: wanted while it runs, and after a crash
+		// (it may hold a request someone is waiting for).
+		return a.Status == store.AgentRunning || (a.Status == store.AgentExited && a.ExitCode != nil && *a.ExitCode != 0)
 	}
 	t, err := sv.Store.Task(a.TaskID)
 	if err != nil || t.Status != store.TaskActive {
@@ -364,6 +366,9 @@ func (sv *Supervisor) giveUp(name string, crashes int) {
 	_ = s.Emit(store.Event{Kind: "agent.failed", Actor: "supervisor", Agent: name, TaskID: a.TaskID, PhaseID: a.PhaseID, Text: reason})
 	if sv.RaiseHuman != nil {
 		text := fmt.Sprintf("Agent @%s (%s, task %s) %s. See pm logs %s; restart with pm kill %s --restart.", name, roleOf(a), a.TaskID, reason, name, a.TaskID)
+		if a.TaskID == "" {
+			text = fmt.Sprintf("Prompt object @%s %s. See pm logs %s; sending it a message (pm send %s ...) starts it again.", name, reason, name, name)
+		}
 		if err := sv.RaiseHuman(name, text); err != nil {
 			sv.Log.Error("raise human request", "err", err)
 		}
