@@ -147,10 +147,11 @@ func Say(s *store.Store, actor store.Actor, taskID, phaseID, content string) (ms
 		if n >= ph.MessageLimit {
 			// Only reachable if phase.json was not updated after the last append
 			// (a crash between the two); finish the close now.
-			if _, err := closeHeld(s, actor, ph, store.CloseLimit); err != nil {
+			closed, err := closeHeld(s, actor, ph, store.CloseLimit)
+			if err != nil {
 				return err
 			}
-			return closedErr(ph)
+			return closedErr(closed)
 		}
 		msg = store.Message{
 			ID: s.IDs.New(ids.Message), PhaseID: phaseID, Author: actor.Name, Role: actor.Role(),
