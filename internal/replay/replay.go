@@ -12,7 +12,7 @@ import (
 	"github.com/plasmodium/pm/internal/openaitest"
 )
 
-// Step is one recorded model turn: text, or one tool call.
+// Step is one recorded model turn: text, one tool call, or an HTTP error.
 type Step struct {
 	Content string          `json:"content,omitempty"`
 	Tool    string          `json:"tool,omitempty"`
@@ -23,6 +23,12 @@ type Step struct {
 	// Delay is how long the model "thinks" before answering ("2s"), so a
 	// test can act while an agent is mid-turn.
 	Delay string `json:"delay,omitempty"`
+	// Status makes the model answer with this HTTP error status (429, 500,
+	// ...) instead of a turn, as a provider that is overloaded or failing
+	// does; the client is expected to retry. RetryAfter ("2s") is advertised
+	// with it.
+	Status     int    `json:"status,omitempty"`
+	RetryAfter string `json:"retry_after,omitempty"`
 }
 
 // Script is the recorded turns of each agent, by role ("owner", "designer",
@@ -44,12 +50,22 @@ func Load(r io.Reader) (*Script, error) {
 	}
 	for who, steps := range s.Steps {
 		for i, st := range steps {
-			if (st.Content == "") == (st.Tool == "") {
+			switch {
+			case st.Status != 0:
+				if st.Status < 400 || st.Status > 599 || st.Content != "" || st.Tool != "" || st.Until != "" {
+					return nil, fmt.Errorf("replay script: %s step %d: an error step gives a status 400-599 and no content, tool or until", who, i+1)
+				}
+			case st.RetryAfter != "":
+				return nil, fmt.Errorf("replay script: %s step %d: retry_after needs a status", who, i+1)
+			case (st.Content == "") == (st.Tool == ""):
 				return nil, fmt.Errorf("replay script: %s step %d: give content or tool, not both or neither", who, i+1)
 			}
-			if st.Delay != "" {
-				if d, err := time.ParseDuration(st.Delay); err != nil || d < 0 {
-					return nil, fmt.Errorf("replay script: %s step %d: invalid delay %q", who, i+1, st.Delay)
+			for _, d := range []struct{ what, v string }{{"delay", st.Delay}, {"retry_after", st.RetryAfter}} {
+				if d.v == "" {
+					continue
+				}
+				if v, err := time.ParseDuration(d.v); err != nil || v < 0 {
+					return nil, fmt.Errorf("replay script: %s step %d: invalid %s %q", who, i+1, d.what, d.v)
 				}
 			}
 		}
@@ -108,6 +124,10 @@ func (p *Player) Reply(req openaitest.Request) openaitest.Reply {
 		return openaitest.Reply{Content: text}
 	}
 	delay, _ := time.ParseDuration(st.Delay) // checked by Load
+	if st.Status != 0 {
+		after, _ := time.ParseDuration(st.RetryAfter)
+		return openaitest.Reply{Status: st.Status, RetryAfter: after, Delay: delay}
+	}
 	if st.Tool != "" {
 		args := string(st.Args)
 		if args == "" {

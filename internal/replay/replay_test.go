@@ -23,12 +23,17 @@ func load(t *testing.T, js string) *replay.Script {
 
 func TestLoadRejects(t *testing.T) {
 	for name, js := range map[string]string{
-		"both":          `{"steps":{"owner":[{"content":"x","tool":"say"}]}}`,
-		"neither":       `{"steps":{"owner":[{"args":{}}]}}`,
-		"unknown field": `{"steps":{},"extra":1}`,
-		"bad delay":     `{"steps":{"owner":[{"content":"x","delay":"soon"}]}}`,
-		"negative":      `{"steps":{"owner":[{"content":"x","delay":"-1s"}]}}`,
-		"not json":      `{`,
+		"both":            `{"steps":{"owner":[{"content":"x","tool":"say"}]}}`,
+		"neither":         `{"steps":{"owner":[{"args":{}}]}}`,
+		"unknown field":   `{"steps":{},"extra":1}`,
+		"bad delay":       `{"steps":{"owner":[{"content":"x","delay":"soon"}]}}`,
+		"negative":        `{"steps":{"owner":[{"content":"x","delay":"-1s"}]}}`,
+		"not json":        `{`,
+		"status+content":  `{"steps":{"owner":[{"status":429,"content":"x"}]}}`,
+		"status+tool":     `{"steps":{"owner":[{"status":500,"tool":"say"}]}}`,
+		"status 200":      `{"steps":{"owner":[{"status":200}]}}`,
+		"retry no status": `{"steps":{"owner":[{"content":"x","retry_after":"1s"}]}}`,
+		"bad retry":       `{"steps":{"owner":[{"status":429,"retry_after":"later"}]}}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := replay.Load(strings.NewReader(js)); err == nil || !strings.Contains(err.Error(), "replay script") {
@@ -161,5 +166,51 @@ func TestPlayerThroughServerAndLoop(t *testing.T) {
 	reqs := srv.Requests()
 	if len(reqs) != 2 || reqs[1].LastMessage().Role != "tool" || reqs[1].LastMessage().Content != "a.txt\nb.txt" {
 		t.Fatalf("the tool result did not go back: %+v", reqs)
+	}
+}
+
+// An error step answers with its HTTP status (and Retry-After); it uses up
+// one request, so a retrying client gets the next step.
+func TestPlayerErrorSteps(t *testing.T) {
+	p := replay.NewPlayer(load(t, `{"steps":{"owner":[
+		{"status":429,"retry_after":"1s"},{"status":500,"delay":"5ms"},{"content":"ok"}]}}`))
+	o := req("You are @o_1, owner of task")
+	if r := p.Reply(o); r.Status != 429 || r.RetryAfter != time.Second || r.Content != "" || r.ToolCalls != nil {
+		t.Fatalf("step 1 = %+v", r)
+	}
+	if r := p.Reply(o); r.Status != 500 || r.RetryAfter != 0 || r.Delay != 5*time.Millisecond {
+		t.Fatalf("step 2 = %+v", r)
+	}
+	if r := p.Reply(o); r.Status != 0 || r.Content != "ok" {
+		t.Fatalf("step 3 = %+v", r)
+	}
+}
+
+// Through the server, the real loop retries past a 429 and a 500.
+func TestPlayerErrorStepsThroughLoop(t *testing.T) {
+	srv := openaitest.New()
+	defer srv.Close()
+	srv.Handle(replay.NewPlayer(load(t, `{"steps":{"reader":[
+		{"status":429,"retry_after":"10ms"},{"status":500},{"content":"fine"}]}}`)).Reply)
+	var retries []int
+	loop := &llm.Loop{
+		Provider: llm.Provider{BaseURL: srv.BaseURL(), Model: "replay"},
+		System:   "# Reader\n\nYou read.",
+		Retry:    llm.RetryPolicy{BaseDelay: time.Millisecond, MaxDelay: 50 * time.Millisecond},
+		OnEvent: func(ev llm.Event) {
+			if ev.Kind == llm.EventRetry {
+				retries = append(retries, ev.Status)
+			}
+		},
+	}
+	out, err := loop.Run(context.Background(), "hi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != "fine" || len(retries) != 2 || retries[0] != 429 || retries[1] != 500 {
+		t.Fatalf("answer %q, retries %v", out, retries)
+	}
+	if n := len(srv.Requests()); n != 3 {
+		t.Fatalf("%d requests, want 3", n)
 	}
 }
