@@ -30,13 +30,14 @@ var fakes sync.Map // *testscript.TestScript -> *openaitest.Server
 //	                           steps per role or prompt object); sets
 //	                           OPENAI_BASE_URL, OPENAI_API_KEY and PM_MODEL
 //	openai wait N              block until N chat requests have arrived
-//	openai dump file           write the requests so far, one JSON line each:
-//	                           {"n", "agent", "role", "tools", "messages"}
+//	openai dump [-system] file write the requests so far, one JSON line each:
+//	                           {"n", "agent", "role", "tools", "messages"};
+//	                           the system message is left out unless -system
 //
 // The server is closed when the script ends.
 func cmdOpenAI(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) == 0 {
-		ts.Fatalf("usage: openai start script.json | wait N | dump file")
+		ts.Fatalf("usage: openai start script.json | wait N | dump [-system] file")
 	}
 	if args[0] == "start" {
 		if len(args) != 2 {
@@ -78,7 +79,8 @@ func cmdOpenAI(ts *testscript.TestScript, neg bool, args []string) {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-	case args[0] == "dump" && len(args) == 2:
+	case args[0] == "dump" && (len(args) == 2 || len(args) == 3 && args[1] == "-system"):
+		system := len(args) == 3
 		var b strings.Builder
 		for i, req := range srv.Requests() {
 			name, role := replay.Identify(req)
@@ -87,7 +89,7 @@ func cmdOpenAI(ts *testscript.TestScript, neg bool, args []string) {
 				tools[j] = t.Function.Name
 			}
 			msgs := req.Messages
-			if len(msgs) > 0 && msgs[0].Role == "system" {
+			if !system && len(msgs) > 0 && msgs[0].Role == "system" {
 				msgs = msgs[1:] // long and already identified; keep lines readable
 			}
 			line, err := json.Marshal(struct {
@@ -101,9 +103,9 @@ func cmdOpenAI(ts *testscript.TestScript, neg bool, args []string) {
 			b.Write(line)
 			b.WriteByte('\n')
 		}
-		ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(b.String()), 0o644))
+		ts.Check(os.WriteFile(ts.MkAbs(args[len(args)-1]), []byte(b.String()), 0o644))
 	default:
-		ts.Fatalf("usage: openai start script.json | wait N | dump file")
+		ts.Fatalf("usage: openai start script.json | wait N | dump [-system] file")
 	}
 }
 

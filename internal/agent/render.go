@@ -18,10 +18,14 @@ import (
 // the capabilities (an unknown one is an error naming file and line).
 func Prompts(s *store.Store) (prompt.Set, error) {
 	set, err := prompt.Load(prompts.FS, filepath.Join(s.Root, "prompts"), filepath.Join(s.ProjectDir(), "prompts"))
-	if err != nil {
-		return nil, err
+	if err == nil {
+		err = catalog.Validate(set)
 	}
-	if err := catalog.Validate(set); err != nil {
+	if err != nil {
+		if errs.TryOf(err) == "" {
+			// Like every pm error, a broken prompt file says what to do next.
+			err = &errs.Error{Code: errs.CodeOf(err), Err: err, Try: "fix the file at the line named above, then run 'pm prompts'"}
+		}
 		return nil, err
 	}
 	return set, nil
