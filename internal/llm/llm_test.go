@@ -592,7 +592,9 @@ func TestSecretsNeverRecorded(t *testing.T) {
 	)
 	path := filepath.Join(t.TempDir(), "transcript.jsonl")
 	rec := &recorder{}
-	l := newLoop(srv, rec, Tool{Name: "env", Call: func(context.Context, json.RawMessage) (string, error) {
+	var toolArgs string
+	l := newLoop(srv, rec, Tool{Name: "env", Call: func(_ context.Context, args json.RawMessage) (string, error) {
+		toolArgs = string(args)
 		return "OPENAI_API_KEY=" + testKey, nil
 	}})
 	l.System = "key is " + testKey
@@ -609,6 +611,14 @@ func TestSecretsNeverRecorded(t *testing.T) {
 	}
 	if s := fmt.Sprintf("%+v", rec.events); strings.Contains(s, testKey) {
 		t.Errorf("events hold the key: %s", s)
+	}
+	// A tool gets masked arguments (what it records cannot hold the key),
+	// and the streamed text is masked too.
+	if strings.Contains(toolArgs, testKey) || !strings.Contains(toolArgs, Masked) {
+		t.Errorf("tool arguments = %s, want the key masked", toolArgs)
+	}
+	if s := strings.Join(rec.deltas, ""); strings.Contains(s, testKey) || !strings.Contains(s, "I saw "+Masked) {
+		t.Errorf("streamed text = %q, want the key masked", s)
 	}
 	for i, r := range srv.Requests() {
 		if strings.Contains(string(r.Body), testKey) {
@@ -761,5 +771,34 @@ func TestEstimateTokensWithoutUsage(t *testing.T) {
 	reply := openai.ChatCompletionMessage{Role: "assistant", ToolCalls: []openai.ToolCall{{Function: openai.FunctionCall{Name: "abcd", Arguments: strings.Repeat("y", 392)}}}}
 	if got := estimateTokens(prompt, reply); got != 200 {
 		t.Errorf("estimate = %d, want 200", got)
+	}
+}
+
+// Streamed text is masked even when a secret arrives split across deltas: a
+// possible start of a secret is held back until the next delta settles it.
+func TestMaskDeltaAcrossPieces(t *testing.T) {
+	secrets := []string{testKey}
+	for _, text := range []string{
+		"the key is " + testKey + ", keep it",
+		testKey + testKey,
+		"sk-test- is not it, sk-test-SECRET-0123 neither",
+		"ends with the start sk-test-SEC",
+	} {
+		for step := 1; step <= 7; step++ {
+			var got strings.Builder
+			pend := ""
+			for i := 0; i < len(text); i += step {
+				var out string
+				out, pend = maskDelta(pend+text[i:min(i+step, len(text))], secrets)
+				if strings.Contains(out, testKey) {
+					t.Fatalf("%q step %d: passed on %q", text, step, out)
+				}
+				got.WriteString(out)
+			}
+			got.WriteString(Mask(pend, secrets...))
+			if want := Mask(text, secrets...); got.String() != want {
+				t.Errorf("%q step %d: streamed %q, want %q", text, step, got.String(), want)
+			}
+		}
 	}
 }

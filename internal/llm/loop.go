@@ -303,6 +303,7 @@ func (l *Loop) stream(ctx context.Context, req openai.ChatCompletionRequest, tur
 		args    = map[*openai.ToolCall]*strings.Builder{}
 		finish  string
 		usage   *openai.Usage
+		pend    string // streamed text held back: it may be the start of a secret
 	)
 	s, err := l.client.CreateChatCompletionStream(ctx, req)
 	if err != nil {
@@ -327,9 +328,9 @@ func (l *Loop) stream(ctx context.Context, req openai.ChatCompletionRequest, tur
 			if d := ch.Delta.Content; d != "" {
 				content.WriteString(d)
 				if l.OnDelta != nil {
-					l.cb.Lock()
-					l.OnDelta(d)
-					l.cb.Unlock()
+					var out string
+					out, pend = maskDelta(pend+d, l.secrets())
+					l.delta(out)
 				}
 			}
 			for _, tc := range ch.Delta.ToolCalls {
@@ -367,6 +368,9 @@ func (l *Loop) stream(ctx context.Context, req openai.ChatCompletionRequest, tur
 	}
 	if finish == "" {
 		return openai.ChatCompletionMessage{}, 0, "", errTruncated
+	}
+	if pend != "" {
+		l.delta(Mask(pend, l.secrets()...)) // held back as a possible secret's start; it was not one
 	}
 	sort.SliceStable(calls, func(i, j int) bool {
 		return calls[i].Index != nil && calls[j].Index != nil && *calls[i].Index < *calls[j].Index
@@ -418,7 +422,10 @@ func (l *Loop) runTools(ctx context.Context, calls []openai.ToolCall) []string {
 	results := make([]string, len(calls))
 	var wg sync.WaitGroup
 	for i, tc := range calls {
-		l.emit(Event{Kind: EventToolCall, Turn: l.Used.Turns, Tool: tc.Function.Name, CallID: tc.ID, Args: Mask(tc.Function.Arguments, l.secrets()...)})
+		// A tool gets the arguments masked too: whatever it records (a
+		// thought on the bus, a message in a room, a file) never holds a secret.
+		tc.Function.Arguments = Mask(tc.Function.Arguments, l.secrets()...)
+		l.emit(Event{Kind: EventToolCall, Turn: l.Used.Turns, Tool: tc.Function.Name, CallID: tc.ID, Args: tc.Function.Arguments})
 		wg.Go(func() {
 			out, isErr := l.callTool(ctx, tc)
 			// Mask before cutting, so a cut never leaves part of a secret.
@@ -490,6 +497,34 @@ func (l *Loop) emit(ev Event) {
 }
 
 func (l *Loop) secrets() []string { return append([]string{l.Provider.APIKey}, l.Secrets...) }
+
+// delta passes streamed text to OnDelta.
+func (l *Loop) delta(text string) {
+	if text == "" || l.OnDelta == nil {
+		return
+	}
+	l.cb.Lock()
+	l.OnDelta(text)
+	l.cb.Unlock()
+}
+
+// maskDelta masks text streamed so far and not yet passed on, and splits it
+// into what can be passed on now and what must be held back because it ends
+// with the start of a secret (the rest of the secret may be in the next
+// delta).
+func maskDelta(text string, secrets []string) (out, held string) {
+	text = Mask(text, secrets...)
+	hold := 0
+	for _, sec := range secrets {
+		for k := min(len(sec)-1, len(text)); k > hold; k-- {
+			if strings.HasSuffix(text, sec[:k]) {
+				hold = k
+				break
+			}
+		}
+	}
+	return text[:len(text)-hold], text[len(text)-hold:]
+}
 
 func (l *Loop) mask(err error) error { return maskErr(err, l.secrets()...) }
 
