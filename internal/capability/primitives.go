@@ -71,7 +71,11 @@ func init() {
 type sandbox struct {
 	abs  string   // the workspace as given, absolute and clean
 	root string   // the workspace with symlinks resolved
-	deny []string // real paths under root that write_file must not touch
+	deny []string // real paths under root that no primitive may touch: pm's state
+	// keep are real paths under root that may be read but not written: the
+	// repository's .git (hooks and config run code outside any sandbox) and
+	// the project's prompts/ (they would redefine every agent on reload).
+	keep []string
 }
 
 func newSandbox(env *Env) (*sandbox, error) {
@@ -90,7 +94,8 @@ func newSandbox(env *Env) (*sandbox, error) {
 	if err != nil {
 		return nil, errs.Failf("", "workspace %s: %v", ws, err)
 	}
-	b := &sandbox{abs: abs, root: root, deny: []string{filepath.Join(root, store.DirName)}}
+	b := &sandbox{abs: abs, root: root, deny: []string{filepath.Join(root, store.DirName)},
+		keep: []string{filepath.Join(root, ".git"), filepath.Join(root, "prompts")}}
 	if env.Store != nil {
 		if r, err := filepath.EvalSymlinks(env.Store.Root); err == nil {
 			b.deny = append(b.deny, r)
@@ -162,11 +167,26 @@ func (b *sandbox) resolve(p string) (real, rel string, err error) {
 	return real, filepath.ToSlash(rel), nil
 }
 
-func (b *sandbox) writable(real, given string) error {
+// readable refuses pm's state directory: agents see each other only through
+// pm operations, not by reading transcripts and requests.
+func (b *sandbox) readable(real, given string) error {
 	for _, d := range b.deny {
 		if real == d || within(d, real) {
-			return errs.Usagef("write your work elsewhere in the workspace; pm's state changes only through pm operations",
-				"%q is inside pm's state directory, which write_file may not touch", given)
+			return errs.Usagef("use pm operations (chat, history, status) to see pm's state",
+				"%q is inside pm's state directory, which primitives may not touch", given)
+		}
+	}
+	return nil
+}
+
+func (b *sandbox) writable(real, given string) error {
+	if err := b.readable(real, given); err != nil {
+		return err
+	}
+	for _, d := range b.keep {
+		if real == d || within(d, real) {
+			return errs.Usagef("write your work elsewhere in the workspace; prompt objects change through create_capability",
+				"%q is read-only to agents (.git and prompts/)", given)
 		}
 	}
 	return nil
@@ -191,7 +211,11 @@ func readFile(ctx context.Context, env *Env, args json.RawMessage) (string, erro
 	if err != nil {
 		return "", err
 	}
-	f, err := os.OpenFile(real, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err := b.readable(real, a.Path); err != nil {
+		return "", err
+	}
+	// O_NONBLOCK: opening a FIFO must not hang the agent; only regular files are read.
+	f, err := os.OpenFile(real, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return "", errs.NotFoundf("see what is there with list_files", "no file %s", rel)
@@ -263,6 +287,9 @@ func listFiles(ctx context.Context, env *Env, args json.RawMessage) (string, err
 	}
 	real, rel, err := b.resolve(a.Path)
 	if err != nil {
+		return "", err
+	}
+	if err := b.readable(real, a.Path); err != nil {
 		return "", err
 	}
 	st, err := os.Stat(real)
@@ -366,7 +393,11 @@ func writeFile(ctx context.Context, env *Env, args json.RawMessage) (string, err
 	if err := os.MkdirAll(filepath.Dir(real), 0o755); err != nil {
 		return "", errs.Usagef("", "cannot create the directory of %s: %v", rel, err)
 	}
-	flags := os.O_WRONLY | os.O_CREATE | syscall.O_NOFOLLOW
+	if st, err := os.Lstat(real); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
+		return "", errs.Usagef("", "%s is not a regular file", rel)
+	}
+	// O_NONBLOCK: a FIFO swapped in meanwhile fails (ENXIO) instead of hanging.
+	flags := os.O_WRONLY | os.O_CREATE | syscall.O_NOFOLLOW | syscall.O_NONBLOCK
 	if a.Append {
 		flags |= os.O_APPEND
 	} else {

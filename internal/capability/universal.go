@@ -97,6 +97,24 @@ func createCapability(ctx context.Context, env *Env, args json.RawMessage) (stri
 		"and it can be a phase role", o.Name, caps, o.Source, o.Name), nil
 }
 
+// grantable is what actor may put in a new object: its own capabilities and
+// the universal ones; nil (anything) for the human.
+func grantable(set prompt.Set, actor store.Actor) map[string]bool {
+	if actor.Agent == nil {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, u := range catalog.Universals() {
+		out[u] = true
+	}
+	if o, ok := set[actor.Agent.Prompt]; ok {
+		for _, c := range o.Capabilities {
+			out[c] = true
+		}
+	}
+	return out
+}
+
 // Create writes a new prompt object to .plasmodium/prompts/NAME.md. The name
 // must be free (no prompt object and no built-in capability has it) and every
 // capability known; the file is parsed back and the whole set validated
@@ -126,6 +144,10 @@ func Create(s *store.Store, actor store.Actor, name, description string, caps []
 	if o, ok := set[name]; ok {
 		return "", nil, errs.Statef("pick another name, or use the existing one", "a prompt object %q already exists (%s)", name, o.Source)
 	}
+	if _, err := s.Agent(name); name == "human" || err == nil {
+		return "", nil, errs.Statef("pick another name", "%q is already the name of an agent (or the human)", name)
+	}
+	granted := grantable(set, actor)
 	clean := make([]string, 0, len(caps))
 	for _, c := range caps {
 		c = strings.TrimSpace(c)
@@ -137,6 +159,8 @@ func Create(s *store.Store, actor store.Actor, name, description string, caps []
 		case !catalog.Known(c, set):
 			return "", nil, errs.NotFoundf("known: "+strings.Join(catalog.Names(""), ", ")+"; prompt objects: "+strings.Join(set.Names(), ", "),
 				"unknown capability %q", c)
+		case granted != nil && !granted[c]:
+			return "", nil, errs.Statef("give it only capabilities you have yourself", "@%s cannot grant %q: it does not have it", actor.Name, c)
 		}
 		if !contains(clean, c) {
 			clean = append(clean, c)

@@ -139,7 +139,7 @@ func Call(ctx context.Context, s *store.Store, l *agent.Launcher, from, to, text
 		}
 		if err := replies.Next(func(raw []byte) error {
 			var m Message
-			if json.Unmarshal(raw, &m) == nil && m.Kind == KindReply && m.Corr == corr {
+			if json.Unmarshal(raw, &m) == nil && m.Kind == KindReply && m.Corr == corr && m.From == to {
 				reply = &m
 			}
 			return nil

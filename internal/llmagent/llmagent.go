@@ -65,6 +65,9 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 	if err != nil {
 		return err
 	}
+	if prov.APIKey != "" {
+		s.Secrets = append(s.Secrets, prov.APIKey)
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	env := &capability.Env{
@@ -75,7 +78,7 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 			return inbox.Call(ctx, s, r.Launcher, a.Name, to, msg, nil)
 		},
 		OnThink: func(t string) {
-			_ = s.Emit(store.Event{Kind: "agent.think", Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, Text: t})
+			_ = s.Emit(store.Event{Kind: "agent.think", Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, Text: llm.Mask(t, prov.APIKey)})
 		},
 	}
 	tools, err := r.tools(env, obj, a.Name)
@@ -238,6 +241,9 @@ func (r *Runner) serve(ctx context.Context, a *store.Agent, loop *llm.Loop) erro
 		// An idle resident should hold as little memory as it can: give the
 		// turn's garbage back to the OS before waiting for the next request.
 		defer debug.FreeOSMemory()
+		// A resident serves many callers: its budget bounds each request, so
+		// one caller cannot spend it for all the others.
+		loop.Used, loop.Started = llm.Counters{}, time.Time{}
 		// Stream the reply's text for callers that show it as it comes (pm talk).
 		loop.OnDelta = func(text string) { _ = inbox.Stream(r.Store, a.Name, m.Corr, text) }
 		defer func() { loop.OnDelta = nil }()

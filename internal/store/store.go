@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/plasmodium/pm/internal/errs"
@@ -25,6 +26,8 @@ type Store struct {
 	IDs    ids.Source       // injectable id source
 	Warn   io.Writer        // where skipped lines are reported (stderr)
 	Config Config
+	// Secrets (an API key) are masked in every event this process emits.
+	Secrets []string
 }
 
 // Open opens the state directory at root and loads its config.
@@ -129,6 +132,11 @@ func (s *Store) Emit(ev Event) error {
 	}
 	if ev.Actor == "" {
 		ev.Actor = "human"
+	}
+	for _, sec := range s.Secrets {
+		if len(sec) >= 8 {
+			ev.Text = strings.ReplaceAll(ev.Text, sec, "[masked]")
+		}
 	}
 	return jsonl.Append(s.EventsPath(), ev)
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/cmdutil"
@@ -20,6 +21,10 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		Hidden: true,
 		Args:   cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			// The host holds the API key in its environment: keep other
+			// processes of the same user (run_command among them) from reading
+			// it through /proc/PID/environ.
+			_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 			s, err := f.Store()
 			if err != nil {
 				return err
