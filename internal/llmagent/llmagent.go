@@ -239,8 +239,9 @@ func (r *Runner) serve(ctx context.Context, a *store.Agent, loop *llm.Loop) erro
 		r.activity(a.Name, "working")
 		defer r.activity(a.Name, "idle")
 		// An idle resident should hold as little memory as it can: give the
-		// turn's garbage back to the OS before waiting for the next request.
-		defer debug.FreeOSMemory()
+		// turn's garbage back to the OS once the reply is out (not before it:
+		// a forced GC on the reply's path would add to the caller's wait).
+		defer func() { time.AfterFunc(100*time.Millisecond, debug.FreeOSMemory) }()
 		// A resident serves many callers: its budget bounds each request, so
 		// one caller cannot spend it for all the others.
 		loop.Used, loop.Started = llm.Counters{}, time.Time{}
