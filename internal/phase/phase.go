@@ -140,7 +140,7 @@ func Say(s *store.Store, actor store.Actor, taskID, phaseID, content string) (ms
 		if ph.Status != store.PhaseActive {
 			return closedErr(ph)
 		}
-		n, err := jsonl.Count(mpath)
+		n, err := s.MessageCount(taskID, phaseID)
 		if err != nil {
 			return err
 		}
@@ -186,7 +186,7 @@ func closeHeld(s *store.Store, actor store.Actor, ph *store.Phase, reason string
 	if err != nil {
 		return nil, err
 	}
-	n, _ := jsonl.Count(s.MessagesPath(ph.TaskID, ph.ID))
+	n, _ := s.MessageCount(ph.TaskID, ph.ID)
 	_ = s.Emit(store.Event{Kind: store.EvPhaseClosed, Actor: actor.Name, TaskID: ph.TaskID, PhaseID: ph.ID, Text: reason,
 		Data: map[string]any{"messages": n, "limit": out.MessageLimit}})
 	return &out, nil

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/json"
 	"os"
 	"sort"
 
@@ -80,7 +81,33 @@ func (s *Store) FindPhase(phaseID string) (*Phase, error) {
 	return nil, errs.NotFoundf("see 'pm status' for the phases that exist", "no phase %s", phaseID)
 }
 
-// Messages reads a phase's messages, skipping (and reporting) bad lines.
+// Messages reads a phase's messages, skipping (and reporting) bad lines and
+// JSON values that are not messages (no id), as MessageCount does.
 func (s *Store) Messages(taskID, phaseID string) ([]Message, error) {
-	return jsonl.ReadAll[Message](s.MessagesPath(taskID, phaseID), s.BadLine)
+	all, err := jsonl.ReadAll[Message](s.MessagesPath(taskID, phaseID), s.BadLine)
+	out := all[:0]
+	for _, m := range all {
+		if m.ID != "" {
+			out = append(out, m)
+		}
+	}
+	return out, err
+}
+
+// MessageCount counts the messages of a phase: valid lines that are messages
+// (objects with an id). Torn lines and stray JSON values written by hand do
+// not use up the room; this is the count message_limit is checked against.
+func (s *Store) MessageCount(taskID, phaseID string) (int, error) {
+	n := 0
+	r := &jsonl.Reader{Path: s.MessagesPath(taskID, phaseID)}
+	err := r.Next(func(raw []byte) error {
+		var m struct {
+			ID string `json:"id"`
+		}
+		if json.Unmarshal(raw, &m) == nil && m.ID != "" {
+			n++
+		}
+		return nil
+	})
+	return n, err
 }

@@ -393,3 +393,24 @@ func TestActor(t *testing.T) {
 		}
 	}
 }
+
+// A JSON value that is not a message (written by hand) does not use up the room.
+func TestMessageCountIgnoresNonMessages(t *testing.T) {
+	s, _ := newStore(t)
+	path := s.MessagesPath("tk-000001", "ph-000001")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data := `{"id":"msg-000001","author":"a","content":"x"}` + "\n" + `[1,2]` + "\n" + `{}` + "\n" + `"hello"` + "\n" + `{"id":"msg-000002","author":"b","content":"y"}` + "\n"
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n, err := s.MessageCount("tk-000001", "ph-000001")
+	if err != nil || n != 2 {
+		t.Fatalf("MessageCount = %d, %v; want 2", n, err)
+	}
+	ms, _ := s.Messages("tk-000001", "ph-000001")
+	if len(ms) != 2 {
+		t.Fatalf("Messages = %+v; want the 2 messages", ms)
+	}
+}

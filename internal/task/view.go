@@ -2,7 +2,6 @@ package task
 
 import (
 	"github.com/plasmodium/pm/internal/agent"
-	"github.com/plasmodium/pm/internal/jsonl"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -39,7 +38,7 @@ func Describe(s *store.Store, id string) (*View, error) {
 		return nil, err
 	}
 	for _, p := range phases {
-		n, err := jsonl.Count(s.MessagesPath(id, p.ID))
+		n, err := s.MessageCount(id, p.ID)
 		if err != nil {
 			return nil, err
 		}
