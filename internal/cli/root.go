@@ -39,6 +39,7 @@ func NewRoot(f *cmdutil.Factory) *cobra.Command {
 		Long:          "pm runs tasks driven by owner agents, who open bounded discussion phases with role agents,\nsplit work into subtasks and finish with a git commit. State lives in .plasmodium/.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       Version(),
 	}
 	root.AddGroup(
 		&cobra.Group{ID: "human", Title: "Humans:"},
