@@ -344,6 +344,14 @@ func (r *Runner) taskBudget(a *store.Agent) *llm.BudgetError {
 			return &llm.BudgetError{What: c.what, Limit: c.limit, Used: c.use}
 		}
 	}
+	// Wall time of the task: from its creation, across all its agents.
+	if lim.MaxWallSeconds > 0 {
+		if t, err := r.Store.Task(a.TaskID); err == nil {
+			if used := r.Store.Now().Sub(t.CreatedAt); used >= time.Duration(lim.MaxWallSeconds)*time.Second {
+				return &llm.BudgetError{What: "task " + llm.BudgetWall + " (seconds)", Limit: int64(lim.MaxWallSeconds), Used: int64(used.Seconds())}
+			}
+		}
+	}
 	return nil
 }
 

@@ -358,3 +358,23 @@ func TestNoProvider(t *testing.T) {
 		t.Fatal("a request without a provider")
 	}
 }
+
+// The task's wall-time budget counts from the task's creation: an old task
+// stops its agents before they ask the model anything.
+func TestTaskWallBudget(t *testing.T) {
+	f := newFixture(t)
+	f.s.Config.Budgets.Task = store.Budget{MaxWallSeconds: 60}
+	tk, a := f.task(t, "Old task")
+	if _, err := f.s.UpdateTask(tk.ID, func(x *store.Task) error { x.CreatedAt = x.CreatedAt.Add(-2 * time.Minute); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	f.srv.Enqueue(text("never asked"))
+	err := f.r.Run(context.Background(), a, "sys")
+	var be *llm.BudgetError
+	if !errors.As(err, &be) || !strings.HasPrefix(be.What, "task "+llm.BudgetWall) || be.Used < 60 {
+		t.Fatalf("Run = %v", err)
+	}
+	if n := len(f.srv.Requests()); n != 0 {
+		t.Fatalf("%d requests made past the task's wall time", n)
+	}
+}
