@@ -1,6 +1,9 @@
 package cmdutil
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 
 	"github.com/plasmodium/pm/internal/agent"
@@ -112,11 +115,40 @@ func CheckRuntime(f *Factory, s *store.Store, runtime, model string) error {
 	if runtime == "" {
 		runtime = s.Config.Runtime.Default
 	}
+	if runtime == "exec" {
+		return checkExec(s)
+	}
 	if runtime != "llm" {
 		return nil
 	}
 	if _, err := llm.ProviderFromEnv(f.Getenv, s.Config.Model.BaseURL, s.Config.Model.Name, model); err != nil {
 		return errs.Failf("export OPENAI_API_KEY=... PM_MODEL=gpt-4o-mini (or OPENAI_BASE_URL=http://localhost:11434/v1 PM_MODEL=llama3.2 for Ollama), or use --runtime exec", "%v", err)
+	}
+	return nil
+}
+
+// checkExec refuses an exec task whose agent command cannot be found, rather
+// than creating it and failing in the background.
+func checkExec(s *store.Store) error {
+	ex := s.Config.Runtime.Exec
+	for _, argv := range [][]string{ex.Command, ex.RoleCommand} {
+		if len(argv) == 0 {
+			continue
+		}
+		cmd := argv[0]
+		var err error
+		if strings.ContainsRune(cmd, '/') {
+			if !filepath.IsAbs(cmd) {
+				cmd = filepath.Join(s.ProjectDir(), cmd) // agents run in the project directory
+			}
+			_, err = os.Stat(cmd)
+		} else {
+			_, err = exec.LookPath(cmd)
+		}
+		if err != nil {
+			return errs.Failf(`install it, or point runtime.exec.command in `+s.ConfigPath()+` at your agent CLI, or use --runtime llm / --runtime none`,
+				"agent command %q not found", argv[0])
+		}
 	}
 	return nil
 }

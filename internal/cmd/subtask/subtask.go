@@ -58,6 +58,13 @@ func run(f *cmdutil.Factory, o Options) error {
 			return err
 		}
 	}
+	rt := o.Runtime
+	if rt == "" {
+		rt = parent.Runtime
+	}
+	if err := cmdutil.CheckRuntime(f, s, rt, parent.Model); err != nil {
+		return err
+	}
 	l, err := f.Launcher(s)
 	if err != nil {
 		return err
