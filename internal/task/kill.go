@@ -1,6 +1,7 @@
 package task
 
 import (
+	"sync"
 	"time"
 
 	"github.com/plasmodium/pm/internal/agent"
@@ -80,8 +81,9 @@ func Kill(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string, r
 	return res, nil
 }
 
-// killAgents ends the agents of tree, listing them again after each round in
-// case one was (re)started while the previous round ran.
+// killAgents ends the agents of tree, all of a round at once (each gets its
+// SIGTERM grace in parallel), listing them again after each round in case one
+// was (re)started while the previous round ran.
 func killAgents(s *store.Store, actor store.Actor, tree []*store.Task, res *KillResult) error {
 	inTree := map[string]bool{}
 	for _, t := range tree {
@@ -93,22 +95,32 @@ func killAgents(s *store.Store, actor store.Actor, tree []*store.Task, res *Kill
 		if err != nil {
 			return err
 		}
-		acted := false
+		var round []string
 		for _, a := range agents {
-			live := a.Status == store.AgentRunning || a.Status == store.AgentPending || agent.Running(a) || proc.Alive(a.Pid, a.PidStart)
-			if !inTree[a.TaskID] || !live || (ended[a.Name] && !proc.Alive(a.Pid, a.PidStart)) {
+			alive := proc.Alive(a.Pid, a.PidStart)
+			live := a.Status == store.AgentRunning || a.Status == store.AgentPending || alive
+			if !inTree[a.TaskID] || !live || (ended[a.Name] && !alive) {
 				continue
 			}
-			if err := agent.Kill(s, actor, a.Name, KillGrace); err != nil {
-				return err
-			}
-			if !ended[a.Name] {
-				res.Agents = append(res.Agents, a.Name)
-			}
-			ended[a.Name], acted = true, true
+			round = append(round, a.Name)
 		}
-		if !acted {
+		if len(round) == 0 {
 			return nil
+		}
+		errsOf := make([]error, len(round))
+		var wg sync.WaitGroup
+		for i, name := range round {
+			wg.Go(func() { errsOf[i] = agent.Kill(s, actor, name, KillGrace) })
+		}
+		wg.Wait()
+		for i, name := range round {
+			if errsOf[i] != nil {
+				return errsOf[i]
+			}
+			if !ended[name] {
+				res.Agents = append(res.Agents, name)
+			}
+			ended[name] = true
 		}
 	}
 	return nil
