@@ -154,3 +154,21 @@ func Update[T any](path string, create bool, fn func(v *T) error) (T, error) {
 	})
 	return v, err
 }
+
+// Held is a lock taken with TryLock and kept until Unlock, for a process that
+// holds a lock for its whole life (the supervisor).
+type Held struct{ l *flock.Flock }
+
+// TryLock takes path's lock if it is free, without waiting; ok is false when
+// another process holds it.
+func TryLock(path string) (h *Held, ok bool, err error) {
+	l := flock.New(LockPath(path))
+	ok, err = l.TryLock()
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	return &Held{l: l}, true, nil
+}
+
+// Unlock releases the lock; unlocking twice is harmless.
+func (h *Held) Unlock() error { return h.l.Unlock() }

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
-	"github.com/gofrs/flock"
 	"golang.org/x/sys/unix"
 
 	"github.com/plasmodium/pm/internal/agent"
@@ -54,13 +53,12 @@ func LockPath(s *store.Store) string { return filepath.Join(s.Root, "supervisor"
 
 // Running reports whether a supervisor holds the lock of s.
 func Running(s *store.Store) bool {
-	l := flock.New(lockedfile.LockPath(LockPath(s)))
-	ok, err := l.TryLock()
+	h, ok, err := lockedfile.TryLock(LockPath(s))
 	if err != nil {
 		return false
 	}
 	if ok {
-		_ = l.Unlock()
+		_ = h.Unlock()
 		return false
 	}
 	return true
@@ -104,8 +102,7 @@ func filterEnv(env []string) []string {
 // Run holds the supervisor lock and reconciles until nothing is live or ctx
 // ends. If another supervisor holds the lock it returns at once.
 func (sv *Supervisor) Run(ctx context.Context) error {
-	lk := flock.New(lockedfile.LockPath(LockPath(sv.Store)))
-	ok, err := lk.TryLock()
+	lk, ok, err := lockedfile.TryLock(LockPath(sv.Store))
 	if err != nil {
 		return err
 	}
@@ -113,7 +110,7 @@ func (sv *Supervisor) Run(ctx context.Context) error {
 		sv.Log.Info("another supervisor is running; exiting")
 		return nil
 	}
-	defer lk.Unlock()
+	defer func() { _ = lk.Unlock() }()
 	sv.crashes, sv.pending, sv.watching = map[string][]time.Time{}, map[string]*time.Timer{}, map[string]int{}
 	sv.wake = make(chan struct{}, 1)
 	w, err := fsnotify.NewWatcher()
@@ -137,9 +134,11 @@ func (sv *Supervisor) Run(ctx context.Context) error {
 				sv.Log.Info("nothing live; supervisor exiting")
 				return nil
 			}
-			if ok, err := lk.TryLock(); err != nil || !ok {
+			again, ok, err := lockedfile.TryLock(LockPath(sv.Store))
+			if err != nil || !ok {
 				return err // another supervisor took over
 			}
+			lk = again
 			continue
 		}
 		select {
