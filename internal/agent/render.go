@@ -83,6 +83,12 @@ func Render(s *store.Store, a *store.Agent) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return RenderObject(s, a, o)
+}
+
+// RenderObject renders o for agent a (a loaded set is reused, not re-read)
+// and writes it to agents/NAME/prompt.md.
+func RenderObject(s *store.Store, a *store.Agent, o *prompt.Object) (string, error) {
 	text := o.Render(Vars(s, a))
 	return text, os.WriteFile(s.PromptFilePath(a.Name), []byte(text), 0o644)
 }

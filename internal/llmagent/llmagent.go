@@ -111,7 +111,7 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 		if err != nil {
 			return
 		}
-		text, err := agent.Render(s, a)
+		text, err := agent.RenderObject(s, a, obj)
 		if err != nil {
 			return
 		}
