@@ -37,13 +37,6 @@ type Runner struct {
 	reload func() // re-reads the prompt object before each run
 }
 
-// CheckProvider reports, before anything is created, whether a model
-// provider is configured, with the exact variables to set when not.
-func CheckProvider(s *store.Store, getenv func(string) string, model string) error {
-	_, err := llm.ProviderFromEnv(getenv, s.Config.Model.BaseURL, s.Config.Model.Name, model)
-	return err
-}
-
 // Run plays agent a with the rendered prompt as its system message: an owner
 // drives its task, a role agent takes part in its phase until it closes, a
 // resident prompt object answers its inbox.
