@@ -56,7 +56,7 @@ func (l *Launcher) Start(name string) error {
 	var pid int
 	a, err := lockedfile.Update(s.AgentPath(name), false, func(r *store.Agent) error {
 		if r.Runtime == "none" || (r.Status == store.AgentRunning && proc.Alive(r.Pid, r.PidStart)) {
-			return nil // nothing to run, or already running: never a duplicate
+			return lockedfile.ErrUnchanged // nothing to run, or already running: never a duplicate
 		}
 		if r.Status == store.AgentKilled || r.Status == store.AgentFailed {
 			return errs.Statef("pm kill "+r.TaskID+" --restart gives the task a fresh owner", "agent %s is %s; it is not started again", r.Name, r.Status)

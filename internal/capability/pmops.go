@@ -67,12 +67,17 @@ func needLauncher(env *Env) (*agent.Launcher, error) {
 }
 
 // ownTask is the task an owner operation acts on, checked like the CLI does.
-func ownTask(env *Env) (*store.Task, error) {
-	t, err := cmdutil.Task(env.Store, env.Actor, "")
+func ownTask(env *Env) (*store.Task, error) { return cmdutil.OwnTask(env.Store, env.Actor, "") }
+
+// ownActivePhase is the owner's task and its active phase (try: what to do
+// when there is none).
+func ownActivePhase(env *Env, try string) (*store.Task, *store.Phase, error) {
+	t, err := ownTask(env)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return t, cmdutil.Owner(env.Actor, t)
+	ph, err := phase.Active(env.Store, t.ID, try)
+	return t, ph, err
 }
 
 func sayTool(ctx context.Context, env *Env, args json.RawMessage) (string, error) {
@@ -221,11 +226,7 @@ func extendTool(ctx context.Context, env *Env, args json.RawMessage) (string, er
 	if err := decode(args, &a); err != nil {
 		return "", err
 	}
-	t, err := ownTask(env)
-	if err != nil {
-		return "", err
-	}
-	ph, err := phase.Active(env.Store, t.ID, "open one with the phase tool")
+	t, ph, err := ownActivePhase(env, "open one with the phase tool")
 	if err != nil {
 		return "", err
 	}
@@ -237,11 +238,7 @@ func extendTool(ctx context.Context, env *Env, args json.RawMessage) (string, er
 }
 
 func endTool(ctx context.Context, env *Env, args json.RawMessage) (string, error) {
-	t, err := ownTask(env)
-	if err != nil {
-		return "", err
-	}
-	ph, err := phase.Active(env.Store, t.ID, "nothing to end; see the status tool")
+	t, ph, err := ownActivePhase(env, "nothing to end; see the status tool")
 	if err != nil {
 		return "", err
 	}

@@ -167,6 +167,22 @@ func (b *sandbox) resolve(p string) (real, rel string, err error) {
 	return real, filepath.ToSlash(rel), nil
 }
 
+// path resolves p and checks it may be read (write false) or written (write
+// true): the one place primitives turn a model's path into a real one.
+func (b *sandbox) path(p string, write bool) (real, rel string, err error) {
+	if real, rel, err = b.resolve(p); err != nil {
+		return "", "", err
+	}
+	check := b.readable
+	if write {
+		check = b.writable
+	}
+	if err := check(real, p); err != nil {
+		return "", "", err
+	}
+	return real, rel, nil
+}
+
 // readable refuses pm's state directory: agents see each other only through
 // pm operations, not by reading transcripts and requests.
 func (b *sandbox) readable(real, given string) error {
@@ -207,11 +223,8 @@ func readFile(ctx context.Context, env *Env, args json.RawMessage) (string, erro
 	if err != nil {
 		return "", err
 	}
-	real, rel, err := b.resolve(a.Path)
+	real, rel, err := b.path(a.Path, false)
 	if err != nil {
-		return "", err
-	}
-	if err := b.readable(real, a.Path); err != nil {
 		return "", err
 	}
 	// O_NONBLOCK: opening a FIFO must not hang the agent; only regular files are read.
@@ -285,11 +298,8 @@ func listFiles(ctx context.Context, env *Env, args json.RawMessage) (string, err
 	if err != nil {
 		return "", err
 	}
-	real, rel, err := b.resolve(a.Path)
+	real, rel, err := b.path(a.Path, false)
 	if err != nil {
-		return "", err
-	}
-	if err := b.readable(real, a.Path); err != nil {
 		return "", err
 	}
 	st, err := os.Stat(real)
@@ -380,11 +390,8 @@ func writeFile(ctx context.Context, env *Env, args json.RawMessage) (string, err
 	if err != nil {
 		return "", err
 	}
-	real, rel, err := b.resolve(a.Path)
+	real, rel, err := b.path(a.Path, true)
 	if err != nil {
-		return "", err
-	}
-	if err := b.writable(real, a.Path); err != nil {
 		return "", err
 	}
 	if real == b.root {

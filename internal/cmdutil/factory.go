@@ -160,11 +160,8 @@ func (f *Factory) OwnedTask(flag string) (*store.Store, store.Actor, *store.Task
 	if err != nil {
 		return nil, actor, nil, err
 	}
-	t, err := Task(s, actor, flag)
+	t, err := OwnTask(s, actor, flag)
 	if err != nil {
-		return nil, actor, nil, err
-	}
-	if err := Owner(actor, t); err != nil {
 		return nil, actor, nil, err
 	}
 	return s, actor, t, nil

@@ -42,6 +42,16 @@ func Task(s *store.Store, actor store.Actor, flag string) (*store.Task, error) {
 	return nil, errs.Usagef("name one with --task: "+strings.Join(active, ", "), "%d tasks are active", len(active))
 }
 
+// OwnTask is the task an owner operation acts on (see Task), refused unless
+// actor owns it: the CLI's owner commands and the llm tools both use it.
+func OwnTask(s *store.Store, actor store.Actor, flag string) (*store.Task, error) {
+	t, err := Task(s, actor, flag)
+	if err != nil {
+		return nil, err
+	}
+	return t, Owner(actor, t)
+}
+
 // Owner checks that actor may run owner commands on t: its owner or the human.
 func Owner(actor store.Actor, t *store.Task) error {
 	if actor.IsHuman() || actor.Name == t.Owner {

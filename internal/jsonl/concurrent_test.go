@@ -1,17 +1,15 @@
 package jsonl
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/plasmodium/pm/internal/testproc"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 )
 
 const helperEnv = "PM_JSONL_TEST_HELPER"
@@ -109,28 +107,14 @@ func TestConcurrentAppendProcesses(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "x.jsonl")
 	const procs, n = 6, 200
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // hang guard
-	defer cancel()
-	var cmds []*exec.Cmd
-	for w := range procs {
-		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
-		cmd.Env = append(os.Environ(), helperEnv+"=1", "PM_JSONL_PATH="+path,
-			"PM_JSONL_W="+strconv.Itoa(w), "PM_JSONL_N="+strconv.Itoa(n))
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		cmds = append(cmds, cmd)
-	}
+	wait := testproc.Start(t, procs, func(w int) []string {
+		return []string{helperEnv + "=1", "PM_JSONL_PATH=" + path, "PM_JSONL_W=" + strconv.Itoa(w), "PM_JSONL_N=" + strconv.Itoa(n)}
+	})
 	// Append from this process too, while the children run.
 	if err := appendMany(path, procs, n, 4); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range cmds {
-		if err := c.Wait(); err != nil {
-			t.Fatalf("helper: %v", err)
-		}
-	}
+	wait()
 	checkAll(t, path, procs+1, n)
 }
 

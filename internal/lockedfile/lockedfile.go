@@ -136,6 +136,11 @@ func lineAt(data []byte, off int64) int {
 	return line
 }
 
+// ErrUnchanged, returned by an Update function, means "nothing to change":
+// Update then writes nothing and reports no error, so a read-check that
+// usually finds nothing to do costs no rewrite.
+var ErrUnchanged = errors.New("lockedfile: unchanged")
+
 // Update reads path into v (leaving v untouched when the file is missing and
 // create is true), calls fn, and writes v back atomically, all under the lock.
 // When fn returns an error nothing is written.
@@ -148,6 +153,9 @@ func Update[T any](path string, create bool, fn func(v *T) error) (T, error) {
 			}
 		}
 		if err := fn(&v); err != nil {
+			if errors.Is(err, ErrUnchanged) {
+				return nil
+			}
 			return err
 		}
 		return WriteJSON(path, &v)

@@ -1,17 +1,15 @@
 package lockedfile
 
 import (
-	"context"
 	"errors"
 	"fmt"
+	"github.com/plasmodium/pm/internal/testproc"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 )
 
 type counter struct {
@@ -322,26 +320,30 @@ func TestUpdateConcurrentProcesses(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "f.json")
 	const procs, n = 5, 60
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // hang guard
-	defer cancel()
-	var cmds []*exec.Cmd
-	for w := range procs {
-		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
-		cmd.Env = append(os.Environ(), helperEnv+"=1", "PM_LF_PATH="+path,
-			"PM_LF_W=p"+strconv.Itoa(w), "PM_LF_N="+strconv.Itoa(n))
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		cmds = append(cmds, cmd)
-	}
+	wait := testproc.Start(t, procs, func(w int) []string {
+		return []string{helperEnv + "=1", "PM_LF_PATH=" + path, "PM_LF_W=p" + strconv.Itoa(w), "PM_LF_N=" + strconv.Itoa(n)}
+	})
 	if err := increment(path, "parent", n, 3); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range cmds {
-		if err := c.Wait(); err != nil {
-			t.Fatalf("helper: %v", err)
-		}
-	}
+	wait()
 	checkCounter(t, path, (procs+1)*n)
+}
+
+// An Update function that returns ErrUnchanged leaves the file untouched.
+func TestUpdateUnchangedWritesNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f.json")
+	if err := WriteJSON(path, map[string]int{"n": 1}); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.Stat(path)
+	v, err := Update(path, false, func(v *map[string]int) error { (*v)["n"] = 2; return ErrUnchanged })
+	if err != nil || v["n"] != 2 {
+		t.Fatalf("Update = %v, %v", v, err)
+	}
+	after, _ := os.Stat(path)
+	var got map[string]int
+	if err := ReadJSON(path, &got); err != nil || got["n"] != 1 || !os.SameFile(before, after) {
+		t.Fatalf("file changed: %v %v same inode %v", got, err, os.SameFile(before, after))
+	}
 }

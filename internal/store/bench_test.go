@@ -7,8 +7,9 @@ import (
 	"github.com/plasmodium/pm/internal/store"
 )
 
-// BenchmarkTasks reads every task of a state with 10,000 tasks (pm status).
-func BenchmarkTasks(b *testing.B) {
+// open10k generates a state with 10,000 tasks (one agent each) and opens it.
+func open10k(b *testing.B) (*store.Store, *bench.State) {
+	b.Helper()
 	st, err := bench.Generate(b.TempDir(), bench.StateSpec{Tasks: 10_000})
 	if err != nil {
 		b.Fatal(err)
@@ -17,6 +18,12 @@ func BenchmarkTasks(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return s, st
+}
+
+// BenchmarkTasks reads every task of a state with 10,000 tasks (pm status).
+func BenchmarkTasks(b *testing.B) {
+	s, _ := open10k(b)
 	b.ReportAllocs()
 	for b.Loop() {
 		ts, err := s.Tasks()
@@ -28,14 +35,7 @@ func BenchmarkTasks(b *testing.B) {
 
 // BenchmarkAgents reads every agent record of the same state (pm status tk-..).
 func BenchmarkAgents(b *testing.B) {
-	st, err := bench.Generate(b.TempDir(), bench.StateSpec{Tasks: 10_000})
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := store.Open(st.Root)
-	if err != nil {
-		b.Fatal(err)
-	}
+	s, _ := open10k(b)
 	b.ReportAllocs()
 	for b.Loop() {
 		as, err := s.Agents()
@@ -47,14 +47,7 @@ func BenchmarkAgents(b *testing.B) {
 
 // BenchmarkAgentsOf finds the agents of one task among 10,000 (pm status tk-..).
 func BenchmarkAgentsOf(b *testing.B) {
-	st, err := bench.Generate(b.TempDir(), bench.StateSpec{Tasks: 10_000})
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := store.Open(st.Root)
-	if err != nil {
-		b.Fatal(err)
-	}
+	s, st := open10k(b)
 	b.ReportAllocs()
 	for b.Loop() {
 		as, err := s.AgentsOf(st.SomeTask)
@@ -67,14 +60,7 @@ func BenchmarkAgentsOf(b *testing.B) {
 // BenchmarkLiveTasks finds the one live task among 10,000 (pm chat, pm say
 // and owner commands run by the human).
 func BenchmarkLiveTasks(b *testing.B) {
-	st, err := bench.Generate(b.TempDir(), bench.StateSpec{Tasks: 10_000})
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := store.Open(st.Root)
-	if err != nil {
-		b.Fatal(err)
-	}
+	s, _ := open10k(b)
 	b.ReportAllocs()
 	for b.Loop() {
 		ts, err := s.LiveTasks()
