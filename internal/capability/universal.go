@@ -2,7 +2,6 @@ package capability
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -28,38 +27,33 @@ const EvCapabilityCreated = "capability.created"
 const MaxBodyText = 64 << 10
 
 func init() {
-	register("think", "Think step by step before acting. The thought is recorded, not shown to anyone as a message; the result is just ok.",
-		schema(props{"thought": str("your reasoning")}, "thought"), think)
-	register("ask_human", "Ask the human a question and wait for the answer (they answer with pm answer). "+
+	register(builtin("think", "Think step by step before acting. The thought is recorded, not shown to anyone as a message; the result is just ok.",
+		think))
+	register(builtin("ask_human", "Ask the human a question and wait for the answer (they answer with pm answer). "+
 		"Use it to confirm destructive or irreversible actions and to clear up real ambiguity.",
-		schema(props{"question": str("the question, with the options if there are any")}, "question"), askHuman)
-	register("create_capability", "Create a new prompt object: a markdown file whose frontmatter lists its capabilities "+
+		askHuman))
+	register(builtin("create_capability", "Create a new prompt object: a markdown file whose frontmatter lists its capabilities "+
 		"and whose body is its identity and behaviour. It is saved in .plasmodium/prompts/ and can be messaged at once "+
 		"by any prompt object that lists it, and used as a phase role. Existing names are refused.",
-		schema(props{
-			"name":         str("lowercase name: letters, digits, _ and -, e.g. ruby_debugger"),
-			"description":  str("one line: what it does"),
-			"capabilities": strList("what it may use: pm operations, primitives, or other prompt objects"),
-			"body":         str("markdown: who it is and how it behaves (its system prompt)"),
-		}, "name", "description", "body"), createCapability)
+		createCapability))
 }
 
-func think(ctx context.Context, env *Env, args json.RawMessage) (string, error) {
-	var a struct{ Thought string }
-	if err := decode(args, &a); err != nil {
-		return "", err
-	}
+type thinkArgs struct {
+	Thought string `json:"thought" jsonschema:"your reasoning"`
+}
+
+func think(ctx context.Context, env *Env, a thinkArgs) (string, error) {
 	if env.OnThink != nil {
 		env.OnThink(a.Thought)
 	}
 	return "ok", nil
 }
 
-func askHuman(ctx context.Context, env *Env, args json.RawMessage) (string, error) {
-	var a struct{ Question string }
-	if err := decode(args, &a); err != nil {
-		return "", err
-	}
+type askHumanArgs struct {
+	Question string `json:"question" jsonschema:"the question, with the options if there are any"`
+}
+
+func askHuman(ctx context.Context, env *Env, a askHumanArgs) (string, error) {
 	answer, err := request.Ask(ctx, env.Store, env.Actor, a.Question)
 	if err != nil {
 		return "", err
@@ -74,14 +68,14 @@ type frontmatter struct {
 	Capabilities []string `yaml:"capabilities"`
 }
 
-func createCapability(ctx context.Context, env *Env, args json.RawMessage) (string, error) {
-	var a struct {
-		Name, Description, Body string
-		Capabilities            []string
-	}
-	if err := decode(args, &a); err != nil {
-		return "", err
-	}
+type createCapabilityArgs struct {
+	Name         string   `json:"name" jsonschema:"lowercase name: letters, digits, _ and -, e.g. ruby_debugger"`
+	Description  string   `json:"description" jsonschema:"one line: what it does"`
+	Capabilities []string `json:"capabilities,omitempty" jsonschema:"what it may use: pm operations, primitives, or other prompt objects"`
+	Body         string   `json:"body" jsonschema:"markdown: who it is and how it behaves (its system prompt)"`
+}
+
+func createCapability(ctx context.Context, env *Env, a createCapabilityArgs) (string, error) {
 	_, o, err := Create(env.Store, env.Actor, a.Name, a.Description, a.Capabilities, a.Body)
 	if err != nil {
 		return "", err
