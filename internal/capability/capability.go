@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/plasmodium/pm/internal/agent"
-	"github.com/plasmodium/pm/internal/capability/catalog"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/llm"
 	"github.com/plasmodium/pm/internal/ops"
@@ -43,14 +42,6 @@ func (env *Env) session() *ops.Session {
 	return &ops.Session{Store: env.Store, Actor: env.Actor, Launcher: env.Launcher, Getenv: env.Getenv}
 }
 
-// Known reports whether name is a capability: a built-in one or a prompt
-// object of set.
-func Known(name string, set prompt.Set) bool { return catalog.Known(name, set) }
-
-// Validate checks the frontmatter of every object of set (see
-// catalog.Validate): an unknown capability is an error naming file and line.
-func Validate(set prompt.Set) error { return catalog.Validate(set) }
-
 // impl is a built-in capability's descriptor and behaviour.
 type impl struct {
 	name   string
@@ -59,7 +50,7 @@ type impl struct {
 	call   func(ctx context.Context, env *Env, args json.RawMessage) (string, error)
 }
 
-// impls holds every built-in capability; catalog names the same set (a test
+// impls holds every built-in capability; prompt.BuiltinNames names the same set (a test
 // keeps them in step).
 var impls = map[string]impl{}
 
@@ -86,12 +77,12 @@ func Tools(env *Env, obj *prompt.Object) ([]llm.Tool, error) {
 	if env == nil || env.Store == nil {
 		return nil, errors.New("capability: no store to act on")
 	}
-	set, err := agent.Prompts(env.Store)
+	set, err := prompt.LoadProject(env.Store)
 	if err != nil {
 		return nil, err
 	}
 	names := slices.Clone(obj.Capabilities)
-	for _, u := range catalog.Universals() {
+	for _, u := range prompt.Universals() {
 		if !slices.Contains(names, u) {
 			names = append(names, u)
 		}
@@ -113,7 +104,7 @@ func Tools(env *Env, obj *prompt.Object) ([]llm.Tool, error) {
 		}
 		return nil, &prompt.Error{File: obj.Source, Line: obj.CapabilityLine(i),
 			Msg: fmt.Sprintf("unknown capability %q; known: %s, or a prompt object (%s)", name,
-				strings.Join(catalog.Names(""), ", "), strings.Join(set.Names(), ", "))}
+				strings.Join(prompt.BuiltinNames(""), ", "), strings.Join(set.Names(), ", "))}
 	}
 	return tools, nil
 }

@@ -4,7 +4,7 @@
 // Go struct by ops.SchemaFor (github.com/google/jsonschema-go); none is
 // written by hand.
 //
-// Four kinds (names in internal/capability/catalog):
+// Four kinds (names in internal/prompt, capabilities.go):
 //   - pm operations (say, chat, status, history, phase, extend_phase,
 //     end_phase, subtask, wait_children, done) are the operations layer's
 //     tools (ops.LookupTool): the same typed functions the pm commands call,

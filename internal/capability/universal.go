@@ -10,8 +10,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/plasmodium/pm/internal/agent"
-	"github.com/plasmodium/pm/internal/capability/catalog"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/lockedfile"
@@ -98,7 +96,7 @@ func grantable(set prompt.Set, actor store.Actor) map[string]bool {
 		return nil
 	}
 	out := map[string]bool{}
-	for _, u := range catalog.Universals() {
+	for _, u := range prompt.Universals() {
 		out[u] = true
 	}
 	if o, ok := set[actor.Agent.Prompt]; ok {
@@ -118,7 +116,7 @@ func Create(s *store.Store, actor store.Actor, name, description string, caps []
 	if !ids.ValidAgentName(name) {
 		return "", nil, errs.Usagef("1 to 64 of a-z, 0-9, _ and -, starting with a letter or digit, e.g. ruby_debugger", "bad name %q", name)
 	}
-	if _, ok := catalog.Builtin(name); ok {
+	if _, ok := prompt.Builtin(name); ok {
 		return "", nil, errs.Statef("pick another name", "%q is a built-in capability", name)
 	}
 	description = strings.TrimSpace(description)
@@ -131,7 +129,7 @@ func Create(s *store.Store, actor store.Actor, name, description string, caps []
 	if len(body) > MaxBodyText {
 		return "", nil, errs.Usagef("keep the body under 64 KiB", "body of %d bytes is too long", len(body))
 	}
-	set, err := agent.Prompts(s)
+	set, err := prompt.LoadProject(s)
 	if err != nil {
 		return "", nil, err
 	}
@@ -150,8 +148,8 @@ func Create(s *store.Store, actor store.Actor, name, description string, caps []
 			continue
 		case c == name:
 			return "", nil, errs.Usagef("list what it uses, not itself", "capability %q is the new object itself", c)
-		case !catalog.Known(c, set):
-			return "", nil, errs.NotFoundf("known: "+strings.Join(catalog.Names(""), ", ")+"; prompt objects: "+strings.Join(set.Names(), ", "),
+		case !set.Known(c):
+			return "", nil, errs.NotFoundf("known: "+strings.Join(prompt.BuiltinNames(""), ", ")+"; prompt objects: "+strings.Join(set.Names(), ", "),
 				"unknown capability %q", c)
 		case granted != nil && !granted[c]:
 			return "", nil, errs.Statef("give it only capabilities you have yourself", "@%s cannot grant %q: it does not have it", actor.Name, c)
@@ -189,7 +187,7 @@ func Create(s *store.Store, actor store.Actor, name, description string, caps []
 	if err != nil {
 		return "", nil, err
 	}
-	if _, err := agent.Prompts(s); err != nil {
+	if _, err := prompt.LoadProject(s); err != nil {
 		// Should not happen (checked above); never leave a file that breaks every load.
 		_ = os.Remove(path)
 		return "", nil, errors.Join(errs.Failf("", "the new prompt object broke the prompt set; removed it"), err)

@@ -90,11 +90,11 @@ func Resident(s *store.Store, po *prompt.Object, runtime string) (*store.Agent, 
 // onDelta, if set, receives the reply's text as the callee streams it. If the
 // callee's process ends without replying, Call returns its recorded reason.
 func Call(ctx context.Context, s *store.Store, l *agent.Launcher, from, to, text string, onDelta func(string)) (string, error) {
-	set, err := agent.Prompts(s)
+	set, err := prompt.LoadProject(s)
 	if err != nil {
 		return "", err
 	}
-	po, err := agent.Lookup(set, to)
+	po, err := set.Lookup(to)
 	if err != nil {
 		return "", err
 	}

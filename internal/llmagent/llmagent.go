@@ -42,11 +42,11 @@ type Runner struct {
 // resident prompt object answers its inbox.
 func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 	s := r.Store
-	set, err := agent.Prompts(s)
+	set, err := prompt.LoadProject(s)
 	if err != nil {
 		return err
 	}
-	obj, err := agent.Lookup(set, a.Prompt)
+	obj, err := set.Lookup(a.Prompt)
 	if err != nil {
 		return err
 	}
@@ -95,12 +95,12 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 	r.reload = func() {
 		// Hot reload: a prompt file edited (or a capability created) since the
 		// last turn takes effect on the next one.
-		set, err := agent.Prompts(s)
+		set, err := prompt.LoadProject(s)
 		if err != nil {
 			r.Log.Warn("prompt reload failed; keeping the loaded one", "err", err)
 			return
 		}
-		obj, err := agent.Lookup(set, a.Prompt)
+		obj, err := set.Lookup(a.Prompt)
 		if err != nil {
 			return
 		}

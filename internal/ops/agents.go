@@ -5,6 +5,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/inbox"
+	"github.com/plasmodium/pm/internal/prompt"
 	"github.com/plasmodium/pm/internal/request"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -52,7 +53,7 @@ type PromptEntry struct {
 
 // Prompts lists the prompt objects with their capabilities and state.
 func Prompts(ctx context.Context, sess *Session, in PromptsInput) ([]PromptEntry, error) {
-	set, err := agent.Prompts(sess.Store)
+	set, err := prompt.LoadProject(sess.Store)
 	if err != nil {
 		return nil, err
 	}

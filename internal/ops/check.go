@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/llm"
+	"github.com/plasmodium/pm/internal/prompt"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -62,11 +62,11 @@ func findCommand(s *store.Store, cmd string) error {
 // CheckPO refuses, before anything is written, a message to an unknown prompt
 // object or to an llm object with no model provider configured.
 func CheckPO(sess *Session, name string) error {
-	set, err := agent.Prompts(sess.Store)
+	set, err := prompt.LoadProject(sess.Store)
 	if err != nil {
 		return err
 	}
-	po, err := agent.Lookup(set, name)
+	po, err := set.Lookup(name)
 	if err != nil {
 		return err
 	}
