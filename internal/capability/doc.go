@@ -30,8 +30,8 @@
 //     and says so when it was cut;
 //   - run_command runs `sh -c` in the workspace in its own process group,
 //     which is killed when the timeout (default 60s, at most 10m) expires;
-//     secrets (variables named like *KEY*, *TOKEN*, *SECRET*, *PASSWORD*)
-//     are not passed to it;
+//     secret variables (secret.IsSecretEnv: named like *KEY*, *TOKEN*,
+//     *SECRET*, *PASSWORD*, ...) are not passed to it;
 //   - create_capability never overwrites: a new prompt object goes to
 //     .plasmodium/prompts/NAME.md only when no object or built-in has that
 //     name, is parsed and validated before it is kept, and is visible to

@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/secret"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -454,18 +455,6 @@ func (w *headTail) String() string {
 		strings.ToValidUTF8(string(tail), "\uFFFD")
 }
 
-// secretEnv reports whether an environment variable looks like a secret.
-func secretEnv(kv string) bool {
-	name, _, _ := strings.Cut(kv, "=")
-	name = strings.ToUpper(name)
-	for _, s := range []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"} {
-		if strings.Contains(name, s) {
-			return true
-		}
-	}
-	return false
-}
-
 // runCommandArgs are run_command's arguments.
 type runCommandArgs struct {
 	Command        string `json:"command" jsonschema:"the shell command line"`
@@ -491,11 +480,7 @@ func runCommand(ctx context.Context, env *Env, a runCommandArgs) (string, error)
 	defer cancel()
 	cmd := exec.CommandContext(cctx, "sh", "-c", a.Command)
 	cmd.Dir = b.root
-	for _, kv := range os.Environ() {
-		if !secretEnv(kv) {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
+	cmd.Env = secret.FilterEnv(os.Environ())
 	out := &headTail{max: MaxOutput}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

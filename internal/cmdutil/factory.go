@@ -14,6 +14,7 @@ import (
 	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/secret"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -79,6 +80,7 @@ func (f *Factory) Store() (*store.Store, error) {
 		return nil, err
 	}
 	s.Now, s.IDs, s.Warn = f.Now, f.IDs, f.IO.ErrOut
+	s.Secrets = secret.FromEnv(f.Environ()) // every process masks the secrets it knows
 	return s, nil
 }
 

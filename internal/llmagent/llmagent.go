@@ -58,9 +58,7 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 	if err != nil {
 		return err
 	}
-	if prov.APIKey != "" {
-		s.Secrets = append(s.Secrets, prov.APIKey)
-	}
+	s.Secrets.Add(prov.APIKey)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	env := &capability.Env{
@@ -71,7 +69,7 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 			return inbox.Call(ctx, s, r.Launcher, a.Name, to, msg, nil)
 		},
 		OnThink: func(t string) {
-			_ = s.Emit(store.Event{Kind: "agent.think", Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, Text: llm.Mask(t, prov.APIKey)})
+			_ = s.Emit(store.Event{Kind: "agent.think", Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, Text: s.Secrets.Mask(t)})
 		},
 	}
 	tools, err := r.tools(env, obj, a.Name)
@@ -79,7 +77,7 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 		return err
 	}
 	loop := &llm.Loop{
-		Provider: prov, Tools: tools, System: system,
+		Provider: prov, Tools: tools, System: system, Secrets: s.Secrets,
 		Transcript: &llm.FileTranscript{Path: s.TranscriptPath(a.Name), Bad: s.BadLine},
 		Budget:     budget(s.Config.Budgets.Agent),
 		Used:       llm.Counters{Turns: a.Usage.Turns, ToolCalls: a.Usage.ToolCalls, Tokens: a.Usage.Tokens},
