@@ -19,7 +19,7 @@ type Process struct {
 	grace time.Duration
 
 	mu       sync.Mutex
-	children map[Handle]*child // started here and not yet reaped
+	children map[Handle]*child // started here; kept until a Wait collects the exit
 }
 
 // child is a process this driver started; its reaper records how it ended.
@@ -71,16 +71,14 @@ func (d *Process) Start(_ context.Context, spec Spec) (Handle, error) {
 	d.mu.Unlock()
 	go func() {
 		c.status = ExitStatus{Code: exitCode(cmd.Wait())}
-		d.mu.Lock()
-		delete(d.children, h)
-		d.mu.Unlock()
 		close(c.done)
 	}()
 	return h, nil
 }
 
-// Wait returns when the process exits. The exit code is known when the
-// process is this driver's child and Wait began before it was reaped.
+// Wait returns when the process exits. The exit code is known for this
+// driver's own children: each keeps its status (a few bytes) until the first
+// Wait that sees the exit collects it; waits already under way get it too.
 func (d *Process) Wait(ctx context.Context, h Handle) (ExitStatus, error) {
 	d.mu.Lock()
 	c := d.children[h]
@@ -88,6 +86,9 @@ func (d *Process) Wait(ctx context.Context, h Handle) (ExitStatus, error) {
 	if c != nil {
 		select {
 		case <-c.done:
+			d.mu.Lock()
+			delete(d.children, h)
+			d.mu.Unlock()
 			return c.status, nil
 		case <-ctx.Done():
 			return ExitStatus{Code: Unknown}, ctx.Err()

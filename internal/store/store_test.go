@@ -47,6 +47,12 @@ func TestLoadConfig(t *testing.T) {
 			data: ptr(`{"limits": {"phases_per_task": 0}}`),
 			want: func(c *store.Config) { c.Limits.PhasesPerTask = 0 },
 		},
+		{
+			name: "stop grace",
+			data: ptr(`{"runtime": {"stop_grace_seconds": 7}}`),
+			want: func(c *store.Config) { c.Runtime.StopGraceSeconds = 7 },
+		},
+		{name: "negative stop grace rejected", data: ptr(`{"runtime": {"stop_grace_seconds": -1}}`), errSubs: []string{"config.json", "runtime.stop_grace_seconds", "-1"}},
 		{name: "malformed names file and line", data: ptr("{\n  \"limits\": {\n    \"active_tasks\": ,\n  }\n}\n"), errSubs: []string{"config.json:3:", "malformed"}},
 		{name: "wrong type names file and line", data: ptr("{\n  \"limits\": {\n    \"active_tasks\": \"ten\"\n  }\n}\n"), errSubs: []string{"config.json:3:"}},
 		{name: "negative limit rejected", data: ptr(`{"limits": {"subtask_depth": -1}}`), errSubs: []string{"config.json", "limits.subtask_depth", "-1"}},
@@ -90,6 +96,16 @@ func TestLoadConfig(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// The one stop grace defaults to the 3 s pm kill always gave an agent.
+func TestStopGrace(t *testing.T) {
+	if got := store.DefaultConfig().Runtime.StopGrace(); got != 3*time.Second {
+		t.Fatalf("default stop grace %v, want 3s", got)
+	}
+	if got := (store.Runtime{StopGraceSeconds: 0}).StopGrace(); got != 0 {
+		t.Fatalf("zero stop grace %v", got)
+	}
+}
 
 func TestDefaultConfigMatchesSpec(t *testing.T) {
 	l := store.DefaultConfig().Limits
