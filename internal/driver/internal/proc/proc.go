@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -68,14 +67,6 @@ func Alive(pid int, start uint64) bool {
 func GroupAlive(pgid int) bool {
 	err := syscall.Kill(-pgid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
-}
-
-// WaitExit blocks until the process exits or timeout passes. It reports
-// whether the process is gone.
-func WaitExit(pid int, start uint64, timeout time.Duration) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	return Wait(ctx, pid, start) == nil
 }
 
 // Wait blocks until the process pid (verified by its start time) exits or
@@ -146,13 +137,6 @@ func Signal(pid int, start uint64, sig syscall.Signal) error {
 
 // ErrGone: the process has exited, or its pid now names another process.
 var ErrGone = errors.New("process is gone")
-
-// KillGroup is StopGroup with a grace period instead of a context.
-func KillGroup(pid int, start uint64, grace time.Duration) (killed bool, err error) {
-	ctx, cancel := context.WithTimeout(context.Background(), grace)
-	defer cancel()
-	return StopGroup(ctx, pid, start)
-}
 
 // StopGroup ends process group pgid led by pid (verified by its start time):
 // SIGTERM, then until ctx ends for the leader to exit, then SIGKILL to
