@@ -16,6 +16,10 @@ import (
 	"github.com/plasmodium/pm/internal/watch"
 )
 
+// outputDrain bounds how long the host waits for an exec agent's output
+// after the agent exited, when the output is piped through the mask.
+const outputDrain = 2 * time.Second
+
 // LLMFunc runs an agent on the built-in model loop in the host process,
 // returning when the agent is finished or ctx ends.
 type LLMFunc func(ctx context.Context, a *store.Agent, system string) error
@@ -25,7 +29,11 @@ type LLMFunc func(ctx context.Context, a *store.Agent, system string) error
 // the exec runtime as a child in its process group), stops a role agent when
 // its phase closes, and records how it ended.
 func Host(ctx context.Context, s *store.Store, name string, env []string, logw io.Writer, runLLM LLMFunc) error {
-	log := slog.New(slog.NewTextHandler(logw, nil)).With("agent", name)
+	// What the host and an exec agent write to the log is masked: an agent
+	// that prints a secret of its environment does not leave it there.
+	masked := s.Secrets.Writer(logw)
+	defer masked.Flush()
+	log := slog.New(slog.NewTextHandler(masked, nil)).With("agent", name)
 	self, _ := driver.Self()
 	now := s.Now().UTC()
 	a, err := s.UpdateAgent(name, func(r *store.Agent) error {
@@ -54,6 +62,13 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = s.ProjectDir(), env
 	cmd.Stdout, cmd.Stderr = logw, logw
+	if !s.Secrets.Empty() {
+		// Through the masking writer: exec copies the output through a pipe.
+		// Something the agent left running may hold that pipe; stop waiting
+		// for its output shortly after the agent itself exited.
+		cmd.Stdout, cmd.Stderr = masked, masked
+		cmd.WaitDelay = outputDrain
+	}
 	// If the host is killed outright, its runtime must not outlive it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	log.Info("starting", "runtime", a.Runtime, "argv0", argv[0], "role", a.Role, "task", a.TaskID, "phase", a.PhaseID)
@@ -179,8 +194,8 @@ func waitPhaseClosed(ctx context.Context, s *store.Store, taskID, phaseID string
 }
 
 func exitCode(err error) int {
-	if err == nil {
-		return 0
+	if err == nil || errors.Is(err, exec.ErrWaitDelay) {
+		return 0 // exited 0; only its output pipe was cut (outputDrain)
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {

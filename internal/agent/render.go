@@ -2,42 +2,12 @@ package agent
 
 import (
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
-	"github.com/plasmodium/pm/internal/capability/catalog"
-	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/prompt"
 	"github.com/plasmodium/pm/internal/store"
-	"github.com/plasmodium/pm/prompts"
 )
-
-// Prompts loads the prompt objects visible to the store's project: built-in,
-// then .plasmodium/prompts/, then ./prompts/ (later wins). Every load checks
-// the capabilities (an unknown one is an error naming file and line).
-func Prompts(s *store.Store) (prompt.Set, error) {
-	set, err := prompt.Load(prompts.FS, filepath.Join(s.Root, "prompts"), filepath.Join(s.ProjectDir(), "prompts"))
-	if err == nil {
-		err = catalog.Validate(set)
-	}
-	if err != nil {
-		if errs.TryOf(err) == "" {
-			// Like every pm error, a broken prompt file says what to do next.
-			err = &errs.Error{Code: errs.CodeOf(err), Err: err, Try: "fix the file at the line named above, then run 'pm prompts'"}
-		}
-		return nil, err
-	}
-	return set, nil
-}
-
-// Lookup finds a prompt object by name, with a clear error listing the others.
-func Lookup(set prompt.Set, name string) (*prompt.Object, error) {
-	if o, ok := set[name]; ok {
-		return o, nil
-	}
-	return nil, errs.NotFoundf("known prompt objects: "+strings.Join(set.Names(), ", "), "no prompt object %q", name)
-}
 
 // Vars are the placeholders filled into an agent's prompt.
 func Vars(s *store.Store, a *store.Agent) map[string]string {
@@ -75,11 +45,11 @@ func Vars(s *store.Store, a *store.Agent) map[string]string {
 
 // Render renders the agent's prompt object and writes it to agents/NAME/prompt.md.
 func Render(s *store.Store, a *store.Agent) (string, error) {
-	set, err := Prompts(s)
+	set, err := prompt.LoadProject(s)
 	if err != nil {
 		return "", err
 	}
-	o, err := Lookup(set, a.Prompt)
+	o, err := set.Lookup(a.Prompt)
 	if err != nil {
 		return "", err
 	}

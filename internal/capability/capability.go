@@ -9,9 +9,9 @@ import (
 	"strings"
 
 	"github.com/plasmodium/pm/internal/agent"
-	"github.com/plasmodium/pm/internal/capability/catalog"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/llm"
+	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/prompt"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -32,29 +32,41 @@ type Env struct {
 	// OnCreated is told about each prompt object create_capability made, so
 	// a host can offer it as a tool from the next run on.
 	OnCreated func(*prompt.Object)
+	// Getenv is the host's environment for runtime checks (nil: os.Getenv).
+	Getenv func(string) string
 }
 
-// Known reports whether name is a capability: a built-in one or a prompt
-// object of set.
-func Known(name string, set prompt.Set) bool { return catalog.Known(name, set) }
-
-// Validate checks the frontmatter of every object of set (see
-// catalog.Validate): an unknown capability is an error naming file and line.
-func Validate(set prompt.Set) error { return catalog.Validate(set) }
+// session is who the pm operations act as: the agent, with its host's
+// launcher.
+func (env *Env) session() *ops.Session {
+	return &ops.Session{Store: env.Store, Actor: env.Actor, Launcher: env.Launcher, Getenv: env.Getenv}
+}
 
 // impl is a built-in capability's descriptor and behaviour.
 type impl struct {
+	name   string
 	desc   string
 	params json.RawMessage
 	call   func(ctx context.Context, env *Env, args json.RawMessage) (string, error)
 }
 
-// impls holds every built-in capability; catalog names the same set (a test
+// impls holds every built-in capability; prompt.BuiltinNames names the same set (a test
 // keeps them in step).
 var impls = map[string]impl{}
 
-func register(name, desc string, params json.RawMessage, call func(ctx context.Context, env *Env, args json.RawMessage) (string, error)) {
-	impls[name] = impl{desc: desc, params: params, call: call}
+func register(b impl) { impls[b.name] = b }
+
+// builtin is a capability whose arguments are In: the JSON Schema is derived
+// from In's tags (ops.SchemaFor), and the call decodes into In before run.
+func builtin[In any](name, desc string, run func(ctx context.Context, env *Env, a In) (string, error)) impl {
+	return impl{name: name, desc: desc, params: ops.SchemaFor[In](),
+		call: func(ctx context.Context, env *Env, args json.RawMessage) (string, error) {
+			var a In
+			if err := ops.Decode(args, &a); err != nil {
+				return "", err
+			}
+			return run(ctx, env, a)
+		}}
 }
 
 // Tools builds the tools of obj: its declared capabilities in order, then
@@ -65,12 +77,12 @@ func Tools(env *Env, obj *prompt.Object) ([]llm.Tool, error) {
 	if env == nil || env.Store == nil {
 		return nil, errors.New("capability: no store to act on")
 	}
-	set, err := agent.Prompts(env.Store)
+	set, err := prompt.LoadProject(env.Store)
 	if err != nil {
 		return nil, err
 	}
 	names := slices.Clone(obj.Capabilities)
-	for _, u := range catalog.Universals() {
+	for _, u := range prompt.Universals() {
 		if !slices.Contains(names, u) {
 			names = append(names, u)
 		}
@@ -92,7 +104,7 @@ func Tools(env *Env, obj *prompt.Object) ([]llm.Tool, error) {
 		}
 		return nil, &prompt.Error{File: obj.Source, Line: obj.CapabilityLine(i),
 			Msg: fmt.Sprintf("unknown capability %q; known: %s, or a prompt object (%s)", name,
-				strings.Join(catalog.Names(""), ", "), strings.Join(set.Names(), ", "))}
+				strings.Join(prompt.BuiltinNames(""), ", "), strings.Join(set.Names(), ", "))}
 	}
 	return tools, nil
 }
@@ -107,7 +119,12 @@ func builtinTool(env *Env, name string, b impl) llm.Tool {
 	}
 }
 
-var messageSchema = schema(props{"message": str("what to ask or tell it, in plain language")}, "message")
+// messageArgs are the arguments of a tool that is another prompt object.
+type messageArgs struct {
+	Message string `json:"message" jsonschema:"what to ask or tell it, in plain language"`
+}
+
+var messageSchema = ops.SchemaFor[messageArgs]()
 
 func objectTool(env *Env, po *prompt.Object) llm.Tool {
 	desc := po.Description
@@ -119,10 +136,8 @@ func objectTool(env *Env, po *prompt.Object) llm.Tool {
 		Description: "Prompt object " + po.Name + ": " + desc + " Send it a message; its reply comes back as the result.",
 		Parameters:  messageSchema,
 		Call: func(ctx context.Context, args json.RawMessage) (string, error) {
-			var a struct {
-				Message string `json:"message"`
-			}
-			if err := decode(args, &a); err != nil {
+			var a messageArgs
+			if err := ops.Decode(args, &a); err != nil {
 				return result(ctx, "", err)
 			}
 			if strings.TrimSpace(a.Message) == "" {
@@ -177,67 +192,3 @@ func Describe(err error) string {
 	}
 	return s
 }
-
-// decode reads a call's JSON arguments into v; none at all is an empty object.
-func decode(args json.RawMessage, v any) error {
-	trimmed := strings.TrimSpace(string(args))
-	if trimmed == "" || trimmed == "null" {
-		return nil
-	}
-	if err := json.Unmarshal(args, v); err != nil {
-		return errs.Usagef("send the arguments as one JSON object matching the tool's schema", "cannot read the arguments: %v", err)
-	}
-	return nil
-}
-
-// props are a JSON Schema object's properties.
-type props map[string]any
-
-// schema is a JSON Schema object with the given properties and required names.
-func schema(p props, required ...string) json.RawMessage {
-	s := map[string]any{"type": "object", "properties": p, "additionalProperties": false}
-	if p == nil {
-		s["properties"] = map[string]any{}
-	}
-	if len(required) > 0 {
-		s["required"] = required
-	}
-	data, err := json.Marshal(s)
-	if err != nil {
-		panic(err)
-	}
-	return data
-}
-
-func str(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
-func integer(desc string) map[string]any {
-	return map[string]any{"type": "integer", "description": desc}
-}
-func boolean(desc string) map[string]any {
-	return map[string]any{"type": "boolean", "description": desc}
-}
-func strList(desc string) map[string]any {
-	return map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": desc}
-}
-
-// capText bounds a text result, keeping its start (or its end with
-// keepTail), and says what was cut.
-func capText(s string, max int, keepTail bool) string {
-	if len(s) <= max {
-		return s
-	}
-	if keepTail {
-		cut := len(s) - max
-		for cut < len(s) && !utf8Start(s[cut]) {
-			cut++
-		}
-		return fmt.Sprintf("[cut: the first %d of %d bytes are not shown]\n", cut, len(s)) + s[cut:]
-	}
-	end := max
-	for end > 0 && !utf8Start(s[end]) {
-		end--
-	}
-	return s[:end] + fmt.Sprintf("\n[cut: showed %d of %d bytes]", end, len(s))
-}
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }

@@ -1,13 +1,14 @@
 // Package capability turns a prompt object's frontmatter capabilities into
 // model tools (llm.Tool): each has a name, a description and a JSON Schema
-// for its arguments, and a Call that runs it.
+// for its arguments, and a Call that runs it. Every schema is derived from a
+// Go struct by ops.SchemaFor (github.com/google/jsonschema-go); none is
+// written by hand.
 //
-// Four kinds (names in internal/capability/catalog):
+// Four kinds (names in internal/prompt, capabilities.go):
 //   - pm operations (say, chat, status, history, phase, extend_phase,
-//     end_phase, subtask, wait_children, done) run in-process through the
-//     same domain functions and the same task/phase/owner resolution
-//     (cmdutil.Task, cmdutil.Phase, cmdutil.Owner) as the pm commands, acting
-//     as Env.Actor;
+//     end_phase, subtask, wait_children, done) are the operations layer's
+//     tools (ops.LookupTool): the same typed functions the pm commands call,
+//     with schemas derived from their input structs, acting as Env.Actor;
 //   - primitives (read_file, list_files, write_file, run_command, http_get)
 //     are deterministic code confined to Env.Workspace;
 //   - universal capabilities (think, ask_human, create_capability) are given
@@ -29,8 +30,8 @@
 //     and says so when it was cut;
 //   - run_command runs `sh -c` in the workspace in its own process group,
 //     which is killed when the timeout (default 60s, at most 10m) expires;
-//     secrets (variables named like *KEY*, *TOKEN*, *SECRET*, *PASSWORD*)
-//     are not passed to it;
+//     secret variables (secret.IsSecretEnv: named like *KEY*, *TOKEN*,
+//     *SECRET*, *PASSWORD*, ...) are not passed to it;
 //   - create_capability never overwrites: a new prompt object goes to
 //     .plasmodium/prompts/NAME.md only when no object or built-in has that
 //     name, is parsed and validated before it is kept, and is visible to

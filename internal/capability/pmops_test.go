@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/capability"
+	"github.com/plasmodium/pm/internal/prompt"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 )
@@ -30,7 +30,7 @@ func ownerEnv(t *testing.T) (*capability.Env, *store.Task) {
 
 func TestOwnerTools(t *testing.T) {
 	env, tk := ownerEnv(t)
-	set, err := agent.Prompts(env.Store)
+	set, err := prompt.LoadProject(env.Store)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func firstPhase(t *testing.T, s *store.Store, taskID string) string {
 
 func TestRoleAgentIsNotOwner(t *testing.T) {
 	env, _ := ownerEnv(t)
-	set, _ := agent.Prompts(env.Store)
+	set, _ := prompt.LoadProject(env.Store)
 	mustContain(t, call(t, tool(t, env, set["owner"], "phase"), m{"name": "Talk", "limit": 4, "roles": []string{"designer"}}), "open")
 	ph, err := env.Store.ActivePhase(env.Actor.Agent.TaskID)
 	if err != nil || ph == nil || len(ph.Agents) != 1 {

@@ -3,7 +3,6 @@ package capability
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/secret"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -36,35 +36,22 @@ const (
 )
 
 func init() {
-	register("read_file", fmt.Sprintf("Read a text file of the workspace (paths are relative to the project directory). "+
+	register(builtin("read_file", fmt.Sprintf("Read a text file of the workspace (paths are relative to the project directory). "+
 		"At most %d KiB per call; a longer file is cut, and the note says the offset to read on from.", MaxRead>>10),
-		schema(props{
-			"path":   str("file path, relative to the workspace"),
-			"offset": integer("byte offset to start at (default 0)"),
-		}, "path"), readFile)
-	register("list_files", fmt.Sprintf("List a directory of the workspace (directories end in /, symlinks in @). "+
+		readFile))
+	register(builtin("list_files", fmt.Sprintf("List a directory of the workspace (directories end in /, symlinks in @). "+
 		"recursive=true walks subdirectories (not into .git or .plasmodium). At most %d entries.", MaxEntries),
-		schema(props{
-			"path":      str("directory, relative to the workspace (default: the workspace itself)"),
-			"recursive": boolean("list subdirectories too"),
-		}), listFiles)
-	register("write_file", fmt.Sprintf("Write a text file in the workspace, creating parent directories. Replaces the file "+
+		listFiles))
+	register(builtin("write_file", fmt.Sprintf("Write a text file in the workspace, creating parent directories. Replaces the file "+
 		"unless append=true. At most %d KiB; .plasmodium/ is off limits.", MaxWrite>>10),
-		schema(props{
-			"path":    str("file path, relative to the workspace"),
-			"content": str("the text to write"),
-			"append":  boolean("add to the end of the file instead of replacing it"),
-		}, "path", "content"), writeFile)
-	register("run_command", fmt.Sprintf("Run a shell command (sh -c) in the workspace and return its exit code and combined "+
+		writeFile))
+	register(builtin("run_command", fmt.Sprintf("Run a shell command (sh -c) in the workspace and return its exit code and combined "+
 		"output (at most %d KiB kept: the start and the end). It is killed, with everything it started, after "+
 		"timeout_seconds (default %d, at most %d).", MaxOutput>>10, int(DefaultTimeout.Seconds()), int(MaxTimeout.Seconds())),
-		schema(props{
-			"command":         str("the shell command line"),
-			"timeout_seconds": integer("seconds before the command is killed"),
-		}, "command"), runCommand)
-	register("http_get", fmt.Sprintf("Fetch a URL with HTTP GET (http and https only) and return the status, content type "+
+		runCommand))
+	register(builtin("http_get", fmt.Sprintf("Fetch a URL with HTTP GET (http and https only) and return the status, content type "+
 		"and body (at most %d KiB).", MaxBody>>10),
-		schema(props{"url": str("the http:// or https:// URL")}, "url"), httpGet)
+		httpGet))
 }
 
 // sandbox confines paths to a workspace.
@@ -208,14 +195,13 @@ func (b *sandbox) writable(real, given string) error {
 	return nil
 }
 
-func readFile(ctx context.Context, env *Env, args json.RawMessage) (string, error) {
-	var a struct {
-		Path   string
-		Offset int64
-	}
-	if err := decode(args, &a); err != nil {
-		return "", err
-	}
+// readFileArgs are read_file's arguments.
+type readFileArgs struct {
+	Path   string `json:"path" jsonschema:"file path, relative to the workspace"`
+	Offset int64  `json:"offset,omitempty" jsonschema:"byte offset to start at (default 0)"`
+}
+
+func readFile(ctx context.Context, env *Env, a readFileArgs) (string, error) {
 	if a.Path == "" {
 		return "", errs.Usagef(`{"path": "README.md"}`, "read_file needs a path")
 	}
@@ -286,14 +272,13 @@ func readFile(ctx context.Context, env *Env, args json.RawMessage) (string, erro
 // skipDirs are not walked into by a recursive listing.
 var skipDirs = map[string]bool{".git": true, store.DirName: true}
 
-func listFiles(ctx context.Context, env *Env, args json.RawMessage) (string, error) {
-	var a struct {
-		Path      string
-		Recursive bool
-	}
-	if err := decode(args, &a); err != nil {
-		return "", err
-	}
+// listFilesArgs are list_files' arguments.
+type listFilesArgs struct {
+	Path      string `json:"path,omitempty" jsonschema:"directory, relative to the workspace (default: the workspace itself)"`
+	Recursive bool   `json:"recursive,omitempty" jsonschema:"list subdirectories too"`
+}
+
+func listFiles(ctx context.Context, env *Env, a listFilesArgs) (string, error) {
 	b, err := newSandbox(env)
 	if err != nil {
 		return "", err
@@ -371,15 +356,15 @@ func listFiles(ctx context.Context, env *Env, args json.RawMessage) (string, err
 	return text, nil
 }
 
-func writeFile(ctx context.Context, env *Env, args json.RawMessage) (string, error) {
-	var a struct {
-		Path    string
-		Content *string
-		Append  bool
-	}
-	if err := decode(args, &a); err != nil {
-		return "", err
-	}
+// writeFileArgs are write_file's arguments; Content is a pointer so a
+// missing content differs from an empty file.
+type writeFileArgs struct {
+	Path    string  `json:"path" jsonschema:"file path, relative to the workspace"`
+	Content *string `json:"content" jsonschema:"the text to write"`
+	Append  bool    `json:"append,omitempty" jsonschema:"add to the end of the file instead of replacing it"`
+}
+
+func writeFile(ctx context.Context, env *Env, a writeFileArgs) (string, error) {
 	if a.Path == "" || a.Content == nil {
 		return "", errs.Usagef(`{"path": "notes.md", "content": "..."}`, "write_file needs a path and content")
 	}
@@ -470,26 +455,13 @@ func (w *headTail) String() string {
 		strings.ToValidUTF8(string(tail), "\uFFFD")
 }
 
-// secretEnv reports whether an environment variable looks like a secret.
-func secretEnv(kv string) bool {
-	name, _, _ := strings.Cut(kv, "=")
-	name = strings.ToUpper(name)
-	for _, s := range []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"} {
-		if strings.Contains(name, s) {
-			return true
-		}
-	}
-	return false
+// runCommandArgs are run_command's arguments.
+type runCommandArgs struct {
+	Command        string `json:"command" jsonschema:"the shell command line"`
+	TimeoutSeconds int    `json:"timeout_seconds,omitempty" jsonschema:"seconds before the command is killed"`
 }
 
-func runCommand(ctx context.Context, env *Env, args json.RawMessage) (string, error) {
-	var a struct {
-		Command        string
-		TimeoutSeconds int `json:"timeout_seconds"`
-	}
-	if err := decode(args, &a); err != nil {
-		return "", err
-	}
+func runCommand(ctx context.Context, env *Env, a runCommandArgs) (string, error) {
 	if strings.TrimSpace(a.Command) == "" {
 		return "", errs.Usagef(`{"command": "go test ./..."}`, "run_command needs a command")
 	}
@@ -508,11 +480,7 @@ func runCommand(ctx context.Context, env *Env, args json.RawMessage) (string, er
 	defer cancel()
 	cmd := exec.CommandContext(cctx, "sh", "-c", a.Command)
 	cmd.Dir = b.root
-	for _, kv := range os.Environ() {
-		if !secretEnv(kv) {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
+	cmd.Env = secret.FilterEnv(os.Environ())
 	out := &headTail{max: MaxOutput}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -549,11 +517,12 @@ func runCommand(ctx context.Context, env *Env, args json.RawMessage) (string, er
 	return head + "\n" + text, nil
 }
 
-func httpGet(ctx context.Context, env *Env, args json.RawMessage) (string, error) {
-	var a struct{ URL string }
-	if err := decode(args, &a); err != nil {
-		return "", err
-	}
+// httpGetArgs are http_get's arguments.
+type httpGetArgs struct {
+	URL string `json:"url" jsonschema:"the http:// or https:// URL"`
+}
+
+func httpGet(ctx context.Context, env *Env, a httpGetArgs) (string, error) {
 	u, err := url.Parse(strings.TrimSpace(a.URL))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return "", errs.Usagef(`{"url": "https://example.com/"}`, "%q is not an http or https URL", a.URL)

@@ -2,7 +2,6 @@ package capability
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -11,8 +10,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/plasmodium/pm/internal/agent"
-	"github.com/plasmodium/pm/internal/capability/catalog"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/lockedfile"
@@ -28,38 +25,33 @@ const EvCapabilityCreated = "capability.created"
 const MaxBodyText = 64 << 10
 
 func init() {
-	register("think", "Think step by step before acting. The thought is recorded, not shown to anyone as a message; the result is just ok.",
-		schema(props{"thought": str("your reasoning")}, "thought"), think)
-	register("ask_human", "Ask the human a question and wait for the answer (they answer with pm answer). "+
+	register(builtin("think", "Think step by step before acting. The thought is recorded, not shown to anyone as a message; the result is just ok.",
+		think))
+	register(builtin("ask_human", "Ask the human a question and wait for the answer (they answer with pm answer). "+
 		"Use it to confirm destructive or irreversible actions and to clear up real ambiguity.",
-		schema(props{"question": str("the question, with the options if there are any")}, "question"), askHuman)
-	register("create_capability", "Create a new prompt object: a markdown file whose frontmatter lists its capabilities "+
+		askHuman))
+	register(builtin("create_capability", "Create a new prompt object: a markdown file whose frontmatter lists its capabilities "+
 		"and whose body is its identity and behaviour. It is saved in .plasmodium/prompts/ and can be messaged at once "+
 		"by any prompt object that lists it, and used as a phase role. Existing names are refused.",
-		schema(props{
-			"name":         str("lowercase name: letters, digits, _ and -, e.g. ruby_debugger"),
-			"description":  str("one line: what it does"),
-			"capabilities": strList("what it may use: pm operations, primitives, or other prompt objects"),
-			"body":         str("markdown: who it is and how it behaves (its system prompt)"),
-		}, "name", "description", "body"), createCapability)
+		createCapability))
 }
 
-func think(ctx context.Context, env *Env, args json.RawMessage) (string, error) {
-	var a struct{ Thought string }
-	if err := decode(args, &a); err != nil {
-		return "", err
-	}
+type thinkArgs struct {
+	Thought string `json:"thought" jsonschema:"your reasoning"`
+}
+
+func think(ctx context.Context, env *Env, a thinkArgs) (string, error) {
 	if env.OnThink != nil {
 		env.OnThink(a.Thought)
 	}
 	return "ok", nil
 }
 
-func askHuman(ctx context.Context, env *Env, args json.RawMessage) (string, error) {
-	var a struct{ Question string }
-	if err := decode(args, &a); err != nil {
-		return "", err
-	}
+type askHumanArgs struct {
+	Question string `json:"question" jsonschema:"the question, with the options if there are any"`
+}
+
+func askHuman(ctx context.Context, env *Env, a askHumanArgs) (string, error) {
 	answer, err := request.Ask(ctx, env.Store, env.Actor, a.Question)
 	if err != nil {
 		return "", err
@@ -74,14 +66,14 @@ type frontmatter struct {
 	Capabilities []string `yaml:"capabilities"`
 }
 
-func createCapability(ctx context.Context, env *Env, args json.RawMessage) (string, error) {
-	var a struct {
-		Name, Description, Body string
-		Capabilities            []string
-	}
-	if err := decode(args, &a); err != nil {
-		return "", err
-	}
+type createCapabilityArgs struct {
+	Name         string   `json:"name" jsonschema:"lowercase name: letters, digits, _ and -, e.g. ruby_debugger"`
+	Description  string   `json:"description" jsonschema:"one line: what it does"`
+	Capabilities []string `json:"capabilities,omitempty" jsonschema:"what it may use: pm operations, primitives, or other prompt objects"`
+	Body         string   `json:"body" jsonschema:"markdown: who it is and how it behaves (its system prompt)"`
+}
+
+func createCapability(ctx context.Context, env *Env, a createCapabilityArgs) (string, error) {
 	_, o, err := Create(env.Store, env.Actor, a.Name, a.Description, a.Capabilities, a.Body)
 	if err != nil {
 		return "", err
@@ -104,7 +96,7 @@ func grantable(set prompt.Set, actor store.Actor) map[string]bool {
 		return nil
 	}
 	out := map[string]bool{}
-	for _, u := range catalog.Universals() {
+	for _, u := range prompt.Universals() {
 		out[u] = true
 	}
 	if o, ok := set[actor.Agent.Prompt]; ok {
@@ -124,7 +116,7 @@ func Create(s *store.Store, actor store.Actor, name, description string, caps []
 	if !ids.ValidAgentName(name) {
 		return "", nil, errs.Usagef("1 to 64 of a-z, 0-9, _ and -, starting with a letter or digit, e.g. ruby_debugger", "bad name %q", name)
 	}
-	if _, ok := catalog.Builtin(name); ok {
+	if _, ok := prompt.Builtin(name); ok {
 		return "", nil, errs.Statef("pick another name", "%q is a built-in capability", name)
 	}
 	description = strings.TrimSpace(description)
@@ -137,7 +129,7 @@ func Create(s *store.Store, actor store.Actor, name, description string, caps []
 	if len(body) > MaxBodyText {
 		return "", nil, errs.Usagef("keep the body under 64 KiB", "body of %d bytes is too long", len(body))
 	}
-	set, err := agent.Prompts(s)
+	set, err := prompt.LoadProject(s)
 	if err != nil {
 		return "", nil, err
 	}
@@ -156,8 +148,8 @@ func Create(s *store.Store, actor store.Actor, name, description string, caps []
 			continue
 		case c == name:
 			return "", nil, errs.Usagef("list what it uses, not itself", "capability %q is the new object itself", c)
-		case !catalog.Known(c, set):
-			return "", nil, errs.NotFoundf("known: "+strings.Join(catalog.Names(""), ", ")+"; prompt objects: "+strings.Join(set.Names(), ", "),
+		case !set.Known(c):
+			return "", nil, errs.NotFoundf("known: "+strings.Join(prompt.BuiltinNames(""), ", ")+"; prompt objects: "+strings.Join(set.Names(), ", "),
 				"unknown capability %q", c)
 		case granted != nil && !granted[c]:
 			return "", nil, errs.Statef("give it only capabilities you have yourself", "@%s cannot grant %q: it does not have it", actor.Name, c)
@@ -195,7 +187,7 @@ func Create(s *store.Store, actor store.Actor, name, description string, caps []
 	if err != nil {
 		return "", nil, err
 	}
-	if _, err := agent.Prompts(s); err != nil {
+	if _, err := prompt.LoadProject(s); err != nil {
 		// Should not happen (checked above); never leave a file that breaks every load.
 		_ = os.Remove(path)
 		return "", nil, errors.Join(errs.Failf("", "the new prompt object broke the prompt set; removed it"), err)

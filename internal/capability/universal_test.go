@@ -8,9 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/capability"
-	"github.com/plasmodium/pm/internal/capability/catalog"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/prompt"
 	"github.com/plasmodium/pm/internal/request"
@@ -20,12 +18,12 @@ import (
 
 func TestEveryCatalogNameHasATool(t *testing.T) {
 	env := &capability.Env{Store: newStore(t), Actor: store.Human}
-	tools, err := capability.Tools(env, obj(catalog.Names("")...))
+	tools, err := capability.Tools(env, obj(prompt.BuiltinNames("")...))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tools) != len(catalog.Names("")) {
-		t.Fatalf("%d tools for %d catalog names", len(tools), len(catalog.Names("")))
+	if len(tools) != len(prompt.BuiltinNames("")) {
+		t.Fatalf("%d tools for %d catalog names", len(tools), len(prompt.BuiltinNames("")))
 	}
 }
 
@@ -118,7 +116,7 @@ func TestCreateCapability(t *testing.T) {
 	}
 	// Every later load sees it, it is a known capability, and other objects
 	// can list it and get a tool for it at once.
-	set, err := agent.Prompts(s)
+	set, err := prompt.LoadProject(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +124,7 @@ func TestCreateCapability(t *testing.T) {
 	if !ok || o.Description != "Finds bugs in Ruby code" || strings.Join(o.Capabilities, ",") != "read_file,list_files,reader" {
 		t.Fatalf("loaded %+v", o)
 	}
-	if !capability.Known("ruby_debugger", set) {
+	if !set.Known("ruby_debugger") {
 		t.Fatal("not Known")
 	}
 	var calls []string
@@ -168,7 +166,7 @@ func TestCreateCapability(t *testing.T) {
 	}
 	// YAML-looking text in the description stays text.
 	mustContain(t, call(t, create, m{"name": "tricky", "description": "a: b # c [d]", "body": "---\nnot frontmatter\n"}), "created")
-	set, err = agent.Prompts(s)
+	set, err = prompt.LoadProject(s)
 	if err != nil || set["tricky"].Description != "a: b # c [d]" {
 		t.Fatalf("tricky: %v %+v", err, set["tricky"])
 	}
@@ -192,7 +190,7 @@ func TestValidateNamesFileAndLine(t *testing.T) {
 	if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := agent.Prompts(s)
+	_, err := prompt.LoadProject(s)
 	if err == nil {
 		t.Fatal("an unknown capability loaded")
 	}
@@ -226,7 +224,7 @@ func TestValidateNamesFileAndLine(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = capability.Validate(prompt.Set{o.Name: o})
+			err = prompt.Set{o.Name: o}.Validate()
 			if err == nil {
 				t.Fatal("valid")
 			}
@@ -251,7 +249,7 @@ func TestValidateNamesFileAndLine(t *testing.T) {
 }
 
 func TestBuiltinPromptsValidate(t *testing.T) {
-	set, err := agent.Prompts(newStore(t))
+	set, err := prompt.LoadProject(newStore(t))
 	if err != nil {
 		t.Fatal(err)
 	}

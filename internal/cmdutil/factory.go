@@ -12,9 +12,10 @@ import (
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/ids"
+	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/secret"
 	"github.com/plasmodium/pm/internal/store"
-	"github.com/plasmodium/pm/internal/supervisor"
 )
 
 // IOStreams are the streams a command reads and writes; commands never touch
@@ -79,6 +80,7 @@ func (f *Factory) Store() (*store.Store, error) {
 		return nil, err
 	}
 	s.Now, s.IDs, s.Warn = f.Now, f.IDs, f.IO.ErrOut
+	s.Secrets = secret.FromEnv(f.Environ()) // every process masks the secrets it knows
 	return s, nil
 }
 
@@ -96,21 +98,14 @@ func (f *Factory) Actor(s *store.Store) (store.Actor, error) {
 	return store.Actor{Name: a.Name, Agent: a}, nil
 }
 
-// Launcher returns the process launcher for agents of s.
+// Launcher returns the process launcher for agents of s (ops.NewLauncher
+// with this process's binary and environment).
 func (f *Factory) Launcher(s *store.Store) (*agent.Launcher, error) {
 	exe, err := f.Executable()
 	if err != nil {
 		return nil, err
 	}
-	l := &agent.Launcher{Store: s, Exe: exe, Env: f.Environ()}
-	if f.Getenv("PM_NO_SUPERVISOR") == "" {
-		l.AfterStart = func() {
-			if err := supervisor.Ensure(l); err != nil {
-				s.Warnf("%v", err)
-			}
-		}
-	}
-	return l, nil
+	return ops.NewLauncher(s, exe, f.Environ(), f.Getenv), nil
 }
 
 // RaiseHuman returns how the supervisor files a request for the human: a
@@ -140,29 +135,19 @@ func PrintJSONLine(w io.Writer, v any) error {
 }
 
 // Session opens the store and identifies who runs the command: the start of
-// almost every command.
-func (f *Factory) Session() (*store.Store, store.Actor, error) {
+// almost every command. The session can start agents as this process.
+func (f *Factory) Session() (*ops.Session, error) {
 	s, err := f.Store()
 	if err != nil {
-		return nil, store.Actor{}, err
+		return nil, err
 	}
 	actor, err := f.Actor(s)
 	if err != nil {
-		return nil, store.Actor{}, err
+		return nil, err
 	}
-	return s, actor, nil
-}
-
-// OwnedTask is Session plus the task an owner command acts on (--task, the
-// agent's own, or the only active one), refused unless the actor owns it.
-func (f *Factory) OwnedTask(flag string) (*store.Store, store.Actor, *store.Task, error) {
-	s, actor, err := f.Session()
+	l, err := f.Launcher(s)
 	if err != nil {
-		return nil, actor, nil, err
+		return nil, err
 	}
-	t, err := OwnTask(s, actor, flag)
-	if err != nil {
-		return nil, actor, nil, err
-	}
-	return s, actor, t, nil
+	return &ops.Session{Store: s, Actor: actor, Launcher: l, Getenv: f.Getenv}, nil
 }

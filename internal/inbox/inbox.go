@@ -41,6 +41,7 @@ type Message struct {
 // Send appends m to the recipient's inbox and puts it on the bus as
 // "from → to: text". The recipient's process wakes on the file event.
 func Send(s *store.Store, m Message) (Message, error) {
+	m.Text, m.Error = s.Secrets.Mask(m.Text), s.Secrets.Mask(m.Error) // an inbox is state: no secret reaches it
 	if m.ID == "" {
 		m.ID = s.IDs.New(ids.Message)
 	}
@@ -90,11 +91,11 @@ func Resident(s *store.Store, po *prompt.Object, runtime string) (*store.Agent, 
 // onDelta, if set, receives the reply's text as the callee streams it. If the
 // callee's process ends without replying, Call returns its recorded reason.
 func Call(ctx context.Context, s *store.Store, l *agent.Launcher, from, to, text string, onDelta func(string)) (string, error) {
-	set, err := agent.Prompts(s)
+	set, err := prompt.LoadProject(s)
 	if err != nil {
 		return "", err
 	}
-	po, err := agent.Lookup(set, to)
+	po, err := set.Lookup(to)
 	if err != nil {
 		return "", err
 	}

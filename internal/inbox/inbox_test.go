@@ -13,6 +13,7 @@ import (
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/inbox"
 	"github.com/plasmodium/pm/internal/jsonl"
+	"github.com/plasmodium/pm/internal/prompt"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/watch"
 )
@@ -106,7 +107,7 @@ func TestFormat(t *testing.T) {
 // Resident creates the object's record once, even with many callers at once.
 func TestResidentOnce(t *testing.T) {
 	s := newStore(t)
-	set, err := agent.Prompts(s)
+	set, err := prompt.LoadProject(s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,10 +51,12 @@
 //     estimated at four characters a token. Loop.Used and Loop.Started may
 //     be seeded by a host so budgets span respawns.
 //   - Secrets never leave masked: Provider.APIKey and Loop.Secrets are
-//     replaced by Masked in every message before it enters the history (so
-//     the model and the transcript never see them), in every Event and in
-//     every error Run returns. Provider's String and GoString hide the key.
-//     Streamed deltas go out unmasked: the model cannot have seen a secret.
+//     replaced by secret.Masked in every message before it enters the
+//     history (so the model and the transcript never see them), in tool
+//     arguments and results, in every Event, in streamed deltas (a possible
+//     start of a secret is held back until the next delta settles it,
+//     secret.Set.MaskStream) and in every error Run returns. Provider's
+//     String and GoString hide the key.
 //   - OnDelta and OnEvent are never called concurrently with each other or
 //     themselves. Run calls on one Loop are serialized.
 //

@@ -18,6 +18,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/plasmodium/pm/internal/openaitest"
+	"github.com/plasmodium/pm/internal/secret"
 )
 
 const testKey = "sk-test-SECRET-0123456789abcdef"
@@ -606,7 +607,7 @@ func TestSecretsNeverRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(data), testKey) || !strings.Contains(string(data), Masked) {
+	if strings.Contains(string(data), testKey) || !strings.Contains(string(data), secret.Masked) {
 		t.Errorf("transcript holds the key or masks nothing:\n%s", data)
 	}
 	if s := fmt.Sprintf("%+v", rec.events); strings.Contains(s, testKey) {
@@ -614,10 +615,10 @@ func TestSecretsNeverRecorded(t *testing.T) {
 	}
 	// A tool gets masked arguments (what it records cannot hold the key),
 	// and the streamed text is masked too.
-	if strings.Contains(toolArgs, testKey) || !strings.Contains(toolArgs, Masked) {
+	if strings.Contains(toolArgs, testKey) || !strings.Contains(toolArgs, secret.Masked) {
 		t.Errorf("tool arguments = %s, want the key masked", toolArgs)
 	}
-	if s := strings.Join(rec.deltas, ""); strings.Contains(s, testKey) || !strings.Contains(s, "I saw "+Masked) {
+	if s := strings.Join(rec.deltas, ""); strings.Contains(s, testKey) || !strings.Contains(s, "I saw "+secret.Masked) {
 		t.Errorf("streamed text = %q, want the key masked", s)
 	}
 	for i, r := range srv.Requests() {
@@ -637,7 +638,7 @@ func TestSecretsNeverRecorded(t *testing.T) {
 	srv2.Enqueue(openaitest.Reply{Status: 401, ErrorMessage: "Incorrect API key provided: " + testKey})
 	l2 := newLoop(srv2, &recorder{})
 	_, err = l2.Run(ctxT(t), "hi")
-	if err == nil || strings.Contains(err.Error(), testKey) || !strings.Contains(err.Error(), Masked) {
+	if err == nil || strings.Contains(err.Error(), testKey) || !strings.Contains(err.Error(), secret.Masked) {
 		t.Errorf("error = %v, want it failed and masked", err)
 	}
 }
@@ -710,15 +711,6 @@ func TestProviderFromEnv(t *testing.T) {
 	}
 }
 
-func TestMask(t *testing.T) {
-	if got := Mask("a sk-1 b sk-1 c", "sk-1", ""); got != "a "+Masked+" b "+Masked+" c" {
-		t.Errorf("Mask = %q", got)
-	}
-	if got := Mask("nothing", ""); got != "nothing" {
-		t.Errorf("empty secret changed text: %q", got)
-	}
-}
-
 func TestWallTimeCutsInflightCall(t *testing.T) {
 	srv := startServer(t)
 	srv.Enqueue(openaitest.Reply{Delay: time.Hour})
@@ -771,34 +763,5 @@ func TestEstimateTokensWithoutUsage(t *testing.T) {
 	reply := openai.ChatCompletionMessage{Role: "assistant", ToolCalls: []openai.ToolCall{{Function: openai.FunctionCall{Name: "abcd", Arguments: strings.Repeat("y", 392)}}}}
 	if got := estimateTokens(prompt, reply); got != 200 {
 		t.Errorf("estimate = %d, want 200", got)
-	}
-}
-
-// Streamed text is masked even when a secret arrives split across deltas: a
-// possible start of a secret is held back until the next delta settles it.
-func TestMaskDeltaAcrossPieces(t *testing.T) {
-	secrets := []string{testKey}
-	for _, text := range []string{
-		"the key is " + testKey + ", keep it",
-		testKey + testKey,
-		"sk-test- is not it, sk-test-SECRET-0123 neither",
-		"ends with the start sk-test-SEC",
-	} {
-		for step := 1; step <= 7; step++ {
-			var got strings.Builder
-			pend := ""
-			for i := 0; i < len(text); i += step {
-				var out string
-				out, pend = maskDelta(pend+text[i:min(i+step, len(text))], secrets)
-				if strings.Contains(out, testKey) {
-					t.Fatalf("%q step %d: passed on %q", text, step, out)
-				}
-				got.WriteString(out)
-			}
-			got.WriteString(Mask(pend, secrets...))
-			if want := Mask(text, secrets...); got.String() != want {
-				t.Errorf("%q step %d: streamed %q, want %q", text, step, got.String(), want)
-			}
-		}
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/plasmodium/pm/internal/secret"
 )
 
 // Tool is a function the model may call. Parameters is its JSON Schema (an
@@ -76,9 +78,9 @@ type Loop struct {
 	System     string     // sent first on every request, never stored in the transcript
 	Transcript Transcript // nil: in memory only
 	Budget     Budget
-	Used       Counters  // spent so far; may be seeded by a respawning host
-	Started    time.Time // start of the wall-time budget; zero: set by the first Run
-	Secrets    []string  // masked like Provider.APIKey
+	Used       Counters   // spent so far; may be seeded by a respawning host
+	Started    time.Time  // start of the wall-time budget; zero: set by the first Run
+	Secrets    secret.Set // masked like Provider.APIKey
 
 	OnDelta func(text string) // streamed assistant text, as it arrives
 	OnEvent func(Event)
@@ -164,7 +166,7 @@ func (l *Loop) Run(ctx context.Context, userMessage string) (final string, err e
 		}
 		l.emit(Event{Kind: EventResponse, Turn: l.Used.Turns, Finish: finish, Tokens: tokens, Calls: len(msg.ToolCalls), Used: l.Used})
 		if len(msg.ToolCalls) == 0 {
-			return Mask(answer, l.secrets()...), nil
+			return l.secrets().Mask(answer), nil
 		}
 		if be := l.Budget.checkResponse(l.Used, len(msg.ToolCalls), l.elapsed()); be != nil {
 			results := make([]string, len(msg.ToolCalls))
@@ -218,7 +220,7 @@ func (l *Loop) load() error {
 // append masks msgs, records them in the transcript, then in the history.
 func (l *Loop) append(msgs ...openai.ChatCompletionMessage) error {
 	for i := range msgs {
-		msgs[i] = maskMessage(msgs[i], l.secrets()...)
+		msgs[i] = maskMessage(msgs[i], l.secrets())
 	}
 	if err := l.Transcript.Append(msgs...); err != nil {
 		return l.mask(fmt.Errorf("llm: writing transcript: %w", err))
@@ -259,7 +261,7 @@ func (l *Loop) complete(ctx context.Context) (msg openai.ChatCompletionMessage, 
 			return msg, 0, "", fmt.Errorf("llm: %s: model call failed after %d attempt(s): %w", l.Provider, attempt, err)
 		}
 		d := policy.backoff(attempt, info)
-		l.emit(Event{Kind: EventRetry, Turn: turn, Attempt: attempt, Delay: d, Status: statusOf(err), Text: Mask(err.Error(), l.secrets()...)})
+		l.emit(Event{Kind: EventRetry, Turn: turn, Attempt: attempt, Delay: d, Status: statusOf(err), Text: l.secrets().Mask(err.Error())})
 		if serr := l.sleep(ctx, d); serr != nil {
 			return msg, 0, "", fmt.Errorf("llm: waiting to retry the model call: %w (last error: %v)", serr, err)
 		}
@@ -269,7 +271,7 @@ func (l *Loop) complete(ctx context.Context) (msg openai.ChatCompletionMessage, 
 func (l *Loop) request() openai.ChatCompletionRequest {
 	msgs := make([]openai.ChatCompletionMessage, 0, len(l.history)+1)
 	if l.System != "" {
-		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: Mask(l.System, l.secrets()...)})
+		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: l.secrets().Mask(l.System)})
 	}
 	msgs = append(msgs, l.history...)
 	req := openai.ChatCompletionRequest{
@@ -304,6 +306,7 @@ func (l *Loop) stream(ctx context.Context, req openai.ChatCompletionRequest, tur
 		finish  string
 		usage   *openai.Usage
 		pend    string // streamed text held back: it may be the start of a secret
+		secrets = l.secrets()
 	)
 	s, err := l.client.CreateChatCompletionStream(ctx, req)
 	if err != nil {
@@ -329,7 +332,7 @@ func (l *Loop) stream(ctx context.Context, req openai.ChatCompletionRequest, tur
 				content.WriteString(d)
 				if l.OnDelta != nil {
 					var out string
-					out, pend = maskDelta(pend+d, l.secrets())
+					out, pend = secrets.MaskStream(pend + d)
 					l.delta(out)
 				}
 			}
@@ -370,7 +373,7 @@ func (l *Loop) stream(ctx context.Context, req openai.ChatCompletionRequest, tur
 		return openai.ChatCompletionMessage{}, 0, "", errTruncated
 	}
 	if pend != "" {
-		l.delta(Mask(pend, l.secrets()...)) // held back as a possible secret's start; it was not one
+		l.delta(secrets.Mask(pend)) // held back as a possible secret's start; it was not one
 	}
 	sort.SliceStable(calls, func(i, j int) bool {
 		return calls[i].Index != nil && calls[j].Index != nil && *calls[i].Index < *calls[j].Index
@@ -424,12 +427,12 @@ func (l *Loop) runTools(ctx context.Context, calls []openai.ToolCall) []string {
 	for i, tc := range calls {
 		// A tool gets the arguments masked too: whatever it records (a
 		// thought on the bus, a message in a room, a file) never holds a secret.
-		tc.Function.Arguments = Mask(tc.Function.Arguments, l.secrets()...)
+		tc.Function.Arguments = l.secrets().Mask(tc.Function.Arguments)
 		l.emit(Event{Kind: EventToolCall, Turn: l.Used.Turns, Tool: tc.Function.Name, CallID: tc.ID, Args: tc.Function.Arguments})
 		wg.Go(func() {
 			out, isErr := l.callTool(ctx, tc)
 			// Mask before cutting, so a cut never leaves part of a secret.
-			results[i] = truncate(Mask(out, l.secrets()...), MaxToolResult)
+			results[i] = truncate(l.secrets().Mask(out), MaxToolResult)
 			l.emit(Event{Kind: EventToolResult, Turn: l.Used.Turns, Tool: tc.Function.Name, CallID: tc.ID, Text: results[i], IsError: isErr})
 		})
 	}
@@ -489,14 +492,16 @@ func (l *Loop) emit(ev Event) {
 	if l.OnEvent == nil {
 		return
 	}
-	ev.Text = Mask(ev.Text, l.secrets()...)
-	ev.Args = Mask(ev.Args, l.secrets()...)
+	secrets := l.secrets()
+	ev.Text = secrets.Mask(ev.Text)
+	ev.Args = secrets.Mask(ev.Args)
 	l.cb.Lock()
 	defer l.cb.Unlock()
 	l.OnEvent(ev)
 }
 
-func (l *Loop) secrets() []string { return append([]string{l.Provider.APIKey}, l.Secrets...) }
+// secrets is what this Loop masks: Loop.Secrets and the provider key.
+func (l *Loop) secrets() secret.Set { return l.Secrets.With(l.Provider.APIKey) }
 
 // delta passes streamed text to OnDelta.
 func (l *Loop) delta(text string) {
@@ -508,25 +513,7 @@ func (l *Loop) delta(text string) {
 	l.cb.Unlock()
 }
 
-// maskDelta masks text streamed so far and not yet passed on, and splits it
-// into what can be passed on now and what must be held back because it ends
-// with the start of a secret (the rest of the secret may be in the next
-// delta).
-func maskDelta(text string, secrets []string) (out, held string) {
-	text = Mask(text, secrets...)
-	hold := 0
-	for _, sec := range secrets {
-		for k := min(len(sec)-1, len(text)); k > hold; k-- {
-			if strings.HasSuffix(text, sec[:k]) {
-				hold = k
-				break
-			}
-		}
-	}
-	return text[:len(text)-hold], text[len(text)-hold:]
-}
-
-func (l *Loop) mask(err error) error { return maskErr(err, l.secrets()...) }
+func (l *Loop) mask(err error) error { return maskErr(err, l.secrets()) }
 
 func (l *Loop) now() time.Time {
 	if l.Now != nil {

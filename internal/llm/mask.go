@@ -1,35 +1,20 @@
 package llm
 
 import (
-	"strings"
-
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/plasmodium/pm/internal/secret"
 )
 
-// Masked is what Mask puts in place of a secret.
-const Masked = "[masked]"
-
-// Mask returns s with every occurrence of each non-empty secret replaced by
-// Masked. It is applied to every message before it enters the history (and so
-// the transcript), to every event and to every error the Loop returns.
-func Mask(s string, secrets ...string) string {
-	for _, sec := range secrets {
-		if sec != "" && strings.Contains(s, sec) {
-			s = strings.ReplaceAll(s, sec, Masked)
-		}
-	}
-	return s
-}
-
 // maskMessage masks every text field of m that can reach the transcript.
-func maskMessage(m openai.ChatCompletionMessage, secrets ...string) openai.ChatCompletionMessage {
-	m.Content = Mask(m.Content, secrets...)
-	m.Refusal = Mask(m.Refusal, secrets...)
-	m.ReasoningContent = Mask(m.ReasoningContent, secrets...)
+func maskMessage(m openai.ChatCompletionMessage, secrets secret.Set) openai.ChatCompletionMessage {
+	m.Content = secrets.Mask(m.Content)
+	m.Refusal = secrets.Mask(m.Refusal)
+	m.ReasoningContent = secrets.Mask(m.ReasoningContent)
 	if m.MultiContent != nil {
 		parts := make([]openai.ChatMessagePart, len(m.MultiContent))
 		for i, p := range m.MultiContent {
-			p.Text = Mask(p.Text, secrets...)
+			p.Text = secrets.Mask(p.Text)
 			parts[i] = p
 		}
 		m.MultiContent = parts
@@ -37,7 +22,7 @@ func maskMessage(m openai.ChatCompletionMessage, secrets ...string) openai.ChatC
 	if m.ToolCalls != nil {
 		calls := make([]openai.ToolCall, len(m.ToolCalls))
 		for i, tc := range m.ToolCalls {
-			tc.Function.Arguments = Mask(tc.Function.Arguments, secrets...)
+			tc.Function.Arguments = secrets.Mask(tc.Function.Arguments)
 			calls[i] = tc
 		}
 		m.ToolCalls = calls
@@ -49,13 +34,13 @@ func maskMessage(m openai.ChatCompletionMessage, secrets ...string) openai.ChatC
 // its text never shows a secret.
 type maskedError struct {
 	err     error
-	secrets []string
+	secrets secret.Set
 }
 
-func (e *maskedError) Error() string { return Mask(e.err.Error(), e.secrets...) }
+func (e *maskedError) Error() string { return e.secrets.Mask(e.err.Error()) }
 func (e *maskedError) Unwrap() error { return e.err }
 
-func maskErr(err error, secrets ...string) error {
+func maskErr(err error, secrets secret.Set) error {
 	if err == nil {
 		return nil
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/plasmodium/pm/internal/secret"
 )
 
 // DefaultBaseURL is the OpenAI endpoint used when no base URL is configured.
@@ -32,7 +34,7 @@ type Provider struct {
 func (p Provider) String() string {
 	key := "none"
 	if p.APIKey != "" {
-		key = Masked
+		key = secret.Masked
 	}
 	return fmt.Sprintf("model %s at %s (key %s)", p.Model, p.baseURL(), key)
 }

@@ -42,11 +42,11 @@ type Runner struct {
 // resident prompt object answers its inbox.
 func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 	s := r.Store
-	set, err := agent.Prompts(s)
+	set, err := prompt.LoadProject(s)
 	if err != nil {
 		return err
 	}
-	obj, err := agent.Lookup(set, a.Prompt)
+	obj, err := set.Lookup(a.Prompt)
 	if err != nil {
 		return err
 	}
@@ -58,20 +58,18 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 	if err != nil {
 		return err
 	}
-	if prov.APIKey != "" {
-		s.Secrets = append(s.Secrets, prov.APIKey)
-	}
+	s.Secrets.Add(prov.APIKey)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	env := &capability.Env{
-		Store: s, Actor: store.Actor{Name: a.Name, Agent: a}, Launcher: r.Launcher, Workspace: s.ProjectDir(),
+		Store: s, Actor: store.Actor{Name: a.Name, Agent: a}, Launcher: r.Launcher, Workspace: s.ProjectDir(), Getenv: r.Getenv,
 		CallPO: func(ctx context.Context, to, msg string) (string, error) {
 			r.activity(a.Name, "waiting")
 			defer r.activity(a.Name, "working")
 			return inbox.Call(ctx, s, r.Launcher, a.Name, to, msg, nil)
 		},
 		OnThink: func(t string) {
-			_ = s.Emit(store.Event{Kind: "agent.think", Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, Text: llm.Mask(t, prov.APIKey)})
+			_ = s.Emit(store.Event{Kind: "agent.think", Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, Text: s.Secrets.Mask(t)})
 		},
 	}
 	tools, err := r.tools(env, obj, a.Name)
@@ -79,7 +77,7 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 		return err
 	}
 	loop := &llm.Loop{
-		Provider: prov, Tools: tools, System: system,
+		Provider: prov, Tools: tools, System: system, Secrets: s.Secrets,
 		Transcript: &llm.FileTranscript{Path: s.TranscriptPath(a.Name), Bad: s.BadLine},
 		Budget:     budget(s.Config.Budgets.Agent),
 		Used:       llm.Counters{Turns: a.Usage.Turns, ToolCalls: a.Usage.ToolCalls, Tokens: a.Usage.Tokens},
@@ -95,12 +93,12 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 	r.reload = func() {
 		// Hot reload: a prompt file edited (or a capability created) since the
 		// last turn takes effect on the next one.
-		set, err := agent.Prompts(s)
+		set, err := prompt.LoadProject(s)
 		if err != nil {
 			r.Log.Warn("prompt reload failed; keeping the loaded one", "err", err)
 			return
 		}
-		obj, err := agent.Lookup(set, a.Prompt)
+		obj, err := set.Lookup(a.Prompt)
 		if err != nil {
 			return
 		}

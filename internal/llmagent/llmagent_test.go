@@ -19,6 +19,7 @@ import (
 	"github.com/plasmodium/pm/internal/llmagent"
 	"github.com/plasmodium/pm/internal/openaitest"
 	"github.com/plasmodium/pm/internal/phase"
+	"github.com/plasmodium/pm/internal/prompt"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 	"github.com/plasmodium/pm/internal/watch"
@@ -293,7 +294,7 @@ func TestRoleAgentInTheRoom(t *testing.T) {
 // its text is streamed to stream.jsonl, and it keeps serving until stopped.
 func TestResidentServes(t *testing.T) {
 	f := newFixture(t)
-	set, err := agent.Prompts(f.s)
+	set, err := prompt.LoadProject(f.s)
 	if err != nil {
 		t.Fatal(err)
 	}

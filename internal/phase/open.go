@@ -5,6 +5,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/prompt"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -19,7 +20,7 @@ func Open(s *store.Store, l *agent.Launcher, actor store.Actor, sp Spec) (*store
 		}
 	}
 	sp.Roles = roles
-	set, err := agent.Prompts(s)
+	set, err := prompt.LoadProject(s)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -131,6 +131,7 @@ func Say(s *store.Store, actor store.Actor, taskID, phaseID, content string) (ms
 	if _, err := s.Phase(taskID, phaseID); err != nil {
 		return msg, false, err // a bad or unknown id: exit 2 or 4, and no lock file made
 	}
+	content = s.Secrets.Mask(content) // the room is state: no secret reaches it
 	mpath := s.MessagesPath(taskID, phaseID)
 	err = lockedfile.With(mpath, func() error {
 		ph, err := s.Phase(taskID, phaseID)

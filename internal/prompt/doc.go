@@ -2,6 +2,10 @@
 // is the interface (name, description, capabilities, model, runtime) and whose
 // body is the soul, rendered with {NAME}-style placeholders.
 //
+// It also names the built-in capabilities (capabilities.go) and validates
+// every object's frontmatter against them on every load (LoadProject): the
+// one place prompt objects are found, loaded and checked.
+//
 // Invariants: a later source overrides an earlier one by name (builtin, then
 // .plasmodium/prompts/, then ./prompts/); a malformed file is an error that
 // names the file and line, never a silently skipped object.

@@ -6,13 +6,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/jsonl"
 	"github.com/plasmodium/pm/internal/lockedfile"
+	"github.com/plasmodium/pm/internal/secret"
 )
 
 // DirName is the state directory pm init creates.
@@ -26,8 +26,10 @@ type Store struct {
 	IDs    ids.Source       // injectable id source
 	Warn   io.Writer        // where skipped lines are reported (stderr)
 	Config Config
-	// Secrets (an API key) are masked in every event this process emits.
-	Secrets []string
+	// Secrets are masked in the text and data of every event this process
+	// emits: the secret variables of its environment, and the API key a host
+	// uses (internal/secret is the policy).
+	Secrets secret.Set
 }
 
 // Open opens the state directory at root and loads its config.
@@ -133,11 +135,7 @@ func (s *Store) Emit(ev Event) error {
 	if ev.Actor == "" {
 		ev.Actor = "human"
 	}
-	for _, sec := range s.Secrets {
-		if len(sec) >= 8 {
-			ev.Text = strings.ReplaceAll(ev.Text, sec, "[masked]")
-		}
-	}
+	ev.Text, ev.Data = s.Secrets.Mask(ev.Text), s.Secrets.MaskData(ev.Data)
 	return jsonl.Append(s.EventsPath(), ev)
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/jsonl"
+	"github.com/plasmodium/pm/internal/secret"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -370,6 +371,31 @@ func TestEmit(t *testing.T) {
 	}
 	if evs[1].Actor != "oak_0001" || !evs[1].Time.Equal(fixed.Add(time.Hour)) {
 		t.Errorf("second event %+v: explicit fields must be kept", evs[1])
+	}
+}
+
+// Emit masks the store's secrets in an event's text and data, whatever the
+// length of a secret added by hand, and leaves the caller's data alone.
+func TestEmitMasksSecrets(t *testing.T) {
+	const key = "sk-emit-0123456789"
+	s, _ := newStore(t)
+	s.Secrets = secret.New(key, "tiny")
+	data := map[string]any{"rules": "no " + key, "files": []string{key + ".txt"}, "n": 3}
+	if err := s.Emit(store.Event{Kind: store.EvMessage, Text: "key " + key + " and tiny", Data: data}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(s.EventsPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := string(b)
+	for _, want := range []string{`"text":"key [masked] and [masked]"`, `"files":["[masked].txt"]`, `"n":3`, `"rules":"no [masked]"`} {
+		if !strings.Contains(line, want) {
+			t.Errorf("event %s: want %s", line, want)
+		}
+	}
+	if strings.Contains(line, key) || data["rules"] != "no "+key {
+		t.Errorf("event holds the key, or the caller's data changed: %s %v", line, data)
 	}
 }
 

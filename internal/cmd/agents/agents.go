@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -34,22 +34,13 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 }
 
 func run(f *cmdutil.Factory, o Options) error {
-	s, err := f.Store()
+	sess, err := f.Session()
 	if err != nil {
 		return err
 	}
-	all, err := s.Agents()
+	list, err := ops.Agents(f.Context, sess, ops.AgentsInput{All: o.All})
 	if err != nil {
 		return err
-	}
-	list := []*store.Agent{}
-	for _, a := range all {
-		if a.Status == store.AgentRunning && !agent.Running(a) {
-			a.Status = "dead"
-		}
-		if o.All || a.Status == store.AgentRunning || a.Status == store.AgentPending || a.Status == "dead" {
-			list = append(list, a)
-		}
 	}
 	if o.JSON {
 		return cmdutil.PrintJSON(f.IO.Out, list)

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plasmodium/pm/internal/cmdutil"
-	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/ops"
 )
 
 // Options are the inputs of pm answer.
@@ -35,11 +35,11 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 }
 
 func run(f *cmdutil.Factory, o Options) error {
-	s, actor, err := f.Session()
+	sess, err := f.Session()
 	if err != nil {
 		return err
 	}
-	r, err := request.Answer(s, actor, o.ID, o.Text)
+	r, err := ops.Answer(f.Context, sess, ops.AnswerInput{ID: o.ID, Text: o.Text})
 	if err != nil {
 		return err
 	}

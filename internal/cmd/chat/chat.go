@@ -10,7 +10,9 @@ import (
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/jsonl"
+	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/phase"
+	"github.com/plasmodium/pm/internal/render"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/watch"
 )
@@ -47,32 +49,40 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 }
 
 func run(f *cmdutil.Factory, o Options) error {
-	s, actor, err := f.Session()
+	sess, err := f.Session()
 	if err != nil {
 		return err
 	}
-	ph, err := cmdutil.Phase(s, actor, o.Phase)
-	if err != nil {
+	if o.Follow {
+		return follow(f, sess, o)
+	}
+	res, err := ops.Chat(f.Context, sess, ops.ChatInput{Phase: o.Phase, Wait: o.Wait})
+	for _, raw := range res.Lines {
+		if perr := printRaw(f, o.JSON, raw); perr != nil {
+			return perr
+		}
+	}
+	if err != nil || o.Wait {
 		return err
 	}
-	if o.Wait {
-		return wait(f, s, actor, ph, o)
+	if !o.JSON {
+		fmt.Fprintf(f.IO.ErrOut, "-- %s\n", render.PhaseLine(res.Phase, res.Count))
+	}
+	return nil
+}
+
+// follow prints the phase's messages as they land until it closes.
+func follow(f *cmdutil.Factory, sess *ops.Session, o Options) error {
+	s, actor := sess.Store, sess.Actor
+	ph, err := ops.ResolvePhase(s, actor, o.Phase)
+	if err != nil {
+		return err
 	}
 	r := &jsonl.Reader{Path: s.MessagesPath(ph.TaskID, ph.ID), Bad: s.BadLine}
 	n := 0
 	print := func(raw []byte) error {
 		n++
 		return printRaw(f, o.JSON, raw)
-	}
-	if !o.Follow {
-		if err := r.Next(print); err != nil {
-			return err
-		}
-		phase.MarkSeen(s, actor, ph, n)
-		if !o.JSON {
-			fmt.Fprintf(f.IO.ErrOut, "-- %s\n", cmdutil.PhaseLine(ph, n))
-		}
-		return nil
 	}
 	closed := func() (bool, error) {
 		p, err := s.Phase(ph.TaskID, ph.ID)
@@ -87,7 +97,7 @@ func run(f *cmdutil.Factory, o Options) error {
 	}
 	phase.MarkSeen(s, actor, ph, n)
 	if !o.JSON {
-		fmt.Fprintf(f.IO.ErrOut, "-- phase closed: %s\n", cmdutil.PhaseLine(ph, n))
+		fmt.Fprintf(f.IO.ErrOut, "-- phase closed: %s\n", render.PhaseLine(ph, n))
 	}
 	return nil
 }
@@ -101,6 +111,6 @@ func printRaw(f *cmdutil.Factory, asJSON bool, raw []byte) error {
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil
 	}
-	cmdutil.PrintMessage(f.IO.Out, m)
+	render.PrintMessage(f.IO.Out, m)
 	return nil
 }

@@ -5,7 +5,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plasmodium/pm/internal/cmdutil"
-	"github.com/plasmodium/pm/internal/task"
+	"github.com/plasmodium/pm/internal/ops"
+	"github.com/plasmodium/pm/internal/render"
 )
 
 // Options are the inputs of pm done.
@@ -29,21 +30,17 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 }
 
 func run(f *cmdutil.Factory, o Options) error {
-	s, actor, t, err := f.OwnedTask(o.Task)
+	sess, err := f.Session()
 	if err != nil {
 		return err
 	}
-	l, err := f.Launcher(s)
-	if err != nil {
-		return err
-	}
-	res, err := task.Done(s, l, actor, t.ID)
+	res, err := ops.Done(f.Context, sess, ops.DoneInput{Task: o.Task})
 	if err != nil {
 		return err
 	}
 	if o.JSON {
 		return cmdutil.PrintJSON(f.IO.Out, res)
 	}
-	cmdutil.PrintDone(f.IO.Out, t, res)
+	render.PrintDone(f.IO.Out, res.Task, res)
 	return nil
 }

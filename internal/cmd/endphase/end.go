@@ -7,8 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plasmodium/pm/internal/cmdutil"
-	"github.com/plasmodium/pm/internal/phase"
-	"github.com/plasmodium/pm/internal/store"
+	"github.com/plasmodium/pm/internal/ops"
 )
 
 // Options are the inputs of pm end-phase.
@@ -32,15 +31,11 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 }
 
 func run(f *cmdutil.Factory, o Options) error {
-	s, actor, t, err := f.OwnedTask(o.Task)
+	sess, err := f.Session()
 	if err != nil {
 		return err
 	}
-	ph, err := phase.Active(s, t.ID, "nothing to end; see pm status")
-	if err != nil {
-		return err
-	}
-	out, err := phase.Close(s, actor, t.ID, ph.ID, store.CloseEnded)
+	out, err := ops.EndPhase(f.Context, sess, ops.EndInput{Task: o.Task})
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/errs"
-	"github.com/plasmodium/pm/internal/phase"
+	"github.com/plasmodium/pm/internal/ops"
 )
 
 // Options are the inputs of pm extend-phase.
@@ -41,15 +41,11 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 }
 
 func run(f *cmdutil.Factory, o Options) error {
-	s, actor, t, err := f.OwnedTask(o.Task)
+	sess, err := f.Session()
 	if err != nil {
 		return err
 	}
-	ph, err := phase.Active(s, t.ID, "open one with pm phase")
-	if err != nil {
-		return err
-	}
-	out, err := phase.Extend(s, actor, t.ID, ph.ID, o.N)
+	out, err := ops.ExtendPhase(f.Context, sess, ops.ExtendInput{Task: o.Task, N: o.N})
 	if err != nil {
 		return err
 	}

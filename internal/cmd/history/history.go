@@ -7,7 +7,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plasmodium/pm/internal/cmdutil"
-	"github.com/plasmodium/pm/internal/phase"
+	"github.com/plasmodium/pm/internal/ops"
+	"github.com/plasmodium/pm/internal/render"
 )
 
 // Options are the inputs of pm history.
@@ -33,29 +34,25 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 }
 
 func run(f *cmdutil.Factory, o Options) error {
-	s, actor, err := f.Session()
+	sess, err := f.Session()
 	if err != nil {
 		return err
 	}
-	t, err := cmdutil.Task(s, actor, o.Task)
-	if err != nil {
-		return err
-	}
-	all, err := phase.History(s, t.ID, o.Tail)
+	res, err := ops.History(f.Context, sess, ops.HistoryInput{Task: o.Task, Tail: &o.Tail})
 	if err != nil {
 		return err
 	}
 	if o.JSON {
-		for _, e := range all {
+		for _, e := range res.Entries {
 			if err := cmdutil.PrintJSONLine(f.IO.Out, e.Message); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	cmdutil.PrintHistory(f.IO.Out, all)
-	if len(all) == 0 {
-		fmt.Fprintf(f.IO.ErrOut, "no messages yet in %s\n", t.ID)
+	render.PrintHistory(f.IO.Out, res.Entries)
+	if len(res.Entries) == 0 {
+		fmt.Fprintf(f.IO.ErrOut, "no messages yet in %s\n", res.Task.ID)
 	}
 	return nil
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plasmodium/pm/internal/cmdutil"
-	"github.com/plasmodium/pm/internal/task"
+	"github.com/plasmodium/pm/internal/ops"
 )
 
 // Options are the inputs of pm kill.
@@ -36,15 +36,11 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 }
 
 func run(f *cmdutil.Factory, o Options) error {
-	s, actor, err := f.Session()
+	sess, err := f.Session()
 	if err != nil {
 		return err
 	}
-	l, err := f.Launcher(s)
-	if err != nil {
-		return err
-	}
-	res, err := task.Kill(s, l, actor, o.TaskID, o.Restart)
+	res, err := ops.Kill(f.Context, sess, ops.KillInput{Task: o.TaskID, Restart: o.Restart})
 	if err != nil {
 		return err
 	}

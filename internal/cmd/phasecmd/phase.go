@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plasmodium/pm/internal/cmdutil"
-	"github.com/plasmodium/pm/internal/phase"
+	"github.com/plasmodium/pm/internal/ops"
 )
 
 // Options are the inputs of pm phase.
@@ -42,23 +42,20 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 }
 
 func run(f *cmdutil.Factory, o Options) error {
-	s, actor, t, err := f.OwnedTask(o.Task)
+	sess, err := f.Session()
 	if err != nil {
 		return err
 	}
-	l, err := f.Launcher(s)
+	res, err := ops.OpenPhase(f.Context, sess, ops.PhaseInput{Task: o.Task, Name: o.Name, Limit: o.Limit, Roles: o.Roles, Rules: o.Rules})
 	if err != nil {
 		return err
 	}
-	ph, names, err := phase.Open(s, l, actor, phase.Spec{TaskID: t.ID, Name: o.Name, Limit: o.Limit, Roles: o.Roles, Rules: o.Rules})
-	if err != nil {
-		return err
-	}
+	ph := res.Phase
 	if o.JSON {
 		return cmdutil.PrintJSON(f.IO.Out, ph)
 	}
 	fmt.Fprintf(f.IO.Out, "%s %q open: limit %d", ph.ID, ph.Name, ph.MessageLimit)
-	for i, n := range names {
+	for i, n := range res.Agents {
 		fmt.Fprintf(f.IO.Out, ", @%s (%s)", n, ph.Roles[i])
 	}
 	fmt.Fprintln(f.IO.Out)

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/request"
 )
 
@@ -32,11 +33,11 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 }
 
 func run(f *cmdutil.Factory, o Options) error {
-	s, err := f.Store()
+	sess, err := f.Session()
 	if err != nil {
 		return err
 	}
-	rs, err := request.List(s, o.All)
+	rs, err := ops.Requests(f.Context, sess, ops.RequestsInput{All: o.All})
 	if err != nil {
 		return err
 	}

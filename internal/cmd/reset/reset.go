@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plasmodium/pm/internal/cmdutil"
-	"github.com/plasmodium/pm/internal/task"
+	"github.com/plasmodium/pm/internal/ops"
 )
 
 // Options are the inputs of pm reset.
@@ -29,11 +29,11 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 }
 
 func run(f *cmdutil.Factory, o Options) error {
-	s, actor, err := f.Session()
+	sess, err := f.Session()
 	if err != nil {
 		return err
 	}
-	res, err := task.Reset(s, actor, o.Force)
+	res, err := ops.Reset(f.Context, sess, ops.ResetInput{Force: o.Force})
 	if err != nil {
 		return err
 	}

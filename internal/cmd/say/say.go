@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plasmodium/pm/internal/cmdutil"
-	"github.com/plasmodium/pm/internal/phase"
+	"github.com/plasmodium/pm/internal/ops"
 )
 
 // Options are the inputs of pm say.
@@ -36,24 +36,20 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 }
 
 func run(f *cmdutil.Factory, o Options) error {
-	s, actor, err := f.Session()
+	sess, err := f.Session()
 	if err != nil {
 		return err
 	}
-	ph, err := cmdutil.Phase(s, actor, o.Phase)
-	if err != nil {
-		return err
-	}
-	msg, closed, err := phase.Say(s, actor, ph.TaskID, ph.ID, o.Message)
+	res, err := ops.Say(f.Context, sess, ops.SayInput{Message: o.Message, Phase: o.Phase})
 	if err != nil {
 		return err
 	}
 	if o.JSON {
-		return cmdutil.PrintJSONLine(f.IO.Out, msg)
+		return cmdutil.PrintJSONLine(f.IO.Out, res.Message)
 	}
-	fmt.Fprintln(f.IO.Out, msg.ID)
-	if closed {
-		fmt.Fprintf(f.IO.Out, "phase %s reached its limit and is now closed\n", ph.ID)
+	fmt.Fprintln(f.IO.Out, res.Message.ID)
+	if res.Closed {
+		fmt.Fprintf(f.IO.Out, "phase %s reached its limit and is now closed\n", res.Phase.ID)
 	}
 	return nil
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plasmodium/pm/internal/cmdutil"
-	"github.com/plasmodium/pm/internal/inbox"
+	"github.com/plasmodium/pm/internal/ops"
 )
 
 // Options are the inputs of pm send.
@@ -37,32 +37,25 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 }
 
 func run(f *cmdutil.Factory, o Options) error {
-	s, actor, err := f.Session()
+	sess, err := f.Session()
 	if err != nil {
 		return err
 	}
-	if err := cmdutil.CheckPO(f, s, o.PO); err != nil {
-		return err
-	}
-	l, err := f.Launcher(s)
-	if err != nil {
-		return err
-	}
-	var onDelta func(string)
+	in := ops.SendInput{PO: o.PO, Message: o.Message}
 	if o.Stream && !o.JSON {
-		onDelta = func(t string) { fmt.Fprint(f.IO.Out, t) }
+		in.OnDelta = func(t string) { fmt.Fprint(f.IO.Out, t) }
 	}
-	reply, err := inbox.Call(f.Context, s, l, actor.Name, o.PO, o.Message, onDelta)
+	res, err := ops.Send(f.Context, sess, in)
 	if err != nil {
 		return err
 	}
 	if o.JSON {
-		return cmdutil.PrintJSON(f.IO.Out, map[string]string{"po": o.PO, "reply": reply})
+		return cmdutil.PrintJSON(f.IO.Out, res)
 	}
-	if onDelta != nil {
+	if in.OnDelta != nil {
 		fmt.Fprintln(f.IO.Out)
 		return nil
 	}
-	fmt.Fprintln(f.IO.Out, reply)
+	fmt.Fprintln(f.IO.Out, res.Reply)
 	return nil
 }

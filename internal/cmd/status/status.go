@@ -5,7 +5,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plasmodium/pm/internal/cmdutil"
-	"github.com/plasmodium/pm/internal/task"
+	"github.com/plasmodium/pm/internal/ops"
+	"github.com/plasmodium/pm/internal/render"
 )
 
 // Options are the inputs of pm status.
@@ -35,31 +36,24 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 }
 
 func run(f *cmdutil.Factory, o Options) error {
-	s, actor, err := f.Session()
+	sess, err := f.Session()
 	if err != nil {
 		return err
 	}
-	if o.TaskID == "" && actor.Agent != nil && actor.Agent.TaskID != "" {
-		o.TaskID = actor.Agent.TaskID
+	res, err := ops.Status(f.Context, sess, ops.StatusInput{Task: o.TaskID, All: o.All})
+	if err != nil {
+		return err
 	}
-	if o.TaskID != "" {
-		v, err := task.Describe(s, o.TaskID)
-		if err != nil {
-			return err
-		}
+	if res.View != nil {
 		if o.JSON {
-			return cmdutil.PrintJSON(f.IO.Out, v)
+			return cmdutil.PrintJSON(f.IO.Out, res.View)
 		}
-		cmdutil.PrintTaskView(f.IO.Out, v, actor)
+		render.PrintTaskView(f.IO.Out, res.View, sess.Actor)
 		return nil
 	}
-	sum, err := task.Summarize(s, o.All)
-	if err != nil {
-		return err
-	}
 	if o.JSON {
-		return cmdutil.PrintJSON(f.IO.Out, sum)
+		return cmdutil.PrintJSON(f.IO.Out, res.Summary)
 	}
-	cmdutil.PrintSummary(f.IO.Out, sum)
+	render.PrintSummary(f.IO.Out, res.Summary)
 	return nil
 }

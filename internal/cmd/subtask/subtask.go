@@ -9,6 +9,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/task"
 )
 
@@ -41,11 +42,11 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 }
 
 func run(f *cmdutil.Factory, o Options) error {
-	s, actor, parent, err := f.OwnedTask(o.Task)
+	sess, err := f.Session()
 	if err != nil {
 		return err
 	}
-	var ctxText []byte
+	in := ops.SubtaskInput{Task: o.Task, Description: o.Description, Runtime: o.Runtime}
 	if o.ContextFile != "" {
 		st, err := os.Stat(o.ContextFile)
 		if err != nil {
@@ -54,28 +55,20 @@ func run(f *cmdutil.Factory, o Options) error {
 		if st.Size() > task.MaxContext {
 			return errs.Usagef("keep context under 256 KiB", "context file %s is %d bytes", o.ContextFile, st.Size())
 		}
-		if ctxText, err = os.ReadFile(o.ContextFile); err != nil {
+		data, err := os.ReadFile(o.ContextFile)
+		if err != nil {
 			return err
 		}
+		in.Context = string(data)
 	}
-	rt := o.Runtime
-	if rt == "" {
-		rt = parent.Runtime
-	}
-	if err := cmdutil.CheckRuntime(f, s, rt, parent.Model); err != nil {
-		return err
-	}
-	l, err := f.Launcher(s)
+	res, err := ops.Subtask(f.Context, sess, in)
 	if err != nil {
 		return err
 	}
-	t, err := task.Subtask(s, l, actor, parent, o.Description, ctxText, o.Runtime)
-	if err != nil {
-		return err
-	}
+	t := res.Task
 	if o.JSON {
 		return cmdutil.PrintJSON(f.IO.Out, t)
 	}
-	fmt.Fprintf(f.IO.Out, "%s %s owner @%s (subtask of %s, depth %d)\n", t.ID, t.Status, t.Owner, parent.ID, t.Depth)
+	fmt.Fprintf(f.IO.Out, "%s %s owner @%s (subtask of %s, depth %d)\n", t.ID, t.Status, t.Owner, res.Parent.ID, t.Depth)
 	return nil
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plasmodium/pm/internal/cmdutil"
-	"github.com/plasmodium/pm/internal/inbox"
+	"github.com/plasmodium/pm/internal/ops"
 )
 
 // Options are the inputs of pm talk.
@@ -32,15 +32,11 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 }
 
 func run(f *cmdutil.Factory, o Options) error {
-	s, actor, err := f.Session()
+	sess, err := f.Session()
 	if err != nil {
 		return err
 	}
-	if err := cmdutil.CheckPO(f, s, o.PO); err != nil {
-		return err
-	}
-	l, err := f.Launcher(s)
-	if err != nil {
+	if err := ops.CheckPO(sess, o.PO); err != nil {
 		return err
 	}
 	out := f.IO.Out
@@ -59,15 +55,15 @@ func run(f *cmdutil.Factory, o Options) error {
 		}
 		fmt.Fprintf(out, "%s: ", o.PO)
 		streamed := false
-		reply, err := inbox.Call(f.Context, s, l, actor.Name, o.PO, line, func(t string) {
+		res, err := ops.Send(f.Context, sess, ops.SendInput{PO: o.PO, Message: line, OnDelta: func(t string) {
 			streamed = true
 			fmt.Fprint(out, t)
-		})
+		}})
 		if err != nil {
 			return err
 		}
 		if !streamed {
-			fmt.Fprint(out, reply)
+			fmt.Fprint(out, res.Reply)
 		}
 		fmt.Fprintln(out)
 	}

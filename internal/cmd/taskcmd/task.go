@@ -7,7 +7,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plasmodium/pm/internal/cmdutil"
-	"github.com/plasmodium/pm/internal/task"
+	"github.com/plasmodium/pm/internal/ops"
+	"github.com/plasmodium/pm/internal/store"
 )
 
 // Options are the inputs of pm task.
@@ -39,18 +40,11 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 }
 
 func run(f *cmdutil.Factory, o Options) error {
-	s, actor, err := f.Session()
+	sess, err := f.Session()
 	if err != nil {
 		return err
 	}
-	if err := cmdutil.CheckRuntime(f, s, o.Runtime, o.Model); err != nil {
-		return err
-	}
-	l, err := f.Launcher(s)
-	if err != nil {
-		return err
-	}
-	t, err := task.Create(s, l, actor, task.Spec{Description: o.Description, BlockedBy: o.BlockedBy, Runtime: o.Runtime, Model: o.Model})
+	t, err := ops.CreateTask(f.Context, sess, ops.TaskInput{Description: o.Description, BlockedBy: o.BlockedBy, Runtime: o.Runtime, Model: o.Model})
 	if err != nil {
 		return err
 	}
@@ -58,7 +52,7 @@ func run(f *cmdutil.Factory, o Options) error {
 		return cmdutil.PrintJSON(f.IO.Out, t)
 	}
 	fmt.Fprintf(f.IO.Out, "%s %s owner @%s (%s)\n", t.ID, t.Status, t.Owner, t.Runtime)
-	if t.Status == "blocked" {
+	if t.Status == store.TaskBlocked {
 		fmt.Fprintf(f.IO.Out, "waiting for %v; the owner starts when they are done\n", t.BlockedBy)
 	} else if t.Runtime == "none" {
 		fmt.Fprintf(f.IO.Out, "runtime none: act as the owner with PM_AGENT=%s pm ...\n", t.Owner)

@@ -8,8 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plasmodium/pm/internal/cmdutil"
-	"github.com/plasmodium/pm/internal/store"
-	"github.com/plasmodium/pm/internal/task"
+	"github.com/plasmodium/pm/internal/ops"
 )
 
 // Options are the inputs of pm wait-children.
@@ -35,25 +34,29 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 }
 
 func run(f *cmdutil.Factory, o Options) error {
-	s, _, t, err := f.OwnedTask(o.Task)
+	sess, err := f.Session()
 	if err != nil {
 		return err
 	}
-	children, err := task.WaitChildren(f.Context, s, t.ID, o.Timeout)
+	in := ops.WaitChildrenInput{Task: o.Task}
+	if o.Timeout > 0 {
+		in.Timeout = o.Timeout.String()
+	}
+	res, err := ops.WaitChildren(f.Context, sess, in)
+	if res.Task == nil {
+		return err
+	}
 	if o.JSON {
-		if children == nil {
-			children = []*store.Task{}
-		}
-		if perr := cmdutil.PrintJSON(f.IO.Out, children); perr != nil {
+		if perr := cmdutil.PrintJSON(f.IO.Out, res.Children); perr != nil {
 			return perr
 		}
-	} else {
-		for _, c := range children {
-			fmt.Fprintf(f.IO.Out, "%s %s %s\n", c.ID, c.Status, c.Description)
-		}
-		if err == nil {
-			fmt.Fprintf(f.IO.Out, "all %d subtasks of %s finished\n", len(children), t.ID)
-		}
+		return err
+	}
+	for _, c := range res.Children {
+		fmt.Fprintf(f.IO.Out, "%s %s %s\n", c.ID, c.Status, c.Description)
+	}
+	if err == nil {
+		fmt.Fprintf(f.IO.Out, "all %d subtasks of %s finished\n", len(res.Children), res.Task.ID)
 	}
 	return err
 }

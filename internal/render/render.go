@@ -1,4 +1,4 @@
-package cmdutil
+package render
 
 import (
 	"fmt"
@@ -120,3 +120,25 @@ func PrintDone(w io.Writer, t *store.Task, res *task.DoneResult) {
 		fmt.Fprintf(w, "unblocked %s\n", u)
 	}
 }
+
+// Cap bounds a text result, keeping its start (or its end with
+// keepTail), and says what was cut.
+func Cap(s string, max int, keepTail bool) string {
+	if len(s) <= max {
+		return s
+	}
+	if keepTail {
+		cut := len(s) - max
+		for cut < len(s) && !utf8Start(s[cut]) {
+			cut++
+		}
+		return fmt.Sprintf("[cut: the first %d of %d bytes are not shown]\n", cut, len(s)) + s[cut:]
+	}
+	end := max
+	for end > 0 && !utf8Start(s[end]) {
+		end--
+	}
+	return s[:end] + fmt.Sprintf("\n[cut: showed %d of %d bytes]", end, len(s))
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }

@@ -1,0 +1,140 @@
+package ops
+
+import (
+	"context"
+
+	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/inbox"
+	"github.com/plasmodium/pm/internal/prompt"
+	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// AgentsInput is pm agents.
+type AgentsInput struct {
+	All bool `json:"all,omitempty" jsonschema:"list ended agents too"`
+}
+
+// AgentDead is the status shown for an agent recorded running whose process
+// is gone (the supervisor has not caught up yet).
+const AgentDead = "dead"
+
+// Agents lists the agents that run, wait to start or died unnoticed (with
+// All, every agent).
+func Agents(ctx context.Context, sess *Session, in AgentsInput) ([]*store.Agent, error) {
+	all, err := sess.Store.Agents()
+	if err != nil {
+		return nil, err
+	}
+	list := []*store.Agent{}
+	for _, a := range all {
+		if a.Status == store.AgentRunning && !agent.Running(a) {
+			a.Status = AgentDead
+		}
+		if in.All || a.Status == store.AgentRunning || a.Status == store.AgentPending || a.Status == AgentDead {
+			list = append(list, a)
+		}
+	}
+	return list, nil
+}
+
+// PromptsInput is pm prompts.
+type PromptsInput struct{}
+
+// PromptEntry is one prompt object as listed.
+type PromptEntry struct {
+	Name         string   `json:"name"`
+	Description  string   `json:"description"`
+	Capabilities []string `json:"capabilities"`
+	Runtime      string   `json:"runtime,omitempty"`
+	Source       string   `json:"source"`
+	State        string   `json:"state"` // idle, working, waiting (its resident agent), or failed/killed
+}
+
+// Prompts lists the prompt objects with their capabilities and state.
+func Prompts(ctx context.Context, sess *Session, in PromptsInput) ([]PromptEntry, error) {
+	set, err := prompt.LoadProject(sess.Store)
+	if err != nil {
+		return nil, err
+	}
+	list := []PromptEntry{}
+	for _, name := range set.Names() {
+		obj := set[name]
+		caps := obj.Capabilities
+		if caps == nil {
+			caps = []string{}
+		}
+		list = append(list, PromptEntry{Name: name, Description: obj.Description, Capabilities: caps, Runtime: obj.Runtime,
+			Source: obj.Source, State: residentState(sess.Store, name)})
+	}
+	return list, nil
+}
+
+// residentState is what the object's resident agent is doing; an object that
+// has no running process is idle (it starts when called).
+func residentState(s *store.Store, name string) string {
+	a, err := s.Agent(name)
+	if err != nil {
+		return "idle"
+	}
+	switch {
+	case a.Status == store.AgentFailed || a.Status == store.AgentKilled:
+		return a.Status
+	case agent.Running(a) && a.Activity != "":
+		return a.Activity
+	}
+	return "idle"
+}
+
+// RequestsInput is pm requests.
+type RequestsInput struct {
+	All bool `json:"all,omitempty" jsonschema:"list answered requests too"`
+}
+
+// Requests lists agents' questions waiting for a human (with All, answered
+// ones too).
+func Requests(ctx context.Context, sess *Session, in RequestsInput) ([]*request.Request, error) {
+	return request.List(sess.Store, in.All)
+}
+
+// AnswerInput is pm answer.
+type AnswerInput struct {
+	ID   string `json:"id" jsonschema:"request id rq-..."`
+	Text string `json:"text" jsonschema:"the answer"`
+}
+
+// Answer answers an agent's question; the waiting agent resumes at once.
+func Answer(ctx context.Context, sess *Session, in AnswerInput) (*request.Request, error) {
+	return request.Answer(sess.Store, sess.Actor, in.ID, in.Text)
+}
+
+// SendInput is pm send.
+type SendInput struct {
+	PO      string `json:"po" jsonschema:"the prompt object to send to, e.g. greeter"`
+	Message string `json:"message" jsonschema:"what to ask or tell it, in plain language"`
+	// OnDelta, when set, receives the reply as it is generated.
+	OnDelta func(string) `json:"-"`
+}
+
+// SendResult is a prompt object's reply.
+type SendResult struct {
+	PO    string `json:"po"`
+	Reply string `json:"reply"`
+}
+
+// Send sends one message to a prompt object (starting it if needed) and
+// waits for its reply.
+func Send(ctx context.Context, sess *Session, in SendInput) (SendResult, error) {
+	if err := CheckPO(sess, in.PO); err != nil {
+		return SendResult{}, err
+	}
+	l, err := sess.launcher()
+	if err != nil {
+		return SendResult{}, err
+	}
+	reply, err := inbox.Call(ctx, sess.Store, l, sess.Actor.Name, in.PO, in.Message, in.OnDelta)
+	if err != nil {
+		return SendResult{}, err
+	}
+	return SendResult{PO: in.PO, Reply: reply}, nil
+}

@@ -1,0 +1,25 @@
+// Package ops is pm's operations layer: every pm operation (task, status,
+// say, chat, history, phase, extend-phase, end-phase, subtask, wait-children,
+// done, kill, reset, agents, requests, answer, prompts, send) is one typed
+// function here, `Op(ctx, *Session, OpInput) (OpResult, error)`.
+//
+// Three surfaces call the same functions:
+//   - the cobra commands (internal/cmd/*) parse flags into the input and
+//     print the result;
+//   - the model tools (internal/capability) are generated from Tools: each
+//     tool's JSON Schema is derived from its input struct's tags by
+//     github.com/google/jsonschema-go, never written by hand;
+//   - the MCP server registers the same functions.
+//
+// Invariants:
+//   - identity is the Session's Actor; it is checked here (owner operations
+//     refuse anyone but the task's owner or the human), never by a surface;
+//   - task, phase and owner resolution and runtime checks live here, so every
+//     surface refuses the same inputs with the same errors (internal/errs
+//     codes and Try: hints);
+//   - an operation that starts agents needs Session.Launcher and refuses
+//     without one;
+//   - ops imports domain packages (task, phase, agent, request, inbox, store)
+//     and is imported by surfaces; no domain package imports it, and it
+//     imports no surface (cmdutil, cli, capability).
+package ops

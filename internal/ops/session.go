@@ -1,0 +1,52 @@
+package ops
+
+import (
+	"os"
+
+	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/store"
+	"github.com/plasmodium/pm/internal/supervisor"
+)
+
+// Session is who runs an operation and with what: the open store, the acting
+// identity, and how to start agents.
+type Session struct {
+	Store *store.Store
+	Actor store.Actor
+	// Launcher starts agents (owners, role agents, prompt objects); nil:
+	// operations that would start one refuse.
+	Launcher *agent.Launcher
+	// Getenv reads the caller's environment for runtime checks (is a model
+	// provider configured?); nil means os.Getenv.
+	Getenv func(string) string
+}
+
+func (s *Session) getenv(k string) string {
+	if s.Getenv == nil {
+		return os.Getenv(k)
+	}
+	return s.Getenv(k)
+}
+
+func (s *Session) launcher() (*agent.Launcher, error) {
+	if s.Launcher == nil {
+		return nil, errs.Failf("", "this host cannot start agents")
+	}
+	return s.Launcher, nil
+}
+
+// NewLauncher is the launcher every surface starts agents with: agents of st
+// run as `exe agent-run NAME` with environ, and unless PM_NO_SUPERVISOR is
+// set a supervisor is started on demand after each start.
+func NewLauncher(st *store.Store, exe string, environ []string, getenv func(string) string) *agent.Launcher {
+	l := &agent.Launcher{Store: st, Exe: exe, Env: environ}
+	if getenv("PM_NO_SUPERVISOR") == "" {
+		l.AfterStart = func() {
+			if err := supervisor.Ensure(l); err != nil {
+				st.Warnf("%v", err)
+			}
+		}
+	}
+	return l
+}

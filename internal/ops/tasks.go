@@ -1,0 +1,180 @@
+package ops
+
+import (
+	"context"
+	"time"
+
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/store"
+	"github.com/plasmodium/pm/internal/task"
+)
+
+// TaskInput is pm task.
+type TaskInput struct {
+	Description string   `json:"description" jsonschema:"what the task must achieve"`
+	BlockedBy   []string `json:"blocked_by,omitempty" jsonschema:"task ids tk-... that must be done first"`
+	Runtime     string   `json:"runtime,omitempty" jsonschema:"how the owner runs: llm, exec or none (default from config.json)"`
+	Model       string   `json:"model,omitempty" jsonschema:"model for llm agents"`
+}
+
+// CreateTask creates a task and starts its owner agent (or leaves it
+// blocked until its blockers are done). A runtime that cannot run is
+// refused before anything is written.
+func CreateTask(ctx context.Context, sess *Session, in TaskInput) (*store.Task, error) {
+	if err := CheckRuntime(sess, in.Runtime, in.Model); err != nil {
+		return nil, err
+	}
+	l, err := sess.launcher()
+	if err != nil {
+		return nil, err
+	}
+	return task.Create(sess.Store, l, sess.Actor, task.Spec{Description: in.Description, BlockedBy: in.BlockedBy, Runtime: in.Runtime, Model: in.Model})
+}
+
+// StatusInput is pm status.
+type StatusInput struct {
+	Task string `json:"task,omitempty" jsonschema:"task id tk-...; default: your own task, or an overview of all live tasks"`
+	All  bool   `json:"all,omitempty" jsonschema:"in the overview, list finished (done, killed) tasks too"`
+}
+
+// StatusResult is one task in detail (View) or the overview (Summary).
+type StatusResult struct {
+	View    *task.View    `json:"view,omitempty"`
+	Summary *task.Summary `json:"summary,omitempty"`
+}
+
+// Status shows a task with its phases and agents: the named one, else the
+// agent's own; the human without a task gets the overview.
+func Status(ctx context.Context, sess *Session, in StatusInput) (StatusResult, error) {
+	id := in.Task
+	if id == "" && sess.Actor.Agent != nil {
+		id = sess.Actor.Agent.TaskID
+	}
+	if id != "" {
+		v, err := task.Describe(sess.Store, id)
+		return StatusResult{View: v}, err
+	}
+	sum, err := task.Summarize(sess.Store, in.All)
+	return StatusResult{Summary: sum}, err
+}
+
+// SubtaskInput is pm subtask.
+type SubtaskInput struct {
+	Task        string `json:"task,omitempty" jsonschema:"parent task id tk-...; default: your own task"`
+	Description string `json:"description" jsonschema:"what the subtask must achieve"`
+	Context     string `json:"context,omitempty" jsonschema:"what the child's owner needs to know (becomes its context.md)"`
+	Runtime     string `json:"runtime,omitempty" jsonschema:"runtime of the child owner: llm, exec or none (default: the parent's)"`
+}
+
+// SubtaskResult is the child and its parent.
+type SubtaskResult struct {
+	Task   *store.Task `json:"task"`
+	Parent *store.Task `json:"parent"`
+}
+
+// Partial reports that the child exists even though the result comes with
+// an error.
+func (r SubtaskResult) Partial() bool { return r.Task != nil }
+
+// Subtask creates a child task with its own owner agent (owners only).
+func Subtask(ctx context.Context, sess *Session, in SubtaskInput) (SubtaskResult, error) {
+	parent, err := OwnTask(sess.Store, sess.Actor, in.Task)
+	if err != nil {
+		return SubtaskResult{}, err
+	}
+	rt := in.Runtime
+	if rt == "" {
+		rt = parent.Runtime
+	}
+	if err := CheckRuntime(sess, rt, parent.Model); err != nil {
+		return SubtaskResult{}, err
+	}
+	l, err := sess.launcher()
+	if err != nil {
+		return SubtaskResult{}, err
+	}
+	t, err := task.Subtask(sess.Store, l, sess.Actor, parent, in.Description, []byte(in.Context), in.Runtime)
+	return SubtaskResult{Task: t, Parent: parent}, err
+}
+
+// WaitChildrenInput is pm wait-children.
+type WaitChildrenInput struct {
+	Task    string `json:"task,omitempty" jsonschema:"task id tk-...; default: your own task"`
+	Timeout string `json:"timeout,omitempty" jsonschema:"give up after this long, e.g. \"30m\" (default: wait as long as the run allows)"`
+}
+
+// WaitChildrenResult is the task's children as they ended (or stood when
+// the wait timed out).
+type WaitChildrenResult struct {
+	Task     *store.Task   `json:"task"`
+	Children []*store.Task `json:"children"`
+}
+
+// Partial: on a timeout the children are still reported.
+func (r WaitChildrenResult) Partial() bool { return r.Task != nil }
+
+// WaitChildren blocks until every subtask of the task is done (owners
+// only); exit 124 when Timeout passes first.
+func WaitChildren(ctx context.Context, sess *Session, in WaitChildrenInput) (WaitChildrenResult, error) {
+	var d time.Duration
+	if in.Timeout != "" {
+		var err error
+		if d, err = time.ParseDuration(in.Timeout); err != nil || d < 0 {
+			return WaitChildrenResult{}, errs.Usagef(`a duration such as "90s" or "30m"`, "bad timeout %q", in.Timeout)
+		}
+	}
+	t, err := OwnTask(sess.Store, sess.Actor, in.Task)
+	if err != nil {
+		return WaitChildrenResult{}, err
+	}
+	children, err := task.WaitChildren(ctx, sess.Store, t.ID, d)
+	if children == nil {
+		children = []*store.Task{}
+	}
+	return WaitChildrenResult{Task: t, Children: children}, err
+}
+
+// DoneInput is pm done.
+type DoneInput struct {
+	Task string `json:"task,omitempty" jsonschema:"task id tk-...; default: your own task"`
+}
+
+// Done marks the task done and commits the work to git (owners only).
+func Done(ctx context.Context, sess *Session, in DoneInput) (*task.DoneResult, error) {
+	t, err := OwnTask(sess.Store, sess.Actor, in.Task)
+	if err != nil {
+		return nil, err
+	}
+	l, err := sess.launcher()
+	if err != nil {
+		return nil, err
+	}
+	return task.Done(sess.Store, l, sess.Actor, t.ID)
+}
+
+// KillInput is pm kill.
+type KillInput struct {
+	Task    string `json:"task" jsonschema:"task id tk-... to kill, with its subtasks"`
+	Restart bool   `json:"restart,omitempty" jsonschema:"start a fresh owner with the same description"`
+}
+
+// Kill ends every agent of a task and its subtasks; Restart starts a fresh
+// owner for the task.
+func Kill(ctx context.Context, sess *Session, in KillInput) (*task.KillResult, error) {
+	l, err := sess.launcher()
+	if err != nil {
+		return nil, err
+	}
+	return task.Kill(sess.Store, l, sess.Actor, in.Task, in.Restart)
+}
+
+// ResetInput is pm reset.
+type ResetInput struct {
+	Force bool `json:"force,omitempty" jsonschema:"reset even while tasks are live (their agents are killed first)"`
+}
+
+// Reset deletes all tasks, agents, requests, logs and events, keeping
+// config.json and prompts.
+func Reset(ctx context.Context, sess *Session, in ResetInput) (*task.ResetResult, error) {
+	return task.Reset(sess.Store, sess.Actor, in.Force)
+}

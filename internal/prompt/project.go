@@ -1,0 +1,37 @@
+package prompt
+
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/store"
+	"github.com/plasmodium/pm/prompts"
+)
+
+// LoadProject loads the prompt objects visible to the store's project:
+// built-in, then .plasmodium/prompts/, then ./prompts/ (later wins). Every
+// load validates the set (an unknown capability is an error naming file and
+// line), so a broken edit is caught on the next load, never half-used.
+func LoadProject(s *store.Store) (Set, error) {
+	set, err := Load(prompts.FS, filepath.Join(s.Root, "prompts"), filepath.Join(s.ProjectDir(), "prompts"))
+	if err == nil {
+		err = set.Validate()
+	}
+	if err != nil {
+		if errs.TryOf(err) == "" {
+			// Like every pm error, a broken prompt file says what to do next.
+			err = &errs.Error{Code: errs.CodeOf(err), Err: err, Try: "fix the file at the line named above, then run 'pm prompts'"}
+		}
+		return nil, err
+	}
+	return set, nil
+}
+
+// Lookup finds a prompt object by name, with a clear error listing the others.
+func (set Set) Lookup(name string) (*Object, error) {
+	if o, ok := set[name]; ok {
+		return o, nil
+	}
+	return nil, errs.NotFoundf("known prompt objects: "+strings.Join(set.Names(), ", "), "no prompt object %q", name)
+}

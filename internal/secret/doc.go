@@ -1,0 +1,31 @@
+// Package secret is pm's one secret policy: which environment variables are
+// secret, which values are masked, and how text, event data and streams are
+// masked.
+//
+// # Invariants
+//
+//   - One rule for secret variables: IsSecretEnv. A name is secret when it
+//     contains KEY, TOKEN, SECRET, PASSWORD, PASSWD, PASSPHRASE or
+//     CREDENTIAL (case-insensitive), or is a provider variable pm knows
+//     (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...). FilterEnv drops them from an
+//     environment (what run_command passes on).
+//   - One mask: every occurrence of every value of a Set becomes Masked
+//     ("[masked]"), longer values first so a secret that contains another
+//     is masked whole. Masking is exact-string: an encoded secret is not
+//     caught.
+//   - Every process masks what it knows: FromEnv collects the values of the
+//     secret variables of its environment (values shorter than MinEnvLen
+//     are left out: they would mask ordinary words); a value added
+//     explicitly (the provider key a host uses) is masked at any length.
+//   - Event data is masked like text (MaskValue, recursively through maps,
+//     slices and anything that marshals to JSON); a value holding no secret
+//     is returned unchanged, so data without secrets is written exactly as
+//     before.
+//   - Streams: a Writer never passes on a secret even when it arrives split
+//     across writes. A possible start of a secret at the end of a write is
+//     held back until the next write settles it, or until Flush. MaskStream
+//     is the same step for callers that keep the held text themselves (the
+//     model loop's streamed deltas).
+//   - A Set is a value: Add and With copy, so a Set handed to a Writer or a
+//     goroutine does not change under it.
+package secret
