@@ -67,6 +67,9 @@ func (d *Process) Start(_ context.Context, spec Spec) (Handle, error) {
 	h := Handle{Pid: pid, PidStart: start}
 	c := &child{done: make(chan struct{})}
 	d.mu.Lock()
+	if d.children == nil {
+		d.children = map[Handle]*child{}
+	}
 	d.children[h] = c
 	d.mu.Unlock()
 	go func() {

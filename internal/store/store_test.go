@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/jsonl"
 	"github.com/plasmodium/pm/internal/secret"
@@ -97,6 +99,26 @@ func TestLoadConfig(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// The driver's handle is embedded in agent.json as the two fields it always
+// had, in the same place: records written before the driver still load.
+func TestAgentHandleOnDisk(t *testing.T) {
+	a := store.Agent{Name: "oak_0001", PhaseID: "ph-000001", Handle: driver.Handle{Pid: 12, PidStart: 34}, Runtime: "exec"}
+	data, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"phase_id":"ph-000001","pid":12,"pid_start":34,"runtime":"exec"`) {
+		t.Fatalf("agent.json = %s", data)
+	}
+	var back store.Agent
+	if err := json.Unmarshal([]byte(`{"name":"x","pid":56,"pid_start":78}`), &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Handle != (driver.Handle{Pid: 56, PidStart: 78}) {
+		t.Fatalf("loaded handle %+v", back.Handle)
+	}
+}
 
 // The one stop grace defaults to the 3 s pm kill always gave an agent.
 func TestStopGrace(t *testing.T) {
