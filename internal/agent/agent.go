@@ -1,21 +1,20 @@
 package agent
 
 import (
+	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
-	"time"
 
+	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/lockedfile"
-	"github.com/plasmodium/pm/internal/proc"
 	"github.com/plasmodium/pm/internal/store"
 )
 
 // Launcher starts agent processes. It is the one way pm spawns anything: every
-// agent runs as `pm agent-run NAME` (the host) in its own process group.
+// agent runs as `pm agent-run NAME` (the host), started by the driver (in its
+// own process group for the process driver).
 type Launcher struct {
 	Store *store.Store
 	Exe   string   // path of the pm binary
@@ -23,6 +22,23 @@ type Launcher struct {
 	// AfterStart runs after an agent was spawned (the CLI uses it to make
 	// sure a supervisor is watching).
 	AfterStart func()
+	// Driver runs the hosts; nil means the process driver with the store's
+	// stop grace (DefaultDriver).
+	Driver driver.Driver
+}
+
+// DefaultDriver is the process driver with pm's one stop grace from s's
+// config (runtime.stop_grace_seconds).
+func DefaultDriver(s *store.Store) driver.Driver {
+	return driver.NewProcess(s.Config.Runtime.StopGrace())
+}
+
+// driver returns l.Driver or, when unset, a process driver for l's store.
+func (l *Launcher) driver() driver.Driver {
+	if l.Driver != nil {
+		return l.Driver
+	}
+	return DefaultDriver(l.Store)
 }
 
 // New records a fresh agent (status pending) and returns it. Nothing runs yet.
@@ -52,23 +68,21 @@ func (l *Launcher) Start(name string) error {
 	if _, err := s.Agent(name); err != nil {
 		return err
 	}
+	d := l.driver()
 	started := false
-	var pid int
 	a, err := lockedfile.Update(s.AgentPath(name), false, func(r *store.Agent) error {
-		if r.Runtime == "none" || (r.Status == store.AgentRunning && proc.Alive(r.Pid, r.PidStart)) {
+		if r.Runtime == "none" || (r.Status == store.AgentRunning && d.Alive(r.Handle)) {
 			return lockedfile.ErrUnchanged // nothing to run, or already running: never a duplicate
 		}
 		if r.Status == store.AgentKilled || r.Status == store.AgentFailed {
 			return errs.Statef("pm kill "+r.TaskID+" --restart gives the task a fresh owner", "agent %s is %s; it is not started again", r.Name, r.Status)
 		}
-		var err error
-		pid, err = l.spawn(r)
+		h, err := l.spawn(d, r)
 		if err != nil {
 			return err
 		}
-		start, _ := proc.StartTime(pid)
 		now := s.Now().UTC()
-		r.Pid, r.PidStart, r.Status, r.StartedAt = pid, start, store.AgentRunning, &now
+		r.Handle, r.Status, r.StartedAt = h, store.AgentRunning, &now
 		r.ExitCode, r.EndedAt, r.Reason = nil, nil, ""
 		started = true
 		return nil
@@ -77,41 +91,34 @@ func (l *Launcher) Start(name string) error {
 		return err
 	}
 	_ = s.Emit(store.Event{Kind: store.EvAgentStarted, Actor: "pm", Agent: name, TaskID: a.TaskID, PhaseID: a.PhaseID,
-		Data: map[string]any{"pid": pid, "role": a.Role, "restarts": a.Restarts}})
+		Data: map[string]any{"pid": a.Pid, "role": a.Role, "restarts": a.Restarts}})
 	if l.AfterStart != nil {
 		l.AfterStart()
 	}
 	return nil
 }
 
-// spawn starts `pm agent-run NAME` in its own process group, output to the
-// agent's log. The host may outlive this command; it is waited on in the
-// background so a long-lived starter never leaves a zombie.
-func (l *Launcher) spawn(a *store.Agent) (int, error) {
+// spawn starts `pm agent-run NAME` through d, output to the agent's log. The
+// host may outlive this command; the driver reaps it if this process lives
+// long enough to see it exit.
+func (l *Launcher) spawn(d driver.Driver, a *store.Agent) (driver.Handle, error) {
 	s := l.Store
 	if err := os.MkdirAll(filepath.Dir(s.LogPath(a.Name)), 0o755); err != nil {
-		return 0, err
+		return driver.Handle{}, err
 	}
 	logf, err := os.OpenFile(s.LogPath(a.Name), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
-		return 0, err
+		return driver.Handle{}, err
 	}
 	defer logf.Close()
-	cmd := exec.Command(l.Exe, "agent-run", a.Name)
-	cmd.Dir = s.ProjectDir()
-	cmd.Env = Env(l.Env, s, a)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return 0, errs.Failf("check that "+l.Exe+" exists and is executable", "start agent %s: %v", a.Name, err)
+	h, err := d.Start(context.Background(), driver.Spec{
+		Name: a.Name, Argv: []string{l.Exe, "agent-run", a.Name},
+		Dir: s.ProjectDir(), Env: Env(l.Env, s, a), Output: logf,
+	})
+	if err != nil {
+		return driver.Handle{}, errs.Failf("check that "+l.Exe+" exists and is executable", "start agent %s: %v", a.Name, err)
 	}
-	pid := cmd.Process.Pid
-	// Reap the host when it exits. In a short command this goroutine dies
-	// with the process (the host is re-parented and reaped by init); in a
-	// long-lived one (the supervisor, an owner host starting role agents) it
-	// keeps exited hosts from lingering as zombies.
-	go func() { _ = cmd.Wait() }()
-	return pid, nil
+	return h, nil
 }
 
 // Env is the environment an agent process gets: the base, minus any inherited
@@ -138,9 +145,12 @@ func hasAnyPrefix(s string, prefixes ...string) bool {
 	return false
 }
 
-// Kill ends an agent's process group (pid verified by start time) and marks
-// it killed. An agent that is not running is only marked.
-func Kill(s *store.Store, actor store.Actor, name string, grace time.Duration) error {
+// Kill marks the agent killed, then stops its host through the driver
+// (SIGTERM to its group, the stop grace, SIGKILL; never a recycled pid). An
+// agent that is not running is only marked. Marking first means neither the
+// supervisor nor its host records the end as a crash.
+func (l *Launcher) Kill(actor store.Actor, name string) error {
+	s := l.Store
 	a, err := s.UpdateAgent(name, func(r *store.Agent) error {
 		if r.Status == store.AgentRunning || r.Status == store.AgentPending {
 			now := s.Now().UTC()
@@ -151,7 +161,7 @@ func Kill(s *store.Store, actor store.Actor, name string, grace time.Duration) e
 	if err != nil {
 		return err
 	}
-	killed, err := proc.KillGroup(a.Pid, a.PidStart, grace)
+	killed, err := l.driver().Stop(context.Background(), a.Handle)
 	if err != nil {
 		return fmt.Errorf("kill agent %s (pid %d): %w", name, a.Pid, err)
 	}
@@ -162,7 +172,18 @@ func Kill(s *store.Store, actor store.Actor, name string, grace time.Duration) e
 	return nil
 }
 
-// Running reports whether the agent's recorded process is alive.
-func Running(a *store.Agent) bool {
-	return a.Status == store.AgentRunning && proc.Alive(a.Pid, a.PidStart)
+// HostAlive reports whether the agent's host still runs, whatever its record
+// says (a killed agent's host may still be leaving), as l's driver sees it.
+func (l *Launcher) HostAlive(a *store.Agent) bool {
+	return l.driver().Alive(a.Handle)
 }
+
+// Running reports whether the agent's recorded process is alive (the
+// process driver's view; views and commands use it).
+func Running(a *store.Agent) bool {
+	return a.Status == store.AgentRunning && processes.Alive(a.Handle)
+}
+
+// processes answers Alive for Running; the process driver's Alive needs no
+// state, so one instance serves every store.
+var processes = driver.NewProcess(0)

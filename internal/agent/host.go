@@ -10,8 +10,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/errs"
-	"github.com/plasmodium/pm/internal/proc"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/watch"
 )
@@ -34,15 +34,14 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 	masked := s.Secrets.Writer(logw)
 	defer masked.Flush()
 	log := slog.New(slog.NewTextHandler(masked, nil)).With("agent", name)
-	self := os.Getpid()
-	start, _ := proc.StartTime(self)
+	self, _ := driver.Self()
 	now := s.Now().UTC()
 	a, err := s.UpdateAgent(name, func(r *store.Agent) error {
 		if r.Status == store.AgentKilled || r.Status == store.AgentFailed {
 			return errs.Statef("", "agent %s is %s", r.Name, r.Status)
 		}
-		if r.Pid != self {
-			r.Pid, r.PidStart, r.Status, r.StartedAt = self, start, store.AgentRunning, &now
+		if r.Pid != self.Pid {
+			r.Handle, r.Status, r.StartedAt = self, store.AgentRunning, &now
 		}
 		return nil
 	})
@@ -90,18 +89,19 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 	signalled := ctx.Done()
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
-	grace := time.Duration(s.Config.Runtime.RoleGraceSeconds) * time.Second
+	linger := time.Duration(s.Config.Runtime.RoleGraceSeconds) * time.Second
+	grace := s.Config.Runtime.StopGrace()
 	for {
 		select {
 		case err := <-waited:
 			return finish(s, log, a, exitCode(err), "")
 		case why := <-stop:
 			log.Info("stopping", "why", why)
-			go terminate(cmd.Process, true, grace)
+			go terminate(cmd.Process, linger, true, grace)
 		case <-signalled:
 			signalled = nil
 			log.Info("stopping", "why", "signal")
-			go terminate(cmd.Process, false, 0)
+			go terminate(cmd.Process, 0, false, grace)
 		}
 	}
 }
@@ -163,20 +163,22 @@ func command(s *store.Store, a *store.Agent, text string) ([]string, error) {
 	return nil, errors.New("runtime " + a.Runtime + " has no process to start")
 }
 
-// terminate asks the child to stop (after a grace period when its phase
-// closed, so it can say goodbye), then forces it. When its phase closed the
-// request goes to the whole process group, so whatever the agent started
-// leaves with it; the host shares the group but handles SIGTERM and stays to
-// record the exit. (On pm kill the group was signalled already.)
-func terminate(p *os.Process, graceful bool, grace time.Duration) {
-	if graceful && grace > 0 {
-		time.Sleep(grace)
+// terminate asks the child to stop (after linger when its phase closed, so it
+// can say goodbye), then forces it after pm's one stop grace. When its phase
+// closed the request goes to the whole process group, so whatever the agent
+// started leaves with it; the host shares the group but handles SIGTERM and
+// stays to record the exit. (On pm kill the driver signalled the group
+// already.) This is the one place outside internal/driver that signals: the
+// host's own runtime child, which shares the host's group and dies with it.
+func terminate(p *os.Process, linger time.Duration, wholeGroup bool, grace time.Duration) {
+	if linger > 0 {
+		time.Sleep(linger)
 	}
-	if graceful {
+	if wholeGroup {
 		_ = syscall.Kill(0, syscall.SIGTERM)
 	}
 	_ = p.Signal(syscall.SIGTERM)
-	time.Sleep(5 * time.Second)
+	time.Sleep(grace)
 	_ = p.Signal(syscall.SIGKILL)
 }
 

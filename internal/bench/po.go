@@ -93,7 +93,7 @@ func (r *Residents) Close() error {
 	agents, err := r.Store.Agents()
 	errs = append(errs, err)
 	for _, a := range agents {
-		errs = append(errs, agent.Kill(r.Store, store.Actor{Name: "pmbench"}, a.Name, time.Second))
+		errs = append(errs, r.Launcher.Kill(store.Actor{Name: "pmbench"}, a.Name))
 	}
 	for i := 0; i < 100 && supervisor.Running(r.Store); i++ {
 		time.Sleep(50 * time.Millisecond)
@@ -267,7 +267,7 @@ func (r *Residents) killAndWait(ctx context.Context, name string) (time.Duration
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	start := time.Now()
-	if err := syscall.Kill(old.Pid, syscall.SIGKILL); err != nil {
+	if err := agent.DefaultDriver(r.Store).Signal(old.Handle, syscall.SIGKILL); err != nil {
 		return 0, err
 	}
 	err = watch.Until(ctx, func() []string { return []string{r.Store.AgentDir(name)} }, func() (bool, error) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/plasmodium/pm/internal/lockedfile"
 )
@@ -33,7 +34,14 @@ type Runtime struct {
 	// RoleGraceSeconds is how long a role agent may keep running after its
 	// phase closes before it is stopped.
 	RoleGraceSeconds int `json:"role_grace_seconds"`
+	// StopGraceSeconds is pm's one stop grace: how long an agent (and the
+	// runtime it started) gets between SIGTERM and SIGKILL, whoever stops it
+	// (pm kill, pm reset, its host when its phase closed).
+	StopGraceSeconds int `json:"stop_grace_seconds"`
 }
+
+// StopGrace is StopGraceSeconds as a duration.
+func (r Runtime) StopGrace() time.Duration { return time.Duration(r.StopGraceSeconds) * time.Second }
 
 // Model holds provider defaults; environment variables win over these.
 type Model struct {
@@ -75,6 +83,7 @@ func DefaultConfig() Config {
 			Default:          "exec",
 			Exec:             ExecRuntime{Command: []string{"claude", "-p", "--dangerously-skip-permissions"}},
 			RoleGraceSeconds: 5,
+			StopGraceSeconds: 3,
 		},
 		Model: Model{APIKeyEnv: "OPENAI_API_KEY"},
 		Budgets: Budgets{
@@ -111,6 +120,9 @@ func (c Config) validate(path string) error {
 		if v < 0 {
 			return fmt.Errorf("%s: limits.%s is %d; it must be 0 or more", path, name, v)
 		}
+	}
+	if c.Runtime.StopGraceSeconds < 0 {
+		return fmt.Errorf("%s: runtime.stop_grace_seconds is %d; it must be 0 or more", path, c.Runtime.StopGraceSeconds)
 	}
 	switch c.Runtime.Default {
 	case "llm", "exec", "none":

@@ -1,6 +1,10 @@
 package store
 
-import "time"
+import (
+	"time"
+
+	"github.com/plasmodium/pm/internal/driver"
+)
 
 // Task statuses.
 const (
@@ -81,13 +85,14 @@ type Message struct {
 
 // Agent is agents/<name>/agent.json.
 type Agent struct {
-	Name      string     `json:"name"`
-	Prompt    string     `json:"prompt"`
-	Role      string     `json:"role,omitempty"`
-	TaskID    string     `json:"task_id,omitempty"`
-	PhaseID   string     `json:"phase_id,omitempty"`
-	Pid       int        `json:"pid"`
-	PidStart  uint64     `json:"pid_start"`
+	Name    string `json:"name"`
+	Prompt  string `json:"prompt"`
+	Role    string `json:"role,omitempty"`
+	TaskID  string `json:"task_id,omitempty"`
+	PhaseID string `json:"phase_id,omitempty"`
+	// Handle names the agent's current (or last) run for the driver: the
+	// host's pid and start time, serialized as "pid" and "pid_start".
+	driver.Handle
 	Runtime   string     `json:"runtime"`
 	Model     string     `json:"model,omitempty"`
 	Status    string     `json:"status"`

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/jsonl"
 	"github.com/plasmodium/pm/internal/secret"
@@ -48,6 +50,12 @@ func TestLoadConfig(t *testing.T) {
 			data: ptr(`{"limits": {"phases_per_task": 0}}`),
 			want: func(c *store.Config) { c.Limits.PhasesPerTask = 0 },
 		},
+		{
+			name: "stop grace",
+			data: ptr(`{"runtime": {"stop_grace_seconds": 7}}`),
+			want: func(c *store.Config) { c.Runtime.StopGraceSeconds = 7 },
+		},
+		{name: "negative stop grace rejected", data: ptr(`{"runtime": {"stop_grace_seconds": -1}}`), errSubs: []string{"config.json", "runtime.stop_grace_seconds", "-1"}},
 		{name: "malformed names file and line", data: ptr("{\n  \"limits\": {\n    \"active_tasks\": ,\n  }\n}\n"), errSubs: []string{"config.json:3:", "malformed"}},
 		{name: "wrong type names file and line", data: ptr("{\n  \"limits\": {\n    \"active_tasks\": \"ten\"\n  }\n}\n"), errSubs: []string{"config.json:3:"}},
 		{name: "negative limit rejected", data: ptr(`{"limits": {"subtask_depth": -1}}`), errSubs: []string{"config.json", "limits.subtask_depth", "-1"}},
@@ -91,6 +99,36 @@ func TestLoadConfig(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// The driver's handle is embedded in agent.json as the two fields it always
+// had, in the same place: records written before the driver still load.
+func TestAgentHandleOnDisk(t *testing.T) {
+	a := store.Agent{Name: "oak_0001", PhaseID: "ph-000001", Handle: driver.Handle{Pid: 12, PidStart: 34}, Runtime: "exec"}
+	data, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"phase_id":"ph-000001","pid":12,"pid_start":34,"runtime":"exec"`) {
+		t.Fatalf("agent.json = %s", data)
+	}
+	var back store.Agent
+	if err := json.Unmarshal([]byte(`{"name":"x","pid":56,"pid_start":78}`), &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Handle != (driver.Handle{Pid: 56, PidStart: 78}) {
+		t.Fatalf("loaded handle %+v", back.Handle)
+	}
+}
+
+// The one stop grace defaults to the 3 s pm kill always gave an agent.
+func TestStopGrace(t *testing.T) {
+	if got := store.DefaultConfig().Runtime.StopGrace(); got != 3*time.Second {
+		t.Fatalf("default stop grace %v, want 3s", got)
+	}
+	if got := (store.Runtime{StopGraceSeconds: 0}).StopGrace(); got != 0 {
+		t.Fatalf("zero stop grace %v", got)
+	}
+}
 
 func TestDefaultConfigMatchesSpec(t *testing.T) {
 	l := store.DefaultConfig().Limits

@@ -5,8 +5,11 @@
 // Invariants:
 //   - one supervisor per state directory: it holds a flock on
 //     .plasmodium/supervisor.lock for its whole life; a second one exits at once;
-//   - it is woken by file events (agents/, tasks/) and by pidfds of running
-//     hosts, never by a sleep loop; backoff delays are timers;
+//   - it is woken by file events (agents/, tasks/) and by the driver's Wait
+//     on each running host (a pidfd for the process driver), never by a
+//     sleep loop; backoff delays are timers;
+//   - it sees and touches hosts only through a driver.Driver (Alive, Wait,
+//     Stop), so its unit tests run on drivertest's fake;
 //   - an agent is respawned only when it crashed (killed, or non-zero exit)
 //     while wanted; exit 0 means it left on purpose;
 //   - CrashLimit crashes within CrashWindow mark the agent failed and file a

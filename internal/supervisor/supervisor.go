@@ -13,11 +13,10 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
-	"golang.org/x/sys/unix"
 
 	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/lockedfile"
-	"github.com/plasmodium/pm/internal/proc"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -40,11 +39,16 @@ type Supervisor struct {
 	Policy   Policy
 	// RaiseHuman files a request for the human when an agent is given up on.
 	RaiseHuman func(agentName, text string) error
+	// Driver watches and stops the hosts; nil means the Launcher's (the
+	// process driver unless the Launcher names another).
+	Driver driver.Driver
 
+	drv      driver.Driver
+	ctx      context.Context // Run's: ends the exit watchers with it
 	mu       sync.Mutex
 	crashes  map[string][]time.Time
-	pending  map[string]*time.Timer // respawns scheduled
-	watching map[string]int         // agent name -> pid whose exit we wait for
+	pending  map[string]*time.Timer   // respawns scheduled
+	watching map[string]driver.Handle // agent name -> run whose exit we wait for
 	wake     chan struct{}
 }
 
@@ -111,8 +115,9 @@ func (sv *Supervisor) Run(ctx context.Context) error {
 		return nil
 	}
 	defer func() { _ = lk.Unlock() }()
-	sv.crashes, sv.pending, sv.watching = map[string][]time.Time{}, map[string]*time.Timer{}, map[string]int{}
-	sv.wake = make(chan struct{}, 1)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sv.init(ctx)
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return err
@@ -150,6 +155,20 @@ func (sv *Supervisor) Run(ctx context.Context) error {
 		case err := <-w.Errors:
 			sv.Log.Warn("watch", "err", err)
 		}
+	}
+}
+
+// init readies the maps, the wake-up channel and the driver.
+func (sv *Supervisor) init(ctx context.Context) {
+	sv.crashes, sv.pending, sv.watching = map[string][]time.Time{}, map[string]*time.Timer{}, map[string]driver.Handle{}
+	sv.wake = make(chan struct{}, 1)
+	sv.ctx = ctx
+	sv.drv = sv.Driver
+	if sv.drv == nil && sv.Launcher != nil {
+		sv.drv = sv.Launcher.Driver
+	}
+	if sv.drv == nil {
+		sv.drv = agent.DefaultDriver(sv.Store)
 	}
 }
 
@@ -201,14 +220,14 @@ func (sv *Supervisor) reconcile() (bool, error) {
 	}
 	live := false
 	for _, a := range agents {
-		alive := proc.Alive(a.Pid, a.PidStart)
+		alive := sv.drv.Alive(a.Handle)
 		want := sv.wanted(a)
 		if want || alive {
 			live = true
 		}
 		switch {
 		case alive && a.Status == store.AgentRunning:
-			sv.watchExit(a.Name, a.Pid, a.PidStart)
+			sv.watchExit(a.Name, a.Handle)
 		case want && sv.crashed(a, alive):
 			sv.scheduleRespawn(a)
 		}
@@ -228,7 +247,7 @@ func (sv *Supervisor) anyLive() bool {
 		return true
 	}
 	for _, a := range agents {
-		if sv.wanted(a) || proc.Alive(a.Pid, a.PidStart) {
+		if sv.wanted(a) || sv.drv.Alive(a.Handle) {
 			return true
 		}
 	}
@@ -322,11 +341,12 @@ var errNotWanted = errors.New("agent no longer wanted")
 func (sv *Supervisor) respawn(name string) {
 	s := sv.Store
 	a, err := s.Agent(name)
-	if err != nil || !sv.wanted(a) || proc.Alive(a.Pid, a.PidStart) {
+	if err != nil || !sv.wanted(a) || sv.drv.Alive(a.Handle) {
 		return
 	}
 	// The host died; whatever it started may linger in its process group.
-	_, _ = proc.KillGroup(a.Pid, a.PidStart, 0)
+	// Its leader is gone, so the driver forces the rest at once (no grace).
+	_, _ = sv.drv.Stop(sv.ctx, a.Handle)
 	if _, err := s.UpdateAgent(name, func(r *store.Agent) error {
 		// Re-check under the lock: pm kill may have ended it meanwhile.
 		if !sv.wanted(r) {
@@ -382,32 +402,22 @@ func roleOf(a *store.Agent) string {
 	return a.Role
 }
 
-// watchExit waits on the process's pidfd in the background and pokes the
-// loop when it exits, so a kill -9 is noticed at once without polling.
-func (sv *Supervisor) watchExit(name string, pid int, start uint64) {
+// watchExit waits for the run to exit in the background (the driver's Wait:
+// a pidfd for the process driver) and pokes the loop when it does, so a
+// kill -9 is noticed at once without polling. One watcher per run; it ends
+// with Run.
+func (sv *Supervisor) watchExit(name string, h driver.Handle) {
 	sv.mu.Lock()
-	if sv.watching[name] == pid {
+	if sv.watching[name] == h {
 		sv.mu.Unlock()
 		return
 	}
-	sv.watching[name] = pid
+	sv.watching[name] = h
 	sv.mu.Unlock()
-	fd, err := unix.PidfdOpen(pid, 0)
-	if err != nil {
-		sv.poke()
-		return
-	}
 	go func() {
-		defer unix.Close(fd)
-		for proc.Alive(pid, start) {
-			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-			if _, err := unix.Poll(fds, -1); err != nil && !errors.Is(err, unix.EINTR) {
-				break
-			}
-			if fds[0].Revents != 0 {
-				break
-			}
+		_, _ = sv.drv.Wait(sv.ctx, h)
+		if sv.ctx.Err() == nil {
+			sv.poke()
 		}
-		sv.poke()
 	}()
 }

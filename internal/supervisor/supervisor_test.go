@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/jsonl"
 	"github.com/plasmodium/pm/internal/phase"
-	"github.com/plasmodium/pm/internal/proc"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 	"github.com/plasmodium/pm/internal/watch"
@@ -47,7 +47,7 @@ func fakeHost(t *testing.T, s *store.Store) *agent.Launcher {
 	t.Cleanup(func() {
 		as, _ := s.Agents()
 		for _, a := range as {
-			_, _ = proc.KillGroup(a.Pid, a.PidStart, 0)
+			_, _ = driver.NewProcess(0).Stop(context.Background(), a.Handle)
 		}
 	})
 	return l
@@ -195,7 +195,7 @@ func TestRespawnThenGiveUp(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if a.Restarts != i || a.Status != store.AgentRunning || !proc.Alive(a.Pid, a.PidStart) {
+		if a.Restarts != i || a.Status != store.AgentRunning || !driver.NewProcess(0).Alive(a.Handle) {
 			t.Fatalf("after respawn %d: %+v", i, a)
 		}
 		if !Running(s) {

@@ -10,5 +10,9 @@
 //   - reverse edges (children, blocks) are recorded on the parent/blocker so
 //     done and wait-children never scan every task;
 //   - pm done commits before it marks the task done: a failed commit leaves
-//     the task active and changes nothing.
+//     the task active and changes nothing;
+//   - pm kill marks the whole tree killed first (under the tasks lock, so
+//     nothing is wanted or created under it any more), then ends its agents
+//     in parallel rounds through the launcher's driver; pm reset ends agents
+//     the same way. Neither signals a process itself.
 package task

@@ -2,18 +2,13 @@ package task
 
 import (
 	"sync"
-	"time"
 
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/lockedfile"
 	"github.com/plasmodium/pm/internal/phase"
-	"github.com/plasmodium/pm/internal/proc"
 	"github.com/plasmodium/pm/internal/store"
 )
-
-// KillGrace is how long an agent gets between SIGTERM and SIGKILL.
-const KillGrace = 3 * time.Second
 
 // KillResult says what pm kill did.
 type KillResult struct {
@@ -68,7 +63,7 @@ func Kill(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string, r
 			_, _ = phase.Close(s, actor, t.ID, ph.ID, store.CloseKilled)
 		}
 	}
-	if err := killAgents(s, actor, tree, res); err != nil {
+	if err := killAgents(s, l, actor, tree, res); err != nil {
 		return res, err
 	}
 	if restart {
@@ -81,10 +76,10 @@ func Kill(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string, r
 	return res, nil
 }
 
-// killAgents ends the agents of tree, all of a round at once (each gets its
-// SIGTERM grace in parallel), listing them again after each round in case one
-// was (re)started while the previous round ran.
-func killAgents(s *store.Store, actor store.Actor, tree []*store.Task, res *KillResult) error {
+// killAgents ends the agents of tree through l's driver, all of a round at
+// once (each gets the stop grace in parallel), listing them again after each
+// round in case one was (re)started while the previous round ran.
+func killAgents(s *store.Store, l *agent.Launcher, actor store.Actor, tree []*store.Task, res *KillResult) error {
 	inTree := map[string]bool{}
 	for _, t := range tree {
 		inTree[t.ID] = true
@@ -97,7 +92,7 @@ func killAgents(s *store.Store, actor store.Actor, tree []*store.Task, res *Kill
 		}
 		var round []string
 		for _, a := range agents {
-			alive := proc.Alive(a.Pid, a.PidStart)
+			alive := l.HostAlive(a)
 			live := a.Status == store.AgentRunning || a.Status == store.AgentPending || alive
 			if !inTree[a.TaskID] || !live || (ended[a.Name] && !alive) {
 				continue
@@ -110,7 +105,7 @@ func killAgents(s *store.Store, actor store.Actor, tree []*store.Task, res *Kill
 		errsOf := make([]error, len(round))
 		var wg sync.WaitGroup
 		for i, name := range round {
-			wg.Go(func() { errsOf[i] = agent.Kill(s, actor, name, KillGrace) })
+			wg.Go(func() { errsOf[i] = l.Kill(actor, name) })
 		}
 		wg.Wait()
 		for i, name := range round {

@@ -37,9 +37,11 @@ func Reset(s *store.Store, actor store.Actor, force bool) (*ResetResult, error) 
 	if err != nil {
 		return nil, err
 	}
+	// Only the driver signals: a launcher on the store's process driver.
+	l := &agent.Launcher{Store: s}
 	for _, a := range agents {
 		if a.Status == store.AgentRunning {
-			if err := agent.Kill(s, actor, a.Name, KillGrace); err != nil {
+			if err := l.Kill(actor, a.Name); err != nil {
 				return res, err
 			}
 			res.Killed = append(res.Killed, a.Name)

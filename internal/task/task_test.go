@@ -15,11 +15,11 @@ import (
 	"time"
 
 	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/inbox"
 	"github.com/plasmodium/pm/internal/jsonl"
 	"github.com/plasmodium/pm/internal/phase"
-	"github.com/plasmodium/pm/internal/proc"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 	"github.com/plasmodium/pm/internal/watch"
@@ -34,6 +34,9 @@ type env struct {
 	warn    *bytes.Buffer
 	bin     string // where the fake agent host reports its child
 }
+
+// procs is the process driver the tests look at real agents through.
+var procs = driver.NewProcess(0)
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
@@ -595,10 +598,10 @@ func TestKillEndsAgentProcessGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if owner.Status != store.AgentRunning || owner.Pid <= 0 || !proc.Alive(owner.Pid, owner.PidStart) {
+	if owner.Status != store.AgentRunning || owner.Pid <= 0 || !procs.Alive(owner.Handle) {
 		t.Fatalf("exec owner = %+v, want a running process", owner)
 	}
-	t.Cleanup(func() { _, _ = proc.KillGroup(owner.Pid, owner.PidStart, 0) })
+	t.Cleanup(func() { _, _ = procs.Stop(context.Background(), owner.Handle) })
 	// Wait (on file events) for the host to report its child.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // hang guard
 	defer cancel()
@@ -617,23 +620,23 @@ func TestKillEndsAgentProcessGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	childStart, err := proc.StartTime(childPid)
+	child, err := driver.Find(childPid)
 	if err != nil {
 		t.Fatalf("child of the agent host: %v", err)
 	}
-	t.Cleanup(func() { _, _ = proc.KillGroup(childPid, childStart, 0) })
+	t.Cleanup(func() { _, _ = procs.Stop(context.Background(), child) })
 
 	if _, err := task.Kill(e.s, e.l, store.Human, a.ID, false); err != nil {
 		t.Fatal(err)
 	}
-	// Both the leader and the member of its group end (WaitExit waits on a
+	// Both the leader and the member of its group end (Wait waits on a
 	// pidfd; the timeout is only a hang guard).
-	for _, p := range []struct {
-		pid   int
-		start uint64
-	}{{owner.Pid, owner.PidStart}, {childPid, childStart}} {
-		if !proc.WaitExit(p.pid, p.start, time.Minute) || proc.Alive(p.pid, p.start) {
-			t.Fatalf("pid %d still alive after kill", p.pid)
+	for _, h := range []driver.Handle{owner.Handle, child} {
+		hang, cancel := context.WithTimeout(context.Background(), time.Minute)
+		_, err := procs.Wait(hang, h)
+		cancel()
+		if err != nil || procs.Alive(h) {
+			t.Fatalf("pid %d still alive after kill", h.Pid)
 		}
 	}
 	if got, _ := e.s.Agent(a.Owner); got.Status != store.AgentKilled {

@@ -2,6 +2,7 @@ package proc
 
 import (
 	"bufio"
+	"context"
 	"os"
 	"os/exec"
 	"strconv"
@@ -14,6 +15,20 @@ import (
 // hang is a generous bound for waits that end on a kernel event; it only
 // keeps a broken test from hanging.
 const hang = time.Minute
+
+// waitExit is Wait with a timeout, reporting whether the process is gone.
+func waitExit(pid int, start uint64, timeout time.Duration) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return Wait(ctx, pid, start) == nil
+}
+
+// killGroup is StopGroup with a grace period instead of a context.
+func killGroup(pid int, start uint64, grace time.Duration) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	return StopGroup(ctx, pid, start)
+}
 
 func stateOf(t *testing.T, pid int) string {
 	t.Helper()
@@ -116,7 +131,7 @@ func TestChildLifecycle(t *testing.T) {
 	if Alive(pid, start) || Alive(pid, 0) {
 		t.Fatal("exited and reaped child still alive")
 	}
-	if !WaitExit(pid, start, hang) {
+	if !waitExit(pid, start, hang) {
 		t.Fatal("WaitExit on a gone pid reported it alive")
 	}
 }
@@ -130,7 +145,7 @@ func TestZombieIsNotAlive(t *testing.T) {
 	start, _ := StartTime(pid) // may fail if it is already a zombie; 0 then
 	// WaitExit polls a pidfd, which is ready once the child exits, before
 	// anyone reaps it: the child is a zombie now.
-	if !WaitExit(pid, start, hang) {
+	if !waitExit(pid, start, hang) {
 		t.Fatal("WaitExit did not see the child exit")
 	}
 	if st := stateOf(t, pid); st != "Z" {
@@ -151,7 +166,7 @@ func TestWaitExitTimesOutOnLiveProcess(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	start, _ := StartTime(cmd.Process.Pid)
-	if WaitExit(cmd.Process.Pid, start, 20*time.Millisecond) {
+	if waitExit(cmd.Process.Pid, start, 20*time.Millisecond) {
 		t.Fatal("WaitExit reported a sleeping process gone")
 	}
 }
@@ -196,12 +211,12 @@ func TestKillGroup(t *testing.T) {
 	if !GroupAlive(pid) {
 		t.Fatal("GroupAlive false for a running group")
 	}
-	killed, err := KillGroup(pid, start, 5*time.Second)
+	killed, err := killGroup(pid, start, 5*time.Second)
 	if err != nil || !killed {
 		t.Fatalf("KillGroup = %v, %v", killed, err)
 	}
 	_ = cmd.Wait() // reap the leader
-	if !WaitExit(member, mstart, hang) || Alive(member, mstart) {
+	if !waitExit(member, mstart, hang) || Alive(member, mstart) {
 		t.Fatal("group member survived KillGroup")
 	}
 	if Alive(pid, start) {
@@ -216,7 +231,7 @@ func TestKillGroupWrongStartTimeLeavesProcessAlone(t *testing.T) {
 	pid := cmd.Process.Pid
 	start, _ := StartTime(pid)
 	mstart, _ := StartTime(member)
-	killed, err := KillGroup(pid, start+1, 5*time.Second)
+	killed, err := killGroup(pid, start+1, 5*time.Second)
 	if err != nil || killed {
 		t.Fatalf("KillGroup with a wrong start time = %v, %v; want nothing killed", killed, err)
 	}
@@ -246,22 +261,22 @@ func TestKillGroupLeaderGoneMemberLingers(t *testing.T) {
 	if !GroupAlive(pid) {
 		t.Fatal("group with a live member reported empty")
 	}
-	killed, err := KillGroup(pid, 12345, time.Second) // the leader and its pid are gone
+	killed, err := killGroup(pid, 12345, time.Second) // the leader and its pid are gone
 	if err != nil || !killed {
 		t.Fatalf("KillGroup = %v, %v; want the lingering member killed", killed, err)
 	}
-	if !WaitExit(member, mstart, hang) || Alive(member, mstart) {
+	if !waitExit(member, mstart, hang) || Alive(member, mstart) {
 		t.Fatal("lingering member survived")
 	}
 }
 
 func TestKillGroupNothingThere(t *testing.T) {
-	killed, err := KillGroup(1<<30, 1, time.Second)
+	killed, err := killGroup(1<<30, 1, time.Second)
 	if err != nil || killed {
 		t.Fatalf("KillGroup of a missing pid = %v, %v", killed, err)
 	}
-	killed, err = KillGroup(0, 0, time.Second)
+	killed, err = killGroup(0, 0, time.Second)
 	if err != nil || killed {
-		t.Fatalf("KillGroup(0) = %v, %v; must never signal our own group", killed, err)
+		t.Fatalf("killGroup(0) = %v, %v; must never signal our own group", killed, err)
 	}
 }

@@ -2,12 +2,13 @@ package proc
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"strconv"
+	"sync"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -68,39 +69,84 @@ func GroupAlive(pgid int) bool {
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
-// WaitExit blocks until the process exits or timeout passes, using a pidfd so
-// the wait is woken by the kernel rather than a sleep loop. It reports whether
-// the process is gone.
-func WaitExit(pid int, start uint64, timeout time.Duration) bool {
+// Wait blocks until the process pid (verified by its start time) exits or
+// ctx ends, returning ctx's error then. It polls a pidfd, so the kernel wakes
+// it (no sleep loop), and it works for any process, not only our children. A
+// pid that is gone or recycled counts as exited.
+func Wait(ctx context.Context, pid int, start uint64) error {
+	if pid <= 0 {
+		return nil
+	}
 	fd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
-		return !Alive(pid, start)
+		if errors.Is(err, unix.ESRCH) || !Alive(pid, start) {
+			return nil
+		}
+		return err // out of file descriptors, say: the process still runs
 	}
 	defer unix.Close(fd)
 	if !Alive(pid, start) {
-		return true
+		return nil
 	}
-	deadline := time.Now().Add(timeout)
+	return pollExit(ctx, fd)
+}
+
+// pollExit waits for pidfd to turn readable (its process exited) or ctx to
+// end. ctx's end closes the write end of a pipe polled alongside, so both
+// wake-ups come from the kernel.
+func pollExit(ctx context.Context, pidfd int) error {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		return err
+	}
+	defer unix.Close(p[0])
+	var once sync.Once
+	closeWrite := func() { once.Do(func() { unix.Close(p[1]) }) }
+	stop := context.AfterFunc(ctx, closeWrite)
+	defer func() { stop(); closeWrite() }()
 	for {
-		ms := int(time.Until(deadline).Milliseconds())
-		if ms <= 0 {
-			return !Alive(pid, start)
-		}
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		n, err := unix.Poll(fds, ms)
-		if err != nil && !errors.Is(err, unix.EINTR) {
-			return !Alive(pid, start)
-		}
-		if n > 0 {
-			return true
+		fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}, {Fd: int32(p[0]), Events: unix.POLLIN}}
+		_, err := unix.Poll(fds, -1)
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case err != nil:
+			return err
+		case fds[0].Revents != 0:
+			return nil
+		case fds[1].Revents != 0:
+			return ctx.Err()
 		}
 	}
 }
 
-// KillGroup ends process group pgid led by pid (verified by its start time):
-// SIGTERM, up to grace for the leader to exit, then SIGKILL to whatever is
-// left of the group. A pid that now names another process is left alone.
-func KillGroup(pid int, start uint64, grace time.Duration) (killed bool, err error) {
+// Signal sends sig to the process pid alone, only while its start time still
+// matches (a recycled pid is left alone and reported gone).
+func Signal(pid int, start uint64, sig syscall.Signal) error {
+	if !Alive(pid, start) {
+		return ErrGone
+	}
+	if err := syscall.Kill(pid, sig); err != nil {
+		if errors.Is(err, syscall.ESRCH) {
+			return ErrGone
+		}
+		return err
+	}
+	return nil
+}
+
+// ErrGone: the process has exited, or its pid now names another process.
+var ErrGone = errors.New("process is gone")
+
+// StopGroup ends process group pgid led by pid (verified by its start time):
+// SIGTERM, then until ctx ends for the leader to exit, then SIGKILL to
+// whatever is left of the group. A pid that now names another process is left
+// alone. A leader already gone means no grace: lingering members are killed
+// at once.
+func StopGroup(ctx context.Context, pid int, start uint64) (killed bool, err error) {
+	if pid <= 0 {
+		return false, nil // never our own group (0) or every process (-1)
+	}
 	if !Alive(pid, start) {
 		// A pid that now names a process with another start time was
 		// recycled: that process (and the group it may lead) is not ours.
@@ -109,7 +155,7 @@ func KillGroup(pid int, start uint64, grace time.Duration) (killed bool, err err
 		}
 		// The leader is gone; members may linger in its group. The group id
 		// cannot be reused while any member lives, so signalling it is safe.
-		if pid > 0 && GroupAlive(pid) {
+		if GroupAlive(pid) {
 			_ = syscall.Kill(-pid, syscall.SIGKILL)
 			return true, nil
 		}
@@ -118,7 +164,7 @@ func KillGroup(pid int, start uint64, grace time.Duration) (killed bool, err err
 	if err := syscall.Kill(-pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return false, err
 	}
-	WaitExit(pid, start, grace)
+	_ = Wait(ctx, pid, start)
 	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return true, err
 	}

@@ -1,0 +1,28 @@
+// Package driver is pm's one runtime seam, shaped like a task driver: start
+// an agent host from a Spec, Wait for it, Stop or Signal it, ask whether it
+// is Alive, all through an opaque Handle that agent.json stores. ("Runtime"
+// already names how an agent thinks in pm — exec, llm, none — so this layer
+// is the driver.) Process is the real implementation; drivertest holds an
+// in-memory fake for unit tests.
+//
+// Invariants:
+//   - only this package signals agent processes: the launcher, the
+//     supervisor, pm kill and pm reset go through a Driver, and the
+//     low-level helpers (internal/driver/internal/proc) cannot be imported
+//     from anywhere else. The one exception is a host's own runtime child
+//     (agent/host.go), which shares the host's group and dies with it;
+//   - a Handle names one run for good: the process driver checks the
+//     recorded start time before every signal, so a recycled pid is never
+//     signalled, and a pid that now names another process counts as exited;
+//   - one grace policy: the driver is built with pm's stop grace
+//     (config.json runtime.stop_grace_seconds, default 3 s) and Stop always
+//     uses it — SIGTERM to the group, up to the grace for the host to leave,
+//     SIGKILL to what is left. Callers cannot pass their own; a cancelled
+//     context only cuts it short. A host already gone gets no grace: its
+//     lingering group is killed at once;
+//   - waits are woken by the kernel (a pidfd, or the reaper of our own
+//     child), never by a sleep loop, and work for hosts another pm process
+//     started;
+//   - every host Start spawns is reaped by the driver, so a long-lived
+//     starter leaves no zombies.
+package driver

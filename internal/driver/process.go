@@ -1,0 +1,137 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/plasmodium/pm/internal/driver/internal/proc"
+)
+
+// Process is the driver of real processes: each agent host leads its own
+// process group, is named by pid + start time, is watched through a pidfd
+// and stopped by signalling its group.
+type Process struct {
+	grace time.Duration
+
+	mu       sync.Mutex
+	children map[Handle]*child // started here; kept until a Wait collects the exit
+}
+
+// child is a process this driver started; its reaper records how it ended.
+type child struct {
+	done   chan struct{}
+	status ExitStatus
+}
+
+// NewProcess returns a process driver whose Stop gives an agent grace
+// between SIGTERM and SIGKILL (pm's one stop grace, runtime.stop_grace_seconds).
+func NewProcess(grace time.Duration) *Process {
+	return &Process{grace: grace, children: map[Handle]*child{}}
+}
+
+// Self returns the handle of the calling process, for a host recording itself.
+func Self() (Handle, error) { return Find(os.Getpid()) }
+
+// Find returns the handle of process pid as it runs now (its start time read
+// from /proc); the pid is kept even when that fails. Agents get their
+// handles from Start; this names a process pm did not start through a
+// driver (the host itself, a test's grandchild).
+func Find(pid int) (Handle, error) {
+	start, err := proc.StartTime(pid)
+	return Handle{Pid: pid, PidStart: start}, err
+}
+
+// Start runs spec in a new process group and reaps it when it exits, so a
+// long-lived starter (the supervisor, an owner's host) never keeps zombies.
+// The host may outlive the caller (it is then re-parented to init).
+func (d *Process) Start(_ context.Context, spec Spec) (Handle, error) {
+	if len(spec.Argv) == 0 {
+		return Handle{}, errors.New("start " + spec.Name + ": nothing to run")
+	}
+	cmd := exec.Command(spec.Argv[0], spec.Argv[1:]...)
+	cmd.Dir, cmd.Env = spec.Dir, spec.Env
+	cmd.Stdout, cmd.Stderr = spec.Output, spec.Output
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return Handle{}, err
+	}
+	// Read the start time before the reaper runs: until it is reaped the
+	// child's /proc entry stays, even if it has already exited.
+	pid := cmd.Process.Pid
+	start, _ := proc.StartTime(pid)
+	h := Handle{Pid: pid, PidStart: start}
+	c := &child{done: make(chan struct{})}
+	d.mu.Lock()
+	if d.children == nil {
+		d.children = map[Handle]*child{}
+	}
+	d.children[h] = c
+	d.mu.Unlock()
+	go func() {
+		c.status = ExitStatus{Code: exitCode(cmd.Wait())}
+		close(c.done)
+	}()
+	return h, nil
+}
+
+// Wait returns when the process exits. The exit code is known for this
+// driver's own children: each keeps its status (a few bytes) until the first
+// Wait that sees the exit collects it; waits already under way get it too.
+func (d *Process) Wait(ctx context.Context, h Handle) (ExitStatus, error) {
+	d.mu.Lock()
+	c := d.children[h]
+	d.mu.Unlock()
+	if c != nil {
+		select {
+		case <-c.done:
+			d.mu.Lock()
+			delete(d.children, h)
+			d.mu.Unlock()
+			return c.status, nil
+		case <-ctx.Done():
+			return ExitStatus{Code: Unknown}, ctx.Err()
+		}
+	}
+	if err := proc.Wait(ctx, h.Pid, h.PidStart); err != nil {
+		return ExitStatus{Code: Unknown}, err
+	}
+	return ExitStatus{Code: Unknown}, nil
+}
+
+// Stop sends SIGTERM to the group, waits up to the grace for the leader to
+// exit, then sends SIGKILL to whatever is left of the group. A recycled pid
+// is never signalled.
+func (d *Process) Stop(ctx context.Context, h Handle) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, d.grace)
+	defer cancel()
+	return proc.StopGroup(ctx, h.Pid, h.PidStart)
+}
+
+// Signal sends sig to the host process alone, after its start-time check.
+func (d *Process) Signal(h Handle, sig syscall.Signal) error {
+	return proc.Signal(h.Pid, h.PidStart, sig)
+}
+
+// Alive reports whether the process named by h runs (a zombie does not).
+func (d *Process) Alive(h Handle) bool { return proc.Alive(h.Pid, h.PidStart) }
+
+// exitCode maps cmd.Wait's error to an exit code, 128+n for signal n, the way
+// a shell reports it.
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return ee.ExitCode()
+	}
+	return Unknown
+}
