@@ -3,6 +3,7 @@ package proc
 import (
 	"bufio"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"strconv"
@@ -278,5 +279,38 @@ func TestKillGroupNothingThere(t *testing.T) {
 	killed, err = killGroup(0, 0, time.Second)
 	if err != nil || killed {
 		t.Fatalf("killGroup(0) = %v, %v; must never signal our own group", killed, err)
+	}
+}
+
+// A record without a start time (hand-edited, or from a broken writer) names
+// no process we can verify: nothing is signalled, the group lives on.
+func TestMissingStartTimeIsNeverSignalled(t *testing.T) {
+	cmd, member := startGroup(t)
+	pid := cmd.Process.Pid
+	start, _ := StartTime(pid)
+	mstart, _ := StartTime(member)
+	if killed, err := killGroup(pid, 0, 5*time.Second); killed || err == nil {
+		t.Errorf("StopGroup with start 0 = %v, %v; want refused", killed, err)
+	}
+	if err := Signal(pid, 0, syscall.SIGTERM); err == nil {
+		t.Error("Signal with start 0 was sent")
+	}
+	if !Alive(pid, start) || !Alive(member, mstart) {
+		t.Fatal("a process with no recorded start time was signalled")
+	}
+}
+
+// Pid 1 and negative pids are never signalled, whatever start time a record
+// claims: -1 is every process we may signal. (Pid 0, an agent never started,
+// is TestKillGroupNothingThere: nothing to stop, our own group untouched.)
+func TestPidZeroAndOneAreNeverSignalled(t *testing.T) {
+	for _, pid := range []int{-1, 1} {
+		start, _ := StartTime(1)
+		if killed, err := killGroup(pid, start, time.Second); killed || !errors.Is(err, ErrUnverified) {
+			t.Errorf("StopGroup(%d) = %v, %v; want ErrUnverified", pid, killed, err)
+		}
+		if err := Signal(pid, start, syscall.Signal(0)); !errors.Is(err, ErrUnverified) {
+			t.Errorf("Signal(%d) = %v; want ErrUnverified", pid, err)
+		}
 	}
 }
