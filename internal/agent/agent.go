@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/lockedfile"
 	"github.com/plasmodium/pm/internal/proc"
@@ -38,7 +39,7 @@ func New(s *store.Store, a store.Agent) (*store.Agent, error) {
 	if err := s.WriteAgent(&a); err != nil {
 		return nil, err
 	}
-	_ = s.Emit(store.Event{Kind: store.EvAgentCreated, Actor: "pm", Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID,
+	s.Notify(bus.Event{Kind: bus.EvAgentCreated, Actor: "pm", Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID,
 		Data: map[string]any{"prompt": a.Prompt, "role": a.Role, "runtime": a.Runtime}})
 	return &a, nil
 }
@@ -76,7 +77,7 @@ func (l *Launcher) Start(name string) error {
 	if err != nil || !started {
 		return err
 	}
-	_ = s.Emit(store.Event{Kind: store.EvAgentStarted, Actor: "pm", Agent: name, TaskID: a.TaskID, PhaseID: a.PhaseID,
+	s.Notify(bus.Event{Kind: bus.EvAgentStarted, Actor: "pm", Agent: name, TaskID: a.TaskID, PhaseID: a.PhaseID,
 		Data: map[string]any{"pid": pid, "role": a.Role, "restarts": a.Restarts}})
 	if l.AfterStart != nil {
 		l.AfterStart()
@@ -156,7 +157,7 @@ func Kill(s *store.Store, actor store.Actor, name string, grace time.Duration) e
 		return fmt.Errorf("kill agent %s (pid %d): %w", name, a.Pid, err)
 	}
 	if killed || a.Status == store.AgentKilled {
-		_ = s.Emit(store.Event{Kind: store.EvAgentKilled, Actor: actor.Name, Agent: name, TaskID: a.TaskID, PhaseID: a.PhaseID,
+		s.Notify(bus.Event{Kind: bus.EvAgentKilled, Actor: actor.Name, Agent: name, TaskID: a.TaskID, PhaseID: a.PhaseID,
 			Data: map[string]any{"pid": a.Pid}})
 	}
 	return nil

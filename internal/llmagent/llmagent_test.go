@@ -13,6 +13,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/inbox"
 	"github.com/plasmodium/pm/internal/jsonl"
 	"github.com/plasmodium/pm/internal/llm"
@@ -71,13 +72,13 @@ func tool(name, args string) openaitest.Reply {
 
 func text(s string) openaitest.Reply { return openaitest.Reply{Content: s} }
 
-func events(t *testing.T, s *store.Store, kind string) []store.Event {
+func events(t *testing.T, s *store.Store, kind bus.Kind) []bus.Event {
 	t.Helper()
-	all, err := jsonl.ReadAll[store.Event](s.EventsPath(), nil)
+	all, err := jsonl.ReadAll[bus.Event](s.EventsPath(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []store.Event
+	var out []bus.Event
 	for _, ev := range all {
 		if ev.Kind == kind {
 			out = append(out, ev)

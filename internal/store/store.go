@@ -6,9 +6,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
+	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/jsonl"
@@ -26,8 +26,10 @@ type Store struct {
 	IDs    ids.Source       // injectable id source
 	Warn   io.Writer        // where skipped lines are reported (stderr)
 	Config Config
-	// Secrets (an API key) are masked in every event this process emits.
+	// Secrets (an API key) are masked in every event this process publishes.
 	Secrets []string
+	// EventBus, when set, replaces the file bus (tests use a bus.Mem).
+	EventBus bus.Bus
 }
 
 // Open opens the state directory at root and loads its config.
@@ -125,20 +127,24 @@ func (s *Store) PromptFilePath(name string) string {
 func (s *Store) LogPath(name string) string { return filepath.Join(s.Root, "logs", name+".log") }
 func (s *Store) RequestsDir() string        { return filepath.Join(s.Root, "requests") }
 
-// Emit appends an event to the bus, stamping its time. It is the one event emitter.
-func (s *Store) Emit(ev Event) error {
-	if ev.Time.IsZero() {
-		ev.Time = s.Now().UTC()
+// Bus is the event bus of this store: EventBus when set (tests), else the
+// file bus over events.jsonl, stamped with this store's clock and masking
+// its secrets.
+func (s *Store) Bus() bus.Bus {
+	if s.EventBus != nil {
+		return s.EventBus
 	}
-	if ev.Actor == "" {
-		ev.Actor = "human"
+	return &bus.File{Path: s.EventsPath(), Now: s.Now, Secrets: s.Secrets, Bad: s.BadLine}
+}
+
+// Notify publishes an event that announces a record already kept elsewhere
+// (task.json, agent.json, messages.jsonl, an inbox). The operation has
+// happened, so a failed publish is reported on the warning stream rather
+// than failing it (see the error policy in internal/bus).
+func (s *Store) Notify(ev bus.Event) {
+	if err := s.Bus().Publish(ev); err != nil {
+		s.Warnf("event %s not recorded on the bus: %v", ev.Kind, err)
 	}
-	for _, sec := range s.Secrets {
-		if len(sec) >= 8 {
-			ev.Text = strings.ReplaceAll(ev.Text, sec, "[masked]")
-		}
-	}
-	return jsonl.Append(s.EventsPath(), ev)
 }
 
 // Warnf reports a recoverable problem (a skipped line) to the warning stream.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/jsonl"
 	"github.com/plasmodium/pm/internal/store"
@@ -335,17 +336,17 @@ func TestAgentsSkipsMalformed(t *testing.T) {
 	}
 }
 
-func TestEmit(t *testing.T) {
+func TestBusPublish(t *testing.T) {
 	s, _ := newStore(t)
 	fixed := time.Date(2024, 5, 6, 7, 8, 9, 0, time.FixedZone("X", 3600))
 	s.Now = func() time.Time { return fixed }
-	if err := s.Emit(store.Event{Kind: store.EvInit}); err != nil {
+	if err := s.Bus().Publish(bus.Event{Kind: bus.EvInit}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Emit(store.Event{Kind: store.EvTaskCreated, Actor: "oak_0001", Time: fixed.Add(time.Hour)}); err != nil {
+	if err := s.Bus().Publish(bus.Event{Kind: bus.EvTaskCreated, Actor: "oak_0001", Time: fixed.Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
-	evs, err := jsonl.ReadAll[store.Event](s.EventsPath(), nil)
+	evs, err := jsonl.ReadAll[bus.Event](s.EventsPath(), nil)
 	if err != nil || len(evs) != 2 {
 		t.Fatalf("events: %v, %v", evs, err)
 	}
@@ -354,6 +355,48 @@ func TestEmit(t *testing.T) {
 	}
 	if evs[1].Actor != "oak_0001" || !evs[1].Time.Equal(fixed.Add(time.Hour)) {
 		t.Errorf("second event %+v: explicit fields must be kept", evs[1])
+	}
+}
+
+// Notify never fails the operation it announces: a failed publish is a
+// warning on the store's warning stream; a working one warns nothing.
+func TestNotifyWarnsOnFailure(t *testing.T) {
+	cases := []struct {
+		name     string
+		breakBus bool
+		warn     string
+	}{
+		{"published", false, ""},
+		{"bus unwritable", true, "pm: warning: event task.done not recorded on the bus: "},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, warn := newStore(t)
+			if c.breakBus {
+				// A directory where the file should be: every append fails.
+				if err := os.Mkdir(s.EventsPath(), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s.Notify(bus.Event{Kind: bus.EvTaskDone, TaskID: "tk-000001"})
+			if got := warn.String(); (c.warn == "" && got != "") || !strings.Contains(got, c.warn) {
+				t.Fatalf("warnings %q, want %q", got, c.warn)
+			}
+		})
+	}
+}
+
+// EventBus replaces the file bus: tests can run on a bus in memory.
+func TestEventBusOverride(t *testing.T) {
+	s, _ := newStore(t)
+	mem := &bus.Mem{}
+	s.EventBus = mem
+	s.Notify(bus.Event{Kind: bus.EvInit})
+	if evs, _, _ := mem.Tail(5); len(evs) != 1 || evs[0].Event.Kind != bus.EvInit {
+		t.Fatalf("memory bus holds %+v", evs)
+	}
+	if _, err := os.Stat(s.EventsPath()); !os.IsNotExist(err) {
+		t.Fatalf("events.jsonl written with an EventBus set: %v", err)
 	}
 }
 

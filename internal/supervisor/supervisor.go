@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/lockedfile"
 	"github.com/plasmodium/pm/internal/proc"
 	"github.com/plasmodium/pm/internal/store"
@@ -345,7 +346,7 @@ func (sv *Supervisor) respawn(name string) {
 		sv.Log.Error("respawn", "agent", name, "err", err)
 		return
 	}
-	_ = s.Emit(store.Event{Kind: "agent.respawned", Actor: "supervisor", Agent: name, TaskID: a.TaskID, PhaseID: a.PhaseID,
+	s.Notify(bus.Event{Kind: bus.EvAgentRespawned, Actor: "supervisor", Agent: name, TaskID: a.TaskID, PhaseID: a.PhaseID,
 		Data: map[string]any{"restarts": a.Restarts + 1}})
 }
 
@@ -362,7 +363,7 @@ func (sv *Supervisor) giveUp(name string, crashes int) {
 		return
 	}
 	sv.Log.Warn("giving up on agent", "agent", name, "reason", reason)
-	_ = s.Emit(store.Event{Kind: "agent.failed", Actor: "supervisor", Agent: name, TaskID: a.TaskID, PhaseID: a.PhaseID, Text: reason})
+	s.Notify(bus.Event{Kind: bus.EvAgentFailed, Actor: "supervisor", Agent: name, TaskID: a.TaskID, PhaseID: a.PhaseID, Text: reason})
 	if sv.RaiseHuman != nil {
 		text := fmt.Sprintf("Agent @%s (%s, task %s) %s. See pm logs %s; restart with pm kill %s --restart.", name, roleOf(a), a.TaskID, reason, name, a.TaskID)
 		if a.TaskID == "" {

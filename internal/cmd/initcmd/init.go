@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -46,7 +47,7 @@ func run(f *cmdutil.Factory, o Options) error {
 		return err
 	}
 	s.Now = f.Now
-	_ = s.Emit(store.Event{Kind: store.EvInit, Text: root})
+	s.Notify(bus.Event{Kind: bus.EvInit, Text: root})
 	fmt.Fprintf(o.IO.Out, "Initialised %s\nNext: pm task \"describe the work\"  (agents run %v; edit %s to change)\n",
 		root, s.Config.Runtime.Exec.Command, s.ConfigPath())
 	return nil
