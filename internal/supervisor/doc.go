@@ -5,8 +5,12 @@
 // Invariants:
 //   - one supervisor per state directory: it holds a flock on
 //     .plasmodium/supervisor.lock for its whole life; a second one exits at once;
-//   - it is woken by file events (agents/, tasks/) and by pidfds of running
-//     hosts, never by a sleep loop; backoff delays are timers;
+//   - it is woken by bus events that can change which agents are wanted or
+//     running (a subscription from the bus's end taken before its first
+//     reconcile) and by pidfds of running hosts, never by a sleep loop;
+//     backoff delays are timers; if the bus cannot be followed it exits
+//     rather than run deaf (the next command that starts an agent starts
+//     another);
 //   - an agent is respawned only when it crashed (killed, or non-zero exit)
 //     while wanted; exit 0 means it left on purpose;
 //   - CrashLimit crashes within CrashWindow mark the agent failed and file a
