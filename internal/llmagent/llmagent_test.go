@@ -124,7 +124,7 @@ func TestOwnerFinishesTask(t *testing.T) {
 	if rec.Usage.Turns != 2 || rec.Usage.ToolCalls != 1 || rec.Usage.Tokens == 0 || rec.Activity != "idle" {
 		t.Fatalf("record %+v", rec)
 	}
-	if evs := events(t, f.s, "tool.call"); len(evs) != 1 || evs[0].Text != "done {}" || evs[0].Agent != a.Name {
+	if evs := events(t, f.s, bus.EvToolCall); len(evs) != 1 || evs[0].Text != "done {}" || evs[0].Agent != a.Name {
 		t.Fatalf("tool.call events %+v", evs)
 	}
 	if n, _ := jsonl.Count(f.s.TranscriptPath(a.Name)); n != 4 {
@@ -196,7 +196,7 @@ func TestAgentBudgetStopsRoleAgent(t *testing.T) {
 	if !errors.As(err, &be) || be.What != llm.BudgetToolCalls {
 		t.Fatalf("Run = %v", err)
 	}
-	if evs := events(t, f.s, "agent.budget"); len(evs) != 1 || evs[0].Agent != role.Name || evs[0].Text != "@"+role.Name+" stopped: budget exceeded: tool calls 3 of 2" {
+	if evs := events(t, f.s, bus.EvAgentBudget); len(evs) != 1 || evs[0].Agent != role.Name || evs[0].Text != "@"+role.Name+" stopped: budget exceeded: tool calls 3 of 2" {
 		t.Fatalf("agent.budget %+v", evs)
 	}
 	for _, to := range []string{owner.Name, "human"} {
@@ -205,7 +205,7 @@ func TestAgentBudgetStopsRoleAgent(t *testing.T) {
 			t.Fatalf("%s's inbox %+v", to, ms)
 		}
 	}
-	if n := len(events(t, f.s, "agent.think")); n != 2 {
+	if n := len(events(t, f.s, bus.EvAgentThink)); n != 2 {
 		t.Fatalf("%d thoughts ran, want 2", n)
 	}
 }
