@@ -23,7 +23,8 @@ type Bus interface {
 	Reset() error
 }
 
-// Delivery is one event handed to a subscriber.
+// Delivery is one event handed to a subscriber. Its Raw and Event.Data may
+// be shared with other subscribers: read them, do not modify them.
 type Delivery struct {
 	Event Event
 	Raw   []byte // the event's JSON line as stored, without its newline
