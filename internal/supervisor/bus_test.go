@@ -2,6 +2,8 @@ package supervisor
 
 import (
 	"context"
+	"errors"
+	"iter"
 	"testing"
 	"time"
 
@@ -51,5 +53,33 @@ func TestWakesOnBusEvents(t *testing.T) {
 	cancel()
 	if err := <-ran; err != nil {
 		t.Fatalf("Run = %v", err)
+	}
+}
+
+// brokenBus publishes but cannot be followed.
+type brokenBus struct {
+	*bus.Mem
+	err error
+}
+
+func (b brokenBus) Subscribe(context.Context, bus.Cursor) iter.Seq2[bus.Delivery, error] {
+	return func(yield func(bus.Delivery, error) bool) { yield(bus.Delivery{}, b.err) }
+}
+
+// A supervisor that cannot follow the bus exits with the error rather than
+// run deaf to changes.
+func TestExitsWhenTheBusFails(t *testing.T) {
+	s := newStore(t)
+	boom := errors.New("watcher limit reached")
+	s.EventBus = brokenBus{Mem: &bus.Mem{}, err: boom}
+	l := fakeHost(t, s)
+	owned(t, s) // a crashed owner: something is live after the first reconcile
+	sv := &Supervisor{Store: s, Launcher: l, Log: quiet(),
+		// A respawn that never comes due: nothing writes after the test.
+		Policy: Policy{CrashLimit: 5, CrashWindow: time.Minute, BaseBackoff: time.Hour, MaxBackoff: time.Hour}}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // hang guard only
+	defer cancel()
+	if err := sv.Run(ctx); !errors.Is(err, boom) {
+		t.Fatalf("Run = %v, want the bus's error", err)
 	}
 }

@@ -150,6 +150,9 @@ func (sv *Supervisor) Run(ctx context.Context) error {
 			return nil
 		case <-sv.wake:
 		case err := <-subErr:
+			if err == nil {
+				return nil // ctx ended the subscription first
+			}
 			// The bus cannot be followed: exit rather than run deaf; the
 			// next pm command that starts an agent starts a supervisor.
 			return fmt.Errorf("follow the bus: %w", err)
