@@ -46,7 +46,7 @@ func run(f *cmdutil.Factory, o Options) error {
 	if err != nil {
 		return err
 	}
-	s.Now = f.Now
+	s.Now, s.Warn = f.Now, o.IO.ErrOut // a failed publish is a warning, not silence
 	s.Notify(bus.Event{Kind: bus.EvInit, Text: root})
 	fmt.Fprintf(o.IO.Out, "Initialised %s\nNext: pm task \"describe the work\"  (agents run %v; edit %s to change)\n",
 		root, s.Config.Runtime.Exec.Command, s.ConfigPath())
