@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/lockedfile"
@@ -54,7 +55,7 @@ func New(s *store.Store, a store.Agent) (*store.Agent, error) {
 	if err := s.WriteAgent(&a); err != nil {
 		return nil, err
 	}
-	_ = s.Emit(store.Event{Kind: store.EvAgentCreated, Actor: "pm", Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID,
+	s.Notify(bus.Event{Kind: bus.EvAgentCreated, Actor: "pm", Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID,
 		Data: map[string]any{"prompt": a.Prompt, "role": a.Role, "runtime": a.Runtime}})
 	return &a, nil
 }
@@ -90,7 +91,7 @@ func (l *Launcher) Start(name string) error {
 	if err != nil || !started {
 		return err
 	}
-	_ = s.Emit(store.Event{Kind: store.EvAgentStarted, Actor: "pm", Agent: name, TaskID: a.TaskID, PhaseID: a.PhaseID,
+	s.Notify(bus.Event{Kind: bus.EvAgentStarted, Actor: "pm", Agent: name, TaskID: a.TaskID, PhaseID: a.PhaseID,
 		Data: map[string]any{"pid": a.Pid, "role": a.Role, "restarts": a.Restarts}})
 	if l.AfterStart != nil {
 		l.AfterStart()
@@ -166,7 +167,7 @@ func (l *Launcher) Kill(actor store.Actor, name string) error {
 		return fmt.Errorf("kill agent %s (pid %d): %w", name, a.Pid, err)
 	}
 	if killed || a.Status == store.AgentKilled {
-		_ = s.Emit(store.Event{Kind: store.EvAgentKilled, Actor: actor.Name, Agent: name, TaskID: a.TaskID, PhaseID: a.PhaseID,
+		s.Notify(bus.Event{Kind: bus.EvAgentKilled, Actor: actor.Name, Agent: name, TaskID: a.TaskID, PhaseID: a.PhaseID,
 			Data: map[string]any{"pid": a.Pid}})
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/store"
@@ -222,7 +223,7 @@ func finish(s *store.Store, log *slog.Logger, a *store.Agent, code int, reason s
 		return nil
 	})
 	log.Info("ended", "exit_code", code, "reason", reason)
-	_ = s.Emit(store.Event{Kind: store.EvAgentExited, Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID, Text: reason,
+	s.Notify(bus.Event{Kind: bus.EvAgentExited, Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID, Text: reason,
 		Data: map[string]any{"exit_code": code}})
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -107,7 +108,7 @@ func writeJSON(path string, v any) error {
 	return os.WriteFile(path, append(data, '\n'), 0o644)
 }
 
-// WriteEvents writes n realistic store.Event lines to path (appending).
+// WriteEvents writes n realistic bus.Event lines to path (appending).
 func WriteEvents(path string, n int) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
@@ -117,7 +118,7 @@ func WriteEvents(path string, n int) error {
 	enc := json.NewEncoder(w)
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := range n {
-		ev := store.Event{Time: base.Add(time.Duration(i) * time.Millisecond), Kind: store.EvMessage, Actor: "owner_000001",
+		ev := bus.Event{Time: base.Add(time.Duration(i) * time.Millisecond), Kind: bus.EvMessage, Actor: "owner_000001",
 			TaskID: "tk-000011", PhaseID: "ph-000001", MsgID: fmt.Sprintf("msg-%06x", i&0xffffff),
 			Text: fmt.Sprintf("event %d: a message posted to the room", i), Data: map[string]any{"n": i%50 + 1, "limit": 50}}
 		if err := enc.Encode(ev); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/lockedfile"
@@ -17,9 +18,6 @@ import (
 	"github.com/plasmodium/pm/internal/request"
 	"github.com/plasmodium/pm/internal/store"
 )
-
-// EvCapabilityCreated is the bus event of create_capability.
-const EvCapabilityCreated = "capability.created"
 
 // MaxBodyText bounds a created prompt object's body (bytes).
 const MaxBodyText = 64 << 10
@@ -192,7 +190,7 @@ func Create(s *store.Store, actor store.Actor, name, description string, caps []
 		_ = os.Remove(path)
 		return "", nil, errors.Join(errs.Failf("", "the new prompt object broke the prompt set; removed it"), err)
 	}
-	_ = s.Emit(store.Event{Kind: EvCapabilityCreated, Actor: actor.Name, Text: name,
+	s.Notify(bus.Event{Kind: bus.EvCapabilityCreated, Actor: actor.Name, Text: name,
 		Data: map[string]any{"name": name, "description": description, "capabilities": clean, "path": path}})
 	return path, o, nil
 }

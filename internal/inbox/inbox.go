@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/jsonl"
@@ -58,7 +59,7 @@ func Send(s *store.Store, m Message) (Message, error) {
 	if m.Error != "" {
 		text = "error: " + m.Error
 	}
-	_ = s.Emit(store.Event{Kind: "po." + m.Kind, Actor: m.From, Agent: m.To, TaskID: m.TaskID, MsgID: m.ID,
+	s.Notify(bus.Event{Kind: bus.POKind(m.Kind), Actor: m.From, Agent: m.To, TaskID: m.TaskID, MsgID: m.ID,
 		Text: m.From + " → " + m.To + ": " + text, Data: map[string]any{"corr": m.Corr}})
 	return m, nil
 }

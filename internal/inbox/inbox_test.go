@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/inbox"
 	"github.com/plasmodium/pm/internal/jsonl"
@@ -78,7 +79,7 @@ func TestSendAppendsAndEmits(t *testing.T) {
 	if len(got) != 1 || got[0].Text != "hello" || got[0].ID != m.ID {
 		t.Fatalf("inbox %+v", got)
 	}
-	evs, err := jsonl.ReadAll[store.Event](s.EventsPath(), nil)
+	evs, err := jsonl.ReadAll[bus.Event](s.EventsPath(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func TestSendAppendsAndEmits(t *testing.T) {
 	if _, err := inbox.Send(s, inbox.Message{Kind: inbox.KindReply, From: "reader", To: "human", Error: "boom"}); err != nil {
 		t.Fatal(err)
 	}
-	evs, _ = jsonl.ReadAll[store.Event](s.EventsPath(), nil)
+	evs, _ = jsonl.ReadAll[bus.Event](s.EventsPath(), nil)
 	if got := evs[len(evs)-1].Text; got != "reader → human: error: boom" {
 		t.Fatalf("a failed reply is shown as the error: %q", got)
 	}

@@ -106,6 +106,12 @@ func (r *Reader) Next(fn func(raw []byte) error) error {
 		return err
 	}
 	defer f.Close()
+	return r.NextIn(f, fn)
+}
+
+// NextIn is Next on a file the caller opened, so a follower can check which
+// file it reads (a recreated one restarts) and read that same file.
+func (r *Reader) NextIn(f *os.File, fn func(raw []byte) error) error {
 	if _, err := f.Seek(r.Offset, io.SeekStart); err != nil {
 		return err
 	}

@@ -22,6 +22,12 @@ func Tail(path string, n int, bad func(BadLine)) (lines [][]byte, end int64, err
 		return nil, 0, err
 	}
 	defer f.Close()
+	return TailIn(f, path, n, bad)
+}
+
+// TailIn is Tail on a file the caller opened (path names it in reports), so
+// the offset it returns is known to belong to that file.
+func TailIn(f *os.File, path string, n int, bad func(BadLine)) (lines [][]byte, end int64, err error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, 0, err

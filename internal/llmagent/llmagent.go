@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/capability"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/inbox"
@@ -69,7 +70,7 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 			return inbox.Call(ctx, s, r.Launcher, a.Name, to, msg, nil)
 		},
 		OnThink: func(t string) {
-			_ = s.Emit(store.Event{Kind: "agent.think", Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, Text: s.Secrets.Mask(t)})
+			s.Notify(bus.Event{Kind: bus.EvAgentThink, Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, Text: s.Secrets.Mask(t)})
 		},
 	}
 	tools, err := r.tools(env, obj, a.Name)
@@ -261,10 +262,10 @@ func (r *Runner) onEvent(a *store.Agent, stop context.CancelCauseFunc) func(llm.
 				return nil
 			})
 		case llm.EventToolCall:
-			_ = s.Emit(store.Event{Kind: "tool.call", Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID,
+			s.Notify(bus.Event{Kind: bus.EvToolCall, Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID,
 				Text: ev.Tool + " " + clip(ev.Args, 300)})
 		case llm.EventToolResult:
-			_ = s.Emit(store.Event{Kind: "tool.result", Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID,
+			s.Notify(bus.Event{Kind: bus.EvToolResult, Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID,
 				Text: ev.Tool + ": " + clip(ev.Text, 300), Data: map[string]any{"error": ev.IsError || refused(ev.Text)}})
 		case llm.EventRetry:
 			r.Log.Warn("model call retry", "attempt", ev.Attempt, "delay", ev.Delay, "status", ev.Status, "err", ev.Text)
@@ -351,7 +352,7 @@ func (r *Runner) taskBudget(a *store.Agent) *llm.BudgetError {
 func (r *Runner) budgetStop(a *store.Agent, be *llm.BudgetError) {
 	s := r.Store
 	text := fmt.Sprintf("@%s stopped: %v", a.Name, be) // be says "budget exceeded: ..."
-	_ = s.Emit(store.Event{Kind: "agent.budget", Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID, Text: text})
+	s.Notify(bus.Event{Kind: bus.EvAgentBudget, Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID, Text: text})
 	if a.TaskID != "" {
 		if t, err := s.Task(a.TaskID); err == nil && t.Owner != a.Name {
 			_, _ = inbox.Send(s, inbox.Message{Kind: inbox.KindNotice, From: a.Name, To: t.Owner, TaskID: t.ID, Text: text})

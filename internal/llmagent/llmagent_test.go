@@ -13,6 +13,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/inbox"
 	"github.com/plasmodium/pm/internal/jsonl"
 	"github.com/plasmodium/pm/internal/llm"
@@ -72,13 +73,13 @@ func tool(name, args string) openaitest.Reply {
 
 func text(s string) openaitest.Reply { return openaitest.Reply{Content: s} }
 
-func events(t *testing.T, s *store.Store, kind string) []store.Event {
+func events(t *testing.T, s *store.Store, kind bus.Kind) []bus.Event {
 	t.Helper()
-	all, err := jsonl.ReadAll[store.Event](s.EventsPath(), nil)
+	all, err := jsonl.ReadAll[bus.Event](s.EventsPath(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []store.Event
+	var out []bus.Event
 	for _, ev := range all {
 		if ev.Kind == kind {
 			out = append(out, ev)
@@ -124,7 +125,7 @@ func TestOwnerFinishesTask(t *testing.T) {
 	if rec.Usage.Turns != 2 || rec.Usage.ToolCalls != 1 || rec.Usage.Tokens == 0 || rec.Activity != "idle" {
 		t.Fatalf("record %+v", rec)
 	}
-	if evs := events(t, f.s, "tool.call"); len(evs) != 1 || evs[0].Text != "done {}" || evs[0].Agent != a.Name {
+	if evs := events(t, f.s, bus.EvToolCall); len(evs) != 1 || evs[0].Text != "done {}" || evs[0].Agent != a.Name {
 		t.Fatalf("tool.call events %+v", evs)
 	}
 	if n, _ := jsonl.Count(f.s.TranscriptPath(a.Name)); n != 4 {
@@ -196,7 +197,7 @@ func TestAgentBudgetStopsRoleAgent(t *testing.T) {
 	if !errors.As(err, &be) || be.What != llm.BudgetToolCalls {
 		t.Fatalf("Run = %v", err)
 	}
-	if evs := events(t, f.s, "agent.budget"); len(evs) != 1 || evs[0].Agent != role.Name || evs[0].Text != "@"+role.Name+" stopped: budget exceeded: tool calls 3 of 2" {
+	if evs := events(t, f.s, bus.EvAgentBudget); len(evs) != 1 || evs[0].Agent != role.Name || evs[0].Text != "@"+role.Name+" stopped: budget exceeded: tool calls 3 of 2" {
 		t.Fatalf("agent.budget %+v", evs)
 	}
 	for _, to := range []string{owner.Name, "human"} {
@@ -205,7 +206,7 @@ func TestAgentBudgetStopsRoleAgent(t *testing.T) {
 			t.Fatalf("%s's inbox %+v", to, ms)
 		}
 	}
-	if n := len(events(t, f.s, "agent.think")); n != 2 {
+	if n := len(events(t, f.s, bus.EvAgentThink)); n != 2 {
 		t.Fatalf("%d thoughts ran, want 2", n)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/jsonl"
@@ -78,7 +79,7 @@ func Create(s *store.Store, actor store.Actor, sp Spec) (*store.Phase, error) {
 	if err != nil {
 		return nil, err
 	}
-	_ = s.Emit(store.Event{Kind: store.EvPhaseOpened, Actor: actor.Name, TaskID: ph.TaskID, PhaseID: ph.ID, Text: ph.Name,
+	s.Notify(bus.Event{Kind: bus.EvPhaseOpened, Actor: actor.Name, TaskID: ph.TaskID, PhaseID: ph.ID, Text: ph.Name,
 		Data: map[string]any{"limit": ph.MessageLimit, "roles": ph.Roles, "rules": ph.Rules}})
 	return ph, nil
 }
@@ -161,7 +162,7 @@ func Say(s *store.Store, actor store.Actor, taskID, phaseID, content string) (ms
 		if err := jsonl.AppendHeld(mpath, msg); err != nil {
 			return err
 		}
-		_ = s.Emit(store.Event{Kind: store.EvMessage, Actor: actor.Name, TaskID: taskID, PhaseID: phaseID, MsgID: msg.ID, Text: content,
+		s.Notify(bus.Event{Kind: bus.EvMessage, Actor: actor.Name, TaskID: taskID, PhaseID: phaseID, MsgID: msg.ID, Text: content,
 			Data: map[string]any{"n": n + 1, "limit": ph.MessageLimit}})
 		if n+1 >= ph.MessageLimit {
 			closed = true
@@ -188,7 +189,7 @@ func closeHeld(s *store.Store, actor store.Actor, ph *store.Phase, reason string
 		return nil, err
 	}
 	n, _ := s.MessageCount(ph.TaskID, ph.ID)
-	_ = s.Emit(store.Event{Kind: store.EvPhaseClosed, Actor: actor.Name, TaskID: ph.TaskID, PhaseID: ph.ID, Text: reason,
+	s.Notify(bus.Event{Kind: bus.EvPhaseClosed, Actor: actor.Name, TaskID: ph.TaskID, PhaseID: ph.ID, Text: reason,
 		Data: map[string]any{"messages": n, "limit": out.MessageLimit}})
 	return &out, nil
 }
@@ -244,7 +245,7 @@ func Extend(s *store.Store, actor store.Actor, taskID, phaseID string, n int) (*
 	if err != nil {
 		return nil, err
 	}
-	_ = s.Emit(store.Event{Kind: store.EvPhaseExtended, Actor: actor.Name, TaskID: taskID, PhaseID: phaseID,
+	s.Notify(bus.Event{Kind: bus.EvPhaseExtended, Actor: actor.Name, TaskID: taskID, PhaseID: phaseID,
 		Data: map[string]any{"by": n, "limit": out.MessageLimit}})
 	return &out, nil
 }

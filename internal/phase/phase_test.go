@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/jsonl"
 	"github.com/plasmodium/pm/internal/phase"
@@ -211,7 +212,7 @@ func checkClosedAtLimit(t *testing.T, s *store.Store, taskID, phaseID string, li
 		t.Fatalf("phase.json = %+v, want closed with reason %q", ph, store.CloseLimit)
 	}
 	// The bus recorded exactly one close.
-	evs, err := jsonl.ReadAll[store.Event](s.EventsPath(), nil)
+	evs, err := jsonl.ReadAll[bus.Event](s.EventsPath(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,9 +222,9 @@ func checkClosedAtLimit(t *testing.T, s *store.Store, taskID, phaseID string, li
 			continue
 		}
 		switch e.Kind {
-		case store.EvPhaseClosed:
+		case bus.EvPhaseClosed:
 			closes++
-		case store.EvMessage:
+		case bus.EvMessage:
 			posts++
 		}
 	}

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"path/filepath"
 
+	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/jsonl"
 	"github.com/plasmodium/pm/internal/lockedfile"
 	"github.com/plasmodium/pm/internal/store"
-	"github.com/plasmodium/pm/internal/watch"
 )
 
 // seen is agents/NAME/seen.json: how many messages of each phase the agent
@@ -85,13 +85,11 @@ func WaitNew(ctx context.Context, s *store.Store, actor store.Actor, ph *store.P
 		from = n
 	}
 	w := &Waited{Phase: ph}
-	r := &jsonl.Reader{Path: path, Bad: s.BadLine}
-	collect := func(raw []byte) error {
+	collect := func(raw []byte) {
 		w.Count++
 		if w.Count > from {
 			w.Fresh = append(w.Fresh, raw)
 		}
-		return nil
 	}
 	fromOthers := func() bool {
 		for _, raw := range w.Fresh {
@@ -116,8 +114,12 @@ func WaitNew(ctx context.Context, s *store.Store, actor store.Actor, ph *store.P
 		}
 		return false, nil
 	}
-	if err := watch.Lines(ctx, r, collect, ready); err != nil {
-		return nil, err
+	follow := &bus.Follower{Path: path, Bad: s.BadLine, Until: ready}
+	for l, err := range follow.Lines(ctx, bus.Cursor{}) {
+		if err != nil {
+			return nil, err
+		}
+		collect(l.Raw)
 	}
 	MarkSeen(s, actor, ph, w.Count)
 	if w.Closed && !fromOthers() {

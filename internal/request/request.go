@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/lockedfile"
@@ -21,12 +22,6 @@ import (
 const (
 	Pending  = "pending"
 	Answered = "answered"
-)
-
-// Event kinds on the bus.
-const (
-	EvAsked    = "request.asked"
-	EvAnswered = "request.answered"
 )
 
 // MaxText bounds a question or an answer (bytes).
@@ -85,7 +80,7 @@ func Create(s *store.Store, actor store.Actor, question string) (*Request, error
 			return nil, err
 		}
 		if created {
-			_ = s.Emit(store.Event{Kind: EvAsked, Actor: actor.Name, TaskID: r.TaskID, Agent: actor.Name, Text: question,
+			s.Notify(bus.Event{Kind: bus.EvRequestAsked, Actor: actor.Name, TaskID: r.TaskID, Agent: actor.Name, Text: question,
 				Data: map[string]any{"request": r.ID}})
 			return r, nil
 		}
@@ -160,7 +155,7 @@ func Answer(s *store.Store, actor store.Actor, id, text string) (*Request, error
 	if err != nil {
 		return nil, err
 	}
-	_ = s.Emit(store.Event{Kind: EvAnswered, Actor: actor.Name, TaskID: r.TaskID, Agent: r.From, Text: text,
+	s.Notify(bus.Event{Kind: bus.EvRequestAnswered, Actor: actor.Name, TaskID: r.TaskID, Agent: r.From, Text: text,
 		Data: map[string]any{"request": r.ID}})
 	return &r, nil
 }

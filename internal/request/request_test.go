@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/jsonl"
 	"github.com/plasmodium/pm/internal/request"
@@ -68,15 +69,15 @@ func TestAskBlocksUntilAnswered(t *testing.T) {
 	if len(all) != 1 || all[0].Status != request.Answered || all[0].AnsweredBy != "human" || all[0].AnsweredAt == nil {
 		t.Fatalf("all = %+v", all)
 	}
-	evs, err := jsonl.ReadAll[store.Event](s.EventsPath(), nil)
+	evs, err := jsonl.ReadAll[bus.Event](s.EventsPath(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var kinds []string
 	for _, e := range evs {
-		kinds = append(kinds, e.Kind)
+		kinds = append(kinds, string(e.Kind))
 	}
-	if strings.Join(kinds, ",") != request.EvAsked+","+request.EvAnswered {
+	if strings.Join(kinds, ",") != string(bus.EvRequestAsked)+","+string(bus.EvRequestAnswered) {
 		t.Fatalf("events = %v", kinds)
 	}
 }

@@ -116,38 +116,3 @@ type Usage struct {
 	ToolCalls int64 `json:"tool_calls"`
 	Tokens    int64 `json:"tokens"`
 }
-
-// Event is one line of events.jsonl, the bus.
-type Event struct {
-	Time    time.Time      `json:"ts"`
-	Kind    string         `json:"kind"`
-	Actor   string         `json:"actor"`
-	TaskID  string         `json:"task_id,omitempty"`
-	PhaseID string         `json:"phase_id,omitempty"`
-	MsgID   string         `json:"msg_id,omitempty"`
-	Agent   string         `json:"agent,omitempty"`
-	Text    string         `json:"text,omitempty"`
-	Data    map[string]any `json:"data,omitempty"`
-}
-
-// Event kinds.
-const (
-	EvInit          = "init"
-	EvReset         = "reset"
-	EvTaskCreated   = "task.created"
-	EvTaskUnblocked = "task.unblocked"
-	EvTaskDone      = "task.done"
-	EvTaskKilled    = "task.killed"
-	EvTaskRestarted = "task.restarted"
-	EvChildDone     = "task.child_done"
-	EvPhaseOpened   = "phase.opened"
-	EvPhaseExtended = "phase.extended"
-	EvPhaseClosed   = "phase.closed"
-	EvMessage       = "message.posted"
-	EvAgentCreated  = "agent.created"
-	EvAgentStarted  = "agent.started"
-	EvAgentExited   = "agent.exited"
-	EvAgentKilled   = "agent.killed"
-	EvCommit        = "git.commit"
-	EvInbox         = "inbox.message"
-)

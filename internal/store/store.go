@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/jsonl"
@@ -27,9 +28,11 @@ type Store struct {
 	Warn   io.Writer        // where skipped lines are reported (stderr)
 	Config Config
 	// Secrets are masked in the text and data of every event this process
-	// emits: the secret variables of its environment, and the API key a host
-	// uses (internal/secret is the policy).
+	// publishes: the secret variables of its environment, and the API key a
+	// host uses (internal/secret is the policy).
 	Secrets secret.Set
+	// EventBus, when set, replaces the file bus (tests use a bus.Mem).
+	EventBus bus.Bus
 }
 
 // Open opens the state directory at root and loads its config.
@@ -127,16 +130,24 @@ func (s *Store) PromptFilePath(name string) string {
 func (s *Store) LogPath(name string) string { return filepath.Join(s.Root, "logs", name+".log") }
 func (s *Store) RequestsDir() string        { return filepath.Join(s.Root, "requests") }
 
-// Emit appends an event to the bus, stamping its time. It is the one event emitter.
-func (s *Store) Emit(ev Event) error {
-	if ev.Time.IsZero() {
-		ev.Time = s.Now().UTC()
+// Bus is the event bus of this store: EventBus when set (tests), else the
+// file bus over events.jsonl, stamped with this store's clock and masking
+// its secrets.
+func (s *Store) Bus() bus.Bus {
+	if s.EventBus != nil {
+		return s.EventBus
 	}
-	if ev.Actor == "" {
-		ev.Actor = "human"
+	return &bus.File{Path: s.EventsPath(), Now: s.Now, Secrets: s.Secrets, Bad: s.BadLine}
+}
+
+// Notify publishes an event that announces a record already kept elsewhere
+// (task.json, agent.json, messages.jsonl, an inbox). The operation has
+// happened, so a failed publish is reported on the warning stream rather
+// than failing it (see the error policy in internal/bus).
+func (s *Store) Notify(ev bus.Event) {
+	if err := s.Bus().Publish(ev); err != nil {
+		s.Warnf("event %s not recorded on the bus: %v", ev.Kind, err)
 	}
-	ev.Text, ev.Data = s.Secrets.Mask(ev.Text), s.Secrets.MaskData(ev.Data)
-	return jsonl.Append(s.EventsPath(), ev)
 }
 
 // Warnf reports a recoverable problem (a skipped line) to the warning stream.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/jsonl"
@@ -374,17 +375,17 @@ func TestAgentsSkipsMalformed(t *testing.T) {
 	}
 }
 
-func TestEmit(t *testing.T) {
+func TestBusPublish(t *testing.T) {
 	s, _ := newStore(t)
 	fixed := time.Date(2024, 5, 6, 7, 8, 9, 0, time.FixedZone("X", 3600))
 	s.Now = func() time.Time { return fixed }
-	if err := s.Emit(store.Event{Kind: store.EvInit}); err != nil {
+	if err := s.Bus().Publish(bus.Event{Kind: bus.EvInit}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Emit(store.Event{Kind: store.EvTaskCreated, Actor: "oak_0001", Time: fixed.Add(time.Hour)}); err != nil {
+	if err := s.Bus().Publish(bus.Event{Kind: bus.EvTaskCreated, Actor: "oak_0001", Time: fixed.Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
-	evs, err := jsonl.ReadAll[store.Event](s.EventsPath(), nil)
+	evs, err := jsonl.ReadAll[bus.Event](s.EventsPath(), nil)
 	if err != nil || len(evs) != 2 {
 		t.Fatalf("events: %v, %v", evs, err)
 	}
@@ -396,16 +397,14 @@ func TestEmit(t *testing.T) {
 	}
 }
 
-// Emit masks the store's secrets in an event's text and data, whatever the
+// Publishing masks the store's secrets in an event's text and data, whatever the
 // length of a secret added by hand, and leaves the caller's data alone.
-func TestEmitMasksSecrets(t *testing.T) {
+func TestPublishMasksSecrets(t *testing.T) {
 	const key = "sk-emit-0123456789"
 	s, _ := newStore(t)
 	s.Secrets = secret.New(key, "tiny")
 	data := map[string]any{"rules": "no " + key, "files": []string{key + ".txt"}, "n": 3}
-	if err := s.Emit(store.Event{Kind: store.EvMessage, Text: "key " + key + " and tiny", Data: data}); err != nil {
-		t.Fatal(err)
-	}
+	s.Notify(bus.Event{Kind: bus.EvMessage, Text: "key " + key + " and tiny", Data: data})
 	b, err := os.ReadFile(s.EventsPath())
 	if err != nil {
 		t.Fatal(err)
@@ -418,6 +417,48 @@ func TestEmitMasksSecrets(t *testing.T) {
 	}
 	if strings.Contains(line, key) || data["rules"] != "no "+key {
 		t.Errorf("event holds the key, or the caller's data changed: %s %v", line, data)
+	}
+}
+
+// Notify never fails the operation it announces: a failed publish is a
+// warning on the store's warning stream; a working one warns nothing.
+func TestNotifyWarnsOnFailure(t *testing.T) {
+	cases := []struct {
+		name     string
+		breakBus bool
+		warn     string
+	}{
+		{"published", false, ""},
+		{"bus unwritable", true, "pm: warning: event task.done not recorded on the bus: "},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, warn := newStore(t)
+			if c.breakBus {
+				// A directory where the file should be: every append fails.
+				if err := os.Mkdir(s.EventsPath(), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s.Notify(bus.Event{Kind: bus.EvTaskDone, TaskID: "tk-000001"})
+			if got := warn.String(); (c.warn == "" && got != "") || !strings.Contains(got, c.warn) {
+				t.Fatalf("warnings %q, want %q", got, c.warn)
+			}
+		})
+	}
+}
+
+// EventBus replaces the file bus: tests can run on a bus in memory.
+func TestEventBusOverride(t *testing.T) {
+	s, _ := newStore(t)
+	mem := &bus.Mem{}
+	s.EventBus = mem
+	s.Notify(bus.Event{Kind: bus.EvInit})
+	if evs, _, _ := mem.Tail(5); len(evs) != 1 || evs[0].Event.Kind != bus.EvInit {
+		t.Fatalf("memory bus holds %+v", evs)
+	}
+	if _, err := os.Stat(s.EventsPath()); !os.IsNotExist(err) {
+		t.Fatalf("events.jsonl written with an EventBus set: %v", err)
 	}
 }
 

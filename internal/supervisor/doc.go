@@ -5,9 +5,12 @@
 // Invariants:
 //   - one supervisor per state directory: it holds a flock on
 //     .plasmodium/supervisor.lock for its whole life; a second one exits at once;
-//   - it is woken by file events (agents/, tasks/) and by the driver's Wait
-//     on each running host (a pidfd for the process driver), never by a
-//     sleep loop; backoff delays are timers;
+//   - it is woken by bus events that can change which agents are wanted or
+//     running (a subscription from the bus's end taken before its first
+//     reconcile) and by pidfds of running hosts, never by a sleep loop;
+//     backoff delays are timers; if the bus cannot be followed it exits
+//     rather than run deaf (the next command that starts an agent starts
+//     another);
 //   - it sees and touches hosts only through a driver.Driver (Alive, Wait,
 //     Stop), so its unit tests run on drivertest's fake;
 //   - an agent is respawned only when it crashed (killed, or non-zero exit)

@@ -12,9 +12,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
-
 	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/lockedfile"
 	"github.com/plasmodium/pm/internal/store"
@@ -118,14 +117,18 @@ func (sv *Supervisor) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sv.init(ctx)
-	w, err := fsnotify.NewWatcher()
+	// Subscribe from the bus's end before the first reconcile, so a change
+	// between that reconcile and the wait is still announced.
+	_, end, err := sv.Store.Bus().Tail(0)
 	if err != nil {
 		return err
 	}
-	defer w.Close()
+	subCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	subErr := make(chan error, 1)
+	go func() { subErr <- sv.follow(subCtx, end) }()
 	sv.Log.Info("supervisor started", "pid", os.Getpid())
 	for {
-		sv.watchDirs(w)
 		live, err := sv.reconcile()
 		if err != nil {
 			sv.Log.Error("reconcile", "err", err)
@@ -150,10 +153,13 @@ func (sv *Supervisor) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-sv.wake:
-		case <-w.Events:
-			drain(w.Events)
-		case err := <-w.Errors:
-			sv.Log.Warn("watch", "err", err)
+		case err := <-subErr:
+			if err == nil {
+				return nil // ctx ended the subscription first
+			}
+			// The bus cannot be followed: exit rather than run deaf; the
+			// next pm command that starts an agent starts a supervisor.
+			return fmt.Errorf("follow the bus: %w", err)
 		}
 	}
 }
@@ -172,42 +178,48 @@ func (sv *Supervisor) init(ctx context.Context) {
 	}
 }
 
-func drain(ch chan fsnotify.Event) {
-	for {
-		select {
-		case <-ch:
-		default:
-			return
+// follow pokes the loop on every bus event that can change which agents are
+// wanted or running. It returns when ctx ends (nil) or the bus fails.
+func (sv *Supervisor) follow(ctx context.Context, from bus.Cursor) error {
+	for d, err := range sv.Store.Bus().Subscribe(ctx, from) {
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		if wakes[d.Event.Kind] {
+			sv.poke()
 		}
 	}
+	return nil
+}
+
+// wakes are the events after which the wanted agents, or the running ones,
+// may differ: agents started, left or were ended; tasks and phases opened or
+// ended; the state directory was reset. (A host killed -9 announces nothing:
+// its pidfd wakes the loop, see watchExit.)
+var wakes = map[bus.Kind]bool{
+	bus.EvReset:          true,
+	bus.EvTaskCreated:    true,
+	bus.EvTaskUnblocked:  true,
+	bus.EvTaskDone:       true,
+	bus.EvTaskKilled:     true,
+	bus.EvTaskRestarted:  true,
+	bus.EvPhaseOpened:    true,
+	bus.EvPhaseClosed:    true,
+	bus.EvAgentCreated:   true,
+	bus.EvAgentStarted:   true,
+	bus.EvAgentExited:    true,
+	bus.EvAgentKilled:    true,
+	bus.EvAgentRespawned: true,
+	bus.EvAgentFailed:    true,
 }
 
 func (sv *Supervisor) poke() {
 	select {
 	case sv.wake <- struct{}{}:
 	default:
-	}
-}
-
-// watchDirs follows the agents dir, each agent's dir and the tasks dir (new
-// and finished tasks change what is wanted).
-func (sv *Supervisor) watchDirs(w *fsnotify.Watcher) {
-	s := sv.Store
-	_ = w.Add(s.AgentsDir())
-	_ = w.Add(s.TasksDir())
-	if ents, err := os.ReadDir(s.AgentsDir()); err == nil {
-		for _, e := range ents {
-			if e.IsDir() {
-				_ = w.Add(s.AgentDir(e.Name()))
-			}
-		}
-	}
-	if ents, err := os.ReadDir(s.TasksDir()); err == nil {
-		for _, e := range ents {
-			if e.IsDir() {
-				_ = w.Add(s.TaskDir(e.Name()))
-			}
-		}
 	}
 }
 
@@ -365,7 +377,7 @@ func (sv *Supervisor) respawn(name string) {
 		sv.Log.Error("respawn", "agent", name, "err", err)
 		return
 	}
-	_ = s.Emit(store.Event{Kind: "agent.respawned", Actor: "supervisor", Agent: name, TaskID: a.TaskID, PhaseID: a.PhaseID,
+	s.Notify(bus.Event{Kind: bus.EvAgentRespawned, Actor: "supervisor", Agent: name, TaskID: a.TaskID, PhaseID: a.PhaseID,
 		Data: map[string]any{"restarts": a.Restarts + 1}})
 }
 
@@ -382,7 +394,7 @@ func (sv *Supervisor) giveUp(name string, crashes int) {
 		return
 	}
 	sv.Log.Warn("giving up on agent", "agent", name, "reason", reason)
-	_ = s.Emit(store.Event{Kind: "agent.failed", Actor: "supervisor", Agent: name, TaskID: a.TaskID, PhaseID: a.PhaseID, Text: reason})
+	s.Notify(bus.Event{Kind: bus.EvAgentFailed, Actor: "supervisor", Agent: name, TaskID: a.TaskID, PhaseID: a.PhaseID, Text: reason})
 	if sv.RaiseHuman != nil {
 		text := fmt.Sprintf("Agent @%s (%s, task %s) %s. See pm logs %s; restart with pm kill %s --restart.", name, roleOf(a), a.TaskID, reason, name, a.TaskID)
 		if a.TaskID == "" {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/jsonl"
 	"github.com/plasmodium/pm/internal/phase"
@@ -86,12 +87,12 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 
 // waitEvent blocks on file events until the bus has n events of kind for
 // agent (hang guard only).
-func waitEvent(t *testing.T, s *store.Store, kind, name string, n int) {
+func waitEvent(t *testing.T, s *store.Store, kind bus.Kind, name string, n int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	err := watch.Until(ctx, func() []string { return []string{s.Root} }, func() (bool, error) {
-		evs, err := jsonl.ReadAll[store.Event](s.EventsPath(), nil)
+		evs, err := jsonl.ReadAll[bus.Event](s.EventsPath(), nil)
 		if err != nil {
 			return false, err
 		}
@@ -190,7 +191,7 @@ func TestRespawnThenGiveUp(t *testing.T) {
 	go func() { ran <- sv.Run(ctx) }()
 
 	for i := 1; i <= 2; i++ {
-		waitEvent(t, s, "agent.respawned", owner.Name, i)
+		waitEvent(t, s, bus.EvAgentRespawned, owner.Name, i)
 		a, err := s.Agent(owner.Name)
 		if err != nil {
 			t.Fatal(err)
@@ -205,7 +206,7 @@ func TestRespawnThenGiveUp(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitEvent(t, s, "agent.failed", owner.Name, 1)
+	waitEvent(t, s, bus.EvAgentFailed, owner.Name, 1)
 	if err := <-ran; err != nil || ctx.Err() != nil {
 		t.Fatalf("Run = %v (ctx %v): want a clean exit once nothing is live", err, ctx.Err())
 	}
@@ -239,7 +240,7 @@ func TestOnePerStateDir(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ran := make(chan error, 1)
 	go func() { ran <- first.Run(ctx) }()
-	waitEvent(t, s, "agent.respawned", owner.Name, 1)
+	waitEvent(t, s, bus.EvAgentRespawned, owner.Name, 1)
 	second := &Supervisor{Store: s, Launcher: l, Log: quiet(), Policy: DefaultPolicy}
 	if err := second.Run(context.Background()); err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/gitx"
 	"github.com/plasmodium/pm/internal/inbox"
@@ -42,10 +43,10 @@ func Done(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string) (
 	}
 	res.Task = t
 	if res.Commit.Hash != "" {
-		_ = s.Emit(store.Event{Kind: store.EvCommit, Actor: actor.Name, TaskID: t.ID, Text: res.Commit.Hash,
+		s.Notify(bus.Event{Kind: bus.EvCommit, Actor: actor.Name, TaskID: t.ID, Text: res.Commit.Hash,
 			Data: map[string]any{"files": res.Commit.Files}})
 	}
-	_ = s.Emit(store.Event{Kind: store.EvTaskDone, Actor: actor.Name, TaskID: t.ID, Text: t.Description,
+	s.Notify(bus.Event{Kind: bus.EvTaskDone, Actor: actor.Name, TaskID: t.ID, Text: t.Description,
 		Data: map[string]any{"commit": res.Commit.Hash, "no_repo": res.Commit.NoRepo, "no_changes": res.Commit.NoChanges}})
 	for _, dep := range t.Blocks {
 		now, err := unblock(s, actor, dep, t.ID)
@@ -123,7 +124,7 @@ func unblock(s *store.Store, actor store.Actor, taskID, blocker string) (bool, e
 		return false, err
 	}
 	if became {
-		_ = s.Emit(store.Event{Kind: store.EvTaskUnblocked, Actor: actor.Name, TaskID: t.ID, Text: "blocker " + blocker + " done"})
+		s.Notify(bus.Event{Kind: bus.EvTaskUnblocked, Actor: actor.Name, TaskID: t.ID, Text: "blocker " + blocker + " done"})
 	}
 	return became, nil
 }
@@ -140,6 +141,6 @@ func notifyParent(s *store.Store, actor store.Actor, t *store.Task) {
 	if _, err := inbox.Send(s, inbox.Message{Kind: inbox.KindNotice, From: actor.Name, To: p.Owner, TaskID: t.ID, Text: text}); err != nil {
 		s.Warnf("notify %s: %v", p.Owner, err)
 	}
-	_ = s.Emit(store.Event{Kind: store.EvChildDone, Actor: actor.Name, TaskID: p.ID, Agent: p.Owner, Text: text,
+	s.Notify(bus.Event{Kind: bus.EvChildDone, Actor: actor.Name, TaskID: p.ID, Agent: p.Owner, Text: text,
 		Data: map[string]any{"child": t.ID}})
 }

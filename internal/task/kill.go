@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/lockedfile"
 	"github.com/plasmodium/pm/internal/phase"
@@ -51,7 +52,7 @@ func Kill(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string, r
 				return err
 			}
 			res.Tasks = append(res.Tasks, t.ID)
-			_ = s.Emit(store.Event{Kind: store.EvTaskKilled, Actor: actor.Name, TaskID: t.ID, Text: t.Description})
+			s.Notify(bus.Event{Kind: bus.EvTaskKilled, Actor: actor.Name, TaskID: t.ID, Text: t.Description})
 		}
 		return nil
 	})
@@ -155,7 +156,7 @@ func Restart(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string
 	if err != nil {
 		return nil, "", err
 	}
-	_ = s.Emit(store.Event{Kind: store.EvTaskRestarted, Actor: actor.Name, TaskID: t.ID, Agent: owner.Name, Text: t.Description})
+	s.Notify(bus.Event{Kind: bus.EvTaskRestarted, Actor: actor.Name, TaskID: t.ID, Agent: owner.Name, Text: t.Description})
 	if t.Status == store.TaskActive {
 		if err := l.Start(owner.Name); err != nil {
 			return t, owner.Name, err

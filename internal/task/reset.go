@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/lockedfile"
 	"github.com/plasmodium/pm/internal/store"
@@ -62,11 +63,9 @@ func Reset(s *store.Store, actor store.Actor, force bool) (*ResetResult, error) 
 	if err != nil {
 		return res, err
 	}
-	for _, f := range []string{s.EventsPath(), lockedfile.LockPath(s.EventsPath())} {
-		if err := os.Remove(f); err != nil && !os.IsNotExist(err) {
-			return res, err
-		}
+	if err := s.Bus().Reset(); err != nil {
+		return res, err
 	}
-	_ = s.Emit(store.Event{Kind: store.EvReset, Actor: actor.Name, Data: map[string]any{"tasks": res.Tasks, "killed": res.Killed}})
+	s.Notify(bus.Event{Kind: bus.EvReset, Actor: actor.Name, Data: map[string]any{"tasks": res.Tasks, "killed": res.Killed}})
 	return res, nil
 }

@@ -14,12 +14,35 @@ import (
 // the directories that dirs returns (recomputed after each event, so a wait can
 // follow directories that appear later). It checks once after the watches are
 // in place, so a change that lands before the first event is never missed.
+// A watcher error (an overflowed event queue) is a wake-up too: events may
+// have been lost, so it re-checks instead of failing.
 func Until(ctx context.Context, dirs func() []string, check func() (bool, error)) error {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return err
 	}
 	defer w.Close()
+	return until(ctx, notifier{w}, dirs, check)
+}
+
+// source is the part of an fsnotify watcher that Until uses, so a test can
+// inject what the kernel rarely does on demand (an overflow).
+type source interface {
+	Add(dir string) error
+	Events() <-chan fsnotify.Event
+	Errors() <-chan error
+}
+
+type notifier struct{ w *fsnotify.Watcher }
+
+func (n notifier) Add(dir string) error          { return n.w.Add(dir) }
+func (n notifier) Events() <-chan fsnotify.Event { return n.w.Events }
+func (n notifier) Errors() <-chan error          { return n.w.Errors }
+
+// errClosed: the watcher's channels closed under us; waiting on would spin.
+var errClosed = errors.New("file watcher closed")
+
+func until(ctx context.Context, w source, dirs func() []string, check func() (bool, error)) error {
 	watched := map[string]bool{}
 	add := func() error {
 		for _, d := range dirs() {
@@ -56,18 +79,25 @@ func Until(ctx context.Context, dirs func() []string, check func() (bool, error)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case err := <-w.Errors:
-			if err != nil {
-				return err
+		case _, ok := <-w.Errors():
+			if !ok {
+				return errClosed
 			}
-		case ev := <-w.Events:
+			// Overflow or a read error: events may be lost, and a lost
+			// Remove would leave a stale watch. Forget every watch and
+			// re-check; the loop adds them again.
+			clear(watched)
+		case ev, ok := <-w.Events():
+			if !ok {
+				return errClosed
+			}
 			forget(ev)
 			drain(w, forget)
 		}
 	}
 }
 
-func addParent(w *fsnotify.Watcher, watched map[string]bool, d string) error {
+func addParent(w source, watched map[string]bool, d string) error {
 	for p := filepath.Dir(d); ; p = filepath.Dir(p) {
 		if watched[p] {
 			return nil
@@ -85,10 +115,13 @@ func addParent(w *fsnotify.Watcher, watched map[string]bool, d string) error {
 
 // drain handles events already queued: one check covers them all, but a
 // removed directory must still be forgotten so it is watched again.
-func drain(w *fsnotify.Watcher, forget func(fsnotify.Event)) {
+func drain(w source, forget func(fsnotify.Event)) {
 	for {
 		select {
-		case ev := <-w.Events:
+		case ev, ok := <-w.Events():
+			if !ok {
+				return
+			}
 			forget(ev)
 		default:
 			return

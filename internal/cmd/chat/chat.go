@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/jsonl"
@@ -14,7 +15,6 @@ import (
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/render"
 	"github.com/plasmodium/pm/internal/store"
-	"github.com/plasmodium/pm/internal/watch"
 )
 
 // Options are the inputs of pm chat.
@@ -92,8 +92,14 @@ func follow(f *cmdutil.Factory, sess *ops.Session, o Options) error {
 		*ph = *p
 		return p.Status != store.PhaseActive, nil
 	}
-	if err := watch.Lines(f.Context, r, print, closed); err != nil {
-		return err
+	follow := &bus.Follower{Path: r.Path, Bad: s.BadLine, Until: closed}
+	for l, err := range follow.Lines(f.Context, bus.Cursor{}) {
+		if err != nil {
+			return err
+		}
+		if err := print(l.Raw); err != nil {
+			return err
+		}
 	}
 	phase.MarkSeen(s, actor, ph, n)
 	if !o.JSON {

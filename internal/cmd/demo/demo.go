@@ -5,7 +5,6 @@ package demo
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -17,9 +16,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/errs"
-	"github.com/plasmodium/pm/internal/jsonl"
 	"github.com/plasmodium/pm/internal/openaitest"
 	"github.com/plasmodium/pm/internal/replay"
 	"github.com/plasmodium/pm/internal/store"
@@ -106,7 +105,7 @@ func run(f *cmdutil.Factory, o Options) error {
 	if err != nil {
 		return errs.Timeoutf("see pm log and pm logs NAME in "+dir, "demo did not finish: %v", err)
 	}
-	if end.Kind != store.EvTaskDone {
+	if end.Kind != bus.EvTaskDone {
 		return errs.Failf("see pm logs in "+dir, "task ended: %s", end.Kind)
 	}
 	// The owner still takes its last model turn after pm done: the replay
@@ -166,45 +165,42 @@ func workspace(dir string) (string, error) {
 }
 
 // follow prints the bus as the flow runs and returns the event that ended the task.
-func follow(ctx context.Context, s *store.Store, taskID string, w io.Writer, label string) (store.Event, error) {
-	var end store.Event
-	r := &jsonl.Reader{Path: s.EventsPath(), Bad: s.BadLine}
-	err := watch.Lines(ctx, r, func(raw []byte) error {
-		var ev store.Event
-		if json.Unmarshal(raw, &ev) != nil {
-			return nil
+func follow(ctx context.Context, s *store.Store, taskID string, w io.Writer, label string) (bus.Event, error) {
+	for d, err := range s.Bus().Subscribe(ctx, bus.Cursor{}) {
+		if err != nil {
+			return bus.Event{}, err
 		}
+		ev := d.Event
 		if line := describe(ev); line != "" {
 			fmt.Fprintf(w, "%s%s %s\n", label, ev.Time.Local().Format("15:04:05.000"), line)
 		}
-		if ev.TaskID == taskID && (ev.Kind == store.EvTaskDone || ev.Kind == store.EvTaskKilled) {
-			end = ev
+		if ev.TaskID == taskID && (ev.Kind == bus.EvTaskDone || ev.Kind == bus.EvTaskKilled) {
+			return ev, nil
 		}
-		return nil
-	}, func() (bool, error) { return end.Kind != "", nil })
-	return end, err
+	}
+	return bus.Event{}, ctx.Err()
 }
 
-func describe(ev store.Event) string {
+func describe(ev bus.Event) string {
 	switch ev.Kind {
-	case store.EvPhaseOpened:
+	case bus.EvPhaseOpened:
 		return fmt.Sprintf("phase %s %q opened: %v", ev.PhaseID, ev.Text, ev.Data)
-	case store.EvMessage:
+	case bus.EvMessage:
 		return fmt.Sprintf("@%s: %s", ev.Actor, ev.Text)
-	case store.EvPhaseClosed:
+	case bus.EvPhaseClosed:
 		return fmt.Sprintf("phase %s closed (%s) %v", ev.PhaseID, ev.Text, ev.Data)
-	case store.EvAgentStarted:
+	case bus.EvAgentStarted:
 		return fmt.Sprintf("agent @%s started (pid %v)", ev.Agent, ev.Data["pid"])
-	case store.EvAgentExited:
+	case bus.EvAgentExited:
 		return fmt.Sprintf("agent @%s left", ev.Agent)
-	case "tool.call":
+	case bus.EvToolCall:
 		if strings.HasPrefix(ev.Text, "say ") || strings.HasPrefix(ev.Text, "chat ") {
 			return ""
 		}
 		return fmt.Sprintf("@%s calls %s", ev.Actor, ev.Text)
-	case store.EvCommit:
+	case bus.EvCommit:
 		return fmt.Sprintf("git commit %s", ev.Text)
-	case store.EvTaskDone:
+	case bus.EvTaskDone:
 		return fmt.Sprintf("task %s done", ev.TaskID)
 	}
 	return ""

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -45,8 +46,8 @@ func run(f *cmdutil.Factory, o Options) error {
 	if err != nil {
 		return err
 	}
-	s.Now = f.Now
-	_ = s.Emit(store.Event{Kind: store.EvInit, Text: root})
+	s.Now, s.Warn = f.Now, o.IO.ErrOut // a failed publish is a warning, not silence
+	s.Notify(bus.Event{Kind: bus.EvInit, Text: root})
 	fmt.Fprintf(o.IO.Out, "Initialised %s\nNext: pm task \"describe the work\"  (agents run %v; edit %s to change)\n",
 		root, s.Config.Runtime.Exec.Command, s.ConfigPath())
 	return nil

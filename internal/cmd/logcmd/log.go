@@ -2,17 +2,14 @@
 package logcmd
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/cmdutil"
-	"github.com/plasmodium/pm/internal/jsonl"
-	"github.com/plasmodium/pm/internal/store"
-	"github.com/plasmodium/pm/internal/watch"
 )
 
 // Options are the inputs of pm log.
@@ -44,34 +41,39 @@ func run(f *cmdutil.Factory, o Options) error {
 	if err != nil {
 		return err
 	}
-	print := func(raw []byte) error { return printEvent(f.IO.Out, raw, o) }
+	b := s.Bus()
 	// Tail reads backwards from the end, so a huge bus costs what is printed.
-	lines, end, err := jsonl.Tail(s.EventsPath(), o.Tail, s.BadLine)
+	past, end, err := b.Tail(o.Tail)
 	if err != nil {
 		return err
 	}
-	for _, l := range lines {
-		if err := print(l); err != nil {
+	for _, d := range past {
+		if err := printEvent(f.IO.Out, d, o); err != nil {
 			return err
 		}
 	}
 	if !o.Follow {
 		return nil
 	}
-	r := &jsonl.Reader{Path: s.EventsPath(), Offset: end, Bad: s.BadLine}
-	return watch.Lines(f.Context, r, print, nil)
+	// From the end cursor: a pm reset meanwhile restarts at the new bus's start.
+	for d, err := range b.Subscribe(f.Context, end) {
+		if err != nil {
+			return err
+		}
+		if err := printEvent(f.IO.Out, d, o); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-func printEvent(w io.Writer, raw []byte, o Options) error {
-	var ev store.Event
-	if err := json.Unmarshal(raw, &ev); err != nil {
-		return nil
-	}
-	if o.Kind != "" && !strings.HasPrefix(ev.Kind, o.Kind) {
+func printEvent(w io.Writer, d bus.Delivery, o Options) error {
+	ev := d.Event
+	if o.Kind != "" && !strings.HasPrefix(string(ev.Kind), o.Kind) {
 		return nil
 	}
 	if o.JSON {
-		_, err := w.Write(append(raw, '\n'))
+		_, err := w.Write(append(d.Raw, '\n'))
 		return err
 	}
 	ids := strings.TrimSpace(strings.Join([]string{ev.TaskID, ev.PhaseID, ev.Agent}, " "))

@@ -1,0 +1,106 @@
+package bus
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"iter"
+	"os"
+	"time"
+
+	"github.com/plasmodium/pm/internal/jsonl"
+	"github.com/plasmodium/pm/internal/lockedfile"
+	"github.com/plasmodium/pm/internal/secret"
+)
+
+// File is the bus over one JSONL file, .plasmodium/events.jsonl: appends are
+// locked and whole (jsonl.Append), followers wake on file events.
+type File struct {
+	Path    string
+	Now     func() time.Time    // nil: time.Now
+	Secrets secret.Set          // masked in every event's text and data
+	Bad     func(jsonl.BadLine) // skipped lines are reported here
+	Wait    WaitFunc            // nil: watch.Until
+}
+
+var _ Bus = (*File)(nil)
+
+// Publish appends ev as one line under the file's lock.
+func (b *File) Publish(ev Event) error {
+	return jsonl.Append(b.Path, stamp(ev, b.Now, b.Secrets))
+}
+
+// Tail reads the last n events backwards from the end of the file.
+func (b *File) Tail(n int) ([]Delivery, Cursor, error) {
+	f, err := os.Open(b.Path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, Cursor{}, nil
+	}
+	if err != nil {
+		return nil, Cursor{}, err
+	}
+	defer f.Close()
+	lines, end, err := jsonl.TailIn(f, b.Path, n, b.Bad)
+	if err != nil {
+		return nil, Cursor{}, err
+	}
+	id := &ident{f: f}
+	sum, err := id.at(end)
+	if err != nil {
+		return nil, Cursor{}, err
+	}
+	endCur := Cursor{off: end, id: sum}
+	var out []Delivery
+	for _, raw := range lines {
+		// Tail knows no per-line offsets; each carries the end cursor.
+		if ev, ok := b.decode(raw, -1); ok {
+			out = append(out, Delivery{Event: ev, Raw: raw, Next: endCur})
+		}
+	}
+	return out, endCur, nil
+}
+
+// Subscribe follows the file from from; see Bus.
+func (b *File) Subscribe(ctx context.Context, from Cursor) iter.Seq2[Delivery, error] {
+	fl := &Follower{Path: b.Path, Bad: b.Bad, Wait: b.Wait}
+	return func(yield func(Delivery, error) bool) {
+		for l, err := range fl.Lines(ctx, from) {
+			if err != nil {
+				yield(Delivery{}, err)
+				return
+			}
+			ev, ok := b.decode(l.Raw, l.Next.off-int64(len(l.Raw))-1)
+			if !ok {
+				continue
+			}
+			if !yield(Delivery{Event: ev, Raw: l.Raw, Next: l.Next}, nil) {
+				return
+			}
+		}
+	}
+}
+
+// decode reads a valid JSON line as an Event; a line that is JSON but no
+// event is reported and skipped like a torn one. start is the line's offset
+// (-1 when unknown).
+func (b *File) decode(raw []byte, start int64) (Event, bool) {
+	var ev Event
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		if b.Bad != nil {
+			b.Bad(jsonl.BadLine{Path: b.Path, Offset: max(start, 0), Reason: "line is not an event: " + err.Error()})
+		}
+		return Event{}, false
+	}
+	return ev, true
+}
+
+// Reset removes the file and its lock file; the next Publish starts a new
+// file, which followers detect and read from its beginning.
+func (b *File) Reset() error {
+	for _, p := range []string{b.Path, lockedfile.LockPath(b.Path)} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}

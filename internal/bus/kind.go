@@ -1,0 +1,65 @@
+package bus
+
+// Kind names what happened. The values are on disk (events.jsonl) and in
+// scripts, so they never change; every kind pm writes is declared here.
+type Kind string
+
+// The lifecycle of the state directory.
+const (
+	EvInit  Kind = "init"
+	EvReset Kind = "reset"
+)
+
+// Tasks.
+const (
+	EvTaskCreated   Kind = "task.created"
+	EvTaskUnblocked Kind = "task.unblocked"
+	EvTaskDone      Kind = "task.done"
+	EvTaskKilled    Kind = "task.killed"
+	EvTaskRestarted Kind = "task.restarted"
+	EvChildDone     Kind = "task.child_done"
+	EvCommit        Kind = "git.commit"
+)
+
+// Phases and their messages.
+const (
+	EvPhaseOpened   Kind = "phase.opened"
+	EvPhaseExtended Kind = "phase.extended"
+	EvPhaseClosed   Kind = "phase.closed"
+	EvMessage       Kind = "message.posted"
+)
+
+// Agents: their records, the supervisor's actions and an llm agent's turns.
+const (
+	EvAgentCreated   Kind = "agent.created"
+	EvAgentStarted   Kind = "agent.started"
+	EvAgentExited    Kind = "agent.exited"
+	EvAgentKilled    Kind = "agent.killed"
+	EvAgentRespawned Kind = "agent.respawned"
+	EvAgentFailed    Kind = "agent.failed"
+	EvAgentBudget    Kind = "agent.budget"
+	EvAgentThink     Kind = "agent.think"
+	EvToolCall       Kind = "tool.call"
+	EvToolResult     Kind = "tool.result"
+)
+
+// Prompt-object messages (inboxes), one kind per inbox message kind.
+const (
+	EvInbox     Kind = "inbox.message"
+	EvPONotice  Kind = "po.notice"
+	EvPORequest Kind = "po.request"
+	EvPOReply   Kind = "po.reply"
+)
+
+// Requests for the human and capabilities.
+const (
+	EvRequestAsked      Kind = "request.asked"
+	EvRequestAnswered   Kind = "request.answered"
+	EvCapabilityCreated Kind = "capability.created"
+)
+
+// POKind is the kind of the event that announces an inbox message of kind k
+// (inbox.KindNotice, KindRequest, KindReply): "po." and the inbox kind.
+func POKind(k string) Kind {
+	return "po." + Kind(k)
+}

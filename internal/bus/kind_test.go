@@ -1,0 +1,31 @@
+package bus
+
+import "testing"
+
+// The kinds are on disk and in scripts: their values never change.
+func TestKindValues(t *testing.T) {
+	cases := []struct {
+		kind Kind
+		want string
+	}{
+		{EvInit, "init"}, {EvReset, "reset"},
+		{EvTaskCreated, "task.created"}, {EvTaskUnblocked, "task.unblocked"}, {EvTaskDone, "task.done"},
+		{EvTaskKilled, "task.killed"}, {EvTaskRestarted, "task.restarted"}, {EvChildDone, "task.child_done"},
+		{EvCommit, "git.commit"},
+		{EvPhaseOpened, "phase.opened"}, {EvPhaseExtended, "phase.extended"}, {EvPhaseClosed, "phase.closed"},
+		{EvMessage, "message.posted"},
+		{EvAgentCreated, "agent.created"}, {EvAgentStarted, "agent.started"}, {EvAgentExited, "agent.exited"},
+		{EvAgentKilled, "agent.killed"}, {EvAgentRespawned, "agent.respawned"}, {EvAgentFailed, "agent.failed"},
+		{EvAgentBudget, "agent.budget"}, {EvAgentThink, "agent.think"},
+		{EvToolCall, "tool.call"}, {EvToolResult, "tool.result"},
+		{EvInbox, "inbox.message"}, {EvPONotice, "po.notice"}, {EvPORequest, "po.request"}, {EvPOReply, "po.reply"},
+		{EvRequestAsked, "request.asked"}, {EvRequestAnswered, "request.answered"},
+		{EvCapabilityCreated, "capability.created"},
+		{POKind("notice"), "po.notice"}, {POKind("reply"), "po.reply"},
+	}
+	for _, c := range cases {
+		if string(c.kind) != c.want {
+			t.Errorf("kind %q, want %q", c.kind, c.want)
+		}
+	}
+}

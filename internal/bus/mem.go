@@ -1,0 +1,131 @@
+package bus
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"sync"
+	"time"
+
+	"github.com/plasmodium/pm/internal/jsonl"
+	"github.com/plasmodium/pm/internal/secret"
+)
+
+// Mem is a bus in memory, for tests: the same contract as File (stamping,
+// masking, the line limit, cursors that survive Reset) without a file.
+// The zero value is ready to use.
+type Mem struct {
+	Now     func() time.Time // nil: time.Now
+	Secrets secret.Set
+
+	mu      sync.Mutex
+	gen     uint32 // bumped by Reset; a cursor's id
+	events  []Delivery
+	changed chan struct{} // closed and replaced on every Publish and Reset
+}
+
+var _ Bus = (*Mem)(nil)
+
+// Publish stamps ev, encodes it as File would and appends it.
+func (b *Mem) Publish(ev Event) error {
+	ev = stamp(ev, b.Now, b.Secrets)
+	raw, err := json.Marshal(ev)
+	if err != nil {
+		return err
+	}
+	if len(raw)+1 > jsonl.MaxLine {
+		return fmt.Errorf("bus: record of %d bytes is over the %d byte line limit", len(raw), jsonl.MaxLine)
+	}
+	// Hand out what a reader of the line would decode (times and data as JSON has them).
+	var back Event
+	if err := json.Unmarshal(raw, &back); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.events = append(b.events, Delivery{Event: back, Raw: raw, Next: Cursor{off: int64(len(b.events) + 1), id: b.gen}})
+	b.notifyLocked()
+	return nil
+}
+
+// Tail returns the last n events and the cursor at the end.
+func (b *Mem) Tail(n int) ([]Delivery, Cursor, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	end := b.endLocked()
+	if n <= 0 {
+		return nil, end, nil
+	}
+	first := max(len(b.events)-n, 0)
+	out := append([]Delivery(nil), b.events[first:]...)
+	for i := range out {
+		out[i].Next = end // as File's Tail: one cursor, the end
+	}
+	return out, end, nil
+}
+
+// Subscribe yields the events after from, then waits for Publish.
+func (b *Mem) Subscribe(ctx context.Context, from Cursor) iter.Seq2[Delivery, error] {
+	return func(yield func(Delivery, error) bool) {
+		pos := from
+		for {
+			batch, changed := b.after(&pos)
+			for _, d := range batch {
+				if !yield(d, nil) {
+					return
+				}
+			}
+			if len(batch) > 0 {
+				continue // more may have come while we yielded
+			}
+			select {
+			case <-ctx.Done():
+				yield(Delivery{}, ctx.Err())
+				return
+			case <-changed:
+			}
+		}
+	}
+}
+
+// after returns the events after *pos (restarting at the beginning when pos
+// is from before a Reset), advances *pos past them, and the channel that
+// closes on the next change.
+func (b *Mem) after(pos *Cursor) ([]Delivery, <-chan struct{}) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if pos.off > int64(len(b.events)) || (pos.off > 0 && pos.id != b.gen) {
+		*pos = Cursor{}
+	}
+	batch := append([]Delivery(nil), b.events[pos.off:]...)
+	*pos = b.endLocked()
+	if b.changed == nil {
+		b.changed = make(chan struct{})
+	}
+	return batch, b.changed
+}
+
+// Reset empties the bus and starts a new generation.
+func (b *Mem) Reset() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.events = nil
+	b.gen++
+	b.notifyLocked()
+	return nil
+}
+
+func (b *Mem) endLocked() Cursor {
+	if len(b.events) == 0 {
+		return Cursor{}
+	}
+	return Cursor{off: int64(len(b.events)), id: b.gen}
+}
+
+func (b *Mem) notifyLocked() {
+	if b.changed != nil {
+		close(b.changed)
+	}
+	b.changed = make(chan struct{})
+}
