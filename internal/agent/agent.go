@@ -72,7 +72,7 @@ func (l *Launcher) Start(name string) error {
 	d := l.driver()
 	started := false
 	a, err := lockedfile.Update(s.AgentPath(name), false, func(r *store.Agent) error {
-		if r.Runtime == "none" || (r.Status == store.AgentRunning && d.Alive(r.Handle)) {
+		if r.Runtime == store.RuntimeNone || (r.Status == store.AgentRunning && d.Alive(r.Handle)) {
 			return lockedfile.ErrUnchanged // nothing to run, or already running: never a duplicate
 		}
 		if r.Status == store.AgentKilled || r.Status == store.AgentFailed {

@@ -53,7 +53,7 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 	if err != nil {
 		return finish(s, log, a, -1, "render prompt: "+err.Error())
 	}
-	if a.Runtime == "llm" {
+	if a.Runtime == store.RuntimeLLM {
 		return hostLLM(ctx, s, log, a, text, runLLM)
 	}
 	argv, err := command(s, a, text)
@@ -140,7 +140,7 @@ func hostLLM(ctx context.Context, s *store.Store, log *slog.Logger, a *store.Age
 // command builds the argv for the agent's runtime.
 func command(s *store.Store, a *store.Agent, text string) ([]string, error) {
 	switch a.Runtime {
-	case "exec":
+	case store.RuntimeExec:
 		base := s.Config.Runtime.Exec.Command
 		if a.Role != "" && len(s.Config.Runtime.Exec.RoleCommand) > 0 {
 			base = s.Config.Runtime.Exec.RoleCommand
@@ -161,7 +161,7 @@ func command(s *store.Store, a *store.Agent, text string) ([]string, error) {
 		}
 		return argv, nil
 	}
-	return nil, errors.New("runtime " + a.Runtime + " has no process to start")
+	return nil, errors.New("runtime " + string(a.Runtime) + " has no process to start")
 }
 
 // terminate asks the child to stop (after linger when its phase closed, so it

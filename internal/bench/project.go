@@ -30,7 +30,7 @@ func NewProject(ctx context.Context, bin, dir string, msgs int) (*Project, error
 	cfg := s.Config
 	cfg.Limits.MessagesPerPhase = max(cfg.Limits.MessagesPerPhase, msgs)
 	cfg.Limits.PhasesPerTask = max(cfg.Limits.PhasesPerTask, 1000)
-	cfg.Runtime.Default = "none"
+	cfg.Runtime.Default = store.RuntimeNone
 	path := s.ConfigPath()
 	if err := lockedfile.With(path, func() error { return lockedfile.WriteJSON(path, cfg) }); err != nil {
 		return nil, err

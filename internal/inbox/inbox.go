@@ -66,7 +66,7 @@ func Send(s *store.Store, m Message) (Message, error) {
 
 // Resident returns the record of the resident agent that plays prompt object
 // po (named after it), creating it on first use.
-func Resident(s *store.Store, po *prompt.Object, runtime string) (*store.Agent, error) {
+func Resident(s *store.Store, po *prompt.Object, runtime store.RuntimeName) (*store.Agent, error) {
 	if a, err := s.Agent(po.Name); err == nil {
 		return a, nil
 	}
@@ -105,7 +105,7 @@ func Call(ctx context.Context, s *store.Store, l *agent.Launcher, from, to, text
 	}
 	runtime := po.Runtime
 	if runtime == "" {
-		runtime = "llm"
+		runtime = store.RuntimeLLM
 	}
 	if _, err := Resident(s, po, runtime); err != nil {
 		return "", err
@@ -155,7 +155,7 @@ func Call(ctx context.Context, s *store.Store, l *agent.Launcher, from, to, text
 		// (non-zero exit) is respawned and answers the request, so keep waiting.
 		if a, err := s.Agent(to); err == nil && (a.Status == store.AgentFailed || a.Status == store.AgentKilled ||
 			(a.Status == store.AgentExited && a.ExitCode != nil && *a.ExitCode == 0)) {
-			gone = a.Status + ": " + a.Reason
+			gone = string(a.Status) + ": " + a.Reason
 			return true, nil
 		}
 		return false, nil

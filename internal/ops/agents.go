@@ -15,10 +15,6 @@ type AgentsInput struct {
 	All bool `json:"all,omitempty" jsonschema:"list ended agents too"`
 }
 
-// AgentDead is the status shown for an agent recorded running whose process
-// is gone (the supervisor has not caught up yet).
-const AgentDead = "dead"
-
 // Agents lists the agents that run, wait to start or died unnoticed (with
 // All, every agent).
 func Agents(ctx context.Context, sess *Session, in AgentsInput) ([]*store.Agent, error) {
@@ -29,9 +25,9 @@ func Agents(ctx context.Context, sess *Session, in AgentsInput) ([]*store.Agent,
 	list := []*store.Agent{}
 	for _, a := range all {
 		if a.Status == store.AgentRunning && !agent.Running(a) {
-			a.Status = AgentDead
+			a.Status = store.AgentDead
 		}
-		if in.All || a.Status == store.AgentRunning || a.Status == store.AgentPending || a.Status == AgentDead {
+		if in.All || a.Status == store.AgentRunning || a.Status == store.AgentPending || a.Status == store.AgentDead {
 			list = append(list, a)
 		}
 	}
@@ -43,12 +39,12 @@ type PromptsInput struct{}
 
 // PromptEntry is one prompt object as listed.
 type PromptEntry struct {
-	Name         string   `json:"name"`
-	Description  string   `json:"description"`
-	Capabilities []string `json:"capabilities"`
-	Runtime      string   `json:"runtime,omitempty"`
-	Source       string   `json:"source"`
-	State        string   `json:"state"` // idle, working, waiting (its resident agent), or failed/killed
+	Name         string            `json:"name"`
+	Description  string            `json:"description"`
+	Capabilities []string          `json:"capabilities"`
+	Runtime      store.RuntimeName `json:"runtime,omitempty"`
+	Source       string            `json:"source"`
+	State        string            `json:"state"` // idle, working, waiting (its resident agent), or failed/killed
 }
 
 // Prompts lists the prompt objects with their capabilities and state.
@@ -79,7 +75,7 @@ func residentState(s *store.Store, name string) string {
 	}
 	switch {
 	case a.Status == store.AgentFailed || a.Status == store.AgentKilled:
-		return a.Status
+		return string(a.Status)
 	case agent.Running(a) && a.Activity != "":
 		return a.Activity
 	}

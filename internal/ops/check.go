@@ -15,15 +15,15 @@ import (
 // CheckRuntime refuses, before anything is written, an llm agent with no
 // model provider configured (saying exactly what to set) and an exec agent
 // whose command cannot be found.
-func CheckRuntime(sess *Session, runtime, model string) error {
+func CheckRuntime(sess *Session, runtime store.RuntimeName, model string) error {
 	s := sess.Store
 	if runtime == "" {
 		runtime = s.Config.Runtime.Default
 	}
 	switch runtime {
-	case "exec":
+	case store.RuntimeExec:
 		return checkExec(s)
-	case "llm":
+	case store.RuntimeLLM:
 		if _, err := llm.ProviderFromEnv(sess.getenv, s.Config.Model.BaseURL, s.Config.Model.Name, model); err != nil {
 			return errs.Failf("export OPENAI_API_KEY=... PM_MODEL=gpt-4o-mini (or OPENAI_BASE_URL=http://localhost:11434/v1 PM_MODEL=llama3.2 for Ollama), or use --runtime exec", "%v", err)
 		}
@@ -72,7 +72,7 @@ func CheckPO(sess *Session, name string) error {
 	}
 	rt := po.Runtime
 	if rt == "" {
-		rt = "llm"
+		rt = store.RuntimeLLM
 	}
 	return CheckRuntime(sess, rt, po.Model)
 }

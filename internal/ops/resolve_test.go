@@ -20,7 +20,7 @@ func newStore(t *testing.T) *store.Store {
 
 var base = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func addTask(t *testing.T, s *store.Store, id, status string, age int) *store.Task {
+func addTask(t *testing.T, s *store.Store, id string, status store.TaskStatus, age int) *store.Task {
 	t.Helper()
 	tk := &store.Task{ID: id, Description: id, Owner: "own_" + id[3:7], Status: status, BlockedBy: []string{}, CreatedAt: base.Add(time.Duration(age) * time.Minute)}
 	if err := s.WriteTask(tk); err != nil {
@@ -29,7 +29,7 @@ func addTask(t *testing.T, s *store.Store, id, status string, age int) *store.Ta
 	return tk
 }
 
-func addPhase(t *testing.T, s *store.Store, taskID, id, status string, age int) *store.Phase {
+func addPhase(t *testing.T, s *store.Store, taskID, id string, status store.PhaseStatus, age int) *store.Phase {
 	t.Helper()
 	ph := &store.Phase{ID: id, TaskID: taskID, Name: "P " + id, MessageLimit: 5, Status: status, CreatedAt: base.Add(time.Duration(age) * time.Minute)}
 	if err := os.MkdirAll(s.PhaseDir(taskID, id), 0o755); err != nil {
@@ -57,19 +57,19 @@ func agentActor(name, taskID, phaseID, role string) store.Actor {
 func TestTask(t *testing.T) {
 	tests := []struct {
 		name   string
-		tasks  map[string]string // id -> status
+		tasks  map[string]store.TaskStatus // id -> status
 		actor  store.Actor
 		flag   string
 		wantID string
 		code   errs.Code
 	}{
-		{name: "flag wins", tasks: map[string]string{"tk-000001": store.TaskActive, "tk-000002": store.TaskActive}, flag: "tk-000002", actor: agentActor("a", "tk-000001", "", ""), wantID: "tk-000002"},
+		{name: "flag wins", tasks: map[string]store.TaskStatus{"tk-000001": store.TaskActive, "tk-000002": store.TaskActive}, flag: "tk-000002", actor: agentActor("a", "tk-000001", "", ""), wantID: "tk-000002"},
 		{name: "flag unknown", flag: "tk-999999", actor: store.Human, code: errs.NotFound},
 		{name: "flag malformed", flag: "nope", actor: store.Human, code: errs.Usage},
-		{name: "agent's own task", tasks: map[string]string{"tk-000001": store.TaskActive, "tk-000002": store.TaskDone}, actor: agentActor("a", "tk-000002", "", ""), wantID: "tk-000002"},
-		{name: "human, only active task", tasks: map[string]string{"tk-000001": store.TaskDone, "tk-000002": store.TaskActive, "tk-000003": store.TaskBlocked}, actor: store.Human, wantID: "tk-000002"},
-		{name: "human, no active task", tasks: map[string]string{"tk-000001": store.TaskDone}, actor: store.Human, code: errs.State},
-		{name: "human, two active tasks", tasks: map[string]string{"tk-000001": store.TaskActive, "tk-000002": store.TaskActive}, actor: store.Human, code: errs.Usage},
+		{name: "agent's own task", tasks: map[string]store.TaskStatus{"tk-000001": store.TaskActive, "tk-000002": store.TaskDone}, actor: agentActor("a", "tk-000002", "", ""), wantID: "tk-000002"},
+		{name: "human, only active task", tasks: map[string]store.TaskStatus{"tk-000001": store.TaskDone, "tk-000002": store.TaskActive, "tk-000003": store.TaskBlocked}, actor: store.Human, wantID: "tk-000002"},
+		{name: "human, no active task", tasks: map[string]store.TaskStatus{"tk-000001": store.TaskDone}, actor: store.Human, code: errs.State},
+		{name: "human, two active tasks", tasks: map[string]store.TaskStatus{"tk-000001": store.TaskActive, "tk-000002": store.TaskActive}, actor: store.Human, code: errs.Usage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

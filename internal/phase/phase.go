@@ -179,7 +179,7 @@ func closedErr(ph *store.Phase) error {
 }
 
 // closeHeld marks the phase closed; the caller holds the messages lock.
-func closeHeld(s *store.Store, actor store.Actor, ph *store.Phase, reason string) (*store.Phase, error) {
+func closeHeld(s *store.Store, actor store.Actor, ph *store.Phase, reason store.CloseReason) (*store.Phase, error) {
 	now := s.Now().UTC()
 	out, err := lockedfile.Update(s.PhasePath(ph.TaskID, ph.ID), false, func(p *store.Phase) error {
 		p.Status, p.ClosedAt, p.CloseReason = store.PhaseClosed, &now, reason
@@ -189,13 +189,13 @@ func closeHeld(s *store.Store, actor store.Actor, ph *store.Phase, reason string
 		return nil, err
 	}
 	n, _ := s.MessageCount(ph.TaskID, ph.ID)
-	s.Notify(bus.Event{Kind: bus.EvPhaseClosed, Actor: actor.Name, TaskID: ph.TaskID, PhaseID: ph.ID, Text: reason,
+	s.Notify(bus.Event{Kind: bus.EvPhaseClosed, Actor: actor.Name, TaskID: ph.TaskID, PhaseID: ph.ID, Text: string(reason),
 		Data: map[string]any{"messages": n, "limit": out.MessageLimit}})
 	return &out, nil
 }
 
 // Close closes an active phase early (pm end-phase, or its task ending).
-func Close(s *store.Store, actor store.Actor, taskID, phaseID, reason string) (*store.Phase, error) {
+func Close(s *store.Store, actor store.Actor, taskID, phaseID string, reason store.CloseReason) (*store.Phase, error) {
 	if _, err := s.Phase(taskID, phaseID); err != nil {
 		return nil, err
 	}

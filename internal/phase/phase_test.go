@@ -26,7 +26,7 @@ func newStore(t *testing.T) *store.Store {
 	return s
 }
 
-func addTask(t *testing.T, s *store.Store, id, status string) {
+func addTask(t *testing.T, s *store.Store, id string, status store.TaskStatus) {
 	t.Helper()
 	if err := s.WriteTask(&store.Task{ID: id, Description: "d " + id, Owner: "oak_0001", Status: status, BlockedBy: []string{}, Runtime: "none", CreatedAt: s.Now().UTC()}); err != nil {
 		t.Fatal(err)

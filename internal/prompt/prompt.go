@@ -10,17 +10,19 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/plasmodium/pm/internal/store"
 )
 
 // Object is a prompt object: frontmatter is its interface, body its soul.
 type Object struct {
-	Name         string   `yaml:"name"`
-	Description  string   `yaml:"description"`
-	Capabilities []string `yaml:"capabilities"`
-	Model        string   `yaml:"model"`
-	Runtime      string   `yaml:"runtime"`
-	Body         string   `yaml:"-"`
-	Source       string   `yaml:"-"` // "builtin:owner.md" or a file path
+	Name         string            `yaml:"name"`
+	Description  string            `yaml:"description"`
+	Capabilities []string          `yaml:"capabilities"`
+	Model        string            `yaml:"model"`
+	Runtime      store.RuntimeName `yaml:"runtime"`
+	Body         string            `yaml:"-"`
+	Source       string            `yaml:"-"` // "builtin:owner.md" or a file path
 	// CapabilityLines holds the file line of each capability, parallel to
 	// Capabilities, so a checker can name where a bad one is written.
 	CapabilityLines []int `yaml:"-" json:"-"`
@@ -78,7 +80,7 @@ func Parse(file string, data []byte) (*Object, error) {
 		return nil, &Error{File: file, Line: lineOf(front, "name:") + 1, Msg: fmt.Sprintf("name %q does not match the file name %q", o.Name, stem+".md")}
 	}
 	switch o.Runtime {
-	case "", "llm", "exec", "none":
+	case "", store.RuntimeLLM, store.RuntimeExec, store.RuntimeNone:
 	default:
 		return nil, &Error{File: file, Line: lineOf(front, "runtime:") + 1, Msg: fmt.Sprintf("runtime %q: want llm, exec or none", o.Runtime)}
 	}

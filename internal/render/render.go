@@ -27,7 +27,7 @@ func PrintMessage(w io.Writer, m store.Message) {
 func PhaseLine(p *store.Phase, count int) string {
 	s := fmt.Sprintf("%s %q %s %d/%d", p.ID, p.Name, p.Status, count, p.MessageLimit)
 	if p.CloseReason != "" {
-		s += " (" + p.CloseReason + ")"
+		s += " (" + string(p.CloseReason) + ")"
 	}
 	if len(p.Roles) > 0 {
 		s += " roles " + strings.Join(p.Roles, ",")
@@ -80,7 +80,7 @@ func PrintSummary(w io.Writer, sum *task.Summary) {
 		fmt.Fprintf(w, "%s%s %-7s @%s  %s\n", indent, t.ID, t.Status, t.Owner, t.Description)
 	}
 	var parts []string
-	for _, k := range []string{store.TaskActive, store.TaskBlocked, store.TaskDone, store.TaskKilled} {
+	for _, k := range []store.TaskStatus{store.TaskActive, store.TaskBlocked, store.TaskDone, store.TaskKilled} {
 		if sum.Counts[k] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", sum.Counts[k], k))
 		}

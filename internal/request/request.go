@@ -18,10 +18,13 @@ import (
 	"github.com/plasmodium/pm/internal/watch"
 )
 
+// Status is whether a request waits for its answer.
+type Status string
+
 // Request statuses.
 const (
-	Pending  = "pending"
-	Answered = "answered"
+	Pending  Status = "pending"
+	Answered Status = "answered"
 )
 
 // MaxText bounds a question or an answer (bytes).
@@ -33,7 +36,7 @@ type Request struct {
 	From       string     `json:"from"`
 	TaskID     string     `json:"task_id,omitempty"`
 	Question   string     `json:"question"`
-	Status     string     `json:"status"`
+	Status     Status     `json:"status"`
 	Answer     string     `json:"answer,omitempty"`
 	AnsweredBy string     `json:"answered_by,omitempty"`
 	CreatedAt  time.Time  `json:"created_at"`

@@ -29,7 +29,7 @@ type ExecRuntime struct {
 
 // Runtime picks how agents run.
 type Runtime struct {
-	Default string      `json:"default"` // llm, exec or none
+	Default RuntimeName `json:"default"` // llm, exec or none
 	Exec    ExecRuntime `json:"exec"`
 	// RoleGraceSeconds is how long a role agent may keep running after its
 	// phase closes before it is stopped.
@@ -125,7 +125,7 @@ func (c Config) validate(path string) error {
 		return fmt.Errorf("%s: runtime.stop_grace_seconds is %d; it must be 0 or more", path, c.Runtime.StopGraceSeconds)
 	}
 	switch c.Runtime.Default {
-	case "llm", "exec", "none":
+	case RuntimeLLM, RuntimeExec, RuntimeNone:
 	default:
 		return fmt.Errorf("%s: runtime.default is %q; want llm, exec or none", path, c.Runtime.Default)
 	}

@@ -6,53 +6,79 @@ import (
 	"github.com/plasmodium/pm/internal/driver"
 )
 
+// TaskStatus is where a task stands.
+type TaskStatus string
+
 // Task statuses.
 const (
-	TaskActive  = "active"
-	TaskBlocked = "blocked"
-	TaskDone    = "done"
-	TaskKilled  = "killed"
+	TaskActive  TaskStatus = "active"
+	TaskBlocked TaskStatus = "blocked"
+	TaskDone    TaskStatus = "done"
+	TaskKilled  TaskStatus = "killed"
 )
+
+// PhaseStatus is whether a phase's room is open.
+type PhaseStatus string
 
 // Phase statuses.
 const (
-	PhaseActive = "active"
-	PhaseClosed = "closed"
+	PhaseActive PhaseStatus = "active"
+	PhaseClosed PhaseStatus = "closed"
 )
+
+// CloseReason is why a phase closed.
+type CloseReason string
 
 // Reasons a phase closed.
 const (
-	CloseLimit  = "limit"      // reached message_limit
-	CloseEnded  = "ended"      // pm end-phase
-	CloseTask   = "task-ended" // its task was done or killed
-	CloseKilled = "killed"
+	CloseLimit  CloseReason = "limit"      // reached message_limit
+	CloseEnded  CloseReason = "ended"      // pm end-phase
+	CloseTask   CloseReason = "task-ended" // its task was done or killed
+	CloseKilled CloseReason = "killed"
 )
+
+// AgentStatus is where an agent's life stands.
+type AgentStatus string
 
 // Agent statuses.
 const (
-	AgentPending = "pending" // recorded, not started (blocked task, or runtime none)
-	AgentRunning = "running"
-	AgentExited  = "exited"
-	AgentKilled  = "killed"
-	AgentFailed  = "failed"
+	AgentPending AgentStatus = "pending" // recorded, not started (blocked task, or runtime none)
+	AgentRunning AgentStatus = "running"
+	AgentExited  AgentStatus = "exited"
+	AgentKilled  AgentStatus = "killed"
+	AgentFailed  AgentStatus = "failed"
+	// AgentDead is never written: views show it for an agent recorded
+	// running whose process is gone (the supervisor has not caught up).
+	AgentDead AgentStatus = "dead"
+)
+
+// RuntimeName is how an agent runs: the built-in llm loop, an agent CLI
+// (exec), or no process at all (none: a person or a script acts as it).
+type RuntimeName string
+
+// Runtimes.
+const (
+	RuntimeLLM  RuntimeName = "llm"
+	RuntimeExec RuntimeName = "exec"
+	RuntimeNone RuntimeName = "none"
 )
 
 // Task is tasks/tk-xxxxxx/task.json.
 type Task struct {
-	ID          string     `json:"id"`
-	Description string     `json:"description"`
-	Owner       string     `json:"owner"`
-	ParentID    string     `json:"parent_id,omitempty"`
-	BlockedBy   []string   `json:"blocked_by"`
-	Blocks      []string   `json:"blocks,omitempty"`   // tasks waiting on this one
-	Children    []string   `json:"children,omitempty"` // subtasks, in creation order
-	Status      string     `json:"status"`
-	Depth       int        `json:"depth"`
-	Runtime     string     `json:"runtime"`
-	Model       string     `json:"model,omitempty"`
-	CreatedAt   time.Time  `json:"created_at"`
-	EndedAt     *time.Time `json:"ended_at,omitempty"`
-	Commit      string     `json:"commit,omitempty"`
+	ID          string      `json:"id"`
+	Description string      `json:"description"`
+	Owner       string      `json:"owner"`
+	ParentID    string      `json:"parent_id,omitempty"`
+	BlockedBy   []string    `json:"blocked_by"`
+	Blocks      []string    `json:"blocks,omitempty"`   // tasks waiting on this one
+	Children    []string    `json:"children,omitempty"` // subtasks, in creation order
+	Status      TaskStatus  `json:"status"`
+	Depth       int         `json:"depth"`
+	Runtime     RuntimeName `json:"runtime"`
+	Model       string      `json:"model,omitempty"`
+	CreatedAt   time.Time   `json:"created_at"`
+	EndedAt     *time.Time  `json:"ended_at,omitempty"`
+	Commit      string      `json:"commit,omitempty"`
 }
 
 // Live reports whether the task still counts against the active-task limit.
@@ -60,17 +86,17 @@ func (t *Task) Live() bool { return t.Status == TaskActive || t.Status == TaskBl
 
 // Phase is tasks/tk-xxxxxx/phases/ph-xxxxxx/phase.json.
 type Phase struct {
-	ID           string     `json:"id"`
-	TaskID       string     `json:"task_id"`
-	Name         string     `json:"name"`
-	MessageLimit int        `json:"message_limit"`
-	Roles        []string   `json:"roles"`
-	Agents       []string   `json:"agents,omitempty"` // role agent names, parallel to Roles
-	Rules        string     `json:"rules,omitempty"`
-	Status       string     `json:"status"`
-	CreatedAt    time.Time  `json:"created_at"`
-	ClosedAt     *time.Time `json:"closed_at,omitempty"`
-	CloseReason  string     `json:"close_reason,omitempty"`
+	ID           string      `json:"id"`
+	TaskID       string      `json:"task_id"`
+	Name         string      `json:"name"`
+	MessageLimit int         `json:"message_limit"`
+	Roles        []string    `json:"roles"`
+	Agents       []string    `json:"agents,omitempty"` // role agent names, parallel to Roles
+	Rules        string      `json:"rules,omitempty"`
+	Status       PhaseStatus `json:"status"`
+	CreatedAt    time.Time   `json:"created_at"`
+	ClosedAt     *time.Time  `json:"closed_at,omitempty"`
+	CloseReason  CloseReason `json:"close_reason,omitempty"`
 }
 
 // Message is one line of messages.jsonl.
@@ -93,18 +119,18 @@ type Agent struct {
 	// Handle names the agent's current (or last) run for the driver: the
 	// host's pid and start time, serialized as "pid" and "pid_start".
 	driver.Handle
-	Runtime   string     `json:"runtime"`
-	Model     string     `json:"model,omitempty"`
-	Status    string     `json:"status"`
-	Restarts  int        `json:"restarts"`
-	ExitCode  *int       `json:"exit_code,omitempty"`
-	Reason    string     `json:"reason,omitempty"`
-	Usage     Usage      `json:"usage"`
-	Activity  string     `json:"activity,omitempty"`  // idle, working, waiting (llm runtime)
-	ActiveAt  *time.Time `json:"active_at,omitempty"` // when Activity last changed
-	CreatedAt time.Time  `json:"created_at"`
-	StartedAt *time.Time `json:"started_at,omitempty"`
-	EndedAt   *time.Time `json:"ended_at,omitempty"`
+	Runtime   RuntimeName `json:"runtime"`
+	Model     string      `json:"model,omitempty"`
+	Status    AgentStatus `json:"status"`
+	Restarts  int         `json:"restarts"`
+	ExitCode  *int        `json:"exit_code,omitempty"`
+	Reason    string      `json:"reason,omitempty"`
+	Usage     Usage       `json:"usage"`
+	Activity  string      `json:"activity,omitempty"`  // idle, working, waiting (llm runtime)
+	ActiveAt  *time.Time  `json:"active_at,omitempty"` // when Activity last changed
+	CreatedAt time.Time   `json:"created_at"`
+	StartedAt *time.Time  `json:"started_at,omitempty"`
+	EndedAt   *time.Time  `json:"ended_at,omitempty"`
 }
 
 // IsOwner reports whether the agent owns its task (rather than playing a role in a phase).

@@ -24,7 +24,7 @@ func scanStore(t *testing.T) *Store {
 func TestLiveTasksMatchesTasks(t *testing.T) {
 	s := scanStore(t)
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	statuses := []string{TaskDone, TaskActive, TaskKilled, TaskBlocked, TaskDone, TaskActive}
+	statuses := []TaskStatus{TaskDone, TaskActive, TaskKilled, TaskBlocked, TaskDone, TaskActive}
 	for i, st := range []string{"tk-00000f", "tk-00000e", "tk-00000d", "tk-00000c", "tk-00000b", "tk-00000a"} {
 		// Descriptions that mention a live status must not fool the filter.
 		tk := &Task{ID: st, Description: "an active \"blocked\" description", Status: statuses[i], BlockedBy: []string{},

@@ -492,7 +492,7 @@ func TestActor(t *testing.T) {
 	if !(&store.Agent{}).IsOwner() || (&store.Agent{Role: "qa"}).IsOwner() {
 		t.Fatal("IsOwner")
 	}
-	for status, live := range map[string]bool{store.TaskActive: true, store.TaskBlocked: true, store.TaskDone: false, store.TaskKilled: false} {
+	for status, live := range map[store.TaskStatus]bool{store.TaskActive: true, store.TaskBlocked: true, store.TaskDone: false, store.TaskKilled: false} {
 		if (&store.Task{Status: status}).Live() != live {
 			t.Errorf("Live(%s) != %v", status, live)
 		}

@@ -269,7 +269,7 @@ func (sv *Supervisor) anyLive() bool {
 // wanted: the agent's task (and, for a role agent, its phase) is still live
 // and nobody ended it on purpose.
 func (sv *Supervisor) wanted(a *store.Agent) bool {
-	if a.Runtime == "none" || a.Status == store.AgentKilled || a.Status == store.AgentFailed || a.Status == store.AgentPending {
+	if a.Runtime == store.RuntimeNone || a.Status == store.AgentKilled || a.Status == store.AgentFailed || a.Status == store.AgentPending {
 		return false
 	}
 	if a.TaskID == "" {

@@ -20,9 +20,9 @@ type View struct {
 
 // Summary is the overview of all tasks: what pm status shows.
 type Summary struct {
-	Tasks  []*store.Task  `json:"tasks"`
-	Counts map[string]int `json:"counts"`
-	Total  int            `json:"-"`
+	Tasks  []*store.Task            `json:"tasks"`
+	Counts map[store.TaskStatus]int `json:"counts"`
+	Total  int                      `json:"-"`
 }
 
 // Describe builds the detailed view of task id. An agent recorded running
@@ -50,7 +50,7 @@ func Describe(s *store.Store, id string) (*View, error) {
 	}
 	for _, a := range agents {
 		if a.Status == store.AgentRunning && !agent.Running(a) {
-			a.Status = "dead" // recorded running, but its process is gone
+			a.Status = store.AgentDead // recorded running, but its process is gone
 		}
 		v.Agents = append(v.Agents, a)
 	}
@@ -64,7 +64,7 @@ func Summarize(s *store.Store, all bool) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	sum := &Summary{Tasks: []*store.Task{}, Counts: map[string]int{}, Total: len(tasks)}
+	sum := &Summary{Tasks: []*store.Task{}, Counts: map[store.TaskStatus]int{}, Total: len(tasks)}
 	for _, t := range tasks {
 		sum.Counts[t.Status]++
 		if all || t.Live() {

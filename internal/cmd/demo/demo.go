@@ -94,7 +94,7 @@ func run(f *cmdutil.Factory, o Options) error {
 	}
 	l.Env = append(env, "PM_HOME="+root)
 	fmt.Fprintf(f.IO.Out, "%sproject %s (git repository, state in .plasmodium/)\n", label, dir)
-	t, err := task.Create(s, l, store.Human, task.Spec{Description: Description, Runtime: "llm"})
+	t, err := task.Create(s, l, store.Human, task.Spec{Description: Description, Runtime: store.RuntimeLLM})
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/ops"
+	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 )
 
@@ -46,7 +47,7 @@ func run(f *cmdutil.Factory, o Options) error {
 	if err != nil {
 		return err
 	}
-	in := ops.SubtaskInput{Task: o.Task, Description: o.Description, Runtime: o.Runtime}
+	in := ops.SubtaskInput{Task: o.Task, Description: o.Description, Runtime: store.RuntimeName(o.Runtime)}
 	if o.ContextFile != "" {
 		st, err := os.Stat(o.ContextFile)
 		if err != nil {

@@ -44,7 +44,7 @@ func run(f *cmdutil.Factory, o Options) error {
 	if err != nil {
 		return err
 	}
-	t, err := ops.CreateTask(f.Context, sess, ops.TaskInput{Description: o.Description, BlockedBy: o.BlockedBy, Runtime: o.Runtime, Model: o.Model})
+	t, err := ops.CreateTask(f.Context, sess, ops.TaskInput{Description: o.Description, BlockedBy: o.BlockedBy, Runtime: store.RuntimeName(o.Runtime), Model: o.Model})
 	if err != nil {
 		return err
 	}
@@ -54,7 +54,7 @@ func run(f *cmdutil.Factory, o Options) error {
 	fmt.Fprintf(f.IO.Out, "%s %s owner @%s (%s)\n", t.ID, t.Status, t.Owner, t.Runtime)
 	if t.Status == store.TaskBlocked {
 		fmt.Fprintf(f.IO.Out, "waiting for %v; the owner starts when they are done\n", t.BlockedBy)
-	} else if t.Runtime == "none" {
+	} else if t.Runtime == store.RuntimeNone {
 		fmt.Fprintf(f.IO.Out, "runtime none: act as the owner with PM_AGENT=%s pm ...\n", t.Owner)
 	}
 	return nil
