@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/plasmodium/pm/internal/jsonl"
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -70,8 +69,7 @@ func Chat(ctx context.Context, sess *Session, in ChatInput) (ChatResult, error) 
 		return chatResult(w.Phase, w.Fresh, w.Count), err
 	}
 	var lines [][]byte
-	r := &jsonl.Reader{Path: s.MessagesPath(ph.TaskID, ph.ID), Bad: s.BadLine}
-	if err := r.Next(func(raw []byte) error { lines = append(lines, raw); return nil }); err != nil {
+	if err := s.ReadMessageLines(ph.TaskID, ph.ID, func(raw []byte) error { lines = append(lines, raw); return nil }); err != nil {
 		return ChatResult{}, err
 	}
 	phase.MarkSeen(s, actor, ph, len(lines))

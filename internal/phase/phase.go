@@ -1,15 +1,12 @@
 package phase
 
 import (
-	"os"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/ids"
-	"github.com/plasmodium/pm/internal/jsonl"
-	"github.com/plasmodium/pm/internal/lockedfile"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -31,50 +28,22 @@ func Create(s *store.Store, actor store.Actor, sp Spec) (*store.Phase, error) {
 	if err := validate(s, sp); err != nil {
 		return nil, err
 	}
-	// The lock lives in the task's directory: look the task up first so an
-	// unknown id is exit 4, not a failure to create the lock file.
-	if _, err := s.Task(sp.TaskID); err != nil {
-		return nil, err
-	}
-	var ph *store.Phase
-	// phases.lock serialises phase creation per task so two owners (or a
-	// retried command) cannot open two active phases.
-	err := lockedfile.With(s.PhasesDir(sp.TaskID), func() error {
-		t, err := s.Task(sp.TaskID)
-		if err != nil {
-			return err
-		}
+	ph, err := s.CreatePhase(sp.TaskID, func(t *store.Task, existing []*store.Phase, id string) (*store.Phase, error) {
 		if t.Status != store.TaskActive {
-			return errs.Statef("phases open only on active tasks; see 'pm status "+t.ID+"'", "task %s is %s", t.ID, t.Status)
-		}
-		existing, err := s.Phases(sp.TaskID)
-		if err != nil {
-			return err
+			return nil, errs.Statef("phases open only on active tasks; see 'pm status "+t.ID+"'", "task %s is %s", t.ID, t.Status)
 		}
 		for _, p := range existing {
 			if p.Status == store.PhaseActive {
-				return errs.Statef("finish it first: 'pm end-phase', or wait for its limit", "task %s already has an active phase %s (%q)", t.ID, p.ID, p.Name)
+				return nil, errs.Statef("finish it first: 'pm end-phase', or wait for its limit", "task %s already has an active phase %s (%q)", t.ID, p.ID, p.Name)
 			}
 		}
 		if max := s.Config.Limits.PhasesPerTask; len(existing) >= max {
-			return errs.Limitf("decide with what you have, or raise limits.phases_per_task in "+s.ConfigPath(), "task %s has %d phases; the limit is %d", t.ID, len(existing), max)
+			return nil, errs.Limitf("decide with what you have, or raise limits.phases_per_task in "+s.ConfigPath(), "task %s has %d phases; the limit is %d", t.ID, len(existing), max)
 		}
-		id, err := freshPhaseID(s, sp.TaskID)
-		if err != nil {
-			return err
-		}
-		ph = &store.Phase{
+		return &store.Phase{
 			ID: id, TaskID: sp.TaskID, Name: sp.Name, MessageLimit: sp.Limit,
 			Roles: sp.Roles, Rules: sp.Rules, Status: store.PhaseActive, CreatedAt: s.Now().UTC(),
-		}
-		if err := os.MkdirAll(s.PhaseDir(sp.TaskID, id), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(s.MessagesPath(sp.TaskID, id), nil, 0o644); err != nil {
-			return err
-		}
-		p := s.PhasePath(sp.TaskID, id)
-		return lockedfile.With(p, func() error { return lockedfile.WriteJSON(p, ph) })
+		}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -109,16 +78,6 @@ func validate(s *store.Store, sp Spec) error {
 	return nil
 }
 
-func freshPhaseID(s *store.Store, taskID string) (string, error) {
-	for range 16 {
-		id := s.IDs.New(ids.Phase)
-		if _, err := os.Stat(s.PhaseDir(taskID, id)); os.IsNotExist(err) {
-			return id, nil
-		}
-	}
-	return "", errs.Failf("", "could not find a free phase id")
-}
-
 // Say posts content to a phase. Lock, check, count, append and (at the limit)
 // close form one critical section under the messages lock, so the phase holds
 // exactly message_limit messages however many writers race.
@@ -129,46 +88,38 @@ func Say(s *store.Store, actor store.Actor, taskID, phaseID, content string) (ms
 	if len(content) > MaxMessage || !utf8.ValidString(content) {
 		return msg, false, errs.Usagef("keep messages under 16 KiB of UTF-8 text; put long material in a file", "message of %d bytes is too long or not UTF-8", len(content))
 	}
-	if _, err := s.Phase(taskID, phaseID); err != nil {
-		return msg, false, err // a bad or unknown id: exit 2 or 4, and no lock file made
-	}
 	content = s.Secrets.Mask(content) // the room is state: no secret reaches it
-	mpath := s.MessagesPath(taskID, phaseID)
-	err = lockedfile.With(mpath, func() error {
-		ph, err := s.Phase(taskID, phaseID)
-		if err != nil {
-			return err
-		}
+	err = s.WithPhase(taskID, phaseID, func(tx *store.PhaseTx) error {
+		ph := tx.Phase
 		if ph.Status != store.PhaseActive {
 			return closedErr(ph)
 		}
-		n, err := s.MessageCount(taskID, phaseID)
+		n, err := tx.Count()
 		if err != nil {
 			return err
 		}
 		if n >= ph.MessageLimit {
 			// Only reachable if phase.json was not updated after the last append
 			// (a crash between the two); finish the close now.
-			closed, err := closeHeld(s, actor, ph, store.CloseLimit)
-			if err != nil {
+			if err := closeHeld(s, actor, tx, store.CloseLimit); err != nil {
 				return err
 			}
-			return closedErr(closed)
+			return closedErr(tx.Phase)
 		}
 		msg = store.Message{
 			ID: s.IDs.New(ids.Message), PhaseID: phaseID, Author: actor.Name, Role: actor.Role(),
 			Content: content, Timestamp: s.Now().UTC(),
 		}
-		if err := jsonl.AppendHeld(mpath, msg); err != nil {
+		if err := tx.Append(msg); err != nil {
 			return err
 		}
 		s.Notify(bus.Event{Kind: bus.EvMessage, Actor: actor.Name, TaskID: taskID, PhaseID: phaseID, MsgID: msg.ID, Text: content,
 			Data: map[string]any{"n": n + 1, "limit": ph.MessageLimit}})
 		if n+1 >= ph.MessageLimit {
 			closed = true
-			_, err = closeHeld(s, actor, ph, store.CloseLimit)
+			return closeHeld(s, actor, tx, store.CloseLimit)
 		}
-		return err
+		return nil
 	})
 	return msg, closed, err
 }
@@ -178,38 +129,31 @@ func closedErr(ph *store.Phase) error {
 		"phase %s (%q) is closed (%s)", ph.ID, ph.Name, ph.CloseReason)
 }
 
-// closeHeld marks the phase closed; the caller holds the messages lock.
-func closeHeld(s *store.Store, actor store.Actor, ph *store.Phase, reason store.CloseReason) (*store.Phase, error) {
+// closeHeld marks the phase closed inside its critical section.
+func closeHeld(s *store.Store, actor store.Actor, tx *store.PhaseTx, reason store.CloseReason) error {
 	now := s.Now().UTC()
-	out, err := lockedfile.Update(s.PhasePath(ph.TaskID, ph.ID), false, func(p *store.Phase) error {
-		p.Status, p.ClosedAt, p.CloseReason = store.PhaseClosed, &now, reason
-		return nil
-	})
-	if err != nil {
-		return nil, err
+	if err := tx.Update(func(p *store.Phase) { p.Status, p.ClosedAt, p.CloseReason = store.PhaseClosed, &now, reason }); err != nil {
+		return err
 	}
-	n, _ := s.MessageCount(ph.TaskID, ph.ID)
+	n, _ := tx.Count()
+	ph := tx.Phase
 	s.Notify(bus.Event{Kind: bus.EvPhaseClosed, Actor: actor.Name, TaskID: ph.TaskID, PhaseID: ph.ID, Text: string(reason),
-		Data: map[string]any{"messages": n, "limit": out.MessageLimit}})
-	return &out, nil
+		Data: map[string]any{"messages": n, "limit": ph.MessageLimit}})
+	return nil
 }
 
 // Close closes an active phase early (pm end-phase, or its task ending).
 func Close(s *store.Store, actor store.Actor, taskID, phaseID string, reason store.CloseReason) (*store.Phase, error) {
-	if _, err := s.Phase(taskID, phaseID); err != nil {
-		return nil, err
-	}
 	var out *store.Phase
-	err := lockedfile.With(s.MessagesPath(taskID, phaseID), func() error {
-		ph, err := s.Phase(taskID, phaseID)
-		if err != nil {
+	err := s.WithPhase(taskID, phaseID, func(tx *store.PhaseTx) error {
+		if tx.Phase.Status != store.PhaseActive {
+			return closedErr(tx.Phase)
+		}
+		if err := closeHeld(s, actor, tx, reason); err != nil {
 			return err
 		}
-		if ph.Status != store.PhaseActive {
-			return closedErr(ph)
-		}
-		out, err = closeHeld(s, actor, ph, reason)
-		return err
+		out = tx.Phase
+		return nil
 	})
 	return out, err
 }
@@ -219,15 +163,9 @@ func Extend(s *store.Store, actor store.Actor, taskID, phaseID string, n int) (*
 	if n < 1 {
 		return nil, errs.Usagef("pm extend-phase 5", "extend by 1 or more messages, got %d", n)
 	}
-	if _, err := s.Phase(taskID, phaseID); err != nil {
-		return nil, err
-	}
-	var out store.Phase
-	err := lockedfile.With(s.MessagesPath(taskID, phaseID), func() error {
-		ph, err := s.Phase(taskID, phaseID)
-		if err != nil {
-			return err
-		}
+	var out *store.Phase
+	err := s.WithPhase(taskID, phaseID, func(tx *store.PhaseTx) error {
+		ph := tx.Phase
 		if ph.Status != store.PhaseActive {
 			return closedErr(ph)
 		}
@@ -236,25 +174,22 @@ func Extend(s *store.Store, actor store.Actor, taskID, phaseID string, n int) (*
 			return errs.Limitf("extend by at most "+itoa(max-ph.MessageLimit)+", or open a new phase",
 				"extending %s to %d messages is over the limit of %d per phase", ph.ID, ph.MessageLimit+n, max)
 		}
-		out, err = lockedfile.Update(s.PhasePath(taskID, phaseID), false, func(p *store.Phase) error {
-			p.MessageLimit += n
-			return nil
-		})
-		return err
+		if err := tx.Update(func(p *store.Phase) { p.MessageLimit += n }); err != nil {
+			return err
+		}
+		out = tx.Phase
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	s.Notify(bus.Event{Kind: bus.EvPhaseExtended, Actor: actor.Name, TaskID: taskID, PhaseID: phaseID,
 		Data: map[string]any{"by": n, "limit": out.MessageLimit}})
-	return &out, nil
+	return out, nil
 }
 
 // SetAgents records the role agent names started for a phase.
 func SetAgents(s *store.Store, taskID, phaseID string, names []string) error {
-	_, err := lockedfile.Update(s.PhasePath(taskID, phaseID), false, func(p *store.Phase) error {
-		p.Agents = names
-		return nil
-	})
+	_, err := s.UpdatePhase(taskID, phaseID, func(p *store.Phase) { p.Agents = names })
 	return err
 }

@@ -3,22 +3,11 @@ package phase
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/errs"
-	"github.com/plasmodium/pm/internal/jsonl"
-	"github.com/plasmodium/pm/internal/lockedfile"
 	"github.com/plasmodium/pm/internal/store"
 )
-
-// seen is agents/NAME/seen.json: how many messages of each phase the agent
-// has been shown, so a wait reports only what is new to it.
-type seen map[string]int
-
-func seenPath(s *store.Store, actor store.Actor) string {
-	return filepath.Join(s.AgentDir(actor.Name), "seen.json")
-}
 
 // Seen is how many messages of phaseID the actor has been shown (0 for the
 // human, who has no record).
@@ -26,25 +15,14 @@ func Seen(s *store.Store, actor store.Actor, phaseID string) int {
 	if actor.IsHuman() {
 		return 0
 	}
-	out := seen{}
-	_ = lockedfile.ReadJSON(seenPath(s, actor), &out)
-	return out[phaseID]
+	return s.Seen(actor.Name, phaseID)
 }
 
 // MarkSeen records that the actor has been shown the first n messages of ph.
 func MarkSeen(s *store.Store, actor store.Actor, ph *store.Phase, n int) {
-	if actor.IsHuman() {
-		return
+	if !actor.IsHuman() {
+		s.MarkSeen(actor.Name, ph.ID, n)
 	}
-	_, _ = lockedfile.Update(seenPath(s, actor), true, func(v *seen) error {
-		if *v == nil {
-			*v = seen{}
-		}
-		if n > (*v)[ph.ID] {
-			(*v)[ph.ID] = n
-		}
-		return nil
-	})
 }
 
 // Waited is what WaitNew found.
@@ -75,10 +53,9 @@ func (w *Waited) Messages() []store.Message {
 // record, so for it "unseen" starts now. When the phase closed with nothing
 // new from others the result comes with an exit-5 error.
 func WaitNew(ctx context.Context, s *store.Store, actor store.Actor, ph *store.Phase) (*Waited, error) {
-	path := s.MessagesPath(ph.TaskID, ph.ID)
 	from := Seen(s, actor, ph.ID)
 	if actor.IsHuman() {
-		n, err := jsonl.Count(path)
+		n, err := s.MessageLines(ph.TaskID, ph.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -114,8 +91,7 @@ func WaitNew(ctx context.Context, s *store.Store, actor store.Actor, ph *store.P
 		}
 		return false, nil
 	}
-	follow := &bus.Follower{Path: path, Bad: s.BadLine, Until: ready}
-	for l, err := range follow.Lines(ctx, bus.Cursor{}) {
+	for l, err := range s.FollowMessages(ph.TaskID, ph.ID, ready).Lines(ctx, bus.Cursor{}) {
 		if err != nil {
 			return nil, err
 		}

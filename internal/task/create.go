@@ -1,14 +1,11 @@
 package task
 
 import (
-	"os"
 	"strings"
 
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/errs"
-	"github.com/plasmodium/pm/internal/ids"
-	"github.com/plasmodium/pm/internal/lockedfile"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -33,7 +30,7 @@ func Create(s *store.Store, l *agent.Launcher, actor store.Actor, sp Spec) (*sto
 		return nil, err
 	}
 	var t *store.Task
-	err := lockedfile.With(s.TasksDir(), func() error {
+	err := s.WithTasksLock(func() error {
 		var err error
 		t, err = createHeld(s, sp)
 		return err
@@ -137,61 +134,21 @@ func createHeld(s *store.Store, sp Spec) (*store.Task, error) {
 	if len(pending) > 0 {
 		status = store.TaskBlocked
 	}
-	id := ""
-	for range 16 {
-		if c := s.IDs.New(ids.Task); !s.TaskDirExists(c) {
-			id = c
-			break
+	return s.CreateTask(func(id string) (*store.Task, []byte, error) {
+		t := &store.Task{
+			ID: id, Description: sp.Description, ParentID: sp.ParentID, BlockedBy: pending,
+			Status: status, Depth: depth, Runtime: sp.Runtime, Model: sp.Model, CreatedAt: s.Now().UTC(),
 		}
-	}
-	if id == "" {
-		return nil, errs.Failf("", "could not find a free task id")
-	}
-	t := &store.Task{
-		ID: id, Description: sp.Description, ParentID: sp.ParentID, BlockedBy: pending,
-		Status: status, Depth: depth, Runtime: sp.Runtime, Model: sp.Model, CreatedAt: s.Now().UTC(),
-	}
-	if t.BlockedBy == nil {
-		t.BlockedBy = []string{}
-	}
-	owner, err := agent.New(s, store.Agent{Prompt: "owner", TaskID: id, Runtime: sp.Runtime, Model: sp.Model})
-	if err != nil {
-		return nil, err
-	}
-	t.Owner = owner.Name
-	if err := s.WriteTask(t); err != nil {
-		return nil, err
-	}
-	if len(sp.Context) > 0 {
-		if err := os.WriteFile(s.ContextPath(id), sp.Context, 0o644); err != nil {
-			return nil, err
+		if t.BlockedBy == nil {
+			t.BlockedBy = []string{}
 		}
-	}
-	return t, link(s, t)
-}
-
-// link records the reverse edges: the parent's children and each blocker's
-// dependants, so done and wait-children never scan every task. It runs under
-// the tasks lock, like pm done's checks and mark, so a child or dependant is
-// either linked before its parent or blocker finishes or sees it finished.
-func link(s *store.Store, t *store.Task) error {
-	if t.ParentID != "" {
-		if _, err := s.UpdateTask(t.ParentID, func(p *store.Task) error {
-			p.Children = append(p.Children, t.ID)
-			return nil
-		}); err != nil {
-			return err
+		owner, err := agent.New(s, store.Agent{Prompt: "owner", TaskID: id, Runtime: sp.Runtime, Model: sp.Model})
+		if err != nil {
+			return nil, nil, err
 		}
-	}
-	for _, b := range t.BlockedBy {
-		if _, err := s.UpdateTask(b, func(bt *store.Task) error {
-			bt.Blocks = append(bt.Blocks, t.ID)
-			return nil
-		}); err != nil {
-			return err
-		}
-	}
-	return nil
+		t.Owner = owner.Name
+		return t, sp.Context, nil
+	})
 }
 
 // MaxContext bounds the context a parent hands a subtask (bytes).

@@ -1,14 +1,11 @@
 package task
 
 import (
-	"slices"
-
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/gitx"
 	"github.com/plasmodium/pm/internal/inbox"
-	"github.com/plasmodium/pm/internal/lockedfile"
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -31,8 +28,8 @@ func Done(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string) (
 	var t *store.Task
 	// The tasks lock keeps subtasks from being created, and the task's phases
 	// lock keeps phases from being opened, between the checks and the mark.
-	err := lockedfile.With(s.TasksDir(), func() error {
-		return lockedfile.With(s.PhasesDir(taskID), func() error {
+	err := s.WithTasksLock(func() error {
+		return s.WithPhasesLock(taskID, func() error {
 			var err error
 			t, err = finish(s, actor, taskID, res)
 			return err
@@ -112,14 +109,7 @@ func finish(s *store.Store, actor store.Actor, taskID string, res *DoneResult) (
 // unblock removes blocker from task's blocked_by; it reports whether this
 // call made the task active (so exactly one caller starts its owner).
 func unblock(s *store.Store, actor store.Actor, taskID, blocker string) (bool, error) {
-	became := false
-	t, err := s.UpdateTask(taskID, func(x *store.Task) error {
-		x.BlockedBy = slices.DeleteFunc(x.BlockedBy, func(b string) bool { return b == blocker })
-		if len(x.BlockedBy) == 0 && x.Status == store.TaskBlocked {
-			x.Status, became = store.TaskActive, true
-		}
-		return nil
-	})
+	t, became, err := s.Unblock(taskID, blocker)
 	if err != nil {
 		return false, err
 	}

@@ -6,7 +6,6 @@ import (
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/errs"
-	"github.com/plasmodium/pm/internal/lockedfile"
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -33,7 +32,7 @@ func Kill(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string, r
 	}
 	res := &KillResult{Tasks: []string{}, Agents: []string{}}
 	var tree []*store.Task
-	err = lockedfile.With(s.TasksDir(), func() error {
+	err = s.WithTasksLock(func() error {
 		var err error
 		if tree, err = descendants(s, root); err != nil {
 			return err
@@ -135,7 +134,7 @@ func Restart(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string
 	var owner *store.Agent
 	// Bringing a task back to life counts against the active-task limit like
 	// creating one, checked under the same lock.
-	err = lockedfile.With(s.TasksDir(), func() error {
+	err = s.WithTasksLock(func() error {
 		if err := checkActiveLimit(s); err != nil {
 			return err
 		}

@@ -1,13 +1,9 @@
 package task
 
 import (
-	"os"
-	"path/filepath"
-
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/errs"
-	"github.com/plasmodium/pm/internal/lockedfile"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -48,19 +44,7 @@ func Reset(s *store.Store, actor store.Actor, force bool) (*ResetResult, error) 
 			res.Killed = append(res.Killed, a.Name)
 		}
 	}
-	err = lockedfile.With(s.TasksDir(), func() error {
-		for _, sub := range []string{"tasks", "agents", "requests", "logs"} {
-			dir := filepath.Join(s.Root, sub)
-			if err := os.RemoveAll(dir); err != nil {
-				return err
-			}
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if err := s.ResetState(); err != nil {
 		return res, err
 	}
 	if err := s.Bus().Reset(); err != nil {

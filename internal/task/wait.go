@@ -7,7 +7,6 @@ import (
 
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/store"
-	"github.com/plasmodium/pm/internal/watch"
 )
 
 // WaitChildren blocks until every subtask of taskID is done (or killed),
@@ -23,15 +22,6 @@ func WaitChildren(ctx context.Context, s *store.Store, taskID string, timeout ti
 		defer cancel()
 	}
 	var children []*store.Task
-	dirs := func() []string {
-		out := []string{s.TaskDir(taskID)}
-		if t, err := s.Task(taskID); err == nil {
-			for _, c := range t.Children {
-				out = append(out, s.TaskDir(c))
-			}
-		}
-		return out
-	}
 	check := func() (bool, error) {
 		t, err := s.Task(taskID)
 		if err != nil {
@@ -51,7 +41,7 @@ func WaitChildren(ctx context.Context, s *store.Store, taskID string, timeout ti
 		}
 		return finished, nil
 	}
-	err := watch.Until(ctx, dirs, check)
+	err := s.WatchTask(ctx, taskID, check)
 	if errors.Is(err, context.DeadlineExceeded) {
 		left := 0
 		for _, c := range children {

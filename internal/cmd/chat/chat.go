@@ -10,7 +10,6 @@ import (
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/errs"
-	"github.com/plasmodium/pm/internal/jsonl"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/render"
@@ -78,7 +77,6 @@ func follow(f *cmdutil.Factory, sess *ops.Session, o Options) error {
 	if err != nil {
 		return err
 	}
-	r := &jsonl.Reader{Path: s.MessagesPath(ph.TaskID, ph.ID), Bad: s.BadLine}
 	n := 0
 	print := func(raw []byte) error {
 		n++
@@ -92,8 +90,7 @@ func follow(f *cmdutil.Factory, sess *ops.Session, o Options) error {
 		*ph = *p
 		return p.Status != store.PhaseActive, nil
 	}
-	follow := &bus.Follower{Path: r.Path, Bad: s.BadLine, Until: closed}
-	for l, err := range follow.Lines(f.Context, bus.Cursor{}) {
+	for l, err := range s.FollowMessages(ph.TaskID, ph.ID, closed).Lines(f.Context, bus.Cursor{}) {
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,161 @@
+package store
+
+import (
+	"os"
+
+	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/ids"
+	"github.com/plasmodium/pm/internal/jsonl"
+	"github.com/plasmodium/pm/internal/lockedfile"
+)
+
+// PhaseTx is one critical section of a phase: its messages lock is held, and
+// Phase is the record as read under it. Everything that reads a phase's
+// status or count and then writes (say, close, extend) runs in one, so the
+// room holds exactly message_limit messages however many writers race.
+type PhaseTx struct {
+	s     *Store
+	Phase *Phase
+	count int // -1 until counted
+}
+
+// WithPhase runs fn in the phase's critical section (messages.jsonl's lock).
+// An unknown or malformed id is refused (exit 4 / exit 2) before any lock
+// file is made.
+func (s *Store) WithPhase(taskID, phaseID string, fn func(tx *PhaseTx) error) error {
+	if _, err := s.Phase(taskID, phaseID); err != nil {
+		return err
+	}
+	return lockedfile.With(s.MessagesPath(taskID, phaseID), func() error {
+		ph, err := s.Phase(taskID, phaseID)
+		if err != nil {
+			return err
+		}
+		return fn(&PhaseTx{s: s, Phase: ph, count: -1})
+	})
+}
+
+// Count is how many messages the phase holds (see MessageCount).
+func (tx *PhaseTx) Count() (int, error) {
+	if tx.count < 0 {
+		n, err := tx.s.MessageCount(tx.Phase.TaskID, tx.Phase.ID)
+		if err != nil {
+			return 0, err
+		}
+		tx.count = n
+	}
+	return tx.count, nil
+}
+
+// Append adds m to the phase's messages as one whole line.
+func (tx *PhaseTx) Append(m Message) error {
+	if err := jsonl.AppendHeld(tx.s.MessagesPath(tx.Phase.TaskID, tx.Phase.ID), m); err != nil {
+		return err
+	}
+	if tx.count >= 0 {
+		tx.count++
+	}
+	return nil
+}
+
+// Update rewrites phase.json with fn applied, and Phase with it.
+func (tx *PhaseTx) Update(fn func(p *Phase)) error {
+	out, err := tx.s.updatePhase(tx.Phase.TaskID, tx.Phase.ID, fn)
+	if err != nil {
+		return err
+	}
+	tx.Phase = out
+	return nil
+}
+
+// UpdatePhase rewrites phase.json under its own lock, for fields no critical
+// section reads (the role agents started for it).
+func (s *Store) UpdatePhase(taskID, phaseID string, fn func(p *Phase)) (*Phase, error) {
+	if _, err := s.Phase(taskID, phaseID); err != nil {
+		return nil, err
+	}
+	return s.updatePhase(taskID, phaseID, fn)
+}
+
+func (s *Store) updatePhase(taskID, phaseID string, fn func(p *Phase)) (*Phase, error) {
+	out, err := lockedfile.Update(s.PhasePath(taskID, phaseID), false, func(p *Phase) error {
+		fn(p)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// CreatePhase opens a phase under the task's phases lock, so two owners (or a
+// retried command) cannot open two active phases: build sees the task and its
+// phases as they are under the lock, with a fresh id, and returns the record
+// to write (or an error, and nothing is written). The store makes the phase's
+// directory, an empty messages.jsonl, then phase.json.
+func (s *Store) CreatePhase(taskID string, build func(t *Task, existing []*Phase, id string) (*Phase, error)) (*Phase, error) {
+	// The lock lives in the task's directory: look the task up first so an
+	// unknown id is exit 4, not a failure to create the lock file.
+	if _, err := s.Task(taskID); err != nil {
+		return nil, err
+	}
+	var ph *Phase
+	err := lockedfile.With(s.PhasesDir(taskID), func() error {
+		t, err := s.Task(taskID)
+		if err != nil {
+			return err
+		}
+		existing, err := s.Phases(taskID)
+		if err != nil {
+			return err
+		}
+		id, err := s.freshPhaseID(taskID)
+		if err != nil {
+			return err
+		}
+		if ph, err = build(t, existing, id); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(s.PhaseDir(taskID, id), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(s.MessagesPath(taskID, id), nil, 0o644); err != nil {
+			return err
+		}
+		p := s.PhasePath(taskID, id)
+		return lockedfile.With(p, func() error { return lockedfile.WriteJSON(p, ph) })
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ph, nil
+}
+
+func (s *Store) freshPhaseID(taskID string) (string, error) {
+	for range 16 {
+		id := s.IDs.New(ids.Phase)
+		if _, err := os.Stat(s.PhaseDir(taskID, id)); os.IsNotExist(err) {
+			return id, nil
+		}
+	}
+	return "", errs.Failf("", "could not find a free phase id")
+}
+
+// ReadMessageLines calls fn with each valid line of the phase's messages, in
+// order, as written (torn and malformed lines are skipped and reported).
+func (s *Store) ReadMessageLines(taskID, phaseID string, fn func(raw []byte) error) error {
+	r := &jsonl.Reader{Path: s.MessagesPath(taskID, phaseID), Bad: s.BadLine}
+	return r.Next(fn)
+}
+
+// MessageLines counts the lines of a phase's messages file.
+func (s *Store) MessageLines(taskID, phaseID string) (int, error) {
+	return jsonl.Count(s.MessagesPath(taskID, phaseID))
+}
+
+// FollowMessages follows a phase's messages.jsonl from its start until until
+// reports true (see bus.Follower).
+func (s *Store) FollowMessages(taskID, phaseID string, until func() (bool, error)) *bus.Follower {
+	return &bus.Follower{Path: s.MessagesPath(taskID, phaseID), Bad: s.BadLine, Until: until}
+}

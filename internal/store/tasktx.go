@@ -1,0 +1,143 @@
+package store
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/ids"
+	"github.com/plasmodium/pm/internal/lockedfile"
+	"github.com/plasmodium/pm/internal/watch"
+)
+
+// WithTasksLock runs fn holding tasks.lock, the first lock of the order:
+// creating and linking tasks, pm done's checks and mark, marking a tree
+// killed and resetting all run under it, so none of them sees another half
+// done.
+func (s *Store) WithTasksLock(fn func() error) error {
+	return lockedfile.With(s.TasksDir(), fn)
+}
+
+// WithPhasesLock runs fn holding the task's phases lock (after tasks.lock in
+// the lock order): no phase of the task can be opened meanwhile.
+func (s *Store) WithPhasesLock(taskID string, fn func() error) error {
+	if _, err := s.Task(taskID); err != nil {
+		return err
+	}
+	return lockedfile.With(s.PhasesDir(taskID), fn)
+}
+
+// CreateTask records a new task; the caller holds tasks.lock. build gets a
+// fresh id and returns the record (and the context.md text of a subtask, or
+// nil). The store writes task.json and context.md, then the reverse edges:
+// the parent's children and each blocker's dependants, so pm done and
+// wait-children never scan every task.
+func (s *Store) CreateTask(build func(id string) (*Task, []byte, error)) (*Task, error) {
+	id, err := s.freshTaskID()
+	if err != nil {
+		return nil, err
+	}
+	t, context, err := build(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.WriteTask(t); err != nil {
+		return nil, err
+	}
+	if len(context) > 0 {
+		if err := os.WriteFile(s.ContextPath(id), context, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	return t, s.link(t)
+}
+
+func (s *Store) freshTaskID() (string, error) {
+	for range 16 {
+		if c := s.IDs.New(ids.Task); !s.TaskDirExists(c) {
+			return c, nil
+		}
+	}
+	return "", errs.Failf("", "could not find a free task id")
+}
+
+// link records t's reverse edges under tasks.lock, like pm done's checks and
+// mark, so a child or dependant is either linked before its parent or
+// blocker finishes or sees it finished.
+func (s *Store) link(t *Task) error {
+	if t.ParentID != "" {
+		if _, err := s.UpdateTask(t.ParentID, func(p *Task) error {
+			p.Children = append(p.Children, t.ID)
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	for _, b := range t.BlockedBy {
+		if _, err := s.UpdateTask(b, func(bt *Task) error {
+			bt.Blocks = append(bt.Blocks, t.ID)
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Unblock removes blocker from the task's blocked_by; it reports whether this
+// call made the task active, so exactly one caller starts its owner.
+func (s *Store) Unblock(taskID, blocker string) (*Task, bool, error) {
+	became := false
+	t, err := s.UpdateTask(taskID, func(x *Task) error {
+		x.BlockedBy = slices.DeleteFunc(x.BlockedBy, func(b string) bool { return b == blocker })
+		if len(x.BlockedBy) == 0 && x.Status == TaskBlocked {
+			x.Status, became = TaskActive, true
+		}
+		return nil
+	})
+	return t, became, err
+}
+
+// ReadContext is the context.md a parent handed the task ("" when none).
+func (s *Store) ReadContext(taskID string) string {
+	data, err := os.ReadFile(s.ContextPath(taskID))
+	if err != nil {
+		return ""
+	}
+	return string(data)
+}
+
+// WatchTask blocks until check reports true or ctx ends, woken by file
+// events on the task's directory and its children's (never a sleep loop).
+func (s *Store) WatchTask(ctx context.Context, taskID string, check func() (bool, error)) error {
+	dirs := func() []string {
+		out := []string{s.TaskDir(taskID)}
+		if t, err := s.Task(taskID); err == nil {
+			for _, c := range t.Children {
+				out = append(out, s.TaskDir(c))
+			}
+		}
+		return out
+	}
+	return watch.Until(ctx, dirs, check)
+}
+
+// ResetState deletes every task, agent, request and log (keeping config.json
+// and prompts/) under tasks.lock, leaving the directories empty. The bus is
+// reset separately (Bus().Reset).
+func (s *Store) ResetState() error {
+	return s.WithTasksLock(func() error {
+		for _, sub := range []string{"tasks", "agents", "requests", "logs"} {
+			dir := filepath.Join(s.Root, sub)
+			if err := os.RemoveAll(dir); err != nil {
+				return err
+			}
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
