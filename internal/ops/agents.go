@@ -104,7 +104,15 @@ type AnswerInput struct {
 }
 
 // Answer answers an agent's question; the waiting agent resumes at once.
+// The agent that asked may not answer it (CheckAnswer).
 func Answer(ctx context.Context, sess *Session, in AnswerInput) (*request.Request, error) {
+	r, err := request.Get(sess.Store, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckAnswer(sess.Store.Config, sess.Actor, r); err != nil {
+		return nil, err
+	}
 	return request.Answer(sess.Store, sess.Actor, in.ID, in.Text)
 }
 
