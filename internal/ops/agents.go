@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/inbox"
 	"github.com/plasmodium/pm/internal/prompt"
 	"github.com/plasmodium/pm/internal/request"
@@ -116,6 +117,9 @@ func Answer(ctx context.Context, sess *Session, in AnswerInput) (*request.Reques
 	return request.Answer(sess.Store, sess.Actor, in.ID, in.Text)
 }
 
+// MaxSend bounds one message to a prompt object (bytes).
+const MaxSend = 256 << 10
+
 // SendInput is pm send.
 type SendInput struct {
 	PO      string `json:"po" jsonschema:"the prompt object to send to, e.g. greeter"`
@@ -133,6 +137,9 @@ type SendResult struct {
 // Send sends one message to a prompt object (starting it if needed) and
 // waits for its reply.
 func Send(ctx context.Context, sess *Session, in SendInput) (SendResult, error) {
+	if len(in.Message) > MaxSend {
+		return SendResult{}, errs.Usagef("put long material in a file and name it in the message", "message of %d bytes is over %d", len(in.Message), MaxSend)
+	}
 	if err := CheckPO(sess, in.PO); err != nil {
 		return SendResult{}, err
 	}

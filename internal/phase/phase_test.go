@@ -2,7 +2,9 @@ package phase_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -429,6 +431,8 @@ func TestExtend(t *testing.T) {
 		{name: "one over", limit: 10, by: 41, code: errs.Limit},
 		{name: "zero", limit: 10, by: 0, code: errs.Usage},
 		{name: "negative", limit: 10, by: -3, code: errs.Usage},
+		{name: "max int does not wrap", limit: 10, by: math.MaxInt, code: errs.Limit},
+		{name: "max int minus limit does not wrap", limit: 10, by: math.MaxInt - 9, code: errs.Limit},
 		{name: "closed phase", limit: 10, by: 1, closed: true, code: errs.State},
 	}
 	for _, tt := range tests {
@@ -559,4 +563,28 @@ func TestSetAgents(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(s.PhasesDir("tk-000001"), "ph-999999")); !os.IsNotExist(err) {
 		t.Fatal("SetAgents created a phase")
 	}
+}
+
+// A hand-edited phase.json with an absurd limit is refused, never wrapped.
+func TestExtendBadRecordedLimit(t *testing.T) {
+	for _, lim := range []int{-1, math.MinInt, 51, math.MaxInt} {
+		s := newStore(t)
+		addTask(t, s, "tk-000001", store.TaskActive)
+		ph := mustCreate(t, s, "tk-000001", 5)
+		if _, err := lockedfileSetLimit(s, ph, lim); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := phase.Extend(s, store.Human, "tk-000001", ph.ID, 1); errs.CodeOf(err) != errs.Limit {
+			t.Fatalf("recorded limit %d: Extend = %v; want exit 3", lim, err)
+		}
+	}
+}
+
+func lockedfileSetLimit(s *store.Store, ph *store.Phase, lim int) (*store.Phase, error) {
+	ph.MessageLimit = lim
+	b, err := json.Marshal(ph)
+	if err != nil {
+		return nil, err
+	}
+	return ph, os.WriteFile(s.PhasePath(ph.TaskID, ph.ID), b, 0o644)
 }
