@@ -101,8 +101,9 @@ func PrintHistory(w io.Writer, entries []phase.Entry) {
 	}
 }
 
-// PrintDone writes what pm done did: the commit (or why there is none) and
-// the dependants it unblocked.
+// PrintDone writes what pm done did: the commit (or why there is none) with
+// the paths it holds, the files left out as secrets, and the dependants it
+// unblocked.
 func PrintDone(w io.Writer, t *store.Task, res *task.DoneResult) {
 	fmt.Fprintf(w, "%s done\n", t.ID)
 	switch {
@@ -116,6 +117,12 @@ func PrintDone(w io.Writer, t *store.Task, res *task.DoneResult) {
 			h = h[:12]
 		}
 		fmt.Fprintf(w, "committed %s (%d files): [plasmodium] %s: %s\n", h, res.Commit.Files, t.ID, Line(t.Description))
+		for _, p := range res.Commit.Committed {
+			fmt.Fprintf(w, "  %s\n", Line(p))
+		}
+	}
+	for _, p := range res.Commit.Excluded {
+		fmt.Fprintf(w, "left out %s: it looks like a secret (commit.exclude in config.json)\n", Line(p))
 	}
 	for _, u := range res.Unblocked {
 		fmt.Fprintf(w, "unblocked %s\n", u)
