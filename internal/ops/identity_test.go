@@ -144,3 +144,28 @@ func hasTry(err error) bool {
 	e, ok := err.(*errs.Error)
 	return ok && e.Try != ""
 }
+
+// The model's say tool takes the same path as pm say: a phase argument
+// naming another task's room is refused and nothing is written.
+func TestSayToolRefusesForeignPhase(t *testing.T) {
+	s := newStore(t)
+	addTask(t, s, "tk-aaaaaa", store.TaskActive, 0)
+	addTask(t, s, "tk-bbbbbb", store.TaskActive, 1)
+	addPhase(t, s, "tk-aaaaaa", "ph-aaaaaa", store.PhaseActive, 0)
+	addPhase(t, s, "tk-bbbbbb", "ph-bbbbbb", store.PhaseActive, 1)
+	say, ok := LookupTool("say")
+	if !ok {
+		t.Fatal("no say tool")
+	}
+	sess := &Session{Store: s, Actor: agentActor("r_b", "tk-bbbbbb", "ph-bbbbbb", "qa")}
+	_, err := say.Call(t.Context(), sess, []byte(`{"message":"hijack","phase":"ph-aaaaaa"}`))
+	if errs.CodeOf(err) != errs.State {
+		t.Fatalf("say into another task's phase: %v; want exit 5", err)
+	}
+	if msgs, _ := s.Messages("tk-aaaaaa", "ph-aaaaaa"); len(msgs) != 0 {
+		t.Fatalf("foreign room holds %d messages", len(msgs))
+	}
+	if _, err := say.Call(t.Context(), sess, []byte(`{"message":"mine"}`)); err != nil {
+		t.Fatalf("say into own phase: %v", err)
+	}
+}
