@@ -63,6 +63,12 @@ func TestCreate(t *testing.T) {
 		{name: "bad role name", spec: phase.Spec{Name: "D", Limit: 3, Roles: []string{"../owner"}}, code: errs.Usage},
 		{name: "empty role", spec: phase.Spec{Name: "D", Limit: 3, Roles: []string{""}}, code: errs.Usage},
 		{name: "duplicate role", spec: phase.Spec{Name: "D", Limit: 3, Roles: []string{"qa", "qa"}}, code: errs.Usage},
+		{name: "name at its bound", spec: phase.Spec{Name: strings.Repeat("n", phase.MaxName), Limit: 3}},
+		{name: "name over its bound", spec: phase.Spec{Name: strings.Repeat("n", phase.MaxName+1), Limit: 3}, code: errs.Usage},
+		{name: "name not UTF-8", spec: phase.Spec{Name: "D\xff", Limit: 3}, code: errs.Usage},
+		{name: "rules over 16 KiB", spec: phase.Spec{Name: "D", Limit: 3, Rules: strings.Repeat("r", phase.MaxMessage+1)}, code: errs.Usage},
+		{name: "limit max int", spec: phase.Spec{Name: "D", Limit: math.MaxInt}, code: errs.Limit},
+		{name: "limit min int", spec: phase.Spec{Name: "D", Limit: math.MinInt}, code: errs.Usage},
 		{
 			name:  "second active phase",
 			setup: func(t *testing.T, s *store.Store) { mustCreate(t, s, tk, 3) },
