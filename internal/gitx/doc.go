@@ -14,6 +14,11 @@
 //     honored). .gitignore files, $GIT_DIR/info/exclude and core.excludesFile
 //     are honored for untracked files; tracked files stay tracked even when
 //     ignored, as with git.
+//   - CommitWith's Options.Exclude patterns (gitignore syntax) leave out
+//     untracked files that look like secrets (.env, keys); they are listed
+//     in Result.Excluded, never staged. Tracked files are not affected.
+//   - Result.Committed lists every path the commit changes (added, modified,
+//     deleted), sorted; Files is its length.
 //   - No commit is made when the resulting tree equals HEAD's (NoChanges),
 //     and nothing at all is done outside a git work tree (NoRepo).
 //   - A repository without commits gets a root commit; changes the user had

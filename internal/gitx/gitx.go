@@ -34,6 +34,11 @@ type Result struct {
 	NoRepo    bool   `json:"no_repo"`    // dir is not inside a git work tree: nothing committed
 	NoChanges bool   `json:"no_changes"` // work tree clean (outside .plasmodium/): nothing committed
 	Files     int    `json:"files"`      // number of paths staged in the commit
+	// Committed lists those paths (added, modified, deleted), sorted.
+	Committed []string `json:"committed"`
+	// Excluded lists the untracked files left out because they look like
+	// secrets (see Options.Exclude), sorted.
+	Excluded []string `json:"excluded"`
 }
 
 // Fallback identity used when no user.name / user.email is configured.
@@ -54,18 +59,31 @@ var ErrLocked = errors.New("gitx: locked by another git process")
 // $XDG_CONFIG_HOME/git/config), falling back to "pm" <pm@localhost>. Never
 // pushes. Uses go-git (github.com/go-git/go-git/v5), not the git binary.
 func Commit(dir, stateDir, msg string, now time.Time) (Result, error) {
-	res, err := commitOnce(dir, stateDir, msg, now)
+	return CommitWith(dir, stateDir, msg, now, Options{})
+}
+
+// CommitWith is Commit with options: untracked files matching
+// opt.Exclude are left out and listed in Result.Excluded.
+func CommitWith(dir, stateDir, msg string, now time.Time, opt Options) (Result, error) {
+	res, err := commitOnce(dir, stateDir, msg, now, opt)
 	if errors.Is(err, plumbing.ErrObjectNotFound) {
 		// A concurrent `git gc` (git runs it in the background after
 		// commands that leave many loose objects) may have moved objects
 		// into a pack this repository handle did not list yet. Nothing has
 		// been changed at this point: start over with a fresh handle.
-		res, err = commitOnce(dir, stateDir, msg, now)
+		res, err = commitOnce(dir, stateDir, msg, now, opt)
 	}
+	if res.Committed == nil {
+		res.Committed = []string{}
+	}
+	if res.Excluded == nil {
+		res.Excluded = []string{}
+	}
+	sort.Strings(res.Excluded)
 	return res, err
 }
 
-func commitOnce(dir, stateDir, msg string, now time.Time) (Result, error) {
+func commitOnce(dir, stateDir, msg string, now time.Time, opt Options) (Result, error) {
 	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{
 		DetectDotGit:          true,
 		EnableDotGitCommonDir: true,
@@ -96,11 +114,12 @@ func commitOnce(dir, stateDir, msg string, now time.Time) (Result, error) {
 		return Result{}, errors.New("gitx: empty commit message")
 	}
 	c := &committer{
-		repo:  repo,
-		st:    st,
-		dotfs: st.Filesystem(),
-		root:  wt.Filesystem.Root(),
-		state: state,
+		repo:   repo,
+		st:     st,
+		dotfs:  st.Filesystem(),
+		root:   wt.Filesystem.Root(),
+		state:  state,
+		secret: parseExclude(opt.Exclude),
 	}
 	return c.run(message, now)
 }
@@ -148,6 +167,9 @@ type committer struct {
 	dotfs billy.Filesystem
 	root  string // absolute work tree root (OS path)
 	state string // state directory, slash-separated, relative to root; "" = none
+
+	secret   []gitignore.Pattern // untracked files never added (Options.Exclude)
+	excluded []string            // untracked files left out by secret, in walk order
 
 	cfg       *configSet
 	trustMode bool // core.filemode
@@ -261,10 +283,11 @@ func (c *committer) run(msg string, now time.Time) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	changed, err := c.diffCount(rootDir, headTree)
-	if err != nil {
+	var changed []string
+	if err := c.diffPaths(rootDir, headTree, "", &changed); err != nil {
 		return Result{}, err
 	}
+	sort.Strings(changed)
 	if !parent.IsZero() && rootDir.hash == headTree || parent.IsZero() && len(entries) == 0 {
 		// Nothing to commit; still persist refreshed stat data so the
 		// next run does not rehash the same files.
@@ -277,7 +300,7 @@ func (c *committer) run(msg string, now time.Time) (Result, error) {
 			}
 			committed = true
 		}
-		return Result{NoChanges: true}, nil
+		return Result{NoChanges: true, Excluded: c.excluded}, nil
 	}
 
 	if err := c.writeTrees(rootDir); err != nil {
@@ -313,7 +336,7 @@ func (c *committer) run(msg string, now time.Time) (Result, error) {
 	}
 	committed = true
 	c.appendReflog(headRefName, parent, hash, sig, msg)
-	return Result{Hash: hash.String(), Files: changed}, nil
+	return Result{Hash: hash.String(), Files: len(changed), Committed: changed, Excluded: c.excluded}, nil
 }
 
 // resolveHEAD returns the ref HEAD points at (plumbing.HEAD itself when
@@ -454,6 +477,10 @@ func (c *committer) walk(rel string, comps []string, ps []gitignore.Pattern) err
 			}
 		case typ.IsRegular() || typ&os.ModeSymlink != 0:
 			if t == nil && ignored(ps, child, false) {
+				continue
+			}
+			if t == nil && ignored(c.secret, child, false) {
+				c.excluded = append(c.excluded, p)
 				continue
 			}
 			fi, err := de.Info()
@@ -1015,18 +1042,18 @@ func (c *committer) writeTrees(d *treeDir) error {
 	return err
 }
 
-// diffCount returns the number of paths that differ between the new tree d
-// and the stored tree old (zero hash: empty tree). Identical subtrees are
-// skipped by hash.
-func (c *committer) diffCount(d *treeDir, old plumbing.Hash) (int, error) {
+// diffPaths appends to out the paths (under prefix) that differ between the
+// new tree d and the stored tree old (zero hash: empty tree): added,
+// modified and deleted files. Identical subtrees are skipped by hash.
+func (c *committer) diffPaths(d *treeDir, old plumbing.Hash, prefix string, out *[]string) error {
 	if d.hash == old {
-		return 0, nil
+		return nil
 	}
 	var oldEntries []object.TreeEntry
 	if !old.IsZero() {
 		t, err := object.GetTree(c.repo.Storer, old)
 		if err != nil {
-			return 0, fmt.Errorf("gitx: read tree %s: %w", old, err)
+			return fmt.Errorf("gitx: read tree %s: %w", old, err)
 		}
 		oldEntries = t.Entries
 	}
@@ -1034,74 +1061,64 @@ func (c *committer) diffCount(d *treeDir, old plumbing.Hash) (int, error) {
 	for _, e := range oldEntries {
 		oldBy[e.Name] = e
 	}
-	n := 0
 	for _, e := range d.entries {
 		o, ok := oldBy[e.name]
 		delete(oldBy, e.name)
+		p := prefix + e.name
+		var err error
 		switch {
 		case !ok:
-			n += countNew(e)
+			newPaths(e, prefix, out)
 		case e.sub != nil && o.Mode == filemode.Dir:
-			k, err := c.diffCount(e.sub, o.Hash)
-			if err != nil {
-				return 0, err
-			}
-			n += k
+			err = c.diffPaths(e.sub, o.Hash, p+"/", out)
 		case e.sub != nil: // file became a directory
-			n += 1 + countNew(e)
+			*out = append(*out, p)
+			newPaths(e, prefix, out)
 		case o.Mode == filemode.Dir: // directory became a file
-			k, err := c.countOld(o.Hash)
-			if err != nil {
-				return 0, err
-			}
-			n += 1 + k
+			*out = append(*out, p)
+			err = c.oldPaths(o.Hash, p+"/", out)
 		case o.Hash != e.hash || o.Mode != e.mode:
-			n++
+			*out = append(*out, p)
+		}
+		if err != nil {
+			return err
 		}
 	}
-	for _, o := range oldBy {
-		if o.Mode == filemode.Dir {
-			k, err := c.countOld(o.Hash)
-			if err != nil {
-				return 0, err
-			}
-			n += k
-		} else {
-			n++
+	for _, o := range oldBy { // deleted
+		if o.Mode != filemode.Dir {
+			*out = append(*out, prefix+o.Name)
+		} else if err := c.oldPaths(o.Hash, prefix+o.Name+"/", out); err != nil {
+			return err
 		}
 	}
-	return n, nil
+	return nil
 }
 
-func countNew(e treeEnt) int {
+// newPaths appends the files of a new entry (a file, or a whole directory).
+func newPaths(e treeEnt, prefix string, out *[]string) {
 	if e.sub == nil {
-		return 1
+		*out = append(*out, prefix+e.name)
+		return
 	}
-	n := 0
 	for _, s := range e.sub.entries {
-		n += countNew(s)
+		newPaths(s, prefix+e.name+"/", out)
 	}
-	return n
 }
 
-func (c *committer) countOld(h plumbing.Hash) (int, error) {
+// oldPaths appends the files of a stored tree that is gone.
+func (c *committer) oldPaths(h plumbing.Hash, prefix string, out *[]string) error {
 	t, err := object.GetTree(c.repo.Storer, h)
 	if err != nil {
-		return 0, fmt.Errorf("gitx: read tree %s: %w", h, err)
+		return fmt.Errorf("gitx: read tree %s: %w", h, err)
 	}
-	n := 0
 	for _, e := range t.Entries {
-		if e.Mode == filemode.Dir {
-			k, err := c.countOld(e.Hash)
-			if err != nil {
-				return 0, err
-			}
-			n += k
-		} else {
-			n++
+		if e.Mode != filemode.Dir {
+			*out = append(*out, prefix+e.Name)
+		} else if err := c.oldPaths(e.Hash, prefix+e.Name+"/", out); err != nil {
+			return err
 		}
 	}
-	return n, nil
+	return nil
 }
 
 // ---------------------------------------------------------------------------

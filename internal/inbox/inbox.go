@@ -42,6 +42,9 @@ type Message struct {
 // Send appends m to the recipient's inbox and puts it on the bus as
 // "from → to: text". The recipient's process wakes on the file event.
 func Send(s *store.Store, m Message) (Message, error) {
+	if !ids.ValidAgentName(m.To) { // m.To becomes a path under agents/
+		return m, errs.Usagef("see pm prompts and pm agents for the names that exist", "%q is not an agent name", m.To)
+	}
 	m.Text, m.Error = s.Secrets.Mask(m.Text), s.Secrets.Mask(m.Error) // an inbox is state: no secret reaches it
 	if m.ID == "" {
 		m.ID = s.IDs.New(ids.Message)

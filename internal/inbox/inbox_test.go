@@ -304,3 +304,19 @@ func mkdir(t *testing.T, s *store.Store, name string) {
 		t.Fatal(err)
 	}
 }
+
+// A recipient name becomes a path under agents/: one that is not an agent
+// name is refused before anything is written.
+func TestSendRefusesBadRecipient(t *testing.T) {
+	s := newStore(t)
+	for _, to := range []string{"", "../x", "a/b", "..", "Reader"} {
+		if _, err := inbox.Send(s, inbox.Message{Kind: inbox.KindNotice, From: "human", To: to, Text: "hi"}); errs.CodeOf(err) != errs.Usage {
+			t.Errorf("Send to %q: %v; want exit 2", to, err)
+		}
+	}
+	if _, err := os.Stat(s.AgentsDir()); err == nil {
+		if ents, _ := os.ReadDir(s.AgentsDir()); len(ents) != 0 {
+			t.Fatalf("agents/ holds %d entries after refusals", len(ents))
+		}
+	}
+}

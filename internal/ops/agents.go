@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/inbox"
 	"github.com/plasmodium/pm/internal/prompt"
 	"github.com/plasmodium/pm/internal/request"
@@ -100,9 +101,20 @@ type AnswerInput struct {
 }
 
 // Answer answers an agent's question; the waiting agent resumes at once.
+// The agent that asked may not answer it (CheckAnswer).
 func Answer(ctx context.Context, sess *Session, in AnswerInput) (*request.Request, error) {
+	r, err := request.Get(sess.Store, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckAnswer(sess.Store.Config, sess.Actor, r); err != nil {
+		return nil, err
+	}
 	return request.Answer(sess.Store, sess.Actor, in.ID, in.Text)
 }
+
+// MaxSend bounds one message to a prompt object (bytes).
+const MaxSend = 256 << 10
 
 // SendInput is pm send.
 type SendInput struct {
@@ -121,6 +133,9 @@ type SendResult struct {
 // Send sends one message to a prompt object (starting it if needed) and
 // waits for its reply.
 func Send(ctx context.Context, sess *Session, in SendInput) (SendResult, error) {
+	if len(in.Message) > MaxSend {
+		return SendResult{}, errs.Usagef("put long material in a file and name it in the message", "message of %d bytes is over %d", len(in.Message), MaxSend)
+	}
 	if err := CheckPO(sess, in.PO); err != nil {
 		return SendResult{}, err
 	}

@@ -12,8 +12,14 @@
 //   - the MCP server registers the same functions.
 //
 // Invariants:
-//   - identity is the Session's Actor; it is checked here (owner operations
-//     refuse anyone but the task's owner or the human), never by a surface;
+//   - identity is the Session's Actor; it is checked here on every write,
+//     never by a surface (identity.go): owner operations refuse anyone but
+//     the task's owner or the human; an agent posts only into its own room,
+//     never answers a request unless config names it (and never its own),
+//     kills only subtasks of the task it owns and never resets; a refusal is
+//     exit 5 with a Try: line and writes nothing;
+//   - input is bounded before anything is read (bounds.go: context files
+//     are regular files read through a limit; MaxSend);
 //   - task, phase and owner resolution and runtime checks live here, so every
 //     surface refuses the same inputs with the same errors (internal/errs
 //     codes and Try: hints);

@@ -22,10 +22,14 @@ type SayResult struct {
 	Closed bool `json:"closed"`
 }
 
-// Say posts a message to a phase; a phase closes exactly at its limit.
+// Say posts a message to a phase; a phase closes exactly at its limit. An
+// agent posts only into its own room (CheckPost).
 func Say(ctx context.Context, sess *Session, in SayInput) (SayResult, error) {
 	ph, err := ResolvePhase(sess.Store, sess.Actor, in.Phase)
 	if err != nil {
+		return SayResult{}, err
+	}
+	if err := CheckPost(sess.Actor, ph); err != nil {
 		return SayResult{}, err
 	}
 	msg, closed, err := phase.Say(sess.Store, sess.Actor, ph.TaskID, ph.ID, in.Message)

@@ -159,8 +159,18 @@ type KillInput struct {
 }
 
 // Kill ends every agent of a task and its subtasks; Restart starts a fresh
-// owner for the task.
+// owner for the task. An agent may kill only subtasks of its own task
+// (CheckKill).
 func Kill(ctx context.Context, sess *Session, in KillInput) (*task.KillResult, error) {
+	if !sess.Actor.IsHuman() {
+		t, err := sess.Store.Task(in.Task)
+		if err != nil {
+			return nil, err
+		}
+		if err := CheckKill(sess.Store, sess.Actor, t); err != nil {
+			return nil, err
+		}
+	}
 	l, err := sess.launcher()
 	if err != nil {
 		return nil, err
@@ -175,6 +185,10 @@ type ResetInput struct {
 
 // Reset deletes all tasks, agents, requests, logs and events, keeping
 // config.json and prompts.
+// Agents may not reset (CheckReset).
 func Reset(ctx context.Context, sess *Session, in ResetInput) (*task.ResetResult, error) {
+	if err := CheckReset(sess.Actor); err != nil {
+		return nil, err
+	}
 	return task.Reset(sess.Store, sess.Actor, in.Force)
 }

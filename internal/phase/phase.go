@@ -13,6 +13,9 @@ import (
 // MaxMessage bounds one chat message (bytes). A room is for discussion, not files.
 const MaxMessage = 16 << 10
 
+// MaxName bounds a phase name (bytes).
+const MaxName = 200
+
 // Spec is what the owner asks for with pm phase.
 type Spec struct {
 	TaskID string
@@ -58,6 +61,10 @@ func validate(s *store.Store, sp Spec) error {
 	switch {
 	case strings.TrimSpace(sp.Name) == "":
 		return errs.Usagef(`pm phase "Design" --limit 12 --roles designer,developer`, "a phase needs a name")
+	case len(sp.Name) > MaxName || !utf8.ValidString(sp.Name):
+		return errs.Usagef("name the phase in a few words", "a phase name of %d bytes is too long or not UTF-8 (at most %d)", len(sp.Name), MaxName)
+	case len(sp.Rules) > MaxMessage || !utf8.ValidString(sp.Rules):
+		return errs.Usagef("keep rules under 16 KiB of UTF-8 text", "rules of %d bytes are too long or not UTF-8", len(sp.Rules))
 	case sp.Limit < 1:
 		return errs.Usagef("give --limit N with N of 1 or more", "--limit must be at least 1, got %d", sp.Limit)
 	case sp.Limit > lim.MessagesPerPhase:
@@ -170,9 +177,13 @@ func Extend(s *store.Store, actor store.Actor, taskID, phaseID string, n int) (*
 			return closedErr(ph)
 		}
 		max := s.Config.Limits.MessagesPerPhase
-		if ph.MessageLimit+n > max {
-			return errs.Limitf("extend by at most "+itoa(max-ph.MessageLimit)+", or open a new phase",
-				"extending %s to %d messages is over the limit of %d per phase", ph.ID, ph.MessageLimit+n, max)
+		if !fitsLimit(ph.MessageLimit, n, max) {
+			room := 0 // what is left, when phase.json holds a sane limit
+			if ph.MessageLimit >= 0 && ph.MessageLimit <= max {
+				room = max - ph.MessageLimit
+			}
+			return errs.Limitf("extend by at most "+itoa(room)+", or open a new phase",
+				"extending %s by %d messages is over the limit of %d per phase", ph.ID, n, max)
 		}
 		if err := tx.Update(func(p *store.Phase) { p.MessageLimit += n }); err != nil {
 			return err
@@ -186,6 +197,13 @@ func Extend(s *store.Store, actor store.Actor, taskID, phaseID string, n int) (*
 	s.Notify(bus.Event{Kind: bus.EvPhaseExtended, Actor: actor.Name, TaskID: taskID, PhaseID: phaseID,
 		Data: map[string]any{"by": n, "limit": out.MessageLimit}})
 	return out, nil
+}
+
+// fitsLimit reports whether cur+n stays within max, checking the range
+// before any arithmetic so a huge n cannot wrap the sum negative. cur comes
+// from phase.json and may have been edited by hand.
+func fitsLimit(cur, n, max int) bool {
+	return n >= 0 && cur >= 0 && cur <= max && n <= max-cur
 }
 
 // SetAgents records the role agent names started for a phase.

@@ -2,7 +2,9 @@ package phase_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,6 +64,12 @@ func TestCreate(t *testing.T) {
 		{name: "bad role name", spec: phase.Spec{Name: "D", Limit: 3, Roles: []string{"../owner"}}, code: errs.Usage},
 		{name: "empty role", spec: phase.Spec{Name: "D", Limit: 3, Roles: []string{""}}, code: errs.Usage},
 		{name: "duplicate role", spec: phase.Spec{Name: "D", Limit: 3, Roles: []string{"qa", "qa"}}, code: errs.Usage},
+		{name: "name at its bound", spec: phase.Spec{Name: strings.Repeat("n", phase.MaxName), Limit: 3}},
+		{name: "name over its bound", spec: phase.Spec{Name: strings.Repeat("n", phase.MaxName+1), Limit: 3}, code: errs.Usage},
+		{name: "name not UTF-8", spec: phase.Spec{Name: "D\xff", Limit: 3}, code: errs.Usage},
+		{name: "rules over 16 KiB", spec: phase.Spec{Name: "D", Limit: 3, Rules: strings.Repeat("r", phase.MaxMessage+1)}, code: errs.Usage},
+		{name: "limit max int", spec: phase.Spec{Name: "D", Limit: math.MaxInt}, code: errs.Limit},
+		{name: "limit min int", spec: phase.Spec{Name: "D", Limit: math.MinInt}, code: errs.Usage},
 		{
 			name:  "second active phase",
 			setup: func(t *testing.T, s *store.Store) { mustCreate(t, s, tk, 3) },
@@ -430,6 +438,8 @@ func TestExtend(t *testing.T) {
 		{name: "one over", limit: 10, by: 41, code: errs.Limit},
 		{name: "zero", limit: 10, by: 0, code: errs.Usage},
 		{name: "negative", limit: 10, by: -3, code: errs.Usage},
+		{name: "max int does not wrap", limit: 10, by: math.MaxInt, code: errs.Limit},
+		{name: "max int minus limit does not wrap", limit: 10, by: math.MaxInt - 9, code: errs.Limit},
 		{name: "closed phase", limit: 10, by: 1, closed: true, code: errs.State},
 	}
 	for _, tt := range tests {
@@ -560,4 +570,28 @@ func TestSetAgents(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(s.PhasesDir("tk-000001"), "ph-999999")); !os.IsNotExist(err) {
 		t.Fatal("SetAgents created a phase")
 	}
+}
+
+// A hand-edited phase.json with an absurd limit is refused, never wrapped.
+func TestExtendBadRecordedLimit(t *testing.T) {
+	for _, lim := range []int{-1, math.MinInt, 51, math.MaxInt} {
+		s := newStore(t)
+		addTask(t, s, "tk-000001", store.TaskActive)
+		ph := mustCreate(t, s, "tk-000001", 5)
+		if _, err := lockedfileSetLimit(s, ph, lim); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := phase.Extend(s, store.Human, "tk-000001", ph.ID, 1); errs.CodeOf(err) != errs.Limit {
+			t.Fatalf("recorded limit %d: Extend = %v; want exit 3", lim, err)
+		}
+	}
+}
+
+func lockedfileSetLimit(s *store.Store, ph *store.Phase, lim int) (*store.Phase, error) {
+	ph.MessageLimit = lim
+	b, err := json.Marshal(ph)
+	if err != nil {
+		return nil, err
+	}
+	return ph, os.WriteFile(s.PhasePath(ph.TaskID, ph.ID), b, 0o644)
 }

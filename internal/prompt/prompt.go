@@ -11,6 +11,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -75,6 +76,10 @@ func Parse(file string, data []byte) (*Object, error) {
 	}
 	if o.Name == "" {
 		o.Name = stem
+	}
+	if !ids.ValidAgentName(o.Name) {
+		// The name becomes a directory (its resident agent, its inbox).
+		return nil, &Error{File: file, Line: 1, Msg: fmt.Sprintf("name %q: want 1 to 64 of a-z, 0-9, _ and -, starting with a letter or digit", o.Name)}
 	}
 	if o.Name != stem {
 		return nil, &Error{File: file, Line: lineOf(front, "name:") + 1, Msg: fmt.Sprintf("name %q does not match the file name %q", o.Name, stem+".md")}

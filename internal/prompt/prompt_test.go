@@ -77,6 +77,8 @@ func TestParse(t *testing.T) {
 		{name: "bad yaml: unclosed quote", file: "x.md", data: "---\nname: x\ndescription: \"open\n---\n", errLine: 3, errSub: "bad frontmatter"},
 		{name: "bad yaml: wrong type", file: "x.md", data: "---\nname: x\ndescription: d\ncapabilities: 3\n---\n", errLine: 4, errSub: "bad frontmatter"},
 		{name: "bad yaml: not a mapping", file: "x.md", data: "---\n- a\n---\n", errLine: 2, errSub: "bad frontmatter"},
+		{name: "name that is not a safe directory name", file: "dir/My Bot.md", data: "---\n---\n", errLine: 1, errSub: `name "My Bot": want 1 to 64`},
+		{name: "name with an escape", file: "dir/x\x1b.md", data: "---\n---\n", errLine: 1, errSub: "want 1 to 64"},
 		{name: "name mismatch", file: "dir/x.md", data: "---\nname: y\n---\n", errLine: 2, errSub: `name "y" does not match`},
 		{name: "name mismatch on line 4", file: "dir/x.md", data: "---\ndescription: d\nmodel: m\nname: y\n---\n", errLine: 4, errSub: `name "y" does not match`},
 		{name: "lone CR line endings", file: "x.md", data: "---\rname: x\rruntime: bad\r---\r", errLine: 3, errSub: `runtime "bad"`},

@@ -4,6 +4,10 @@
 //
 // Invariants:
 //   - render only formats: it reads nothing from disk and changes nothing;
+//   - text that agents (or hand edits) can write is printed through Terminal
+//     (multi-line text) or Line (one-line fields), so no control character or
+//     escape sequence reaches a terminal raw; JSON output bypasses render and
+//     keeps the exact text;
 //   - every function writes whole lines ending in a newline, except PhaseLine,
 //     which returns one line without it.
 package render

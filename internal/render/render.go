@@ -10,27 +10,28 @@ import (
 	"github.com/plasmodium/pm/internal/task"
 )
 
-// PrintMessage writes one chat message as a human reads it.
+// PrintMessage writes one chat message as a human reads it, its text made
+// terminal-safe (Terminal).
 func PrintMessage(w io.Writer, m store.Message) {
-	who := "@" + m.Author
+	who := "@" + Line(m.Author)
 	if m.Author == "human" {
 		who = "human"
 	}
 	if m.Role != "" {
-		who += " (" + m.Role + ")"
+		who += " (" + Line(m.Role) + ")"
 	}
-	body := strings.ReplaceAll(m.Content, "\n", "\n    ")
+	body := strings.ReplaceAll(Terminal(m.Content), "\n", "\n    ")
 	fmt.Fprintf(w, "[%s] %s: %s\n", m.Timestamp.Local().Format("15:04:05"), who, body)
 }
 
 // PhaseLine summarises a phase in one line.
 func PhaseLine(p *store.Phase, count int) string {
-	s := fmt.Sprintf("%s %q %s %d/%d", p.ID, p.Name, p.Status, count, p.MessageLimit)
+	s := fmt.Sprintf("%s %q %s %d/%d", p.ID, p.Name, Line(p.Status), count, p.MessageLimit)
 	if p.CloseReason != "" {
-		s += " (" + string(p.CloseReason) + ")"
+		s += " (" + Line(p.CloseReason) + ")"
 	}
 	if len(p.Roles) > 0 {
-		s += " roles " + strings.Join(p.Roles, ",")
+		s += " roles " + Line(strings.Join(p.Roles, ","))
 	}
 	return s
 }
@@ -39,19 +40,19 @@ func PhaseLine(p *store.Phase, count int) string {
 // own marked *) and its agents.
 func PrintTaskView(w io.Writer, v *task.View, actor store.Actor) {
 	t := v.Task
-	fmt.Fprintf(w, "%s %s  %s\n", t.ID, t.Status, t.Description)
-	fmt.Fprintf(w, "  owner @%s  runtime %s  depth %d\n", t.Owner, t.Runtime, t.Depth)
+	fmt.Fprintf(w, "%s %s  %s\n", t.ID, Line(t.Status), Line(t.Description))
+	fmt.Fprintf(w, "  owner @%s  runtime %s  depth %d\n", Line(t.Owner), Line(t.Runtime), t.Depth)
 	if t.ParentID != "" {
-		fmt.Fprintf(w, "  parent %s\n", t.ParentID)
+		fmt.Fprintf(w, "  parent %s\n", Line(t.ParentID))
 	}
 	if len(t.BlockedBy) > 0 {
-		fmt.Fprintf(w, "  blocked by %s\n", strings.Join(t.BlockedBy, ", "))
+		fmt.Fprintf(w, "  blocked by %s\n", Line(strings.Join(t.BlockedBy, ", ")))
 	}
 	if len(t.Children) > 0 {
-		fmt.Fprintf(w, "  subtasks %s\n", strings.Join(t.Children, ", "))
+		fmt.Fprintf(w, "  subtasks %s\n", Line(strings.Join(t.Children, ", ")))
 	}
 	if t.Commit != "" {
-		fmt.Fprintf(w, "  commit %s\n", t.Commit)
+		fmt.Fprintf(w, "  commit %s\n", Line(t.Commit))
 	}
 	for _, p := range v.Phases {
 		mark := " "
@@ -65,7 +66,7 @@ func PrintTaskView(w io.Writer, v *task.View, actor store.Actor) {
 		if a.Role != "" {
 			role = a.Role
 		}
-		fmt.Fprintf(w, "  agent @%s %s %s pid %d\n", a.Name, role, a.Status, a.Pid)
+		fmt.Fprintf(w, "  agent @%s %s %s pid %d\n", Line(a.Name), Line(role), Line(a.Status), a.Pid)
 	}
 }
 
@@ -77,7 +78,7 @@ func PrintSummary(w io.Writer, sum *task.Summary) {
 	}
 	for _, t := range sum.Tasks {
 		indent := strings.Repeat("  ", t.Depth)
-		fmt.Fprintf(w, "%s%s %-7s @%s  %s\n", indent, t.ID, t.Status, t.Owner, t.Description)
+		fmt.Fprintf(w, "%s%s %-7s @%s  %s\n", indent, Line(t.ID), Line(t.Status), Line(t.Owner), Line(t.Description))
 	}
 	var parts []string
 	for _, k := range []store.TaskStatus{store.TaskActive, store.TaskBlocked, store.TaskDone, store.TaskKilled} {
@@ -93,15 +94,16 @@ func PrintHistory(w io.Writer, entries []phase.Entry) {
 	var last string
 	for _, e := range entries {
 		if e.Phase.ID != last {
-			fmt.Fprintf(w, "== %s %q (%s)\n", e.Phase.ID, e.Phase.Name, e.Phase.Status)
+			fmt.Fprintf(w, "== %s %q (%s)\n", e.Phase.ID, e.Phase.Name, Line(e.Phase.Status))
 			last = e.Phase.ID
 		}
 		PrintMessage(w, e.Message)
 	}
 }
 
-// PrintDone writes what pm done did: the commit (or why there is none) and
-// the dependants it unblocked.
+// PrintDone writes what pm done did: the commit (or why there is none) with
+// the paths it holds, the files left out as secrets, and the dependants it
+// unblocked.
 func PrintDone(w io.Writer, t *store.Task, res *task.DoneResult) {
 	fmt.Fprintf(w, "%s done\n", t.ID)
 	switch {
@@ -114,7 +116,13 @@ func PrintDone(w io.Writer, t *store.Task, res *task.DoneResult) {
 		if len(h) > 12 {
 			h = h[:12]
 		}
-		fmt.Fprintf(w, "committed %s (%d files): [plasmodium] %s: %s\n", h, res.Commit.Files, t.ID, t.Description)
+		fmt.Fprintf(w, "committed %s (%d files): [plasmodium] %s: %s\n", h, res.Commit.Files, t.ID, Line(t.Description))
+		for _, p := range res.Commit.Committed {
+			fmt.Fprintf(w, "  %s\n", Line(p))
+		}
+	}
+	for _, p := range res.Commit.Excluded {
+		fmt.Fprintf(w, "left out %s: it looks like a secret (commit.exclude in config.json)\n", Line(p))
 	}
 	for _, u := range res.Unblocked {
 		fmt.Fprintf(w, "unblocked %s\n", u)

@@ -67,12 +67,32 @@ type Budgets struct {
 	Task  Budget `json:"task"`
 }
 
+// Requests configures who may answer agents' questions (pm answer).
+type Requests struct {
+	// Answerers names the agents (by agent name or prompt name) that may
+	// answer a request besides the human; the agent that asked never may.
+	Answerers []string `json:"answerers"`
+}
+
+// Commit configures what pm done commits.
+type Commit struct {
+	// Exclude lists gitignore-style patterns of untracked files that pm done
+	// never commits because they look like secrets; they are named in its
+	// output instead.
+	Exclude []string `json:"exclude"`
+}
+
+// DefaultCommitExclude is what pm init writes as commit.exclude.
+var DefaultCommitExclude = []string{".env*", "*.pem", "*.key", "id_*"}
+
 // Config is .plasmodium/config.json.
 type Config struct {
-	Limits  Limits  `json:"limits"`
-	Runtime Runtime `json:"runtime"`
-	Model   Model   `json:"model"`
-	Budgets Budgets `json:"budgets"`
+	Limits   Limits   `json:"limits"`
+	Runtime  Runtime  `json:"runtime"`
+	Model    Model    `json:"model"`
+	Budgets  Budgets  `json:"budgets"`
+	Requests Requests `json:"requests"`
+	Commit   Commit   `json:"commit"`
 }
 
 // DefaultConfig is what pm init writes.
@@ -90,6 +110,8 @@ func DefaultConfig() Config {
 			Agent: Budget{MaxTurns: 200, MaxToolCalls: 400, MaxTokens: 2_000_000, MaxWallSeconds: 4 * 3600},
 			Task:  Budget{MaxTurns: 1000, MaxToolCalls: 2000, MaxTokens: 10_000_000},
 		},
+		Requests: Requests{Answerers: []string{}},
+		Commit:   Commit{Exclude: append([]string(nil), DefaultCommitExclude...)},
 	}
 }
 

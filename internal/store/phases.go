@@ -14,6 +14,9 @@ import (
 
 // Phase reads one phase of a task.
 func (s *Store) Phase(taskID, phaseID string) (*Phase, error) {
+	if err := ids.Parse(ids.Task, taskID); err != nil { // both ids become a path: check both
+		return nil, errs.Usagef("task ids look like tk-a1b2c3; see 'pm status'", "%v", err)
+	}
 	if err := ids.Parse(ids.Phase, phaseID); err != nil {
 		return nil, errs.Usagef("phase ids look like ph-a1b2c3; see 'pm status'", "%v", err)
 	}
@@ -26,6 +29,9 @@ func (s *Store) Phase(taskID, phaseID string) (*Phase, error) {
 
 // Phases reads every phase of a task, oldest first.
 func (s *Store) Phases(taskID string) ([]*Phase, error) {
+	if err := ids.Parse(ids.Task, taskID); err != nil {
+		return nil, errs.Usagef("task ids look like tk-a1b2c3; see 'pm status'", "%v", err)
+	}
 	ents, err := os.ReadDir(s.PhasesDir(taskID))
 	if err != nil {
 		if os.IsNotExist(err) {

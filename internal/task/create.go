@@ -114,11 +114,15 @@ func createHeld(s *store.Store, sp Spec) (*store.Task, error) {
 		if parent.Status != store.TaskActive {
 			return nil, errs.Statef("subtasks are created by the owner of an active task", "parent task %s is %s", parent.ID, parent.Status)
 		}
-		depth = parent.Depth + 1
-		if depth > lim.SubtaskDepth {
-			return nil, errs.Limitf("do the work in this task, or raise limits.subtask_depth in "+s.ConfigPath(),
-				"a subtask of %s would be at depth %d; the limit is %d", parent.ID, depth, lim.SubtaskDepth)
+		// Range-checked before the +1: a hand-edited depth cannot wrap.
+		if parent.Depth < 0 {
+			return nil, errs.Failf("fix depth in "+s.TaskPath(parent.ID), "parent task %s records depth %d", parent.ID, parent.Depth)
 		}
+		if parent.Depth >= lim.SubtaskDepth {
+			return nil, errs.Limitf("do the work in this task, or raise limits.subtask_depth in "+s.ConfigPath(),
+				"a subtask of %s would be at depth %d; the limit is %d", parent.ID, uint(parent.Depth)+1, lim.SubtaskDepth)
+		}
+		depth = parent.Depth + 1
 	}
 	status := store.TaskActive
 	var pending []string

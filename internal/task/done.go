@@ -41,7 +41,7 @@ func Done(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string) (
 	res.Task = t
 	if res.Commit.Hash != "" {
 		s.Notify(bus.Event{Kind: bus.EvCommit, Actor: actor.Name, TaskID: t.ID, Text: res.Commit.Hash,
-			Data: map[string]any{"files": res.Commit.Files}})
+			Data: map[string]any{"files": res.Commit.Files, "excluded": res.Commit.Excluded}})
 	}
 	s.Notify(bus.Event{Kind: bus.EvTaskDone, Actor: actor.Name, TaskID: t.ID, Text: t.Description,
 		Data: map[string]any{"commit": res.Commit.Hash, "no_repo": res.Commit.NoRepo, "no_changes": res.Commit.NoChanges}})
@@ -92,7 +92,8 @@ func finish(s *store.Store, actor store.Actor, taskID string, res *DoneResult) (
 			return nil, err
 		}
 	}
-	res.Commit, err = gitx.Commit(s.ProjectDir(), store.DirName, "[plasmodium] "+t.ID+": "+t.Description, s.Now())
+	res.Commit, err = gitx.CommitWith(s.ProjectDir(), store.DirName, "[plasmodium] "+t.ID+": "+t.Description, s.Now(),
+		gitx.Options{Exclude: s.Config.Commit.Exclude}) // files that look like secrets stay out
 	if err != nil {
 		return nil, errs.Failf("fix the repository (git status), then run 'pm done' again; the task is still active", "commit: %v", err)
 	}

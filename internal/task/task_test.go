@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -197,6 +198,20 @@ func TestCreateRefusals(t *testing.T) {
 			c := e.create(t, task.Spec{Description: "depth 2", ParentID: b.ID})
 			return task.Spec{Description: "depth 3", ParentID: c.ID}
 		}, code: errs.Limit},
+		{name: "hand-edited parent depth max int does not wrap", setup: func(t *testing.T, e *env) task.Spec {
+			a := e.create(t, task.Spec{Description: "a"})
+			if _, err := e.s.UpdateTask(a.ID, func(x *store.Task) error { x.Depth = math.MaxInt; return nil }); err != nil {
+				t.Fatal(err)
+			}
+			return task.Spec{Description: "child", ParentID: a.ID}
+		}, code: errs.Limit},
+		{name: "hand-edited negative parent depth", setup: func(t *testing.T, e *env) task.Spec {
+			a := e.create(t, task.Spec{Description: "a"})
+			if _, err := e.s.UpdateTask(a.ID, func(x *store.Task) error { x.Depth = math.MinInt; return nil }); err != nil {
+				t.Fatal(err)
+			}
+			return task.Spec{Description: "child", ParentID: a.ID}
+		}, code: errs.Failure},
 		{name: "parent not active", setup: func(t *testing.T, e *env) task.Spec {
 			a := e.create(t, task.Spec{Description: "a"})
 			b := e.create(t, task.Spec{Description: "b", BlockedBy: []string{a.ID}})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/ops"
+	"github.com/plasmodium/pm/internal/render"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -56,7 +57,8 @@ func run(f *cmdutil.Factory, o Options) error {
 		if role == "" {
 			role = "owner"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", a.Name, role, dash(a.TaskID), dash(a.PhaseID), a.Runtime, a.Status, a.Pid, a.Restarts, activity(a, f.Now()))
+		l := render.Line[string] // records can be hand-edited: no raw control reaches the terminal
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", l(a.Name), l(role), l(dash(a.TaskID)), l(dash(a.PhaseID)), l(string(a.Runtime)), l(string(a.Status)), a.Pid, a.Restarts, l(activity(a, f.Now())))
 	}
 	return tw.Flush()
 }

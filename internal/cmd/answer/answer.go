@@ -9,6 +9,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/ops"
+	"github.com/plasmodium/pm/internal/render"
 )
 
 // Options are the inputs of pm answer.
@@ -46,6 +47,6 @@ func run(f *cmdutil.Factory, o Options) error {
 	if o.JSON {
 		return cmdutil.PrintJSON(f.IO.Out, r)
 	}
-	fmt.Fprintf(f.IO.Out, "%s answered; @%s resumes\n", r.ID, r.From)
+	fmt.Fprintf(f.IO.Out, "%s answered; @%s resumes\n", r.ID, render.Line(r.From))
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/render"
 )
 
 // Options are the inputs of pm log.
@@ -79,9 +80,9 @@ func printEvent(w io.Writer, d bus.Delivery, o Options) error {
 	ids := strings.TrimSpace(strings.Join([]string{ev.TaskID, ev.PhaseID, ev.Agent}, " "))
 	text := ev.Text
 	if len(text) > 200 {
-		text = text[:200] + "…"
+		text = strings.ToValidUTF8(text[:200], "") + "…" // cut on a rune boundary
 	}
-	text = strings.ReplaceAll(text, "\n", " ")
-	_, err := fmt.Fprintf(w, "%s %-16s %-12s %s  %s\n", ev.Time.Local().Format("15:04:05.000"), ev.Kind, ev.Actor, ids, text)
+	text = render.Terminal(strings.ReplaceAll(text, "\n", " ")) // agent-written: escape controls
+	_, err := fmt.Fprintf(w, "%s %-16s %-12s %s  %s\n", ev.Time.Local().Format("15:04:05.000"), render.Line(ev.Kind), render.Line(ev.Actor), render.Line(ids), text)
 	return err
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/ops"
+	"github.com/plasmodium/pm/internal/render"
 )
 
 // Options are the inputs of pm prompts.
@@ -45,7 +46,8 @@ func run(f *cmdutil.Factory, o Options) error {
 	tw := tabwriter.NewWriter(f.IO.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSTATE\tCAPABILITIES\tDESCRIPTION")
 	for _, e := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.Name, e.State, strings.Join(e.Capabilities, ","), e.Description)
+		l := render.Line[string] // descriptions can be written by agents (create_capability)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", l(e.Name), l(e.State), l(strings.Join(e.Capabilities, ",")), l(e.Description))
 	}
 	return tw.Flush()
 }

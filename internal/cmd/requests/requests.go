@@ -9,6 +9,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/ops"
+	"github.com/plasmodium/pm/internal/render"
 	"github.com/plasmodium/pm/internal/request"
 )
 
@@ -57,10 +58,10 @@ func run(f *cmdutil.Factory, o Options) error {
 		if r.TaskID != "" {
 			from += " (" + r.TaskID + ")"
 		}
-		fmt.Fprintf(f.IO.Out, "%s %-8s %s  %s\n", r.ID, r.Status, from, r.CreatedAt.Local().Format("15:04:05"))
-		fmt.Fprintf(f.IO.Out, "    %s\n", strings.ReplaceAll(r.Question, "\n", "\n    "))
+		fmt.Fprintf(f.IO.Out, "%s %-8s %s  %s\n", r.ID, render.Line(r.Status), render.Line(from), r.CreatedAt.Local().Format("15:04:05"))
+		fmt.Fprintf(f.IO.Out, "    %s\n", strings.ReplaceAll(render.Terminal(r.Question), "\n", "\n    "))
 		if r.Status == request.Answered {
-			fmt.Fprintf(f.IO.Out, "    -> %s\n", strings.ReplaceAll(r.Answer, "\n", "\n       "))
+			fmt.Fprintf(f.IO.Out, "    -> %s\n", strings.ReplaceAll(render.Terminal(r.Answer), "\n", "\n       "))
 		}
 	}
 	if !o.All {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/ops"
+	"github.com/plasmodium/pm/internal/render"
 )
 
 // Options are the inputs of pm send.
@@ -43,7 +44,7 @@ func run(f *cmdutil.Factory, o Options) error {
 	}
 	in := ops.SendInput{PO: o.PO, Message: o.Message}
 	if o.Stream && !o.JSON {
-		in.OnDelta = func(t string) { fmt.Fprint(f.IO.Out, t) }
+		in.OnDelta = func(t string) { fmt.Fprint(f.IO.Out, render.Terminal(t)) }
 	}
 	res, err := ops.Send(f.Context, sess, in)
 	if err != nil {
@@ -56,6 +57,6 @@ func run(f *cmdutil.Factory, o Options) error {
 		fmt.Fprintln(f.IO.Out)
 		return nil
 	}
-	fmt.Fprintln(f.IO.Out, res.Reply)
+	fmt.Fprintln(f.IO.Out, render.Terminal(res.Reply))
 	return nil
 }

@@ -3,15 +3,12 @@ package subtask
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/plasmodium/pm/internal/cmdutil"
-	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/store"
-	"github.com/plasmodium/pm/internal/task"
 )
 
 // Options are the inputs of pm subtask.
@@ -49,18 +46,9 @@ func run(f *cmdutil.Factory, o Options) error {
 	}
 	in := ops.SubtaskInput{Task: o.Task, Description: o.Description, Runtime: store.RuntimeName(o.Runtime)}
 	if o.ContextFile != "" {
-		st, err := os.Stat(o.ContextFile)
-		if err != nil {
-			return errs.NotFoundf("write the context to a file first", "context file: %v", err)
-		}
-		if st.Size() > task.MaxContext {
-			return errs.Usagef("keep context under 256 KiB", "context file %s is %d bytes", o.ContextFile, st.Size())
-		}
-		data, err := os.ReadFile(o.ContextFile)
-		if err != nil {
+		if in.Context, err = ops.ReadContextFile(o.ContextFile); err != nil {
 			return err
 		}
-		in.Context = string(data)
 	}
 	res, err := ops.Subtask(f.Context, sess, in)
 	if err != nil {

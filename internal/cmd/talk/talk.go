@@ -10,6 +10,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/ops"
+	"github.com/plasmodium/pm/internal/render"
 )
 
 // Options are the inputs of pm talk.
@@ -57,13 +58,13 @@ func run(f *cmdutil.Factory, o Options) error {
 		streamed := false
 		res, err := ops.Send(f.Context, sess, ops.SendInput{PO: o.PO, Message: line, OnDelta: func(t string) {
 			streamed = true
-			fmt.Fprint(out, t)
+			fmt.Fprint(out, render.Terminal(t))
 		}})
 		if err != nil {
 			return err
 		}
 		if !streamed {
-			fmt.Fprint(out, res.Reply)
+			fmt.Fprint(out, render.Terminal(res.Reply))
 		}
 		fmt.Fprintln(out)
 	}

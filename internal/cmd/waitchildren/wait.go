@@ -9,6 +9,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/ops"
+	"github.com/plasmodium/pm/internal/render"
 )
 
 // Options are the inputs of pm wait-children.
@@ -53,7 +54,7 @@ func run(f *cmdutil.Factory, o Options) error {
 		return err
 	}
 	for _, c := range res.Children {
-		fmt.Fprintf(f.IO.Out, "%s %s %s\n", c.ID, c.Status, c.Description)
+		fmt.Fprintf(f.IO.Out, "%s %s %s\n", c.ID, render.Line(c.Status), render.Line(c.Description))
 	}
 	if err == nil {
 		fmt.Fprintf(f.IO.Out, "all %d subtasks of %s finished\n", len(res.Children), res.Task.ID)

@@ -1,0 +1,23 @@
+package gitx
+
+import "github.com/go-git/go-git/v5/plumbing/format/gitignore"
+
+// Options tune CommitWith.
+type Options struct {
+	// Exclude lists gitignore-style patterns (e.g. ".env*", "*.pem",
+	// "id_*") of untracked files never to add, because they look like
+	// secrets: they are left out of the commit and listed in
+	// Result.Excluded, so the caller can name them. Tracked files are
+	// committed as before: excluding is about what an agent leaves behind.
+	Exclude []string
+}
+
+func parseExclude(patterns []string) []gitignore.Pattern {
+	ps := make([]gitignore.Pattern, 0, len(patterns))
+	for _, p := range patterns {
+		if p != "" {
+			ps = append(ps, gitignore.ParsePattern(p, nil))
+		}
+	}
+	return ps
+}
