@@ -3,13 +3,10 @@ package agent
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/errs"
-	"github.com/plasmodium/pm/internal/lockedfile"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -46,7 +43,7 @@ func (l *Launcher) driver() driver.Driver {
 func New(s *store.Store, a store.Agent) (*store.Agent, error) {
 	for range 16 {
 		a.Name = s.IDs.AgentName()
-		if _, err := os.Stat(s.AgentDir(a.Name)); os.IsNotExist(err) {
+		if !s.AgentDirExists(a.Name) {
 			break
 		}
 	}
@@ -66,14 +63,12 @@ func New(s *store.Store, a store.Agent) (*store.Agent, error) {
 // racing (a command and the supervisor) cannot both spawn it.
 func (l *Launcher) Start(name string) error {
 	s := l.Store
-	if _, err := s.Agent(name); err != nil {
-		return err
-	}
 	d := l.driver()
 	started := false
-	a, err := lockedfile.Update(s.AgentPath(name), false, func(r *store.Agent) error {
+	// UpdateAgent reads the record first: an unknown agent is exit 4.
+	a, err := s.UpdateAgent(name, func(r *store.Agent) error {
 		if r.Runtime == store.RuntimeNone || (r.Status == store.AgentRunning && d.Alive(r.Handle)) {
-			return lockedfile.ErrUnchanged // nothing to run, or already running: never a duplicate
+			return store.ErrUnchanged // nothing to run, or already running: never a duplicate
 		}
 		if r.Status == store.AgentKilled || r.Status == store.AgentFailed {
 			return errs.Statef("pm kill "+r.TaskID+" --restart gives the task a fresh owner", "agent %s is %s; it is not started again", r.Name, r.Status)
@@ -104,10 +99,7 @@ func (l *Launcher) Start(name string) error {
 // long enough to see it exit.
 func (l *Launcher) spawn(d driver.Driver, a *store.Agent) (driver.Handle, error) {
 	s := l.Store
-	if err := os.MkdirAll(filepath.Dir(s.LogPath(a.Name)), 0o755); err != nil {
-		return driver.Handle{}, err
-	}
-	logf, err := os.OpenFile(s.LogPath(a.Name), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	logf, err := s.OpenLog(a.Name)
 	if err != nil {
 		return driver.Handle{}, err
 	}

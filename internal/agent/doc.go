@@ -11,5 +11,28 @@
 //     host nor the supervisor records the end as a crash;
 //   - only the host signals its own runtime child (same process group, dies
 //     with the host through Pdeathsig); everything else goes through the
-//     driver, with pm's one stop grace (runtime.stop_grace_seconds).
+//     driver, with pm's one stop grace (runtime.stop_grace_seconds);
+//   - the package reaches its files only through store operations (see
+//     internal/store's doc for the whole tree and the lock order).
+//
+// An agent's files:
+//
+//	.plasmodium/agents/NAME/
+//	  agent.json        the record: status, Handle, restarts, usage. New writes
+//	                    it (WriteAgent); Start, Kill and the host's finish
+//	                    rewrite it under agent.json.lock (UpdateAgent; Start
+//	                    spawns inside that critical section and returns
+//	                    store.ErrUnchanged when nothing is to run)
+//	  prompt.md         the rendered prompt (Render: WritePromptFile), handed
+//	                    to the runtime as $PM_PROMPT_FILE
+//	  transcript.jsonl  the llm runtime's conversation (internal/llmagent)
+//	  inbox.jsonl, inbox.cursor, stream.jsonl
+//	                    prompt-object calls (internal/inbox)
+//	  seen.json         messages shown per phase (internal/phase)
+//	.plasmodium/logs/NAME.log
+//	                    the host's stdout and stderr, opened by Start's spawn
+//	                    (OpenLog) and appended across restarts
+//
+// A task's context.md (tasks/ID/context.md, ReadContext) fills the prompt's
+// CONTEXT placeholder.
 package agent

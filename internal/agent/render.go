@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"os"
 	"strconv"
 	"strings"
 
@@ -29,7 +28,7 @@ func Vars(s *store.Store, a *store.Agent) map[string]string {
 			v["PARENT_DESCRIPTION"] = p.Description
 		}
 	}
-	if data, err := os.ReadFile(s.ContextPath(t.ID)); err == nil && len(strings.TrimSpace(string(data))) > 0 {
+	if data, err := s.ReadContext(t.ID); err == nil && len(strings.TrimSpace(string(data))) > 0 {
 		v["CONTEXT"] = string(data)
 	}
 	if a.PhaseID != "" {
@@ -60,5 +59,5 @@ func Render(s *store.Store, a *store.Agent) (string, error) {
 // and writes it to agents/NAME/prompt.md.
 func RenderObject(s *store.Store, a *store.Agent, o *prompt.Object) (string, error) {
 	text := o.Render(Vars(s, a))
-	return text, os.WriteFile(s.PromptFilePath(a.Name), []byte(text), 0o644)
+	return text, s.WritePromptFile(a.Name, text)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -13,7 +12,6 @@ import (
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/ids"
-	"github.com/plasmodium/pm/internal/lockedfile"
 	"github.com/plasmodium/pm/internal/prompt"
 	"github.com/plasmodium/pm/internal/request"
 	"github.com/plasmodium/pm/internal/store"
@@ -164,30 +162,20 @@ func Create(s *store.Store, actor store.Actor, name, description string, caps []
 	if !strings.HasSuffix(string(data), "\n") {
 		data = append(data, '\n')
 	}
-	dir := filepath.Join(s.Root, "prompts")
-	path := filepath.Join(dir, name+".md")
+	path := s.PromptPath(name)
 	o, err := prompt.Parse(path, data)
 	if err != nil {
 		return "", nil, errs.Failf("", "the new prompt object does not parse: %v", err)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", nil, err
-	}
-	err = lockedfile.With(path, func() error {
-		if _, err := os.Stat(path); err == nil {
-			return errs.Statef("pick another name", "a prompt object %q was just created by someone else", name)
+	if err := s.CreatePrompt(name, data); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return "", nil, errs.Statef("pick another name", "a prompt object %q was just created by someone else", name)
 		}
-		if err := lockedfile.WriteAtomic(path, data); err != nil {
-			return err
-		}
-		return os.Chmod(path, 0o644)
-	})
-	if err != nil {
 		return "", nil, err
 	}
 	if _, err := prompt.LoadProject(s); err != nil {
 		// Should not happen (checked above); never leave a file that breaks every load.
-		_ = os.Remove(path)
+		_ = s.RemovePrompt(name)
 		return "", nil, errors.Join(errs.Failf("", "the new prompt object broke the prompt set; removed it"), err)
 	}
 	s.Notify(bus.Event{Kind: bus.EvCapabilityCreated, Actor: actor.Name, Text: name,

@@ -3,8 +3,6 @@ package inbox
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -12,8 +10,6 @@ import (
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/ids"
-	"github.com/plasmodium/pm/internal/jsonl"
-	"github.com/plasmodium/pm/internal/lockedfile"
 	"github.com/plasmodium/pm/internal/prompt"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/watch"
@@ -52,10 +48,7 @@ func Send(s *store.Store, m Message) (Message, error) {
 	if m.Time.IsZero() {
 		m.Time = s.Now().UTC()
 	}
-	if err := os.MkdirAll(s.AgentDir(m.To), 0o755); err != nil {
-		return m, err
-	}
-	if err := jsonl.Append(s.InboxPath(m.To), m); err != nil {
+	if err := s.AppendInbox(m.To, m); err != nil {
 		return m, err
 	}
 	text := m.Text
@@ -74,17 +67,8 @@ func Resident(s *store.Store, po *prompt.Object, runtime store.RuntimeName) (*st
 		return a, nil
 	}
 	rec := store.Agent{Name: po.Name, Prompt: po.Name, Runtime: runtime, Model: po.Model, Status: store.AgentPending, CreatedAt: s.Now().UTC()}
-	// The lock is a sidecar in the agent's directory, so the directory comes first.
-	if err := os.MkdirAll(s.AgentDir(po.Name), 0o755); err != nil {
-		return nil, err
-	}
-	err := lockedfile.With(s.AgentPath(po.Name), func() error {
-		if _, err := os.Stat(s.AgentPath(po.Name)); err == nil {
-			return nil // created meanwhile
-		}
-		return lockedfile.WriteJSON(s.AgentPath(po.Name), &rec)
-	})
-	if err != nil {
+	// Of two callers racing, one creates it and both read the same record.
+	if _, err := s.CreateAgent(&rec); err != nil {
 		return nil, err
 	}
 	return s.Agent(po.Name)
@@ -113,13 +97,13 @@ func Call(ctx context.Context, s *store.Store, l *agent.Launcher, from, to, text
 	if _, err := Resident(s, po, runtime); err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(s.AgentDir(from), 0o755); err != nil {
+	if err := s.EnsureAgentDir(from); err != nil {
 		return "", err
 	}
 	corr := s.IDs.New(ids.Request)
 	// Start reading before sending, so neither reply nor stream can slip past.
-	replies := tailReader(s, s.InboxPath(from))
-	stream := tailReader(s, StreamPath(s, to))
+	replies := s.InboxTail(from)
+	stream := s.StreamTail(to)
 	if _, err := Send(s, Message{Kind: KindRequest, From: from, To: to, Corr: corr, Text: text}); err != nil {
 		return "", err
 	}
@@ -191,14 +175,6 @@ func revive(s *store.Store, name string) error {
 	return err
 }
 
-func tailReader(s *store.Store, path string) *jsonl.Reader {
-	r := &jsonl.Reader{Path: path, Bad: s.BadLine}
-	if st, err := os.Stat(path); err == nil {
-		r.Offset = st.Size()
-	}
-	return r
-}
-
 // Delta is one piece of a streamed reply in agents/NAME/stream.jsonl.
 type Delta struct {
 	Corr string `json:"corr"`
@@ -206,13 +182,11 @@ type Delta struct {
 }
 
 // StreamPath is where a resident object streams the text of its replies.
-func StreamPath(s *store.Store, name string) string {
-	return filepath.Join(s.AgentDir(name), "stream.jsonl")
-}
+func StreamPath(s *store.Store, name string) string { return s.StreamPath(name) }
 
 // Stream appends a piece of the reply to request corr.
 func Stream(s *store.Store, name, corr, text string) error {
-	return jsonl.Append(StreamPath(s, name), Delta{Corr: corr, Text: text})
+	return s.AppendStream(name, Delta{Corr: corr, Text: text})
 }
 
 // Handler answers one request; its error becomes the reply's Error.
@@ -223,11 +197,8 @@ type Handler func(ctx context.Context, m Message) (string, error)
 // a respawned agent neither loses nor repeats a request. notice is called for
 // notices and may be nil.
 func Serve(ctx context.Context, s *store.Store, name string, handle Handler, notice func(Message)) error {
-	cur := cursorPath(s, name)
-	var off int64
-	_ = lockedfile.ReadJSON(cur, &off)
-	r := &jsonl.Reader{Path: s.InboxPath(name), Offset: off, Bad: s.BadLine}
-	dir := filepath.Dir(r.Path)
+	r := s.InboxFrom(name, s.InboxCursor(name))
+	dir := s.AgentDir(name)
 	return watch.Until(ctx, func() []string { return []string{dir} }, func() (bool, error) {
 		for {
 			var next *Message
@@ -263,7 +234,7 @@ func Serve(ctx context.Context, s *store.Store, name string, handle Handler, not
 					notice(*next)
 				}
 			}
-			if err := saveCursor(cur, r.Offset); err != nil {
+			if err := s.SetInboxCursor(name, r.Offset); err != nil {
 				return false, err
 			}
 		}
@@ -271,14 +242,6 @@ func Serve(ctx context.Context, s *store.Store, name string, handle Handler, not
 }
 
 var errStop = errs.Failf("", "stop")
-
-func cursorPath(s *store.Store, name string) string {
-	return filepath.Join(s.AgentDir(name), "inbox.cursor")
-}
-
-func saveCursor(path string, off int64) error {
-	return lockedfile.With(path, func() error { return lockedfile.WriteJSON(path, off) })
-}
 
 // Format renders a request for the model: who asks, and what.
 func Format(m Message) string {

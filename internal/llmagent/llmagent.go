@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -111,7 +110,7 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 			loop.Tools, loop.System = tools, text
 		}
 	}
-	resumed := hasTranscript(s, a.Name)
+	resumed := s.HasTranscript(a.Name)
 	r.activity(a.Name, "working")
 	defer r.activity(a.Name, "idle")
 	switch {
@@ -135,11 +134,6 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 func budget(b store.Budget) llm.Budget {
 	return llm.Budget{MaxTurns: b.MaxTurns, MaxToolCalls: b.MaxToolCalls, MaxTokens: b.MaxTokens,
 		MaxWall: time.Duration(b.MaxWallSeconds) * time.Second}
-}
-
-func hasTranscript(s *store.Store, name string) bool {
-	st, err := os.Stat(s.TranscriptPath(name))
-	return err == nil && st.Size() > 0
 }
 
 // own drives the owner's workflow until its task is no longer active.

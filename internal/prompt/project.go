@@ -14,7 +14,7 @@ import (
 // load validates the set (an unknown capability is an error naming file and
 // line), so a broken edit is caught on the next load, never half-used.
 func LoadProject(s *store.Store) (Set, error) {
-	set, err := Load(prompts.FS, filepath.Join(s.Root, "prompts"), filepath.Join(s.ProjectDir(), "prompts"))
+	set, err := Load(prompts.FS, s.PromptsDir(), filepath.Join(s.ProjectDir(), "prompts"))
 	if err == nil {
 		err = set.Validate()
 	}

@@ -1,7 +1,8 @@
 // Package request implements ask_human: an agent's question to the human,
 // stored as requests/rq-xxxxxx.json, answered with `pm answer ID "text"`.
 //
-// Invariants: a request file is rewritten only atomically under its lock, so
+// Invariants: a request file is written only by the store (CreateRequest,
+// UpdateRequest), atomically under its lock, so
 // a reader sees it pending or answered, never half-written; a request is
 // answered at most once (a second answer is exit 5 and changes nothing); the
 // asker blocks on file events in requests/ (fsnotify), never a sleep loop;

@@ -2,49 +2,32 @@ package request
 
 import (
 	"context"
-	"errors"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/errs"
-	"github.com/plasmodium/pm/internal/ids"
-	"github.com/plasmodium/pm/internal/lockedfile"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/watch"
 )
 
 // Status is whether a request waits for its answer.
-type Status string
+type Status = store.RequestStatus
 
 // Request statuses.
 const (
-	Pending  Status = "pending"
-	Answered Status = "answered"
+	Pending  = store.RequestPending
+	Answered = store.RequestAnswered
 )
 
 // MaxText bounds a question or an answer (bytes).
 const MaxText = 16 << 10
 
-// Request is requests/rq-xxxxxx.json.
-type Request struct {
-	ID         string     `json:"id"`
-	From       string     `json:"from"`
-	TaskID     string     `json:"task_id,omitempty"`
-	Question   string     `json:"question"`
-	Status     Status     `json:"status"`
-	Answer     string     `json:"answer,omitempty"`
-	AnsweredBy string     `json:"answered_by,omitempty"`
-	CreatedAt  time.Time  `json:"created_at"`
-	AnsweredAt *time.Time `json:"answered_at,omitempty"`
-}
+// Request is requests/rq-xxxxxx.json; the store keeps it.
+type Request = store.Request
 
 // Path is where request id is stored.
-func Path(s *store.Store, id string) string { return filepath.Join(s.RequestsDir(), id+".json") }
+func Path(s *store.Store, id string) string { return s.RequestPath(id) }
 
 func checkText(what, text string) error {
 	if strings.TrimSpace(text) == "" {
@@ -61,50 +44,20 @@ func Create(s *store.Store, actor store.Actor, question string) (*Request, error
 	if err := checkText("question", question); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(s.RequestsDir(), 0o755); err != nil {
-		return nil, err
-	}
 	r := &Request{From: actor.Name, Question: question, Status: Pending, CreatedAt: s.Now().UTC()}
 	if actor.Agent != nil {
 		r.TaskID = actor.Agent.TaskID
 	}
-	for range 16 {
-		id := s.IDs.New(ids.Request)
-		p := Path(s, id)
-		created := false
-		err := lockedfile.With(p, func() error {
-			if _, err := os.Stat(p); err == nil {
-				return nil // taken; try another id
-			}
-			r.ID, created = id, true
-			return lockedfile.WriteJSON(p, r)
-		})
-		if err != nil {
-			return nil, err
-		}
-		if created {
-			s.Notify(bus.Event{Kind: bus.EvRequestAsked, Actor: actor.Name, TaskID: r.TaskID, Agent: actor.Name, Text: question,
-				Data: map[string]any{"request": r.ID}})
-			return r, nil
-		}
+	if err := s.CreateRequest(r); err != nil {
+		return nil, err
 	}
-	return nil, errs.Failf("", "could not find a free request id")
+	s.Notify(bus.Event{Kind: bus.EvRequestAsked, Actor: actor.Name, TaskID: r.TaskID, Agent: actor.Name, Text: question,
+		Data: map[string]any{"request": r.ID}})
+	return r, nil
 }
 
 // Get reads one request: a malformed id is exit 2, an unknown one exit 4.
-func Get(s *store.Store, id string) (*Request, error) {
-	if err := ids.Parse(ids.Request, id); err != nil {
-		return nil, errs.Usagef("request ids look like rq-a1b2c3; see 'pm requests'", "%v", err)
-	}
-	var r Request
-	if err := lockedfile.ReadJSON(Path(s, id), &r); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, errs.NotFoundf("see 'pm requests --all' for the requests that exist", "no request %s", id)
-		}
-		return nil, err
-	}
-	return &r, nil
-}
+func Get(s *store.Store, id string) (*Request, error) { return s.Request(id) }
 
 // Wait blocks until request id is answered or ctx ends, woken by file events
 // in requests/.
@@ -148,7 +101,7 @@ func Answer(s *store.Store, actor store.Actor, id, text string) (*Request, error
 		return nil, err
 	}
 	now := s.Now().UTC()
-	r, err := lockedfile.Update(Path(s, id), false, func(r *Request) error {
+	r, err := s.UpdateRequest(id, func(r *Request) error {
 		if r.Status != Pending {
 			return errs.Statef("see it with 'pm requests --all'", "request %s is already %s (by %s)", r.ID, r.Status, r.AnsweredBy)
 		}
@@ -160,36 +113,21 @@ func Answer(s *store.Store, actor store.Actor, id, text string) (*Request, error
 	}
 	s.Notify(bus.Event{Kind: bus.EvRequestAnswered, Actor: actor.Name, TaskID: r.TaskID, Agent: r.From, Text: text,
 		Data: map[string]any{"request": r.ID}})
-	return &r, nil
+	return r, nil
 }
 
 // List reads the requests, oldest first: pending ones, or all with all set.
 // An unreadable file is reported and skipped.
 func List(s *store.Store, all bool) ([]*Request, error) {
-	ents, err := os.ReadDir(s.RequestsDir())
+	rs, err := s.Requests()
 	if err != nil {
-		if os.IsNotExist(err) {
-			return []*Request{}, nil
-		}
 		return nil, err
 	}
 	out := []*Request{}
-	for _, e := range ents {
-		id, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || e.IsDir() || ids.Parse(ids.Request, id) != nil {
-			continue
-		}
-		var r Request
-		if err := lockedfile.ReadJSON(Path(s, id), &r); err != nil {
-			if !os.IsNotExist(err) {
-				s.Warnf("skipped request %s: %v", id, err)
-			}
-			continue
-		}
+	for _, r := range rs {
 		if all || r.Status == Pending {
-			out = append(out, &r)
+			out = append(out, r)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt.Before(out[j].CreatedAt) })
 	return out, nil
 }

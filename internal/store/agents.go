@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"sort"
 
 	"github.com/plasmodium/pm/internal/errs"
@@ -31,7 +32,32 @@ func (s *Store) WriteAgent(a *Agent) error {
 	return lockedfile.With(p, func() error { return lockedfile.WriteJSON(p, a) })
 }
 
-// UpdateAgent runs fn on the agent record under its lock.
+// CreateAgent writes a's record unless one exists, both under the agent's
+// lock: of two creators racing, one writes and both then read the same
+// record. created reports whether this call wrote it.
+func (s *Store) CreateAgent(a *Agent) (created bool, err error) {
+	// The lock is a sidecar in the agent's directory, so the directory comes first.
+	if err := os.MkdirAll(s.AgentDir(a.Name), 0o755); err != nil {
+		return false, err
+	}
+	p := s.AgentPath(a.Name)
+	err = lockedfile.With(p, func() error {
+		if _, err := os.Stat(p); err == nil {
+			return nil // created meanwhile
+		}
+		created = true
+		return lockedfile.WriteJSON(p, a)
+	})
+	return created, err
+}
+
+// ErrUnchanged, returned by an update function, leaves the record as it is:
+// nothing is written and the update reports no error.
+var ErrUnchanged = lockedfile.ErrUnchanged
+
+// UpdateAgent runs fn on the agent record under its lock. When fn returns
+// ErrUnchanged nothing is written (a read-check that usually finds nothing
+// to do costs no rewrite).
 func (s *Store) UpdateAgent(name string, fn func(a *Agent) error) (*Agent, error) {
 	if _, err := s.Agent(name); err != nil {
 		return nil, err
@@ -89,4 +115,37 @@ func (s *Store) agents(mention string) ([]*Agent, error) {
 	out := readRecords[Agent](s, "agent", names, s.AgentPath, keep)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt.Before(out[j].CreatedAt) })
 	return out, nil
+}
+
+// OpenLog opens logs/NAME.log for appending, creating logs/ if needed: the
+// output of an agent's host (NAME is the agent) or of the supervisor.
+func (s *Store) OpenLog(name string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(s.LogPath(name)), 0o755); err != nil {
+		return nil, err
+	}
+	return os.OpenFile(s.LogPath(name), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+}
+
+// WritePromptFile writes agents/NAME/prompt.md, the agent's rendered prompt.
+// Only the agent's own starter writes it, so it takes no lock.
+func (s *Store) WritePromptFile(name, text string) error {
+	return os.WriteFile(s.PromptFilePath(name), []byte(text), 0o644)
+}
+
+// HasTranscript reports whether agents/NAME/transcript.jsonl holds anything:
+// an agent that has one was restarted and resumes.
+func (s *Store) HasTranscript(name string) bool {
+	st, err := os.Stat(s.TranscriptPath(name))
+	return err == nil && st.Size() > 0
+}
+
+// TryLockSupervisor takes the supervisor's lifetime lock if it is free,
+// without waiting; ok is false when a live supervisor holds it. unlock
+// releases it (twice is harmless); the lock also ends with the process.
+func (s *Store) TryLockSupervisor() (unlock func() error, ok bool, err error) {
+	h, ok, err := lockedfile.TryLock(s.SupervisorLockPath())
+	if err != nil || !ok {
+		return nil, ok, err
+	}
+	return h.Unlock, true, nil
 }

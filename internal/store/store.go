@@ -127,8 +127,19 @@ func (s *Store) TranscriptPath(name string) string {
 func (s *Store) PromptFilePath(name string) string {
 	return filepath.Join(s.AgentDir(name), "prompt.md")
 }
-func (s *Store) LogPath(name string) string { return filepath.Join(s.Root, "logs", name+".log") }
+func (s *Store) LogsDir() string            { return filepath.Join(s.Root, "logs") }
+func (s *Store) LogPath(name string) string { return filepath.Join(s.LogsDir(), name+".log") }
 func (s *Store) RequestsDir() string        { return filepath.Join(s.Root, "requests") }
+func (s *Store) RequestPath(id string) string {
+	return filepath.Join(s.RequestsDir(), id+".json")
+}
+func (s *Store) PromptsDir() string { return filepath.Join(s.Root, "prompts") }
+
+// PromptPath is prompts/NAME.md, a prompt object created in this project.
+func (s *Store) PromptPath(name string) string { return filepath.Join(s.PromptsDir(), name+".md") }
+
+// SupervisorLockPath is the file whose flock marks the live supervisor.
+func (s *Store) SupervisorLockPath() string { return filepath.Join(s.Root, "supervisor") }
 
 // Bus is the event bus of this store: EventBus when set (tests), else the
 // file bus over events.jsonl, stamped with this store's clock and masking

@@ -100,15 +100,6 @@ func (s *Store) Unblock(taskID, blocker string) (*Task, bool, error) {
 	return t, became, err
 }
 
-// ReadContext is the context.md a parent handed the task ("" when none).
-func (s *Store) ReadContext(taskID string) string {
-	data, err := os.ReadFile(s.ContextPath(taskID))
-	if err != nil {
-		return ""
-	}
-	return string(data)
-}
-
 // WatchTask blocks until check reports true or ctx ends, woken by file
 // events on the task's directory and its children's (never a sleep loop).
 func (s *Store) WatchTask(ctx context.Context, taskID string, check func() (bool, error)) error {

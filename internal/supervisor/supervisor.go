@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/driver"
-	"github.com/plasmodium/pm/internal/lockedfile"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -51,17 +49,14 @@ type Supervisor struct {
 	wake     chan struct{}
 }
 
-// LockPath is the file whose flock marks the live supervisor.
-func LockPath(s *store.Store) string { return filepath.Join(s.Root, "supervisor") }
-
 // Running reports whether a supervisor holds the lock of s.
 func Running(s *store.Store) bool {
-	h, ok, err := lockedfile.TryLock(LockPath(s))
+	unlock, ok, err := s.TryLockSupervisor()
 	if err != nil {
 		return false
 	}
 	if ok {
-		_ = h.Unlock()
+		_ = unlock()
 		return false
 	}
 	return true
@@ -74,7 +69,7 @@ func Ensure(l *agent.Launcher) error {
 	if Running(l.Store) {
 		return nil
 	}
-	logf, err := os.OpenFile(l.Store.LogPath("supervisor"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	logf, err := l.Store.OpenLog("supervisor")
 	if err != nil {
 		return err
 	}
@@ -105,7 +100,7 @@ func filterEnv(env []string) []string {
 // Run holds the supervisor lock and reconciles until nothing is live or ctx
 // ends. If another supervisor holds the lock it returns at once.
 func (sv *Supervisor) Run(ctx context.Context) error {
-	lk, ok, err := lockedfile.TryLock(LockPath(sv.Store))
+	unlock, ok, err := sv.Store.TryLockSupervisor()
 	if err != nil {
 		return err
 	}
@@ -113,7 +108,7 @@ func (sv *Supervisor) Run(ctx context.Context) error {
 		sv.Log.Info("another supervisor is running; exiting")
 		return nil
 	}
-	defer func() { _ = lk.Unlock() }()
+	defer func() { _ = unlock() }()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sv.init(ctx)
@@ -137,16 +132,16 @@ func (sv *Supervisor) Run(ctx context.Context) error {
 			// An agent started after that reconcile saw our lock held and so
 			// started no supervisor: release, look once more, and stay on
 			// (if the lock is still ours to take) when something came alive.
-			_ = lk.Unlock()
+			_ = unlock()
 			if !sv.anyLive() {
 				sv.Log.Info("nothing live; supervisor exiting")
 				return nil
 			}
-			again, ok, err := lockedfile.TryLock(LockPath(sv.Store))
+			again, ok, err := sv.Store.TryLockSupervisor()
 			if err != nil || !ok {
 				return err // another supervisor took over
 			}
-			lk = again
+			unlock = again
 			continue
 		}
 		select {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -70,7 +69,7 @@ func run(f *cmdutil.Factory, o Options) error {
 	if !o.Follow {
 		return copyNew()
 	}
-	dirs := func() []string { return []string{filepath.Dir(path), s.AgentDir(o.Name)} }
+	dirs := func() []string { return []string{s.LogsDir(), s.AgentDir(o.Name)} }
 	return watch.Until(f.Context, dirs, func() (bool, error) {
 		if err := copyNew(); err != nil {
 			return false, err

@@ -1,0 +1,79 @@
+// Package store is pm's state directory, .plasmodium/: its paths, its
+// records, and the operations that read and write them under their locks.
+// Domain packages (agent, inbox, request, supervisor, llmagent, capability;
+// phase, task and ops as they move over) call these operations: they take no
+// lock, append no line and join no path onto a store directory themselves.
+// layering_test.go keeps it so.
+//
+// # On-disk layout
+//
+// Every lock is a sidecar file NAME.lock next to the file it guards (flock,
+// internal/lockedfile): JSON files are replaced by rename, and a lock on the
+// file itself would be lost with the old inode. JSON files are rewritten
+// atomically (temp file, fsync, rename) under their lock; JSONL files are
+// appended one whole line per write(2) under their lock (internal/jsonl).
+//
+//	.plasmodium/
+//	  .gitignore               "*": state never reaches the user's commits (Init)
+//	  config.json              limits, model, runtime (written by Init; read by Open)
+//	  events.jsonl             the bus (internal/bus): every process appends
+//	                           under events.jsonl.lock; pm reset removes it
+//	  supervisor.lock          the live supervisor's lifetime flock (TryLockSupervisor)
+//	  tasks.lock               task creation, links, done, kill, restart, reset
+//	  tasks/tk-ID/
+//	    task.json              the task (task package: WriteTask, UpdateTask)
+//	    context.md             a subtask's context, written once at creation
+//	                           under tasks.lock (ReadContext)
+//	    phases.lock            phase creation and pm done for this task
+//	    phases/ph-ID/
+//	      phase.json           the phase (phase package)
+//	      messages.jsonl       its messages: pm say appends under
+//	                           messages.jsonl.lock, counting and closing in the
+//	                           same critical section
+//	  agents/NAME/
+//	    agent.json             the agent record (agent.New: WriteAgent;
+//	                           inbox.Resident: CreateAgent; Launcher.Start,
+//	                           Kill, the host, the supervisor, llmagent's
+//	                           usage: UpdateAgent), under agent.json.lock
+//	    prompt.md              the rendered prompt (agent.Render: WritePromptFile)
+//	    inbox.jsonl            prompt-object messages to NAME (inbox.Send:
+//	                           AppendInbox), under inbox.jsonl.lock
+//	    inbox.cursor           offset of the first inbox line NAME has not
+//	                           answered (inbox.Serve: SetInboxCursor)
+//	    stream.jsonl           streamed reply text of a resident object
+//	                           (inbox.Stream: AppendStream)
+//	    transcript.jsonl       the llm runtime's conversation (llm.FileTranscript
+//	                           at TranscriptPath), appended by the agent's host
+//	    seen.json              how many messages of each phase NAME was shown
+//	                           (phase package)
+//	  requests/rq-ID.json      ask_human questions (request package:
+//	                           CreateRequest, UpdateRequest), under rq-ID.json.lock
+//	  logs/NAME.log            output of NAME's host, and logs/supervisor.log
+//	                           (OpenLog: O_APPEND, no lock; the driver hands the
+//	                           file to the host as its stdout and stderr)
+//	  prompts/NAME.md          prompt objects made by create_capability
+//	                           (CreatePrompt, under NAME.md.lock; loaded by
+//	                           internal/prompt)
+//
+// # Lock order
+//
+// tasks.lock → phases.lock → messages.jsonl.lock → phase.json.lock /
+// task.json.lock → agent.json.lock → events.jsonl.lock. Nothing takes them
+// the other way round. agent.json.lock is taken alone, or under tasks.lock
+// when a task's owner is created (pm task, pm subtask, pm kill --restart);
+// Launcher.Start holds it while it spawns the host, so two starters never
+// both spawn. The other locks (requests, inbox, stream, cursor, transcript,
+// seen, prompts, config) are leaves: their holders take no other lock. An
+// operation publishes its event after releasing its record's lock, or last
+// of all. supervisor.lock is held for a supervisor's whole life and only
+// ever tried (never waited for), so it cannot deadlock with the others.
+//
+// # Exceptions
+//
+// LineReader is jsonl.Reader under the store's name: inbox followers read
+// lines through a reader the store opened (InboxFrom, InboxTail,
+// StreamTail) and keep its Offset as their cursor. Paths are still handed
+// out where a library or a watcher needs one (TranscriptPath for
+// llm.FileTranscript, AgentDir and RequestsDir for watch.Until,
+// PromptFilePath for an agent's environment); they are built only here.
+package store

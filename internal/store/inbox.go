@@ -1,0 +1,83 @@
+package store
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/plasmodium/pm/internal/jsonl"
+	"github.com/plasmodium/pm/internal/lockedfile"
+)
+
+// LineReader reads the complete lines a JSONL file gains after its Offset,
+// skipping (and reporting) bad ones. Followers in the domain packages get one
+// from the store (InboxFrom, InboxTail, StreamTail) instead of opening the
+// file themselves.
+type LineReader = jsonl.Reader
+
+// StreamPath is agents/NAME/stream.jsonl, where a resident prompt object
+// streams the text of its replies.
+func (s *Store) StreamPath(name string) string {
+	return filepath.Join(s.AgentDir(name), "stream.jsonl")
+}
+
+// InboxCursorPath is agents/NAME/inbox.cursor: the offset of the first inbox
+// line the agent has not finished with.
+func (s *Store) InboxCursorPath(name string) string {
+	return filepath.Join(s.AgentDir(name), "inbox.cursor")
+}
+
+// EnsureAgentDir creates agents/NAME, so its files can be watched before
+// anything is written there.
+func (s *Store) EnsureAgentDir(name string) error { return os.MkdirAll(s.AgentDir(name), 0o755) }
+
+// AgentDirExists reports whether agents/NAME exists (used to pick fresh names).
+func (s *Store) AgentDirExists(name string) bool {
+	_, err := os.Stat(s.AgentDir(name))
+	return !os.IsNotExist(err)
+}
+
+// AppendInbox appends v as one line to name's inbox, under the inbox's lock,
+// creating the agent's directory first.
+func (s *Store) AppendInbox(name string, v any) error {
+	if err := s.EnsureAgentDir(name); err != nil {
+		return err
+	}
+	return jsonl.Append(s.InboxPath(name), v)
+}
+
+// InboxFrom reads name's inbox from byte offset off (a saved cursor).
+func (s *Store) InboxFrom(name string, off int64) *LineReader {
+	return &LineReader{Path: s.InboxPath(name), Offset: off, Bad: s.BadLine}
+}
+
+// InboxTail reads the lines name's inbox gains from now on.
+func (s *Store) InboxTail(name string) *LineReader { return s.tail(s.InboxPath(name)) }
+
+// AppendStream appends v as one line to name's stream.jsonl, under its lock.
+func (s *Store) AppendStream(name string, v any) error { return jsonl.Append(s.StreamPath(name), v) }
+
+// StreamTail reads the lines name's stream.jsonl gains from now on.
+func (s *Store) StreamTail(name string) *LineReader { return s.tail(s.StreamPath(name)) }
+
+// tail reads path from its current end.
+func (s *Store) tail(path string) *LineReader {
+	r := &LineReader{Path: path, Bad: s.BadLine}
+	if st, err := os.Stat(path); err == nil {
+		r.Offset = st.Size()
+	}
+	return r
+}
+
+// InboxCursor is name's saved inbox offset; 0 when none was saved (or the
+// file is unreadable: the inbox is then served again from its start).
+func (s *Store) InboxCursor(name string) int64 {
+	var off int64
+	_ = lockedfile.ReadJSON(s.InboxCursorPath(name), &off)
+	return off
+}
+
+// SetInboxCursor saves name's inbox offset, rewritten atomically under its lock.
+func (s *Store) SetInboxCursor(name string, off int64) error {
+	p := s.InboxCursorPath(name)
+	return lockedfile.With(p, func() error { return lockedfile.WriteJSON(p, off) })
+}
