@@ -1,0 +1,39 @@
+package ops
+
+import (
+	"context"
+
+	"github.com/plasmodium/pm/internal/phase"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// SayInput is pm say.
+type SayInput struct {
+	Message string `json:"message" jsonschema:"the message, under 16 KiB"`
+	Phase   string `json:"phase,omitempty" jsonschema:"phase id ph-...; default: your own phase, or your task's active one"`
+}
+
+// SayResult is the posted message and whether it filled the room.
+type SayResult struct {
+	Phase   *store.Phase  `json:"phase"`
+	Message store.Message `json:"message"`
+	// Closed: this message reached the limit and closed the phase.
+	Closed bool `json:"closed"`
+}
+
+// Say posts a message to a phase; a phase closes exactly at its limit. An
+// agent posts only into its own room (CheckPost).
+func Say(ctx context.Context, sess *Session, in SayInput) (SayResult, error) {
+	ph, err := ResolvePhase(sess.Store, sess.Actor, in.Phase)
+	if err != nil {
+		return SayResult{}, err
+	}
+	if err := CheckPost(sess.Actor, ph); err != nil {
+		return SayResult{}, err
+	}
+	msg, closed, err := phase.Say(sess.Store, sess.Actor, ph.TaskID, ph.ID, in.Message)
+	if err != nil {
+		return SayResult{}, err
+	}
+	return SayResult{Phase: ph, Message: msg, Closed: closed}, nil
+}

@@ -1,0 +1,65 @@
+package phase
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/ids"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// MaxMessage bounds one chat message (bytes). A room is for discussion, not files.
+const MaxMessage = 16 << 10
+
+// Say posts content to a phase. Lock, check, count, append and (at the limit)
+// close form one critical section under the messages lock, so the phase holds
+// exactly message_limit messages however many writers race.
+func Say(s *store.Store, actor store.Actor, taskID, phaseID, content string) (msg store.Message, closed bool, err error) {
+	if strings.TrimSpace(content) == "" {
+		return msg, false, errs.Usagef(`pm say "your message"`, "empty message")
+	}
+	if len(content) > MaxMessage || !utf8.ValidString(content) {
+		return msg, false, errs.Usagef("keep messages under 16 KiB of UTF-8 text; put long material in a file", "message of %d bytes is too long or not UTF-8", len(content))
+	}
+	content = s.Secrets.Mask(content) // the room is state: no secret reaches it
+	err = s.WithPhase(taskID, phaseID, func(tx *store.PhaseTx) error {
+		ph := tx.Phase
+		if ph.Status != store.PhaseActive {
+			return closedErr(ph)
+		}
+		n, err := tx.Count()
+		if err != nil {
+			return err
+		}
+		if n >= ph.MessageLimit {
+			// Only reachable if phase.json was not updated after the last append
+			// (a crash between the two); finish the close now.
+			if err := closeHeld(s, actor, tx, store.CloseLimit); err != nil {
+				return err
+			}
+			return closedErr(tx.Phase)
+		}
+		msg = store.Message{
+			ID: s.IDs.New(ids.Message), PhaseID: phaseID, Author: actor.Name, Role: actor.Role(),
+			Content: content, Timestamp: s.Now().UTC(),
+		}
+		if err := tx.Append(msg); err != nil {
+			return err
+		}
+		s.Notify(bus.Event{Kind: bus.EvMessage, Actor: actor.Name, TaskID: taskID, PhaseID: phaseID, MsgID: msg.ID, Text: content,
+			Data: map[string]any{"n": n + 1, "limit": ph.MessageLimit}})
+		if n+1 >= ph.MessageLimit {
+			closed = true
+			return closeHeld(s, actor, tx, store.CloseLimit)
+		}
+		return nil
+	})
+	return msg, closed, err
+}
+
+func closedErr(ph *store.Phase) error {
+	return errs.Statef("read it with 'pm chat --phase "+ph.ID+"'; the owner may open a new phase",
+		"phase %s (%q) is closed (%s)", ph.ID, ph.Name, ph.CloseReason)
+}
