@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/plasmodium/pm/internal/capability"
+	"github.com/plasmodium/pm/internal/sandbox"
 )
 
 // swapAttempts bounds the symlink-swap race: this many read_file and as many
@@ -187,4 +188,41 @@ func tree(t testing.TB, dir string) string {
 	})
 	must(t, err)
 	return sb.String()
+}
+
+// run_command is confined by internal/sandbox where the kernel has
+// Landlock: pm's state, other processes' environments and the outside are
+// out of its reach, the workspace and its TMPDIR are not.
+func TestRunCommandConfined(t *testing.T) {
+	if sandbox.ABI() == 0 {
+		t.Skip("the kernel offers no Landlock")
+	}
+	env, ws, outside := workspace(t)
+	must(t, os.WriteFile(filepath.Join(ws, ".plasmodium", "probe.txt"), []byte("state secret\n"), 0o644))
+	run := tool(t, env, obj("run_command"), "run_command")
+	cases := []struct {
+		name    string
+		command string
+		want    string
+		not     string
+	}{
+		{"state", "cat .plasmodium/probe.txt", "exit code 1", "state secret"},
+		{"state by absolute path", "cat " + ws + "/.plasmodium/probe.txt", "exit code 1", "state secret"},
+		{"write outside", "echo pwned > " + outside + "/secret.txt", "exit code 2", ""},
+		{"environ of pid 1", "cat /proc/1/environ", "exit code 1", "PATH="},
+		{"write TMPDIR", `echo ok > "$TMPDIR/x" && cat "$TMPDIR/x"`, "exit code 0\nok", ""},
+		{"write the workspace", "echo ok > notes.txt && cat notes.txt", "exit code 0\nok", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := call(t, run, m{"command": c.command})
+			mustContain(t, got, c.want)
+			if c.not != "" && strings.Contains(got, c.not) {
+				t.Fatalf("%s: output holds %q:\n%s", c.command, c.not, got)
+			}
+		})
+	}
+	if data, _ := os.ReadFile(filepath.Join(outside, "secret.txt")); string(data) != "top secret\n" {
+		t.Fatalf("the outside file was changed: %q", data)
+	}
 }

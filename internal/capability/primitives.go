@@ -269,12 +269,18 @@ func runCommand(ctx context.Context, env *Env, a runCommandArgs) (string, error)
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(cctx, "sh", "-c", a.Command)
+	// A private TMPDIR: the only place outside the workspace a confined
+	// command may write.
+	tmp, err := os.MkdirTemp("", "pm-run-")
+	if err != nil {
+		return "", errs.Failf("", "run_command: %v", err)
+	}
+	defer os.RemoveAll(tmp)
+	cmd := confinedCommand(cctx, env, b, a.Command, tmp)
 	cmd.Dir = b.root
-	cmd.Env = secret.FilterEnv(os.Environ())
+	cmd.Env = append(withoutVar(secret.FilterEnv(os.Environ()), "TMPDIR"), "TMPDIR="+tmp)
 	out := &headTail{max: MaxOutput}
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// On timeout kill the whole group (the leader is not reaped yet, so its
 	// pid is still the group's id), and stop waiting for output a few seconds
 	// later even if something outside the group holds the pipe.
