@@ -37,7 +37,8 @@ func probe() support {
 			return
 		}
 		probed.abi, probed.exe = abi, exe
-		cmd := exec.Command(exe, helperArg, "probe")
+		ns, _ := os.Readlink("/proc/self/ns/mnt")
+		cmd := exec.Command(exe, helperArg, "probe", ns)
 		cmd.SysProcAttr = nsAttr()
 		probed.mountNS = cmd.Run() == nil
 	})
@@ -85,6 +86,7 @@ func Command(ctx context.Context, p Policy, line string) (*exec.Cmd, Mode) {
 	mode, attr := ModeLandlock, &syscall.SysProcAttr{Setpgid: true}
 	if s.mountNS {
 		p.MountNS, mode, attr = true, ModeLandlockNS, nsAttr()
+		p.ParentMountNS, _ = os.Readlink("/proc/self/ns/mnt")
 	}
 	data, _ := json.Marshal(p) // a struct of strings and bools: cannot fail
 	cmd := exec.CommandContext(ctx, s.exe, helperArg, string(data), "sh", "-c", line)

@@ -28,8 +28,8 @@ func init() {
 // only when that fails: 126 when the confinement failed, 127 when the
 // command was not found.
 func helperMain(args []string) int {
-	if len(args) == 1 && args[0] == "probe" {
-		if err := privateMounts(); err != nil {
+	if len(args) == 2 && args[0] == "probe" {
+		if !ownMountNS(args[1]) || privateMounts() != nil {
 			return 1
 		}
 		return 0
@@ -62,6 +62,9 @@ func helperMain(args []string) int {
 // with Landlock and drops its capabilities.
 func confine(p Policy) error {
 	if p.MountNS {
+		if !ownMountNS(p.ParentMountNS) {
+			return errors.New("not in a mount namespace of its own: refusing to mount")
+		}
 		if err := hide(p.Hide); err != nil {
 			return err
 		}
@@ -70,6 +73,14 @@ func confine(p Policy) error {
 		return fmt.Errorf("landlock: %w", err)
 	}
 	return dropCapabilities()
+}
+
+// ownMountNS reports whether this process is in another mount namespace
+// than parent (the caller's /proc/self/ns/mnt): the helper never mounts in
+// the caller's namespace.
+func ownMountNS(parent string) bool {
+	ns, err := os.Readlink("/proc/self/ns/mnt")
+	return err == nil && parent != "" && ns != parent
 }
 
 // privateMounts stops mounts of this namespace from propagating out.

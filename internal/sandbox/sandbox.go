@@ -19,6 +19,9 @@ type Policy struct {
 	// MountNS is set by Command when the helper runs in a new mount
 	// namespace, where Hide paths are covered by an empty read-only tmpfs.
 	MountNS bool `json:"mount_ns,omitempty"`
+	// ParentMountNS is the caller's mount namespace (/proc/self/ns/mnt): the
+	// helper mounts only when it is in another one, never in the caller's.
+	ParentMountNS string `json:"parent_mount_ns,omitempty"`
 }
 
 // Mode names the confinement commands get on this machine.
