@@ -78,6 +78,7 @@ func TestScripts(t *testing.T) {
 			"exits":     cmdExits,
 			"openai":    cmdOpenAI,
 		},
+		Condition:           scriptCondition,
 		RequireExplicitExec: false,
 	})
 }

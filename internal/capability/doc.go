@@ -21,15 +21,21 @@
 //     prefixed with what the exit code would mean ("refused (limit): ...",
 //     "wrong state: ...", "not found: ...", "bad arguments: ...") and the
 //     Try: hint; Call returns an error only when its context ended;
-//   - a primitive never touches a path outside the workspace: paths are
-//     joined to it, cleaned, and the deepest existing ancestor resolved
-//     through symlinks must still lie inside it (so "../x", "/etc/passwd",
-//     a symlink pointing out and a dangling symlink are refused); write_file
-//     never writes under the state directory (.plasmodium/);
+//   - a primitive never touches a path outside the workspace, and the kernel
+//     sees to it: every open goes through an os.Root on the workspace, the
+//     open handle is admitted (where /proc/self/fd says it is, its type, one
+//     link only) and only that handle is read or written, so a symlink
+//     swapped during the call or a hard link to an outside file gets nothing;
+//     no primitive reads or writes the state directory (.plasmodium/), and
+//     .git/ and prompts/ are read-only; the lexical check before the open
+//     only words the refusal ("../x", "/etc/passwd", a symlink out, a
+//     dangling symlink);
 //   - every output is capped (files, listings, command output, HTTP bodies)
 //     and says so when it was cut;
 //   - run_command runs `sh -c` in the workspace in its own process group,
-//     which is killed when the timeout (default 60s, at most 10m) expires;
+//     which is killed when the timeout (default 60s, at most 10m) expires,
+//     confined by internal/sandbox (Landlock: writes only the workspace and a
+//     private TMPDIR, never sees the state directory; config sandbox.*);
 //     secret variables (secret.IsSecretEnv: named like *KEY*, *TOKEN*,
 //     *SECRET*, *PASSWORD*, ...) are not passed to it;
 //   - create_capability never overwrites: a new prompt object goes to

@@ -15,7 +15,7 @@ import (
 )
 
 // newStore makes a real state directory in a temp project, on runtime none.
-func newStore(t *testing.T) *store.Store {
+func newStore(t testing.TB) *store.Store {
 	t.Helper()
 	s := storetest.New(t)
 	s.Config.Runtime.Default = "none"
@@ -33,7 +33,7 @@ func obj(caps ...string) *prompt.Object {
 }
 
 // tool builds env's tools for obj and returns the one named name.
-func tool(t *testing.T, env *capability.Env, o *prompt.Object, name string) llm.Tool {
+func tool(t testing.TB, env *capability.Env, o *prompt.Object, name string) llm.Tool {
 	t.Helper()
 	tools, err := capability.Tools(env, o)
 	if err != nil {
@@ -49,7 +49,7 @@ func tool(t *testing.T, env *capability.Env, o *prompt.Object, name string) llm.
 }
 
 // call runs a tool with args given as a Go value (or a raw JSON string).
-func call(t *testing.T, tl llm.Tool, args any) string {
+func call(t testing.TB, tl llm.Tool, args any) string {
 	t.Helper()
 	var raw json.RawMessage
 	switch a := args.(type) {

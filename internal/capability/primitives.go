@@ -6,12 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
@@ -54,147 +52,6 @@ func init() {
 		httpGet))
 }
 
-// sandbox confines paths to a workspace.
-type sandbox struct {
-	abs  string   // the workspace as given, absolute and clean
-	root string   // the workspace with symlinks resolved
-	deny []string // real paths under root that no primitive may touch: pm's state
-	// keep are real paths under root that may be read but not written: the
-	// repository's .git (hooks and config run code outside any sandbox) and
-	// the project's prompts/ (they would redefine every agent on reload).
-	keep []string
-}
-
-func newSandbox(env *Env) (*sandbox, error) {
-	ws := env.Workspace
-	if ws == "" && env.Store != nil {
-		ws = env.Store.ProjectDir()
-	}
-	if ws == "" {
-		return nil, errs.Failf("", "no workspace to work in")
-	}
-	abs, err := filepath.Abs(ws)
-	if err != nil {
-		return nil, err
-	}
-	root, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return nil, errs.Failf("", "workspace %s: %v", ws, err)
-	}
-	b := &sandbox{abs: abs, root: root, deny: []string{filepath.Join(root, store.DirName)},
-		keep: []string{filepath.Join(root, ".git"), filepath.Join(root, "prompts")}}
-	if env.Store != nil {
-		if r, err := filepath.EvalSymlinks(env.Store.Root); err == nil {
-			b.deny = append(b.deny, r)
-		}
-	}
-	return b, nil
-}
-
-func within(root, p string) bool {
-	rel, err := filepath.Rel(root, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
-}
-
-func outside(p string) error {
-	return errs.Usagef("use a path inside the workspace, relative to it, e.g. src/main.go", "%q is outside the workspace", p)
-}
-
-// resolve maps a path given by the model to a real path inside the
-// workspace, and that path relative to the workspace. The deepest existing
-// ancestor is resolved through symlinks (a dangling link is refused), so
-// neither ".." nor a symlink can lead out.
-func (b *sandbox) resolve(p string) (real, rel string, err error) {
-	if strings.ContainsRune(p, 0) {
-		return "", "", errs.Usagef("", "path contains a NUL byte")
-	}
-	given := p
-	if strings.TrimSpace(p) == "" {
-		p = "."
-	}
-	var full string
-	switch {
-	case !filepath.IsAbs(p):
-		full = filepath.Join(b.root, p)
-	case within(b.root, filepath.Clean(p)):
-		full = filepath.Clean(p)
-	case within(b.abs, filepath.Clean(p)):
-		r, _ := filepath.Rel(b.abs, filepath.Clean(p))
-		full = filepath.Join(b.root, r)
-	default:
-		return "", "", outside(given)
-	}
-	if !within(b.root, full) {
-		return "", "", outside(given)
-	}
-	// Find the deepest ancestor that exists (a symlink counts, dangling or not).
-	existing, rest := full, ""
-	for {
-		if _, err := os.Lstat(existing); err == nil {
-			break
-		} else if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
-			return "", "", err
-		}
-		parent := filepath.Dir(existing)
-		rest = filepath.Join(filepath.Base(existing), rest)
-		if parent == existing {
-			return "", "", outside(given)
-		}
-		existing = parent
-	}
-	resolved, err := filepath.EvalSymlinks(existing)
-	if err != nil {
-		return "", "", errs.Usagef("", "%q: %s is a dangling or looping symlink", given, existing)
-	}
-	real = filepath.Join(resolved, rest)
-	if !within(b.root, real) {
-		return "", "", errs.Usagef("use a path inside the workspace", "%q leads outside the workspace (through a symlink)", given)
-	}
-	rel, _ = filepath.Rel(b.root, real)
-	return real, filepath.ToSlash(rel), nil
-}
-
-// path resolves p and checks it may be read (write false) or written (write
-// true): the one place primitives turn a model's path into a real one.
-func (b *sandbox) path(p string, write bool) (real, rel string, err error) {
-	if real, rel, err = b.resolve(p); err != nil {
-		return "", "", err
-	}
-	check := b.readable
-	if write {
-		check = b.writable
-	}
-	if err := check(real, p); err != nil {
-		return "", "", err
-	}
-	return real, rel, nil
-}
-
-// readable refuses pm's state directory: agents see each other only through
-// pm operations, not by reading transcripts and requests.
-func (b *sandbox) readable(real, given string) error {
-	for _, d := range b.deny {
-		if real == d || within(d, real) {
-			return errs.Usagef("use pm operations (chat, history, status) to see pm's state",
-				"%q is inside pm's state directory, which primitives may not touch", given)
-		}
-	}
-	return nil
-}
-
-func (b *sandbox) writable(real, given string) error {
-	if err := b.readable(real, given); err != nil {
-		return err
-	}
-	for _, d := range b.keep {
-		if real == d || within(d, real) {
-			return errs.Usagef("write your work elsewhere in the workspace; prompt objects change through create_capability",
-				"%q is read-only to agents (.git and prompts/)", given)
-		}
-	}
-	return nil
-}
-
 // readFileArgs are read_file's arguments.
 type readFileArgs struct {
 	Path   string `json:"path" jsonschema:"file path, relative to the workspace"`
@@ -205,27 +62,21 @@ func readFile(ctx context.Context, env *Env, a readFileArgs) (string, error) {
 	if a.Path == "" {
 		return "", errs.Usagef(`{"path": "README.md"}`, "read_file needs a path")
 	}
-	b, err := newSandbox(env)
+	b, err := newConfinement(env)
 	if err != nil {
 		return "", err
 	}
-	real, rel, err := b.path(a.Path, false)
+	_, rel, err := b.path(a.Path, false)
 	if err != nil {
 		return "", err
 	}
-	// O_NONBLOCK: opening a FIFO must not hang the agent; only regular files are read.
-	f, err := os.OpenFile(real, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	// O_NONBLOCK (in open): opening a FIFO must not hang the agent; only
+	// regular files are read.
+	f, st, err := b.open(rel, a.Path, os.O_RDONLY, false)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", errs.NotFoundf("see what is there with list_files", "no file %s", rel)
-		}
 		return "", err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return "", err
-	}
 	if st.IsDir() {
 		return "", errs.Usagef("use list_files for directories", "%s is a directory", rel)
 	}
@@ -279,78 +130,34 @@ type listFilesArgs struct {
 }
 
 func listFiles(ctx context.Context, env *Env, a listFilesArgs) (string, error) {
-	b, err := newSandbox(env)
+	b, err := newConfinement(env)
 	if err != nil {
 		return "", err
 	}
-	real, rel, err := b.path(a.Path, false)
+	_, rel, err := b.path(a.Path, false)
 	if err != nil {
 		return "", err
 	}
-	st, err := os.Stat(real)
+	dir, err := b.openDir(rel, a.Path, false)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", errs.NotFoundf("list the workspace with list_files and no path", "no directory %s", rel)
-		}
 		return "", err
 	}
-	if !st.IsDir() {
-		return "", errs.Usagef("use read_file for files", "%s is a file, not a directory", rel)
+	defer dir.Close()
+	l := &listing{recursive: a.Recursive}
+	prefix := rel + "/"
+	if rel == "." {
+		prefix = ""
 	}
-	name := func(p string, d fs.DirEntry) string {
-		r, _ := filepath.Rel(b.root, p)
-		r = filepath.ToSlash(r)
-		switch {
-		case d.Type()&fs.ModeSymlink != 0:
-			return r + "@"
-		case d.IsDir():
-			return r + "/"
-		}
-		return r
+	if err := l.walk(dir, prefix); err != nil && err != errEnough {
+		return "", err
 	}
-	var out []string
-	more := false
-	if !a.Recursive {
-		ents, err := os.ReadDir(real)
-		if err != nil {
-			return "", err
-		}
-		for _, e := range ents {
-			if len(out) == MaxEntries {
-				more = true
-				break
-			}
-			out = append(out, name(filepath.Join(real, e.Name()), e))
-		}
-	} else {
-		stop := errors.New("enough")
-		err := filepath.WalkDir(real, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return nil // unreadable: skip it
-			}
-			if p == real {
-				return nil
-			}
-			if len(out) == MaxEntries {
-				more = true
-				return stop
-			}
-			out = append(out, name(p, d))
-			if d.IsDir() && skipDirs[d.Name()] {
-				return fs.SkipDir
-			}
-			return nil
-		})
-		if err != nil && err != stop {
-			return "", err
-		}
-	}
+	out := l.out
 	sort.Strings(out)
 	if len(out) == 0 {
 		return rel + " is empty", nil
 	}
 	text := strings.Join(out, "\n")
-	if more {
+	if l.more {
 		text += fmt.Sprintf("\n[cut: more than %d entries; list a subdirectory]", MaxEntries)
 	}
 	return text, nil
@@ -371,7 +178,7 @@ func writeFile(ctx context.Context, env *Env, a writeFileArgs) (string, error) {
 	if len(*a.Content) > MaxWrite {
 		return "", errs.Usagef("write it in parts with append=true", "content of %d bytes is over the %d KiB limit", len(*a.Content), MaxWrite>>10)
 	}
-	b, err := newSandbox(env)
+	b, err := newConfinement(env)
 	if err != nil {
 		return "", err
 	}
@@ -382,24 +189,8 @@ func writeFile(ctx context.Context, env *Env, a writeFileArgs) (string, error) {
 	if real == b.root {
 		return "", errs.Usagef("name a file", "%q is the workspace itself", a.Path)
 	}
-	if err := os.MkdirAll(filepath.Dir(real), 0o755); err != nil {
-		return "", errs.Usagef("", "cannot create the directory of %s: %v", rel, err)
-	}
-	if st, err := os.Lstat(real); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
-		return "", errs.Usagef("", "%s is not a regular file", rel)
-	}
-	// O_NONBLOCK: a FIFO swapped in meanwhile fails (ENXIO) instead of hanging.
-	flags := os.O_WRONLY | os.O_CREATE | syscall.O_NOFOLLOW | syscall.O_NONBLOCK
-	if a.Append {
-		flags |= os.O_APPEND
-	} else {
-		flags |= os.O_TRUNC
-	}
-	f, err := os.OpenFile(real, flags, 0o644)
+	f, err := b.openForWrite(rel, a.Path, a.Append)
 	if err != nil {
-		if errors.Is(err, syscall.EISDIR) {
-			return "", errs.Usagef("", "%s is a directory", rel)
-		}
 		return "", err
 	}
 	if _, err := f.WriteString(*a.Content); err != nil {
@@ -472,18 +263,24 @@ func runCommand(ctx context.Context, env *Env, a runCommandArgs) (string, error)
 		}
 		timeout = time.Duration(a.TimeoutSeconds) * time.Second
 	}
-	b, err := newSandbox(env)
+	b, err := newConfinement(env)
 	if err != nil {
 		return "", err
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(cctx, "sh", "-c", a.Command)
+	// A private TMPDIR: the only place outside the workspace a confined
+	// command may write.
+	tmp, err := os.MkdirTemp("", "pm-run-")
+	if err != nil {
+		return "", errs.Failf("", "run_command: %v", err)
+	}
+	defer os.RemoveAll(tmp)
+	cmd := confinedCommand(cctx, env, b, a.Command, tmp)
 	cmd.Dir = b.root
-	cmd.Env = secret.FilterEnv(os.Environ())
+	cmd.Env = append(withoutVar(secret.FilterEnv(os.Environ()), "TMPDIR"), "TMPDIR="+tmp)
 	out := &headTail{max: MaxOutput}
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// On timeout kill the whole group (the leader is not reaped yet, so its
 	// pid is still the group's id), and stop waiting for output a few seconds
 	// later even if something outside the group holds the pipe.

@@ -18,7 +18,7 @@ import (
 
 // workspace makes a project with a store, a few files, and a directory
 // outside it that symlinks point to.
-func workspace(t *testing.T) (*capability.Env, string, string) {
+func workspace(t testing.TB) (*capability.Env, string, string) {
 	t.Helper()
 	s := newStore(t)
 	ws := s.ProjectDir()
@@ -44,7 +44,7 @@ func workspace(t *testing.T) (*capability.Env, string, string) {
 	return &capability.Env{Store: s, Actor: store.Human, Workspace: ws}, ws, outside
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)

@@ -93,6 +93,21 @@ type Config struct {
 	Budgets  Budgets  `json:"budgets"`
 	Requests Requests `json:"requests"`
 	Commit   Commit   `json:"commit"`
+	Sandbox  Sandbox  `json:"sandbox,omitzero"`
+}
+
+// Sandbox is how run_command's commands are confined (internal/sandbox).
+// The zero value is the default: Landlock where the kernel has it, network
+// allowed.
+type Sandbox struct {
+	// Off runs commands unconfined, as pm did before: for trusted agents only.
+	Off bool `json:"off,omitempty"`
+	// Network false refuses commands TCP bind and connect (Landlock ABI 4+);
+	// unset or true allows them.
+	Network *bool `json:"network,omitempty"`
+	// Writable are more absolute directories commands may write (a build
+	// cache, say); the workspace and a private TMPDIR always are.
+	Writable []string `json:"writable,omitempty"`
 }
 
 // DefaultConfig is what pm init writes.

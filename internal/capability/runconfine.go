@@ -1,0 +1,43 @@
+package capability
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/plasmodium/pm/internal/sandbox"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// confinedCommand is run_command's `sh -c line` in its own process group,
+// confined by internal/sandbox as the config says: writing only the
+// workspace, tmp and config's sandbox.writable, never seeing pm's state.
+func confinedCommand(ctx context.Context, env *Env, b *confinement, line, tmp string) *exec.Cmd {
+	var cfg store.Sandbox
+	if env.Store != nil {
+		cfg = env.Store.Config.Sandbox
+	}
+	if cfg.Off {
+		return sandbox.Unconfined(ctx, line)
+	}
+	p := sandbox.Policy{Workspace: b.root, TempDir: tmp, Hide: b.deny, DenyNetwork: cfg.Network != nil && !*cfg.Network}
+	for _, w := range cfg.Writable {
+		if r, err := filepath.EvalSymlinks(w); err == nil && filepath.IsAbs(r) {
+			p.Writable = append(p.Writable, r)
+		}
+	}
+	cmd, _ := sandbox.Command(ctx, p, line)
+	return cmd
+}
+
+// withoutVar drops the variable name from env.
+func withoutVar(env []string, name string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, name+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}

@@ -1,0 +1,28 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"context"
+	"os/exec"
+	"syscall"
+)
+
+// ABI reports the kernel's Landlock ABI version: none here.
+func ABI() int { return 0 }
+
+// Available reports the mode Command gives commands: none off Linux.
+func Available() Mode { return ModeNone }
+
+// Command runs `sh -c line` unconfined: Landlock is Linux only.
+func Command(ctx context.Context, p Policy, line string) (*exec.Cmd, Mode) {
+	warnUnconfined("Landlock is Linux only")
+	return Unconfined(ctx, line), ModeNone
+}
+
+// Unconfined returns a plain `sh -c line` in its own process group.
+func Unconfined(ctx context.Context, line string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, "sh", "-c", line)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return cmd
+}

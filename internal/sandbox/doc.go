@@ -1,0 +1,34 @@
+// Package sandbox runs the shell commands of agents (run_command) confined
+// by the kernel: Linux Landlock, with a private mount namespace that hides
+// pm's state directory where the kernel allows one.
+//
+// A command is started as a re-exec of the current binary with a hidden
+// first argument (helperArg). This package's init function recognises it in
+// any binary that links the package (pm, and the test binaries), applies the
+// policy to itself and then execs sh, so the confinement holds for sh and
+// every process it starts, and pm itself is never restricted.
+//
+// Invariants:
+//   - a confined command may write only in Policy.Workspace, Policy.TempDir
+//     (its TMPDIR, private to the command), Policy.Writable and a few device
+//     files (/dev/null, /dev/zero, /dev/full); it may read and execute the
+//     rest of the file system, except the Policy.Hide paths (pm's state),
+//     which it cannot read, list or write at all;
+//   - it cannot reach other processes: Landlock denies ptrace-like access
+//     (so /proc/PID/environ, /proc/PID/mem of any process outside the
+//     command), signals and abstract unix sockets outside its domain (ABI 6+);
+//   - with Policy.DenyNetwork, TCP bind and connect are refused (ABI 4+);
+//   - the helper fails closed: if any step of the confinement fails, it exits
+//     with status 126 and a message, and the command does not run;
+//   - where the kernel has no Landlock, Command runs sh unconfined, and says
+//     so once on Warn: the file primitives keep their own containment
+//     (internal/capability), which does not depend on this package;
+//   - capabilities are dropped from the bounding set before sh runs, so a pm
+//     run as root does not hand root's capabilities (CAP_DAC_READ_SEARCH's
+//     open_by_handle_at, CAP_SYS_ADMIN) to agents;
+//   - without a mount namespace (unprivileged user namespaces disabled), the
+//     state directory is left out of the Landlock rules instead: every entry
+//     of the workspace but it is granted, so an entry created at the top of
+//     the workspace during the command is read-only for the rest of that
+//     command (the next command's rules include it).
+package sandbox

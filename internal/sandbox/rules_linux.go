@@ -1,0 +1,95 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+)
+
+// devices commands may write: the sinks and sources shells redirect to.
+var devices = []string{"/dev/null", "/dev/zero", "/dev/full"}
+
+// restrict applies Landlock to this process: file access by p, then the
+// network (when p denies it), then IPC scoping (signals and abstract unix
+// sockets stay inside the command), each best effort down to the kernel's
+// ABI.
+func restrict(p Policy) error {
+	cfg := landlock.V11.BestEffort()
+	writable := append([]string{p.Workspace, p.TempDir}, p.Writable...)
+	var rules []landlock.Rule
+	if p.MountNS {
+		// The state is already hidden under an empty mount.
+		rules = append(rules, landlock.RODirs("/"), landlock.RWDirs(writable...).WithRefer())
+	} else {
+		rules = append(rules, coverRules(p, writable)...)
+	}
+	rules = append(rules, landlock.RWFiles(devices...).IgnoreIfMissing())
+	if err := cfg.RestrictPaths(rules...); err != nil {
+		return err
+	}
+	if p.DenyNetwork {
+		if err := cfg.RestrictNet(); err != nil {
+			return err
+		}
+	}
+	return cfg.RestrictScoped()
+}
+
+// coverRules grants without a mount namespace: listing everywhere (names
+// in the state directory included: Landlock cannot take a right back
+// below where it granted it), reading and executing everything but the
+// hidden paths, writing the workspace but the hidden paths.
+func coverRules(p Policy, writable []string) []landlock.Rule {
+	readDir := landlock.PathAccess(landlock.AccessFSSet(ll.AccessFSReadDir), "/")
+	rules := []landlock.Rule{readDir}
+	rd, rf := cover("/", p.Hide)
+	rules = append(rules, landlock.RODirs(rd...), landlock.ROFiles(rf...))
+	for _, w := range writable {
+		wd, wf := cover(w, p.Hide)
+		rules = append(rules, landlock.RWDirs(wd...).WithRefer(), landlock.RWFiles(wf...))
+	}
+	return rules
+}
+
+// cover returns directories and files whose subtrees together hold
+// everything under top except the hidden paths: top itself when nothing
+// hidden is under it, else the cover of each of its entries. Symlinks are
+// skipped (a rule on one would grant its target; what it leads to is
+// covered where it lies).
+func cover(top string, hidden []string) (dirs, files []string) {
+	holds := false
+	for _, h := range hidden {
+		if h == top {
+			return nil, nil
+		}
+		if within(top, h) {
+			holds = true
+		}
+	}
+	st, err := os.Lstat(top)
+	switch {
+	case err != nil || st.Mode()&os.ModeSymlink != 0:
+		return nil, nil
+	case !st.IsDir():
+		return nil, []string{top}
+	case !holds:
+		return []string{top}, nil
+	}
+	ents, err := os.ReadDir(top)
+	if err != nil {
+		return nil, nil
+	}
+	for _, e := range ents {
+		d, f := cover(filepath.Join(top, e.Name()), hidden)
+		dirs, files = append(dirs, d...), append(files, f...)
+	}
+	return dirs, files
+}
+
+// within reports whether p lies strictly under dir.
+func within(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != "." && rel != ".." && !filepath.IsAbs(rel) && (len(rel) < 3 || rel[:3] != "../")
+}

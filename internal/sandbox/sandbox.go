@@ -1,0 +1,53 @@
+package sandbox
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+)
+
+// Policy says what a confined command may touch. Paths are absolute and
+// real (symlinks resolved).
+type Policy struct {
+	Workspace string   `json:"workspace"`          // read-write: the command's working tree
+	TempDir   string   `json:"temp_dir"`           // read-write: the command's private TMPDIR
+	Writable  []string `json:"writable,omitempty"` // read-write too (config sandbox.writable)
+	// Hide are paths the command may not read, list or write: pm's state.
+	Hide        []string `json:"hide,omitempty"`
+	DenyNetwork bool     `json:"deny_network,omitempty"` // refuse TCP bind and connect
+	// MountNS is set by Command when the helper runs in a new mount
+	// namespace, where Hide paths are covered by an empty read-only tmpfs.
+	MountNS bool `json:"mount_ns,omitempty"`
+	// ParentMountNS is the caller's mount namespace (/proc/self/ns/mnt): the
+	// helper mounts only when it is in another one, never in the caller's.
+	ParentMountNS string `json:"parent_mount_ns,omitempty"`
+}
+
+// Mode names the confinement commands get on this machine.
+type Mode string
+
+const (
+	// Landlock with a private mount namespace: the whole workspace is
+	// writable, the state directory hidden under an empty mount.
+	ModeLandlockNS Mode = "landlock"
+	// Landlock alone: the state directory left out of the rules.
+	ModeLandlock Mode = "landlock (no mount namespace)"
+	// No kernel sandbox: the kernel has no Landlock, or config turned it off.
+	ModeNone Mode = "none"
+)
+
+// helperArg is the hidden first argument that makes a binary linking this
+// package act as the sandbox helper instead of itself.
+const helperArg = "__pm-sandbox-exec"
+
+// Warn receives the one warning that commands run unconfined.
+var Warn io.Writer = os.Stderr
+
+var warnOnce sync.Once
+
+func warnUnconfined(why string) {
+	warnOnce.Do(func() {
+		fmt.Fprintf(Warn, "pm: warning: run_command is not sandboxed (%s); commands run with the file rules of pm only\n", why)
+	})
+}

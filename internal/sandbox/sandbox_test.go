@@ -1,0 +1,232 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// fixture is a workspace with pm's state in it, a directory outside, and a
+// process outside the sandbox with a secret in its environment.
+type fixture struct {
+	ws, outside, tmp string
+	victim           int // pid of the process outside
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	real := func(p string) string {
+		r, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	f := &fixture{ws: real(t.TempDir()), outside: real(t.TempDir()), tmp: real(t.TempDir())}
+	write := func(p, s string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(f.ws, ".plasmodium", "config.json"), "state secret\n")
+	write(filepath.Join(f.ws, "src", "main.go"), "package main\n")
+	write(filepath.Join(f.outside, "secret.txt"), "top secret\n")
+	victim := exec.Command("sleep", "600")
+	victim.Env = append(os.Environ(), "PM_VICTIM_KEY=sk-victim-0123456789")
+	if err := victim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { victim.Process.Kill(); victim.Wait() })
+	f.victim = victim.Process.Pid
+	return f
+}
+
+func (f *fixture) policy() Policy {
+	return Policy{Workspace: f.ws, TempDir: f.tmp, Hide: []string{filepath.Join(f.ws, ".plasmodium")}}
+}
+
+// run runs line confined by p, as run_command does, and returns its output
+// and exit code.
+func (f *fixture) run(t *testing.T, p Policy, line string) (string, int) {
+	t.Helper()
+	cmd, _ := Command(context.Background(), p, line)
+	cmd.Dir = f.ws
+	cmd.Env = append(os.Environ(), "TMPDIR="+f.tmp)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return string(out), 0
+	case errors.As(err, &exit):
+		return string(out), exit.ExitCode()
+	}
+	t.Fatalf("%s: %v", line, err)
+	return "", -1
+}
+
+// requireLandlock skips where the kernel has no Landlock (where Command runs
+// commands unconfined by design).
+func requireLandlock(t *testing.T) {
+	t.Helper()
+	if ABI() == 0 {
+		t.Skip("the kernel offers no Landlock")
+	}
+}
+
+// withoutMountNS runs the rest of the test as on a machine without user
+// namespaces: the state directory is left out of the rules instead.
+func withoutMountNS(t *testing.T) {
+	probe()
+	saved := probed.mountNS
+	probed.mountNS = false
+	t.Cleanup(func() { probed.mountNS = saved })
+}
+
+func TestConfinedCommands(t *testing.T) {
+	requireLandlock(t)
+	for _, mode := range []string{"mount namespace", "rules only"} {
+		t.Run(mode, func(t *testing.T) {
+			if mode == "rules only" {
+				withoutMountNS(t)
+			} else if !probe().mountNS {
+				t.Skip("no mount namespace here")
+			}
+			f := newFixture(t)
+			victim := strconv.Itoa(f.victim)
+			cases := []struct {
+				name   string
+				line   string
+				ok     bool   // exit code 0 expected
+				not    string // must not be in the output
+				nsOnly bool   // only with a mount namespace
+			}{
+				{"write the workspace", "echo hi > src/new.txt && cat src/new.txt", true, "", false},
+				{"new file at the top", "echo hi > top.txt && cat top.txt && rm top.txt", true, "", true},
+				{"move between directories", "mkdir -p src/a src/b && echo x > src/a/f && mv src/a/f src/b/f && cat src/b/f", true, "", false},
+				{"write TMPDIR", `echo hi > "$TMPDIR/t" && cat "$TMPDIR/t"`, true, "", false},
+				{"read the system", "cat /etc/passwd > /dev/null && ls /usr/bin > /dev/null", true, "", false},
+				{"write outside", "echo pwned > " + f.outside + "/secret.txt", false, "", false},
+				{"create outside", "touch " + f.outside + "/new.txt", false, "", false},
+				{"read the state", "cat .plasmodium/config.json", false, "state secret", false},
+				{"list the state", "ls -a .plasmodium", true, "config.json", true},
+				{"write the state", "echo x > .plasmodium/evil", false, "", false},
+				{"remove the state", "rm .plasmodium/config.json", false, "", false},
+				{"environ of pid 1", "cat /proc/1/environ", false, "PATH=", false},
+				{"environ of another process", "cat /proc/" + victim + "/environ", false, "sk-victim", false},
+				{"memory of another process", "head -c 16 /proc/" + victim + "/mem", false, "", false},
+				{"signal another process", "kill -0 " + victim, false, "", false},
+				{"no capabilities", "grep CapEff /proc/self/status", true, "", false},
+			}
+			for _, c := range cases {
+				t.Run(c.name, func(t *testing.T) {
+					if c.nsOnly && mode != "mount namespace" {
+						t.Skip("a documented limitation without a mount namespace")
+					}
+					out, code := f.run(t, f.policy(), c.line)
+					if (code == 0) != c.ok {
+						t.Fatalf("%s: exit code %d, want success %v:\n%s", c.line, code, c.ok, out)
+					}
+					if c.not != "" && strings.Contains(out, c.not) {
+						t.Fatalf("%s: output holds %q:\n%s", c.line, c.not, out)
+					}
+					if c.name == "no capabilities" && !strings.Contains(out, "0000000000000000") {
+						t.Fatalf("capabilities left: %s", out)
+					}
+				})
+			}
+			if data, _ := os.ReadFile(filepath.Join(f.outside, "secret.txt")); string(data) != "top secret\n" {
+				t.Fatalf("the outside file was changed: %q", data)
+			}
+			for _, p := range []string{filepath.Join(f.outside, "new.txt"), filepath.Join(f.ws, ".plasmodium", "evil")} {
+				if _, err := os.Stat(p); err == nil {
+					t.Fatalf("%s was created", p)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(f.ws, ".plasmodium", "config.json")); err != nil {
+				t.Fatalf("the state was removed: %v", err)
+			}
+		})
+	}
+}
+
+// The attacks of TestConfinedCommands do work on an unconfined sh (as this
+// user): the test above measures the sandbox, not a harmless machine.
+func TestUnconfinedControl(t *testing.T) {
+	f := newFixture(t)
+	cmd := Unconfined(context.Background(), "cat /proc/"+strconv.Itoa(f.victim)+"/environ; cat .plasmodium/config.json")
+	cmd.Dir = f.ws
+	out, _ := cmd.CombinedOutput()
+	if !strings.Contains(string(out), "state secret") {
+		t.Fatalf("unconfined sh could not read the state: %s", out)
+	}
+	if !strings.Contains(string(out), "sk-victim") {
+		t.Logf("unconfined sh cannot read another process's environ here either: %s", out)
+	}
+}
+
+func TestDenyNetwork(t *testing.T) {
+	requireLandlock(t)
+	if ABI() < 4 {
+		t.Skip("Landlock ABI < 4 cannot restrict TCP")
+	}
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("no curl")
+	}
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+			c.Close()
+		}
+	}()
+	f := newFixture(t)
+	line := "curl -s --max-time 10 http://" + ln.Addr().String() + "/"
+	p := f.policy()
+	if out, code := f.run(t, p, line); code != 0 || out != "ok" {
+		t.Fatalf("network allowed: exit %d, %q", code, out)
+	}
+	p.DenyNetwork = true
+	if out, code := f.run(t, p, line); code == 0 {
+		t.Fatalf("network denied, yet curl got %q", out)
+	}
+}
+
+func TestCover(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range []string{"a/x", "a/state/s", "b", "c/y"} {
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(dir, "a", "state"), filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	dirs, files := cover(dir, []string{filepath.Join(dir, "a", "state")})
+	got := strings.Join(append(dirs, files...), " ")
+	want := strings.Join([]string{filepath.Join(dir, "c"), filepath.Join(dir, "a", "x"), filepath.Join(dir, "b")}, " ")
+	if got != want {
+		t.Fatalf("cover: got %s\nwant %s", got, want)
+	}
+}
