@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/errs"
@@ -46,7 +47,7 @@ func (env *Env) session() *ops.Session {
 type impl struct {
 	name   string
 	desc   string
-	params json.RawMessage
+	params func() json.RawMessage // derived on first use (see ops.Tool.Schema)
 	call   func(ctx context.Context, env *Env, args json.RawMessage) (string, error)
 }
 
@@ -59,7 +60,7 @@ func register(b impl) { impls[b.name] = b }
 // builtin is a capability whose arguments are In: the JSON Schema is derived
 // from In's tags (ops.SchemaFor), and the call decodes into In before run.
 func builtin[In any](name, desc string, run func(ctx context.Context, env *Env, a In) (string, error)) impl {
-	return impl{name: name, desc: desc, params: ops.SchemaFor[In](),
+	return impl{name: name, desc: desc, params: sync.OnceValue(ops.SchemaFor[In]),
 		call: func(ctx context.Context, env *Env, args json.RawMessage) (string, error) {
 			var a In
 			if err := ops.Decode(args, &a); err != nil {
@@ -111,7 +112,7 @@ func Tools(env *Env, obj *prompt.Object) ([]llm.Tool, error) {
 
 func builtinTool(env *Env, name string, b impl) llm.Tool {
 	return llm.Tool{
-		Name: name, Description: b.desc, Parameters: b.params,
+		Name: name, Description: b.desc, Parameters: b.params(),
 		Call: func(ctx context.Context, args json.RawMessage) (string, error) {
 			out, err := b.call(ctx, env, args)
 			return result(ctx, out, err)
@@ -124,7 +125,7 @@ type messageArgs struct {
 	Message string `json:"message" jsonschema:"what to ask or tell it, in plain language"`
 }
 
-var messageSchema = ops.SchemaFor[messageArgs]()
+var messageSchema = sync.OnceValue(ops.SchemaFor[messageArgs])
 
 func objectTool(env *Env, po *prompt.Object) llm.Tool {
 	desc := po.Description
@@ -134,7 +135,7 @@ func objectTool(env *Env, po *prompt.Object) llm.Tool {
 	return llm.Tool{
 		Name:        po.Name,
 		Description: "Prompt object " + po.Name + ": " + desc + " Send it a message; its reply comes back as the result.",
-		Parameters:  messageSchema,
+		Parameters:  messageSchema(),
 		Call: func(ctx context.Context, args json.RawMessage) (string, error) {
 			var a messageArgs
 			if err := ops.Decode(args, &a); err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/plasmodium/pm/internal/render"
 	"github.com/plasmodium/pm/internal/store"
@@ -20,8 +21,12 @@ import (
 type Tool struct {
 	Name        string
 	Description string
-	Schema      json.RawMessage
-	Call        func(ctx context.Context, sess *Session, args json.RawMessage) (string, error)
+	// Schema returns the JSON Schema of the arguments. It is derived on
+	// first use, not at start-up: every pm process registers the tools, few
+	// need their schemas, and deriving them all doubled a short command's
+	// instructions.
+	Schema func() json.RawMessage
+	Call   func(ctx context.Context, sess *Session, args json.RawMessage) (string, error)
 }
 
 // partial is a result that carries something worth showing even with an
@@ -32,7 +37,7 @@ type partial interface{ Partial() bool }
 // its result (err is the operation's error, for results that are partial).
 func tool[In, Out any](name, desc string, op func(context.Context, *Session, In) (Out, error),
 	text func(sess *Session, in In, out Out, err error) string) Tool {
-	return Tool{Name: name, Description: desc, Schema: SchemaFor[In](),
+	return Tool{Name: name, Description: desc, Schema: sync.OnceValue(SchemaFor[In]),
 		Call: func(ctx context.Context, sess *Session, args json.RawMessage) (string, error) {
 			var in In
 			if err := Decode(args, &in); err != nil {

@@ -40,11 +40,11 @@ func TestToolSchemas(t *testing.T) {
 				Required             []string                   `json:"required"`
 				AdditionalProperties *bool                      `json:"additionalProperties"`
 			}
-			if err := json.Unmarshal(tl.Schema, &sch); err != nil {
+			if err := json.Unmarshal(tl.Schema(), &sch); err != nil {
 				t.Fatal(err)
 			}
 			if sch.Type != "object" || sch.AdditionalProperties == nil || *sch.AdditionalProperties {
-				t.Errorf("schema %s: want a closed object", tl.Schema)
+				t.Errorf("schema %s: want a closed object", tl.Schema())
 			}
 			if !slices.Equal(sch.Required, tt.required) {
 				t.Errorf("required %v, want %v", sch.Required, tt.required)
@@ -73,7 +73,7 @@ func TestSchemaListIsPlainArray(t *testing.T) {
 			Type any `json:"type"`
 		} `json:"properties"`
 	}
-	if err := json.Unmarshal(tl.Schema, &sch); err != nil {
+	if err := json.Unmarshal(tl.Schema(), &sch); err != nil {
 		t.Fatal(err)
 	}
 	if got := sch.Properties["roles"].Type; got != "array" {
