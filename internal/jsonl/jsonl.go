@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
+	"github.com/plasmodium/pm/internal/crashpoint"
 	"github.com/plasmodium/pm/internal/lockedfile"
 )
 
@@ -62,6 +64,7 @@ func AppendHeld(path string, v any) error {
 	if _, err := f.Write(buf); err != nil {
 		return err
 	}
+	crashpoint.Hit("appended " + filepath.Join(filepath.Base(filepath.Dir(path)), filepath.Base(path)))
 	return f.Close()
 }
 
