@@ -73,6 +73,9 @@ func Kill(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string, r
 		}
 		res.Restarted, res.NewOwner = t, owner
 	}
+	// pm kill ends process groups a pm done may be running in: finish
+	// what such a done left (its dependants' unblocking).
+	settle(s, l, actor)
 	return res, nil
 }
 
@@ -173,6 +176,12 @@ func Restart(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string
 			}
 			return nil
 		})
+		if err != nil || t.Status != store.TaskBlocked {
+			return err
+		}
+		// Blockers done meanwhile (or by a pm done killed before it
+		// unblocked this task) no longer hold it.
+		t, err = unblockDone(s, actor, t)
 		return err
 	})
 	if err != nil {
