@@ -173,20 +173,19 @@ func (s *Store) WatchTask(ctx context.Context, taskID string, check func() (bool
 	return watch.Until(ctx, dirs, check)
 }
 
-// ResetState deletes every task, agent, request and log (keeping config.json
-// and prompts/) under tasks.lock, leaving the directories empty. The bus is
-// reset separately (Bus().Reset).
-func (s *Store) ResetState() error {
-	return s.WithTasksLock(func() error {
-		for _, sub := range []string{"tasks", "agents", "requests", "logs"} {
-			dir := filepath.Join(s.Root, sub)
-			if err := os.RemoveAll(dir); err != nil {
-				return err
-			}
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return err
-			}
+// ResetStateHeld deletes every task, request and log (keeping config.json
+// and prompts/); the caller holds tasks.lock and has removed the agents one
+// by one under their locks (RemoveAgent), so no host outlives its record.
+// The bus is reset separately (Bus().Reset).
+func (s *Store) ResetStateHeld() error {
+	for _, sub := range []string{"tasks", "requests", "logs"} {
+		dir := filepath.Join(s.Root, sub)
+		if err := os.RemoveAll(dir); err != nil {
+			return err
 		}
-		return nil
-	})
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	return os.MkdirAll(s.AgentsDir(), 0o755)
 }
