@@ -288,11 +288,15 @@ func crashPoints(t *testing.T, sc *crashScenario, base *crashHome) int {
 // command, and checks that after the next command nothing is stranded: no
 // dependant blocked by done blockers, no child its parent does not know, no
 // parent done before its child (issue 8 item 1). PM_CRASH_TRIALS sets the
-// number of random trials (default 150, bounded by 90 s).
+// number of random trials (default 100) and PM_CRASH_SECONDS their time
+// bound (default 60 s).
 func TestNoStrandedWorkAfterKill9(t *testing.T) {
-	random := 150
+	random, budget := 100, 60*time.Second
 	if v, err := strconv.Atoi(os.Getenv("PM_CRASH_TRIALS")); err == nil {
 		random = v
+	}
+	if v, err := strconv.Atoi(os.Getenv("PM_CRASH_SECONDS")); err == nil {
+		budget = time.Duration(v) * time.Second
 	}
 	if testing.Short() {
 		random = 20
@@ -334,7 +338,7 @@ func TestNoStrandedWorkAfterKill9(t *testing.T) {
 	}
 	enumerated := trials
 	rng := rand.New(rand.NewPCG(8, 1))
-	deadline := time.Now().Add(90 * time.Second)
+	deadline := time.Now().Add(budget)
 	for r := 0; r < random && time.Now().Before(deadline); r++ {
 		i := rng.IntN(len(crashScenarios))
 		sc := &crashScenarios[i]

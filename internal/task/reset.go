@@ -78,18 +78,17 @@ func endAgents(s *store.Store, l *agent.Launcher, actor store.Actor, res *ResetR
 	return errs.Failf("stop what keeps starting agents, then run pm reset again", "agents kept appearing through %d rounds of reset", resetRounds)
 }
 
-// endAndRemove kills the agent (marked killed first, so nothing starts it
-// again and its host does not report a crash), then deletes its record
-// under its lock, stopping any host that still runs (one an exited agent's
-// respawn started meanwhile).
+// endAndRemove kills a running agent (marked killed first, so nothing
+// starts it again and its host does not report a crash), then deletes the
+// record under its lock, stopping any host that runs by then (one a start
+// racing this reset spawned: Start holds the same lock until it records
+// the host, and finds no record after).
 func endAndRemove(s *store.Store, l *agent.Launcher, actor store.Actor, name string, res *ResetResult) error {
-	if a, err := s.Agent(name); err == nil {
+	if a, err := s.Agent(name); err == nil && a.Status == store.AgentRunning {
 		if err := l.Kill(actor, name); err != nil && !errs.Is(err, errs.NotFound) {
 			return err
 		}
-		if a.Status == store.AgentRunning {
-			res.Killed = append(res.Killed, name)
-		}
+		res.Killed = append(res.Killed, name)
 	}
 	return s.RemoveAgent(name, func(a *store.Agent) error {
 		if a == nil {
