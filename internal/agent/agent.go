@@ -165,6 +165,18 @@ func (l *Launcher) Kill(actor store.Actor, name string) error {
 	return nil
 }
 
+// StopHost stops the agent's host through l's driver without touching its
+// record (for a caller holding the record's lock: pm reset).
+func (l *Launcher) StopHost(a *store.Agent) error {
+	if !l.driver().Alive(a.Handle) {
+		return nil
+	}
+	if _, err := l.driver().Stop(context.Background(), a.Handle); err != nil {
+		return fmt.Errorf("stop agent %s (pid %d): %w", a.Name, a.Pid, err)
+	}
+	return nil
+}
+
 // HostAlive reports whether the agent's host still runs, whatever its record
 // says (a killed agent's host may still be leaving), as l's driver sees it.
 func (l *Launcher) HostAlive(a *store.Agent) bool {

@@ -4,7 +4,9 @@
 // Invariants:
 //   - a record is appended as one whole line with one write call, under the
 //     file's lockedfile lock; a torn tail left by a killed writer is terminated
-//     before the next record so that record stays whole;
+//     before the next record so that record stays whole, and made invalid
+//     (TornMarker) if it was a whole record minus its newline: a write never
+//     acknowledged never comes back as a record;
 //   - readers never fail on content: malformed, torn or oversized lines are
 //     skipped and reported through a callback; an unterminated final line is
 //     treated as not yet written;

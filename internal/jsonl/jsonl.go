@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
+	"github.com/plasmodium/pm/internal/crashpoint"
 	"github.com/plasmodium/pm/internal/lockedfile"
 )
 
@@ -17,6 +19,10 @@ import (
 // without bound.
 const MaxLine = 1 << 20
 
+// TornMarker is written after an unterminated tail that is valid JSON on its
+// own, before its newline: see AppendHeld.
+const TornMarker = "!torn"
+
 // Append writes v as one JSON line to path under path's lock.
 func Append(path string, v any) error {
 	return lockedfile.With(path, func() error { return AppendHeld(path, v) })
@@ -24,7 +30,11 @@ func Append(path string, v any) error {
 
 // AppendHeld writes v as one JSON line; the caller holds lockedfile.With(path).
 // If an earlier writer died mid-line, the torn tail is terminated first so the
-// new record stays whole and parseable.
+// new record stays whole and parseable. A torn tail is a write nobody was told
+// succeeded, so it must stay invalid forever: one that is valid JSON on its
+// own (a whole record minus its newline, after ENOSPC or a kill at a page
+// boundary) gets TornMarker before its newline, which no JSON value can end
+// with; any other tail is invalid already and only gets the newline.
 func AppendHeld(path string, v any) error {
 	line, err := json.Marshal(v)
 	if err != nil {
@@ -33,15 +43,18 @@ func AppendHeld(path string, v any) error {
 	if len(line)+1 > MaxLine {
 		return fmt.Errorf("%s: record of %d bytes is over the %d byte line limit", path, len(line), MaxLine)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	buf := make([]byte, 0, len(line)+2)
-	torn, err := endsTorn(path)
+	buf := make([]byte, 0, len(line)+len(TornMarker)+2)
+	torn, whole, err := tornTail(f)
 	if err != nil {
 		return err
+	}
+	if whole {
+		buf = append(buf, TornMarker...)
 	}
 	if torn {
 		buf = append(buf, '\n')
@@ -51,24 +64,38 @@ func AppendHeld(path string, v any) error {
 	if _, err := f.Write(buf); err != nil {
 		return err
 	}
+	crashpoint.Hit("appended " + filepath.Join(filepath.Base(filepath.Dir(path)), filepath.Base(path)))
 	return f.Close()
 }
 
-func endsTorn(path string) (bool, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
+// tornTail reports whether f ends without a newline and, if so, whether that
+// unterminated tail is valid JSON on its own (and so would be revived as a
+// record by a bare newline).
+func tornTail(f *os.File) (torn, whole bool, err error) {
 	st, err := f.Stat()
 	if err != nil || st.Size() == 0 {
-		return false, err
+		return false, false, err
 	}
 	b := make([]byte, 1)
 	if _, err := f.ReadAt(b, st.Size()-1); err != nil {
-		return false, err
+		return false, false, err
 	}
-	return b[0] != '\n', nil
+	if b[0] == '\n' {
+		return false, false, nil
+	}
+	start, err := lastNewline(f, st.Size())
+	if err != nil {
+		return true, false, err
+	}
+	if st.Size()-start > MaxLine {
+		return true, false, nil // skipped by readers for its size anyway
+	}
+	tail := make([]byte, st.Size()-start)
+	if _, err := f.ReadAt(tail, start); err != nil {
+		return true, false, err
+	}
+	tail = bytes.TrimRight(tail, "\r")
+	return true, len(bytes.TrimSpace(tail)) > 0 && json.Valid(tail), nil
 }
 
 // BadLine describes a line a reader skipped.

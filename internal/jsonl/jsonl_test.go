@@ -68,6 +68,8 @@ func TestAppend(t *testing.T) {
 		{name: "after whole lines", before: "{\"a\":1}\n", recs: []any{rec{N: 2}}, want: "{\"a\":1}\n{\"w\":0,\"n\":2}\n"},
 		{name: "torn tail is terminated", before: "{\"a\":1}\n{\"b\":", recs: []any{rec{N: 2}}, want: "{\"a\":1}\n{\"b\":\n{\"w\":0,\"n\":2}\n"},
 		{name: "torn only line", before: "{\"b", recs: []any{rec{N: 2}, rec{N: 3}}, want: "{\"b\n{\"w\":0,\"n\":2}\n{\"w\":0,\"n\":3}\n"},
+		{name: "torn whole record is poisoned, never revived", before: "{\"a\":1}\n{\"b\":2}", recs: []any{rec{N: 2}}, want: "{\"a\":1}\n{\"b\":2}" + TornMarker + "\n{\"w\":0,\"n\":2}\n"},
+		{name: "torn whole number is poisoned", before: "7", recs: []any{rec{N: 2}}, want: "7" + TornMarker + "\n{\"w\":0,\"n\":2}\n"},
 		{name: "newline inside a string stays escaped", recs: []any{rec{S: "a\nb"}}, want: `{"w":0,"n":0,"s":"a\nb"}` + "\n"},
 	}
 	for _, tt := range tests {
@@ -417,5 +419,24 @@ func TestAppendedRecordsRoundTrip(t *testing.T) {
 	b, _ := json.Marshal(out)
 	if !bytes.Equal(a, b) {
 		t.Fatalf("round trip:\n got %s\nwant %s", b, a)
+	}
+}
+
+// An unacknowledged whole record left without its newline never counts, not
+// after the next append nor after any later one (issue 8 item 9).
+func TestAppendNeverRevivesTornWholeRecord(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.jsonl")
+	appendRaw(t, path, `{"w":9,"n":9}`) // whole, but its write was never acknowledged
+	for i := 1; i <= 3; i++ {
+		if err := Append(path, rec{N: i}); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := Count(path); err != nil || n != i {
+			t.Fatalf("after %d appends Count = %d, %v", i, n, err)
+		}
+	}
+	lines, end, err := Tail(path, 10, nil)
+	if err != nil || len(lines) != 3 || end != int64(len(readFile(t, path))) {
+		t.Fatalf("Tail = %d lines (end %d), %v; want the 3 appended", len(lines), end, err)
 	}
 }

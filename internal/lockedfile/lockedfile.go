@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"github.com/gofrs/flock"
+
+	"github.com/plasmodium/pm/internal/crashpoint"
 )
 
 // LockPath is the sidecar file that guards path. A sidecar (rather than the
@@ -56,7 +58,9 @@ func WriteAtomic(path string, data []byte) error {
 		return err
 	}
 	ok = true
-	return syncDir(dir)
+	err = syncDir(dir)
+	crashpoint.Hit("wrote " + filepath.Join(filepath.Base(dir), filepath.Base(path)))
+	return err
 }
 
 func syncDir(dir string) error {

@@ -595,3 +595,44 @@ func lockedfileSetLimit(s *store.Store, ph *store.Phase, lim int) (*store.Phase,
 	}
 	return ph, os.WriteFile(s.PhasePath(ph.TaskID, ph.ID), b, 0o644)
 }
+
+// A torn tail that is a whole record minus its newline (a say that failed on
+// ENOSPC, or was killed at a page boundary) was never acknowledged: the next
+// say must not revive it, so the count stays right and the room closes at
+// exactly its limit (issue 8 item 9).
+func TestSayNeverRevivesTornWholeRecord(t *testing.T) {
+	s := newStore(t)
+	addTask(t, s, "tk-000001", store.TaskActive)
+	ph := mustCreate(t, s, "tk-000001", 2)
+	torn, err := json.Marshal(store.Message{ID: "msg-torn01", PhaseID: ph.ID, Author: "human", Content: "failed say"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.MessagesPath("tk-000001", ph.ID), torn, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 2; i++ {
+		_, closed, err := phase.Say(s, store.Human, "tk-000001", ph.ID, fmt.Sprintf("message %d", i))
+		if err != nil {
+			t.Fatalf("say %d: %v", i, err)
+		}
+		if closed != (i == 2) {
+			t.Fatalf("say %d: closed = %v, want the room to close at exactly 2", i, closed)
+		}
+		if n, _ := jsonl.Count(s.MessagesPath("tk-000001", ph.ID)); n != i {
+			t.Fatalf("after say %d the room counts %d messages", i, n)
+		}
+	}
+	ms, err := jsonl.ReadAll[store.Message](s.MessagesPath("tk-000001", ph.ID), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if m.ID == "msg-torn01" {
+			t.Fatalf("the unacknowledged record came back: %+v", ms)
+		}
+	}
+	if _, _, err := phase.Say(s, store.Human, "tk-000001", ph.ID, "one more"); !errs.Is(err, errs.State) {
+		t.Fatalf("say past the limit = %v, want exit 5", err)
+	}
+}

@@ -2,9 +2,11 @@ package store
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"sort"
+	"syscall"
 
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/ids"
@@ -148,4 +150,49 @@ func (s *Store) TryLockSupervisor() (unlock func() error, ok bool, err error) {
 		return nil, ok, err
 	}
 	return h.Unlock, true, nil
+}
+
+// AgentNames lists the agent directories, records or not (a creation killed
+// before its record leaves a directory only).
+func (s *Store) AgentNames() ([]string, error) {
+	ents, err := os.ReadDir(s.AgentsDir())
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	out := make([]string, 0, len(ents))
+	for _, e := range ents {
+		if e.IsDir() && ids.ValidAgentName(e.Name()) {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
+}
+
+// RemoveAgent deletes the agent's directory under its lock, after fn saw
+// the record as it is under that lock (nil when there is none). Launcher.Start
+// spawns and records under the same lock, so no host it starts can be left
+// running without a record: it is either in the record fn sees, or its
+// start finds the record gone and spawns nothing.
+func (s *Store) RemoveAgent(name string, fn func(a *Agent) error) error {
+	p := s.AgentPath(name)
+	return lockedfile.With(p, func() error {
+		var a *Agent
+		var rec Agent
+		if err := lockedfile.ReadJSON(p, &rec); err == nil {
+			a = &rec // an unreadable record cannot have been started either
+		}
+		if err := fn(a); err != nil {
+			return err
+		}
+		err := os.RemoveAll(s.AgentDir(name))
+		if errors.Is(err, syscall.ENOTEMPTY) {
+			// A creator is writing into it right now: what it writes is
+			// a record the caller's next listing finds.
+			return nil
+		}
+		return err
+	})
 }

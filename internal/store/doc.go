@@ -21,7 +21,10 @@
 //	  supervisor.lock          the live supervisor's lifetime flock (TryLockSupervisor)
 //	  tasks.lock               task creation, links, done, kill, restart, reset
 //	  tasks/tk-ID/
-//	    task.json              the task (task package: WriteTask, UpdateTask)
+//	    task.json              the task (task package: WriteTask, UpdateTask),
+//	                           written last by CreateTask, after its owner,
+//	                           context.md and the reverse edges (a directory
+//	                           without it is a creation killed midway)
 //	    context.md             a subtask's context, written once at creation
 //	                           under tasks.lock (ReadContext)
 //	    phases.lock            phase creation and pm done for this task
@@ -60,7 +63,8 @@
 // tasks.lock → phases.lock → messages.jsonl.lock → phase.json.lock /
 // task.json.lock → agent.json.lock → events.jsonl.lock. Nothing takes them
 // the other way round. agent.json.lock is taken alone, or under tasks.lock
-// when a task's owner is created (pm task, pm subtask, pm kill --restart);
+// when a task's owner is created (pm task, pm subtask, pm kill --restart)
+// and when pm reset removes the agents (RemoveAgent);
 // Launcher.Start holds it while it spawns the host, so two starters never
 // both spawn. The other locks (requests, inbox, stream, cursor, transcript,
 // seen, prompts, config) are leaves: their holders take no other lock. An

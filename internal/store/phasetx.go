@@ -4,6 +4,7 @@ import (
 	"os"
 
 	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/crashpoint"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/jsonl"
@@ -117,6 +118,7 @@ func (s *Store) CreatePhase(taskID string, build func(t *Task, existing []*Phase
 		if ph, err = build(t, existing, id); err != nil {
 			return err
 		}
+		crashpoint.Hit("phase.built")
 		if err := os.MkdirAll(s.PhaseDir(taskID, id), 0o755); err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/plasmodium/pm/internal/crashpoint"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/lockedfile"
@@ -31,19 +32,24 @@ func (s *Store) WithPhasesLock(taskID string, fn func() error) error {
 
 // CreateTask records a new task; the caller holds tasks.lock. build gets a
 // fresh id and returns the record (and the context.md text of a subtask, or
-// nil). The store writes task.json and context.md, then the reverse edges:
-// the parent's children and each blocker's dependants, so pm done and
-// wait-children never scan every task.
+// nil). The steps are ordered so that a process killed between any two
+// leaves nothing a later command misreads (docs/design.md, "Crash safety"):
+// the task's directory (which reserves the id), its owner (build),
+// context.md, then the reverse edges (the parent's children, each blocker's
+// dependants), and task.json last: the record exists only once everything
+// it needs does. A reverse edge whose task.json never came is a stillborn
+// task that readers holding tasks.lock skip (ChildrenHeld).
 func (s *Store) CreateTask(build func(id string) (*Task, []byte, error)) (*Task, error) {
 	id, err := s.freshTaskID()
 	if err != nil {
 		return nil, err
 	}
-	t, context, err := build(id)
-	if err != nil {
+	if err := os.MkdirAll(s.PhasesDir(id), 0o755); err != nil {
 		return nil, err
 	}
-	if err := s.WriteTask(t); err != nil {
+	t, context, err := build(id)
+	if err != nil {
+		_ = os.RemoveAll(s.TaskDir(id))
 		return nil, err
 	}
 	if len(context) > 0 {
@@ -51,7 +57,11 @@ func (s *Store) CreateTask(build func(id string) (*Task, []byte, error)) (*Task,
 			return nil, err
 		}
 	}
-	return t, s.link(t)
+	if err := s.link(t); err != nil {
+		return nil, err
+	}
+	crashpoint.Hit("task.linked")
+	return t, s.WriteTask(t)
 }
 
 func (s *Store) freshTaskID() (string, error) {
@@ -65,11 +75,12 @@ func (s *Store) freshTaskID() (string, error) {
 
 // link records t's reverse edges under tasks.lock, like pm done's checks and
 // mark, so a child or dependant is either linked before its parent or
-// blocker finishes or sees it finished.
+// blocker finishes or sees it finished. It runs before t's own record is
+// written, so a recorded task always has its edges.
 func (s *Store) link(t *Task) error {
 	if t.ParentID != "" {
 		if _, err := s.UpdateTask(t.ParentID, func(p *Task) error {
-			p.Children = append(p.Children, t.ID)
+			p.Children = appendOnce(p.Children, t.ID)
 			return nil
 		}); err != nil {
 			return err
@@ -77,13 +88,60 @@ func (s *Store) link(t *Task) error {
 	}
 	for _, b := range t.BlockedBy {
 		if _, err := s.UpdateTask(b, func(bt *Task) error {
-			bt.Blocks = append(bt.Blocks, t.ID)
+			bt.Blocks = appendOnce(bt.Blocks, t.ID)
 			return nil
 		}); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func appendOnce(list []string, id string) []string {
+	if slices.Contains(list, id) {
+		return list
+	}
+	return append(list, id)
+}
+
+// ChildrenHeld reads the subtasks t lists; the caller holds tasks.lock. A
+// listed child without a task.json is a creation killed before its record
+// (CreateTask writes the edge first): it never existed and is skipped.
+func (s *Store) ChildrenHeld(t *Task) ([]*Task, error) {
+	out := make([]*Task, 0, len(t.Children))
+	for _, c := range t.Children {
+		ct, err := s.Task(c)
+		if errs.Is(err, errs.NotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ct)
+	}
+	return out, nil
+}
+
+// Children is ChildrenHeld for a caller without tasks.lock: a listed child
+// not found may be being created right now, so the lookup is repeated under
+// the lock, where it is settled either way.
+func (s *Store) Children(taskID string) (*Task, []*Task, error) {
+	t, err := s.Task(taskID)
+	if err != nil {
+		return nil, nil, err
+	}
+	kids, err := s.ChildrenHeld(t)
+	if err != nil || len(kids) == len(t.Children) {
+		return t, kids, err
+	}
+	err = s.WithTasksLock(func() error {
+		if t, err = s.Task(taskID); err != nil {
+			return err
+		}
+		kids, err = s.ChildrenHeld(t)
+		return err
+	})
+	return t, kids, err
 }
 
 // Unblock removes blocker from the task's blocked_by; it reports whether this
@@ -115,20 +173,19 @@ func (s *Store) WatchTask(ctx context.Context, taskID string, check func() (bool
 	return watch.Until(ctx, dirs, check)
 }
 
-// ResetState deletes every task, agent, request and log (keeping config.json
-// and prompts/) under tasks.lock, leaving the directories empty. The bus is
-// reset separately (Bus().Reset).
-func (s *Store) ResetState() error {
-	return s.WithTasksLock(func() error {
-		for _, sub := range []string{"tasks", "agents", "requests", "logs"} {
-			dir := filepath.Join(s.Root, sub)
-			if err := os.RemoveAll(dir); err != nil {
-				return err
-			}
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return err
-			}
+// ResetStateHeld deletes every task, request and log (keeping config.json
+// and prompts/); the caller holds tasks.lock and has removed the agents one
+// by one under their locks (RemoveAgent), so no host outlives its record.
+// The bus is reset separately (Bus().Reset).
+func (s *Store) ResetStateHeld() error {
+	for _, sub := range []string{"tasks", "requests", "logs"} {
+		dir := filepath.Join(s.Root, sub)
+		if err := os.RemoveAll(dir); err != nil {
+			return err
 		}
-		return nil
-	})
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	return os.MkdirAll(s.AgentsDir(), 0o755)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/store"
+	"github.com/plasmodium/pm/internal/task"
 )
 
 // Policy is how the supervisor retries.
@@ -112,6 +113,13 @@ func (sv *Supervisor) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sv.init(ctx)
+	if sv.Launcher != nil {
+		// Finish what a command killed between its steps left undone
+		// (docs/design.md, "Crash safety").
+		if _, err := task.Settle(sv.Store, sv.Launcher, store.Actor{Name: "supervisor"}); err != nil {
+			sv.Log.Error("settle", "err", err)
+		}
+	}
 	// Subscribe from the bus's end before the first reconcile, so a change
 	// between that reconcile and the wait is still announced.
 	_, end, err := sv.Store.Bus().Tail(0)

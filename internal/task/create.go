@@ -45,6 +45,7 @@ func Create(s *store.Store, l *agent.Launcher, actor store.Actor, sp Spec) (*sto
 			return t, err
 		}
 	}
+	settle(s, l, actor)
 	return t, nil
 }
 

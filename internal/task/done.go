@@ -3,6 +3,7 @@ package task
 import (
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/crashpoint"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/gitx"
 	"github.com/plasmodium/pm/internal/inbox"
@@ -36,8 +37,14 @@ func Done(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string) (
 		})
 	})
 	if err != nil {
+		if errs.Is(err, errs.State) {
+			// A retry after a pm done killed past its mark finishes that
+			// one's unblocking before it says the task is done already.
+			settle(s, l, actor)
+		}
 		return nil, err
 	}
+	crashpoint.Hit("task.done.marked")
 	res.Task = t
 	if res.Commit.Hash != "" {
 		s.Notify(bus.Event{Kind: bus.EvCommit, Actor: actor.Name, TaskID: t.ID, Text: res.Commit.Hash,
@@ -47,6 +54,9 @@ func Done(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string) (
 		Data: map[string]any{"commit": res.Commit.Hash, "no_repo": res.Commit.NoRepo, "no_changes": res.Commit.NoChanges}})
 	for _, dep := range t.Blocks {
 		now, err := unblock(s, actor, dep, t.ID)
+		if errs.Is(err, errs.NotFound) {
+			continue // a creation killed before its record: never a dependant
+		}
 		if err != nil {
 			s.Warnf("unblock %s: %v", dep, err)
 			continue
@@ -63,7 +73,16 @@ func Done(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string) (
 	if t.ParentID != "" {
 		notifyParent(s, actor, t)
 	}
+	settle(s, l, actor)
 	return res, nil
+}
+
+// settle runs Settle for a command whose own work is done: what it finds
+// left over from an earlier killed command is warned about, not failed on.
+func settle(s *store.Store, l *agent.Launcher, actor store.Actor) {
+	if _, err := Settle(s, l, actor); err != nil {
+		s.Warnf("settle: %v", err)
+	}
 }
 
 // finish checks, closes the phase, commits and marks the task done; the
@@ -76,11 +95,12 @@ func finish(s *store.Store, actor store.Actor, taskID string, res *DoneResult) (
 	if t.Status != store.TaskActive {
 		return nil, errs.Statef("see 'pm status "+t.ID+"'", "task %s is %s, not active", t.ID, t.Status)
 	}
-	for _, c := range t.Children {
-		ct, err := s.Task(c)
-		if err != nil {
-			return nil, err
-		}
+	kids, err := s.ChildrenHeld(t)
+	if err != nil {
+		return nil, err
+	}
+	for _, ct := range kids {
+		c := ct.ID
 		if ct.Status != store.TaskDone && ct.Status != store.TaskKilled {
 			return nil, errs.Statef("run 'pm wait-children' first", "subtask %s is still %s", c, ct.Status)
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/crashpoint"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/store"
@@ -58,10 +59,9 @@ func Kill(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string, r
 	if err != nil {
 		return res, err
 	}
-	for _, t := range tree {
-		if ph, _ := s.ActivePhase(t.ID); ph != nil {
-			_, _ = phase.Close(s, actor, t.ID, ph.ID, store.CloseKilled)
-		}
+	crashpoint.Hit("task.kill.marked")
+	if err := closePhases(s, actor, tree); err != nil {
+		return res, err
 	}
 	if err := killAgents(s, l, actor, tree, res); err != nil {
 		return res, err
@@ -73,7 +73,33 @@ func Kill(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string, r
 		}
 		res.Restarted, res.NewOwner = t, owner
 	}
+	// pm kill ends process groups a pm done may be running in: finish
+	// what such a done left (its dependants' unblocking).
+	settle(s, l, actor)
 	return res, nil
+}
+
+// closePhases closes the active phase of each task of tree. It looks for it
+// under the task's phases lock, the lock phase creation holds while it checks
+// that the task is active: a phase opened before the mark is found here, and
+// none can open after it.
+func closePhases(s *store.Store, actor store.Actor, tree []*store.Task) error {
+	for _, t := range tree {
+		err := s.WithPhasesLock(t.ID, func() error {
+			ph, err := s.ActivePhase(t.ID)
+			if err != nil || ph == nil {
+				return err
+			}
+			if _, err := phase.Close(s, actor, t.ID, ph.ID, store.CloseKilled); err != nil && !errs.Is(err, errs.State) {
+				return err
+			}
+			return nil
+		})
+		if err != nil && !errs.Is(err, errs.NotFound) {
+			return err
+		}
+	}
+	return nil
 }
 
 // killAgents ends the agents of tree through l's driver, all of a round at
@@ -150,6 +176,12 @@ func Restart(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string
 			}
 			return nil
 		})
+		if err != nil || t.Status != store.TaskBlocked {
+			return err
+		}
+		// Blockers done meanwhile (or by a pm done killed before it
+		// unblocked this task) no longer hold it.
+		t, err = unblockDone(s, actor, t)
 		return err
 	})
 	if err != nil {

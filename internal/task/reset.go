@@ -3,6 +3,7 @@ package task
 import (
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/crashpoint"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -13,9 +14,22 @@ type ResetResult struct {
 	Tasks  int
 }
 
+// resetRounds bounds how often reset lists the agents again because new
+// ones appeared while it ended the previous list.
+const resetRounds = 20
+
 // Reset kills every running agent, then deletes all state but config.json and
 // prompts/. Without force it refuses while tasks are live.
 func Reset(s *store.Store, actor store.Actor, force bool) (*ResetResult, error) {
+	return ResetWith(s, &agent.Launcher{Store: s}, actor, force)
+}
+
+// ResetWith is Reset ending hosts through l's driver. It holds tasks.lock
+// throughout, so no task is created or started meanwhile, and ends each
+// agent under its own lock before deleting its record: a host being started
+// is waited for and ended, a start after that finds no record and spawns
+// nothing, and agents created during a round are found by the next one.
+func ResetWith(s *store.Store, l *agent.Launcher, actor store.Actor, force bool) (*ResetResult, error) {
 	tasks, err := s.Tasks()
 	if err != nil {
 		return nil, err
@@ -30,21 +44,13 @@ func Reset(s *store.Store, actor store.Actor, force bool) (*ResetResult, error) 
 		return nil, errs.Statef("pm reset --force kills their agents and deletes everything", "%d tasks are still active or blocked", live)
 	}
 	res := &ResetResult{Tasks: len(tasks)}
-	agents, err := s.Agents()
-	if err != nil {
-		return nil, err
-	}
-	// Only the driver signals: a launcher on the store's process driver.
-	l := &agent.Launcher{Store: s}
-	for _, a := range agents {
-		if a.Status == store.AgentRunning {
-			if err := l.Kill(actor, a.Name); err != nil {
-				return res, err
-			}
-			res.Killed = append(res.Killed, a.Name)
+	err = s.WithTasksLock(func() error {
+		if err := endAgents(s, l, actor, res); err != nil {
+			return err
 		}
-	}
-	if err := s.ResetState(); err != nil {
+		return s.ResetStateHeld()
+	})
+	if err != nil {
 		return res, err
 	}
 	if err := s.Bus().Reset(); err != nil {
@@ -52,4 +58,42 @@ func Reset(s *store.Store, actor store.Actor, force bool) (*ResetResult, error) 
 	}
 	s.Notify(bus.Event{Kind: bus.EvReset, Actor: actor.Name, Data: map[string]any{"tasks": res.Tasks, "killed": res.Killed}})
 	return res, nil
+}
+
+// endAgents ends and removes every agent, listing them again until none is
+// left; the caller holds tasks.lock.
+func endAgents(s *store.Store, l *agent.Launcher, actor store.Actor, res *ResetResult) error {
+	for range resetRounds {
+		names, err := s.AgentNames()
+		if err != nil || len(names) == 0 {
+			return err
+		}
+		crashpoint.Hit("task.reset.listed")
+		for _, name := range names {
+			if err := endAndRemove(s, l, actor, name, res); err != nil {
+				return err
+			}
+		}
+	}
+	return errs.Failf("stop what keeps starting agents, then run pm reset again", "agents kept appearing through %d rounds of reset", resetRounds)
+}
+
+// endAndRemove kills a running agent (marked killed first, so nothing
+// starts it again and its host does not report a crash), then deletes the
+// record under its lock, stopping any host that runs by then (one a start
+// racing this reset spawned: Start holds the same lock until it records
+// the host, and finds no record after).
+func endAndRemove(s *store.Store, l *agent.Launcher, actor store.Actor, name string, res *ResetResult) error {
+	if a, err := s.Agent(name); err == nil && a.Status == store.AgentRunning {
+		if err := l.Kill(actor, name); err != nil && !errs.Is(err, errs.NotFound) {
+			return err
+		}
+		res.Killed = append(res.Killed, name)
+	}
+	return s.RemoveAgent(name, func(a *store.Agent) error {
+		if a == nil {
+			return nil
+		}
+		return l.StopHost(a)
+	})
 }

@@ -23,17 +23,13 @@ func WaitChildren(ctx context.Context, s *store.Store, taskID string, timeout ti
 	}
 	var children []*store.Task
 	check := func() (bool, error) {
-		t, err := s.Task(taskID)
+		_, kids, err := s.Children(taskID)
 		if err != nil {
 			return false, err
 		}
 		children = children[:0]
 		finished := true
-		for _, c := range t.Children {
-			ct, err := s.Task(c)
-			if err != nil {
-				return false, err
-			}
+		for _, ct := range kids {
 			children = append(children, ct)
 			if ct.Status != store.TaskDone && ct.Status != store.TaskKilled {
 				finished = false

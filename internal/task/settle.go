@@ -1,0 +1,73 @@
+package task
+
+import (
+	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// Settle finishes what a command killed between its steps left undone. It
+// is idempotent, and run by pm task, subtask, done (also when it refuses a
+// task already done), kill and a starting supervisor:
+//   - a blocked task whose blockers are all done becomes active (pm done
+//     killed after its mark, before it unblocked its dependants);
+//   - the owner of an active task that was never started is started (a
+//     command killed between its mark and its start).
+//
+// It returns the tasks it made active.
+func Settle(s *store.Store, l *agent.Launcher, actor store.Actor) ([]string, error) {
+	var unblocked, owners []string
+	err := s.WithTasksLock(func() error {
+		live, err := s.LiveTasks()
+		if err != nil {
+			return err
+		}
+		for _, t := range live {
+			if t.Status == store.TaskBlocked {
+				if t, err = unblockDone(s, actor, t); err != nil {
+					return err
+				}
+				if t.Status == store.TaskActive {
+					unblocked = append(unblocked, t.ID)
+				}
+			}
+			if t.Status == store.TaskActive {
+				owners = append(owners, t.Owner)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range owners {
+		startIfNeverStarted(s, l, name)
+	}
+	return unblocked, nil
+}
+
+// unblockDone drops t's done blockers; the caller holds tasks.lock.
+func unblockDone(s *store.Store, actor store.Actor, t *store.Task) (*store.Task, error) {
+	for _, b := range t.BlockedBy {
+		bt, err := s.Task(b)
+		if err != nil || bt.Status != store.TaskDone {
+			continue
+		}
+		if _, err := unblock(s, actor, t.ID, b); err != nil {
+			return t, err
+		}
+	}
+	return s.Task(t.ID)
+}
+
+// startIfNeverStarted starts an owner still pending on an active task (and
+// leaves any other alone: its life is the supervisor's business).
+func startIfNeverStarted(s *store.Store, l *agent.Launcher, name string) {
+	a, err := s.Agent(name)
+	if err != nil || a.Status != store.AgentPending || a.Runtime == store.RuntimeNone {
+		return
+	}
+	if err := l.Start(name); err != nil && !errs.Is(err, errs.State) {
+		s.Warnf("start owner %s: %v", name, err)
+	}
+}
