@@ -1,8 +1,11 @@
 package store
 
 import (
+	"path/filepath"
 	"sort"
 	"strconv"
+
+	"github.com/plasmodium/pm/internal/lockedfile"
 )
 
 // DefaultPreset is the exec runtime pm init writes without --agent.
@@ -89,4 +92,18 @@ func Preset(name string) (ExecRuntime, bool) {
 func defaultExec() ExecRuntime {
 	p, _ := Preset(DefaultPreset)
 	return p
+}
+
+// SetExecRuntime writes exec as runtime.exec of the config at root (and
+// makes exec the default runtime): pm init --agent on a store that exists.
+func SetExecRuntime(root string, exec ExecRuntime) error {
+	path := filepath.Join(root, "config.json")
+	return lockedfile.With(path, func() error {
+		cfg, err := LoadConfig(path)
+		if err != nil {
+			return err
+		}
+		cfg.Runtime.Default, cfg.Runtime.Exec = RuntimeExec, exec
+		return lockedfile.WriteJSON(path, cfg)
+	})
 }

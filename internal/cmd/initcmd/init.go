@@ -3,11 +3,13 @@ package initcmd
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -15,11 +17,14 @@ import (
 type Options struct {
 	IO  cmdutil.IOStreams
 	Dir string
+	// Agent names the agent CLI preset written as runtime.exec (store.Presets).
+	Agent string
 }
 
 // NewCmd builds `pm init`.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
-	return &cobra.Command{
+	var agentName string
+	c := &cobra.Command{
 		Use:   "init",
 		Short: "Create .plasmodium/ in the current directory",
 		Args:  cobra.NoArgs,
@@ -28,17 +33,43 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return run(f, Options{IO: f.IO, Dir: wd})
+			return run(f, Options{IO: f.IO, Dir: wd, Agent: agentName})
 		},
 	}
+	c.Flags().StringVar(&agentName, "agent", "", "agent CLI the exec runtime starts: "+strings.Join(store.PresetNames(), ", ")+" (see docs/agents.md)")
+	return c
+}
+
+// setAgent writes the named preset as runtime.exec.
+func setAgent(root, name string) error {
+	p, ok := store.Preset(name)
+	if !ok {
+		return errs.Usagef("pick one of "+strings.Join(store.PresetNames(), ", ")+", or set runtime.exec.command yourself",
+			"no agent preset %q", name)
+	}
+	return store.SetExecRuntime(root, p)
 }
 
 func run(f *cmdutil.Factory, o Options) error {
+	if o.Agent != "" {
+		if _, ok := store.Preset(o.Agent); !ok {
+			return setAgent("", o.Agent) // the usage error, before anything is created
+		}
+	}
 	root, created, err := store.Init(o.Dir, f.Now)
 	if err != nil {
 		return err
 	}
+	if o.Agent != "" {
+		if err := setAgent(root, o.Agent); err != nil {
+			return err
+		}
+	}
 	if !created {
+		if o.Agent != "" {
+			fmt.Fprintf(o.IO.Out, "pm: already initialised at %s (state kept); agents now run the %s preset\n", root, o.Agent)
+			return nil
+		}
 		fmt.Fprintf(o.IO.Out, "pm: already initialised at %s (state kept)\n", root)
 		return nil
 	}
