@@ -18,8 +18,9 @@ type Limits struct {
 	PhasesPerTask    int `json:"phases_per_task"`
 }
 
-// ExecRuntime configures the exec runtime: the agent CLI to start (a preset
-// of presets.go, or any command). In Command, RoleCommand and Resume these
+// ExecRuntime configures the exec runtime: the agent CLI to start, a preset
+// of presets.go (Preset, with Command empty: Resolved) or a command of its
+// own (Command, which then stands alone). In Command, RoleCommand and Resume these
 // placeholders are replaced: {PROMPT} by the prompt text, {PROMPT_FILE} by the
 // path of a file holding it, {SESSION_ID} by a UUID that names this host's
 // conversation (the same for an owner's resumes). With Prompt "arg" (the
@@ -27,9 +28,10 @@ type Limits struct {
 // argument; with "stdin" it is written to the CLI's standard input instead.
 // The prompt is also in the file named by $PM_PROMPT_FILE.
 type ExecRuntime struct {
-	// Preset names the preset this section was written from (pm init --agent).
+	// Preset names the agent CLI preset run when Command is empty (pm init
+	// --agent writes it); the fields below that are set override it.
 	Preset  string   `json:"preset,omitempty"`
-	Command []string `json:"command"`
+	Command []string `json:"command,omitempty"`
 	// RoleCommand, when set, starts role agents instead of Command.
 	RoleCommand []string `json:"role_command,omitempty"`
 	// Prompt is how the prompt reaches the CLI: "arg" (or empty) or "stdin".
@@ -145,13 +147,13 @@ type Sandbox struct {
 	Writable []string `json:"writable,omitempty"`
 }
 
-// DefaultConfig is what pm init writes.
+// DefaultConfig is what pm init writes, and what a config.json is read over.
 func DefaultConfig() Config {
 	return Config{
 		Limits: Limits{AgentsPerPhase: 3, SubtaskDepth: 4, ActiveTasks: 10, MessagesPerPhase: 50, PhasesPerTask: 20},
 		Runtime: Runtime{
 			Default:          "exec",
-			Exec:             defaultExec(),
+			Exec:             ExecRuntime{Preset: DefaultPreset, Nudges: DefaultNudges},
 			RoleGraceSeconds: 5,
 			StopGraceSeconds: 3,
 		},
@@ -170,22 +172,15 @@ func DefaultConfig() Config {
 // naming the file and line; a missing file means defaults.
 func LoadConfig(path string) (Config, error) {
 	cfg := DefaultConfig()
-	// A file's runtime.exec stands alone: a command of its own must not
-	// inherit the default preset's prompt mode, resume or environment.
-	cfg.Runtime.Exec = ExecRuntime{Nudges: DefaultNudges}
 	data, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	if errors.Is(err, os.ErrNotExist) {
+		return cfg, nil
+	}
+	if err != nil {
 		return cfg, err
 	}
-	if err == nil {
-		if err := lockedfile.DecodeJSON(path, data, &cfg); err != nil {
-			return cfg, err
-		}
-	}
-	if len(cfg.Runtime.Exec.Command) == 0 {
-		nudges := cfg.Runtime.Exec.Nudges
-		cfg.Runtime.Exec = DefaultConfig().Runtime.Exec
-		cfg.Runtime.Exec.Nudges = nudges
+	if err := lockedfile.DecodeJSON(path, data, &cfg); err != nil {
+		return cfg, err
 	}
 	return cfg, cfg.validate(path)
 }
@@ -205,6 +200,9 @@ func (c Config) validate(path string) error {
 	}
 	if c.Runtime.Exec.Nudges < 0 {
 		return fmt.Errorf("%s: runtime.exec.nudges is %d; it must be 0 or more", path, c.Runtime.Exec.Nudges)
+	}
+	if _, ok := Presets[c.Runtime.Exec.Preset]; !ok && c.Runtime.Exec.Preset != "" && len(c.Runtime.Exec.Command) == 0 {
+		return fmt.Errorf("%s: runtime.exec.preset is %q; want one of %v, or set runtime.exec.command", path, c.Runtime.Exec.Preset, PresetNames())
 	}
 	switch c.Runtime.Exec.Prompt {
 	case "", PromptArg, PromptStdin:

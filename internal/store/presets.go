@@ -4,7 +4,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 
+	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/lockedfile"
 )
 
@@ -81,29 +83,59 @@ func Preset(name string) (ExecRuntime, bool) {
 	}
 	p.Command = append([]string(nil), p.Command...)
 	p.Resume = append([]string(nil), p.Resume...)
-	env := make(map[string]string, len(p.Env))
-	for k, v := range p.Env {
-		env[k] = v
+	if p.Env != nil {
+		env := make(map[string]string, len(p.Env))
+		for k, v := range p.Env {
+			env[k] = v
+		}
+		p.Env = env
 	}
-	p.Env = env
 	return p, true
 }
 
-func defaultExec() ExecRuntime {
-	p, _ := Preset(DefaultPreset)
+// Resolved is the exec runtime to run: the preset named by Preset, with the
+// fields this section sets winning (Env merged key by key), when Command is
+// empty; a Command of its own stands alone, inheriting no preset's prompt
+// mode, resume or environment.
+func (e ExecRuntime) Resolved() ExecRuntime {
+	p, ok := Preset(e.Preset)
+	if len(e.Command) > 0 || !ok {
+		return e
+	}
+	if len(e.RoleCommand) > 0 {
+		p.RoleCommand = e.RoleCommand
+	}
+	if e.Prompt != "" {
+		p.Prompt = e.Prompt
+	}
+	if len(e.Resume) > 0 {
+		p.Resume = e.Resume
+	}
+	for k, v := range e.Env {
+		if p.Env == nil {
+			p.Env = map[string]string{}
+		}
+		p.Env[k] = v
+	}
+	p.Nudges = e.Nudges
 	return p
 }
 
-// SetExecRuntime writes exec as runtime.exec of the config at root (and
-// makes exec the default runtime): pm init --agent on a store that exists.
-func SetExecRuntime(root string, exec ExecRuntime) error {
+// SetPreset makes the named preset runtime.exec of the config at root (and
+// exec the default runtime), keeping the nudges: pm init --agent.
+func SetPreset(root, name string) error {
+	if _, ok := Presets[name]; !ok {
+		return errs.Usagef("pick one of "+strings.Join(PresetNames(), ", ")+", or set runtime.exec.command yourself",
+			"no agent preset %q", name)
+	}
 	path := filepath.Join(root, "config.json")
 	return lockedfile.With(path, func() error {
 		cfg, err := LoadConfig(path)
 		if err != nil {
 			return err
 		}
-		cfg.Runtime.Default, cfg.Runtime.Exec = RuntimeExec, exec
+		cfg.Runtime.Default = RuntimeExec
+		cfg.Runtime.Exec = ExecRuntime{Preset: name, Nudges: cfg.Runtime.Exec.Nudges}
 		return lockedfile.WriteJSON(path, cfg)
 	})
 }

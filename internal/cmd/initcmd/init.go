@@ -9,7 +9,6 @@ import (
 
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/cmdutil"
-	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -40,20 +39,10 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	return c
 }
 
-// setAgent writes the named preset as runtime.exec.
-func setAgent(root, name string) error {
-	p, ok := store.Preset(name)
-	if !ok {
-		return errs.Usagef("pick one of "+strings.Join(store.PresetNames(), ", ")+", or set runtime.exec.command yourself",
-			"no agent preset %q", name)
-	}
-	return store.SetExecRuntime(root, p)
-}
-
 func run(f *cmdutil.Factory, o Options) error {
 	if o.Agent != "" {
 		if _, ok := store.Preset(o.Agent); !ok {
-			return setAgent("", o.Agent) // the usage error, before anything is created
+			return store.SetPreset("", o.Agent) // the usage error, before anything is created
 		}
 	}
 	root, created, err := store.Init(o.Dir, f.Now)
@@ -61,7 +50,7 @@ func run(f *cmdutil.Factory, o Options) error {
 		return err
 	}
 	if o.Agent != "" {
-		if err := setAgent(root, o.Agent); err != nil {
+		if err := store.SetPreset(root, o.Agent); err != nil {
 			return err
 		}
 	}
