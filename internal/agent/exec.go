@@ -25,8 +25,9 @@ const maxArg = 32 * 4096
 
 // execRun is one start of an exec agent's CLI.
 type execRun struct {
-	argv  []string
-	stdin *string // written to the CLI's standard input when set
+	argv   []string
+	stdin  *string // written to the CLI's standard input when set
+	output string  // runtime.exec.output: how to read its stdout
 }
 
 // nudgeText is what an owner that ended its turn without pm done is resumed
@@ -59,7 +60,7 @@ func execCommand(s *store.Store, a *store.Agent, text, session, nudge string) (e
 		return execRun{}, errors.New("runtime.exec.command is empty in " + s.ConfigPath())
 	}
 	r := strings.NewReplacer("{PROMPT}", prompt, "{PROMPT_FILE}", file, "{SESSION_ID}", session)
-	var run execRun
+	run := execRun{output: cfg.Output}
 	placed := false
 	for _, arg := range base {
 		if strings.Contains(arg, "{PROMPT}") || strings.Contains(arg, "{PROMPT_FILE}") {
@@ -107,14 +108,64 @@ func newSessionID() string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
-// wallBudget is when this host stops its CLI (budgets.agent.max_wall_seconds),
-// or nil for no bound.
-func wallBudget(s *store.Store) (<-chan time.Time, time.Duration) {
-	d := time.Duration(s.Config.Budgets.Agent.MaxWallSeconds) * time.Second
-	if d <= 0 {
-		return nil, 0
+// execBudget is what a host enforces on its exec agent while the CLI runs
+// (budgets.agent): wall time for each host run, and the turns, tool calls
+// and tokens the CLI reports (runtime.exec.output) over the agent's life.
+type execBudget struct {
+	wall    <-chan time.Time // nil: no bound
+	wallMax time.Duration
+	over    chan string // a usage budget crossed, named
+}
+
+func newExecBudget(s *store.Store) *execBudget {
+	b := &execBudget{over: make(chan string, 1)}
+	if d := time.Duration(s.Config.Budgets.Agent.MaxWallSeconds) * time.Second; d > 0 {
+		b.wall, b.wallMax = time.After(d), d
 	}
-	return time.After(d), d
+	return b
+}
+
+func (b *execBudget) wallReason() string {
+	return fmt.Sprintf("over its wall-time budget of %s (budgets.agent.max_wall_seconds)", b.wallMax)
+}
+
+// spender records what the CLI reports it spent in the agent's usage and
+// signals over when that crosses a budget.
+func (b *execBudget) spender(s *store.Store, a *store.Agent) func(store.Usage) {
+	return func(u store.Usage) {
+		r, err := s.UpdateAgent(a.Name, func(r *store.Agent) error {
+			r.Usage.Turns += u.Turns
+			r.Usage.ToolCalls += u.ToolCalls
+			r.Usage.Tokens += u.Tokens
+			return nil
+		})
+		if err != nil {
+			return
+		}
+		if reason := overUsage(s.Config.Budgets.Agent, r.Usage); reason != "" {
+			select {
+			case b.over <- reason:
+			default:
+			}
+		}
+	}
+}
+
+// overUsage names the first usage budget u is over, or "".
+func overUsage(b store.Budget, u store.Usage) string {
+	for _, c := range []struct {
+		name      string
+		used, max int64
+	}{
+		{"turn", u.Turns, int64(b.MaxTurns)},
+		{"tool-call", u.ToolCalls, int64(b.MaxToolCalls)},
+		{"token", u.Tokens, int64(b.MaxTokens)},
+	} {
+		if c.max > 0 && c.used > c.max {
+			return fmt.Sprintf("over its %s budget: %d of %d (budgets.agent)", c.name, c.used, c.max)
+		}
+	}
+	return ""
 }
 
 // overRestarts names why an agent restarted too often may not start again.

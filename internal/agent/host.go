@@ -64,23 +64,23 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 	// An owner that ends its turn without pm done (claude -p exits 0 when
 	// the model answers without a tool call) is resumed, in its own
 	// conversation, up to runtime.exec.nudges times; then it is given up on.
-	wall, wallMax := wallBudget(s)
+	budget := newExecBudget(s)
 	session, nudge := newSessionID(), ""
 	for turn := 0; ; turn++ {
 		run, err := execCommand(s, a, text, session, nudge)
 		if err != nil {
 			return finish(s, log, a, -1, err.Error())
 		}
-		code, why, err := runExec(ctx, s, log, masked, logw, a, execEnv(s, env), run, wall)
+		end, err := runExec(ctx, s, log, masked, logw, a, execEnv(s, env), run, budget)
 		switch {
 		case err != nil:
 			return finish(s, log, a, -1, err.Error())
-		case why == stopWall:
-			return giveUp(s, log, a, code, fmt.Sprintf("over its wall-time budget of %s (budgets.agent.max_wall_seconds)", wallMax), onGiveUp)
-		case why != "" || code != 0 || !endedTurnEarly(s, a):
-			return finish(s, log, a, code, "")
+		case end.over != "":
+			return giveUp(s, log, a, end.code, end.over, onGiveUp)
+		case end.why != "" || end.code != 0 || !endedTurnEarly(s, a):
+			return finish(s, log, a, end.code, "")
 		case turn >= s.Config.Runtime.Exec.Nudges:
-			return giveUp(s, log, a, code, fmt.Sprintf("ended its turn %d times without pm done on task %s", turn+1, a.TaskID), onGiveUp)
+			return giveUp(s, log, a, end.code, fmt.Sprintf("ended its turn %d times without pm done on task %s", turn+1, a.TaskID), onGiveUp)
 		}
 		nudge = nudgeText(a.TaskID)
 		log.Info("resuming", "why", "ended its turn without pm done", "nudge", turn+1, "of", s.Config.Runtime.Exec.Nudges)
@@ -91,13 +91,19 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 const (
 	stopPhase  = "phase closed"
 	stopSignal = "signal"
-	stopWall   = "wall-time budget"
+	stopBudget = "budget"
 )
 
+// execEnd is how one run of the CLI ended: its exit code, why runExec
+// stopped it, and for a budget, which one it went over.
+type execEnd struct {
+	code      int
+	why, over string
+}
+
 // runExec starts the CLI once and waits for it, stopping it when its phase
-// closes, the host is signalled or wall fires. It returns the exit code and
-// why it was stopped.
-func runExec(ctx context.Context, s *store.Store, log *slog.Logger, masked io.Writer, logw io.Writer, a *store.Agent, env []string, run execRun, wall <-chan time.Time) (int, string, error) {
+// closes, the host is signalled or it goes over a budget.
+func runExec(ctx context.Context, s *store.Store, log *slog.Logger, masked io.Writer, logw io.Writer, a *store.Agent, env []string, run execRun, budget *execBudget) (execEnd, error) {
 	argv := run.argv
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = s.ProjectDir(), env
@@ -112,11 +118,16 @@ func runExec(ctx context.Context, s *store.Store, log *slog.Logger, masked io.Wr
 		cmd.Stdout, cmd.Stderr = masked, masked
 		cmd.WaitDelay = outputDrain
 	}
+	var stream *claudeStream
+	if run.output == store.OutputClaudeStream {
+		stream = newClaudeStream(cmd.Stdout, budget.spender(s, a))
+		cmd.Stdout = stream
+	}
 	// If the host is killed outright, its runtime must not outlive it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	log.Info("starting", "runtime", a.Runtime, "argv0", argv[0], "role", a.Role, "task", a.TaskID, "phase", a.PhaseID)
 	if err := cmd.Start(); err != nil {
-		return -1, "", errors.New("start " + argv[0] + ": " + err.Error())
+		return execEnd{code: -1}, errors.New("start " + argv[0] + ": " + err.Error())
 	}
 	// ctx ends on SIGTERM/SIGINT (the CLI's signal context): pass it on.
 	watchCtx, cancel := context.WithCancel(context.Background())
@@ -134,21 +145,32 @@ func runExec(ctx context.Context, s *store.Store, log *slog.Logger, masked io.Wr
 	go func() { waited <- cmd.Wait() }()
 	linger := time.Duration(s.Config.Runtime.RoleGraceSeconds) * time.Second
 	grace := s.Config.Runtime.StopGrace()
-	why := ""
+	end := execEnd{}
+	wall, over := budget.wall, budget.over
 	for {
 		select {
 		case err := <-waited:
-			return exitCode(err), why, nil
-		case why = <-stop:
-			log.Info("stopping", "why", why)
+			if stream != nil {
+				stream.Flush()
+			}
+			end.code = exitCode(err)
+			return end, nil
+		case end.why = <-stop:
+			log.Info("stopping", "why", end.why)
 			go terminate(cmd.Process, linger, true, grace)
 		case <-wall:
-			wall, why = nil, stopWall
-			log.Info("stopping", "why", why)
+			wall, over = nil, nil
+			end.why, end.over = stopBudget, budget.wallReason()
+			log.Info("stopping", "why", end.over)
+			go terminate(cmd.Process, 0, true, grace)
+		case reason := <-over:
+			wall, over = nil, nil
+			end.why, end.over = stopBudget, reason
+			log.Info("stopping", "why", end.over)
 			go terminate(cmd.Process, 0, true, grace)
 		case <-signalled:
-			signalled, why = nil, stopSignal
-			log.Info("stopping", "why", why)
+			signalled, end.why = nil, stopSignal
+			log.Info("stopping", "why", end.why)
 			go terminate(cmd.Process, 0, false, grace)
 		}
 	}

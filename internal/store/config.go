@@ -45,6 +45,11 @@ type ExecRuntime struct {
 	// Nudges is how many times an owner that ends its turn without pm done
 	// is resumed before it is marked failed and the human is asked.
 	Nudges int `json:"nudges"`
+	// Output is how pm reads the CLI's stdout: "" as text for the log, or
+	// "claude-stream-json" (Claude Code's --output-format stream-json):
+	// rendered readable into the log, and its turns, tool calls and tokens
+	// counted against budgets.agent.
+	Output string `json:"output,omitempty"`
 	// Env is added to the CLI's environment (say, how long its shell tool
 	// lets a command such as pm chat --follow run).
 	Env map[string]string `json:"env,omitempty"`
@@ -55,6 +60,9 @@ const (
 	PromptArg   = "arg"
 	PromptStdin = "stdin"
 )
+
+// OutputClaudeStream is ExecRuntime.Output for Claude Code's stream-json.
+const OutputClaudeStream = "claude-stream-json"
 
 // DefaultNudges matches the llm runtime's owner (llmagent.MaxNudges).
 const DefaultNudges = 3
@@ -203,6 +211,9 @@ func (c Config) validate(path string) error {
 	}
 	if _, ok := Presets[c.Runtime.Exec.Preset]; !ok && c.Runtime.Exec.Preset != "" && len(c.Runtime.Exec.Command) == 0 {
 		return fmt.Errorf("%s: runtime.exec.preset is %q; want one of %v, or set runtime.exec.command", path, c.Runtime.Exec.Preset, PresetNames())
+	}
+	if o := c.Runtime.Exec.Output; o != "" && o != OutputClaudeStream {
+		return fmt.Errorf("%s: runtime.exec.output is %q; want %q or nothing", path, o, OutputClaudeStream)
 	}
 	switch c.Runtime.Exec.Prompt {
 	case "", PromptArg, PromptStdin:

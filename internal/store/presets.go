@@ -25,12 +25,14 @@ var longCommandMs = strconv.Itoa(4 * 3600 * 1000)
 var Presets = map[string]ExecRuntime{
 	// Claude Code: -p runs one turn and exits 0 when the model stops calling
 	// tools; a fixed session id lets the host resume that very conversation
-	// (--continue would pick the project's latest, maybe a role's).
+	// (--continue would pick the project's latest, maybe a role's);
+	// stream-json reports its turns, tool calls and tokens.
 	"claude": {
 		Preset:  "claude",
-		Command: []string{"claude", "-p", "--dangerously-skip-permissions", "--session-id", "{SESSION_ID}"},
+		Command: []string{"claude", "-p", "--dangerously-skip-permissions", "--output-format", "stream-json", "--verbose", "--session-id", "{SESSION_ID}"},
 		Prompt:  PromptStdin,
-		Resume:  []string{"claude", "-p", "--dangerously-skip-permissions", "--resume", "{SESSION_ID}"},
+		Resume:  []string{"claude", "-p", "--dangerously-skip-permissions", "--output-format", "stream-json", "--verbose", "--resume", "{SESSION_ID}"},
+		Output:  OutputClaudeStream,
 		Nudges:  DefaultNudges,
 		Env: map[string]string{
 			// The Bash tool cuts a command at 2 minutes by default.
@@ -107,6 +109,9 @@ func (e ExecRuntime) Resolved() ExecRuntime {
 	}
 	if e.Prompt != "" {
 		p.Prompt = e.Prompt
+	}
+	if e.Output != "" {
+		p.Output = e.Output
 	}
 	if len(e.Resume) > 0 {
 		p.Resume = e.Resume
