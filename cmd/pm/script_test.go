@@ -77,6 +77,7 @@ func TestScripts(t *testing.T) {
 			"waitgone":  cmdWaitGone,
 			"exits":     cmdExits,
 			"openai":    cmdOpenAI,
+			"anthropic": cmdAnthropic,
 		},
 		Condition:           scriptCondition,
 		RequireExplicitExec: false,

@@ -12,6 +12,13 @@
 //   - only the host signals its own runtime child (same process group, dies
 //     with the host through Pdeathsig); everything else goes through the
 //     driver, with pm's one stop grace (runtime.stop_grace_seconds);
+//   - an exec owner whose CLI exits 0 while its task is active is resumed
+//     at most runtime.exec.nudges times, then given up on (GiveUpFunc:
+//     failed, room closed, human asked); the host never resumes an agent
+//     that was killed, stopped by a signal or whose CLI failed (the
+//     supervisor's crash path handles those);
+//   - no argument of 128 KiB or more is passed to exec (MAX_ARG_STRLEN):
+//     the start fails first, naming runtime.exec.prompt and {PROMPT_FILE};
 //   - the package reaches its files only through store operations (see
 //     internal/store's doc for the whole tree and the lock order).
 //
@@ -25,6 +32,7 @@
 //	                    store.ErrUnchanged when nothing is to run)
 //	  prompt.md         the rendered prompt (Render: WritePromptFile), handed
 //	                    to the runtime as $PM_PROMPT_FILE
+//	  nudge.md          what an exec owner is resumed with, for {PROMPT_FILE}
 //	  transcript.jsonl  the llm runtime's conversation (internal/llmagent)
 //	  inbox.jsonl, inbox.cursor, stream.jsonl
 //	                    prompt-object calls (internal/inbox)

@@ -3,10 +3,12 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"time"
 
@@ -29,7 +31,7 @@ type LLMFunc func(ctx context.Context, a *store.Agent, system string) error
 // itself, renders the prompt, runs the agent (the llm runtime in-process,
 // the exec runtime as a child in its process group), stops a role agent when
 // its phase closes, and records how it ended.
-func Host(ctx context.Context, s *store.Store, name string, env []string, logw io.Writer, runLLM LLMFunc) error {
+func Host(ctx context.Context, s *store.Store, name string, env []string, logw io.Writer, runLLM LLMFunc, onGiveUp GiveUpFunc) error {
 	// What the host and an exec agent write to the log is masked: an agent
 	// that prints a secret of its environment does not leave it there.
 	masked := s.Secrets.Writer(logw)
@@ -56,13 +58,59 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 	if a.Runtime == store.RuntimeLLM {
 		return hostLLM(ctx, s, log, a, text, runLLM)
 	}
-	argv, err := command(s, a, text)
-	if err != nil {
-		return finish(s, log, a, -1, err.Error())
+	if reason := overRestarts(s, a); reason != "" {
+		return giveUp(s, log, a, -1, reason, onGiveUp)
 	}
+	// An owner that ends its turn without pm done (claude -p exits 0 when
+	// the model answers without a tool call) is resumed, in its own
+	// conversation, up to runtime.exec.nudges times; then it is given up on.
+	budget := newExecBudget(s)
+	session, nudge := newSessionID(), ""
+	for turn := 0; ; turn++ {
+		run, err := execCommand(s, a, text, session, nudge)
+		if err != nil {
+			return finish(s, log, a, -1, err.Error())
+		}
+		end, err := runExec(ctx, s, log, masked, logw, a, execEnv(s, env), run, budget)
+		switch {
+		case err != nil:
+			return finish(s, log, a, -1, err.Error())
+		case end.over != "":
+			return giveUp(s, log, a, end.code, end.over, onGiveUp)
+		case end.why != "" || end.code != 0 || !endedTurnEarly(s, a):
+			return finish(s, log, a, end.code, "")
+		case turn >= s.Config.Runtime.Exec.Nudges:
+			return giveUp(s, log, a, end.code, fmt.Sprintf("ended its turn %d times without pm done on task %s", turn+1, a.TaskID), onGiveUp)
+		}
+		nudge = nudgeText(a.TaskID)
+		log.Info("resuming", "why", "ended its turn without pm done", "nudge", turn+1, "of", s.Config.Runtime.Exec.Nudges)
+	}
+}
+
+// Why runExec stopped its CLI ("" when it ended by itself).
+const (
+	stopPhase  = "phase closed"
+	stopSignal = "signal"
+	stopBudget = "budget"
+)
+
+// execEnd is how one run of the CLI ended: its exit code, why runExec
+// stopped it, and for a budget, which one it went over.
+type execEnd struct {
+	code      int
+	why, over string
+}
+
+// runExec starts the CLI once and waits for it, stopping it when its phase
+// closes, the host is signalled or it goes over a budget.
+func runExec(ctx context.Context, s *store.Store, log *slog.Logger, masked io.Writer, logw io.Writer, a *store.Agent, env []string, run execRun, budget *execBudget) (execEnd, error) {
+	argv := run.argv
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = s.ProjectDir(), env
 	cmd.Stdout, cmd.Stderr = logw, logw
+	if run.stdin != nil {
+		cmd.Stdin = strings.NewReader(*run.stdin)
+	}
 	if !s.Secrets.Empty() {
 		// Through the masking writer: exec copies the output through a pipe.
 		// Something the agent left running may hold that pipe; stop waiting
@@ -70,11 +118,16 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 		cmd.Stdout, cmd.Stderr = masked, masked
 		cmd.WaitDelay = outputDrain
 	}
+	var stream *claudeStream
+	if run.output == store.OutputClaudeStream {
+		stream = newClaudeStream(cmd.Stdout, budget.spender(s, a))
+		cmd.Stdout = stream
+	}
 	// If the host is killed outright, its runtime must not outlive it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	log.Info("starting", "runtime", a.Runtime, "argv0", argv[0], "role", a.Role, "task", a.TaskID, "phase", a.PhaseID)
 	if err := cmd.Start(); err != nil {
-		return finish(s, log, a, -1, "start "+argv[0]+": "+err.Error())
+		return execEnd{code: -1}, errors.New("start " + argv[0] + ": " + err.Error())
 	}
 	// ctx ends on SIGTERM/SIGINT (the CLI's signal context): pass it on.
 	watchCtx, cancel := context.WithCancel(context.Background())
@@ -83,7 +136,7 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 	if a.Role != "" && a.PhaseID != "" {
 		go func() {
 			if waitPhaseClosed(watchCtx, s, a.TaskID, a.PhaseID) == nil {
-				stop <- "phase closed"
+				stop <- stopPhase
 			}
 		}()
 	}
@@ -92,16 +145,32 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 	go func() { waited <- cmd.Wait() }()
 	linger := time.Duration(s.Config.Runtime.RoleGraceSeconds) * time.Second
 	grace := s.Config.Runtime.StopGrace()
+	end := execEnd{}
+	wall, over := budget.wall, budget.over
 	for {
 		select {
 		case err := <-waited:
-			return finish(s, log, a, exitCode(err), "")
-		case why := <-stop:
-			log.Info("stopping", "why", why)
+			if stream != nil {
+				stream.Flush()
+			}
+			end.code = exitCode(err)
+			return end, nil
+		case end.why = <-stop:
+			log.Info("stopping", "why", end.why)
 			go terminate(cmd.Process, linger, true, grace)
+		case <-wall:
+			wall, over = nil, nil
+			end.why, end.over = stopBudget, budget.wallReason()
+			log.Info("stopping", "why", end.over)
+			go terminate(cmd.Process, 0, true, grace)
+		case reason := <-over:
+			wall, over = nil, nil
+			end.why, end.over = stopBudget, reason
+			log.Info("stopping", "why", end.over)
+			go terminate(cmd.Process, 0, true, grace)
 		case <-signalled:
-			signalled = nil
-			log.Info("stopping", "why", "signal")
+			signalled, end.why = nil, stopSignal
+			log.Info("stopping", "why", end.why)
 			go terminate(cmd.Process, 0, false, grace)
 		}
 	}
@@ -135,33 +204,6 @@ func hostLLM(ctx context.Context, s *store.Store, log *slog.Logger, a *store.Age
 		return finish(s, log, a, 1, err.Error())
 	}
 	return finish(s, log, a, 0, "")
-}
-
-// command builds the argv for the agent's runtime.
-func command(s *store.Store, a *store.Agent, text string) ([]string, error) {
-	switch a.Runtime {
-	case store.RuntimeExec:
-		base := s.Config.Runtime.Exec.Command
-		if a.Role != "" && len(s.Config.Runtime.Exec.RoleCommand) > 0 {
-			base = s.Config.Runtime.Exec.RoleCommand
-		}
-		if len(base) == 0 {
-			return nil, errors.New("runtime.exec.command is empty in " + s.ConfigPath())
-		}
-		argv := make([]string, 0, len(base)+1)
-		substituted := false
-		for _, arg := range base {
-			if arg == "{PROMPT}" {
-				arg, substituted = text, true
-			}
-			argv = append(argv, arg)
-		}
-		if !substituted {
-			argv = append(argv, text)
-		}
-		return argv, nil
-	}
-	return nil, errors.New("runtime " + string(a.Runtime) + " has no process to start")
 }
 
 // terminate asks the child to stop (after linger when its phase closed, so it

@@ -18,14 +18,54 @@ type Limits struct {
 	PhasesPerTask    int `json:"phases_per_task"`
 }
 
-// ExecRuntime configures the exec runtime: the agent CLI to start. The rendered
-// prompt replaces an argument equal to "{PROMPT}", or is appended as the last
-// argument when none is; it is also in the file named by $PM_PROMPT_FILE.
+// ExecRuntime configures the exec runtime: the agent CLI to start, a preset
+// of presets.go (Preset, with Command empty: Resolved) or a command of its
+// own (Command, which then stands alone). In Command, RoleCommand and Resume these
+// placeholders are replaced: {PROMPT} by the prompt text, {PROMPT_FILE} by the
+// path of a file holding it, {SESSION_ID} by a UUID that names this host's
+// conversation (the same for an owner's resumes). With Prompt "arg" (the
+// default) and neither prompt placeholder, the prompt is appended as the last
+// argument; with "stdin" it is written to the CLI's standard input instead.
+// The prompt is also in the file named by $PM_PROMPT_FILE.
 type ExecRuntime struct {
-	Command []string `json:"command"`
+	// Preset names the agent CLI preset run when Command is empty (pm init
+	// --agent writes it); the fields below that are set override it.
+	Preset  string   `json:"preset,omitempty"`
+	Command []string `json:"command,omitempty"`
 	// RoleCommand, when set, starts role agents instead of Command.
 	RoleCommand []string `json:"role_command,omitempty"`
+	// Prompt is how the prompt reaches the CLI: "arg" (or empty) or "stdin".
+	// One argument is capped at 128 KiB by Linux: big prompts need stdin or
+	// {PROMPT_FILE}.
+	Prompt string `json:"prompt,omitempty"`
+	// Resume starts an owner again, in its conversation, after it ended its
+	// turn without pm done; {PROMPT} is then the nudge. Empty means Command
+	// again, with the whole prompt followed by the nudge.
+	Resume []string `json:"resume,omitempty"`
+	// Nudges is how many times an owner that ends its turn without pm done
+	// is resumed before it is marked failed and the human is asked.
+	Nudges int `json:"nudges"`
+	// Output is how pm reads the CLI's stdout: "" as text for the log, or
+	// "claude-stream-json" (Claude Code's --output-format stream-json):
+	// rendered readable into the log, and its turns, tool calls and tokens
+	// counted against budgets.agent.
+	Output string `json:"output,omitempty"`
+	// Env is added to the CLI's environment (say, how long its shell tool
+	// lets a command such as pm chat --follow run).
+	Env map[string]string `json:"env,omitempty"`
 }
+
+// Prompt modes of ExecRuntime.Prompt.
+const (
+	PromptArg   = "arg"
+	PromptStdin = "stdin"
+)
+
+// OutputClaudeStream is ExecRuntime.Output for Claude Code's stream-json.
+const OutputClaudeStream = "claude-stream-json"
+
+// DefaultNudges matches the llm runtime's owner (llmagent.MaxNudges).
+const DefaultNudges = 3
 
 // Runtime picks how agents run.
 type Runtime struct {
@@ -59,9 +99,14 @@ type Budget struct {
 	MaxToolCalls   int `json:"max_tool_calls"`
 	MaxTokens      int `json:"max_tokens"`
 	MaxWallSeconds int `json:"max_wall_seconds"`
+	// MaxRestarts bounds how often an exec agent is started again after a
+	// crash (its record's restarts).
+	MaxRestarts int `json:"max_restarts,omitempty"`
 }
 
-// Budgets are enforced in code by the llm runtime.
+// Budgets are enforced in code by the llm runtime; the exec runtime's host
+// enforces wall time and restarts (an agent CLI reports no turns or tokens
+// pm could trust).
 type Budgets struct {
 	Agent Budget `json:"agent"`
 	Task  Budget `json:"task"`
@@ -110,19 +155,19 @@ type Sandbox struct {
 	Writable []string `json:"writable,omitempty"`
 }
 
-// DefaultConfig is what pm init writes.
+// DefaultConfig is what pm init writes, and what a config.json is read over.
 func DefaultConfig() Config {
 	return Config{
 		Limits: Limits{AgentsPerPhase: 3, SubtaskDepth: 4, ActiveTasks: 10, MessagesPerPhase: 50, PhasesPerTask: 20},
 		Runtime: Runtime{
 			Default:          "exec",
-			Exec:             ExecRuntime{Command: []string{"claude", "-p", "--dangerously-skip-permissions"}},
+			Exec:             ExecRuntime{Preset: DefaultPreset, Nudges: DefaultNudges},
 			RoleGraceSeconds: 5,
 			StopGraceSeconds: 3,
 		},
 		Model: Model{APIKeyEnv: "OPENAI_API_KEY"},
 		Budgets: Budgets{
-			Agent: Budget{MaxTurns: 200, MaxToolCalls: 400, MaxTokens: 2_000_000, MaxWallSeconds: 4 * 3600},
+			Agent: Budget{MaxTurns: 200, MaxToolCalls: 400, MaxTokens: 2_000_000, MaxWallSeconds: 4 * 3600, MaxRestarts: 20},
 			Task:  Budget{MaxTurns: 1000, MaxToolCalls: 2000, MaxTokens: 10_000_000},
 		},
 		Requests: Requests{Answerers: []string{}},
@@ -160,6 +205,20 @@ func (c Config) validate(path string) error {
 	}
 	if c.Runtime.StopGraceSeconds < 0 {
 		return fmt.Errorf("%s: runtime.stop_grace_seconds is %d; it must be 0 or more", path, c.Runtime.StopGraceSeconds)
+	}
+	if c.Runtime.Exec.Nudges < 0 {
+		return fmt.Errorf("%s: runtime.exec.nudges is %d; it must be 0 or more", path, c.Runtime.Exec.Nudges)
+	}
+	if _, ok := Presets[c.Runtime.Exec.Preset]; !ok && c.Runtime.Exec.Preset != "" && len(c.Runtime.Exec.Command) == 0 {
+		return fmt.Errorf("%s: runtime.exec.preset is %q; want one of %v, or set runtime.exec.command", path, c.Runtime.Exec.Preset, PresetNames())
+	}
+	if o := c.Runtime.Exec.Output; o != "" && o != OutputClaudeStream {
+		return fmt.Errorf("%s: runtime.exec.output is %q; want %q or nothing", path, o, OutputClaudeStream)
+	}
+	switch c.Runtime.Exec.Prompt {
+	case "", PromptArg, PromptStdin:
+	default:
+		return fmt.Errorf("%s: runtime.exec.prompt is %q; want arg or stdin", path, c.Runtime.Exec.Prompt)
 	}
 	switch c.Runtime.Default {
 	case RuntimeLLM, RuntimeExec, RuntimeNone:

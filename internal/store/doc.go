@@ -39,6 +39,7 @@
 //	                           Kill, the host, the supervisor, llmagent's
 //	                           usage: UpdateAgent), under agent.json.lock
 //	    prompt.md              the rendered prompt (agent.Render: WritePromptFile)
+//	    nudge.md               an exec owner's resume text (agent.Host: WriteNudgeFile)
 //	    inbox.jsonl            prompt-object messages to NAME (inbox.Send:
 //	                           AppendInbox), under inbox.jsonl.lock
 //	    inbox.cursor           offset of the first inbox line NAME has not

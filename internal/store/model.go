@@ -35,6 +35,10 @@ const (
 	CloseEnded  CloseReason = "ended"      // pm end-phase
 	CloseTask   CloseReason = "task-ended" // its task was done or killed
 	CloseKilled CloseReason = "killed"
+	// CloseOwnerFailed: its owner was given up on (it kept ending its turn
+	// without pm done, or crashed too often), so no role talks in a room
+	// nobody owns.
+	CloseOwnerFailed CloseReason = "owner-failed"
 )
 
 // AgentStatus is where an agent's life stands.

@@ -47,6 +47,7 @@ func Open(root string) (*Store, error) {
 		return nil, &errs.Error{Code: errs.Failure, Msg: "bad config", Err: err, Try: "fix or delete " + s.ConfigPath() + " (pm init rewrites defaults)"}
 	}
 	s.Config = cfg
+	s.Config.Runtime.Exec = cfg.Runtime.Exec.Resolved()
 	return s, nil
 }
 

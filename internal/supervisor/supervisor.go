@@ -14,6 +14,7 @@ import (
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/driver"
+	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 )
@@ -398,6 +399,12 @@ func (sv *Supervisor) giveUp(name string, crashes int) {
 	}
 	sv.Log.Warn("giving up on agent", "agent", name, "reason", reason)
 	s.Notify(bus.Event{Kind: bus.EvAgentFailed, Actor: "supervisor", Agent: name, TaskID: a.TaskID, PhaseID: a.PhaseID, Text: reason})
+	if a.IsOwner() && a.TaskID != "" {
+		// No role talks on in a room whose owner is gone for good.
+		if err := phase.CloseActive(s, store.Actor{Name: "supervisor"}, a.TaskID, store.CloseOwnerFailed); err != nil {
+			sv.Log.Error("close the given-up owner's room", "agent", name, "err", err)
+		}
+	}
 	if sv.RaiseHuman != nil {
 		text := fmt.Sprintf("Agent @%s (%s, task %s) %s. See pm logs %s; restart with pm kill %s --restart.", name, roleOf(a), a.TaskID, reason, name, a.TaskID)
 		if a.TaskID == "" {

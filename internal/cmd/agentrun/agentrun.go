@@ -11,6 +11,8 @@ import (
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/llmagent"
+	"github.com/plasmodium/pm/internal/store"
+	"github.com/plasmodium/pm/internal/task"
 )
 
 // NewCmd builds `pm agent-run`.
@@ -35,7 +37,8 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 			}
 			r := &llmagent.Runner{Store: s, Launcher: l, Getenv: f.Getenv,
 				Log: slog.New(slog.NewTextHandler(f.IO.ErrOut, nil)).With("agent", args[0])}
-			return agent.Host(f.Context, s, args[0], f.Environ(), f.IO.ErrOut, r.Run)
+			giveUp := func(a *store.Agent, reason string) error { return task.GiveUpOwner(s, a, reason) }
+			return agent.Host(f.Context, s, args[0], f.Environ(), f.IO.ErrOut, r.Run, giveUp)
 		},
 	}
 }

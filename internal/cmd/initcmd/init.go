@@ -3,6 +3,7 @@ package initcmd
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -15,11 +16,14 @@ import (
 type Options struct {
 	IO  cmdutil.IOStreams
 	Dir string
+	// Agent names the agent CLI preset written as runtime.exec (store.Presets).
+	Agent string
 }
 
 // NewCmd builds `pm init`.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
-	return &cobra.Command{
+	var agentName string
+	c := &cobra.Command{
 		Use:   "init",
 		Short: "Create .plasmodium/ in the current directory",
 		Args:  cobra.NoArgs,
@@ -28,17 +32,33 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return run(f, Options{IO: f.IO, Dir: wd})
+			return run(f, Options{IO: f.IO, Dir: wd, Agent: agentName})
 		},
 	}
+	c.Flags().StringVar(&agentName, "agent", "", "agent CLI the exec runtime starts: "+strings.Join(store.PresetNames(), ", ")+" (see docs/agents.md)")
+	return c
 }
 
 func run(f *cmdutil.Factory, o Options) error {
+	if o.Agent != "" {
+		if _, ok := store.Preset(o.Agent); !ok {
+			return store.SetPreset("", o.Agent) // the usage error, before anything is created
+		}
+	}
 	root, created, err := store.Init(o.Dir, f.Now)
 	if err != nil {
 		return err
 	}
+	if o.Agent != "" {
+		if err := store.SetPreset(root, o.Agent); err != nil {
+			return err
+		}
+	}
 	if !created {
+		if o.Agent != "" {
+			fmt.Fprintf(o.IO.Out, "pm: already initialised at %s (state kept); agents now run the %s preset\n", root, o.Agent)
+			return nil
+		}
 		fmt.Fprintf(o.IO.Out, "pm: already initialised at %s (state kept)\n", root)
 		return nil
 	}

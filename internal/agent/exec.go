@@ -1,0 +1,208 @@
+package agent
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// GiveUpFunc is told when the host gives up on an owner (it kept ending its
+// turn without pm done, or went over a budget): it closes the owner's room so
+// no role talks where nobody owns, and asks the human (task.GiveUpOwner).
+type GiveUpFunc func(a *store.Agent, reason string) error
+
+// maxArg is Linux's MAX_ARG_STRLEN: the longest one argument may be,
+// counting its terminating NUL.
+const maxArg = 32 * 4096
+
+// execRun is one start of an exec agent's CLI.
+type execRun struct {
+	argv   []string
+	stdin  *string // written to the CLI's standard input when set
+	output string  // runtime.exec.output: how to read its stdout
+}
+
+// nudgeText is what an owner that ended its turn without pm done is resumed
+// with (the llm runtime's owner gets the same words).
+func nudgeText(taskID string) string {
+	return fmt.Sprintf("Task %s is still active. Continue your workflow; when the work is verified, run pm done.", taskID)
+}
+
+// execCommand builds the CLI's start from runtime.exec: its first start
+// (nudge empty), or an owner's resume with nudge.
+func execCommand(s *store.Store, a *store.Agent, text, session, nudge string) (execRun, error) {
+	cfg := s.Config.Runtime.Exec
+	base := cfg.Command
+	if a.Role != "" && len(cfg.RoleCommand) > 0 {
+		base = cfg.RoleCommand
+	}
+	prompt, file := text, s.PromptFilePath(a.Name)
+	if nudge != "" {
+		if len(cfg.Resume) > 0 {
+			base, prompt = cfg.Resume, nudge
+		} else {
+			prompt = text + "\n\n" + nudge // a fresh conversation: the whole prompt again
+		}
+		if err := s.WriteNudgeFile(a.Name, prompt); err != nil {
+			return execRun{}, err
+		}
+		file = s.NudgeFilePath(a.Name)
+	}
+	if len(base) == 0 {
+		return execRun{}, errors.New("runtime.exec.command is empty in " + s.ConfigPath())
+	}
+	r := strings.NewReplacer("{PROMPT}", prompt, "{PROMPT_FILE}", file, "{SESSION_ID}", session)
+	run := execRun{output: cfg.Output}
+	placed := false
+	for _, arg := range base {
+		if strings.Contains(arg, "{PROMPT}") || strings.Contains(arg, "{PROMPT_FILE}") {
+			placed = true
+		}
+		run.argv = append(run.argv, r.Replace(arg))
+	}
+	switch {
+	case cfg.Prompt == store.PromptStdin:
+		run.stdin = &prompt
+	case !placed:
+		run.argv = append(run.argv, prompt)
+	}
+	for _, arg := range run.argv {
+		if len(arg) >= maxArg {
+			return execRun{}, errs.Usagef(`set runtime.exec.prompt to "stdin", or pass {PROMPT_FILE}, in `+s.ConfigPath(),
+				"an argument of %d bytes is over the %d-byte limit of one argument (the prompt is %d bytes)", len(arg), maxArg, len(prompt))
+		}
+	}
+	return run, nil
+}
+
+// execEnv is the agent's environment plus runtime.exec.env (which wins).
+func execEnv(s *store.Store, env []string) []string {
+	extra := s.Config.Runtime.Exec.Env
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := append([]string(nil), env...)
+	for _, k := range keys {
+		out = append(out, k+"="+extra[k])
+	}
+	return out
+}
+
+// newSessionID is a random UUID (version 4) naming this host's conversation,
+// so a resume continues this agent's own and not the project's latest.
+func newSessionID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// execBudget is what a host enforces on its exec agent while the CLI runs
+// (budgets.agent): wall time for each host run, and the turns, tool calls
+// and tokens the CLI reports (runtime.exec.output) over the agent's life.
+type execBudget struct {
+	wall    <-chan time.Time // nil: no bound
+	wallMax time.Duration
+	over    chan string // a usage budget crossed, named
+}
+
+func newExecBudget(s *store.Store) *execBudget {
+	b := &execBudget{over: make(chan string, 1)}
+	if d := time.Duration(s.Config.Budgets.Agent.MaxWallSeconds) * time.Second; d > 0 {
+		b.wall, b.wallMax = time.After(d), d
+	}
+	return b
+}
+
+func (b *execBudget) wallReason() string {
+	return fmt.Sprintf("over its wall-time budget of %s (budgets.agent.max_wall_seconds)", b.wallMax)
+}
+
+// spender records what the CLI reports it spent in the agent's usage and
+// signals over when that crosses a budget.
+func (b *execBudget) spender(s *store.Store, a *store.Agent) func(store.Usage) {
+	return func(u store.Usage) {
+		r, err := s.UpdateAgent(a.Name, func(r *store.Agent) error {
+			r.Usage.Turns += u.Turns
+			r.Usage.ToolCalls += u.ToolCalls
+			r.Usage.Tokens += u.Tokens
+			return nil
+		})
+		if err != nil {
+			return
+		}
+		if reason := overUsage(s.Config.Budgets.Agent, r.Usage); reason != "" {
+			select {
+			case b.over <- reason:
+			default:
+			}
+		}
+	}
+}
+
+// overUsage names the first usage budget u is over, or "".
+func overUsage(b store.Budget, u store.Usage) string {
+	for _, c := range []struct {
+		name      string
+		used, max int64
+	}{
+		{"turn", u.Turns, int64(b.MaxTurns)},
+		{"tool-call", u.ToolCalls, int64(b.MaxToolCalls)},
+		{"token", u.Tokens, int64(b.MaxTokens)},
+	} {
+		if c.max > 0 && c.used > c.max {
+			return fmt.Sprintf("over its %s budget: %d of %d (budgets.agent)", c.name, c.used, c.max)
+		}
+	}
+	return ""
+}
+
+// overRestarts names why an agent restarted too often may not start again.
+func overRestarts(s *store.Store, a *store.Agent) string {
+	max := s.Config.Budgets.Agent.MaxRestarts
+	if max <= 0 || a.Restarts <= max {
+		return ""
+	}
+	return fmt.Sprintf("restarted %d times, over its budget of %d (budgets.agent.max_restarts)", a.Restarts, max)
+}
+
+// endedTurnEarly reports whether an owner's CLI exited 0 while its task is
+// still active and nobody ended the agent: it stopped without pm done.
+func endedTurnEarly(s *store.Store, a *store.Agent) bool {
+	if a.Role != "" || a.TaskID == "" {
+		return false
+	}
+	r, err := s.Agent(a.Name)
+	if err != nil || r.Status != store.AgentRunning || r.Pid != os.Getpid() {
+		return false
+	}
+	t, err := s.Task(a.TaskID)
+	return err == nil && t.Status == store.TaskActive && t.Owner == a.Name
+}
+
+// giveUp records the agent failed for reason and, for an owner whose failure
+// this host recorded (not a pm kill that came first), tells onGiveUp.
+func giveUp(s *store.Store, log *slog.Logger, a *store.Agent, code int, reason string, onGiveUp GiveUpFunc) error {
+	err := finish(s, log, a, code, reason)
+	if a.Role != "" || a.TaskID == "" || onGiveUp == nil {
+		return err
+	}
+	if r, rerr := s.Agent(a.Name); rerr != nil || r.Status != store.AgentFailed || r.Reason != reason || r.Pid != os.Getpid() {
+		return err
+	}
+	if gerr := onGiveUp(a, reason); gerr != nil {
+		log.Error("give up", "err", gerr)
+	}
+	return err
+}

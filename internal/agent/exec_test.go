@@ -1,0 +1,112 @@
+package agent
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/store"
+	"github.com/plasmodium/pm/internal/store/storetest"
+)
+
+func TestExecCommand(t *testing.T) {
+	big := strings.Repeat("x", maxArg)
+	owner := &store.Agent{Name: "oak_0001", TaskID: "tk-000001"}
+	role := &store.Agent{Name: "elm_0002", TaskID: "tk-000001", Role: "designer"}
+	tests := []struct {
+		name      string
+		exec      store.ExecRuntime
+		agent     *store.Agent
+		text      string
+		nudge     string
+		wantArgv  string // joined with |; PF stands for the prompt file, NF the nudge file
+		wantStdin string // "-" for none
+		wantErr   string
+	}{
+		{"appended as last argument", store.ExecRuntime{Command: []string{"cli", "-p"}}, owner, "P", "", "cli|-p|P", "-", ""},
+		{"{PROMPT} in place", store.ExecRuntime{Command: []string{"cli", "{PROMPT}", "-v"}}, owner, "P", "", "cli|P|-v", "-", ""},
+		{"{PROMPT_FILE} inside an argument", store.ExecRuntime{Command: []string{"cli", "read {PROMPT_FILE} now"}}, owner, "P", "", "cli|read PF now", "-", ""},
+		{"stdin", store.ExecRuntime{Command: []string{"cli", "--session-id", "{SESSION_ID}"}, Prompt: store.PromptStdin}, owner, "P", "", "cli|--session-id|S", "P", ""},
+		{"role command", store.ExecRuntime{Command: []string{"cli"}, RoleCommand: []string{"role-cli"}}, role, "P", "", "role-cli|P", "-", ""},
+		{"resume gets the nudge", store.ExecRuntime{Command: []string{"cli"}, Resume: []string{"cli", "--resume", "{SESSION_ID}"}, Prompt: store.PromptStdin}, owner, "P", "N", "cli|--resume|S", "N", ""},
+		{"no resume: the whole prompt and the nudge", store.ExecRuntime{Command: []string{"cli"}}, owner, "P", "N", "cli|P\n\nN", "-", ""},
+		{"resume with the nudge file", store.ExecRuntime{Command: []string{"cli"}, Resume: []string{"cli", "-c", "{PROMPT_FILE}"}}, owner, "P", "N", "cli|-c|NF", "-", ""},
+		{"too big for one argument", store.ExecRuntime{Command: []string{"cli"}}, owner, big, "", "", "-", "over the 131072-byte limit of one argument"},
+		{"big on stdin is fine", store.ExecRuntime{Command: []string{"cli"}, Prompt: store.PromptStdin}, owner, big, "", "cli", big, ""},
+		{"no command", store.ExecRuntime{}, owner, "P", "", "", "-", "runtime.exec.command is empty"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := storetest.New(t)
+			s.Config.Runtime.Exec = tc.exec
+			if err := s.WriteAgent(tc.agent); err != nil {
+				t.Fatal(err)
+			}
+			run, err := execCommand(s, tc.agent, tc.text, "S", tc.nudge)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := strings.Join(run.argv, "|")
+			got = strings.ReplaceAll(got, s.PromptFilePath(tc.agent.Name), "PF")
+			got = strings.ReplaceAll(got, s.NudgeFilePath(tc.agent.Name), "NF")
+			if got != tc.wantArgv {
+				t.Errorf("argv %q, want %q", got, tc.wantArgv)
+			}
+			stdin := "-"
+			if run.stdin != nil {
+				stdin = *run.stdin
+			}
+			if stdin != tc.wantStdin {
+				t.Errorf("stdin %.40q, want %.40q", stdin, tc.wantStdin)
+			}
+		})
+	}
+}
+
+func TestExecCommandTooBigIsUsage(t *testing.T) {
+	s := storetest.New(t)
+	s.Config.Runtime.Exec = store.ExecRuntime{Command: []string{"cli"}}
+	a := &store.Agent{Name: "oak_0001", TaskID: "tk-000001"}
+	_, err := execCommand(s, a, strings.Repeat("x", maxArg), "S", "")
+	var e *errs.Error
+	if !errors.As(err, &e) || !strings.Contains(e.Try, `runtime.exec.prompt to "stdin"`) {
+		t.Fatalf("err %#v: want a usage error saying what to set", err)
+	}
+}
+
+func TestExecEnvAddsConfigLast(t *testing.T) {
+	s := storetest.New(t)
+	s.Config.Runtime.Exec.Env = map[string]string{"B": "2", "A": "1"}
+	got := strings.Join(execEnv(s, []string{"A=0", "PATH=/bin"}), " ")
+	if got != "A=0 PATH=/bin A=1 B=2" {
+		t.Fatalf("env %q", got)
+	}
+}
+
+func TestSessionIDIsUUIDv4(t *testing.T) {
+	a, b := newSessionID(), newSessionID()
+	if a == b || len(a) != 36 || a[14] != '4' || !strings.ContainsRune("89ab", rune(a[19])) {
+		t.Fatalf("session ids %q %q", a, b)
+	}
+}
+
+func TestOverRestarts(t *testing.T) {
+	tests := []struct {
+		max, restarts int
+		over          bool
+	}{{0, 100, false}, {3, 3, false}, {3, 4, true}}
+	for _, tc := range tests {
+		s := storetest.New(t)
+		s.Config.Budgets.Agent.MaxRestarts = tc.max
+		if got := overRestarts(s, &store.Agent{Restarts: tc.restarts}) != ""; got != tc.over {
+			t.Errorf("max %d restarts %d: over %v, want %v", tc.max, tc.restarts, got, tc.over)
+		}
+	}
+}

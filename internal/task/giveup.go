@@ -1,0 +1,25 @@
+package task
+
+import (
+	"fmt"
+
+	"github.com/plasmodium/pm/internal/phase"
+	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// GiveUpOwner cleans up after an owner that was given up on (an exec owner
+// that kept ending its turn without pm done, or went over a budget): its
+// task's open room closes, so its role agents leave rather than talk where
+// nobody owns, and the human is asked what to do. The task stays active:
+// pm kill ID --restart starts a fresh owner.
+func GiveUpOwner(s *store.Store, a *store.Agent, reason string) error {
+	actor := store.Actor{Name: "pm", Agent: &store.Agent{Name: "pm", TaskID: a.TaskID}}
+	closeErr := phase.CloseActive(s, actor, a.TaskID, store.CloseOwnerFailed)
+	text := fmt.Sprintf("Owner @%s of task %s %s. See pm logs %s; restart it with pm kill %s --restart.",
+		a.Name, a.TaskID, reason, a.Name, a.TaskID)
+	if _, err := request.Create(s, actor, text); err != nil {
+		return err
+	}
+	return closeErr
+}
