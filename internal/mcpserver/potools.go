@@ -135,9 +135,13 @@ func (s *Server) sendMessage(ctx context.Context, req *mcp.CallToolRequest, in s
 	if token := req.Params.GetProgressToken(); token != nil {
 		p := &progress{ctx: ctx, session: req.Session, token: token}
 		in2.OnDelta = p.send
-		watchCtx, stop := context.WithCancel(ctx)
-		defer stop()
-		go p.toolCalls(watchCtx, s.sess.Store.Bus(), in.PO)
+		// From the bus's end before sending, so no tool call slips past.
+		b := s.sess.Store.Bus()
+		if _, end, err := b.Tail(0); err == nil {
+			watchCtx, stop := context.WithCancel(ctx)
+			defer stop()
+			go p.toolCalls(watchCtx, b, end, in.PO)
+		}
 	}
 	res, err := ops.Send(ctx, s.sess, in2)
 	if err != nil {
@@ -168,12 +172,8 @@ func (p *progress) send(msg string) {
 }
 
 // toolCalls reports each tool the object calls while the send waits.
-func (p *progress) toolCalls(ctx context.Context, b bus.Bus, po string) {
-	_, end, err := b.Tail(0)
-	if err != nil {
-		return
-	}
-	for d, err := range b.Subscribe(ctx, end) {
+func (p *progress) toolCalls(ctx context.Context, b bus.Bus, from bus.Cursor, po string) {
+	for d, err := range b.Subscribe(ctx, from) {
 		if err != nil {
 			return
 		}

@@ -10,15 +10,15 @@ import (
 	"github.com/plasmodium/pm/internal/ops"
 )
 
-// call is an operation as a tool sees it: typed input, a result that is
+// opCall is an operation as a tool sees it: typed input, a result that is
 // sent as JSON text, and the MCP request for progress.
-type call[In, Out any] func(ctx context.Context, req *mcp.CallToolRequest, in In) (Out, error)
+type opCall[In, Out any] func(ctx context.Context, req *mcp.CallToolRequest, in In) (Out, error)
 
 // addTool registers a tool whose input schema is derived from In by
 // ops.SchemaFor. The result is one JSON text block (no output schema: it
 // would double what tools/list costs a model); an error is a tool error
 // with the words pm's own model tools use.
-func addTool[In, Out any](s *mcp.Server, name, desc string, fn call[In, Out]) {
+func addTool[In, Out any](s *mcp.Server, name, desc string, fn opCall[In, Out]) {
 	t := &mcp.Tool{Name: name, Description: desc, InputSchema: ops.SchemaFor[In]()}
 	mcp.AddTool(s, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
 		out, err := fn(ctx, req, in)
@@ -40,7 +40,7 @@ func toolError(err error) *mcp.CallToolResult {
 }
 
 // op adapts an operation that needs no MCP request.
-func op[In, Out any](sess *ops.Session, f func(context.Context, *ops.Session, In) (Out, error)) call[In, Out] {
+func op[In, Out any](sess *ops.Session, f func(context.Context, *ops.Session, In) (Out, error)) opCall[In, Out] {
 	return func(ctx context.Context, _ *mcp.CallToolRequest, in In) (Out, error) { return f(ctx, sess, in) }
 }
 
