@@ -49,6 +49,12 @@ func New(sess *ops.Session, set ToolSet) (*Server, error) {
 		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 		Capabilities:       &mcp.ServerCapabilities{},
+		// The handshake-era protocols: there resources/subscribe has
+		// registered the subscription when it returns, so an update that
+		// follows it is never missed. (Under 2026-07-28 a subscription is a
+		// subscriptions/listen stream that registers some time after the
+		// client's Subscribe returns; the SDK's client and ours raced.)
+		SupportedProtocolVersions: []string{"2025-11-25", "2025-06-18", "2025-03-26"},
 	})
 	if set == ToolsPO || set == ToolsAll {
 		s.addPOTools()
