@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -92,16 +91,6 @@ func text(cs []mcp.Content) string {
 		}
 	}
 	return b.String()
-}
-
-// decode reads a tool's JSON text.
-func decode[T any](t testing.TB, s string) T {
-	t.Helper()
-	var v T
-	if err := json.Unmarshal([]byte(s), &v); err != nil {
-		t.Fatalf("decode %q: %v", s, err)
-	}
-	return v
 }
 
 // servePO answers the echo object's inbox in-process with handle until the
