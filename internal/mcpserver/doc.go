@@ -27,6 +27,9 @@
 //   - requests are served concurrently (the SDK runs each call on its own
 //     goroutine), so respond_to_request completes while a send_message
 //     waits for the prompt object that asked;
+//   - with Elicit, an agent's question (request.asked on the bus) is put to
+//     the user of the first client that supports elicitation and answered
+//     through ops.Answer with what they accept; otherwise it stays pending;
 //   - over HTTP every request carries the bearer token and, when a browser
 //     sends an Origin, it is a loopback one.
 package mcpserver

@@ -47,6 +47,13 @@ func connect(t testing.TB, sess *ops.Session, set ToolSet, opts *mcp.ClientOptio
 	if err != nil {
 		t.Fatal(err)
 	}
+	return srv, serve(t, srv, sess, opts)
+}
+
+// serve connects a client to srv over in-memory transports, with the bus
+// watcher running.
+func serve(t testing.TB, srv *Server, sess *ops.Session, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	st, ct := mcp.NewInMemoryTransports()
@@ -70,7 +77,7 @@ func connect(t testing.TB, sess *ops.Session, set ToolSet, opts *mcp.ClientOptio
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cs.Close() })
-	return srv, cs
+	return cs
 }
 
 // callTool calls a tool and returns its text and whether it is a tool error.

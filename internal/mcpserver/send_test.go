@@ -202,3 +202,31 @@ func TestCheckLoopback(t *testing.T) {
 		}
 	}
 }
+
+// With Elicit, an agent's question goes to the client's user; what they
+// accept answers it and the waiting send completes.
+func TestElicit(t *testing.T) {
+	sess := newSession(t)
+	s := sess.Store
+	servePO(t, s, func(ctx context.Context, m inbox.Message) (string, error) {
+		answer, err := request.Ask(ctx, s, store.Actor{Name: "echo"}, "Echo "+m.Text+"?")
+		return "echo: " + answer, err
+	})
+	asked := make(chan string, 1)
+	srv, err := New(sess, ToolsPO)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Elicit = true
+	cs := serve(t, srv, sess, &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked <- r.Params.Message
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "sure"}}, nil
+	}})
+	got, isErr := callTool(t, cs, "send_message", map[string]any{"po_name": "echo", "message": "hi"})
+	if isErr || !strings.Contains(got, `"response":"echo: sure"`) {
+		t.Fatalf("send_message: %s", got)
+	}
+	if q := <-asked; !strings.Contains(q, "@echo asks") || !strings.Contains(q, "Echo hi?") {
+		t.Errorf("elicitation message %q", q)
+	}
+}

@@ -36,8 +36,11 @@ var Version = "dev"
 
 // Server is pm's MCP server over one ops session.
 type Server struct {
-	MCP  *mcp.Server
-	sess *ops.Session
+	MCP *mcp.Server
+	// Elicit puts agents' ask_human questions to the user of a client that
+	// supports elicitation (pm mcp --elicit); set before serving.
+	Elicit bool
+	sess   *ops.Session
 }
 
 // New builds the server: tools of the set, resources and templates, and

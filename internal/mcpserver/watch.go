@@ -44,6 +44,9 @@ func (s *Server) follow(ctx context.Context, b bus.Bus, from bus.Cursor) {
 			}
 			return
 		}
+		if s.Elicit && d.Event.Kind == bus.EvRequestAsked {
+			go s.elicit(ctx, d.Event) // the question waits on a person; the bus goes on
+		}
 		for _, uri := range updatedURIs(keyOf(d.Event)) {
 			// A client gone mid-notification is not the server's failure.
 			_ = s.MCP.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: uri})

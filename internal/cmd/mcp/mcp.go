@@ -16,6 +16,9 @@ import (
 type Options struct {
 	HTTP  string // listen address; "" serves stdio
 	Tools string // po, tasks or all
+	// Elicit puts agents' questions to the client's user where the client
+	// supports elicitation.
+	Elicit bool
 }
 
 // NewCmd builds `pm mcp`.
@@ -31,6 +34,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		RunE: func(c *cobra.Command, _ []string) error { return run(f, o) },
 	}
 	c.Flags().StringVar(&o.HTTP, "http", "", "serve Streamable HTTP on this loopback address, e.g. 127.0.0.1:7071")
+	c.Flags().BoolVar(&o.Elicit, "elicit", false, "put agents' ask_human questions to the client's user (clients with elicitation)")
 	c.Flags().StringVar(&o.Tools, "tools", "all", "tool set: po (prompt objects), tasks (tasks and rooms) or all")
 	return c
 }
@@ -53,6 +57,7 @@ func run(f *cmdutil.Factory, o Options) error {
 	if err != nil {
 		return err
 	}
+	srv.Elicit = o.Elicit
 	if o.HTTP == "" {
 		return srv.Run(f.Context, mcpserver.StdioTransport(f.IO.In, f.IO.Out))
 	}
