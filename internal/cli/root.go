@@ -16,6 +16,7 @@ import (
 	"github.com/plasmodium/pm/internal/cmd/kill"
 	"github.com/plasmodium/pm/internal/cmd/logcmd"
 	"github.com/plasmodium/pm/internal/cmd/logs"
+	"github.com/plasmodium/pm/internal/cmd/mcp"
 	"github.com/plasmodium/pm/internal/cmd/phasecmd"
 	"github.com/plasmodium/pm/internal/cmd/prompts"
 	"github.com/plasmodium/pm/internal/cmd/requests"
@@ -57,6 +58,7 @@ func NewRoot(f *cmdutil.Factory) *cobra.Command {
 	add("agent", chat.NewCmd(f), say.NewCmd(f), history.NewCmd(f))
 	root.AddGroup(&cobra.Group{ID: "po", Title: "Prompt objects:"})
 	add("po", prompts.NewCmd(f), talk.NewCmd(f), send.NewCmd(f), demo.NewCmd(f))
+	add("po", mcp.NewCmd(f))
 	add("owner", phasecmd.NewCmd(f), extendphase.NewCmd(f), endphase.NewCmd(f), subtask.NewCmd(f),
 		waitchildren.NewCmd(f), done.NewCmd(f))
 	root.AddCommand(agentrun.NewCmd(f), supervise.NewCmd(f))

@@ -1,7 +1,8 @@
 // Package ops is pm's operations layer: every pm operation (task, status,
 // say, chat, history, phase, extend-phase, end-phase, subtask, wait-children,
-// done, kill, reset, agents, requests, answer, prompts, send) is one typed
-// function here, `Op(ctx, *Session, OpInput) (OpResult, error)`.
+// done, kill, reset, agents, requests, answer, prompts, send, and for MCP
+// clients conversation, inspect-po and wait-task) is one typed function
+// here, `Op(ctx, *Session, OpInput) (OpResult, error)`.
 //
 // Three surfaces call the same functions:
 //   - the cobra commands (internal/cmd/*) parse flags into the input and

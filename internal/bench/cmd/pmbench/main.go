@@ -48,7 +48,7 @@ func main() {
 	var (
 		quickF  = flag.Bool("quick", false, "smaller sizes, for a fast check")
 		bin     = flag.String("pm", "", "pm binary to measure (default: go build ./cmd/pm)")
-		only    = flag.String("only", "", "comma-separated figures to run: delivery, append, say, reads, done, roundtrip, idle, respawn")
+		only    = flag.String("only", "", "comma-separated figures to run: delivery, append, say, reads, done, roundtrip, mcp, idle, respawn")
 		keep    = flag.Bool("keep", false, "keep the temporary directory")
 		timeout = flag.Duration("timeout", 20*time.Minute, "stop the whole run after this long")
 		// Helper mode: one append writer process (used by the append figure).
@@ -223,6 +223,23 @@ func run(ctx context.Context, sz sizes, bin string, want []string, keep bool) in
 			{Figure: "PO round trip, median of the first / last tenth of calls (the conversation grows)",
 				Result: bench.Ms(warm[:len(warm)/10+1].Median()) + " / " + bench.Ms(warm[len(warm)-len(warm)/10-1:].Median())},
 			{Figure: "PO round trip, cold (first call starts pm agent-run)", Result: bench.Ms(cold)},
+		}, nil
+	})
+	step("mcp", func(dir string) ([]bench.Row, error) {
+		r, err := bench.MCP(ctx, bin, dir, sz.Calls)
+		if err != nil {
+			return nil, err
+		}
+		sp, up := r.Send.Percentile(99), r.Updated.Percentile(99)
+		return []bench.Row{
+			{Figure: fmt.Sprintf("pm mcp (stdio) tools/call send_message -> @greeter, idle process, p50 / p99 (%d calls)", len(r.Send)), Goal: "p99 < 50 ms",
+				Result:  fmt.Sprintf("%s / %s (min %s, max %s)", bench.Ms(r.Send.Median()), bench.Ms(sp), bench.Ms(r.Send.Percentile(0)), bench.Ms(r.Send.Percentile(100))),
+				Verdict: bench.Verdict(sp < 50*time.Millisecond)},
+			{Figure: fmt.Sprintf("pm mcp: pm say exit -> notifications/resources/updated, p50 / p99 (%d says)", len(r.Updated)), Goal: "p99 < 20 ms",
+				Result:  fmt.Sprintf("%s / %s (max %s; %d before say exited)", bench.Ms(r.Updated.Median()), bench.Ms(up), bench.Ms(r.Updated.Percentile(100)), r.Early),
+				Verdict: bench.Verdict(up < 20*time.Millisecond)},
+			{Figure: "pm mcp: pm say start -> notifications/resources/updated, p50 / p99 (includes starting pm say)",
+				Result: bench.Ms(r.FromStart.Median()) + " / " + bench.Ms(r.FromStart.Percentile(99))},
 		}, nil
 	})
 	step("idle", func(dir string) ([]bench.Row, error) {

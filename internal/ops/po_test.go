@@ -1,0 +1,103 @@
+package ops
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/llm"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+func TestConversation(t *testing.T) {
+	s := newStore(t)
+	tr := &llm.FileTranscript{Path: s.TranscriptPath("greeter")}
+	if err := tr.Append(openai.ChatCompletionMessage{Role: "user", Content: "a"}, openai.ChatCompletionMessage{Role: "assistant", Content: "b"},
+		openai.ChatCompletionMessage{Role: "user", Content: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	sess := &Session{Store: s, Actor: store.Human}
+	tests := []struct {
+		po    string
+		limit int
+		want  []string // contents
+		count int
+		code  errs.Code
+	}{
+		{"greeter", 0, []string{"a", "b", "c"}, 3, 0},
+		{"greeter", 2, []string{"b", "c"}, 3, 0},
+		{"greeter", 9, []string{"a", "b", "c"}, 3, 0},
+		{"reader", 0, nil, 0, 0}, // never talked to: empty
+		{"greeter", -1, nil, 0, errs.Usage},
+		{"nope", 0, nil, 0, errs.NotFound},
+	}
+	for _, tt := range tests {
+		r, err := Conversation(context.Background(), sess, ConversationInput{PO: tt.po, Limit: tt.limit})
+		if tt.code != 0 {
+			if !errs.Is(err, tt.code) {
+				t.Errorf("%s %d: %v, want code %v", tt.po, tt.limit, err, tt.code)
+			}
+			continue
+		}
+		var got []string
+		for _, turn := range r.Turns {
+			got = append(got, turn.Content)
+		}
+		if err != nil || r.Count != tt.count || !slices.Equal(got, tt.want) {
+			t.Errorf("%s %d: %+v %v, want %v of %d", tt.po, tt.limit, r, err, tt.want, tt.count)
+		}
+	}
+}
+
+func TestInspectPO(t *testing.T) {
+	sess := &Session{Store: newStore(t), Actor: store.Human}
+	r, err := InspectPO(context.Background(), sess, InspectInput{PO: "coordinator"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Name != "coordinator" || r.State != "idle" || r.PromptBody == "" || r.HistoryLength != 0 {
+		t.Errorf("inspect: %+v", r)
+	}
+	if !slices.Contains(r.Capabilities.Delegates, "greeter") || !slices.Contains(r.Capabilities.Primitives, "list_files") ||
+		!slices.Equal(r.Capabilities.Universal, []string{"ask_human", "create_capability", "think"}) {
+		t.Errorf("capabilities %+v", r.Capabilities)
+	}
+	if slices.Contains(r.Capabilities.Primitives, "think") {
+		t.Error("a declared universal is listed as a primitive")
+	}
+	if _, err := InspectPO(context.Background(), sess, InspectInput{PO: "nope"}); !errs.Is(err, errs.NotFound) {
+		t.Errorf("unknown: %v", err)
+	}
+}
+
+func TestWaitTask(t *testing.T) {
+	s := newStore(t)
+	addTask(t, s, "tk-aaaaaa", store.TaskDone, 0)
+	addTask(t, s, "tk-bbbbbb", store.TaskActive, 1)
+	sess := &Session{Store: s, Actor: store.Human}
+	tests := []struct {
+		in   WaitTaskInput
+		code errs.Code
+	}{
+		{WaitTaskInput{Task: "tk-aaaaaa"}, 0},
+		{WaitTaskInput{Task: "tk-bbbbbb", Timeout: "1ms"}, errs.Timeout},
+		{WaitTaskInput{Task: "tk-bbbbbb", Timeout: "soon"}, errs.Usage},
+		{WaitTaskInput{Task: "tk-bbbbbb", Timeout: "-1s"}, errs.Usage},
+		{WaitTaskInput{Task: "tk-ffffff"}, errs.NotFound},
+	}
+	for _, tt := range tests {
+		got, err := WaitTask(context.Background(), sess, tt.in)
+		if tt.code == 0 {
+			if err != nil || got.Status != store.TaskDone {
+				t.Errorf("%+v: %v %v", tt.in, got, err)
+			}
+			continue
+		}
+		if !errs.Is(err, tt.code) {
+			t.Errorf("%+v: %v, want code %v", tt.in, err, tt.code)
+		}
+	}
+}
