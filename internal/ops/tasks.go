@@ -37,10 +37,25 @@ type StatusInput struct {
 	All  bool   `json:"all,omitempty" jsonschema:"in the overview, list finished (done, killed) tasks too"`
 }
 
-// StatusResult is one task in detail (View) or the overview (Summary).
+// StatusResult is one task in detail (View) or the overview (Summary),
+// each with the health of its tasks.
 type StatusResult struct {
-	View    *task.View    `json:"view,omitempty"`
-	Summary *task.Summary `json:"summary,omitempty"`
+	View    *TaskStatus    `json:"view,omitempty"`
+	Summary *StatusSummary `json:"summary,omitempty"`
+}
+
+// TaskStatus is pm status tk-...: the task's view, its health and its
+// pending requests.
+type TaskStatus struct {
+	*task.View
+	Health   task.Health      `json:"health"`
+	Requests []*store.Request `json:"requests"`
+}
+
+// StatusSummary is pm status: the overview with each listed task's health.
+type StatusSummary struct {
+	*task.Summary
+	Health map[string]task.Health `json:"health"`
 }
 
 // Status shows a task with its phases and agents: the named one, else the
@@ -50,12 +65,29 @@ func Status(ctx context.Context, sess *Session, in StatusInput) (StatusResult, e
 	if id == "" && sess.Actor.Agent != nil {
 		id = sess.Actor.Agent.TaskID
 	}
+	pending := task.PendingRequests(sess.Store)
 	if id != "" {
 		v, err := task.Describe(sess.Store, id)
-		return StatusResult{View: v}, err
+		if err != nil {
+			return StatusResult{}, err
+		}
+		ts := &TaskStatus{View: v, Health: task.HealthOf(sess.Store, v.Task, pending), Requests: []*store.Request{}}
+		for _, r := range pending {
+			if r.TaskID == id {
+				ts.Requests = append(ts.Requests, r)
+			}
+		}
+		return StatusResult{View: ts}, nil
 	}
 	sum, err := task.Summarize(sess.Store, in.All)
-	return StatusResult{Summary: sum}, err
+	if err != nil {
+		return StatusResult{}, err
+	}
+	out := &StatusSummary{Summary: sum, Health: map[string]task.Health{}}
+	for _, t := range sum.Tasks {
+		out.Health[t.ID] = task.HealthOf(sess.Store, t, pending)
+	}
+	return StatusResult{Summary: out}, nil
 }
 
 // SubtaskInput is pm subtask.
