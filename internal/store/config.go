@@ -142,7 +142,17 @@ func LoadConfig(path string) (Config, error) {
 	if err != nil {
 		return cfg, err
 	}
+	return parseConfig(path, data)
+}
+
+// parseConfig decodes data over the defaults, refusing unknown keys, and
+// validates the values.
+func parseConfig(path string, data []byte) (Config, error) {
+	cfg := DefaultConfig()
 	if err := lockedfile.DecodeJSON(path, data, &cfg); err != nil {
+		return cfg, err
+	}
+	if err := checkKeys(path, data); err != nil {
 		return cfg, err
 	}
 	return cfg, cfg.validate(path)
