@@ -193,4 +193,3 @@ func UnsetConfigKey(tree map[string]any, key string) bool {
 	delete(tree, parts[len(parts)-1])
 	return ok
 }
-
