@@ -31,7 +31,11 @@ func (b *File) Publish(ev Event) error {
 }
 
 // Tail reads the last n events backwards from the end of the file.
-func (b *File) Tail(n int) ([]Delivery, Cursor, error) {
+func (b *File) Tail(n int) ([]Delivery, Cursor, error) { return b.TailWhere(n, nil) }
+
+// TailWhere reads backwards from the end of the file until it has the last n
+// events keep accepts; the cost is linear in the lines it passes.
+func (b *File) TailWhere(n int, keep func(Event) bool) ([]Delivery, Cursor, error) {
 	f, err := os.Open(b.Path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, Cursor{}, nil
@@ -40,7 +44,15 @@ func (b *File) Tail(n int) ([]Delivery, Cursor, error) {
 		return nil, Cursor{}, err
 	}
 	defer f.Close()
-	lines, end, err := jsonl.TailIn(f, b.Path, n, b.Bad)
+	var match func([]byte) bool
+	if keep != nil {
+		match = func(raw []byte) bool {
+			var ev Event
+			// A line that is no event is kept here so decode reports it below.
+			return json.Unmarshal(raw, &ev) != nil || keep(ev)
+		}
+	}
+	lines, end, err := jsonl.TailMatch(f, b.Path, n, match, b.Bad)
 	if err != nil {
 		return nil, Cursor{}, err
 	}

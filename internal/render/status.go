@@ -117,6 +117,10 @@ func PrintSummary(w io.Writer, sum *task.Summary, health map[string]task.Health)
 		fmt.Fprintln(w, "no tasks yet; start one with: pm task \"describe the work\"")
 		return
 	}
+	width := 0 // owners line up, so the descriptions do
+	for _, t := range sum.Tasks {
+		width = max(width, len(Line(t.Owner))+2*t.Depth)
+	}
 	for _, t := range sum.Tasks {
 		indent := strings.Repeat("  ", t.Depth)
 		h, ok := health[t.ID]
@@ -124,7 +128,7 @@ func PrintSummary(w io.Writer, sum *task.Summary, health map[string]task.Health)
 		if ok {
 			state = string(h.State)
 		}
-		fmt.Fprintf(w, "%s%s %-16s @%s  %s\n", indent, Line(t.ID), Line(state), Line(t.Owner), Line(t.Description))
+		fmt.Fprintf(w, "%s%s %-16s @%-*s  %s\n", indent, Line(t.ID), Line(state), width-2*t.Depth, Line(t.Owner), Line(t.Description))
 		if !ok {
 			continue
 		}
