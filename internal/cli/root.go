@@ -24,6 +24,7 @@ import (
 	"github.com/plasmodium/pm/internal/cmd/say"
 	"github.com/plasmodium/pm/internal/cmd/send"
 	"github.com/plasmodium/pm/internal/cmd/status"
+	"github.com/plasmodium/pm/internal/cmd/stop"
 	"github.com/plasmodium/pm/internal/cmd/subtask"
 	"github.com/plasmodium/pm/internal/cmd/supervise"
 	"github.com/plasmodium/pm/internal/cmd/talk"
@@ -58,7 +59,7 @@ func NewRoot(f *cmdutil.Factory) *cobra.Command {
 		agents.NewCmd(f), logs.NewCmd(f), logcmd.NewCmd(f), requests.NewCmd(f), answer.NewCmd(f), configcmd.NewCmd(f), wait.NewCmd(f))
 	add("agent", chat.NewCmd(f), say.NewCmd(f), history.NewCmd(f))
 	root.AddGroup(&cobra.Group{ID: "po", Title: "Prompt objects:"})
-	add("po", prompts.NewCmd(f), talk.NewCmd(f), send.NewCmd(f), demo.NewCmd(f))
+	add("po", prompts.NewCmd(f), talk.NewCmd(f), send.NewCmd(f), stop.NewCmd(f), demo.NewCmd(f))
 	add("owner", phasecmd.NewCmd(f), extendphase.NewCmd(f), endphase.NewCmd(f), subtask.NewCmd(f),
 		waitchildren.NewCmd(f), done.NewCmd(f))
 	root.AddCommand(agentrun.NewCmd(f), supervise.NewCmd(f))

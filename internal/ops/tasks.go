@@ -207,7 +207,8 @@ func Kill(ctx context.Context, sess *Session, in KillInput) (*task.KillResult, e
 	if err != nil {
 		return nil, err
 	}
-	return task.Kill(sess.Store, l, sess.Actor, in.Task, in.Restart)
+	res, err := task.Kill(sess.Store, l, sess.Actor, in.Task, in.Restart)
+	return res, residentHint(sess.Store, in.Task, err)
 }
 
 // ResetInput is pm reset.

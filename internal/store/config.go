@@ -38,6 +38,25 @@ type Runtime struct {
 	// runtime it started) gets between SIGTERM and SIGKILL, whoever stops it
 	// (pm kill, pm reset, its host when its phase closed).
 	StopGraceSeconds int `json:"stop_grace_seconds"`
+	// ResidentIdle is how long a resident prompt object waits for its next
+	// message before its process ends ("5m"; "0" never idles out). The
+	// next message starts it again.
+	ResidentIdle string `json:"resident_idle,omitempty"`
+}
+
+// DefaultResidentIdle is ResidentIdle when config.json does not set it.
+const DefaultResidentIdle = 5 * time.Minute
+
+// ResidentIdleAfter is ResidentIdle as a duration; 0 means never.
+func (r Runtime) ResidentIdleAfter() time.Duration {
+	if r.ResidentIdle == "" {
+		return DefaultResidentIdle
+	}
+	d, err := time.ParseDuration(r.ResidentIdle)
+	if err != nil || d < 0 {
+		return DefaultResidentIdle // validate refuses it at load
+	}
+	return d
 }
 
 // StopGrace is StopGraceSeconds as a duration.
@@ -170,6 +189,9 @@ func (c Config) validate(path string) error {
 	}
 	if c.Runtime.StopGraceSeconds < 0 {
 		return fmt.Errorf("%s: runtime.stop_grace_seconds is %d; it must be 0 or more", path, c.Runtime.StopGraceSeconds)
+	}
+	if d, err := time.ParseDuration(c.Runtime.ResidentIdle); c.Runtime.ResidentIdle != "" && (err != nil || d < 0) {
+		return fmt.Errorf("%s: runtime.resident_idle is %q; want a duration such as \"5m\", or \"0\" for never", path, c.Runtime.ResidentIdle)
 	}
 	switch c.Runtime.Default {
 	case RuntimeLLM, RuntimeExec, RuntimeNone:
