@@ -2,8 +2,10 @@ package ops
 
 import (
 	"context"
+	"errors"
 	"time"
 
+	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
@@ -208,6 +210,9 @@ func Kill(ctx context.Context, sess *Session, in KillInput) (*task.KillResult, e
 		return nil, err
 	}
 	res, err := task.Kill(sess.Store, l, sess.Actor, in.Task, in.Restart)
+	if errors.Is(err, store.ErrCorrupt) && sess.Actor.IsHuman() && !in.Restart {
+		return killCorrupt(sess, l, in.Task, err)
+	}
 	return res, residentHint(sess.Store, in.Task, err)
 }
 
@@ -224,4 +229,23 @@ func Reset(ctx context.Context, sess *Session, in ResetInput) (*task.ResetResult
 		return nil, err
 	}
 	return task.Reset(sess.Store, sess.Actor, in.Force)
+}
+
+// killCorrupt ends the agents of a task whose task.json does not parse: the
+// processes are what a person needs gone; the record is left for them to
+// fix or remove (the error says where).
+func killCorrupt(sess *Session, l *agent.Launcher, id string, cause error) (*task.KillResult, error) {
+	agents, err := sess.Store.AgentsOf(id)
+	if err != nil {
+		return nil, err
+	}
+	res := &task.KillResult{Tasks: []string{}, Agents: []string{}}
+	for _, a := range agents {
+		if err := l.Kill(sess.Actor, a.Name); err != nil {
+			return res, err
+		}
+		res.Agents = append(res.Agents, a.Name)
+	}
+	sess.Store.Warnf("%v; its agents were stopped, the record was left as it is (fix it, or remove %s)", cause, sess.Store.TaskDir(id))
+	return res, nil
 }

@@ -153,6 +153,10 @@ func workspace(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// The demo writes a task, agents and a commit: never into a real project.
+	if _, err := os.Stat(filepath.Join(dir, store.DirName)); err == nil {
+		return "", errs.Usagef("name a new or empty directory, or leave out --dir for a temporary one", "%s is already a pm project; the demo would replay into it and commit there", dir)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
