@@ -64,5 +64,6 @@ func NewRoot(f *cmdutil.Factory) *cobra.Command {
 		waitchildren.NewCmd(f), done.NewCmd(f))
 	root.AddCommand(agentrun.NewCmd(f), supervise.NewCmd(f))
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError(err) })
+	polishHelp(root)
 	return root
 }
