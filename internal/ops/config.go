@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"sort"
+	"strings"
 
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/store"
@@ -71,6 +72,9 @@ func ConfigSet(ctx context.Context, sess *Session, in ConfigSetInput) (ConfigEnt
 	if err != nil {
 		return ConfigEntry{}, err
 	}
+	if strings.HasPrefix(in.Key, "notify.") {
+		notifyFromNow(sess.Store)
+	}
 	got, err := store.ConfigValue(cfg, in.Key)
 	return ConfigEntry{Key: in.Key, Value: got}, err
 }
@@ -114,4 +118,16 @@ func checkConfigEditor(a store.Actor) error {
 		return nil
 	}
 	return errs.Statef("ask the human to change it", "agents may not change config.json")
+}
+
+// notifyFromNow moves the notifier's cursor to the bus's end: turning
+// notifications on (or changing them) does not replay the past.
+func notifyFromNow(s *store.Store) {
+	_, end, err := s.Bus().Tail(0)
+	if err == nil {
+		err = s.SetNotifyCursor(end)
+	}
+	if err != nil {
+		s.Warnf("notifications may repeat past events: %v", err)
+	}
 }

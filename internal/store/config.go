@@ -113,6 +113,27 @@ type Config struct {
 	Requests Requests `json:"requests"`
 	Commit   Commit   `json:"commit"`
 	Sandbox  Sandbox  `json:"sandbox,omitzero"`
+	Notify   Notify   `json:"notify,omitzero"`
+}
+
+// Notify runs a command of the user's when something needs a person:
+// an agent asked the human, a task is done, stalled or failed, or a budget
+// stopped an agent (internal/notify; the supervisor runs it).
+type Notify struct {
+	// Command is the argv to run; the event is one JSON object on its
+	// stdin. Empty: no notifications.
+	Command []string `json:"command,omitempty"`
+	// TimeoutSeconds bounds one run (default 10); the command's process
+	// group is killed after it.
+	TimeoutSeconds int `json:"timeout_seconds,omitempty"`
+}
+
+// Timeout is how long one notification may run.
+func (n Notify) Timeout() time.Duration {
+	if n.TimeoutSeconds <= 0 {
+		return 10 * time.Second
+	}
+	return time.Duration(n.TimeoutSeconds) * time.Second
 }
 
 // Sandbox is how run_command's commands are confined (internal/sandbox).

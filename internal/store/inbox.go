@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"github.com/plasmodium/pm/internal/bus"
 	"os"
 	"path/filepath"
 
@@ -94,4 +95,23 @@ func (s *Store) InboxUnread(name string) (bool, error) {
 		return false, err
 	}
 	return st.Size() > s.InboxCursor(name), nil
+}
+
+// notifyCursorPath is where the notifier keeps its place on the bus.
+func (s *Store) notifyCursorPath() string { return filepath.Join(s.Root, "notify.cursor") }
+
+// NotifyCursor is the notifier's saved bus cursor (ok false: none saved).
+func (s *Store) NotifyCursor() (c bus.Cursor, ok bool) {
+	var text string
+	if err := lockedfile.ReadJSON(s.notifyCursorPath(), &text); err != nil {
+		return bus.Cursor{}, false
+	}
+	c, err := bus.ParseCursor(text)
+	return c, err == nil
+}
+
+// SetNotifyCursor saves the notifier's place: everything before c was handled.
+func (s *Store) SetNotifyCursor(c bus.Cursor) error {
+	p := s.notifyCursorPath()
+	return lockedfile.With(p, func() error { return lockedfile.WriteJSON(p, c.String()) })
 }
