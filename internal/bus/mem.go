@@ -60,7 +60,7 @@ func (b *Mem) TailWhere(n int, keep func(Event) bool) ([]Delivery, Cursor, error
 	end := b.endLocked()
 	var out []Delivery
 	for i := len(b.events) - 1; i >= 0 && len(out) < n; i-- {
-		if keep == nil || keep(b.events[i].Event) {
+		if ev := b.events[i].Event; keep == nil || keep(headerOf(ev)) {
 			d := b.events[i]
 			d.Next = end // as File's Tail: one cursor, the end
 			out = append(out, d)
@@ -133,4 +133,10 @@ func (b *Mem) notifyLocked() {
 		close(b.changed)
 	}
 	b.changed = make(chan struct{})
+}
+
+// headerOf is ev as TailWhere's filter sees it on every bus: no Text, no Data.
+func headerOf(ev Event) Event {
+	ev.Text, ev.Data = "", nil
+	return ev
 }
