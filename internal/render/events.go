@@ -18,6 +18,8 @@ import (
 type EventPrinter struct {
 	W     io.Writer
 	Color bool
+	// Width, when set (a terminal's), cuts each line's text to fit it.
+	Width int
 	// opened remembers when an agent started, a phase opened or a task was
 	// created, so the event that ends it can show the duration.
 	opened map[string]time.Time
@@ -46,8 +48,10 @@ func (p *EventPrinter) Print(ev bus.Event) error {
 		text = strings.TrimSpace(text + "  (" + extra + ")")
 	}
 	kind := fmt.Sprintf("%-*s", kindWidth, Line(ev.Kind))
-	_, err := fmt.Fprintf(p.W, "%s  %s  %-*s  %-*s  %s\n", p.paint(dim, ev.Time.Local().Format("15:04:05.000")),
-		p.paint(kindColor(ev.Kind), kind), actorWidth, Line(ev.Actor), idsWidth, Line(ids), text)
+	rest := fmt.Sprintf("%-*s  %-*s  ", actorWidth, Line(ev.Actor), idsWidth, Line(ids))
+	stamp := ev.Time.Local().Format("15:04:05.000")
+	text = fitTail(stamp+"  "+kind+"  "+rest, text, p.Width)
+	_, err := fmt.Fprintf(p.W, "%s  %s  %s%s\n", p.paint(dim, stamp), p.paint(kindColor(ev.Kind), kind), rest, text)
 	return err
 }
 

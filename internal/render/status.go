@@ -117,7 +117,8 @@ func PrintSummary(w io.Writer, sum *task.Summary, health map[string]task.Health)
 		fmt.Fprintln(w, "no tasks yet; start one with: pm task \"describe the work\"")
 		return
 	}
-	width := 0 // owners line up, so the descriptions do
+	cols := Width(w) // on a terminal, lines fit it
+	width := 0       // owners line up, so the descriptions do
 	for _, t := range sum.Tasks {
 		width = max(width, len(Line(t.Owner))+2*t.Depth)
 	}
@@ -128,12 +129,13 @@ func PrintSummary(w io.Writer, sum *task.Summary, health map[string]task.Health)
 		if ok {
 			state = string(h.State)
 		}
-		fmt.Fprintf(w, "%s%s %-16s @%-*s  %s\n", indent, Line(t.ID), Line(state), width-2*t.Depth, Line(t.Owner), Line(t.Description))
+		head := fmt.Sprintf("%s%s %-16s @%-*s  ", indent, Line(t.ID), Line(state), width-2*t.Depth, Line(t.Owner))
+		fmt.Fprintf(w, "%s%s\n", head, fitTail(head, Line(t.Description), cols))
 		if !ok {
 			continue
 		}
 		if d := HealthDetail(h); d != "" {
-			fmt.Fprintf(w, "%s    %s\n", indent, d)
+			fmt.Fprintf(w, "%s    %s\n", indent, fitTail(indent+"    ", d, cols))
 		}
 		if h.Next != "" && h.State == task.StateStalled {
 			fmt.Fprintf(w, "%s    next: %s\n", indent, Line(h.Next))

@@ -45,7 +45,7 @@ func run(f *cmdutil.Factory, o Options) error {
 	if o.Kind != "" {
 		keep = func(ev bus.Event) bool { return strings.HasPrefix(string(ev.Kind), o.Kind) }
 	}
-	p := &render.EventPrinter{W: f.IO.Out, Color: render.UseColor(f.IO.Out, f.Getenv)}
+	p := &render.EventPrinter{W: f.IO.Out, Color: render.UseColor(f.IO.Out, f.Getenv), Width: render.Width(f.IO.Out)}
 	// Tail reads backwards from the end, so a huge bus costs what is
 	// printed; --kind filters before -n counts.
 	past, end, err := b.TailWhere(o.Tail, keep)
