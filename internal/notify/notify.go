@@ -167,7 +167,9 @@ func (n *Notifier) send(ctx context.Context, ev Event) bool {
 		return false // no command (or a config being edited): nothing to run
 	}
 	data, _ := json.Marshal(ev)
-	ctx, cancel := context.WithTimeout(ctx, cfg.Notify.Timeout())
+	// Only the timeout ends a run: a notifier told to stop (the supervisor
+	// leaving) finishes the notification it is sending first.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.Notify.Timeout())
 	defer cancel()
 	run := n.Exec
 	if run == nil {
