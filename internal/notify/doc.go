@@ -7,11 +7,11 @@
 //   - The notifier is a bus subscriber. It runs inside pm supervise, which
 //     runs whenever agents live, and catches up with the bus on its way
 //     out. Its cursor is saved in .plasmodium/notify.cursor after each
-//     notification and when it stops, so a later supervisor resumes where
-//     the last one stopped (a crash between a run and its save may repeat
-//     that one notification). pm config set notify.* moves the cursor to
-//     the bus's end, so turning notifications on does not replay the past;
-//     with no cursor at all it reads the bus from its beginning.
+//     notification sent, so a later supervisor resumes where the last one
+//     stopped (a crash between a run and its save may repeat that one
+//     notification). pm config set notify.* moves the cursor to the bus's
+//     end, so turning notifications on does not replay the past; with no
+//     cursor at all it starts at the bus's end.
 //   - Events that happen while no agent lives (a person working a
 //     runtime-none task) are notified when the next supervisor starts.
 //   - One command at a time, in bus order, each bounded by

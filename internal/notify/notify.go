@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"os/exec"
+	"sync"
 	"syscall"
 	"time"
 
@@ -91,15 +92,19 @@ type Notifier struct {
 	Log   *slog.Logger
 	// Exec runs one command with the event on stdin; nil: Run.
 	Exec func(ctx context.Context, argv []string, stdin []byte) error
+
+	mu  sync.Mutex
+	pos *bus.Cursor // where this notifier got to on the bus
 }
 
-// Follow notifies every event after the saved cursor (or, with none, from
-// the bus's beginning: pm config set notify.* saves one at the end) until
-// ctx ends.
+// Follow notifies every event after the saved cursor (with none, from the
+// bus's end: nothing was asked to be notified before) until ctx ends.
 func (n *Notifier) Follow(ctx context.Context) error {
-	last := n.start()
-	defer func() { n.save(last) }()
-	for d, err := range n.Store.Bus().Subscribe(ctx, last) {
+	from, err := n.start()
+	if err != nil {
+		return err
+	}
+	for d, err := range n.Store.Bus().Subscribe(ctx, from) {
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -107,7 +112,6 @@ func (n *Notifier) Follow(ctx context.Context) error {
 			return err
 		}
 		n.handle(ctx, d)
-		last = d.Next
 	}
 	return nil
 }
@@ -116,48 +120,63 @@ func (n *Notifier) Follow(ctx context.Context) error {
 // it aims for may never be delivered.
 const catchUpLimit = 30 * time.Second
 
-// CatchUp notifies what the bus holds past the saved cursor now, then
-// returns: the supervisor calls it on its way out, so the last task.done
-// is not left for a later run.
+// CatchUp notifies what the bus holds past where Follow stopped (or the
+// saved cursor) now, then returns: the supervisor calls it on its way out,
+// so the last task.done is not left for a later run.
 func (n *Notifier) CatchUp(ctx context.Context) error {
-	last := n.start()
-	defer func() { n.save(last) }()
+	from, err := n.start()
+	if err != nil {
+		return err
+	}
 	_, end, err := n.Store.Bus().Tail(0)
-	if err != nil || last == end {
+	if err != nil || from == end {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, catchUpLimit)
 	defer cancel()
-	for d, err := range n.Store.Bus().Subscribe(ctx, last) {
+	for d, err := range n.Store.Bus().Subscribe(ctx, from) {
 		if err != nil {
 			return err
 		}
 		n.handle(ctx, d)
-		if last = d.Next; last == end {
+		if d.Next == end {
 			return nil
 		}
 	}
 	return nil
 }
 
-func (n *Notifier) start() bus.Cursor {
-	c, _ := n.Store.NotifyCursor()
-	return c
-}
-
-func (n *Notifier) save(c bus.Cursor) {
-	if err := n.Store.SetNotifyCursor(c); err != nil {
-		n.Log.Error("notify: save cursor", "err", err)
+// start is where to read from: where this notifier got to, else the saved
+// cursor, else the bus's end.
+func (n *Notifier) start() (bus.Cursor, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.pos != nil {
+		return *n.pos, nil
 	}
+	c, ok := n.Store.NotifyCursor()
+	if !ok {
+		var err error
+		if _, c, err = n.Store.Bus().Tail(0); err != nil {
+			return bus.Cursor{}, err
+		}
+	}
+	n.pos = &c
+	return c, nil
 }
 
-// handle notifies d if it is a notification and then saves the cursor
-// past it (only then: most events are not notifications, and a restart
-// re-reading those costs nothing).
+// handle notifies d if it is a notification. The cursor is saved on disk
+// only after a notification was sent (most events are none, and a restart
+// re-reading those costs little); in memory it always moves on.
 func (n *Notifier) handle(ctx context.Context, d bus.Delivery) {
 	if ev, ok := Classify(n.Store, d.Event); ok && n.send(ctx, ev) {
-		n.save(d.Next)
+		if err := n.Store.SetNotifyCursor(d.Next); err != nil {
+			n.Log.Error("notify: save cursor", "err", err)
+		}
 	}
+	n.mu.Lock()
+	n.pos = &d.Next
+	n.mu.Unlock()
 }
 
 // send runs the command for ev; it reports whether one was configured.

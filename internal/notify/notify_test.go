@@ -80,6 +80,17 @@ func TestNotifierCatchUp(t *testing.T) {
 			}
 		}
 	}
+	// With no saved cursor the notifier starts at the bus's end: the past
+	// is not notified.
+	publish(bus.Event{Kind: bus.EvAgentFailed, Agent: "old"})
+	if err := (&notify.Notifier{Store: s, Log: n.Log, Exec: n.Exec}).CatchUp(context.Background()); err != nil || len(got) != 0 {
+		t.Fatalf("notified the past: %+v, %v", got, err)
+	}
+	// pm config set notify.* saves the cursor at the end; from there on:
+	_, end, _ := s.Bus().Tail(0)
+	if err := s.SetNotifyCursor(end); err != nil {
+		t.Fatal(err)
+	}
 	publish(bus.Event{Kind: bus.EvMessage}, bus.Event{Kind: bus.EvAgentFailed, Agent: "a"}, bus.Event{Kind: bus.EvAgentBudget, Agent: "b"})
 	if err := n.CatchUp(context.Background()); err != nil {
 		t.Fatal(err)
