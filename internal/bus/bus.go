@@ -14,6 +14,11 @@ type Bus interface {
 	// Tail returns the last n events, oldest first, and the cursor after
 	// the last one (the end of the bus now: Subscribe from it for what comes next).
 	Tail(n int) ([]Delivery, Cursor, error)
+	// TailWhere is Tail counting only the events keep accepts (nil: all):
+	// pm log --kind phase -n 5 is the last five phase events. keep sees an
+	// event's header (time, kind, actor, ids), not its Text or Data, so a
+	// filter that passes many lines stays cheap.
+	TailWhere(n int, keep func(Event) bool) ([]Delivery, Cursor, error)
 	// Subscribe yields every event after from exactly once, in order, each
 	// with the cursor just past it, then waits for more until ctx ends (its
 	// error is yielded last) or the consumer stops ranging.

@@ -262,3 +262,31 @@ func TestSubscribeEndsWithContext(t *testing.T) {
 		})
 	}
 }
+
+// TailWhere counts only the events its filter keeps, and the filter sees
+// the header (kind, ids), never the text or data, on every implementation.
+func TestTailWhere(t *testing.T) {
+	for _, impl := range impls {
+		t.Run(impl.name, func(t *testing.T) {
+			b := impl.new(t)
+			for i, k := range []Kind{EvPhaseOpened, EvMessage, EvMessage, EvPhaseClosed, EvMessage, EvMessage} {
+				if err := b.Publish(Event{Kind: k, TaskID: "tk-000001", Text: fmt.Sprint(i), Data: map[string]any{"i": i}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			phase := func(ev Event) bool {
+				if ev.Text != "" || ev.Data != nil || ev.TaskID != "tk-000001" {
+					t.Errorf("filter saw %+v", ev)
+				}
+				return strings.HasPrefix(string(ev.Kind), "phase.")
+			}
+			got, _, err := b.TailWhere(5, phase)
+			if err != nil || len(got) != 2 || got[0].Event.Text != "0" || got[1].Event.Text != "3" {
+				t.Fatalf("TailWhere(5, phase) = %+v, %v", got, err)
+			}
+			if got, _, _ := b.TailWhere(1, phase); len(got) != 1 || got[0].Event.Kind != EvPhaseClosed {
+				t.Fatalf("TailWhere(1, phase) = %+v", got)
+			}
+		})
+	}
+}

@@ -31,7 +31,11 @@ func (b *File) Publish(ev Event) error {
 }
 
 // Tail reads the last n events backwards from the end of the file.
-func (b *File) Tail(n int) ([]Delivery, Cursor, error) {
+func (b *File) Tail(n int) ([]Delivery, Cursor, error) { return b.TailWhere(n, nil) }
+
+// TailWhere reads backwards from the end of the file until it has the last n
+// events keep accepts; the cost is linear in the lines it passes.
+func (b *File) TailWhere(n int, keep func(Event) bool) ([]Delivery, Cursor, error) {
 	f, err := os.Open(b.Path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, Cursor{}, nil
@@ -40,7 +44,16 @@ func (b *File) Tail(n int) ([]Delivery, Cursor, error) {
 		return nil, Cursor{}, err
 	}
 	defer f.Close()
-	lines, end, err := jsonl.TailIn(f, b.Path, n, b.Bad)
+	var match func([]byte) bool
+	if keep != nil {
+		match = func(raw []byte) bool {
+			var h header
+			// A line that is no event is kept here so decode reports it below.
+			return json.Unmarshal(raw, &h) != nil || keep(Event{Time: h.Time, Kind: h.Kind, Actor: h.Actor,
+				TaskID: h.TaskID, PhaseID: h.PhaseID, MsgID: h.MsgID, Agent: h.Agent})
+		}
+	}
+	lines, end, err := jsonl.TailMatch(f, b.Path, n, match, b.Bad)
 	if err != nil {
 		return nil, Cursor{}, err
 	}
@@ -58,6 +71,18 @@ func (b *File) Tail(n int) ([]Delivery, Cursor, error) {
 		}
 	}
 	return out, endCur, nil
+}
+
+// header is an event without its text and data: what TailWhere's filter
+// sees, so skipping many lines costs little.
+type header struct {
+	Time    time.Time `json:"ts"`
+	Kind    Kind      `json:"kind"`
+	Actor   string    `json:"actor"`
+	TaskID  string    `json:"task_id"`
+	PhaseID string    `json:"phase_id"`
+	MsgID   string    `json:"msg_id"`
+	Agent   string    `json:"agent"`
 }
 
 // Subscribe follows the file from from; see Bus.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"slices"
 	"sync"
 	"time"
 
@@ -50,18 +51,22 @@ func (b *Mem) Publish(ev Event) error {
 }
 
 // Tail returns the last n events and the cursor at the end.
-func (b *Mem) Tail(n int) ([]Delivery, Cursor, error) {
+func (b *Mem) Tail(n int) ([]Delivery, Cursor, error) { return b.TailWhere(n, nil) }
+
+// TailWhere returns the last n events keep accepts and the cursor at the end.
+func (b *Mem) TailWhere(n int, keep func(Event) bool) ([]Delivery, Cursor, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	end := b.endLocked()
-	if n <= 0 {
-		return nil, end, nil
+	var out []Delivery
+	for i := len(b.events) - 1; i >= 0 && len(out) < n; i-- {
+		if ev := b.events[i].Event; keep == nil || keep(headerOf(ev)) {
+			d := b.events[i]
+			d.Next = end // as File's Tail: one cursor, the end
+			out = append(out, d)
+		}
 	}
-	first := max(len(b.events)-n, 0)
-	out := append([]Delivery(nil), b.events[first:]...)
-	for i := range out {
-		out[i].Next = end // as File's Tail: one cursor, the end
-	}
+	slices.Reverse(out)
 	return out, end, nil
 }
 
@@ -128,4 +133,10 @@ func (b *Mem) notifyLocked() {
 		close(b.changed)
 	}
 	b.changed = make(chan struct{})
+}
+
+// headerOf is ev as TailWhere's filter sees it on every bus: no Text, no Data.
+func headerOf(ev Event) Event {
+	ev.Text, ev.Data = "", nil
+	return ev
 }

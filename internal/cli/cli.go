@@ -47,10 +47,13 @@ func report(w io.Writer, err error) int {
 		code = errs.Usage
 	}
 	fmt.Fprintf(w, "pm: %v\n", err)
-	if try := errs.TryOf(err); try != "" {
+	switch try := errs.TryOf(err); {
+	case try != "":
 		fmt.Fprintf(w, "Try: %s\n", try)
-	} else if code == errs.Usage {
+	case code == errs.Usage:
 		fmt.Fprintln(w, "Try: pm help")
+	default:
+		fmt.Fprintf(w, "Try: %s\n", errs.Hint(err))
 	}
 	return int(code)
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/plasmodium/pm/internal/cmd/agents"
 	"github.com/plasmodium/pm/internal/cmd/answer"
 	"github.com/plasmodium/pm/internal/cmd/chat"
+	"github.com/plasmodium/pm/internal/cmd/configcmd"
 	"github.com/plasmodium/pm/internal/cmd/demo"
 	"github.com/plasmodium/pm/internal/cmd/done"
 	"github.com/plasmodium/pm/internal/cmd/endphase"
@@ -24,10 +25,12 @@ import (
 	"github.com/plasmodium/pm/internal/cmd/say"
 	"github.com/plasmodium/pm/internal/cmd/send"
 	"github.com/plasmodium/pm/internal/cmd/status"
+	"github.com/plasmodium/pm/internal/cmd/stop"
 	"github.com/plasmodium/pm/internal/cmd/subtask"
 	"github.com/plasmodium/pm/internal/cmd/supervise"
 	"github.com/plasmodium/pm/internal/cmd/talk"
 	"github.com/plasmodium/pm/internal/cmd/taskcmd"
+	"github.com/plasmodium/pm/internal/cmd/wait"
 	"github.com/plasmodium/pm/internal/cmd/waitchildren"
 	"github.com/plasmodium/pm/internal/cmdutil"
 )
@@ -54,14 +57,15 @@ func NewRoot(f *cmdutil.Factory) *cobra.Command {
 		}
 	}
 	add("human", initcmd.NewCmd(f), taskcmd.NewCmd(f), status.NewCmd(f), reset.NewCmd(f), kill.NewCmd(f),
-		agents.NewCmd(f), logs.NewCmd(f), logcmd.NewCmd(f), requests.NewCmd(f), answer.NewCmd(f))
+		agents.NewCmd(f), logs.NewCmd(f), logcmd.NewCmd(f), requests.NewCmd(f), answer.NewCmd(f), configcmd.NewCmd(f), wait.NewCmd(f))
 	add("agent", chat.NewCmd(f), say.NewCmd(f), history.NewCmd(f))
 	root.AddGroup(&cobra.Group{ID: "po", Title: "Prompt objects:"})
-	add("po", prompts.NewCmd(f), talk.NewCmd(f), send.NewCmd(f), demo.NewCmd(f))
+	add("po", prompts.NewCmd(f), talk.NewCmd(f), send.NewCmd(f), stop.NewCmd(f), demo.NewCmd(f))
 	add("po", mcp.NewCmd(f))
 	add("owner", phasecmd.NewCmd(f), extendphase.NewCmd(f), endphase.NewCmd(f), subtask.NewCmd(f),
 		waitchildren.NewCmd(f), done.NewCmd(f))
 	root.AddCommand(agentrun.NewCmd(f), supervise.NewCmd(f))
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError(err) })
+	polishHelp(root)
 	return root
 }

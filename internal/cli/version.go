@@ -5,17 +5,24 @@ import "runtime/debug"
 // version is set at link time (-ldflags "-X github.com/plasmodium/pm/internal/cli.version=v1.2.3").
 var version = ""
 
-// Version is pm's version: the link-time one, else the module version or
-// VCS revision Go recorded in the binary, else "dev".
+// Version is what pm --version prints: the link-time or module version,
+// then the commit Go recorded when built from a checkout ("v1.2.0 (commit
+// 0123456789ab, modified)", "devel (commit ...)", or "devel" when neither
+// is known).
 func Version() string {
-	if version != "" {
-		return version
+	info, _ := debug.ReadBuildInfo()
+	return formatVersion(version, info)
+}
+
+func formatVersion(linked string, info *debug.BuildInfo) string {
+	v := linked
+	if v == "" && info != nil && info.Main.Version != "" && info.Main.Version != "(devel)" {
+		v = info.Main.Version
 	}
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "dev"
+	if v == "" {
+		v = "devel"
 	}
-	if v := info.Main.Version; v != "" && v != "(devel)" {
+	if info == nil {
 		return v
 	}
 	rev, dirty := "", false
@@ -27,14 +34,14 @@ func Version() string {
 			dirty = kv.Value == "true"
 		}
 	}
+	if rev == "" {
+		return v
+	}
 	if len(rev) > 12 {
 		rev = rev[:12]
 	}
-	if rev == "" {
-		return "dev"
-	}
 	if dirty {
-		rev += "-dirty"
+		rev += ", modified"
 	}
-	return "dev-" + rev
+	return v + " (commit " + rev + ")"
 }

@@ -251,3 +251,31 @@ func Format(m Message) string {
 	}
 	return "Message from " + from + ":\n" + strings.TrimSpace(m.Text)
 }
+
+// IdleOut ends resident name's run (pid) when it has nothing to do: under
+// the agent's lock, with no unanswered message in its inbox, it is recorded
+// exited (exit 0, reason "idle") and IdleOut reports true; the host then
+// leaves. A caller appends its request before Launcher.Start reads the
+// record under the same lock, so either the resident sees the request and
+// stays, or Start sees it exited and starts it again: no request is
+// stranded.
+func IdleOut(s *store.Store, name string, pid int) (bool, error) {
+	out := false
+	_, err := s.UpdateAgent(name, func(r *store.Agent) error {
+		if r.Status != store.AgentRunning || r.Pid != pid {
+			return store.ErrUnchanged
+		}
+		unread, err := s.InboxUnread(name)
+		if err != nil {
+			return err
+		}
+		if unread {
+			return store.ErrUnchanged
+		}
+		now, zero := s.Now().UTC(), 0
+		r.Status, r.ExitCode, r.Reason, r.EndedAt = store.AgentExited, &zero, "idle", &now
+		out = true
+		return nil
+	})
+	return out, err
+}

@@ -28,6 +28,12 @@ func Tail(path string, n int, bad func(BadLine)) (lines [][]byte, end int64, err
 // TailIn is Tail on a file the caller opened (path names it in reports), so
 // the offset it returns is known to belong to that file.
 func TailIn(f *os.File, path string, n int, bad func(BadLine)) (lines [][]byte, end int64, err error) {
+	return TailMatch(f, path, n, nil, bad)
+}
+
+// TailMatch is TailIn counting only the lines keep accepts (nil: all), so
+// "the last n of a kind" is found however many other lines come after them.
+func TailMatch(f *os.File, path string, n int, keep func(raw []byte) bool, bad func(BadLine)) (lines [][]byte, end int64, err error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, 0, err
@@ -48,33 +54,10 @@ func TailIn(f *os.File, path string, n int, bad func(BadLine)) (lines [][]byte, 
 			}
 		}
 	}
-	if n <= 0 {
-		return nil, end, nil
+	lines, skipped, err := scanBack(f, path, end, n, keep)
+	if err != nil {
+		return nil, 0, err
 	}
-	const block = 64 << 10
-	var buf []byte // holds bytes [pos, end)
-	var skipped []BadLine
-	pos := end
-	for pos > 0 {
-		step := int64(block)
-		if pos < step {
-			step = pos
-		}
-		pos -= step
-		chunk := make([]byte, step)
-		if _, err := f.ReadAt(chunk, pos); err != nil && !errors.Is(err, io.EOF) {
-			return nil, 0, err
-		}
-		buf = append(chunk, buf...)
-		if bytes.Count(buf, []byte{'\n'}) > n || pos == 0 {
-			lines, skipped = collect(path, buf, pos, n)
-			if len(lines) >= n || pos == 0 {
-				break
-			}
-		}
-	}
-	// Report only from the final pass, so a line is reported once however
-	// many blocks it took to find n valid lines.
 	if bad != nil {
 		for _, b := range skipped {
 			bad(b)
@@ -83,36 +66,62 @@ func TailIn(f *os.File, path string, n int, bad func(BadLine)) (lines [][]byte, 
 	return lines, end, nil
 }
 
-// collect takes the last n valid lines of buf, which starts at file offset
-// base, and the lines it skipped on the way (oldest first). If base > 0 the
-// first fragment may be partial and is dropped. Like Reader, it skips lines
-// over MaxLine.
-func collect(path string, buf []byte, base int64, n int) (out [][]byte, skipped []BadLine) {
-	parts := bytes.Split(bytes.TrimSuffix(buf, []byte{'\n'}), []byte{'\n'})
-	first := 0
-	if base > 0 {
-		first = 1
+// tailBlock is how much TailIn reads at a time, backwards.
+const tailBlock = 64 << 10
+
+// scanBack collects up to n valid lines that keep accepts, walking back
+// from end (a line boundary) one block at a time. Each byte is read once and
+// each line looked at once, so the cost is linear in what is scanned (the
+// lines returned and those skipped or filtered out on the way), however
+// large the file. Lines over MaxLine are skipped, like Reader does.
+func scanBack(f *os.File, path string, end int64, n int, keep func([]byte) bool) (out [][]byte, skipped []BadLine, err error) {
+	if n <= 0 {
+		return nil, nil, nil
 	}
-	off := base + int64(len(buf)) // start of the line after parts[i]
-	for i := len(parts) - 1; i >= first && len(out) < n; i-- {
-		off -= int64(len(parts[i]) + 1)
-		if len(parts[i]) > MaxLine {
-			skipped = append(skipped, BadLine{Path: path, Offset: off, Reason: "line over the size limit"})
+	pos := end
+	var buf []byte // the unscanned bytes [pos, pos+len(buf)); they end on a line boundary
+	for len(out) < n && (pos > 0 || len(buf) > 0) {
+		nl := bytes.LastIndexByte(buf[:max(len(buf)-1, 0)], '\n')
+		if nl < 0 && pos > 0 {
+			// The last line starts before pos: read the block before it.
+			step := min(int64(tailBlock), pos)
+			pos -= step
+			chunk := make([]byte, step, step+int64(len(buf)))
+			if _, err := f.ReadAt(chunk, pos); err != nil && !errors.Is(err, io.EOF) {
+				return nil, nil, err
+			}
+			buf = append(chunk, buf...)
 			continue
 		}
-		p := bytes.TrimRight(parts[i], "\r")
-		if len(bytes.TrimSpace(p)) == 0 {
-			continue
+		line := buf[nl+1:]
+		buf = buf[:nl+1]
+		off := pos + int64(len(buf))
+		if p, bad := judge(path, line, off); bad != nil {
+			skipped = append(skipped, *bad)
+		} else if p != nil && (keep == nil || keep(p)) {
+			out = append(out, p)
 		}
-		if !json.Valid(p) {
-			skipped = append(skipped, BadLine{Path: path, Offset: off, Reason: "malformed or torn JSON line"})
-			continue
-		}
-		out = append(out, p)
 	}
 	slices.Reverse(out)
 	slices.Reverse(skipped)
-	return out, skipped
+	return out, skipped, nil
+}
+
+// judge reads one raw line (with its newline) at offset off: the JSON to
+// keep, nothing for a blank line, or why it is skipped.
+func judge(path string, raw []byte, off int64) ([]byte, *BadLine) {
+	raw = bytes.TrimSuffix(raw, []byte{'\n'})
+	if len(raw) > MaxLine {
+		return nil, &BadLine{Path: path, Offset: off, Reason: "line over the size limit"}
+	}
+	p := bytes.TrimRight(raw, "\r")
+	if len(bytes.TrimSpace(p)) == 0 {
+		return nil, nil
+	}
+	if !json.Valid(p) {
+		return nil, &BadLine{Path: path, Offset: off, Reason: "malformed or torn JSON line"}
+	}
+	return p, nil
 }
 
 func lastNewline(f *os.File, end int64) (int64, error) {

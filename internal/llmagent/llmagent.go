@@ -218,10 +218,16 @@ func (r *Runner) discuss(ctx context.Context, a *store.Agent, loop *llm.Loop, re
 }
 
 // serve answers the resident object's inbox, one request at a time.
+// After runtime.resident_idle with no message it leaves (inbox.IdleOut),
+// and the next call starts it again.
 func (r *Runner) serve(ctx context.Context, a *store.Agent, loop *llm.Loop) error {
 	r.activity(a.Name, "idle")
 	debug.FreeOSMemory()
-	return inbox.Serve(ctx, r.Store, a.Name, func(ctx context.Context, m inbox.Message) (string, error) {
+	ctx, idle := r.idleOut(ctx, a)
+	defer idle.Close()
+	err := inbox.Serve(ctx, r.Store, a.Name, func(ctx context.Context, m inbox.Message) (string, error) {
+		idle.Stop()
+		defer idle.Reset()
 		r.activity(a.Name, "working")
 		defer r.activity(a.Name, "idle")
 		// An idle resident should hold as little memory as it can: give the
@@ -237,6 +243,10 @@ func (r *Runner) serve(ctx context.Context, a *store.Agent, loop *llm.Loop) erro
 		r.reload()
 		return loop.Run(ctx, inbox.Format(m))
 	}, nil)
+	if errors.Is(context.Cause(ctx), errIdle) {
+		return nil // recorded exited (idle) already: leave quietly
+	}
+	return err
 }
 
 // onEvent records usage and activity, puts tool calls on the bus and checks

@@ -113,6 +113,10 @@ func ReadJSONIf(path string, v any, keep func(raw []byte) bool) error {
 	return DecodeJSON(path, data, v)
 }
 
+// ErrMalformed marks a file that is not valid JSON (a corrupt record):
+// errors.Is(err, ErrMalformed) tells it from a missing or unreadable one.
+var ErrMalformed = errors.New("malformed JSON")
+
 // DecodeJSON decodes data into v, naming file and line on a syntax error.
 func DecodeJSON(path string, data []byte, v any) error {
 	err := json.Unmarshal(data, v)
@@ -123,7 +127,7 @@ func DecodeJSON(path string, data []byte, v any) error {
 	var typ *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &syn):
-		return fmt.Errorf("%s:%d: malformed JSON: %v", path, lineAt(data, syn.Offset), err)
+		return fmt.Errorf("%s:%d: %w: %v", path, lineAt(data, syn.Offset), ErrMalformed, err)
 	case errors.As(err, &typ):
 		return fmt.Errorf("%s:%d: %v", path, lineAt(data, typ.Offset), err)
 	}

@@ -16,23 +16,33 @@ type AgentsInput struct {
 	All bool `json:"all,omitempty" jsonschema:"list ended agents too"`
 }
 
-// Agents lists the agents that run, wait to start or died unnoticed (with
-// All, every agent).
-func Agents(ctx context.Context, sess *Session, in AgentsInput) ([]*store.Agent, error) {
+// AgentsResult is the listed agents and how many ended ones were left out.
+type AgentsResult struct {
+	Agents []*store.Agent
+	Hidden int
+}
+
+// Agents lists the agents that run, wait to start, failed or died
+// unnoticed (with All, every agent); the exited and killed ones it leaves
+// out are counted in Hidden.
+func Agents(ctx context.Context, sess *Session, in AgentsInput) (AgentsResult, error) {
 	all, err := sess.Store.Agents()
 	if err != nil {
-		return nil, err
+		return AgentsResult{}, err
 	}
-	list := []*store.Agent{}
+	res := AgentsResult{Agents: []*store.Agent{}}
 	for _, a := range all {
 		if a.Status == store.AgentRunning && !agent.Running(a) {
 			a.Status = store.AgentDead
 		}
-		if in.All || a.Status == store.AgentRunning || a.Status == store.AgentPending || a.Status == store.AgentDead {
-			list = append(list, a)
+		switch {
+		case in.All, a.Status == store.AgentRunning, a.Status == store.AgentPending, a.Status == store.AgentDead, a.Status == store.AgentFailed:
+			res.Agents = append(res.Agents, a)
+		default:
+			res.Hidden++
 		}
 	}
-	return list, nil
+	return res, nil
 }
 
 // PromptsInput is pm prompts.

@@ -24,9 +24,19 @@ func CheckRuntime(sess *Session, runtime store.RuntimeName, model string) error 
 	case store.RuntimeExec:
 		return checkExec(s)
 	case store.RuntimeLLM:
-		if _, err := llm.ProviderFromEnv(sess.getenv, s.Config.Model.BaseURL, s.Config.Model.Name, model); err != nil {
-			return errs.Failf("export OPENAI_API_KEY=... PM_MODEL=gpt-4o-mini (or OPENAI_BASE_URL=http://localhost:11434/v1 PM_MODEL=llama3.2 for Ollama), or use --runtime exec", "%v", err)
-		}
+		return checkModel(sess, model, ", or use --runtime exec")
+	}
+	return nil
+}
+
+// modelTry says how to configure a model provider; orElse names the
+// alternative the command has (a --runtime flag), if any.
+const modelTry = "export OPENAI_API_KEY=... PM_MODEL=gpt-4o-mini (or OPENAI_BASE_URL=http://localhost:11434/v1 PM_MODEL=llama3.2 for Ollama)"
+
+func checkModel(sess *Session, model, orElse string) error {
+	s := sess.Store
+	if _, err := llm.ProviderFromEnv(sess.getenv, s.Config.Model.BaseURL, s.Config.Model.Name, model); err != nil {
+		return errs.Failf(modelTry+orElse, "%v", err)
 	}
 	return nil
 }
@@ -70,9 +80,10 @@ func CheckPO(sess *Session, name string) error {
 	if err != nil {
 		return err
 	}
-	rt := po.Runtime
-	if rt == "" {
-		rt = store.RuntimeLLM
+	switch po.Runtime {
+	case "", store.RuntimeLLM:
+		// pm send and pm talk have no --runtime flag: a model is the only way.
+		return checkModel(sess, po.Model, "; prompt objects answer through a model")
 	}
-	return CheckRuntime(sess, rt, po.Model)
+	return CheckRuntime(sess, po.Runtime, po.Model)
 }

@@ -1,8 +1,9 @@
 // Package ops is pm's operations layer: every pm operation (task, status,
 // say, chat, history, phase, extend-phase, end-phase, subtask, wait-children,
-// done, kill, reset, agents, requests, answer, prompts, send, and for MCP
-// clients conversation, inspect-po and wait-task) is one typed function
-// here, `Op(ctx, *Session, OpInput) (OpResult, error)`.
+// done, kill, reset, agents, requests, answer, prompts, send, wait, stop,
+// config get/set/unset/list, and for MCP clients conversation, inspect-po
+// and wait-task) is one typed function here,
+// `Op(ctx, *Session, OpInput) (OpResult, error)`.
 //
 // Three surfaces call the same functions:
 //   - the cobra commands (internal/cmd/*) parse flags into the input and
@@ -26,6 +27,10 @@
 //     codes and Try: hints);
 //   - an operation that starts agents needs Session.Launcher and refuses
 //     without one;
+//   - waits (Wait, WaitPhase) wake on the bus, never on a timer, and take
+//     the bus cursor before their first check so no event slips between;
+//   - config.json is changed only by the human (ConfigSet, ConfigUnset) and
+//     only to a config that loads;
 //   - ops imports domain packages (task, phase, agent, request, inbox, store)
 //     and is imported by surfaces; no domain package imports it, and it
 //     imports no surface (cmdutil, cli, capability).

@@ -2,8 +2,10 @@ package ops
 
 import (
 	"context"
+	"errors"
 	"time"
 
+	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
@@ -37,10 +39,25 @@ type StatusInput struct {
 	All  bool   `json:"all,omitempty" jsonschema:"in the overview, list finished (done, killed) tasks too"`
 }
 
-// StatusResult is one task in detail (View) or the overview (Summary).
+// StatusResult is one task in detail (View) or the overview (Summary),
+// each with the health of its tasks.
 type StatusResult struct {
-	View    *task.View    `json:"view,omitempty"`
-	Summary *task.Summary `json:"summary,omitempty"`
+	View    *TaskStatus    `json:"view,omitempty"`
+	Summary *StatusSummary `json:"summary,omitempty"`
+}
+
+// TaskStatus is pm status tk-...: the task's view, its health and its
+// pending requests.
+type TaskStatus struct {
+	*task.View
+	Health   task.Health      `json:"health"`
+	Requests []*store.Request `json:"requests"`
+}
+
+// StatusSummary is pm status: the overview with each listed task's health.
+type StatusSummary struct {
+	*task.Summary
+	Health map[string]task.Health `json:"health"`
 }
 
 // Status shows a task with its phases and agents: the named one, else the
@@ -50,12 +67,29 @@ func Status(ctx context.Context, sess *Session, in StatusInput) (StatusResult, e
 	if id == "" && sess.Actor.Agent != nil {
 		id = sess.Actor.Agent.TaskID
 	}
+	pending := task.PendingRequests(sess.Store)
 	if id != "" {
 		v, err := task.Describe(sess.Store, id)
-		return StatusResult{View: v}, err
+		if err != nil {
+			return StatusResult{}, err
+		}
+		ts := &TaskStatus{View: v, Health: task.HealthOf(sess.Store, v.Task, pending), Requests: []*store.Request{}}
+		for _, r := range pending {
+			if r.TaskID == id {
+				ts.Requests = append(ts.Requests, r)
+			}
+		}
+		return StatusResult{View: ts}, nil
 	}
 	sum, err := task.Summarize(sess.Store, in.All)
-	return StatusResult{Summary: sum}, err
+	if err != nil {
+		return StatusResult{}, err
+	}
+	out := &StatusSummary{Summary: sum, Health: map[string]task.Health{}}
+	for _, t := range sum.Tasks {
+		out.Health[t.ID] = task.HealthOf(sess.Store, t, pending)
+	}
+	return StatusResult{Summary: out}, nil
 }
 
 // SubtaskInput is pm subtask.
@@ -175,7 +209,11 @@ func Kill(ctx context.Context, sess *Session, in KillInput) (*task.KillResult, e
 	if err != nil {
 		return nil, err
 	}
-	return task.Kill(sess.Store, l, sess.Actor, in.Task, in.Restart)
+	res, err := task.Kill(sess.Store, l, sess.Actor, in.Task, in.Restart)
+	if errors.Is(err, store.ErrCorrupt) && sess.Actor.IsHuman() && !in.Restart {
+		return killCorrupt(sess, l, in.Task, err)
+	}
+	return res, residentHint(sess.Store, in.Task, err)
 }
 
 // ResetInput is pm reset.
@@ -191,4 +229,23 @@ func Reset(ctx context.Context, sess *Session, in ResetInput) (*task.ResetResult
 		return nil, err
 	}
 	return task.Reset(sess.Store, sess.Actor, in.Force)
+}
+
+// killCorrupt ends the agents of a task whose task.json does not parse: the
+// processes are what a person needs gone; the record is left for them to
+// fix or remove (the error says where).
+func killCorrupt(sess *Session, l *agent.Launcher, id string, cause error) (*task.KillResult, error) {
+	agents, err := sess.Store.AgentsOf(id)
+	if err != nil {
+		return nil, err
+	}
+	res := &task.KillResult{Tasks: []string{}, Agents: []string{}}
+	for _, a := range agents {
+		if err := l.Kill(sess.Actor, a.Name); err != nil {
+			return res, err
+		}
+		res.Agents = append(res.Agents, a.Name)
+	}
+	sess.Store.Warnf("%v; its agents were stopped, the record was left as it is (fix it, or remove %s)", cause, sess.Store.TaskDir(id))
+	return res, nil
 }

@@ -132,9 +132,9 @@ func chatText(_ *Session, in ChatInput, r ChatResult, _ error) string {
 func statusText(sess *Session, _ StatusInput, r StatusResult, _ error) string {
 	var b bytes.Buffer
 	if r.View != nil {
-		render.PrintTaskView(&b, r.View, sess.Actor)
+		render.PrintTaskView(&b, r.View.View, r.View.Health, r.View.Requests, sess.Actor)
 	} else {
-		render.PrintSummary(&b, r.Summary)
+		render.PrintSummary(&b, r.Summary.Summary, r.Summary.Health)
 	}
 	return b.String()
 }

@@ -9,5 +9,8 @@
 //     escape sequence reaches a terminal raw; JSON output bypasses render and
 //     keeps the exact text;
 //   - every function writes whole lines ending in a newline, except PhaseLine,
-//     which returns one line without it.
+//     HealthLine and HealthDetail, which return one line without it;
+//   - colour (pm log) only when the output is a terminal and NO_COLOR is
+//     unset; lines are cut to the terminal's width only on a terminal (Width
+//     is 0 for pipes and files, which get whole lines).
 package render

@@ -36,59 +36,6 @@ func PhaseLine(p *store.Phase, count int) string {
 	return s
 }
 
-// PrintTaskView writes pm status tk-...: the task, its phases (the actor's
-// own marked *) and its agents.
-func PrintTaskView(w io.Writer, v *task.View, actor store.Actor) {
-	t := v.Task
-	fmt.Fprintf(w, "%s %s  %s\n", t.ID, Line(t.Status), Line(t.Description))
-	fmt.Fprintf(w, "  owner @%s  runtime %s  depth %d\n", Line(t.Owner), Line(t.Runtime), t.Depth)
-	if t.ParentID != "" {
-		fmt.Fprintf(w, "  parent %s\n", Line(t.ParentID))
-	}
-	if len(t.BlockedBy) > 0 {
-		fmt.Fprintf(w, "  blocked by %s\n", Line(strings.Join(t.BlockedBy, ", ")))
-	}
-	if len(t.Children) > 0 {
-		fmt.Fprintf(w, "  subtasks %s\n", Line(strings.Join(t.Children, ", ")))
-	}
-	if t.Commit != "" {
-		fmt.Fprintf(w, "  commit %s\n", Line(t.Commit))
-	}
-	for _, p := range v.Phases {
-		mark := " "
-		if actor.Agent != nil && actor.Agent.PhaseID == p.ID {
-			mark = "*"
-		}
-		fmt.Fprintf(w, " %sphase %s\n", mark, PhaseLine(p.Phase, p.Messages))
-	}
-	for _, a := range v.Agents {
-		role := "owner"
-		if a.Role != "" {
-			role = a.Role
-		}
-		fmt.Fprintf(w, "  agent @%s %s %s pid %d\n", Line(a.Name), Line(role), Line(a.Status), a.Pid)
-	}
-}
-
-// PrintSummary writes pm status: one line per listed task, then the counts.
-func PrintSummary(w io.Writer, sum *task.Summary) {
-	if sum.Total == 0 {
-		fmt.Fprintln(w, "no tasks yet; start one with: pm task \"describe the work\"")
-		return
-	}
-	for _, t := range sum.Tasks {
-		indent := strings.Repeat("  ", t.Depth)
-		fmt.Fprintf(w, "%s%s %-7s @%s  %s\n", indent, Line(t.ID), Line(t.Status), Line(t.Owner), Line(t.Description))
-	}
-	var parts []string
-	for _, k := range []store.TaskStatus{store.TaskActive, store.TaskBlocked, store.TaskDone, store.TaskKilled} {
-		if sum.Counts[k] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", sum.Counts[k], k))
-		}
-	}
-	fmt.Fprintf(w, "%d tasks: %s\n", sum.Total, strings.Join(parts, ", "))
-}
-
 // PrintHistory writes pm history: messages grouped under their phase.
 func PrintHistory(w io.Writer, entries []phase.Entry) {
 	var last string

@@ -44,11 +44,14 @@ func restrict(p Policy) error {
 func coverRules(p Policy, writable []string) []landlock.Rule {
 	readDir := landlock.PathAccess(landlock.AccessFSSet(ll.AccessFSReadDir), "/")
 	rules := []landlock.Rule{readDir}
+	// A path listed by cover may vanish before its rule is made (another
+	// process's temporary file): it has nothing left to grant, and one that
+	// reappears stays denied, so skipping it fails closed.
 	rd, rf := cover("/", p.Hide)
-	rules = append(rules, landlock.RODirs(rd...), landlock.ROFiles(rf...))
+	rules = append(rules, landlock.RODirs(rd...).IgnoreIfMissing(), landlock.ROFiles(rf...).IgnoreIfMissing())
 	for _, w := range writable {
 		wd, wf := cover(w, p.Hide)
-		rules = append(rules, landlock.RWDirs(wd...).WithRefer(), landlock.RWFiles(wf...))
+		rules = append(rules, landlock.RWDirs(wd...).WithRefer().IgnoreIfMissing(), landlock.RWFiles(wf...).IgnoreIfMissing())
 	}
 	return rules
 }

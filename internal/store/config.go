@@ -78,6 +78,25 @@ type Runtime struct {
 	// runtime it started) gets between SIGTERM and SIGKILL, whoever stops it
 	// (pm kill, pm reset, its host when its phase closed).
 	StopGraceSeconds int `json:"stop_grace_seconds"`
+	// ResidentIdle is how long a resident prompt object waits for its next
+	// message before its process ends ("5m"; "0" never idles out). The
+	// next message starts it again.
+	ResidentIdle string `json:"resident_idle,omitempty"`
+}
+
+// DefaultResidentIdle is ResidentIdle when config.json does not set it.
+const DefaultResidentIdle = 5 * time.Minute
+
+// ResidentIdleAfter is ResidentIdle as a duration; 0 means never.
+func (r Runtime) ResidentIdleAfter() time.Duration {
+	if r.ResidentIdle == "" {
+		return DefaultResidentIdle
+	}
+	d, err := time.ParseDuration(r.ResidentIdle)
+	if err != nil || d < 0 {
+		return DefaultResidentIdle // validate refuses it at load
+	}
+	return d
 }
 
 // StopGrace is StopGraceSeconds as a duration.
@@ -139,6 +158,27 @@ type Config struct {
 	Requests Requests `json:"requests"`
 	Commit   Commit   `json:"commit"`
 	Sandbox  Sandbox  `json:"sandbox,omitzero"`
+	Notify   Notify   `json:"notify,omitzero"`
+}
+
+// Notify runs a command of the user's when something needs a person:
+// an agent asked the human, a task is done, stalled or failed, or a budget
+// stopped an agent (internal/notify; the supervisor runs it).
+type Notify struct {
+	// Command is the argv to run; the event is one JSON object on its
+	// stdin. Empty: no notifications.
+	Command []string `json:"command,omitempty"`
+	// TimeoutSeconds bounds one run (default 10); the command's process
+	// group is killed after it.
+	TimeoutSeconds int `json:"timeout_seconds,omitempty"`
+}
+
+// Timeout is how long one notification may run.
+func (n Notify) Timeout() time.Duration {
+	if n.TimeoutSeconds <= 0 {
+		return 10 * time.Second
+	}
+	return time.Duration(n.TimeoutSeconds) * time.Second
 }
 
 // Sandbox is how run_command's commands are confined (internal/sandbox).
@@ -187,7 +227,17 @@ func LoadConfig(path string) (Config, error) {
 	if err != nil {
 		return cfg, err
 	}
+	return parseConfig(path, data)
+}
+
+// parseConfig decodes data over the defaults, refusing unknown keys, and
+// validates the values.
+func parseConfig(path string, data []byte) (Config, error) {
+	cfg := DefaultConfig()
 	if err := lockedfile.DecodeJSON(path, data, &cfg); err != nil {
+		return cfg, err
+	}
+	if err := checkKeys(path, data); err != nil {
 		return cfg, err
 	}
 	return cfg, cfg.validate(path)
@@ -219,6 +269,9 @@ func (c Config) validate(path string) error {
 	case "", PromptArg, PromptStdin:
 	default:
 		return fmt.Errorf("%s: runtime.exec.prompt is %q; want arg or stdin", path, c.Runtime.Exec.Prompt)
+	}
+	if d, err := time.ParseDuration(c.Runtime.ResidentIdle); c.Runtime.ResidentIdle != "" && (err != nil || d < 0) {
+		return fmt.Errorf("%s: runtime.resident_idle is %q; want a duration such as \"5m\", or \"0\" for never", path, c.Runtime.ResidentIdle)
 	}
 	switch c.Runtime.Default {
 	case RuntimeLLM, RuntimeExec, RuntimeNone:

@@ -15,10 +15,14 @@
 //
 //	.plasmodium/
 //	  .gitignore               "*": state never reaches the user's commits (Init)
-//	  config.json              limits, model, runtime (written by Init; read by Open)
+//	  config.json              limits, model, runtime, notify (written by Init; read by
+//	                           Open, unknown keys refused; pm config: UpdateConfig,
+//	                           under config.json.lock, written only if it loads)
 //	  events.jsonl             the bus (internal/bus): every process appends
 //	                           under events.jsonl.lock; pm reset removes it
 //	  supervisor.lock          the live supervisor's lifetime flock (TryLockSupervisor)
+//	  notify.cursor            the notifier's bus cursor (internal/notify:
+//	                           SetNotifyCursor, under notify.cursor.lock)
 //	  tasks.lock               task creation, links, done, kill, restart, reset
 //	  tasks/tk-ID/
 //	    task.json              the task (task package: WriteTask, UpdateTask),

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"errors"
+	"github.com/plasmodium/pm/internal/bus"
 	"os"
 	"path/filepath"
 
@@ -80,4 +82,36 @@ func (s *Store) InboxCursor(name string) int64 {
 func (s *Store) SetInboxCursor(name string, off int64) error {
 	p := s.InboxCursorPath(name)
 	return lockedfile.With(p, func() error { return lockedfile.WriteJSON(p, off) })
+}
+
+// InboxUnread reports whether name's inbox holds bytes past its saved
+// cursor: a message the resident has not answered yet.
+func (s *Store) InboxUnread(name string) (bool, error) {
+	st, err := os.Stat(s.InboxPath(name))
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return st.Size() > s.InboxCursor(name), nil
+}
+
+// notifyCursorPath is where the notifier keeps its place on the bus.
+func (s *Store) notifyCursorPath() string { return filepath.Join(s.Root, "notify.cursor") }
+
+// NotifyCursor is the notifier's saved bus cursor (ok false: none saved).
+func (s *Store) NotifyCursor() (c bus.Cursor, ok bool) {
+	var text string
+	if err := lockedfile.ReadJSON(s.notifyCursorPath(), &text); err != nil {
+		return bus.Cursor{}, false
+	}
+	c, err := bus.ParseCursor(text)
+	return c, err == nil
+}
+
+// SetNotifyCursor saves the notifier's place: everything before c was handled.
+func (s *Store) SetNotifyCursor(c bus.Cursor) error {
+	p := s.notifyCursorPath()
+	return lockedfile.With(p, func() error { return lockedfile.WriteJSON(p, c.String()) })
 }

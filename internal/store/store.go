@@ -33,6 +33,8 @@ type Store struct {
 	Secrets secret.Set
 	// EventBus, when set, replaces the file bus (tests use a bus.Mem).
 	EventBus bus.Bus
+	// BadConfig is why config.json did not load (OpenForConfig only).
+	BadConfig error
 }
 
 // Open opens the state directory at root and loads its config.
@@ -44,10 +46,37 @@ func Open(root string) (*Store, error) {
 	s := &Store{Root: root, Now: time.Now, IDs: ids.Default, Warn: io.Discard}
 	cfg, err := LoadConfig(s.ConfigPath())
 	if err != nil {
-		return nil, &errs.Error{Code: errs.Failure, Msg: "bad config", Err: err, Try: "fix or delete " + s.ConfigPath() + " (pm init rewrites defaults)"}
+		return nil, &errs.Error{Code: errs.Failure, Msg: "bad config", Err: err, Try: ConfigTry(err, s.ConfigPath())}
 	}
 	s.Config = cfg
 	s.Config.Runtime.Exec = cfg.Runtime.Exec.Resolved()
+	return s, nil
+}
+
+// ConfigTry is what to do about a config.json that does not load.
+func ConfigTry(err error, path string) string {
+	var ke *KeyError
+	switch {
+	case errors.As(err, &ke) && ke.Near != "":
+		return "pm config unset " + ke.Key + ", then pm config set " + ke.Near + " VALUE"
+	case errors.As(err, &ke):
+		return "pm config unset " + ke.Key
+	}
+	return "fix or delete " + path + " (pm init rewrites defaults; pm config list shows the keys)"
+}
+
+// OpenForConfig opens the state directory even when its config.json does
+// not load, so pm config can repair it: Config then holds the defaults and
+// BadConfig the load error.
+func OpenForConfig(root string) (*Store, error) {
+	s, err := Open(root)
+	if err == nil || errs.CodeOf(err) == errs.NotFound {
+		return s, err
+	}
+	s = &Store{Root: root, Now: time.Now, IDs: ids.Default, Warn: io.Discard, Config: DefaultConfig()}
+	if _, s.BadConfig = LoadConfig(s.ConfigPath()); s.BadConfig == nil {
+		s.BadConfig = err // it loads now: report what failed before
+	}
 	return s, nil
 }
 

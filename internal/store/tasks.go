@@ -26,6 +26,9 @@ func (s *Store) Task(id string) (*Task, error) {
 	return &t, nil
 }
 
+// ErrCorrupt is a record whose file is not valid JSON.
+var ErrCorrupt = lockedfile.ErrMalformed
+
 // WriteTask creates a task file. The caller owns the new id.
 func (s *Store) WriteTask(t *Task) error {
 	if err := os.MkdirAll(s.PhasesDir(t.ID), 0o755); err != nil {

@@ -1,6 +1,8 @@
 // Package task implements the task lifecycle: create (with blockers and
 // subtasks), done (commit, unblock, notify), kill (and restart) and
-// wait-children.
+// wait-children; and a task's health (HealthOf: stalled, waiting on the
+// human, blocked, working, ...), the one answer pm status, pm wait and the
+// notifier give.
 //
 // Invariants:
 //   - breakers (active tasks, subtask depth) are checked and the task written

@@ -3,6 +3,7 @@ package agents
 
 import (
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -39,28 +40,46 @@ func run(f *cmdutil.Factory, o Options) error {
 	if err != nil {
 		return err
 	}
-	list, err := ops.Agents(f.Context, sess, ops.AgentsInput{All: o.All})
+	res, err := ops.Agents(f.Context, sess, ops.AgentsInput{All: o.All})
 	if err != nil {
 		return err
 	}
 	if o.JSON {
-		return cmdutil.PrintJSON(f.IO.Out, list)
+		return cmdutil.PrintJSON(f.IO.Out, res.Agents)
 	}
-	if len(list) == 0 {
-		fmt.Fprintln(f.IO.Out, "no agents running (pm agents --all lists ended ones)")
+	if len(res.Agents) == 0 {
+		fmt.Fprintf(f.IO.Out, "no agents running%s\n", hiddenNote(res.Hidden))
 		return nil
 	}
 	tw := tabwriter.NewWriter(f.IO.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tROLE\tTASK\tPHASE\tRUNTIME\tSTATUS\tPID\tRESTARTS\tACTIVITY")
-	for _, a := range list {
-		role := a.Role
-		if role == "" {
-			role = "owner"
-		}
+	for _, a := range res.Agents {
 		l := render.Line[string] // records can be hand-edited: no raw control reaches the terminal
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", l(a.Name), l(role), l(dash(a.TaskID)), l(dash(a.PhaseID)), l(string(a.Runtime)), l(string(a.Status)), a.Pid, a.Restarts, l(activity(a, f.Now())))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", l(a.Name), l(render.AgentRole(a)), l(dash(a.TaskID)), l(dash(a.PhaseID)), l(string(a.Runtime)), l(status(a)), a.Pid, a.Restarts, l(activity(a, f.Now())))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if res.Hidden > 0 {
+		fmt.Fprintf(f.IO.Out, "%s hidden (exited or killed): pm agents --all shows them\n", render.Plural(res.Hidden, "ended agent"))
+	}
+	return nil
+}
+
+// status is the agent's status with how it ended: "failed (exit 1: crash loop)".
+func status(a *store.Agent) string {
+	end := strings.TrimPrefix(render.AgentEnd(a), " ")
+	if end == "" || a.Status == store.AgentRunning || a.Status == store.AgentPending {
+		return string(a.Status)
+	}
+	return string(a.Status) + " (" + end + ")"
+}
+
+func hiddenNote(n int) string {
+	if n == 0 {
+		return " (pm agents --all lists ended ones)"
+	}
+	return "; " + render.Plural(n, "ended agent") + " hidden: pm agents --all shows them"
 }
 
 // activity says what an llm agent is doing and since when ("working 3s").

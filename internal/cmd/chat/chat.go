@@ -19,6 +19,7 @@ import (
 // Options are the inputs of pm chat.
 type Options struct {
 	Phase  string
+	Task   string
 	Follow bool
 	Wait   bool
 	JSON   bool
@@ -37,10 +38,18 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 			if o.Follow && o.Wait {
 				return errs.Usagef("pick one", "--follow and --wait do not go together")
 			}
+			if o.Task != "" && (!o.Follow || o.Phase != "") {
+				return errs.Usagef("pm chat --follow --task tk-...", "--task goes with --follow and without --phase")
+			}
 			return run(f, o)
 		},
 	}
 	c.Flags().StringVar(&o.Phase, "phase", "", "phase to read (default: yours, or the only active one)")
+	c.Flags().StringVar(&o.Task, "task", "", "with --follow: the task whose phase to follow, waiting for it to open one")
+	c.Example = `  pm chat                           # the room so far
+  pm chat --follow                  # stream it until it closes (waits for a phase to open)
+  pm chat --follow --task tk-1a2b3c # that task's next phase
+  pm chat --wait                    # block until someone else posts`
 	c.Flags().BoolVarP(&o.Follow, "follow", "f", false, "keep printing new messages until the phase closes")
 	c.Flags().BoolVar(&o.Wait, "wait", false, "block until there is a new message from someone else, print the new ones, exit")
 	c.Flags().BoolVar(&o.JSON, "json", false, "print messages as JSON lines")
@@ -73,7 +82,7 @@ func run(f *cmdutil.Factory, o Options) error {
 // follow prints the phase's messages as they land until it closes.
 func follow(f *cmdutil.Factory, sess *ops.Session, o Options) error {
 	s, actor := sess.Store, sess.Actor
-	ph, err := ops.ResolvePhase(s, actor, o.Phase)
+	ph, err := followed(f, sess, o)
 	if err != nil {
 		return err
 	}
@@ -116,4 +125,26 @@ func printRaw(f *cmdutil.Factory, asJSON bool, raw []byte) error {
 	}
 	render.PrintMessage(f.IO.Out, m)
 	return nil
+}
+
+// followed is the phase --follow streams: the named one, else the task's
+// active phase, else (none open yet) the next one the task opens.
+func followed(f *cmdutil.Factory, sess *ops.Session, o Options) (*store.Phase, error) {
+	if o.Task == "" {
+		ph, err := ops.ResolvePhase(sess.Store, sess.Actor, o.Phase)
+		if o.Phase != "" || !errs.Is(err, errs.State) {
+			return ph, err
+		}
+	}
+	t, err := ops.ResolveTask(sess.Store, sess.Actor, o.Task)
+	if err != nil {
+		return nil, err
+	}
+	if ph, err := sess.Store.ActivePhase(t.ID); err != nil || ph != nil {
+		return ph, err
+	}
+	if !o.JSON {
+		fmt.Fprintf(f.IO.ErrOut, "-- waiting for %s to open a phase\n", t.ID)
+	}
+	return ops.WaitPhase(f.Context, sess, t.ID)
 }

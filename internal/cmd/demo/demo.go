@@ -153,6 +153,10 @@ func workspace(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// The demo writes a task, agents and a commit: never into a real project.
+	if _, err := os.Stat(filepath.Join(dir, store.DirName)); err == nil {
+		return "", errs.Usagef("name a new or empty directory, or leave out --dir for a temporary one", "%s is already a pm project; the demo would replay into it and commit there", dir)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
@@ -184,11 +188,11 @@ func follow(ctx context.Context, s *store.Store, taskID string, w io.Writer, lab
 func describe(ev bus.Event) string {
 	switch ev.Kind {
 	case bus.EvPhaseOpened:
-		return fmt.Sprintf("phase %s %q opened: %v", ev.PhaseID, ev.Text, ev.Data)
+		return fmt.Sprintf("phase %s %q opened: limit %v, roles %s", ev.PhaseID, ev.Text, ev.Data["limit"], words(ev.Data["roles"]))
 	case bus.EvMessage:
 		return fmt.Sprintf("@%s: %s", ev.Actor, ev.Text)
 	case bus.EvPhaseClosed:
-		return fmt.Sprintf("phase %s closed (%s) %v", ev.PhaseID, ev.Text, ev.Data)
+		return fmt.Sprintf("phase %s closed (%s) %v/%v", ev.PhaseID, ev.Text, ev.Data["messages"], ev.Data["limit"])
 	case bus.EvAgentStarted:
 		return fmt.Sprintf("agent @%s started (pid %v)", ev.Agent, ev.Data["pid"])
 	case bus.EvAgentExited:
@@ -231,4 +235,14 @@ func summary(w io.Writer, s *store.Store, taskID, dir, label string) error {
 	fmt.Fprintf(w, "%sdone: %s %s; look around with PM_HOME=%s pm status --all, pm log, pm history --task %s\n",
 		label, t.ID, t.Status, s.Root, t.ID)
 	return nil
+}
+
+// words lists a JSON array of strings as "a, b" (not Go's [a b]).
+func words(v any) string {
+	list, _ := v.([]any)
+	out := make([]string, 0, len(list))
+	for _, x := range list {
+		out = append(out, fmt.Sprint(x))
+	}
+	return strings.Join(out, ", ")
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -55,12 +56,7 @@ func run(f *cmdutil.Factory, o Options) error {
 		}
 	}
 	if !created {
-		if o.Agent != "" {
-			fmt.Fprintf(o.IO.Out, "pm: already initialised at %s (state kept); agents now run the %s preset\n", root, o.Agent)
-			return nil
-		}
-		fmt.Fprintf(o.IO.Out, "pm: already initialised at %s (state kept)\n", root)
-		return nil
+		return already(o, root)
 	}
 	s, err := store.Open(root)
 	if err != nil {
@@ -70,5 +66,24 @@ func run(f *cmdutil.Factory, o Options) error {
 	s.Notify(bus.Event{Kind: bus.EvInit, Text: root})
 	fmt.Fprintf(o.IO.Out, "Initialised %s\nNext: pm task \"describe the work\"  (agents run %v; edit %s to change)\n",
 		root, s.Config.Runtime.Exec.Command, s.ConfigPath())
+	return nil
+}
+
+// already reports a store that exists; a config.json that does not load is
+// an error here too, rather than "initialised" over a broken file.
+func already(o Options, root string) error {
+	s, err := store.OpenForConfig(root)
+	if err != nil {
+		return err
+	}
+	if s.BadConfig != nil {
+		return &errs.Error{Code: errs.Failure, Msg: "already initialised at " + root + ", but its config does not load", Err: s.BadConfig,
+			Try: store.ConfigTry(s.BadConfig, s.ConfigPath())}
+	}
+	if o.Agent != "" {
+		fmt.Fprintf(o.IO.Out, "pm: already initialised at %s (state kept); agents now run the %s preset\n", root, o.Agent)
+		return nil
+	}
+	fmt.Fprintf(o.IO.Out, "pm: already initialised at %s (state kept)\n", root)
 	return nil
 }

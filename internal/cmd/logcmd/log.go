@@ -2,8 +2,6 @@
 package logcmd
 
 import (
-	"fmt"
-	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -43,13 +41,19 @@ func run(f *cmdutil.Factory, o Options) error {
 		return err
 	}
 	b := s.Bus()
-	// Tail reads backwards from the end, so a huge bus costs what is printed.
-	past, end, err := b.Tail(o.Tail)
+	var keep func(bus.Event) bool
+	if o.Kind != "" {
+		keep = func(ev bus.Event) bool { return strings.HasPrefix(string(ev.Kind), o.Kind) }
+	}
+	p := &render.EventPrinter{W: f.IO.Out, Color: render.UseColor(f.IO.Out, f.Getenv), Width: render.Width(f.IO.Out)}
+	// Tail reads backwards from the end, so a huge bus costs what is
+	// printed; --kind filters before -n counts.
+	past, end, err := b.TailWhere(o.Tail, keep)
 	if err != nil {
 		return err
 	}
 	for _, d := range past {
-		if err := printEvent(f.IO.Out, d, o); err != nil {
+		if err := printEvent(p, d, o); err != nil {
 			return err
 		}
 	}
@@ -61,28 +65,20 @@ func run(f *cmdutil.Factory, o Options) error {
 		if err != nil {
 			return err
 		}
-		if err := printEvent(f.IO.Out, d, o); err != nil {
+		if keep != nil && !keep(d.Event) {
+			continue
+		}
+		if err := printEvent(p, d, o); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func printEvent(w io.Writer, d bus.Delivery, o Options) error {
-	ev := d.Event
-	if o.Kind != "" && !strings.HasPrefix(string(ev.Kind), o.Kind) {
-		return nil
-	}
+func printEvent(p *render.EventPrinter, d bus.Delivery, o Options) error {
 	if o.JSON {
-		_, err := w.Write(append(d.Raw, '\n'))
+		_, err := p.W.Write(append(d.Raw, '\n'))
 		return err
 	}
-	ids := strings.TrimSpace(strings.Join([]string{ev.TaskID, ev.PhaseID, ev.Agent}, " "))
-	text := ev.Text
-	if len(text) > 200 {
-		text = strings.ToValidUTF8(text[:200], "") + "…" // cut on a rune boundary
-	}
-	text = render.Terminal(strings.ReplaceAll(text, "\n", " ")) // agent-written: escape controls
-	_, err := fmt.Fprintf(w, "%s %-16s %-12s %s  %s\n", ev.Time.Local().Format("15:04:05.000"), render.Line(ev.Kind), render.Line(ev.Actor), render.Line(ids), text)
-	return err
+	return p.Print(d.Event)
 }

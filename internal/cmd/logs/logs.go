@@ -2,9 +2,12 @@
 package logs
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -19,6 +22,7 @@ import (
 type Options struct {
 	Name   string
 	Follow bool
+	JSON   bool
 }
 
 // NewCmd builds `pm logs`.
@@ -33,7 +37,10 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 			return run(f, o)
 		},
 	}
-	c.Flags().BoolVarP(&o.Follow, "follow", "f", false, "keep printing as the log grows (until the agent ends)")
+	c.Flags().BoolVarP(&o.Follow, "follow", "f", false, "keep printing as the log grows (until the agent ends); waits for an agent that has not started")
+	c.Flags().BoolVar(&o.JSON, "json", false, `print the output as JSON lines {"agent","offset","text"}`)
+	c.Example = `  pm logs birch_0405
+  pm logs birch_0405 -f      # follow it, from before it starts until it ends`
 	return c
 }
 
@@ -45,8 +52,15 @@ func run(f *cmdutil.Factory, o Options) error {
 	if !ids.ValidAgentName(o.Name) {
 		return errs.Usagef("see pm agents --all", "%q is not an agent name", o.Name)
 	}
-	if _, err := s.Agent(o.Name); err != nil {
+	a, err := s.Agent(o.Name)
+	if err != nil {
 		return err
+	}
+	if o.Follow && a.Status == store.AgentPending {
+		if a.Runtime == store.RuntimeNone {
+			return errs.Statef("a person or script acts as @"+o.Name+" with PM_AGENT="+o.Name, "@%s runs on runtime none: it never starts a process, so it has no log", o.Name)
+		}
+		fmt.Fprintf(f.IO.ErrOut, "-- @%s has not started yet (pm status %s says why); waiting\n", o.Name, a.TaskID)
 	}
 	path := s.LogPath(o.Name)
 	var off int64
@@ -62,7 +76,12 @@ func run(f *cmdutil.Factory, o Options) error {
 		if _, err := fh.Seek(off, io.SeekStart); err != nil {
 			return err
 		}
-		n, err := io.Copy(f.IO.Out, fh)
+		var n int64
+		if o.JSON {
+			n, err = copyJSON(f.IO.Out, fh, o.Name, off)
+		} else {
+			n, err = io.Copy(f.IO.Out, fh)
+		}
 		off += n
 		return err
 	}
@@ -84,4 +103,32 @@ func run(f *cmdutil.Factory, o Options) error {
 		}
 		return false, nil
 	})
+}
+
+// copyJSON writes what r holds as JSON lines, one per read chunk, each with
+// its offset in the log: raw process output need not be text or whole lines.
+func copyJSON(w io.Writer, r io.Reader, agent string, off int64) (int64, error) {
+	enc := json.NewEncoder(w)
+	buf := make([]byte, 32<<10)
+	var total int64
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			chunk := struct {
+				Agent  string `json:"agent"`
+				Offset int64  `json:"offset"`
+				Text   string `json:"text"`
+			}{agent, off + total, strings.ToValidUTF8(string(buf[:n]), "\uFFFD")}
+			if werr := enc.Encode(chunk); werr != nil {
+				return total, werr
+			}
+			total += int64(n)
+		}
+		if errors.Is(err, io.EOF) {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+	}
 }

@@ -3,12 +3,14 @@ package say
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/ops"
+	"github.com/plasmodium/pm/internal/phase"
 )
 
 // Options are the inputs of pm say.
@@ -24,9 +26,19 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	c := &cobra.Command{
 		Use:   `say "message"`,
 		Short: "Post a message to the current phase (exit 5 when it is closed)",
-		Args:  cobra.MinimumNArgs(1),
+		Long: "Post a message to the current phase (exit 5 when it is closed).\n\n" +
+			"With \"-\" as the message it is read from standard input; a message that itself starts\n" +
+			"with \"-\" goes after \"--\" so it is not taken for a flag.",
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Message = strings.Join(args, " ")
+			if len(args) == 1 && args[0] == "-" && c.ArgsLenAtDash() != 0 {
+				msg, err := readMessage(f.IO.In)
+				if err != nil {
+					return err
+				}
+				o.Message = msg
+			}
 			return run(f, o)
 		},
 	}
@@ -52,4 +64,14 @@ func run(f *cmdutil.Factory, o Options) error {
 		fmt.Fprintf(f.IO.Out, "phase %s reached its limit and is now closed\n", res.Phase.ID)
 	}
 	return nil
+}
+
+// readMessage reads a message from standard input (pm say -), bounded one
+// byte past the largest message so an over-long one is refused, not cut.
+func readMessage(in io.Reader) (string, error) {
+	data, err := io.ReadAll(io.LimitReader(in, phase.MaxMessage+1))
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(string(data), "\n"), nil
 }

@@ -48,12 +48,12 @@ func run(f *cmdutil.Factory, o Options) error {
 		if o.JSON {
 			return cmdutil.PrintJSON(f.IO.Out, res.View)
 		}
-		render.PrintTaskView(f.IO.Out, res.View, sess.Actor)
+		render.PrintTaskView(f.IO.Out, res.View.View, res.View.Health, res.View.Requests, sess.Actor)
 		return nil
 	}
 	if o.JSON {
 		return cmdutil.PrintJSON(f.IO.Out, res.Summary)
 	}
-	render.PrintSummary(f.IO.Out, res.Summary)
+	render.PrintSummary(f.IO.Out, res.Summary.Summary, res.Summary.Health)
 	return nil
 }

@@ -3,11 +3,13 @@
 package supervise
 
 import (
+	"context"
 	"log/slog"
 
 	"github.com/spf13/cobra"
 
 	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/notify"
 	"github.com/plasmodium/pm/internal/supervisor"
 )
 
@@ -27,12 +29,33 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			log := slog.New(slog.NewTextHandler(f.IO.ErrOut, nil))
 			sv := &supervisor.Supervisor{
 				Store: s, Launcher: l, Policy: supervisor.DefaultPolicy,
-				Log:        slog.New(slog.NewTextHandler(f.IO.ErrOut, nil)),
+				Log:        log,
 				RaiseHuman: f.RaiseHuman(s),
 			}
-			return sv.Run(f.Context)
+			return withNotifier(f.Context, &notify.Notifier{Store: s, Log: log}, sv.Run)
 		},
 	}
+}
+
+// withNotifier runs the notifier beside the supervisor: it lives exactly as
+// long as agents do. On the way out it catches up with the bus, so the
+// event that let the supervisor go (the last task done) is still notified.
+func withNotifier(ctx context.Context, n *notify.Notifier, run func(context.Context) error) error {
+	nctx, stop := context.WithCancel(ctx)
+	followed := make(chan error, 1)
+	go func() { followed <- n.Follow(nctx) }()
+	err := run(ctx)
+	stop()
+	if ferr := <-followed; ferr != nil {
+		n.Log.Error("notify", "err", ferr)
+	}
+	if ctx.Err() == nil {
+		if cerr := n.CatchUp(ctx); cerr != nil {
+			n.Log.Error("notify: catch up", "err", cerr)
+		}
+	}
+	return err
 }

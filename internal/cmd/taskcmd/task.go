@@ -3,6 +3,7 @@ package taskcmd
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -53,7 +54,7 @@ func run(f *cmdutil.Factory, o Options) error {
 	}
 	fmt.Fprintf(f.IO.Out, "%s %s owner @%s (%s)\n", t.ID, t.Status, t.Owner, t.Runtime)
 	if t.Status == store.TaskBlocked {
-		fmt.Fprintf(f.IO.Out, "waiting for %v; the owner starts when they are done\n", t.BlockedBy)
+		fmt.Fprintf(f.IO.Out, "waiting for %s; the owner starts when they are done\n", strings.Join(t.BlockedBy, ", "))
 	} else if t.Runtime == store.RuntimeNone {
 		fmt.Fprintf(f.IO.Out, "runtime none: act as the owner with PM_AGENT=%s pm ...\n", t.Owner)
 	}

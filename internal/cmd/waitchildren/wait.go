@@ -57,7 +57,11 @@ func run(f *cmdutil.Factory, o Options) error {
 		fmt.Fprintf(f.IO.Out, "%s %s %s\n", c.ID, render.Line(c.Status), render.Line(c.Description))
 	}
 	if err == nil {
-		fmt.Fprintf(f.IO.Out, "all %d subtasks of %s finished\n", len(res.Children), res.Task.ID)
+		if len(res.Children) == 1 {
+			fmt.Fprintf(f.IO.Out, "the 1 subtask of %s finished\n", res.Task.ID)
+		} else {
+			fmt.Fprintf(f.IO.Out, "all %d subtasks of %s finished\n", len(res.Children), res.Task.ID)
+		}
 	}
 	return err
 }

@@ -1,0 +1,179 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/plasmodium/pm/internal/bus"
+)
+
+// EventPrinter writes bus events as pm log shows them: aligned columns
+// (time, kind, actor, ids, text), then what the event's data says (exit
+// code, count/limit) and how long since the event that opened it (an
+// agent's run, a phase, a task), when that event was printed before.
+type EventPrinter struct {
+	W     io.Writer
+	Color bool
+	// Width, when set (a terminal's), cuts each line's text to fit it.
+	Width int
+	// opened remembers when an agent started, a phase opened or a task was
+	// created, so the event that ends it can show the duration.
+	opened map[string]time.Time
+}
+
+// Column widths: the longest kinds and agent names pm writes today; a
+// longer value pushes its line out rather than being cut.
+const (
+	kindWidth  = 18
+	actorWidth = 14
+	idsWidth   = 19
+)
+
+// Print writes one event as one line.
+func (p *EventPrinter) Print(ev bus.Event) error {
+	ids := strings.TrimSpace(ev.TaskID + " " + ev.PhaseID)
+	text := ev.Text
+	if len(text) > 200 {
+		text = strings.ToValidUTF8(text[:200], "") + "…" // cut on a rune boundary
+	}
+	text = Terminal(strings.ReplaceAll(text, "\n", " ")) // agent-written: escape controls
+	if ev.Agent != "" && ev.Agent != ev.Actor {
+		text = strings.TrimSpace("@" + Line(ev.Agent) + " " + text)
+	}
+	if extra := p.extra(ev); extra != "" {
+		text = strings.TrimSpace(text + "  (" + extra + ")")
+	}
+	kind := fmt.Sprintf("%-*s", kindWidth, Line(ev.Kind))
+	rest := fmt.Sprintf("%-*s  %-*s  ", actorWidth, Line(ev.Actor), idsWidth, Line(ids))
+	stamp := ev.Time.Local().Format("15:04:05.000")
+	text = fitTail(stamp+"  "+kind+"  "+rest, text, p.Width)
+	_, err := fmt.Fprintf(p.W, "%s  %s  %s%s\n", p.paint(dim, stamp), p.paint(kindColor(ev.Kind), kind), rest, text)
+	return err
+}
+
+// extra is what the event's data and the events before it add: "exit 1",
+// "3/10", "ran 4.2s".
+func (p *EventPrinter) extra(ev bus.Event) string {
+	var parts []string
+	if code, ok := number(ev.Data["exit_code"]); ok {
+		parts = append(parts, "exit "+strconv.Itoa(code))
+	}
+	n, okN := number(ev.Data["n"])
+	if !okN {
+		n, okN = number(ev.Data["messages"])
+	}
+	if limit, ok := number(ev.Data["limit"]); ok && okN {
+		parts = append(parts, strconv.Itoa(n)+"/"+strconv.Itoa(limit))
+	}
+	if r, ok := number(ev.Data["restarts"]); ok && ev.Kind == bus.EvAgentRespawned {
+		parts = append(parts, "restart "+strconv.Itoa(r))
+	}
+	if d, ok := p.duration(ev); ok {
+		parts = append(parts, "after "+Duration(d))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// duration remembers opening events and measures the closing ones.
+func (p *EventPrinter) duration(ev bus.Event) (time.Duration, bool) {
+	if p.opened == nil {
+		p.opened = map[string]time.Time{}
+	}
+	var open, close string
+	switch ev.Kind {
+	case bus.EvAgentStarted, bus.EvAgentRespawned:
+		open = "agent " + ev.Agent
+	case bus.EvAgentExited, bus.EvAgentKilled, bus.EvAgentFailed, bus.EvAgentBudget:
+		close = "agent " + ev.Agent
+	case bus.EvPhaseOpened:
+		open = "phase " + ev.PhaseID
+	case bus.EvPhaseClosed:
+		close = "phase " + ev.PhaseID
+	case bus.EvTaskCreated:
+		open = "task " + ev.TaskID
+	case bus.EvTaskDone, bus.EvTaskKilled:
+		close = "task " + ev.TaskID
+	case bus.EvReset:
+		clear(p.opened)
+	}
+	if open != "" {
+		p.opened[open] = ev.Time
+		return 0, false
+	}
+	t, ok := p.opened[close]
+	if close == "" || !ok {
+		return 0, false
+	}
+	delete(p.opened, close)
+	return ev.Time.Sub(t), true
+}
+
+// Duration is d rounded for a person: 850ms, 4.2s, 3m10s, 2h5m.
+func Duration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	case d < time.Hour:
+		return d.Round(time.Second).String()
+	}
+	return strings.TrimSuffix(d.Round(time.Minute).String(), "0s")
+}
+
+func number(v any) (int, bool) {
+	f, ok := v.(float64) // what encoding/json gives a number in map[string]any
+	if !ok || f != float64(int(f)) {
+		return 0, false
+	}
+	return int(f), true
+}
+
+// ANSI colours for pm log on a terminal.
+const (
+	dim    = "2"
+	red    = "31"
+	green  = "32"
+	yellow = "33"
+	cyan   = "36"
+)
+
+func kindColor(k bus.Kind) string {
+	switch k {
+	case bus.EvAgentFailed, bus.EvAgentBudget, bus.EvAgentKilled, bus.EvTaskKilled:
+		return red
+	case bus.EvTaskDone, bus.EvCommit, bus.EvChildDone:
+		return green
+	case bus.EvRequestAsked, bus.EvAgentExited:
+		return yellow
+	}
+	if strings.HasPrefix(string(k), "phase.") {
+		return cyan
+	}
+	return ""
+}
+
+func (p *EventPrinter) paint(color, s string) string {
+	if !p.Color || color == "" {
+		return s
+	}
+	return "\x1b[" + color + "m" + s + "\x1b[0m"
+}
+
+// UseColor reports whether w is a terminal and the user has not asked for
+// no colour (NO_COLOR, https://no-color.org).
+func UseColor(w io.Writer, getenv func(string) string) bool {
+	if getenv("NO_COLOR") != "" || getenv("TERM") == "dumb" {
+		return false
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

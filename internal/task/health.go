@@ -1,0 +1,145 @@
+package task
+
+import (
+	"slices"
+
+	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// State is what a task is doing and whether anyone is doing it: the one
+// answer pm status gives per task.
+type State string
+
+// Task states, from the most to the least urgent for a person.
+const (
+	StateStalled      State = "stalled"       // its owner failed, exited or is gone: nobody works on it
+	StateWaitingHuman State = "waiting-human" // an agent of it asked the human (pm answer)
+	StateBlocked      State = "blocked"       // waits on other tasks
+	StateWaitingKids  State = "waiting-children"
+	StateWorking      State = "working"
+	StateStarting     State = "starting" // owner recorded, not yet running
+	StateManual       State = "manual"   // runtime none: a person or script acts as the owner
+	StateDone         State = "done"
+	StateKilled       State = "killed"
+)
+
+// Health is one task's state with what explains it and what to do next.
+type Health struct {
+	State State `json:"state"`
+	// Phase is the active phase, with its message count and limit.
+	Phase *PhaseCount `json:"phase,omitempty"`
+	// Requests are the pending questions of the task's agents (rq-...).
+	Requests []string `json:"requests,omitempty"`
+	// Waiting are the tasks it waits on: live blockers or live subtasks.
+	Waiting []string `json:"waiting,omitempty"`
+	// Reason and ExitCode explain a stalled task (from its owner's record).
+	Reason   string `json:"reason,omitempty"`
+	ExitCode *int   `json:"exit_code,omitempty"`
+	// Next is the command a person would run next, if any.
+	Next string `json:"next,omitempty"`
+}
+
+// PhaseCount is a phase's id, name and how full its room is.
+type PhaseCount struct {
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	Messages int    `json:"messages"`
+	Limit    int    `json:"limit"`
+}
+
+// HealthOf works out the state of t from its owner, phases, requests,
+// blockers and children. pending are the store's pending requests (read
+// once by the caller for all tasks).
+func HealthOf(s *store.Store, t *store.Task, pending []*store.Request) Health {
+	switch t.Status {
+	case store.TaskDone:
+		return Health{State: StateDone}
+	case store.TaskKilled:
+		return Health{State: StateKilled}
+	case store.TaskBlocked:
+		return Health{State: StateBlocked, Waiting: liveOf(s, t.BlockedBy)}
+	}
+	h := Health{State: StateWorking}
+	for _, r := range pending {
+		if r.TaskID == t.ID {
+			h.Requests = append(h.Requests, r.ID)
+		}
+	}
+	if p, err := s.ActivePhase(t.ID); err == nil && p != nil {
+		n, _ := s.MessageCount(t.ID, p.ID)
+		h.Phase = &PhaseCount{ID: p.ID, Name: p.Name, Messages: n, Limit: p.MessageLimit}
+	}
+	if owner, err := s.Agent(t.Owner); err == nil {
+		if stalled(owner) {
+			h.State, h.Reason, h.ExitCode = StateStalled, ownerReason(owner), owner.ExitCode
+			h.Next = "pm logs " + owner.Name + "; then pm kill " + t.ID + " --restart"
+			return h
+		}
+		switch {
+		case owner.Status == store.AgentPending && t.Runtime == store.RuntimeNone:
+			h.State = StateManual
+		case owner.Status == store.AgentPending:
+			h.State = StateStarting
+		}
+	}
+	if len(h.Requests) > 0 {
+		h.State, h.Next = StateWaitingHuman, "pm answer "+h.Requests[0]+" \"...\""
+		return h
+	}
+	if kids := liveOf(s, t.Children); len(kids) > 0 && h.Phase == nil && h.State == StateWorking {
+		h.State, h.Waiting = StateWaitingKids, kids
+	}
+	return h
+}
+
+// stalled: the owner of a live task is not running and will not be
+// restarted on its own (failed, exited, killed, or its process is gone).
+func stalled(a *store.Agent) bool {
+	switch a.Status {
+	case store.AgentFailed, store.AgentExited, store.AgentKilled:
+		return true
+	case store.AgentRunning:
+		return !agent.Running(a)
+	}
+	return false
+}
+
+func ownerReason(a *store.Agent) string {
+	if a.Status == store.AgentRunning {
+		return "owner @" + a.Name + " is recorded running but its process is gone"
+	}
+	r := "owner @" + a.Name + " " + string(a.Status)
+	if a.Reason != "" {
+		r += ": " + a.Reason
+	}
+	return r
+}
+
+// liveOf keeps the ids whose task is still live (or unreadable: shown rather
+// than hidden).
+func liveOf(s *store.Store, ids []string) []string {
+	var out []string
+	for _, id := range ids {
+		if t, err := s.Task(id); err != nil || t.Live() {
+			out = append(out, id)
+		}
+	}
+	return slices.Clip(out)
+}
+
+// PendingRequests reads the store's pending requests; a failure to read
+// them shows no requests rather than failing the whole status.
+func PendingRequests(s *store.Store) []*store.Request {
+	all, err := s.Requests()
+	if err != nil {
+		return nil
+	}
+	var out []*store.Request
+	for _, r := range all {
+		if r.Status == store.RequestPending {
+			out = append(out, r)
+		}
+	}
+	return out
+}
