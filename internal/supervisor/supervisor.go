@@ -47,6 +47,10 @@ type Supervisor struct {
 	pending  map[string]*time.Timer   // respawns scheduled
 	watching map[string]driver.Handle // agent name -> run whose exit we wait for
 	wake     chan struct{}
+
+	// beforeRespawn, when set (tests), runs between respawn's look at the
+	// dead host and its locked re-check, to force a racing start there.
+	beforeRespawn func(name string)
 }
 
 // Running reports whether a supervisor holds the lock of s.
@@ -354,26 +358,27 @@ func (sv *Supervisor) respawn(name string) {
 	// The host died; whatever it started may linger in its process group.
 	// Its leader is gone, so the driver forces the rest at once (no grace).
 	_, _ = sv.drv.Stop(sv.ctx, a.Handle)
-	if _, err := s.UpdateAgent(name, func(r *store.Agent) error {
-		// Re-check under the lock: pm kill may have ended it meanwhile.
+	if sv.beforeRespawn != nil {
+		sv.beforeRespawn(name)
+	}
+	// Restart re-checks under the agent's lock, where starters serialise:
+	// a live host recorded meanwhile (pm send started it) or an end on
+	// purpose (pm kill) means nothing is spawned.
+	r, err := sv.Launcher.Restart(name, func(r *store.Agent) error {
 		if !sv.wanted(r) {
 			return errNotWanted
 		}
-		r.Restarts++
-		r.Status = store.AgentExited // let Start spawn it again
 		return nil
-	}); errors.Is(err, errNotWanted) {
+	})
+	switch {
+	case errors.Is(err, errNotWanted) || errors.Is(err, agent.ErrAlreadyRunning):
 		return
-	} else if err != nil {
+	case err != nil:
 		sv.Log.Error("respawn", "agent", name, "err", err)
 		return
 	}
-	if err := sv.Launcher.Start(name); err != nil {
-		sv.Log.Error("respawn", "agent", name, "err", err)
-		return
-	}
-	s.Notify(bus.Event{Kind: bus.EvAgentRespawned, Actor: "supervisor", Agent: name, TaskID: a.TaskID, PhaseID: a.PhaseID,
-		Data: map[string]any{"restarts": a.Restarts + 1}})
+	s.Notify(bus.Event{Kind: bus.EvAgentRespawned, Actor: "supervisor", Agent: name, TaskID: r.TaskID, PhaseID: r.PhaseID,
+		Data: map[string]any{"restarts": r.Restarts}})
 }
 
 func (sv *Supervisor) giveUp(name string, crashes int) {
