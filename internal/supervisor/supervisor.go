@@ -46,6 +46,8 @@ type Supervisor struct {
 	crashes  map[string][]time.Time
 	pending  map[string]*time.Timer   // respawns scheduled
 	watching map[string]driver.Handle // agent name -> run whose exit we wait for
+	stopping map[string]driver.Handle // unwanted runs being stopped
+	stopAt   map[string]time.Time     // when an unwanted run is due to be stopped
 	wake     chan struct{}
 
 	// beforeRespawn, when set (tests), runs between respawn's look at the
@@ -166,6 +168,7 @@ func (sv *Supervisor) Run(ctx context.Context) error {
 // init readies the maps, the wake-up channel and the driver.
 func (sv *Supervisor) init(ctx context.Context) {
 	sv.crashes, sv.pending, sv.watching = map[string][]time.Time{}, map[string]*time.Timer{}, map[string]driver.Handle{}
+	sv.stopping, sv.stopAt = map[string]driver.Handle{}, map[string]time.Time{}
 	sv.wake = make(chan struct{}, 1)
 	sv.ctx = ctx
 	sv.drv = sv.Driver
@@ -223,7 +226,9 @@ func (sv *Supervisor) poke() {
 }
 
 // reconcile compares wanted agents with running ones and acts on the
-// difference. It reports whether anything is still live.
+// difference both ways: it respawns what is wanted and crashed, and stops
+// what runs and is not wanted (stop.go). It reports whether anything is
+// still live.
 func (sv *Supervisor) reconcile() (bool, error) {
 	agents, err := sv.Store.Agents()
 	if err != nil {
@@ -236,9 +241,12 @@ func (sv *Supervisor) reconcile() (bool, error) {
 		if want || alive {
 			live = true
 		}
-		switch {
-		case alive && a.Status == store.AgentRunning:
+		if alive && a.Status == store.AgentRunning {
 			sv.watchExit(a.Name, a.Handle)
+		}
+		switch {
+		case alive && !want:
+			sv.stopUnwanted(a)
 		case want && sv.crashed(a, alive):
 			sv.scheduleRespawn(a)
 		}
