@@ -73,6 +73,7 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 	// If the host is killed outright, its runtime must not outlive it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	log.Info("starting", "runtime", a.Runtime, "argv0", argv[0], "role", a.Role, "task", a.TaskID, "phase", a.PhaseID)
+	driver.NoInherit()
 	if err := cmd.Start(); err != nil {
 		return finish(s, log, a, -1, "start "+argv[0]+": "+err.Error())
 	}

@@ -53,6 +53,7 @@ func (d *Process) Start(_ context.Context, spec Spec) (Handle, error) {
 	if len(spec.Argv) == 0 {
 		return Handle{}, errors.New("start " + spec.Name + ": nothing to run")
 	}
+	NoInherit()
 	cmd := exec.Command(spec.Argv[0], spec.Argv[1:]...)
 	cmd.Dir, cmd.Env = spec.Dir, spec.Env
 	cmd.Stdout, cmd.Stderr = spec.Output, spec.Output

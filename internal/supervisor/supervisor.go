@@ -80,6 +80,7 @@ func Ensure(l *agent.Launcher) error {
 		return err
 	}
 	defer logf.Close()
+	driver.NoInherit() // the caller's descriptors stay with the caller
 	cmd := exec.Command(l.Exe, "supervise")
 	cmd.Dir = l.Store.ProjectDir()
 	cmd.Env = append(filterEnv(l.Env), "PM_HOME="+l.Store.Root)
