@@ -19,6 +19,10 @@
 //	  events.jsonl             the bus (internal/bus): every process appends
 //	                           under events.jsonl.lock; pm reset removes it
 //	  supervisor.lock          the live supervisor's lifetime flock (TryLockSupervisor)
+//	  supervisor.wanted        empty marker: a supervisor should run (written by
+//	                           supervisor.Ensure and Run, removed by a supervisor
+//	                           that found nothing live; a marker with the lock
+//	                           free is a dead supervisor: supervisor.Revive)
 //	  tasks.lock               task creation, links, done, kill, restart, reset
 //	  tasks/tk-ID/
 //	    task.json              the task (task package: WriteTask, UpdateTask)

@@ -214,3 +214,35 @@ func TestRunStopsHostOfKilledTask(t *testing.T) {
 		t.Fatalf("recorded %s, want killed", a.Status)
 	}
 }
+
+// The "supervisor wanted" marker: a supervisor that finds nothing live
+// removes it; Revive starts one only while the marker is there and no
+// supervisor holds the lock (here the start fails on a missing binary, which
+// shows that it was tried).
+func TestReviveFollowsTheMarker(t *testing.T) {
+	s := newStore(t)
+	l := &agent.Launcher{Store: s, Exe: "/nonexistent/pm"}
+	if err := Revive(l); err != nil {
+		t.Fatalf("nothing wanted, yet Revive tried a start: %v", err)
+	}
+	if err := s.MarkSupervisorWanted(); err != nil {
+		t.Fatal(err)
+	}
+	if err := Revive(l); err == nil {
+		t.Fatal("wanted and not running: Revive did not start one")
+	}
+	unlock, ok, err := s.TryLockSupervisor()
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	if err := Revive(l); err != nil {
+		t.Fatalf("a supervisor holds the lock, yet Revive tried a start: %v", err)
+	}
+	_ = unlock()
+	if err := (&Supervisor{Store: s, Log: quiet()}).Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if s.SupervisorWanted() {
+		t.Fatal("a supervisor that found nothing live left the marker")
+	}
+}

@@ -70,11 +70,32 @@ func Running(s *store.Store) bool {
 
 // Ensure starts `pm supervise` in the background unless one is running.
 // Two commands racing may both start one; the loser exits at once because
-// only one can hold the lock.
+// only one can hold the lock. It first marks a supervisor wanted, so one
+// that dies before it is done is revived (Revive).
 func Ensure(l *agent.Launcher) error {
+	if err := l.Store.MarkSupervisorWanted(); err != nil {
+		return err
+	}
 	if Running(l.Store) {
 		return nil
 	}
+	return start(l)
+}
+
+// Revive starts a supervisor when one is wanted (agents were started and no
+// supervisor has yet found nothing live) but none holds the lock: it died
+// (kill -9, OOM) while agents it should keep alive may be dead. Every pm
+// command calls it; it costs a stat, and a lock probe only while the marker
+// is there.
+func Revive(l *agent.Launcher) error {
+	if !l.Store.SupervisorWanted() || Running(l.Store) {
+		return nil
+	}
+	return start(l)
+}
+
+// start runs `pm supervise` detached, its output to logs/supervisor.log.
+func start(l *agent.Launcher) error {
 	logf, err := l.Store.OpenLog("supervisor")
 	if err != nil {
 		return err
@@ -116,6 +137,9 @@ func (sv *Supervisor) Run(ctx context.Context) error {
 		return nil
 	}
 	defer func() { _ = unlock() }()
+	if err := sv.Store.MarkSupervisorWanted(); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sv.init(ctx)
@@ -139,6 +163,11 @@ func (sv *Supervisor) Run(ctx context.Context) error {
 			// An agent started after that reconcile saw our lock held and so
 			// started no supervisor: release, look once more, and stay on
 			// (if the lock is still ours to take) when something came alive.
+			// The marker goes first: a starter that writes it after this
+			// sees the lock free, or finds us staying (and re-marking).
+			if err := sv.Store.ClearSupervisorWanted(); err != nil {
+				sv.Log.Error("clear the supervisor marker", "err", err)
+			}
 			_ = unlock()
 			if !sv.anyLive() {
 				sv.Log.Info("nothing live; supervisor exiting")
@@ -149,6 +178,9 @@ func (sv *Supervisor) Run(ctx context.Context) error {
 				return err // another supervisor took over
 			}
 			unlock = again
+			if err := sv.Store.MarkSupervisorWanted(); err != nil {
+				sv.Log.Error("mark the supervisor wanted", "err", err)
+			}
 			continue
 		}
 		select {
