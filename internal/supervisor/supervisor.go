@@ -285,7 +285,7 @@ func (sv *Supervisor) reconcile() (bool, error) {
 		}
 	}
 	sv.mu.Lock()
-	if len(sv.pending) > 0 {
+	if len(sv.pending) > 0 || len(sv.stopping) > 0 {
 		live = true
 	}
 	sv.mu.Unlock()
