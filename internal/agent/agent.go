@@ -164,7 +164,7 @@ func (l *Launcher) spawn(d driver.Driver, a *store.Agent) (driver.Handle, error)
 func Env(base []string, s *store.Store, a *store.Agent) []string {
 	out := make([]string, 0, len(base)+6)
 	for _, kv := range base {
-		if hasAnyPrefix(kv, "PM_HOME=", "PM_AGENT=", "PM_TASK=", "PM_ROLE=", "PM_PHASE=", "PM_PROMPT_FILE=") {
+		if hasAnyPrefix(kv, "PM_HOME=", "PM_AGENT=", "PM_TASK=", "PM_ROLE=", "PM_PHASE=", "PM_PROMPT_FILE=", driver.RunEnv+"=") {
 			continue
 		}
 		out = append(out, kv)

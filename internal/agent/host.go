@@ -49,6 +49,8 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 	if err != nil {
 		return err
 	}
+	contain(log, a.Handle)
+	defer driver.EndRun(a.Handle) // what the agent started (even setsid) ends with it
 	text, err := Render(s, a)
 	if err != nil {
 		return finish(s, log, a, -1, "render prompt: "+err.Error())
@@ -182,6 +184,13 @@ func terminate(p *os.Process, linger time.Duration, wholeGroup bool, grace time.
 	_ = p.Signal(syscall.SIGTERM)
 	time.Sleep(grace)
 	_ = p.Signal(syscall.SIGKILL)
+}
+
+// contain makes the host the subreaper of its descendants' orphans and says
+// in the log how this run's processes are found when it ends (driver.RunEnv).
+func contain(log *slog.Logger, h driver.Handle) {
+	err := driver.BecomeSubreaper()
+	log.Info("containment", "run", h.Run, "subreaper", err == nil, "cgroup", "none (processes found by "+driver.RunEnv+")")
 }
 
 func waitPhaseClosed(ctx context.Context, s *store.Store, taskID, phaseID string) error {

@@ -117,7 +117,7 @@ func start(l *agent.Launcher) error {
 func filterEnv(env []string) []string {
 	out := env[:0:0]
 	for _, kv := range env {
-		if len(kv) >= 8 && (kv[:8] == "PM_HOME=" || kv[:8] == "PM_AGENT" || kv[:8] == "PM_TASK=" || kv[:8] == "PM_ROLE=" || kv[:8] == "PM_PHASE") {
+		if len(kv) >= 8 && (kv[:8] == "PM_HOME=" || kv[:8] == "PM_AGENT" || kv[:8] == "PM_TASK=" || kv[:8] == "PM_ROLE=" || kv[:8] == "PM_PHASE" || kv[:7] == "PM_RUN=") {
 			continue
 		}
 		out = append(out, kv)
