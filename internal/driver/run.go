@@ -16,7 +16,7 @@ import (
 // group they move to (Claude Code runs each Bash command in its own
 // session). Stop ends the marked processes with the group, and a host ends
 // its own on exit (EndRun), so nothing an agent started outlives it.
-const RunEnv = "PM_RUN"
+const RunEnv = "PLASMODIUM_RUN"
 
 // newRun returns a fresh run token.
 func newRun() string {

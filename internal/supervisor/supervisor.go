@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -48,6 +49,9 @@ type Supervisor struct {
 	watching map[string]driver.Handle // agent name -> run whose exit we wait for
 	stopping map[string]driver.Handle // unwanted runs being stopped
 	stopAt   map[string]time.Time     // when an unwanted run is due to be stopped
+	known    map[string]bool          // agents live at the last reconcile (scope.go)
+	dirty    map[string]bool          // agents named by events since
+	rescan   bool                     // read every record next time
 	wake     chan struct{}
 
 	// beforeRespawn, when set (tests), runs between respawn's look at the
@@ -117,7 +121,7 @@ func start(l *agent.Launcher) error {
 func filterEnv(env []string) []string {
 	out := env[:0:0]
 	for _, kv := range env {
-		if len(kv) >= 8 && (kv[:8] == "PM_HOME=" || kv[:8] == "PM_AGENT" || kv[:8] == "PM_TASK=" || kv[:8] == "PM_ROLE=" || kv[:8] == "PM_PHASE" || kv[:7] == "PM_RUN=") {
+		if len(kv) >= 8 && (kv[:8] == "PM_HOME=" || kv[:8] == "PM_AGENT" || kv[:8] == "PM_TASK=" || kv[:8] == "PM_ROLE=" || kv[:8] == "PM_PHASE" || strings.HasPrefix(kv, driver.RunEnv+"=")) {
 			continue
 		}
 		out = append(out, kv)
@@ -202,6 +206,7 @@ func (sv *Supervisor) Run(ctx context.Context) error {
 func (sv *Supervisor) init(ctx context.Context) {
 	sv.crashes, sv.pending, sv.watching = map[string][]time.Time{}, map[string]*time.Timer{}, map[string]driver.Handle{}
 	sv.stopping, sv.stopAt = map[string]driver.Handle{}, map[string]time.Time{}
+	sv.known, sv.dirty, sv.rescan = map[string]bool{}, map[string]bool{}, true
 	sv.wake = make(chan struct{}, 1)
 	sv.ctx = ctx
 	sv.drv = sv.Driver
@@ -224,6 +229,7 @@ func (sv *Supervisor) follow(ctx context.Context, from bus.Cursor) error {
 			return err
 		}
 		if wakes[d.Event.Kind] {
+			sv.note(d.Event)
 			sv.poke()
 		}
 	}
@@ -263,7 +269,7 @@ func (sv *Supervisor) poke() {
 // what runs and is not wanted (stop.go). It reports whether anything is
 // still live.
 func (sv *Supervisor) reconcile() (bool, error) {
-	agents, err := sv.Store.Agents()
+	agents, err := sv.read(sv.toRead())
 	if err != nil {
 		return true, err
 	}
@@ -274,6 +280,7 @@ func (sv *Supervisor) reconcile() (bool, error) {
 		if want || alive {
 			live = true
 		}
+		sv.keep(a.Name, want || alive)
 		if alive && a.Status == store.AgentRunning {
 			sv.watchExit(a.Name, a.Handle)
 		}
