@@ -50,7 +50,6 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 		return err
 	}
 	contain(log, a.Handle)
-	defer driver.EndRun(a.Handle) // what the agent started (even setsid) ends with it
 	text, err := Render(s, a)
 	if err != nil {
 		return finish(s, log, a, -1, "render prompt: "+err.Error())
@@ -218,8 +217,12 @@ func exitCode(err error) int {
 	return -1
 }
 
-// finish records how the agent ended, unless someone (pm kill) already did.
+// finish ends what is left of the run and records how the agent ended,
+// unless someone (pm kill) already did.
 func finish(s *store.Store, log *slog.Logger, a *store.Agent, code int, reason string) error {
+	// What the agent started (even in its own session) ends before the end
+	// is recorded: an agent recorded ended has nothing left running.
+	driver.EndRun(a.Handle)
 	now := s.Now().UTC()
 	self := os.Getpid()
 	_, err := s.UpdateAgent(a.Name, func(r *store.Agent) error {
