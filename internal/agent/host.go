@@ -83,11 +83,7 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 	defer cancel()
 	stop := make(chan string, 2)
 	if a.Role != "" && a.PhaseID != "" {
-		go func() {
-			if waitPhaseClosed(watchCtx, s, a.TaskID, a.PhaseID) == nil {
-				stop <- "phase closed"
-			}
-		}()
+		go watchPhaseClose(watchCtx, s, log, a, func() { stop <- "phase closed" })
 	}
 	signalled := ctx.Done()
 	waited := make(chan error, 1)
@@ -119,11 +115,7 @@ func hostLLM(ctx context.Context, s *store.Store, log *slog.Logger, a *store.Age
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if a.Role != "" && a.PhaseID != "" {
-		go func() {
-			if waitPhaseClosed(ctx, s, a.TaskID, a.PhaseID) == nil {
-				cancel()
-			}
-		}()
+		go watchPhaseClose(ctx, s, log, a, cancel)
 	}
 	log.Info("starting", "runtime", "llm", "prompt", a.Prompt, "role", a.Role, "task", a.TaskID, "phase", a.PhaseID)
 	err := runLLM(ctx, a, text)
@@ -190,6 +182,20 @@ func terminate(p *os.Process, linger time.Duration, wholeGroup bool, grace time.
 func contain(log *slog.Logger, h driver.Handle) {
 	err := driver.BecomeSubreaper()
 	log.Info("containment", "run", h.Run, "subreaper", err == nil, "cgroup", "none (processes found by "+driver.RunEnv+")")
+}
+
+// watchPhaseClose calls closed once a's phase has closed. When the wait
+// cannot be set up (inotify used up) it says so loudly in the log: the
+// supervisor still stops the agent once the phase is closed and its grace
+// has run out (supervisor/stop.go), so enforcement holds, later.
+func watchPhaseClose(ctx context.Context, s *store.Store, log *slog.Logger, a *store.Agent, closed func()) {
+	err := waitPhaseClosed(ctx, s, a.TaskID, a.PhaseID)
+	switch {
+	case err == nil:
+		closed()
+	case ctx.Err() == nil:
+		log.Error("cannot wait for the phase to close; the supervisor will stop this agent after it closes", "phase", a.PhaseID, "err", err)
+	}
 }
 
 func waitPhaseClosed(ctx context.Context, s *store.Store, taskID, phaseID string) error {

@@ -195,8 +195,10 @@ func (sv *Supervisor) Run(ctx context.Context) error {
 			if err == nil {
 				return nil // ctx ended the subscription first
 			}
-			// The bus cannot be followed: exit rather than run deaf; the
-			// next pm command that starts an agent starts a supervisor.
+			// The bus cannot be followed (inotify used up, say): exit
+			// rather than run deaf, loudly; the marker stays, so the next
+			// pm command starts a supervisor again.
+			sv.Log.Error("cannot follow the bus; exiting", "err", err)
 			return fmt.Errorf("follow the bus: %w", err)
 		}
 	}
