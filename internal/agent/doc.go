@@ -12,6 +12,10 @@
 //   - only the host signals its own runtime child (same process group, dies
 //     with the host through Pdeathsig); everything else goes through the
 //     driver, with pm's one stop grace (runtime.stop_grace_seconds);
+//   - a host is a child subreaper and, before recording its end, kills
+//     every process of its run (driver.EndRun), setsid ones included;
+//   - Restart (the supervisor's respawn) spawns only if no live host is
+//     recorded, checked under the agent's lock;
 //   - the package reaches its files only through store operations (see
 //     internal/store's doc for the whole tree and the lock order).
 //
