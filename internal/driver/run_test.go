@@ -73,3 +73,23 @@ func TestStopEndsDetachedChildren(t *testing.T) {
 		}
 	}
 }
+
+// EndRun acts only for the host of the run it was started as: a handle with
+// no run, another process's handle, or a run this process was not started
+// with (a host run by hand inside another agent) ends nothing.
+func TestEndRunOnlyForItsOwnRun(t *testing.T) {
+	t.Setenv(driver.RunEnv, "feedface")
+	self := os.Getpid()
+	for _, c := range []struct {
+		name string
+		h    driver.Handle
+	}{
+		{"no run", driver.Handle{Pid: self}},
+		{"another process", driver.Handle{Pid: self + 1, Run: "feedface"}},
+		{"another run", driver.Handle{Pid: self, Run: "0123abcd"}},
+	} {
+		if driver.EndRun(c.h) {
+			t.Errorf("%s: EndRun ended something", c.name)
+		}
+	}
+}
