@@ -69,7 +69,9 @@ func TestStopEndsDetachedChildren(t *testing.T) {
 			t.Fatal(err)
 		}
 		if _, err := d.Wait(waitCtx(t), child); err != nil {
-			t.Fatalf("host killed %v: the detached child outlived Stop: %v", hostKilled, err)
+			env, _ := os.ReadFile("/proc/" + strconv.Itoa(child.Pid) + "/environ")
+			stat, _ := os.ReadFile("/proc/" + strconv.Itoa(child.Pid) + "/stat")
+			t.Fatalf("host killed %v: the detached child outlived Stop: %v; env %q run %q stat %s", hostKilled, err, env, host.Run, stat)
 		}
 	}
 }

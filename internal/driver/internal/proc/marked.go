@@ -3,6 +3,7 @@ package proc
 import (
 	"bytes"
 	"os"
+	"runtime"
 	"strconv"
 	"syscall"
 )
@@ -19,18 +20,28 @@ func KillMarked(entry string) int {
 	want := []byte(entry)
 	self := os.Getpid()
 	killed := map[int]bool{}
-	for range 16 {
-		found := 0
+	for unsureLeft := 3; ; {
+		found, unsure := 0, 0
 		for _, pid := range pids() {
-			if pid == self || killed[pid] || !hasEnv(pid, want) {
+			if pid == self || killed[pid] {
 				continue
 			}
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			killed[pid] = true
-			found++
+			switch hasEnv(pid, want) {
+			case envMatch:
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				killed[pid] = true
+				found++
+			case envUnsure:
+				unsure++
+			}
+		}
+		// A process caught inside execve shows an empty environment for a
+		// moment: look again a few times before calling the run clean.
+		if found == 0 && (unsure == 0 || unsureLeft == 0) {
+			break
 		}
 		if found == 0 {
-			break
+			unsureLeft--
 		}
 	}
 	return len(killed)
@@ -51,16 +62,40 @@ func pids() []int {
 	return out
 }
 
-// hasEnv reports whether pid's environment holds entry exactly.
-func hasEnv(pid int, entry []byte) bool {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+type envAnswer int
+
+const (
+	envNo     envAnswer = iota
+	envMatch            // the environment holds the entry
+	envUnsure           // a user process showing no environment (mid-exec?)
+)
+
+// hasEnv tells whether pid's environment holds entry exactly. An empty one
+// is unsure for a user process (it may be inside execve), and a plain no for
+// a kernel thread or a zombie (no executable).
+func hasEnv(pid int, entry []byte) envAnswer {
+	dir := "/proc/" + strconv.Itoa(pid)
+	data, err := os.ReadFile(dir + "/environ")
+	for range 100 {
+		if err != nil || len(data) > 0 {
+			break
+		}
+		runtime.Gosched() // maybe inside execve: its new environment is moments away
+		data, err = os.ReadFile(dir + "/environ")
+	}
 	if err != nil {
-		return false
+		return envNo
+	}
+	if len(data) == 0 {
+		if _, err := os.Readlink(dir + "/exe"); err == nil {
+			return envUnsure
+		}
+		return envNo
 	}
 	for kv := range bytes.SplitSeq(data, []byte{0}) {
 		if bytes.Equal(kv, entry) {
-			return true
+			return envMatch
 		}
 	}
-	return false
+	return envNo
 }
