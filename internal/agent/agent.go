@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/plasmodium/pm/internal/bus"
@@ -62,16 +63,57 @@ func New(s *store.Store, a store.Agent) (*store.Agent, error) {
 // live process and the spawn happen under the agent's lock, so two starters
 // racing (a command and the supervisor) cannot both spawn it.
 func (l *Launcher) Start(name string) error {
-	s := l.Store
 	d := l.driver()
-	started := false
-	// UpdateAgent reads the record first: an unknown agent is exit 4.
-	a, err := s.UpdateAgent(name, func(r *store.Agent) error {
+	_, err := l.start(name, func(r *store.Agent) error {
 		if r.Runtime == store.RuntimeNone || (r.Status == store.AgentRunning && d.Alive(r.Handle)) {
 			return store.ErrUnchanged // nothing to run, or already running: never a duplicate
 		}
 		if r.Status == store.AgentKilled || r.Status == store.AgentFailed {
 			return errs.Statef("pm kill "+r.TaskID+" --restart gives the task a fresh owner", "agent %s is %s; it is not started again", r.Name, r.Status)
+		}
+		return nil
+	})
+	if errors.Is(err, errNothingStarted) {
+		return nil
+	}
+	return err
+}
+
+// ErrAlreadyRunning is Restart's answer when a live host is recorded.
+var ErrAlreadyRunning = errors.New("agent already has a live host")
+
+// errNothingStarted: start's check left the record as it was.
+var errNothingStarted = errors.New("nothing started")
+
+// Restart starts the agent again after its host died (the supervisor's
+// respawn), counting the restart. Under the agent's lock it re-reads the
+// record: a live host recorded there (whatever its status: another starter
+// won) is ErrAlreadyRunning, and wanted's error (the agent was ended on
+// purpose meanwhile) is returned as is. Nothing is spawned in either case.
+func (l *Launcher) Restart(name string, wanted func(*store.Agent) error) (*store.Agent, error) {
+	d := l.driver()
+	return l.start(name, func(r *store.Agent) error {
+		if d.Alive(r.Handle) {
+			return ErrAlreadyRunning
+		}
+		if err := wanted(r); err != nil {
+			return err
+		}
+		r.Restarts++
+		return nil
+	})
+}
+
+// start spawns the agent under its lock once check (run there on the record)
+// allows it; check's store.ErrUnchanged is errNothingStarted.
+func (l *Launcher) start(name string, check func(*store.Agent) error) (*store.Agent, error) {
+	s := l.Store
+	d := l.driver()
+	started := false
+	// UpdateAgent reads the record first: an unknown agent is exit 4.
+	a, err := s.UpdateAgent(name, func(r *store.Agent) error {
+		if err := check(r); err != nil {
+			return err
 		}
 		h, err := l.spawn(d, r)
 		if err != nil {
@@ -83,15 +125,18 @@ func (l *Launcher) Start(name string) error {
 		started = true
 		return nil
 	})
-	if err != nil || !started {
-		return err
+	if err != nil {
+		return nil, err
+	}
+	if !started {
+		return a, errNothingStarted
 	}
 	s.Notify(bus.Event{Kind: bus.EvAgentStarted, Actor: "pm", Agent: name, TaskID: a.TaskID, PhaseID: a.PhaseID,
 		Data: map[string]any{"pid": a.Pid, "role": a.Role, "restarts": a.Restarts}})
 	if l.AfterStart != nil {
 		l.AfterStart()
 	}
-	return nil
+	return a, nil
 }
 
 // spawn starts `pm agent-run NAME` through d, output to the agent's log. The
@@ -119,7 +164,7 @@ func (l *Launcher) spawn(d driver.Driver, a *store.Agent) (driver.Handle, error)
 func Env(base []string, s *store.Store, a *store.Agent) []string {
 	out := make([]string, 0, len(base)+6)
 	for _, kv := range base {
-		if hasAnyPrefix(kv, "PM_HOME=", "PM_AGENT=", "PM_TASK=", "PM_ROLE=", "PM_PHASE=", "PM_PROMPT_FILE=") {
+		if hasAnyPrefix(kv, "PM_HOME=", "PM_AGENT=", "PM_TASK=", "PM_ROLE=", "PM_PHASE=", "PM_PROMPT_FILE=", driver.RunEnv+"=") {
 			continue
 		}
 		out = append(out, kv)

@@ -19,6 +19,10 @@
 //     supervisor's crash path handles those);
 //   - no argument of 128 KiB or more is passed to exec (MAX_ARG_STRLEN):
 //     the start fails first, naming runtime.exec.prompt and {PROMPT_FILE};
+//   - a host is a child subreaper and, before recording its end, kills
+//     every process of its run (driver.EndRun), setsid ones included;
+//   - Restart (the supervisor's respawn) spawns only if no live host is
+//     recorded, checked under the agent's lock;
 //   - the package reaches its files only through store operations (see
 //     internal/store's doc for the whole tree and the lock order).
 //

@@ -51,6 +51,7 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 	if err != nil {
 		return err
 	}
+	contain(log, a.Handle)
 	text, err := Render(s, a)
 	if err != nil {
 		return finish(s, log, a, -1, "render prompt: "+err.Error())
@@ -126,6 +127,7 @@ func runExec(ctx context.Context, s *store.Store, log *slog.Logger, masked io.Wr
 	// If the host is killed outright, its runtime must not outlive it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	log.Info("starting", "runtime", a.Runtime, "argv0", argv[0], "role", a.Role, "task", a.TaskID, "phase", a.PhaseID)
+	driver.NoInherit()
 	if err := cmd.Start(); err != nil {
 		return execEnd{code: -1}, errors.New("start " + argv[0] + ": " + err.Error())
 	}
@@ -134,11 +136,7 @@ func runExec(ctx context.Context, s *store.Store, log *slog.Logger, masked io.Wr
 	defer cancel()
 	stop := make(chan string, 2)
 	if a.Role != "" && a.PhaseID != "" {
-		go func() {
-			if waitPhaseClosed(watchCtx, s, a.TaskID, a.PhaseID) == nil {
-				stop <- stopPhase
-			}
-		}()
+		go watchPhaseClose(watchCtx, s, log, a, func() { stop <- stopPhase })
 	}
 	signalled := ctx.Done()
 	waited := make(chan error, 1)
@@ -186,11 +184,7 @@ func hostLLM(ctx context.Context, s *store.Store, log *slog.Logger, a *store.Age
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if a.Role != "" && a.PhaseID != "" {
-		go func() {
-			if waitPhaseClosed(ctx, s, a.TaskID, a.PhaseID) == nil {
-				cancel()
-			}
-		}()
+		go watchPhaseClose(ctx, s, log, a, cancel)
 	}
 	log.Info("starting", "runtime", "llm", "prompt", a.Prompt, "role", a.Role, "task", a.TaskID, "phase", a.PhaseID)
 	err := runLLM(ctx, a, text)
@@ -225,6 +219,27 @@ func terminate(p *os.Process, linger time.Duration, wholeGroup bool, grace time.
 	_ = p.Signal(syscall.SIGKILL)
 }
 
+// contain makes the host the subreaper of its descendants' orphans and says
+// in the log how this run's processes are found when it ends (driver.RunEnv).
+func contain(log *slog.Logger, h driver.Handle) {
+	err := driver.BecomeSubreaper()
+	log.Info("containment", "run", h.Run, "subreaper", err == nil, "cgroup", "none (processes found by "+driver.RunEnv+")")
+}
+
+// watchPhaseClose calls closed once a's phase has closed. When the wait
+// cannot be set up (inotify used up) it says so loudly in the log: the
+// supervisor still stops the agent once the phase is closed and its grace
+// has run out (supervisor/stop.go), so enforcement holds, later.
+func watchPhaseClose(ctx context.Context, s *store.Store, log *slog.Logger, a *store.Agent, closed func()) {
+	err := waitPhaseClosed(ctx, s, a.TaskID, a.PhaseID)
+	switch {
+	case err == nil:
+		closed()
+	case ctx.Err() == nil:
+		log.Error("cannot wait for the phase to close; the supervisor will stop this agent after it closes", "phase", a.PhaseID, "err", err)
+	}
+}
+
 func waitPhaseClosed(ctx context.Context, s *store.Store, taskID, phaseID string) error {
 	dir := s.PhaseDir(taskID, phaseID)
 	return watch.Until(ctx, func() []string { return []string{dir} }, func() (bool, error) {
@@ -250,8 +265,12 @@ func exitCode(err error) int {
 	return -1
 }
 
-// finish records how the agent ended, unless someone (pm kill) already did.
+// finish ends what is left of the run and records how the agent ended,
+// unless someone (pm kill) already did.
 func finish(s *store.Store, log *slog.Logger, a *store.Agent, code int, reason string) error {
+	// What the agent started (even in its own session) ends before the end
+	// is recorded: an agent recorded ended has nothing left running.
+	driver.EndRun(a.Handle)
 	now := s.Now().UTC()
 	self := os.Getpid()
 	_, err := s.UpdateAgent(a.Name, func(r *store.Agent) error {

@@ -149,5 +149,6 @@ func (f *Factory) Session() (*ops.Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	ops.ReviveSupervisor(l, f.Getenv) // a supervisor that died is started again
 	return &ops.Session{Store: s, Actor: actor, Launcher: l, Getenv: f.Getenv}, nil
 }

@@ -24,5 +24,12 @@
 //     child), never by a sleep loop, and work for hosts another pm process
 //     started;
 //   - every host Start spawns is reaped by the driver, so a long-lived
-//     starter leaves no zombies.
+//     starter leaves no zombies;
+//   - every run is marked: PLASMODIUM_RUN=<Handle.Run> in the host's
+//     environment, inherited by all it starts; Stop kills the marked
+//     processes after the group (a setsid child left the group), and a host
+//     ends its own with EndRun. Only the driver's Start sets a token, so
+//     ending one run never touches another's processes;
+//   - no spawn inherits pm's caller's descriptors: Start (and the supervisor
+//     and host spawns) call NoInherit first.
 package driver

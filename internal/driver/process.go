@@ -53,8 +53,10 @@ func (d *Process) Start(_ context.Context, spec Spec) (Handle, error) {
 	if len(spec.Argv) == 0 {
 		return Handle{}, errors.New("start " + spec.Name + ": nothing to run")
 	}
+	NoInherit()
+	run := newRun()
 	cmd := exec.Command(spec.Argv[0], spec.Argv[1:]...)
-	cmd.Dir, cmd.Env = spec.Dir, spec.Env
+	cmd.Dir, cmd.Env = spec.Dir, withRun(spec.Env, run)
 	cmd.Stdout, cmd.Stderr = spec.Output, spec.Output
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -64,7 +66,7 @@ func (d *Process) Start(_ context.Context, spec Spec) (Handle, error) {
 	// child's /proc entry stays, even if it has already exited.
 	pid := cmd.Process.Pid
 	start, _ := proc.StartTime(pid)
-	h := Handle{Pid: pid, PidStart: start}
+	h := Handle{Pid: pid, PidStart: start, Run: run}
 	c := &child{done: make(chan struct{})}
 	d.mu.Lock()
 	if d.children == nil {
@@ -104,12 +106,17 @@ func (d *Process) Wait(ctx context.Context, h Handle) (ExitStatus, error) {
 }
 
 // Stop sends SIGTERM to the group, waits up to the grace for the leader to
-// exit, then sends SIGKILL to whatever is left of the group. A recycled pid
-// is never signalled.
+// exit, then sends SIGKILL to whatever is left of the group and to every
+// process of the run that left it (setsid: RunEnv). A recycled pid is never
+// signalled; the run's marker names only this run.
 func (d *Process) Stop(ctx context.Context, h Handle) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, d.grace)
 	defer cancel()
-	return proc.StopGroup(ctx, h.Pid, h.PidStart)
+	stopped, err := proc.StopGroup(ctx, h.Pid, h.PidStart)
+	if killRun(h.Run) {
+		stopped = true
+	}
+	return stopped, err
 }
 
 // Signal sends sig to the host process alone, after its start-time check.

@@ -50,3 +50,15 @@ func NewLauncher(st *store.Store, exe string, environ []string, getenv func(stri
 	}
 	return l
 }
+
+// ReviveSupervisor starts a supervisor if one should run and none does (it
+// died with agents to keep alive), unless PM_NO_SUPERVISOR is set. Every
+// command's session start calls it: a stat when nothing is wanted.
+func ReviveSupervisor(l *agent.Launcher, getenv func(string) string) {
+	if getenv("PM_NO_SUPERVISOR") != "" {
+		return
+	}
+	if err := supervisor.Revive(l); err != nil {
+		l.Store.Warnf("%v", err)
+	}
+}

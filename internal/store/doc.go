@@ -23,6 +23,10 @@
 //	  supervisor.lock          the live supervisor's lifetime flock (TryLockSupervisor)
 //	  notify.cursor            the notifier's bus cursor (internal/notify:
 //	                           SetNotifyCursor, under notify.cursor.lock)
+//	  supervisor.wanted        empty marker: a supervisor should run (written by
+//	                           supervisor.Ensure and Run, removed by a supervisor
+//	                           that found nothing live; a marker with the lock
+//	                           free is a dead supervisor: supervisor.Revive)
 //	  tasks.lock               task creation, links, done, kill, restart, reset
 //	  tasks/tk-ID/
 //	    task.json              the task (task package: WriteTask, UpdateTask),

@@ -15,8 +15,20 @@
 //     Stop), so its unit tests run on drivertest's fake;
 //   - an agent is respawned only when it crashed (killed, or non-zero exit)
 //     while wanted; exit 0 means it left on purpose;
+//   - the reconcile runs both ways: a host that runs while its agent is not
+//     wanted (killed task or agent, former owner, done task or closed phase
+//     past the time its host takes to leave) is stopped through the driver
+//     and recorded killed (stop.go);
+//   - a reconcile reads the agents live at the last look and those named by
+//     events since; every record only at the first look and after a reset
+//     (scope.go);
+//   - supervisor.wanted is written by Ensure and Run and removed only by a
+//     supervisor that found nothing live, under its lock: a marker with the
+//     lock free is a dead supervisor, which Revive (every command's session
+//     start) starts again;
 //   - CrashLimit crashes within CrashWindow mark the agent failed and file a
 //     request for the human instead of retrying;
-//   - respawns go through agent.Launcher.Start, which never starts a duplicate;
+//   - respawns go through agent.Launcher.Restart, which re-checks under the
+//     agent's lock and never spawns while a live host is recorded;
 //   - it exits when nothing is live.
 package supervisor

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -48,7 +49,16 @@ type Supervisor struct {
 	crashes  map[string][]time.Time
 	pending  map[string]*time.Timer   // respawns scheduled
 	watching map[string]driver.Handle // agent name -> run whose exit we wait for
+	stopping map[string]driver.Handle // unwanted runs being stopped
+	stopAt   map[string]time.Time     // when an unwanted run is due to be stopped
+	known    map[string]bool          // agents live at the last reconcile (scope.go)
+	dirty    map[string]bool          // agents named by events since
+	rescan   bool                     // read every record next time
 	wake     chan struct{}
+
+	// beforeRespawn, when set (tests), runs between respawn's look at the
+	// dead host and its locked re-check, to force a racing start there.
+	beforeRespawn func(name string)
 }
 
 // Running reports whether a supervisor holds the lock of s.
@@ -66,16 +76,38 @@ func Running(s *store.Store) bool {
 
 // Ensure starts `pm supervise` in the background unless one is running.
 // Two commands racing may both start one; the loser exits at once because
-// only one can hold the lock.
+// only one can hold the lock. It first marks a supervisor wanted, so one
+// that dies before it is done is revived (Revive).
 func Ensure(l *agent.Launcher) error {
+	if err := l.Store.MarkSupervisorWanted(); err != nil {
+		return err
+	}
 	if Running(l.Store) {
 		return nil
 	}
+	return start(l)
+}
+
+// Revive starts a supervisor when one is wanted (agents were started and no
+// supervisor has yet found nothing live) but none holds the lock: it died
+// (kill -9, OOM) while agents it should keep alive may be dead. Every pm
+// command calls it; it costs a stat, and a lock probe only while the marker
+// is there.
+func Revive(l *agent.Launcher) error {
+	if !l.Store.SupervisorWanted() || Running(l.Store) {
+		return nil
+	}
+	return start(l)
+}
+
+// start runs `pm supervise` detached, its output to logs/supervisor.log.
+func start(l *agent.Launcher) error {
 	logf, err := l.Store.OpenLog("supervisor")
 	if err != nil {
 		return err
 	}
 	defer logf.Close()
+	driver.NoInherit() // the caller's descriptors stay with the caller
 	cmd := exec.Command(l.Exe, "supervise")
 	cmd.Dir = l.Store.ProjectDir()
 	cmd.Env = append(filterEnv(l.Env), "PM_HOME="+l.Store.Root)
@@ -91,7 +123,7 @@ func Ensure(l *agent.Launcher) error {
 func filterEnv(env []string) []string {
 	out := env[:0:0]
 	for _, kv := range env {
-		if len(kv) >= 8 && (kv[:8] == "PM_HOME=" || kv[:8] == "PM_AGENT" || kv[:8] == "PM_TASK=" || kv[:8] == "PM_ROLE=" || kv[:8] == "PM_PHASE") {
+		if len(kv) >= 8 && (kv[:8] == "PM_HOME=" || kv[:8] == "PM_AGENT" || kv[:8] == "PM_TASK=" || kv[:8] == "PM_ROLE=" || kv[:8] == "PM_PHASE" || strings.HasPrefix(kv, driver.RunEnv+"=")) {
 			continue
 		}
 		out = append(out, kv)
@@ -111,6 +143,9 @@ func (sv *Supervisor) Run(ctx context.Context) error {
 		return nil
 	}
 	defer func() { _ = unlock() }()
+	if err := sv.Store.MarkSupervisorWanted(); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sv.init(ctx)
@@ -141,6 +176,11 @@ func (sv *Supervisor) Run(ctx context.Context) error {
 			// An agent started after that reconcile saw our lock held and so
 			// started no supervisor: release, look once more, and stay on
 			// (if the lock is still ours to take) when something came alive.
+			// The marker goes first: a starter that writes it after this
+			// sees the lock free, or finds us staying (and re-marking).
+			if err := sv.Store.ClearSupervisorWanted(); err != nil {
+				sv.Log.Error("clear the supervisor marker", "err", err)
+			}
 			_ = unlock()
 			if !sv.anyLive() {
 				sv.Log.Info("nothing live; supervisor exiting")
@@ -151,6 +191,9 @@ func (sv *Supervisor) Run(ctx context.Context) error {
 				return err // another supervisor took over
 			}
 			unlock = again
+			if err := sv.Store.MarkSupervisorWanted(); err != nil {
+				sv.Log.Error("mark the supervisor wanted", "err", err)
+			}
 			continue
 		}
 		select {
@@ -161,8 +204,10 @@ func (sv *Supervisor) Run(ctx context.Context) error {
 			if err == nil {
 				return nil // ctx ended the subscription first
 			}
-			// The bus cannot be followed: exit rather than run deaf; the
-			// next pm command that starts an agent starts a supervisor.
+			// The bus cannot be followed (inotify used up, say): exit
+			// rather than run deaf, loudly; the marker stays, so the next
+			// pm command starts a supervisor again.
+			sv.Log.Error("cannot follow the bus; exiting", "err", err)
 			return fmt.Errorf("follow the bus: %w", err)
 		}
 	}
@@ -171,6 +216,8 @@ func (sv *Supervisor) Run(ctx context.Context) error {
 // init readies the maps, the wake-up channel and the driver.
 func (sv *Supervisor) init(ctx context.Context) {
 	sv.crashes, sv.pending, sv.watching = map[string][]time.Time{}, map[string]*time.Timer{}, map[string]driver.Handle{}
+	sv.stopping, sv.stopAt = map[string]driver.Handle{}, map[string]time.Time{}
+	sv.known, sv.dirty, sv.rescan = map[string]bool{}, map[string]bool{}, true
 	sv.wake = make(chan struct{}, 1)
 	sv.ctx = ctx
 	sv.drv = sv.Driver
@@ -193,6 +240,7 @@ func (sv *Supervisor) follow(ctx context.Context, from bus.Cursor) error {
 			return err
 		}
 		if wakes[d.Event.Kind] {
+			sv.note(d.Event)
 			sv.poke()
 		}
 	}
@@ -228,9 +276,11 @@ func (sv *Supervisor) poke() {
 }
 
 // reconcile compares wanted agents with running ones and acts on the
-// difference. It reports whether anything is still live.
+// difference both ways: it respawns what is wanted and crashed, and stops
+// what runs and is not wanted (stop.go). It reports whether anything is
+// still live.
 func (sv *Supervisor) reconcile() (bool, error) {
-	agents, err := sv.Store.Agents()
+	agents, err := sv.read(sv.toRead())
 	if err != nil {
 		return true, err
 	}
@@ -241,15 +291,19 @@ func (sv *Supervisor) reconcile() (bool, error) {
 		if want || alive {
 			live = true
 		}
-		switch {
-		case alive && a.Status == store.AgentRunning:
+		sv.keep(a.Name, want || alive)
+		if alive && a.Status == store.AgentRunning {
 			sv.watchExit(a.Name, a.Handle)
+		}
+		switch {
+		case alive && !want:
+			sv.stopUnwanted(a)
 		case want && sv.crashed(a, alive):
 			sv.scheduleRespawn(a)
 		}
 	}
 	sv.mu.Lock()
-	if len(sv.pending) > 0 {
+	if len(sv.pending) > 0 || len(sv.stopping) > 0 {
 		live = true
 	}
 	sv.mu.Unlock()
@@ -363,26 +417,27 @@ func (sv *Supervisor) respawn(name string) {
 	// The host died; whatever it started may linger in its process group.
 	// Its leader is gone, so the driver forces the rest at once (no grace).
 	_, _ = sv.drv.Stop(sv.ctx, a.Handle)
-	if _, err := s.UpdateAgent(name, func(r *store.Agent) error {
-		// Re-check under the lock: pm kill may have ended it meanwhile.
+	if sv.beforeRespawn != nil {
+		sv.beforeRespawn(name)
+	}
+	// Restart re-checks under the agent's lock, where starters serialise:
+	// a live host recorded meanwhile (pm send started it) or an end on
+	// purpose (pm kill) means nothing is spawned.
+	r, err := sv.Launcher.Restart(name, func(r *store.Agent) error {
 		if !sv.wanted(r) {
 			return errNotWanted
 		}
-		r.Restarts++
-		r.Status = store.AgentExited // let Start spawn it again
 		return nil
-	}); errors.Is(err, errNotWanted) {
+	})
+	switch {
+	case errors.Is(err, errNotWanted) || errors.Is(err, agent.ErrAlreadyRunning):
 		return
-	} else if err != nil {
+	case err != nil:
 		sv.Log.Error("respawn", "agent", name, "err", err)
 		return
 	}
-	if err := sv.Launcher.Start(name); err != nil {
-		sv.Log.Error("respawn", "agent", name, "err", err)
-		return
-	}
-	s.Notify(bus.Event{Kind: bus.EvAgentRespawned, Actor: "supervisor", Agent: name, TaskID: a.TaskID, PhaseID: a.PhaseID,
-		Data: map[string]any{"restarts": a.Restarts + 1}})
+	s.Notify(bus.Event{Kind: bus.EvAgentRespawned, Actor: "supervisor", Agent: name, TaskID: r.TaskID, PhaseID: r.PhaseID,
+		Data: map[string]any{"restarts": r.Restarts}})
 }
 
 func (sv *Supervisor) giveUp(name string, crashes int) {

@@ -3,8 +3,10 @@ package watch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/plasmodium/pm/internal/jsonl"
@@ -19,10 +21,23 @@ import (
 func Until(ctx context.Context, dirs func() []string, check func() (bool, error)) error {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
-		return err
+		return explain(err)
 	}
 	defer w.Close()
-	return until(ctx, notifier{w}, dirs, check)
+	return explain(until(ctx, notifier{w}, dirs, check))
+}
+
+// ErrLimit wraps the kernel's answer when the user's inotify instances
+// (EMFILE) or watches (ENOSPC: "no space left on device") are used up, so the
+// caller can say why it cannot wait, and what to raise.
+var ErrLimit = errors.New("inotify limit reached: raise fs.inotify.max_user_instances / max_user_watches (sysctl), or end other watchers")
+
+// explain turns an exhausted-inotify error into ErrLimit (wrapping both).
+func explain(err error) error {
+	if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENOSPC) {
+		return fmt.Errorf("%w (%w)", ErrLimit, err)
+	}
+	return err
 }
 
 // source is the part of an fsnotify watcher that Until uses, so a test can

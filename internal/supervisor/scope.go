@@ -1,0 +1,80 @@
+package supervisor
+
+import (
+	"maps"
+
+	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// What a reconcile reads. With 100k finished agents, reading every record on
+// each wake-up cost seconds of CPU; a reconcile reads instead the agents that
+// were live at the last look (running, wanted, or being acted on) and those
+// the bus named since. An agent that is neither can only become live through
+// an agent event (created, started, respawned...), so nothing is missed.
+// Every record is read at the first reconcile and after a pm reset.
+
+// note records what an event says changed.
+func (sv *Supervisor) note(ev bus.Event) {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	switch {
+	case ev.Kind == bus.EvReset:
+		sv.rescan = true
+	case ev.Agent != "":
+		sv.dirty[ev.Agent] = true
+	}
+}
+
+// toRead returns the agents a reconcile looks at (all == true: every one),
+// and forgets the events noted so far.
+func (sv *Supervisor) toRead() (names map[string]bool, all bool) {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if sv.rescan {
+		sv.rescan = false
+		sv.dirty = map[string]bool{}
+		return nil, true
+	}
+	names = maps.Clone(sv.known)
+	maps.Copy(names, sv.dirty)
+	sv.dirty = map[string]bool{}
+	return names, false
+}
+
+// read returns the records of names (every agent when all); an agent whose
+// record is gone is dropped. On failure the next reconcile reads everything.
+func (sv *Supervisor) read(names map[string]bool, all bool) ([]*store.Agent, error) {
+	if all {
+		agents, err := sv.Store.Agents()
+		if err != nil {
+			sv.mu.Lock()
+			sv.rescan = true
+			sv.mu.Unlock()
+		}
+		return agents, err
+	}
+	agents := make([]*store.Agent, 0, len(names))
+	for name := range names {
+		a, err := sv.Store.Agent(name)
+		if err != nil {
+			sv.mu.Lock()
+			delete(sv.known, name)
+			sv.mu.Unlock()
+			continue
+		}
+		agents = append(agents, a)
+	}
+	return agents, nil
+}
+
+// keep remembers whether a must be looked at again next time.
+func (sv *Supervisor) keep(name string, live bool) {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if live {
+		sv.known[name] = true
+	} else {
+		delete(sv.known, name)
+	}
+}

@@ -1,0 +1,123 @@
+package supervisor
+
+import (
+	"time"
+
+	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/driver"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// The other half of the reconcile: a host that runs while its agent is not
+// wanted any more is stopped through the driver. A killed agent or task
+// (pm kill racing a respawn) is stopped at once; an agent whose task is done
+// or whose phase closed first gets the time its host takes to leave by
+// itself (the role grace, then the stop grace twice: the host's own
+// SIGTERM-then-SIGKILL of its runtime, and a margin).
+
+// stopDeadline says when the live, unwanted host of a is to be stopped, and
+// why; ok is false when it is left alone (it is leaving on its own).
+func (sv *Supervisor) stopDeadline(a *store.Agent) (at time.Time, why string, ok bool) {
+	now := sv.Store.Now()
+	switch {
+	case a.Runtime == store.RuntimeNone || a.Status == store.AgentExited || a.Status == store.AgentPending:
+		return time.Time{}, "", false
+	case a.Status == store.AgentKilled || a.Status == store.AgentFailed:
+		// pm kill stops it itself within the stop grace; this is the backstop.
+		return sv.afterStop(a.EndedAt, now), "agent is " + string(a.Status), true
+	case a.TaskID == "":
+		return time.Time{}, "", false // a resident prompt object: wanted while it runs
+	}
+	t, err := sv.Store.Task(a.TaskID)
+	switch {
+	case err != nil || t.Status == store.TaskKilled:
+		return now, "task " + a.TaskID + " is killed", true
+	case t.Status != store.TaskActive:
+		return sv.afterLeaving(t.EndedAt, now), "task " + a.TaskID + " is " + string(t.Status), true
+	case a.Role == "":
+		return now, "no longer the owner of " + a.TaskID, true
+	}
+	ph, err := sv.Store.Phase(a.TaskID, a.PhaseID)
+	if err != nil {
+		return now, "phase " + a.PhaseID + " is gone", true
+	}
+	return sv.afterLeaving(ph.ClosedAt, now), "phase " + a.PhaseID + " is " + string(ph.Status), true
+}
+
+// afterLeaving is when a host told at `since` to leave should be gone.
+func (sv *Supervisor) afterLeaving(since *time.Time, now time.Time) time.Time {
+	if since == nil {
+		return now
+	}
+	rt := sv.Store.Config.Runtime
+	return since.Add(time.Duration(rt.RoleGraceSeconds)*time.Second + 2*rt.StopGrace())
+}
+
+// afterStop is when a host being stopped since `since` should be gone.
+func (sv *Supervisor) afterStop(since *time.Time, now time.Time) time.Time {
+	if since == nil {
+		return now
+	}
+	return since.Add(2 * sv.Store.Config.Runtime.StopGrace())
+}
+
+// stopUnwanted stops a's live host when its deadline has come, or wakes the
+// loop then.
+func (sv *Supervisor) stopUnwanted(a *store.Agent) {
+	at, why, ok := sv.stopDeadline(a)
+	if !ok {
+		return
+	}
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if wait := at.Sub(sv.Store.Now()); wait > 0 {
+		if sv.stopAt[a.Name] != at {
+			sv.stopAt[a.Name] = at
+			time.AfterFunc(wait, sv.poke)
+		}
+		return
+	}
+	delete(sv.stopAt, a.Name)
+	if sv.stopping[a.Name] == a.Handle {
+		return
+	}
+	sv.stopping[a.Name] = a.Handle
+	name, h := a.Name, a.Handle
+	go func() {
+		sv.stop(name, h, why)
+		sv.mu.Lock()
+		delete(sv.stopping, name)
+		sv.mu.Unlock()
+		sv.poke()
+	}()
+}
+
+// stop records the run killed (if it is still the recorded, running one) and
+// ends it and what it started through the driver.
+func (sv *Supervisor) stop(name string, h driver.Handle, why string) {
+	s := sv.Store
+	now := s.Now().UTC()
+	marked := false
+	a, err := s.UpdateAgent(name, func(r *store.Agent) error {
+		if r.Handle != h || r.Status != store.AgentRunning {
+			return store.ErrUnchanged
+		}
+		marked = true
+		r.Status, r.EndedAt, r.Reason = store.AgentKilled, &now, "stopped by the supervisor: "+why
+		return nil
+	})
+	if err != nil {
+		sv.Log.Error("stop", "agent", name, "err", err)
+		return
+	}
+	sv.Log.Info("stopping unwanted agent", "agent", name, "pid", h.Pid, "why", why)
+	if _, err := sv.drv.Stop(sv.ctx, h); err != nil {
+		sv.Log.Error("stop", "agent", name, "err", err)
+		return
+	}
+	if !marked {
+		return // already recorded as ended (pm kill): its event is out
+	}
+	s.Notify(bus.Event{Kind: bus.EvAgentKilled, Actor: "supervisor", Agent: name, TaskID: a.TaskID, PhaseID: a.PhaseID, Text: why,
+		Data: map[string]any{"pid": h.Pid}})
+}
