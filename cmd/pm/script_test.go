@@ -107,14 +107,18 @@ func cmdWaitFor(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(err)
 		timeout, args = time.Duration(secs)*time.Second, args[2:]
 	}
+	var re *regexp.Regexp
+	if len(args) > 1 && args[0] == "-re" {
+		re, args = regexp.MustCompile(args[len(args)-1]), args[1:]
+	}
 	if len(args) < 1 || len(args) > 2 {
-		ts.Fatalf("usage: waitfor [-t secs] file [substring]")
+		ts.Fatalf("usage: waitfor [-t secs] [-re] file [substring or, with -re, regexp]")
 	}
 	path := ts.MkAbs(args[0])
 	deadline := time.Now().Add(timeout)
 	for {
 		data, err := os.ReadFile(path)
-		ok := err == nil && (len(args) == 1 || strings.Contains(string(data), args[1]))
+		ok := err == nil && (len(args) == 1 || (re == nil && strings.Contains(string(data), args[1])) || (re != nil && re.Match(data)))
 		if ok != neg {
 			return
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/ops"
+	"github.com/plasmodium/pm/internal/render"
 )
 
 // Options are the inputs of pm kill.
@@ -47,9 +48,17 @@ func run(f *cmdutil.Factory, o Options) error {
 	if o.JSON {
 		return cmdutil.PrintJSON(f.IO.Out, res)
 	}
-	fmt.Fprintf(f.IO.Out, "killed tasks [%s], agents [%s]\n", strings.Join(res.Tasks, " "), strings.Join(res.Agents, " "))
+	fmt.Fprintf(f.IO.Out, "killed %s%s and %s%s\n", render.Plural(len(res.Tasks), "task"), listed(res.Tasks), render.Plural(len(res.Agents), "agent"), listed(res.Agents))
 	if res.Restarted != nil {
 		fmt.Fprintf(f.IO.Out, "restarted %s %s with owner @%s\n", res.Restarted.ID, res.Restarted.Status, res.NewOwner)
 	}
 	return nil
+}
+
+// listed is ": a, b" after a count, or nothing for none.
+func listed(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(names, ", ") + ")"
 }

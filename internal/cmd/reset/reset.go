@@ -8,6 +8,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/ops"
+	"github.com/plasmodium/pm/internal/render"
 )
 
 // Options are the inputs of pm reset.
@@ -37,6 +38,6 @@ func run(f *cmdutil.Factory, o Options) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(f.IO.Out, "reset: %d tasks removed, %d agents killed\n", res.Tasks, len(res.Killed))
+	fmt.Fprintf(f.IO.Out, "reset: %s removed, %s killed\n", render.Plural(res.Tasks, "task"), render.Plural(len(res.Killed), "agent"))
 	return nil
 }
