@@ -33,6 +33,10 @@
 //	      messages.jsonl       its messages: pm say appends under
 //	                           messages.jsonl.lock, counting and closing in the
 //	                           same critical section
+//	      messages.jsonl.count the count mark: the first N bytes of the log
+//	                           hold M messages, so a say counts only the tail
+//	                           (countmark.go); a cache, ignored and rewritten
+//	                           when it does not fit the log
 //	  agents/NAME/
 //	    agent.json             the agent record (agent.New: WriteAgent;
 //	                           inbox.Resident: CreateAgent; Launcher.Start,

@@ -105,23 +105,28 @@ func (s *Store) Messages(taskID, phaseID string) ([]Message, error) {
 // (objects with an id). Torn lines and stray JSON values written by hand do
 // not use up the room; this is the count message_limit is checked against.
 func (s *Store) MessageCount(taskID, phaseID string) (int, error) {
-	n := 0
 	r := &jsonl.Reader{Path: s.MessagesPath(taskID, phaseID)}
-	err := r.Next(func(raw []byte) error {
+	n := 0
+	err := r.Next(countMessage(&n))
+	return n, err
+}
+
+// countMessage returns a line callback adding one to *n for each message.
+func countMessage(n *int) func(raw []byte) error {
+	return func(raw []byte) error {
 		// pm writes messages with their id first; the reader has already
 		// checked the line is valid JSON, so that prefix settles it cheaply.
 		// Anything else (hand-written) is decoded to look for an id.
 		if bytes.HasPrefix(raw, []byte(`{"id":"`)) && !bytes.HasPrefix(raw, []byte(`{"id":""`)) {
-			n++
+			*n++
 			return nil
 		}
 		var m struct {
 			ID string `json:"id"`
 		}
 		if json.Unmarshal(raw, &m) == nil && m.ID != "" {
-			n++
+			*n++
 		}
 		return nil
-	})
-	return n, err
+	}
 }
