@@ -21,7 +21,9 @@ func TestCountHeldAgreesWithFullCount(t *testing.T) {
 	}{
 		{"appended after the mark", func(t *testing.T, log, _ string) { appendTo(t, log, msg(100)+msg(101)) }},
 		{"torn tail after the mark", func(t *testing.T, log, _ string) { appendTo(t, log, `{"id":"ms-torn","bo`) }},
-		{"hand-written lines", func(t *testing.T, log, _ string) { appendTo(t, log, "{\"id\":\"\"}\n[1]\n{ \"id\": \"x\" }\nnot json\n") }},
+		{"hand-written lines", func(t *testing.T, log, _ string) {
+			appendTo(t, log, "{\"id\":\"\"}\n[1]\n{ \"id\": \"x\" }\nnot json\n")
+		}},
 		{"mark missing", func(t *testing.T, _, mark string) { os.Remove(mark) }},
 		{"mark cut short", func(t *testing.T, _, mark string) { writeFile(t, mark, `{"messages":3,"off`) }},
 		{"mark past the end", func(t *testing.T, _, mark string) { writeFile(t, mark, `{"messages":3,"offset":999999}`) }},
