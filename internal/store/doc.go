@@ -37,6 +37,9 @@
 //	                           hold M messages, so a say counts only the tail
 //	                           (countmark.go); a cache, ignored and rewritten
 //	                           when it does not fit the log
+//	  phase-index/ph-ID        the task holding a phase, for FindPhase without
+//	                           a scan (phaseindex.go); a cache, repaired by a
+//	                           scan when it does not fit the task directories
 //	  agents/NAME/
 //	    agent.json             the agent record (agent.New: WriteAgent;
 //	                           inbox.Resident: CreateAgent; Launcher.Start,

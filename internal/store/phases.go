@@ -71,10 +71,14 @@ func (s *Store) ActivePhase(taskID string) (*Phase, error) {
 	return nil, nil
 }
 
-// FindPhase locates a phase by id across all tasks.
+// FindPhase locates a phase by id across all tasks: through the phase index
+// (phaseindex.go), else by visiting every task, repairing the index.
 func (s *Store) FindPhase(phaseID string) (*Phase, error) {
 	if err := ids.Parse(ids.Phase, phaseID); err != nil {
 		return nil, errs.Usagef("phase ids look like ph-a1b2c3; see 'pm status'", "%v", err)
+	}
+	if t := s.indexedTask(phaseID); t != "" {
+		return s.Phase(t, phaseID)
 	}
 	taskIDs, err := s.TaskIDs()
 	if err != nil {
@@ -82,7 +86,11 @@ func (s *Store) FindPhase(phaseID string) (*Phase, error) {
 	}
 	for _, t := range taskIDs {
 		if _, err := os.Stat(s.PhaseDir(t, phaseID)); err == nil {
-			return s.Phase(t, phaseID)
+			ph, err := s.Phase(t, phaseID)
+			if err == nil {
+				s.indexPhase(t, phaseID)
+			}
+			return ph, err
 		}
 	}
 	return nil, errs.NotFoundf("see 'pm status' for the phases that exist", "no phase %s", phaseID)

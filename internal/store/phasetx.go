@@ -127,7 +127,11 @@ func (s *Store) CreatePhase(taskID string, build func(t *Task, existing []*Phase
 			return err
 		}
 		p := s.PhasePath(taskID, id)
-		return lockedfile.With(p, func() error { return lockedfile.WriteJSON(p, ph) })
+		if err := lockedfile.With(p, func() error { return lockedfile.WriteJSON(p, ph) }); err != nil {
+			return err
+		}
+		s.indexPhase(taskID, id)
+		return nil
 	})
 	if err != nil {
 		return nil, err
