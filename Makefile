@@ -8,11 +8,13 @@ FUZZTIME  ?= 20s
 
 all: build
 
+# Static: no dynamic loader at every start (~6% of a short command). Nothing
+# needs cgo: Landlock's psx uses syscall.AllThreadsSyscall without it.
 build:
-	$(GO) build -o bin/pm ./cmd/pm
+	CGO_ENABLED=0 $(GO) build -o bin/pm ./cmd/pm
 
 install:
-	$(GO) build -o $(BINDIR)/pm ./cmd/pm
+	CGO_ENABLED=0 $(GO) build -o $(BINDIR)/pm ./cmd/pm
 	@echo "installed $(BINDIR)/pm"
 	@case ":$$PATH:" in *":$(BINDIR):"*) ;; *) echo "add it to your PATH: export PATH=\"$(BINDIR):\$$PATH\"";; esac
 

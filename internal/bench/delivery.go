@@ -24,6 +24,9 @@ type DeliveryResult struct {
 	// FromAppend is from the message's timestamp (taken by pm say just
 	// before it appends) to the follower's line: the wake-up path alone.
 	FromAppend Durations
+	// FromStart is from the say process's start to the follower's line,
+	// comparable with FloorDelivery's.
+	FromStart Durations
 	// Say is the wall time of each say process.
 	Say Durations
 }
@@ -117,6 +120,7 @@ func Delivery(ctx context.Context, bin, dir string, n int) (*DeliveryResult, err
 		}
 		res.Say = append(res.Say, exited.Sub(start))
 		res.FromAppend = append(res.FromAppend, a.at.Sub(a.written))
+		res.FromStart = append(res.FromStart, a.at.Sub(start))
 		d := a.at.Sub(exited)
 		if d < 0 {
 			res.Early++

@@ -15,15 +15,20 @@ import (
 const CmdTimeout = 60 * time.Second
 
 // Build builds ./cmd/pm of the module at modDir into outDir and returns the
-// binary's path.
+// binary's path. Static (CGO_ENABLED=0), as make build does.
 func Build(ctx context.Context, modDir, outDir string) (string, error) {
 	bin := filepath.Join(outDir, "pm")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/pm")
+	return bin, goBuild(ctx, modDir, bin, "./cmd/pm")
+}
+
+func goBuild(ctx context.Context, modDir, bin, pkg string) error {
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg)
 	cmd.Dir = modDir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/pm: %v\n%s", err, out)
+		return fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
 	}
-	return bin, nil
+	return nil
 }
 
 // ModuleDir finds the root of the pm module from the working directory.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -124,10 +123,24 @@ func deref(p *string) string {
 	return *p
 }
 
-var (
-	validRoles   = map[string]bool{"system": true, "developer": true, "user": true, "assistant": true, "tool": true, "function": true}
-	functionName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
-)
+var validRoles = map[string]bool{"system": true, "developer": true, "user": true, "assistant": true, "tool": true, "function": true}
+
+// validFunctionName reports whether name matches the API's ^[a-zA-Z0-9_-]{1,64}$.
+// A loop rather than a regexp: this package is linked into every pm process
+// (for pm demo) and the bounded repetition compiled at init cost more than
+// the rest of a short command's start-up.
+func validFunctionName(name string) bool {
+	if name == "" || len(name) > 64 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // validate applies the request checks of the real API that an agent loop is
 // most likely to trip over: model and messages present, stream_options only
@@ -149,7 +162,7 @@ func validate(w wireRequest, req Request) *apiError {
 			return invalidParam(fmt.Sprintf("tools[%d].type", i),
 				"Invalid value: '%s'. Supported values are: 'function' and 'custom'.", t.Type)
 		}
-		if !functionName.MatchString(t.Function.Name) {
+		if !validFunctionName(t.Function.Name) {
 			return invalidParam(fmt.Sprintf("tools[%d].function.name", i),
 				"Invalid 'tools[%d].function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.", i)
 		}

@@ -41,6 +41,13 @@
 //	      messages.jsonl       its messages: pm say appends under
 //	                           messages.jsonl.lock, counting and closing in the
 //	                           same critical section
+//	      messages.jsonl.count the count mark: the first N bytes of the log
+//	                           hold M messages, so a say counts only the tail
+//	                           (countmark.go); a cache, ignored and rewritten
+//	                           when it does not fit the log
+//	  phase-index/ph-ID        the task holding a phase, for FindPhase without
+//	                           a scan (phaseindex.go); a cache, repaired by a
+//	                           scan when it does not fit the task directories
 //	  agents/NAME/
 //	    agent.json             the agent record (agent.New: WriteAgent;
 //	                           inbox.Resident: CreateAgent; Launcher.Start,

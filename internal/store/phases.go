@@ -71,10 +71,14 @@ func (s *Store) ActivePhase(taskID string) (*Phase, error) {
 	return nil, nil
 }
 
-// FindPhase locates a phase by id across all tasks.
+// FindPhase locates a phase by id across all tasks: through the phase index
+// (phaseindex.go), else by visiting every task, repairing the index.
 func (s *Store) FindPhase(phaseID string) (*Phase, error) {
 	if err := ids.Parse(ids.Phase, phaseID); err != nil {
 		return nil, errs.Usagef("phase ids look like ph-a1b2c3; see 'pm status'", "%v", err)
+	}
+	if t := s.indexedTask(phaseID); t != "" {
+		return s.Phase(t, phaseID)
 	}
 	taskIDs, err := s.TaskIDs()
 	if err != nil {
@@ -82,7 +86,11 @@ func (s *Store) FindPhase(phaseID string) (*Phase, error) {
 	}
 	for _, t := range taskIDs {
 		if _, err := os.Stat(s.PhaseDir(t, phaseID)); err == nil {
-			return s.Phase(t, phaseID)
+			ph, err := s.Phase(t, phaseID)
+			if err == nil {
+				s.indexPhase(t, phaseID)
+			}
+			return ph, err
 		}
 	}
 	return nil, errs.NotFoundf("see 'pm status' for the phases that exist", "no phase %s", phaseID)
@@ -105,23 +113,28 @@ func (s *Store) Messages(taskID, phaseID string) ([]Message, error) {
 // (objects with an id). Torn lines and stray JSON values written by hand do
 // not use up the room; this is the count message_limit is checked against.
 func (s *Store) MessageCount(taskID, phaseID string) (int, error) {
-	n := 0
 	r := &jsonl.Reader{Path: s.MessagesPath(taskID, phaseID)}
-	err := r.Next(func(raw []byte) error {
+	n := 0
+	err := r.Next(countMessage(&n))
+	return n, err
+}
+
+// countMessage returns a line callback adding one to *n for each message.
+func countMessage(n *int) func(raw []byte) error {
+	return func(raw []byte) error {
 		// pm writes messages with their id first; the reader has already
 		// checked the line is valid JSON, so that prefix settles it cheaply.
 		// Anything else (hand-written) is decoded to look for an id.
 		if bytes.HasPrefix(raw, []byte(`{"id":"`)) && !bytes.HasPrefix(raw, []byte(`{"id":""`)) {
-			n++
+			*n++
 			return nil
 		}
 		var m struct {
 			ID string `json:"id"`
 		}
 		if json.Unmarshal(raw, &m) == nil && m.ID != "" {
-			n++
+			*n++
 		}
 		return nil
-	})
-	return n, err
+	}
 }

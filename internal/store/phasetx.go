@@ -37,10 +37,11 @@ func (s *Store) WithPhase(taskID, phaseID string, fn func(tx *PhaseTx) error) er
 	})
 }
 
-// Count is how many messages the phase holds (see MessageCount).
+// Count is how many messages the phase holds (see MessageCount), counted
+// from the phase's count mark (countmark.go): constant in the room's size.
 func (tx *PhaseTx) Count() (int, error) {
 	if tx.count < 0 {
-		n, err := tx.s.MessageCount(tx.Phase.TaskID, tx.Phase.ID)
+		n, err := tx.s.countHeld(tx.Phase.TaskID, tx.Phase.ID)
 		if err != nil {
 			return 0, err
 		}
@@ -126,7 +127,11 @@ func (s *Store) CreatePhase(taskID string, build func(t *Task, existing []*Phase
 			return err
 		}
 		p := s.PhasePath(taskID, id)
-		return lockedfile.With(p, func() error { return lockedfile.WriteJSON(p, ph) })
+		if err := lockedfile.With(p, func() error { return lockedfile.WriteJSON(p, ph) }); err != nil {
+			return err
+		}
+		s.indexPhase(taskID, id)
+		return nil
 	})
 	if err != nil {
 		return nil, err

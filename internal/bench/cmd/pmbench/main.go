@@ -3,7 +3,11 @@
 // temporary directory and prints a table of figures against their goals.
 // See docs/benchmarks.md.
 //
-//	go run ./internal/bench/cmd/pmbench [-quick] [-pm BIN] [-only delivery,append,say,reads,done,roundtrip,idle,respawn]
+//	go run ./internal/bench/cmd/pmbench [-quick] [-pm BIN] [-only startup,delivery,append,say,reads,done,roundtrip,idle,respawn]
+//
+// The floor programs (internal/bench/cmd/floorappend, floorwatch) are built
+// from the module and run interleaved with pm: startup and delivery report
+// pm's figures as ratios to them.
 package main
 
 import (
@@ -48,7 +52,7 @@ func main() {
 	var (
 		quickF  = flag.Bool("quick", false, "smaller sizes, for a fast check")
 		bin     = flag.String("pm", "", "pm binary to measure (default: go build ./cmd/pm)")
-		only    = flag.String("only", "", "comma-separated figures to run: delivery, append, say, reads, done, roundtrip, mcp, idle, respawn")
+		only    = flag.String("only", "", "comma-separated figures to run: startup, delivery, append, say, reads, done, roundtrip, mcp, idle, respawn")
 		keep    = flag.Bool("keep", false, "keep the temporary directory")
 		timeout = flag.Duration("timeout", 20*time.Minute, "stop the whole run after this long")
 		// Helper mode: one append writer process (used by the append figure).
@@ -91,15 +95,17 @@ func run(ctx context.Context, sz sizes, bin string, want []string, keep bool) in
 	} else {
 		defer os.RemoveAll(tmp)
 	}
-	if bin == "" {
-		mod, err := bench.ModuleDir(ctx)
-		if err == nil {
-			bin, err = bench.Build(ctx, mod, tmp)
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "pmbench:", err)
-			return 1
-		}
+	mod, err := bench.ModuleDir(ctx)
+	if err == nil && bin == "" {
+		bin, err = bench.Build(ctx, mod, tmp)
+	}
+	var floor *bench.Floor
+	if err == nil {
+		floor, err = bench.BuildFloor(ctx, mod, tmp)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pmbench:", err)
+		return 1
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -138,8 +144,26 @@ func run(ctx context.Context, sz sizes, bin string, want []string, keep bool) in
 		}
 	}
 
+	step("startup", func(dir string) ([]bench.Row, error) {
+		cases, err := bench.Startup(ctx, bin, floor, dir, sz.Runs)
+		if err != nil {
+			return nil, err
+		}
+		var rows []bench.Row
+		for _, c := range cases {
+			r := c.Ratio()
+			rows = append(rows, bench.Row{Figure: fmt.Sprintf("%s / floorappend, medians of %d interleaved runs", c.Name, len(c.PM)), Goal: "<= 1.5x",
+				Result:  fmt.Sprintf("%.2fx (%s / %s)", r, bench.Ms(c.PM.Median()), bench.Ms(c.Floor.Median())),
+				Verdict: bench.Verdict(r <= 1.5)})
+		}
+		return rows, nil
+	})
 	step("delivery", func(dir string) ([]bench.Row, error) {
 		r, err := bench.Delivery(ctx, bin, dir, sz.Messages)
+		if err != nil {
+			return nil, err
+		}
+		fStart, fExit, err := bench.FloorDelivery(ctx, floor, dir, sz.Messages)
 		if err != nil {
 			return nil, err
 		}
@@ -152,6 +176,11 @@ func run(ctx context.Context, sz sizes, bin string, want []string, keep bool) in
 					bench.Ms(lat.Percentile(100)), r.Early, len(lat)), Verdict: bench.Verdict(p99 < 5*time.Millisecond)},
 			{Figure: "delivery: message timestamp -> chat --follow line, p50 / p99",
 				Result: fmt.Sprintf("%s / %s (max %s)", bench.Ms(app.Median()), bench.Ms(app.Percentile(99)), bench.Ms(app.Percentile(100)))},
+			{Figure: "delivery: say start -> line, p50 / p99, over the floor pair (floorappend -> floorwatch)", Goal: "<= 1.5x",
+				Result: fmt.Sprintf("%.2fx / %.2fx (pm %s / %s; floor %s / %s; floor exit -> line %s)",
+					ratio(r.FromStart.Median(), fStart.Median()), ratio(r.FromStart.Percentile(99), fStart.Percentile(99)),
+					bench.Ms(r.FromStart.Median()), bench.Ms(r.FromStart.Percentile(99)), bench.Ms(fStart.Median()), bench.Ms(fStart.Percentile(99)), bench.Ms(fExit.Median())),
+				Verdict: bench.Verdict(ratio(r.FromStart.Median(), fStart.Median()) <= 1.5 && ratio(r.FromStart.Percentile(99), fStart.Percentile(99)) <= 1.5)},
 			{Figure: "pm say process wall time, median", Goal: "< 10 ms", Result: bench.Ms(sm), Verdict: bench.Verdict(sm < 10*time.Millisecond)},
 			{Figure: "pm say process wall time, p90 / min", Result: bench.Ms(s90) + " / " + bench.Ms(say.Percentile(0))},
 		}, nil
@@ -279,6 +308,13 @@ func run(ctx context.Context, sz sizes, bin string, want []string, keep bool) in
 		return 1
 	}
 	return 0
+}
+
+func ratio(a, b time.Duration) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
 }
 
 func check(ok bool) string {

@@ -1,0 +1,165 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Floor holds the floor programs (cmd/floorappend, cmd/floorwatch): the
+// least a Go program does for the work of a short pm command, measured in the
+// same run so that pm's figures read as ratios that do not move with the
+// machine.
+type Floor struct {
+	Append string // floorappend PATH LINE: open O_APPEND, flock, one line, exit
+	Watch  string // floorwatch PATH: fsnotify follower printing appended lines
+}
+
+// BuildFloor builds the floor programs of the module at modDir into outDir,
+// static like pm's own build.
+func BuildFloor(ctx context.Context, modDir, outDir string) (*Floor, error) {
+	f := &Floor{Append: filepath.Join(outDir, "floorappend"), Watch: filepath.Join(outDir, "floorwatch")}
+	for bin, pkg := range map[string]string{f.Append: "./internal/bench/cmd/floorappend", f.Watch: "./internal/bench/cmd/floorwatch"} {
+		if err := goBuild(ctx, modDir, bin, pkg); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// StartupCase is one short pm command timed against the floor, the two
+// interleaved run by run so that both see the same load.
+type StartupCase struct {
+	Name      string
+	PM, Floor Durations
+}
+
+// Ratio is the median of pm over the median of the floor.
+func (c StartupCase) Ratio() float64 { return ratio(c.PM.Median(), c.Floor.Median()) }
+
+// Startup times `pm say`, `pm chat` (agent) and `pm --help` against
+// floorappend, runs times each, interleaved.
+func Startup(ctx context.Context, bin string, fl *Floor, dir string, runs int) ([]StartupCase, error) {
+	p, err := NewProject(ctx, bin, dir, 10*runs+20)
+	if err != nil {
+		return nil, err
+	}
+	t, err := p.Task(ctx, "start-up")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := p.Phase(ctx, t, 10*runs+20); err != nil {
+		return nil, err
+	}
+	for i := range 10 { // a room of 10 messages, as in scripts/bench-instructions.sh
+		if _, _, err := p.Run(ctx, t.Owner, "say", fmt.Sprintf("message %d", i)); err != nil {
+			return nil, err
+		}
+	}
+	floorLog := filepath.Join(dir, "floor.jsonl")
+	cases := []struct {
+		name string
+		args []string
+	}{
+		{"pm say", []string{"say", "one more"}},
+		{"pm chat (agent)", []string{"chat"}},
+		{"pm --help", []string{"--help"}},
+	}
+	var res []StartupCase
+	for _, c := range cases {
+		sc := StartupCase{Name: c.name}
+		for range runs {
+			_, d, err := p.Run(ctx, t.Owner, c.args...)
+			if err != nil {
+				return nil, err
+			}
+			sc.PM = append(sc.PM, d)
+			fd, err := timeCmd(ctx, fl.Append, floorLog, `{"body":"one more"}`)
+			if err != nil {
+				return nil, err
+			}
+			sc.Floor = append(sc.Floor, fd)
+		}
+		res = append(res, sc)
+	}
+	return res, nil
+}
+
+// FloorDelivery measures the floor pair of delivery: floorwatch follows a
+// file while n floorappend processes run one after another, each waiting for
+// the previous line. It returns start -> line and exit -> line of each.
+func FloorDelivery(ctx context.Context, fl *Floor, dir string, n int) (fromStart, fromExit Durations, err error) {
+	path := filepath.Join(dir, "floor-delivery.jsonl")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		return nil, nil, err
+	}
+	wctx, cancel := context.WithTimeout(ctx, CmdTimeout+time.Duration(n)*100*time.Millisecond)
+	defer cancel()
+	w := exec.CommandContext(wctx, fl.Watch, path)
+	stdout, err := w.StdoutPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := w.Start(); err != nil {
+		return nil, nil, err
+	}
+	defer func() { cancel(); _ = w.Wait() }()
+	lines := make(chan time.Time, n+1)
+	sc := bufio.NewScanner(stdout)
+	if !sc.Scan() || sc.Text() != "ready" {
+		return nil, nil, fmt.Errorf("floorwatch did not start")
+	}
+	go func() {
+		defer close(lines)
+		for sc.Scan() {
+			lines <- time.Now()
+		}
+	}()
+	for i := 0; i <= n; i++ {
+		start := time.Now()
+		if _, err := timeCmd(ctx, fl.Append, path, fmt.Sprintf(`{"i":%d}`, i)); err != nil {
+			return nil, nil, err
+		}
+		exited := time.Now()
+		var at time.Time
+		select {
+		case t, ok := <-lines:
+			if !ok {
+				return nil, nil, fmt.Errorf("floorwatch ended")
+			}
+			at = t
+		case <-time.After(10 * time.Second):
+			return nil, nil, fmt.Errorf("floorwatch: line %d not delivered within 10s", i)
+		}
+		if i == 0 {
+			continue // warm-up
+		}
+		fromStart = append(fromStart, at.Sub(start))
+		fromExit = append(fromExit, max(at.Sub(exited), 0))
+	}
+	return fromStart, fromExit, nil
+}
+
+func timeCmd(ctx context.Context, name string, args ...string) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, CmdTimeout)
+	defer cancel()
+	start := time.Now()
+	out, err := exec.CommandContext(ctx, name, args...).CombinedOutput()
+	d := time.Since(start)
+	if err != nil {
+		return d, fmt.Errorf("%s: %v\n%s", filepath.Base(name), err, strings.TrimSpace(string(out)))
+	}
+	return d, nil
+}
+
+func ratio(a, b time.Duration) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}

@@ -1,0 +1,91 @@
+package store
+
+import (
+	"encoding/json"
+	"os"
+	"syscall"
+
+	"github.com/plasmodium/pm/internal/jsonl"
+)
+
+// A count mark (messages.count beside messages.jsonl) records that the first
+// Offset bytes of the log hold Messages messages, so a say under the
+// messages lock counts only the lines after it: constant in the size of the
+// room. The log is the truth and the mark only a cache of it:
+//
+//   - Offset is always a line boundary the reader reached, and the log is
+//     append-only under the lock, so a mark once true stays true; a torn tail
+//     or a crash between an append and a mark write leaves lines after the
+//     mark, which are counted.
+//   - A mark that is missing, unparsable (a write cut short), past the end of
+//     the log, not on a newline, or of another file (inode) is ignored: the
+//     whole log is counted and the mark rewritten.
+//   - The mark is written only under the messages lock, and only once the
+//     counted tail exceeds countMarkEvery bytes, so most says write nothing
+//     more than their line.
+type countMark struct {
+	Messages int    `json:"messages"`
+	Offset   int64  `json:"offset"`
+	Inode    uint64 `json:"inode"`
+}
+
+// countMarkEvery is how many uncounted bytes after the mark make a say
+// rewrite it. A variable so tests can make every say rewrite it.
+var countMarkEvery int64 = 64 << 10
+
+// CountMarkPath is the count mark of a phase's messages (see countMark).
+func (s *Store) CountMarkPath(taskID, phaseID string) string {
+	return s.MessagesPath(taskID, phaseID) + ".count"
+}
+
+// countHeld counts the phase's messages from its count mark, with the
+// messages lock held, and moves the mark forward when the tail was long.
+func (s *Store) countHeld(taskID, phaseID string) (int, error) {
+	path := s.MessagesPath(taskID, phaseID)
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	var ino uint64
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		ino = sys.Ino
+	}
+	mark := s.readCountMark(taskID, phaseID, f, st.Size(), ino)
+	n := mark.Messages
+	r := &jsonl.Reader{Path: path, Offset: mark.Offset} // no Bad: as MessageCount, a say does not report old torn lines
+	if err := r.NextIn(f, countMessage(&n)); err != nil {
+		return 0, err
+	}
+	if r.Offset-mark.Offset > countMarkEvery {
+		// Best effort: a mark not written is only a longer count next time.
+		data, _ := json.Marshal(countMark{Messages: n, Offset: r.Offset, Inode: ino})
+		_ = os.WriteFile(s.CountMarkPath(taskID, phaseID), data, 0o644)
+	}
+	return n, nil
+}
+
+// readCountMark returns the phase's mark if it can be trusted for the log f
+// (size bytes, inode ino), else the zero mark (count from the start).
+func (s *Store) readCountMark(taskID, phaseID string, f *os.File, size int64, ino uint64) countMark {
+	data, err := os.ReadFile(s.CountMarkPath(taskID, phaseID))
+	if err != nil {
+		return countMark{}
+	}
+	var m countMark
+	if json.Unmarshal(data, &m) != nil || m.Messages < 0 || m.Offset <= 0 || m.Offset > size || m.Inode != ino {
+		return countMark{}
+	}
+	last := make([]byte, 1)
+	if _, err := f.ReadAt(last, m.Offset-1); err != nil || last[0] != '\n' {
+		return countMark{}
+	}
+	return m
+}

@@ -1,0 +1,121 @@
+package store
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// The count from a mark must always equal the full count of the log, whatever
+// state the mark is in: the log is the truth.
+func TestCountHeldAgreesWithFullCount(t *testing.T) {
+	defer func(v int64) { countMarkEvery = v }(countMarkEvery)
+	countMarkEvery = 0 // every count rewrites the mark
+	msg := func(i int) string { return fmt.Sprintf(`{"id":"ms-%06d","body":"m"}`+"\n", i) }
+	cases := []struct {
+		name string
+		// edit changes the log or the mark after a first, marking count.
+		edit func(t *testing.T, log, mark string)
+	}{
+		{"appended after the mark", func(t *testing.T, log, _ string) { appendTo(t, log, msg(100)+msg(101)) }},
+		{"torn tail after the mark", func(t *testing.T, log, _ string) { appendTo(t, log, `{"id":"ms-torn","bo`) }},
+		{"hand-written lines", func(t *testing.T, log, _ string) {
+			appendTo(t, log, "{\"id\":\"\"}\n[1]\n{ \"id\": \"x\" }\nnot json\n")
+		}},
+		{"mark missing", func(t *testing.T, _, mark string) { os.Remove(mark) }},
+		{"mark cut short", func(t *testing.T, _, mark string) { writeFile(t, mark, `{"messages":3,"off`) }},
+		{"mark past the end", func(t *testing.T, _, mark string) { writeFile(t, mark, `{"messages":3,"offset":999999}`) }},
+		{"mark not on a line boundary", func(t *testing.T, _, mark string) { writeFile(t, mark, `{"messages":0,"offset":5}`) }},
+		{"log replaced", func(t *testing.T, log, _ string) {
+			writeFile(t, log+".new", msg(1))
+			if err := os.Rename(log+".new", log); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"negative count", func(t *testing.T, _, mark string) { writeFile(t, mark, `{"messages":-1,"offset":1}`) }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := newInternalStore(t)
+			task, phase := "tk-000001", "ph-000001"
+			log, mark := s.MessagesPath(task, phase), s.CountMarkPath(task, phase)
+			if err := os.MkdirAll(filepath.Dir(log), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for i := range 20 {
+				appendTo(t, log, msg(i))
+			}
+			if _, err := s.countHeld(task, phase); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(mark); err != nil {
+				t.Fatalf("no mark written: %v", err)
+			}
+			c.edit(t, log, mark)
+			for range 2 { // from the edited mark, then from the rewritten one
+				got, err := s.countHeld(task, phase)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := s.MessageCount(task, phase)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got != want {
+					t.Fatalf("countHeld = %d, MessageCount = %d", got, want)
+				}
+			}
+		})
+	}
+}
+
+// Below the threshold no mark is written: a say writes only its line.
+func TestCountHeldWritesMarkOnlyPastThreshold(t *testing.T) {
+	s := newInternalStore(t)
+	task, phase := "tk-000001", "ph-000001"
+	log := s.MessagesPath(task, phase)
+	if err := os.MkdirAll(filepath.Dir(log), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	appendTo(t, log, `{"id":"ms-000001"}`+"\n")
+	if n, err := s.countHeld(task, phase); err != nil || n != 1 {
+		t.Fatalf("countHeld = %d, %v; want 1", n, err)
+	}
+	if _, err := os.Stat(s.CountMarkPath(task, phase)); !os.IsNotExist(err) {
+		t.Fatalf("mark written for a small tail: %v", err)
+	}
+}
+
+func newInternalStore(t *testing.T) *Store {
+	t.Helper()
+	root, _, err := Init(t.TempDir(), time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func appendTo(t *testing.T, path, data string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(data); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
