@@ -121,8 +121,13 @@ func (m *Talk) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyMsg:
 		return m, m.key(msg)
 	case inspectMsg:
-		m.pos = append([]string{m.root}, msg.res.Capabilities.Delegates...)
-		m.prims = msg.res.Capabilities.Primitives
+		pos := append([]string{m.root}, msg.res.Capabilities.Delegates...)
+		for _, p := range m.pos { // objects created before the answer came
+			if !slices.Contains(pos, p) {
+				pos = append(pos, p)
+			}
+		}
+		m.pos, m.prims = pos, msg.res.Capabilities.Primitives
 	case requestsMsg:
 		m.pending = msg.reqs
 	case busMsg:
