@@ -3,6 +3,7 @@ package main_test
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -32,7 +33,7 @@ func cmdScreen(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) < 2 {
 		ts.Fatalf("usage: screen start cmd... | type text | key name... | wait regexp | dump file")
 	}
-	sock := ts.MkAbs("tmux.sock")
+	sock := filepath.Join(ts.Getenv("WORK"), "tmux.sock")
 	tmux := func(a ...string) string {
 		out, err := exec.Command("tmux", append([]string{"-S", sock}, a...)...).CombinedOutput()
 		if err != nil {

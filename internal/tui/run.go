@@ -40,3 +40,8 @@ func runProgram(ctx context.Context, in io.Reader, out io.Writer, model func(con
 	}
 	return err
 }
+
+// RunTop runs `pm top` on the terminal until the human leaves.
+func RunTop(ctx context.Context, be TopBackend, in io.Reader, out io.Writer) error {
+	return runProgram(ctx, in, out, func(ctx context.Context) tea.Model { return NewTop(ctx, be, nil) })
+}
