@@ -7,12 +7,20 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 )
 
-// key handles a key press: leave, switch object, browse history, answer a
+// key handles a key press: leave (Ctrl-C, or Esc then q), switch object, browse history, answer a
 // request, send a message; anything else edits the input line.
 func (m *Talk) key(k tea.KeyMsg) tea.Cmd {
+	if !m.input.Focused() && k.Type == tea.KeyRunes && k.String() != "q" {
+		m.input.Focus() // any other key types again
+	}
 	empty := m.input.Value() == ""
 	switch {
-	case k.Type == tea.KeyCtrlC || k.Type == tea.KeyEsc || (empty && k.String() == "q" && len(m.pending) == 0):
+	case k.Type == tea.KeyCtrlC:
+		return tea.Quit
+	case k.Type == tea.KeyEsc: // q then leaves; typing a message that starts with q does not
+		m.input.Blur()
+		return nil
+	case !m.input.Focused() && k.String() == "q":
 		return tea.Quit
 	case k.Type == tea.KeyTab:
 		m.switchActive(1)

@@ -53,7 +53,7 @@ type Talk struct {
 func NewTalk(ctx context.Context, be Backend, po string, loc *time.Location) *Talk {
 	in := textinput.New()
 	in.Prompt = "You: "
-	in.Placeholder = "type a message, Enter sends · Tab switches object · Esc leaves"
+	in.Placeholder = "type a message, Enter sends · Tab switches object · Esc q leaves"
 	in.CharLimit = ops.MaxSend
 	in.Focus()
 	if loc == nil {

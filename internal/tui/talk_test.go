@@ -132,3 +132,31 @@ func TestTalkSwitchAndHistory(t *testing.T) {
 		t.Fatalf("history: %q, want one", m.input.Value())
 	}
 }
+
+func TestTalkLeaving(t *testing.T) {
+	runes := func(s string) tea.KeyMsg { return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)} }
+	esc := tea.KeyMsg{Type: tea.KeyEsc}
+	for _, tc := range []struct {
+		name  string
+		keys  []tea.KeyMsg
+		leave bool
+	}{
+		{"q types while typing", []tea.KeyMsg{runes("q")}, false},
+		{"Esc then q leaves", []tea.KeyMsg{esc, runes("q")}, true},
+		{"Esc then a key types again", []tea.KeyMsg{esc, runes("a"), runes("q")}, false},
+		{"Ctrl-C leaves", []tea.KeyMsg{{Type: tea.KeyCtrlC}}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := NewTalk(context.Background(), Backend{}, "coord", time.UTC)
+			left := false
+			for _, k := range tc.keys {
+				if cmd := m.key(k); cmd != nil {
+					_, left = cmd().(tea.QuitMsg)
+				}
+			}
+			if left != tc.leave {
+				t.Fatalf("left %v, want %v (input %q)", left, tc.leave, m.input.Value())
+			}
+		})
+	}
+}

@@ -134,7 +134,10 @@ func (m *Talk) statusLine(w int) string {
 	if m.status != "" {
 		return errStyle.Render(clip(render.Line(m.status), w))
 	}
-	return dimStyle.Render(clip("Enter send · ↑↓ history · Tab switch object · Esc/Ctrl-C leave", w))
+	if !m.input.Focused() {
+		return dimStyle.Render(clip("q leave · any other key types · Tab switch object", w))
+	}
+	return dimStyle.Render(clip("Enter send · ↑↓ history · Tab switch object · Esc q or Ctrl-C leave", w))
 }
 
 // rule is a section title followed by a line to the edge.
