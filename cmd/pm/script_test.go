@@ -78,6 +78,7 @@ func TestScripts(t *testing.T) {
 			"exits":     cmdExits,
 			"openai":    cmdOpenAI,
 			"anthropic": cmdAnthropic,
+			"screen":    cmdScreen,
 		},
 		Condition:           scriptCondition,
 		RequireExplicitExec: false,

@@ -30,6 +30,7 @@ import (
 	"github.com/plasmodium/pm/internal/cmd/supervise"
 	"github.com/plasmodium/pm/internal/cmd/talk"
 	"github.com/plasmodium/pm/internal/cmd/taskcmd"
+	"github.com/plasmodium/pm/internal/cmd/top"
 	"github.com/plasmodium/pm/internal/cmd/wait"
 	"github.com/plasmodium/pm/internal/cmd/waitchildren"
 	"github.com/plasmodium/pm/internal/cmdutil"
@@ -57,7 +58,7 @@ func NewRoot(f *cmdutil.Factory) *cobra.Command {
 		}
 	}
 	add("human", initcmd.NewCmd(f), taskcmd.NewCmd(f), status.NewCmd(f), reset.NewCmd(f), kill.NewCmd(f),
-		agents.NewCmd(f), logs.NewCmd(f), logcmd.NewCmd(f), requests.NewCmd(f), answer.NewCmd(f), configcmd.NewCmd(f), wait.NewCmd(f))
+		agents.NewCmd(f), logs.NewCmd(f), logcmd.NewCmd(f), requests.NewCmd(f), answer.NewCmd(f), configcmd.NewCmd(f), wait.NewCmd(f), top.NewCmd(f))
 	add("agent", chat.NewCmd(f), say.NewCmd(f), history.NewCmd(f))
 	root.AddGroup(&cobra.Group{ID: "po", Title: "Prompt objects:"})
 	add("po", prompts.NewCmd(f), talk.NewCmd(f), send.NewCmd(f), stop.NewCmd(f), demo.NewCmd(f))

@@ -11,17 +11,19 @@ import (
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/render"
+	"github.com/plasmodium/pm/internal/tui"
 )
 
 // Options are the inputs of pm talk.
 type Options struct {
-	PO string
+	PO    string
+	Plain bool
 }
 
 // NewCmd builds `pm talk`.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	var o Options
-	return &cobra.Command{
+	c := &cobra.Command{
 		Use:   "talk PO",
 		Short: "Talk with one prompt object in the terminal (replies streamed; Ctrl-D ends)",
 		Args:  cobra.ExactArgs(1),
@@ -30,6 +32,8 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 			return run(f, o)
 		},
 	}
+	c.Flags().BoolVar(&o.Plain, "plain", false, "line mode even on a terminal (the default when stdout is not a terminal or TERM=dumb)")
+	return c
 }
 
 func run(f *cmdutil.Factory, o Options) error {
@@ -39,6 +43,9 @@ func run(f *cmdutil.Factory, o Options) error {
 	}
 	if err := ops.CheckPO(sess, o.PO); err != nil {
 		return err
+	}
+	if tui.UseTUI(f.IO.In, f.IO.Out, f.Getenv, o.Plain) {
+		return tui.RunTalk(f.Context, tui.FromSession(sess), o.PO, f.IO.In, f.IO.Out)
 	}
 	out := f.IO.Out
 	fmt.Fprintf(out, "talking with %s (Ctrl-D to end)\n", o.PO)

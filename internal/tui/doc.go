@@ -1,0 +1,18 @@
+// Package tui is pm's terminal environment: `pm talk PO` (capability bar,
+// message log, conversation, input) and `pm top` (the whole system), built
+// on bubbletea, lipgloss and bubbles.
+//
+// Invariants:
+//   - Every read and write of state goes through a Backend, whose production
+//     implementation (FromSession) calls internal/ops and store read methods
+//     only; the package takes no lock and builds no path.
+//   - What happens is learned from the bus (Subscribe from its end cursor),
+//     never by polling files: each delivery is one tea.Msg.
+//   - Agent-written text is escaped (render.Line for log lines,
+//     render.Terminal for replies) before it reaches the screen.
+//   - Models are pure functions of their messages and their size: the clock
+//     (the time zone timestamps are shown in) and the backend are injected,
+//     so golden frames are byte-for-byte stable.
+//   - The line mode (internal/cmd/talk) stays the default when stdout is not
+//     a terminal, with --plain or TERM=dumb: UseTUI decides.
+package tui

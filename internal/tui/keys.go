@@ -1,0 +1,111 @@
+package tui
+
+import (
+	"slices"
+	"strings"
+
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// key handles a key press: leave (Ctrl-C, or Esc then q), switch object, browse history, answer a
+// request, send a message; anything else edits the input line.
+func (m *Talk) key(k tea.KeyMsg) tea.Cmd {
+	if !m.input.Focused() && k.Type == tea.KeyRunes && k.String() != "q" {
+		m.input.Focus() // any other key types again
+	}
+	empty := m.input.Value() == ""
+	switch {
+	case k.Type == tea.KeyCtrlC:
+		return tea.Quit
+	case k.Type == tea.KeyEsc: // q then leaves; typing a message that starts with q does not
+		m.input.Blur()
+		return nil
+	case !m.input.Focused() && k.String() == "q":
+		return tea.Quit
+	case k.Type == tea.KeyTab:
+		m.switchActive(1)
+		return nil
+	case k.Type == tea.KeyShiftTab:
+		m.switchActive(-1)
+		return nil
+	case k.Type == tea.KeyUp:
+		m.browse(-1)
+		return nil
+	case k.Type == tea.KeyDown:
+		m.browse(1)
+		return nil
+	case empty && len(m.pending) > 0 && (k.String() == "y" || k.String() == "n"):
+		return m.answer(map[string]string{"y": "yes", "n": "no"}[k.String()])
+	case k.Type == tea.KeyEnter:
+		return m.submit()
+	}
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(k)
+	return cmd
+}
+
+// switchActive moves the conversation to the next (or previous) object of
+// the bar.
+func (m *Talk) switchActive(step int) {
+	if m.busy || len(m.pos) == 0 {
+		return
+	}
+	i := slices.Index(m.pos, m.active)
+	m.active = m.pos[(i+step+len(m.pos))%len(m.pos)]
+	delete(m.fresh, m.active)
+}
+
+// browse walks the input history.
+func (m *Talk) browse(step int) {
+	m.hpos = max(0, min(len(m.history), m.hpos+step))
+	if m.hpos == len(m.history) {
+		m.input.SetValue("")
+		return
+	}
+	m.input.SetValue(m.history[m.hpos])
+	m.input.CursorEnd()
+}
+
+// submit sends the input line: to the oldest pending request as its answer
+// when one is shown, else to the active object.
+func (m *Talk) submit() tea.Cmd {
+	text := strings.TrimSpace(m.input.Value())
+	if text == "" {
+		return nil
+	}
+	m.input.SetValue("")
+	m.history = append(m.history, text)
+	m.hpos = len(m.history)
+	if len(m.pending) > 0 {
+		return m.answer(text)
+	}
+	if m.busy || m.be.Send == nil {
+		m.status = "wait for the reply before sending again"
+		return nil
+	}
+	m.busy, m.status = true, ""
+	po := m.active
+	m.convs[po] = append(m.convs[po], turn{Who: "You", Text: text})
+	f, send := m.feed, m.be.Send
+	go func() {
+		reply, err := send(f.ctx, po, text, func(d string) { f.push(deltaMsg{po, d}) })
+		f.push(replyMsg{po, reply, err})
+	}()
+	return nil
+}
+
+// answer answers the oldest pending request through the backend.
+func (m *Talk) answer(text string) tea.Cmd {
+	r := m.pending[0]
+	m.pending = m.pending[1:]
+	ctx, ans := m.feed.ctx, m.be.Answer
+	return func() tea.Msg {
+		if ans == nil {
+			return nil
+		}
+		if err := ans(ctx, r.ID, text); err != nil {
+			return errMsg{err}
+		}
+		return m.requests()
+	}
+}

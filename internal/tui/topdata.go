@@ -1,0 +1,87 @@
+package tui
+
+import (
+	"context"
+
+	"github.com/plasmodium/pm/internal/ops"
+	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// Room is an active phase with its message count and last messages.
+type Room struct {
+	Phase *store.Phase
+	Count int
+	Last  []store.Message
+}
+
+// TopData is what pm top shows, read at once.
+type TopData struct {
+	Tasks    []*store.Task
+	Rooms    []Room
+	Agents   []*store.Agent
+	Requests []*request.Request
+}
+
+// TopBackend is everything pm top reads and does; TopFromSession is the
+// real one (internal/ops).
+type TopBackend struct {
+	Backend
+	Snapshot func(ctx context.Context) (TopData, error)
+	Kill     func(ctx context.Context, task string, restart bool) error
+	EndPhase func(ctx context.Context, task string) error
+}
+
+// roomTail is how many of a room's last messages pm top shows.
+const roomTail = 2
+
+// TopFromSession is the backend of pm top: every call one ops function.
+func TopFromSession(sess *ops.Session) TopBackend {
+	return TopBackend{
+		Backend:  FromSession(sess),
+		Snapshot: func(ctx context.Context) (TopData, error) { return snapshot(ctx, sess) },
+		Kill: func(ctx context.Context, task string, restart bool) error {
+			_, err := ops.Kill(ctx, sess, ops.KillInput{Task: task, Restart: restart})
+			return err
+		},
+		EndPhase: func(ctx context.Context, task string) error {
+			_, err := ops.EndPhase(ctx, sess, ops.EndInput{Task: task})
+			return err
+		},
+	}
+}
+
+func snapshot(ctx context.Context, sess *ops.Session) (TopData, error) {
+	var d TopData
+	st, err := ops.Status(ctx, sess, ops.StatusInput{All: true})
+	if err != nil {
+		return d, err
+	}
+	d.Tasks = st.Summary.Tasks
+	for _, t := range d.Tasks {
+		if !t.Live() {
+			continue
+		}
+		v, err := ops.Status(ctx, sess, ops.StatusInput{Task: t.ID})
+		if err != nil {
+			return d, err
+		}
+		for _, ph := range v.View.Phases {
+			if ph.Status != store.PhaseActive {
+				continue
+			}
+			chat, err := ops.Chat(ctx, sess, ops.ChatInput{Phase: ph.ID})
+			if err != nil {
+				return d, err
+			}
+			d.Rooms = append(d.Rooms, Room{Phase: ph.Phase, Count: ph.Messages, Last: chat.Messages[max(len(chat.Messages)-roomTail, 0):]})
+		}
+	}
+	agents, err := ops.Agents(ctx, sess, ops.AgentsInput{})
+	if err != nil {
+		return d, err
+	}
+	d.Agents = agents.Agents
+	d.Requests, err = ops.Requests(ctx, sess, ops.RequestsInput{})
+	return d, err
+}
