@@ -11,6 +11,17 @@ let cursor = "";        // the cursor after the last event applied
 let socket = null;
 let refreshTimer = null;
 let treeLimit = MAX_TREE;
+const drafts = new Map(); // what the human is typing, kept across re-renders
+
+// draftInput is a text box whose content and focus survive re-rendering.
+function draftInput(key, placeholder) {
+  const input = el("input", { placeholder, maxlength: "16000", required: "", "data-draft": key });
+  input.value = drafts.get(key) || "";
+  input.addEventListener("input", () => drafts.set(key, input.value));
+  return input;
+}
+
+function clearDraft(input) { drafts.delete(input.dataset.draft); input.value = ""; }
 
 // el builds an element; strings become text nodes, so nothing is HTML.
 function el(tag, attrs, ...children) {
@@ -136,6 +147,15 @@ function appendLog(ev) {
 // ---- rendering
 
 function renderAll() {
+  const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.draft : undefined;
+  renderParts();
+  if (focused) {
+    const again = document.querySelector('[data-draft="' + CSS.escape(focused) + '"]');
+    if (again) { again.focus(); again.setSelectionRange(again.value.length, again.value.length); }
+  }
+}
+
+function renderParts() {
   const c = state.counts || {};
   $("counts").textContent = Object.entries(c).map(([k, v]) => v + " " + k).join(" · ") || "no tasks";
   renderAttention();
@@ -149,11 +169,12 @@ function renderAttention() {
   const box = $("attention");
   const items = [];
   for (const rq of state.requests) {
-    const input = el("input", { placeholder: "Your answer", maxlength: "16000", required: "" });
+    const input = draftInput("answer:" + rq.id, "Your answer");
     const form = el("form", { class: "answer" }, input, el("button", { type: "submit" }, "Answer"));
     form.addEventListener("submit", async (e) => {
       e.preventDefault();
       await post("/api/answer", { id: rq.id, text: input.value });
+      clearDraft(input);
       scheduleRefresh();
     });
     items.push(el("div", { class: "card request", "data-request": rq.id },
@@ -203,18 +224,18 @@ function renderRooms() {
 function roomView(r) {
   const ph = r.phase;
   const msgs = el("div", { class: "msgs" }, ...(r.messages || []).map((m) => messageLine(m.author, m.role, m.content)));
-  const input = el("input", { placeholder: "Say something as the human", maxlength: "16000", required: "" });
+  const input = draftInput("say:" + ph.id, "Say something as the human");
   const say = el("form", { class: "say" }, input, el("button", { type: "submit" }, "Say"));
   say.addEventListener("submit", async (e) => {
     e.preventDefault();
     await post("/api/say", { phase: ph.id, message: input.value });
-    input.value = "";
+    clearDraft(input);
   });
   const extend = el("button", { type: "button", onclick: () => post("/api/extend-phase", { task: ph.task_id, n: 5 }) }, "+5 messages");
   const end = el("button", { type: "button", onclick: () => post("/api/end-phase", { task: ph.task_id }) }, "End phase");
   return el("div", { class: "room", "data-phase": ph.id },
     el("div", {}, el("strong", {}, ph.name), " ", el("span", { class: "meta count" }, r.count + "/" + ph.message_limit), " ", extend, " ", end),
-    el("div", { class: "meta" }, ph.id + " on " + ph.task_id + " · roles: " + (ph.roles || []).join(", ") + (ph.rules ? " · rules: " : ""), ph.rules || ""),
+    el("div", { class: "meta info" }, ph.id + " on " + ph.task_id + " · roles: " + (ph.roles || []).join(", ") + (ph.rules ? " · rules: " : ""), ph.rules || ""),
     msgs, say);
 }
 
