@@ -154,7 +154,7 @@ func TestBrowserDemoFlow(t *testing.T) {
 	})
 
 	if path := os.Getenv("PM_DASHBOARD_SCREENSHOT"); path != "" {
-		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 		if err != nil {
 			t.Fatal(err)
 		}

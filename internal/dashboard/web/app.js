@@ -115,8 +115,13 @@ function connect() {
 function apply(ev) {
   appendLog(ev);
   if (ev.kind === "message.posted") {
-    const box = document.querySelector('.room[data-phase="' + CSS.escape(ev.phase_id || "") + '"] .msgs');
-    if (box) { box.append(messageLine(ev.actor, "", ev.text)); box.scrollTop = box.scrollHeight; }
+    const room = document.querySelector('.room[data-phase="' + CSS.escape(ev.phase_id || "") + '"]');
+    if (room) {
+      const box = room.querySelector(".msgs");
+      box.append(messageLine(ev.actor, "", ev.text));
+      box.scrollTop = box.scrollHeight;
+      if (ev.data && ev.data.n) room.querySelector(".count").textContent = ev.data.n + "/" + ev.data.limit;
+    }
   }
   if (ev.kind === "request.asked") notify(ev);
   if (ev.kind === "reset") { start(); return; }
