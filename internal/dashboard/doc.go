@@ -1,0 +1,29 @@
+// Package dashboard is `pm dashboard`: one HTTP server that shows a team of
+// agents live in a browser and lets the human steer it. The page and scripts
+// use the same documented API (docs/dashboard.md): GET /api/state (a
+// snapshot and the bus cursor it was taken at), GET /api/events?cursor=C (a
+// websocket of every bus event after C) and POST /api/<action> (the human's
+// write operations, through internal/ops like the CLI).
+//
+// Invariants:
+//   - the cursor of a snapshot is taken before the snapshot is read, so a
+//     client that applies the events after it misses nothing (an event may
+//     already be reflected in the snapshot: clients apply events idempotently);
+//   - a websocket sends every bus event after its cursor exactly once and in
+//     order, each with the cursor just past it (internal/bus Subscribe), so a
+//     client that reconnects with its last cursor, to this server or to a
+//     restarted one, misses nothing and sees nothing twice;
+//   - a client's memory is bounded: at most Config.MaxQueue events wait for
+//     a slow websocket; a client further behind is sent {"type":"resnapshot"}
+//     and closed, never buffered without bound;
+//   - a server that listens beyond loopback has a token, or Open refuses;
+//     with a token every API call carries it (Authorization: Bearer, or the
+//     cookie set when the page is opened with ?token=); a cookie-authenticated
+//     POST also carries the X-PM-CSRF header and a same-origin Origin, and a
+//     websocket whose Origin is another site is refused;
+//   - request bodies are capped (Config.MaxBody) and decoded strictly;
+//   - write actions run as the human through internal/ops, so they obey the
+//     same checks and land on the bus like the CLI's; the token is never
+//     logged or put in a payload;
+//   - the page renders agent text with textContent, never as HTML.
+package dashboard

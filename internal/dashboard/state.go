@@ -1,0 +1,103 @@
+package dashboard
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/ops"
+	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// Snapshot is GET /api/state: what the page draws, and the cursor to follow
+// the bus from.
+type Snapshot struct {
+	// Cursor was taken before anything else was read: events after it may
+	// already show in the snapshot, none is missing from it.
+	Cursor   bus.Cursor               `json:"cursor"`
+	Tasks    []*store.Task            `json:"tasks"`
+	Counts   map[store.TaskStatus]int `json:"counts"`
+	Total    int                      `json:"total"`
+	Agents   []*store.Agent           `json:"agents"`
+	Requests []*request.Request       `json:"requests"`
+	Prompts  []ops.PromptEntry        `json:"prompts"`
+	Rooms    []ops.Room               `json:"rooms"`
+	// Log is the last events of the bus (raw lines), oldest first.
+	Log []json.RawMessage `json:"log"`
+}
+
+// Limits of a snapshot: the page pages and tails, it never asks for all.
+const (
+	defaultTasks = 1000
+	maxTasks     = 10000
+	defaultLog   = 200
+	maxLog       = 2000
+	roomTail     = 50
+)
+
+func (s *Server) state(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limit, err1 := intParam(q.Get("limit"), defaultTasks, maxTasks)
+	logN, err2 := intParam(q.Get("log"), defaultLog, maxLog)
+	if err1 != nil || err2 != nil {
+		writeError(w, http.StatusBadRequest, "limit and log are counts")
+		return
+	}
+	snap, err := s.snapshot(r, q.Get("all") != "", limit, logN)
+	if err != nil {
+		writeOpError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, snap)
+}
+
+func (s *Server) snapshot(r *http.Request, all bool, limit, logN int) (*Snapshot, error) {
+	ctx := r.Context()
+	tail, cur, err := s.sess.Store.Bus().Tail(logN)
+	if err != nil {
+		return nil, err
+	}
+	snap := &Snapshot{Cursor: cur, Log: make([]json.RawMessage, 0, len(tail))}
+	for _, d := range tail {
+		snap.Log = append(snap.Log, json.RawMessage(d.Raw))
+	}
+	st, err := ops.Status(ctx, s.sess, ops.StatusInput{All: all})
+	if err != nil {
+		return nil, err
+	}
+	snap.Tasks, snap.Counts, snap.Total = newest(st.Summary.Tasks, limit), st.Summary.Counts, st.Summary.Total
+	agents, err := ops.Agents(ctx, s.sess, ops.AgentsInput{All: all})
+	if err != nil {
+		return nil, err
+	}
+	snap.Agents = agents.Agents
+	if snap.Requests, err = ops.Requests(ctx, s.sess, ops.RequestsInput{}); err != nil {
+		return nil, err
+	}
+	if snap.Prompts, err = ops.Prompts(ctx, s.sess, ops.PromptsInput{}); err != nil {
+		return nil, err
+	}
+	snap.Rooms, err = ops.Rooms(ctx, s.sess, ops.RoomsInput{Tail: roomTail})
+	return snap, err
+}
+
+// newest keeps the last n tasks (tasks are listed oldest first).
+func newest(tasks []*store.Task, n int) []*store.Task {
+	if len(tasks) > n {
+		return tasks[len(tasks)-n:]
+	}
+	return tasks
+}
+
+func intParam(v string, def, max int) (int, error) {
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, strconv.ErrSyntax
+	}
+	return min(n, max), nil
+}
