@@ -79,10 +79,23 @@ func (m *Talk) submit() tea.Cmd {
 	if len(m.pending) > 0 {
 		return m.answer(text)
 	}
-	if m.busy || m.be.Send == nil {
-		m.status = "wait for the reply before sending again"
+	if m.be.Send == nil {
+		m.status = "sending is not available here"
 		return nil
 	}
+	if m.busy {
+		// The reply may have streamed in full before its call returned: keep
+		// the line and send it as soon as the reply ends, never drop it.
+		m.queued = append(m.queued, text)
+		m.status = "queued: sent when the reply ends"
+		return nil
+	}
+	m.send(text)
+	return nil
+}
+
+// send starts one message to the active object; its reply streams in.
+func (m *Talk) send(text string) {
 	m.busy, m.status = true, ""
 	po := m.active
 	m.convs[po] = append(m.convs[po], turn{Who: "You", Text: text})
@@ -91,7 +104,6 @@ func (m *Talk) submit() tea.Cmd {
 		reply, err := send(f.ctx, po, text, func(d string) { f.push(deltaMsg{po, d}) })
 		f.push(replyMsg{po, reply, err})
 	}()
-	return nil
 }
 
 // answer answers the oldest pending request through the backend.

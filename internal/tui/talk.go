@@ -36,6 +36,7 @@ type Talk struct {
 	working map[string]bool   // objects between a request and their reply
 	convs   map[string][]turn // conversation per object
 	busy    bool              // a message to the active object is in flight
+	queued  []string          // typed while busy: sent, in order, as replies end
 
 	log     []LogLine
 	cascade *cascade
@@ -140,6 +141,11 @@ func (m *Talk) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.status = "error: " + msg.err.Error()
 		} else if t := m.convs[msg.po]; len(t) == 0 || t[len(t)-1].Who != msg.po {
 			m.appendReply(msg.po, msg.reply) // not streamed: the whole reply at once
+		}
+		if len(m.queued) > 0 {
+			next := m.queued[0]
+			m.queued = m.queued[1:]
+			m.send(next)
 		}
 	case errMsg:
 		m.status = "error: " + msg.err.Error()
