@@ -58,6 +58,19 @@ func waitText(ctx context.Context, t *testing.T, sel, want string) {
 	}
 }
 
+// typeAndClick types text into sel's input and clicks its button in one
+// script run: the page re-renders on live events, so a node found by one
+// DevTools call can be gone by the next (the draft survives re-renders).
+func typeAndClick(ctx context.Context, t *testing.T, sel, text string) {
+	t.Helper()
+	js := `(() => { const e = document.querySelector(` + quoteJS(sel) + `); if (!e) return false;
+		const i = e.querySelector("input"), b = e.querySelector("button"); if (!i || !b) return false;
+		i.value = ` + quoteJS(text) + `; i.dispatchEvent(new Event("input", {bubbles: true})); b.click(); return true; })()`
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](js, chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
+		t.Fatalf("typing %q into %s: %v", text, sel, err)
+	}
+}
+
 func quoteJS(s string) string {
 	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`, "\n", `\n`).Replace(s) + "'"
 }
@@ -97,9 +110,7 @@ func TestBrowserDemoFlow(t *testing.T) {
 		}
 		sel := `[data-request="` + rq.ID + `"]`
 		waitText(ctx, t, sel, "which colour?")
-		if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS(sel+" input"), "blue"), chromedp.Click(chromedp.CSS(sel+" button"))); err != nil {
-			t.Fatal(err)
-		}
+		typeAndClick(ctx, t, sel, "blue")
 		wctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // a hang fails
 		defer cancel()
 		got, err := request.Wait(wctx, r.s, rq.ID)
@@ -110,9 +121,7 @@ func TestBrowserDemoFlow(t *testing.T) {
 
 	room := `.room[data-phase="` + ph.ID + `"]`
 	t.Run("posting into the phase shows the message", func(t *testing.T) {
-		if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS(room+" .say input"), "hello from the page"), chromedp.Click(chromedp.CSS(room+" .say button"))); err != nil {
-			t.Fatal(err)
-		}
+		typeAndClick(ctx, t, room+" .say", "hello from the page")
 		waitText(ctx, t, room+" .msgs", "hello from the page")
 		msgs, _ := r.s.Messages(tk.ID, ph.ID)
 		if len(msgs) == 0 || msgs[len(msgs)-1].Author != "human" {
