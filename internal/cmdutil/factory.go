@@ -66,7 +66,13 @@ func selfPath() (string, error) {
 }
 
 // Store finds and opens the state directory ($PM_HOME, or walking up).
-func (f *Factory) Store() (*store.Store, error) {
+func (f *Factory) Store() (*store.Store, error) { return f.openStore(store.Open) }
+
+// StoreForConfig is Store for pm config: it opens the state directory even
+// when config.json does not load (s.BadConfig says why), so it can be repaired.
+func (f *Factory) StoreForConfig() (*store.Store, error) { return f.openStore(store.OpenForConfig) }
+
+func (f *Factory) openStore(open func(root string) (*store.Store, error)) (*store.Store, error) {
 	wd, err := f.Getwd()
 	if err != nil {
 		return nil, err
@@ -75,7 +81,7 @@ func (f *Factory) Store() (*store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := store.Open(root)
+	s, err := open(root)
 	if err != nil {
 		return nil, err
 	}

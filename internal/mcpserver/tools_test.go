@@ -155,8 +155,8 @@ func TestTools(t *testing.T) {
 		{"end phase again", "end_phase", map[string]any{"task": tk.ID}, true, []string{"Try: nothing to end"}},
 		{"kill", "kill_task", map[string]any{"task": done.ID}, false, []string{done.ID}},
 		{"kill unknown", "kill_task", map[string]any{"task": "tk-ffffff"}, true, []string{"not found"}},
-		{"wait ended", "wait_task", map[string]any{"task": done.ID}, false, []string{`"status":"killed"`}},
-		{"wait times out", "wait_task", map[string]any{"task": tk.ID, "timeout": "1ms"}, true, []string{"timed out:", "still active"}},
+		{"wait ended (killed: exit 5, as pm wait)", "wait_task", map[string]any{"task": done.ID}, true, []string{"wrong state:", "was killed"}},
+		{"wait times out", "wait_task", map[string]any{"task": tk.ID, "timeout": "1ms"}, true, []string{"timed out:", "still manual"}},
 		{"wait bad timeout", "wait_task", map[string]any{"task": tk.ID, "timeout": "soon"}, true, []string{`bad arguments: bad timeout "soon"`}},
 	}
 	for _, tt := range tests {

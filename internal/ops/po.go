@@ -2,7 +2,6 @@ package ops
 
 import (
 	"context"
-	"time"
 
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/llm"
@@ -125,43 +124,4 @@ func lookupPO(sess *Session, name string) (*prompt.Object, error) {
 		return nil, err
 	}
 	return set.Lookup(name)
-}
-
-// WaitTaskInput is a wait for one task to end (MCP wait_task).
-type WaitTaskInput struct {
-	Task    string `json:"task" jsonschema:"task id tk-..."`
-	Timeout string `json:"timeout,omitempty" jsonschema:"give up after this long, e.g. \"30m\" (default: no limit)"`
-}
-
-// WaitTask blocks until the task is done or killed (woken by file events,
-// never polling); a timeout is exit 124 with the task as it stood.
-func WaitTask(ctx context.Context, sess *Session, in WaitTaskInput) (*store.Task, error) {
-	var d time.Duration
-	if in.Timeout != "" {
-		var err error
-		if d, err = time.ParseDuration(in.Timeout); err != nil || d <= 0 {
-			return nil, errs.Usagef(`a duration such as "90s" or "30m"`, "bad timeout %q", in.Timeout)
-		}
-	}
-	t, err := ResolveTask(sess.Store, sess.Actor, in.Task)
-	if err != nil {
-		return nil, err
-	}
-	if d > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, d)
-		defer cancel()
-	}
-	err = sess.Store.WatchTask(ctx, t.ID, func() (bool, error) {
-		cur, err := sess.Store.Task(t.ID)
-		if err != nil {
-			return false, err
-		}
-		t = cur
-		return t.Status == store.TaskDone || t.Status == store.TaskKilled, nil
-	})
-	if err != nil && ctx.Err() == context.DeadlineExceeded {
-		return t, errs.Timeoutf("raise the timeout, or see pm status "+t.ID, "%s still %s after %s", t.ID, t.Status, in.Timeout)
-	}
-	return t, err
 }

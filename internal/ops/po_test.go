@@ -73,25 +73,26 @@ func TestInspectPO(t *testing.T) {
 	}
 }
 
-func TestWaitTask(t *testing.T) {
+// MCP wait_task is ops.Wait, the same operation as pm wait.
+func TestWaitForMCP(t *testing.T) {
 	s := newStore(t)
 	addTask(t, s, "tk-aaaaaa", store.TaskDone, 0)
 	addTask(t, s, "tk-bbbbbb", store.TaskActive, 1)
 	sess := &Session{Store: s, Actor: store.Human}
 	tests := []struct {
-		in   WaitTaskInput
+		in   WaitInput
 		code errs.Code
 	}{
-		{WaitTaskInput{Task: "tk-aaaaaa"}, 0},
-		{WaitTaskInput{Task: "tk-bbbbbb", Timeout: "1ms"}, errs.Timeout},
-		{WaitTaskInput{Task: "tk-bbbbbb", Timeout: "soon"}, errs.Usage},
-		{WaitTaskInput{Task: "tk-bbbbbb", Timeout: "-1s"}, errs.Usage},
-		{WaitTaskInput{Task: "tk-ffffff"}, errs.NotFound},
+		{WaitInput{Task: "tk-aaaaaa"}, 0},
+		{WaitInput{Task: "tk-bbbbbb", Timeout: "1ms"}, errs.Timeout},
+		{WaitInput{Task: "tk-bbbbbb", Timeout: "soon"}, errs.Usage},
+		{WaitInput{Task: "tk-bbbbbb", Timeout: "-1s"}, errs.Usage},
+		{WaitInput{Task: "tk-ffffff"}, errs.NotFound},
 	}
 	for _, tt := range tests {
-		got, err := WaitTask(context.Background(), sess, tt.in)
+		got, err := Wait(context.Background(), sess, tt.in)
 		if tt.code == 0 {
-			if err != nil || got.Status != store.TaskDone {
+			if err != nil || got.Task.Status != store.TaskDone {
 				t.Errorf("%+v: %v %v", tt.in, got, err)
 			}
 			continue

@@ -3,10 +3,8 @@ package ops
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/plasmodium/pm/internal/agent"
-	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 )
@@ -150,12 +148,9 @@ func (r WaitChildrenResult) Partial() bool { return r.Task != nil }
 // WaitChildren blocks until every subtask of the task is done (owners
 // only); exit 124 when Timeout passes first.
 func WaitChildren(ctx context.Context, sess *Session, in WaitChildrenInput) (WaitChildrenResult, error) {
-	var d time.Duration
-	if in.Timeout != "" {
-		var err error
-		if d, err = time.ParseDuration(in.Timeout); err != nil || d < 0 {
-			return WaitChildrenResult{}, errs.Usagef(`a duration such as "90s" or "30m"`, "bad timeout %q", in.Timeout)
-		}
+	d, err := parseTimeout(in.Timeout)
+	if err != nil {
+		return WaitChildrenResult{}, err
 	}
 	t, err := OwnTask(sess.Store, sess.Actor, in.Task)
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/render"
-	"github.com/plasmodium/pm/internal/store"
 )
 
 // Options are the inputs of pm config's subcommands.
@@ -65,19 +64,10 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 // session opens the store even when config.json does not load: pm config
 // is how it gets repaired.
 func session(f *cmdutil.Factory) (*ops.Session, error) {
-	wd, err := f.Getwd()
+	s, err := f.StoreForConfig()
 	if err != nil {
 		return nil, err
 	}
-	root, err := store.Find(f.Getenv("PM_HOME"), wd)
-	if err != nil {
-		return nil, err
-	}
-	s, err := store.OpenForConfig(root)
-	if err != nil {
-		return nil, err
-	}
-	s.Now, s.IDs, s.Warn = f.Now, f.IDs, f.IO.ErrOut
 	actor, err := f.Actor(s)
 	if err != nil {
 		return nil, err
