@@ -155,21 +155,21 @@ func runExec(ctx context.Context, s *store.Store, log *slog.Logger, masked io.Wr
 			return end, nil
 		case end.why = <-stop:
 			log.Info("stopping", "why", end.why)
-			go terminate(cmd.Process, linger, true, grace)
+			go terminate(watchCtx, cmd.Process, linger, true, grace)
 		case <-wall:
 			wall, over = nil, nil
 			end.why, end.over = stopBudget, budget.wallReason()
 			log.Info("stopping", "why", end.over)
-			go terminate(cmd.Process, 0, true, grace)
+			go terminate(watchCtx, cmd.Process, 0, true, grace)
 		case reason := <-over:
 			wall, over = nil, nil
 			end.why, end.over = stopBudget, reason
 			log.Info("stopping", "why", end.over)
-			go terminate(cmd.Process, 0, true, grace)
+			go terminate(watchCtx, cmd.Process, 0, true, grace)
 		case <-signalled:
 			signalled, end.why = nil, stopSignal
 			log.Info("stopping", "why", end.why)
-			go terminate(cmd.Process, 0, false, grace)
+			go terminate(watchCtx, cmd.Process, 0, false, grace)
 		}
 	}
 }
@@ -207,16 +207,34 @@ func hostLLM(ctx context.Context, s *store.Store, log *slog.Logger, a *store.Age
 // stays to record the exit. (On pm kill the driver signalled the group
 // already.) This is the one place outside internal/driver that signals: the
 // host's own runtime child, which shares the host's group and dies with it.
-func terminate(p *os.Process, linger time.Duration, wholeGroup bool, grace time.Duration) {
-	if linger > 0 {
-		time.Sleep(linger)
+// done ends when the child has been waited for: the steps left are skipped,
+// so a child that leaves at once costs no linger or grace.
+func terminate(done context.Context, p *os.Process, linger time.Duration, wholeGroup bool, grace time.Duration) {
+	if !after(done, linger) {
+		return
 	}
 	if wholeGroup {
 		_ = syscall.Kill(0, syscall.SIGTERM)
 	}
 	_ = p.Signal(syscall.SIGTERM)
-	time.Sleep(grace)
-	_ = p.Signal(syscall.SIGKILL)
+	if after(done, grace) {
+		_ = p.Signal(syscall.SIGKILL)
+	}
+}
+
+// after waits d and reports true, or reports false as soon as done ends.
+func after(done context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return done.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-done.Done():
+		return false
+	}
 }
 
 // contain makes the host the subreaper of its descendants' orphans and says
