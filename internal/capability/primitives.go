@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/netguard"
 	"github.com/plasmodium/pm/internal/secret"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -314,6 +315,21 @@ func runCommand(ctx context.Context, env *Env, a runCommandArgs) (string, error)
 	return head + "\n" + text, nil
 }
 
+// netPolicy is the network policy of the config (internal/netguard): what
+// http_get may connect to.
+func netPolicy(env *Env) (netguard.Policy, error) {
+	if env.Store == nil {
+		return netguard.Policy{}, nil
+	}
+	cfg := env.Store.Config.Sandbox
+	p, err := netguard.Parse(cfg.HTTPAllow)
+	if err != nil {
+		return p, errs.Failf("pm config get sandbox.http_allow", "%v", err)
+	}
+	p.DenyAll = cfg.Network != nil && !*cfg.Network && !cfg.Off
+	return p, nil
+}
+
 // httpGetArgs are http_get's arguments.
 type httpGetArgs struct {
 	URL string `json:"url" jsonschema:"the http:// or https:// URL"`
@@ -324,8 +340,13 @@ func httpGet(ctx context.Context, env *Env, a httpGetArgs) (string, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return "", errs.Usagef(`{"url": "https://example.com/"}`, "%q is not an http or https URL", a.URL)
 	}
+	guard, err := netPolicy(env)
+	if err != nil {
+		return "", err
+	}
 	client := &http.Client{
-		Timeout: HTTPTimeout,
+		Timeout:   HTTPTimeout,
+		Transport: guard.Transport(),
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
 				return fmt.Errorf("redirect to %s refused: http and https only", req.URL.Scheme)

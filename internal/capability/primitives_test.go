@@ -273,6 +273,9 @@ func TestHTTPGet(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
+	// The test server is on loopback, which agents may not reach unless the
+	// config allows it (TestHTTPGetInternal).
+	env.Store.Config.Sandbox.HTTPAllow = []string{strings.TrimPrefix(srv.URL, "http://")}
 	get := tool(t, env, obj("http_get"), "http_get")
 	cases := []struct {
 		name string
@@ -295,4 +298,56 @@ func TestHTTPGet(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHTTPGetInternal: an agent's http_get cannot reach this machine, its
+// private networks or cloud metadata, by any spelling or through a redirect,
+// unless sandbox.http_allow names the address.
+func TestHTTPGetInternal(t *testing.T) {
+	env, _, _ := workspace(t)
+	inner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("internal secret"))
+	}))
+	defer inner.Close()
+	outer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, inner.URL+"/", http.StatusFound)
+	}))
+	defer outer.Close()
+	port := strings.TrimPrefix(inner.URL, "http://127.0.0.1:")
+	get := tool(t, env, obj("http_get"), "http_get")
+	cases := []struct {
+		name  string
+		allow []string
+		url   string
+		want  string
+	}{
+		{"loopback", nil, inner.URL + "/", "loopback address"},
+		{"localhost name", nil, "http://localhost:" + port + "/", "may not reach"},
+		{"decimal spelling", nil, "http://2130706433:" + port + "/", "error:"},
+		{"mapped v6", nil, "http://[::ffff:127.0.0.1]:" + port + "/", "loopback address"},
+		{"metadata", nil, "http://169.254.169.254/latest/meta-data/", "link-local"},
+		{"unspecified", nil, "http://0.0.0.0:" + port + "/", "unspecified"},
+		{"redirect to internal", []string{strings.TrimPrefix(outer.URL, "http://")}, outer.URL + "/", "loopback address"},
+		{"allowed by port", []string{"127.0.0.1:" + port}, inner.URL + "/", "internal secret"},
+		{"allowed by prefix", []string{"127.0.0.0/8"}, inner.URL + "/", "internal secret"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			env.Store.Config.Sandbox.HTTPAllow = c.allow
+			got := call(t, get, m{"url": c.url})
+			mustContain(t, got, c.want)
+			if c.allow == nil || strings.Contains(c.name, "redirect") {
+				if strings.Contains(got, "internal secret") {
+					t.Fatalf("reached the internal server: %s", got)
+				}
+			}
+		})
+	}
+	t.Run("network off", func(t *testing.T) {
+		off := false
+		env.Store.Config.Sandbox.HTTPAllow = []string{"127.0.0.0/8"}
+		env.Store.Config.Sandbox.Network = &off
+		defer func() { env.Store.Config.Sandbox.Network = nil }()
+		mustContain(t, call(t, get, m{"url": inner.URL + "/"}), "network access is off")
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/plasmodium/pm/internal/lockedfile"
+	"github.com/plasmodium/pm/internal/netguard"
 )
 
 // Limits are the circuit breakers of SPEC.md, enforced by the CLI (exit 3).
@@ -193,6 +194,10 @@ type Sandbox struct {
 	// Writable are more absolute directories commands may write (a build
 	// cache, say); the workspace and a private TMPDIR always are.
 	Writable []string `json:"writable,omitempty"`
+	// HTTPAllow are internal addresses (IP, IP:port or CIDR prefix) that
+	// http_get may reach; loopback, private and link-local addresses are
+	// refused otherwise (internal/netguard).
+	HTTPAllow []string `json:"http_allow,omitempty"`
 }
 
 // DefaultConfig is what pm init writes, and what a config.json is read over.
@@ -272,6 +277,9 @@ func (c Config) validate(path string) error {
 	}
 	if d, err := time.ParseDuration(c.Runtime.ResidentIdle); c.Runtime.ResidentIdle != "" && (err != nil || d < 0) {
 		return fmt.Errorf("%s: runtime.resident_idle is %q; want a duration such as \"5m\", or \"0\" for never", path, c.Runtime.ResidentIdle)
+	}
+	if _, err := netguard.Parse(c.Sandbox.HTTPAllow); err != nil {
+		return fmt.Errorf("%s: %v", path, err)
 	}
 	switch c.Runtime.Default {
 	case RuntimeLLM, RuntimeExec, RuntimeNone:

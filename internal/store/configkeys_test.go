@@ -11,7 +11,7 @@ func TestCheckKeys(t *testing.T) {
 		name, data, want string // want: "" for no error, else a substring
 	}{
 		{"defaults", `{"limits": {"active_tasks": 3}, "runtime": {"exec": {"command": ["sh"]}}}`, ""},
-		{"sandbox", `{"sandbox": {"off": true, "network": false, "writable": ["/x"]}}`, ""},
+		{"sandbox", `{"sandbox": {"off": true, "network": false, "writable": ["/x"], "http_allow": ["127.0.0.1:8080"]}}`, ""},
 		{"top-level typo", "{\n\"limitz\": {}}", `c.json:2: unknown key "limitz"; did you mean "limits"?`},
 		{"nested typo", "{\"runtime\": {\n  \"exec\": {\n    \"commandd\": []}}}", `c.json:3: unknown key "runtime.exec.commandd"; did you mean "runtime.exec.command"?`},
 		{"far from anything", `{"zzzzzzzzzzzz": 1}`, `unknown key "zzzzzzzzzzzz"`},

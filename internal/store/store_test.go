@@ -62,6 +62,12 @@ func TestLoadConfig(t *testing.T) {
 		{name: "negative limit rejected", data: ptr(`{"limits": {"subtask_depth": -1}}`), errSubs: []string{"config.json", "limits.subtask_depth", "-1"}},
 		{name: "bad runtime", data: ptr(`{"runtime": {"default": "docker"}}`), errSubs: []string{"config.json", "runtime.default", "docker"}},
 		{name: "empty runtime", data: ptr(`{"runtime": {"default": ""}}`), errSubs: []string{"runtime.default"}},
+		{
+			name: "http allow",
+			data: ptr(`{"sandbox": {"http_allow": ["127.0.0.1:8080", "10.0.0.0/8"]}}`),
+			want: func(c *store.Config) { c.Sandbox.HTTPAllow = []string{"127.0.0.1:8080", "10.0.0.0/8"} },
+		},
+		{name: "http allow names a host", data: ptr(`{"sandbox": {"http_allow": ["localhost"]}}`), errSubs: []string{"config.json", "sandbox.http_allow", "localhost"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,72 @@
+package netguard
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"sync"
+)
+
+// Transport is an HTTP transport that enforces the policy on every
+// connection. A proxy from the environment (HTTP_PROXY, HTTPS_PROXY) is still
+// used, since the user configured it: the connection to the proxy itself is
+// allowed, and the target is judged before it is handed to the proxy by
+// resolving its name here (the proxy resolves it again, so a rebinding DNS
+// server has a window there that direct connections do not have; docs/security.md).
+func (p Policy) Transport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	guarded := p.Dialer()
+	var plain net.Dialer
+	var proxies sync.Map // proxy addresses seen: "host:port" → true
+	t.Proxy = func(req *http.Request) (*url.URL, error) {
+		u, err := http.ProxyFromEnvironment(req)
+		if err != nil || u == nil {
+			return u, err
+		}
+		if err := p.checkHost(req.Context(), req.URL); err != nil {
+			return nil, err
+		}
+		proxies.Store(proxyAddr(u), true)
+		return u, nil
+	}
+	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if _, ok := proxies.Load(addr); ok {
+			return plain.DialContext(ctx, network, addr)
+		}
+		return guarded.DialContext(ctx, network, addr)
+	}
+	return t
+}
+
+// checkHost judges every address a URL's host resolves to.
+func (p Policy) checkHost(ctx context.Context, u *url.URL) error {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", u.Hostname())
+	if err != nil {
+		return err
+	}
+	for _, a := range addrs {
+		ap, err := netip.ParseAddrPort(net.JoinHostPort(a.Unmap().String(), port))
+		if err != nil {
+			return fmt.Errorf("refusing %s: %v", u.Host, err)
+		}
+		if err := p.Check(ap); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func proxyAddr(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443", "socks5": "1080"}[u.Scheme]
+	}
+	return net.JoinHostPort(u.Hostname(), port)
+}
