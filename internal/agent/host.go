@@ -46,6 +46,7 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 		if r.Pid != self.Pid {
 			r.Handle, r.Status, r.StartedAt = self, store.AgentRunning, &now
 		}
+		r.Sandbox = SandboxOf(s, r)
 		return nil
 	})
 	if err != nil {

@@ -40,7 +40,7 @@ func PrintTaskView(w io.Writer, v *task.View, h task.Health, reqs []*store.Reque
 		fmt.Fprintf(w, " %sphase %s\n", mark, PhaseLine(p.Phase, p.Messages))
 	}
 	for _, a := range v.Agents {
-		fmt.Fprintf(w, "  agent @%s %s %s pid %d%s\n", Line(a.Name), Line(AgentRole(a)), Line(a.Status), a.Pid, AgentEnd(a))
+		fmt.Fprintf(w, "  agent @%s %s %s pid %d%s%s\n", Line(a.Name), Line(AgentRole(a)), Line(a.Status), a.Pid, AgentEnd(a), sandboxNote(a))
 	}
 	for _, r := range reqs {
 		fmt.Fprintf(w, "  request %s from @%s: %s\n", Line(r.ID), Line(r.From), Line(r.Question))
@@ -156,4 +156,12 @@ func Plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// sandboxNote says what confines an agent's commands: " sandbox landlock".
+func sandboxNote(a *store.Agent) string {
+	if a.Sandbox == "" {
+		return ""
+	}
+	return " sandbox " + Line(a.Sandbox)
 }

@@ -130,6 +130,10 @@ type Agent struct {
 	ExitCode  *int        `json:"exit_code,omitempty"`
 	Reason    string      `json:"reason,omitempty"`
 	Usage     Usage       `json:"usage"`
+	// Sandbox is what confines the commands this agent runs, as its host
+	// found it when it started (agent.SandboxOf): "landlock", "landlock (no
+	// mount namespace)", "off (config)" or "none (...)".
+	Sandbox   string      `json:"sandbox,omitempty"`
 	Activity  string      `json:"activity,omitempty"`  // idle, working, waiting (llm runtime)
 	ActiveAt  *time.Time  `json:"active_at,omitempty"` // when Activity last changed
 	CreatedAt time.Time   `json:"created_at"`

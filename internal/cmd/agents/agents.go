@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/render"
@@ -52,13 +53,18 @@ func run(f *cmdutil.Factory, o Options) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(f.IO.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tROLE\tTASK\tPHASE\tRUNTIME\tSTATUS\tPID\tRESTARTS\tACTIVITY")
+	fmt.Fprintln(tw, "NAME\tROLE\tTASK\tPHASE\tRUNTIME\tSANDBOX\tSTATUS\tPID\tRESTARTS\tACTIVITY")
+	noKernel := false
 	for _, a := range res.Agents {
 		l := render.Line[string] // records can be hand-edited: no raw control reaches the terminal
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", l(a.Name), l(render.AgentRole(a)), l(dash(a.TaskID)), l(dash(a.PhaseID)), l(string(a.Runtime)), l(status(a)), a.Pid, a.Restarts, l(activity(a, f.Now())))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", l(a.Name), l(render.AgentRole(a)), l(dash(a.TaskID)), l(dash(a.PhaseID)), l(string(a.Runtime)), l(dash(a.Sandbox)), l(status(a)), a.Pid, a.Restarts, l(activity(a, f.Now())))
+		noKernel = noKernel || a.Sandbox == agent.SandboxNoKernel
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if noKernel {
+		fmt.Fprintln(f.IO.Out, "note: this kernel has no Landlock: agents' commands run with pm's file rules only (docs/security.md)")
 	}
 	if res.Hidden > 0 {
 		fmt.Fprintf(f.IO.Out, "%s hidden (exited or killed): pm agents --all shows them\n", render.Plural(res.Hidden, "ended agent"))
