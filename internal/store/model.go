@@ -123,22 +123,22 @@ type Agent struct {
 	// Handle names the agent's current (or last) run for the driver: the
 	// host's pid and start time, serialized as "pid" and "pid_start".
 	driver.Handle
-	Runtime   RuntimeName `json:"runtime"`
-	Model     string      `json:"model,omitempty"`
-	Status    AgentStatus `json:"status"`
-	Restarts  int         `json:"restarts"`
-	ExitCode  *int        `json:"exit_code,omitempty"`
-	Reason    string      `json:"reason,omitempty"`
-	Usage     Usage       `json:"usage"`
+	Runtime  RuntimeName `json:"runtime"`
+	Model    string      `json:"model,omitempty"`
+	Status   AgentStatus `json:"status"`
+	Restarts int         `json:"restarts"`
+	ExitCode *int        `json:"exit_code,omitempty"`
+	Reason   string      `json:"reason,omitempty"`
+	Usage    Usage       `json:"usage"`
 	// Sandbox is what confines the commands this agent runs, as its host
 	// found it when it started (agent.SandboxOf): "landlock", "landlock (no
 	// mount namespace)", "off (config)" or "none (...)".
-	Sandbox   string      `json:"sandbox,omitempty"`
-	Activity  string      `json:"activity,omitempty"`  // idle, working, waiting (llm runtime)
-	ActiveAt  *time.Time  `json:"active_at,omitempty"` // when Activity last changed
-	CreatedAt time.Time   `json:"created_at"`
-	StartedAt *time.Time  `json:"started_at,omitempty"`
-	EndedAt   *time.Time  `json:"ended_at,omitempty"`
+	Sandbox   string     `json:"sandbox,omitempty"`
+	Activity  string     `json:"activity,omitempty"`  // idle, working, waiting (llm runtime)
+	ActiveAt  *time.Time `json:"active_at,omitempty"` // when Activity last changed
+	CreatedAt time.Time  `json:"created_at"`
+	StartedAt *time.Time `json:"started_at,omitempty"`
+	EndedAt   *time.Time `json:"ended_at,omitempty"`
 }
 
 // IsOwner reports whether the agent owns its task (rather than playing a role in a phase).
