@@ -3,8 +3,6 @@ package say
 
 import (
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -31,14 +29,11 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 			"with \"-\" goes after \"--\" so it is not taken for a flag.",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			o.Message = strings.Join(args, " ")
-			if len(args) == 1 && args[0] == "-" && c.ArgsLenAtDash() != 0 {
-				msg, err := readMessage(f.IO.In)
-				if err != nil {
-					return err
-				}
-				o.Message = msg
+			msg, err := cmdutil.MessageArg(c, args, 0, f.IO.In, phase.MaxMessage)
+			if err != nil {
+				return err
 			}
+			o.Message = msg
 			return run(f, o)
 		},
 	}
@@ -64,14 +59,4 @@ func run(f *cmdutil.Factory, o Options) error {
 		fmt.Fprintf(f.IO.Out, "phase %s reached its limit and is now closed\n", res.Phase.ID)
 	}
 	return nil
-}
-
-// readMessage reads a message from standard input (pm say -), bounded one
-// byte past the largest message so an over-long one is refused, not cut.
-func readMessage(in io.Reader) (string, error) {
-	data, err := io.ReadAll(io.LimitReader(in, phase.MaxMessage+1))
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSuffix(string(data), "\n"), nil
 }

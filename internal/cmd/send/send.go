@@ -3,7 +3,6 @@ package send
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -26,9 +25,16 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	c := &cobra.Command{
 		Use:   `send PO "message"`,
 		Short: "Send one message to a prompt object and print its reply",
-		Args:  cobra.MinimumNArgs(2),
+		Long: "Send one message to a prompt object and print its reply.\n\n" +
+			"With \"-\" as the message it is read from standard input; a message that itself starts\n" +
+			"with \"-\" goes after \"--\" so it is not taken for a flag.",
+		Args: cobra.MinimumNArgs(2),
 		RunE: func(c *cobra.Command, args []string) error {
-			o.PO, o.Message = args[0], strings.Join(args[1:], " ")
+			msg, err := cmdutil.MessageArg(c, args, 1, f.IO.In, ops.MaxSend)
+			if err != nil {
+				return err
+			}
+			o.PO, o.Message = args[0], msg
 			return run(f, o)
 		},
 	}
