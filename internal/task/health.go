@@ -58,7 +58,7 @@ func HealthOf(s *store.Store, t *store.Task, pending []*store.Request) Health {
 	case store.TaskKilled:
 		return Health{State: StateKilled}
 	case store.TaskBlocked:
-		return Health{State: StateBlocked, Waiting: liveOf(s, t.BlockedBy)}
+		return blockedHealth(s, t)
 	}
 	h := Health{State: StateWorking}
 	for _, r := range pending {
@@ -91,6 +91,22 @@ func HealthOf(s *store.Store, t *store.Task, pending []*store.Request) Health {
 		h.State, h.Waiting = StateWaitingKids, kids
 	}
 	return h
+}
+
+// blockedHealth: a blocked task waits on its live blockers; once one of
+// them is killed it will never start (only done blockers unblock), and it is
+// stalled: somebody must run the blocker again or kill the task.
+func blockedHealth(s *store.Store, t *store.Task) Health {
+	for _, id := range t.BlockedBy {
+		if b, err := s.Task(id); err == nil && b.Status == store.TaskKilled {
+			return Health{
+				State:  StateStalled,
+				Reason: "waits for " + id + ", which was killed: it will never start",
+				Next:   "pm kill " + id + " --restart to run it again, or pm kill " + t.ID,
+			}
+		}
+	}
+	return Health{State: StateBlocked, Waiting: liveOf(s, t.BlockedBy)}
 }
 
 // stalled: the owner of a live task is not running and will not be

@@ -24,6 +24,8 @@ func TestHealthOf(t *testing.T) {
 		{name: "done", task: store.Task{Status: store.TaskDone}, want: task.StateDone},
 		{name: "killed", task: store.Task{Status: store.TaskKilled}, want: task.StateKilled},
 		{name: "blocked", task: store.Task{Status: store.TaskBlocked, BlockedBy: []string{"tk-00000b"}}, kids: []store.Task{{ID: "tk-00000b", Status: store.TaskActive}}, want: task.StateBlocked},
+		{name: "blocker killed", task: store.Task{Status: store.TaskBlocked, BlockedBy: []string{"tk-00000b"}}, kids: []store.Task{{ID: "tk-00000b", Status: store.TaskKilled}}, want: task.StateStalled, reason: "waits for tk-00000b, which was killed: it will never start"},
+		{name: "one of two blockers killed", task: store.Task{Status: store.TaskBlocked, BlockedBy: []string{"tk-00000b", "tk-00000c"}}, kids: []store.Task{{ID: "tk-00000b", Status: store.TaskActive}, {ID: "tk-00000c", Status: store.TaskKilled}}, want: task.StateStalled, reason: "waits for tk-00000c, which was killed: it will never start"},
 		{name: "owner exited", task: store.Task{Status: store.TaskActive}, owner: &store.Agent{Status: store.AgentExited, ExitCode: &three, Reason: "bye"}, want: task.StateStalled, reason: "owner @own exited: bye"},
 		{name: "owner failed", task: store.Task{Status: store.TaskActive}, owner: &store.Agent{Status: store.AgentFailed, Reason: "crash loop"}, want: task.StateStalled, reason: "owner @own failed: crash loop"},
 		{name: "owner gone", task: store.Task{Status: store.TaskActive}, owner: &store.Agent{Status: store.AgentRunning}, want: task.StateStalled, reason: "owner @own is recorded running but its process is gone"},

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -15,6 +16,7 @@ import (
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/store"
+	"github.com/plasmodium/pm/internal/task"
 	"github.com/plasmodium/pm/internal/watch"
 )
 
@@ -60,6 +62,9 @@ func run(f *cmdutil.Factory, o Options) error {
 		if a.Runtime == store.RuntimeNone {
 			return errs.Statef("a person or script acts as @"+o.Name+" with PM_AGENT="+o.Name, "@%s runs on runtime none: it never starts a process, so it has no log", o.Name)
 		}
+		if err := neverStarts(s, a); err != nil {
+			return err
+		}
 		fmt.Fprintf(f.IO.ErrOut, "-- @%s has not started yet (pm status %s says why); waiting\n", o.Name, a.TaskID)
 	}
 	path := s.LogPath(o.Name)
@@ -88,7 +93,15 @@ func run(f *cmdutil.Factory, o Options) error {
 	if !o.Follow {
 		return copyNew()
 	}
-	dirs := func() []string { return []string{s.LogsDir(), s.AgentDir(o.Name)} }
+	// The log and the agent's record; while the agent is pending, the bus
+	// (events.jsonl) too, for what happens to the tasks its task waits on.
+	pending := a.Status == store.AgentPending
+	dirs := func() []string {
+		if pending {
+			return []string{s.LogsDir(), s.AgentDir(o.Name), filepath.Dir(s.EventsPath())}
+		}
+		return []string{s.LogsDir(), s.AgentDir(o.Name)}
+	}
 	return watch.Until(f.Context, dirs, func() (bool, error) {
 		if err := copyNew(); err != nil {
 			return false, err
@@ -101,8 +114,27 @@ func run(f *cmdutil.Factory, o Options) error {
 		if ended {
 			return true, copyNew()
 		}
+		if pending = a.Status == store.AgentPending; pending {
+			return false, neverStarts(s, a)
+		}
 		return false, nil
 	})
+}
+
+// neverStarts refuses to wait for an owner whose task is stalled before it
+// started (a blocker was killed): nothing will ever start it.
+func neverStarts(s *store.Store, a *store.Agent) error {
+	if !a.IsOwner() || a.TaskID == "" {
+		return nil
+	}
+	t, err := s.Task(a.TaskID)
+	if err != nil || t.Status != store.TaskBlocked {
+		return nil
+	}
+	if h := task.HealthOf(s, t, nil); h.State == task.StateStalled {
+		return errs.Statef(h.Next, "@%s will not start: task %s %s", a.Name, t.ID, h.Reason)
+	}
+	return nil
 }
 
 // copyJSON writes what r holds as JSON lines, one per read chunk, each with
