@@ -3,6 +3,7 @@ package store
 import (
 	"time"
 
+	"github.com/plasmodium/pm/internal/designmode"
 	"github.com/plasmodium/pm/internal/driver"
 )
 
@@ -123,18 +124,22 @@ type Agent struct {
 	// Handle names the agent's current (or last) run for the driver: the
 	// host's pid and start time, serialized as "pid" and "pid_start".
 	driver.Handle
-	Runtime   RuntimeName `json:"runtime"`
-	Model     string      `json:"model,omitempty"`
-	Status    AgentStatus `json:"status"`
-	Restarts  int         `json:"restarts"`
-	ExitCode  *int        `json:"exit_code,omitempty"`
-	Reason    string      `json:"reason,omitempty"`
-	Usage     Usage       `json:"usage"`
-	Activity  string      `json:"activity,omitempty"`  // idle, working, waiting (llm runtime)
-	ActiveAt  *time.Time  `json:"active_at,omitempty"` // when Activity last changed
-	CreatedAt time.Time   `json:"created_at"`
-	StartedAt *time.Time  `json:"started_at,omitempty"`
-	EndedAt   *time.Time  `json:"ended_at,omitempty"`
+	Runtime  RuntimeName `json:"runtime"`
+	Model    string      `json:"model,omitempty"`
+	Status   AgentStatus `json:"status"`
+	Restarts int         `json:"restarts"`
+	ExitCode *int        `json:"exit_code,omitempty"`
+	Reason   string      `json:"reason,omitempty"`
+	Usage    Usage       `json:"usage"`
+	// CodeDesigner is code-designer mode for this agent: on or off, which
+	// source decided it and since when (internal/designmode); nil until
+	// decided (a host decides it when it starts an llm agent).
+	CodeDesigner *designmode.Mode `json:"code_designer,omitempty"`
+	Activity     string           `json:"activity,omitempty"`  // idle, working, waiting (llm runtime)
+	ActiveAt     *time.Time       `json:"active_at,omitempty"` // when Activity last changed
+	CreatedAt    time.Time        `json:"created_at"`
+	StartedAt    *time.Time       `json:"started_at,omitempty"`
+	EndedAt      *time.Time       `json:"ended_at,omitempty"`
 }
 
 // IsOwner reports whether the agent owns its task (rather than playing a role in a phase).
