@@ -101,3 +101,12 @@ func Keep(prev *Mode, next Mode) Mode {
 	}
 	return next
 }
+
+// Equal reports whether m and o are the same decision (a nil o is none).
+func (m Mode) Equal(o *Mode) bool {
+	if o == nil {
+		return false
+	}
+	return m.Enabled == o.Enabled && m.Source == o.Source &&
+		(m.Since == nil) == (o.Since == nil) && (m.Since == nil || m.Since.Equal(*o.Since))
+}

@@ -149,6 +149,9 @@ func Send(ctx context.Context, sess *Session, in SendInput) (SendResult, error) 
 	if err := CheckPO(sess, in.PO); err != nil {
 		return SendResult{}, err
 	}
+	if err := sendMode(sess, in.PO); err != nil {
+		return SendResult{}, err
+	}
 	l, err := sess.launcher()
 	if err != nil {
 		return SendResult{}, err
