@@ -1,7 +1,7 @@
 // Package prompt loads prompt objects: markdown files whose YAML frontmatter
 // is the interface (name, description, capabilities, model, runtime,
-// code_designer) and whose
-// body is the soul, rendered with {NAME}-style placeholders.
+// code_designer) and whose body is the soul, rendered with {NAME}-style
+// placeholders.
 //
 // It also names the built-in capabilities (capabilities.go) and validates
 // every object's frontmatter against them on every load (LoadProject): the
