@@ -51,23 +51,14 @@ func residentMode(sess *Session, obj *prompt.Object) error {
 	return err
 }
 
-// sendMode records the mode for a pm send or pm talk to po.
-func sendMode(sess *Session, po string) error {
-	obj, err := lookupPO(sess, po)
-	if err != nil {
-		return err
-	}
-	return residentMode(sess, obj)
-}
-
-// ToolsInput is pm tools.
-type ToolsInput struct {
+// ToolDocsInput is pm tools.
+type ToolDocsInput struct {
 	Name string `json:"name,omitempty" jsonschema:"a tool to show in full; default: list them all"`
 }
 
-// ToolsResult is the documented tools (one, with its text, when a name was
+// ToolDocsResult is the documented tools (one, with its text, when a name was
 // given).
-type ToolsResult struct {
+type ToolDocsResult struct {
 	Tools []ToolEntry `json:"tools"`
 }
 
@@ -81,21 +72,21 @@ type ToolEntry struct {
 	Text       string          `json:"text,omitempty"`
 }
 
-// Tools lists the documentation of every tool a model can be given (the
+// ToolDocs lists the documentation of every tool a model can be given (the
 // built-in capabilities and the prompt objects), or shows one in full.
-func Tools(ctx context.Context, sess *Session, in ToolsInput) (ToolsResult, error) {
+func ToolDocs(ctx context.Context, sess *Session, in ToolDocsInput) (ToolDocsResult, error) {
 	reg, err := tooldoc.Load(sess.Store)
 	if err != nil {
-		return ToolsResult{}, err
+		return ToolDocsResult{}, err
 	}
 	names := reg.Names()
 	if in.Name != "" {
 		if _, ok := reg.Lookup(in.Name); !ok {
-			return ToolsResult{}, errs.NotFoundf("pm tools lists every documented tool", "no tool %q", in.Name)
+			return ToolDocsResult{}, errs.NotFoundf("pm tools lists every documented tool", "no tool %q", in.Name)
 		}
 		names = []string{in.Name}
 	}
-	res := ToolsResult{Tools: []ToolEntry{}}
+	res := ToolDocsResult{Tools: []ToolEntry{}}
 	for _, n := range names {
 		d, _ := reg.Lookup(n)
 		params, _ := d.Params() // parsed once already: a bad table fails the load

@@ -43,7 +43,7 @@ func run(f *cmdutil.Factory, o Options) error {
 	if err != nil {
 		return err
 	}
-	res, err := ops.Tools(f.Context, sess, ops.ToolsInput{Name: o.Name})
+	res, err := ops.ToolDocs(f.Context, sess, ops.ToolDocsInput{Name: o.Name})
 	if err != nil {
 		return err
 	}
