@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -16,7 +17,8 @@ import (
 //  1. The model asks for calls whose tools were not previewed in the round
 //     just before. None of them runs: each is answered with a tool result
 //     that starts with previewMarker and holds its doc's first lines and
-//     what to do next (an EventDocPreview each).
+//     what to do next (an EventDocPreview each); a call to a tool the loop
+//     does not offer gets the unknown-tool error, as without the mode.
 //  2. The model answers. Each call it now makes is compared with the
 //     previewed ones: the same tool with the same arguments (as JSON
 //     values) is "confirmed", any other call to a previewed tool is
@@ -62,7 +64,18 @@ func (l *Loop) needsPreview(calls []openai.ToolCall) bool {
 		previewed[p.Function.Name] = true
 	}
 	for _, tc := range calls {
-		if !previewed[tc.Function.Name] {
+		if !previewed[tc.Function.Name] && l.hasTool(tc.Function.Name) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasTool reports whether the loop offers a tool of that name (a call to
+// any other is answered with the unknown-tool error, preview or not).
+func (l *Loop) hasTool(name string) bool {
+	for _, t := range l.Tools {
+		if t.Name == name {
 			return true
 		}
 	}
@@ -75,6 +88,10 @@ func (l *Loop) preview(calls []openai.ToolCall) error {
 	l.decide(calls)
 	results := make([]string, len(calls))
 	for i, tc := range calls {
+		if !l.hasTool(tc.Function.Name) {
+			results[i], _ = l.callTool(context.Background(), tc) // runs nothing: says the tool is unknown
+			continue
+		}
 		doc := l.DocPreview(tc.Function.Name)
 		results[i] = previewResult(tc, doc)
 		l.emit(Event{Kind: EventDocPreview, Turn: l.Used.Turns, Tool: tc.Function.Name, CallID: tc.ID,
@@ -83,7 +100,12 @@ func (l *Loop) preview(calls []openai.ToolCall) error {
 	if err := l.appendResults(calls, results); err != nil {
 		return err
 	}
-	l.pending = calls
+	l.pending = nil
+	for _, tc := range calls {
+		if l.hasTool(tc.Function.Name) {
+			l.pending = append(l.pending, tc)
+		}
+	}
 	return nil
 }
 

@@ -82,6 +82,21 @@ func TestDocPreview(t *testing.T) {
 			decided: []string{"write_file dropped"}, previews: 1, requests: 2,
 		},
 		{
+			name:     "an unknown tool gets its error, not a preview",
+			on:       true,
+			replies:  []openaitest.Reply{{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "nosuch", Arguments: `{}`}}}, {Content: "sorry"}},
+			requests: 2,
+		},
+		{
+			name: "beside a previewed call, an unknown tool gets its error",
+			on:   true,
+			replies: []openaitest.Reply{{ToolCalls: []openaitest.ToolCall{first, {ID: "c9", Name: "nosuch", Arguments: `{}`}}},
+				{ToolCalls: []openaitest.ToolCall{{ID: "c2", Name: "write_file", Arguments: first.Arguments}}},
+				{Content: "done"}},
+			runs: []string{"write_file " + first.Arguments}, decided: []string{"write_file confirmed"},
+			previews: 1, requests: 3, runDecision: "confirmed",
+		},
+		{
 			name: "a revision to another tool is previewed in its turn",
 			on:   true,
 			replies: []openaitest.Reply{{ToolCalls: []openaitest.ToolCall{first}},
@@ -129,10 +144,14 @@ func TestDocPreview(t *testing.T) {
 			}
 			// The second request carries the preview as the call's result,
 			// before anything ran.
-			last := reqs[1].LastMessage()
-			if last.Role != "tool" || last.ToolCallID != "c1" || !strings.HasPrefix(last.Content, previewMarker) ||
-				!strings.Contains(last.Content, docOf("write_file")) {
-				t.Errorf("second request ends with %+v, want the preview of write_file", last)
+			var preview openaitest.Message
+			for _, m := range reqs[1].Messages {
+				if m.Role == "tool" && m.ToolCallID == "c1" {
+					preview = m
+				}
+			}
+			if !strings.HasPrefix(preview.Content, previewMarker) || !strings.Contains(preview.Content, docOf("write_file")) {
+				t.Errorf("second request answers c1 with %+v, want the preview of write_file", preview)
 			}
 			if ev := rec.kinds(EventDocPreview)[0]; ev.Tool != "write_file" || ev.CallID != "c1" || ev.Text != docOf("write_file") || ev.Args != first.Arguments {
 				t.Errorf("preview event %+v", ev)

@@ -155,11 +155,11 @@ func (r *Registry) Names() []string {
 	return out
 }
 
-// Preview is the first n lines of a tool's doc; a tool with no doc (one
-// created after the registry was read) gets a line saying so.
+// Preview is the first n lines of a tool's doc; a tool with no doc (an
+// object created after the registry was read) gets a line saying so.
 func (r *Registry) Preview(name string, n int) string {
 	if d, ok := r.Lookup(name); ok {
 		return d.FirstLines(n)
 	}
-	return "# Tool: " + name + "\n\n(no documentation: the tool was created after this run's docs were read)"
+	return "# Tool: " + name + "\n\n(no documentation for this tool yet: check its description in the tool list)"
 }
