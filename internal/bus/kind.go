@@ -41,6 +41,10 @@ const (
 	EvAgentThink     Kind = "agent.think"
 	EvToolCall       Kind = "tool.call"
 	EvToolResult     Kind = "tool.result"
+	// Code-designer mode: a call held back with its doc's first lines, and
+	// the model's decision on it (confirmed, revised, dropped).
+	EvToolDocPreview  Kind = "tool.doc_preview"
+	EvToolDocDecision Kind = "tool.doc_decision"
 )
 
 // Prompt-object messages (inboxes), one kind per inbox message kind.

@@ -18,6 +18,7 @@ func TestKindValues(t *testing.T) {
 		{EvAgentKilled, "agent.killed"}, {EvAgentRespawned, "agent.respawned"}, {EvAgentFailed, "agent.failed"},
 		{EvAgentBudget, "agent.budget"}, {EvAgentThink, "agent.think"},
 		{EvToolCall, "tool.call"}, {EvToolResult, "tool.result"},
+		{EvToolDocPreview, "tool.doc_preview"}, {EvToolDocDecision, "tool.doc_decision"},
 		{EvInbox, "inbox.message"}, {EvPONotice, "po.notice"}, {EvPORequest, "po.request"}, {EvPOReply, "po.reply"},
 		{EvRequestAsked, "request.asked"}, {EvRequestAnswered, "request.answered"},
 		{EvCapabilityCreated, "capability.created"},

@@ -31,6 +31,7 @@ import (
 	"github.com/plasmodium/pm/internal/cmd/supervise"
 	"github.com/plasmodium/pm/internal/cmd/talk"
 	"github.com/plasmodium/pm/internal/cmd/taskcmd"
+	"github.com/plasmodium/pm/internal/cmd/tools"
 	"github.com/plasmodium/pm/internal/cmd/top"
 	"github.com/plasmodium/pm/internal/cmd/wait"
 	"github.com/plasmodium/pm/internal/cmd/waitchildren"
@@ -63,7 +64,7 @@ func NewRoot(f *cmdutil.Factory) *cobra.Command {
 	add("agent", chat.NewCmd(f), say.NewCmd(f), history.NewCmd(f))
 	root.AddGroup(&cobra.Group{ID: "po", Title: "Prompt objects:"})
 	add("po", prompts.NewCmd(f), talk.NewCmd(f), send.NewCmd(f), stop.NewCmd(f), demo.NewCmd(f))
-	add("po", mcp.NewCmd(f))
+	add("po", mcp.NewCmd(f), tools.NewCmd(f))
 	add("owner", phasecmd.NewCmd(f), extendphase.NewCmd(f), endphase.NewCmd(f), subtask.NewCmd(f),
 		waitchildren.NewCmd(f), done.NewCmd(f))
 	root.AddCommand(agentrun.NewCmd(f), supervise.NewCmd(f))

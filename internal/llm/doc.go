@@ -57,6 +57,10 @@
 //     start of a secret is held back until the next delta settles it,
 //     secret.Set.MaskStream) and in every error Run returns. Provider's
 //     String and GoString hide the key.
+//   - With DocPreview set (code-designer mode) a call runs only after the
+//     model saw its tool's doc preview and called it again (docpreview.go:
+//     the preview is the held-back call's tool result; confirmed, revised
+//     and dropped are EventDocDecision); with it nil nothing changes.
 //   - OnDelta and OnEvent are never called concurrently with each other or
 //     themselves. Run calls on one Loop are serialized.
 //

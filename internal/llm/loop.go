@@ -50,6 +50,9 @@ const (
 	EventToolResult EventKind = "tool_result" // a tool call ended; Tool, CallID, Text, IsError
 	EventRepair     EventKind = "repair"      // the loaded transcript was repaired after a crash; Text
 	EventBudget     EventKind = "budget"      // a budget stopped the loop; Text
+	// Code-designer mode (Loop.DocPreview; docpreview.go).
+	EventDocPreview  EventKind = "doc_preview"  // a call held back with its doc's preview; Tool, CallID, Args, Text (the preview)
+	EventDocDecision EventKind = "doc_decision" // the model's decision on a previewed call; Tool, CallID, Args, Text (confirmed, revised, dropped)
 )
 
 // Event is one observable step of a Loop. All text is masked.
@@ -85,6 +88,12 @@ type Loop struct {
 	OnDelta func(text string) // streamed assistant text, as it arrives
 	OnEvent func(Event)
 
+	// DocPreview turns code-designer mode's doc preview on (nil: off, and
+	// the loop is exactly as without it): it returns the first lines of a
+	// tool's documentation, shown to the model before the call runs (the
+	// protocol is in docpreview.go). It is called once per previewed call.
+	DocPreview func(tool string) string
+
 	CallTimeout time.Duration // each model call attempt (default DefaultCallTimeout)
 	ToolTimeout time.Duration // each tool call (default DefaultToolTimeout)
 	Retry       RetryPolicy
@@ -97,6 +106,7 @@ type Loop struct {
 	cb      sync.Mutex // serializes OnDelta and OnEvent
 	client  *openai.Client
 	history []openai.ChatCompletionMessage
+	pending []openai.ToolCall // calls previewed and not yet decided on (DocPreview)
 }
 
 // Run appends userMessage (none when empty: continue the loaded transcript)
@@ -166,6 +176,7 @@ func (l *Loop) Run(ctx context.Context, userMessage string) (final string, err e
 		}
 		l.emit(Event{Kind: EventResponse, Turn: l.Used.Turns, Finish: finish, Tokens: tokens, Calls: len(msg.ToolCalls), Used: l.Used})
 		if len(msg.ToolCalls) == 0 {
+			l.decide(nil) // an answer drops what was previewed
 			return l.secrets().Mask(answer), nil
 		}
 		if be := l.Budget.checkResponse(l.Used, len(msg.ToolCalls), l.elapsed()); be != nil {
@@ -179,7 +190,15 @@ func (l *Loop) Run(ctx context.Context, userMessage string) (final string, err e
 			l.emit(Event{Kind: EventBudget, Text: be.Error(), Used: l.Used})
 			return "", be
 		}
+		if l.needsPreview(msg.ToolCalls) {
+			if err := l.preview(msg.ToolCalls); err != nil {
+				return "", err
+			}
+			continue
+		}
+		decisions := l.decide(msg.ToolCalls)
 		results := l.runTools(runCtx, msg.ToolCalls)
+		noteDecisions(results, decisions)
 		l.Used.ToolCalls += int64(len(msg.ToolCalls))
 		if err := l.appendResults(msg.ToolCalls, results); err != nil {
 			return "", err
@@ -214,6 +233,10 @@ func (l *Loop) load() error {
 		l.emit(Event{Kind: EventRepair, Text: fmt.Sprintf("transcript of %d messages repaired to %d: unanswered tool calls marked interrupted", len(msgs), len(fixed))})
 	}
 	l.history = fixed
+	l.pending = nil
+	if l.DocPreview != nil {
+		l.pending = pendingFromHistory(fixed)
+	}
 	return nil
 }
 

@@ -10,5 +10,10 @@
 //   - budgets are enforced in code: per agent by the loop, per task (the sum
 //     of its agents' usage) before every model turn; a stop is recorded and
 //     told to the owner and the human;
-//   - a role agent is woken only by messages from others.
+//   - a role agent is woken only by messages from others;
+//   - code-designer mode (docs/code-designer.md) is read from the agent
+//     record before every run (a resident's mode is decided per call by pm
+//     send); an agent no caller decided for gets it from this host once
+//     (decideMode); the tool docs are read once per run, on the first
+//     preview, and previews and decisions go on the bus.
 package llmagent

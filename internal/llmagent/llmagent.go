@@ -90,7 +90,10 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 		loop.Started = a.CreatedAt // wall time counts from the agent's birth across respawns
 	}
 	loop.OnEvent = r.onEvent(a, cancel)
+	r.decideMode(a, obj)
+	previews := r.docPreviews()
 	r.reload = func() {
+		r.applyMode(a.Name, loop, previews)
 		// Hot reload: a prompt file edited (or a capability created) since the
 		// last turn takes effect on the next one.
 		set, err := prompt.LoadProject(s)
@@ -271,6 +274,8 @@ func (r *Runner) onEvent(a *store.Agent, stop context.CancelCauseFunc) func(llm.
 		case llm.EventToolResult:
 			s.Notify(bus.Event{Kind: bus.EvToolResult, Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID,
 				Text: ev.Tool + ": " + clip(ev.Text, 300), Data: map[string]any{"error": ev.IsError || refused(ev.Text)}})
+		case llm.EventDocPreview, llm.EventDocDecision:
+			s.Notify(docEvent(a, ev))
 		case llm.EventRetry:
 			r.Log.Warn("model call retry", "attempt", ev.Attempt, "delay", ev.Delay, "status", ev.Status, "err", ev.Text)
 		}

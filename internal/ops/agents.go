@@ -146,12 +146,18 @@ func Send(ctx context.Context, sess *Session, in SendInput) (SendResult, error) 
 	if len(in.Message) > MaxSend {
 		return SendResult{}, errs.Usagef("put long material in a file and name it in the message", "message of %d bytes is over %d", len(in.Message), MaxSend)
 	}
-	if err := CheckPO(sess, in.PO); err != nil {
+	po, err := checkPO(sess, in.PO)
+	if err != nil {
 		return SendResult{}, err
 	}
 	l, err := sess.launcher()
 	if err != nil {
 		return SendResult{}, err
+	}
+	if sess.Actor.Name != in.PO { // a call to itself is refused by inbox.Call, with nothing written
+		if err := residentMode(sess, po); err != nil {
+			return SendResult{}, err
+		}
 	}
 	reply, err := inbox.Call(ctx, sess.Store, l, sess.Actor.Name, in.PO, in.Message, in.OnDelta)
 	if err != nil {

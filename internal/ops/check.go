@@ -72,18 +72,20 @@ func findCommand(s *store.Store, cmd string) error {
 // CheckPO refuses, before anything is written, a message to an unknown prompt
 // object or to an llm object with no model provider configured.
 func CheckPO(sess *Session, name string) error {
-	set, err := prompt.LoadProject(sess.Store)
+	_, err := checkPO(sess, name)
+	return err
+}
+
+// checkPO is CheckPO returning the object it checked.
+func checkPO(sess *Session, name string) (*prompt.Object, error) {
+	po, err := lookupPO(sess, name)
 	if err != nil {
-		return err
-	}
-	po, err := set.Lookup(name)
-	if err != nil {
-		return err
+		return nil, err
 	}
 	switch po.Runtime {
 	case "", store.RuntimeLLM:
 		// pm send and pm talk have no --runtime flag: a model is the only way.
-		return checkModel(sess, po.Model, "; prompt objects answer through a model")
+		return po, checkModel(sess, po.Model, "; prompt objects answer through a model")
 	}
-	return CheckRuntime(sess, po.Runtime, po.Model)
+	return po, CheckRuntime(sess, po.Runtime, po.Model)
 }

@@ -20,6 +20,11 @@ type Session struct {
 	// Getenv reads the caller's environment for runtime checks (is a model
 	// provider configured?); nil means os.Getenv.
 	Getenv func(string) string
+	// CodeDesigner is the --code-designer flag of the command that opened
+	// the session (pm task, pm send, pm talk); nil when not given. Every
+	// agent the session addresses from the command line gets the mode it
+	// decides (internal/designmode's precedence).
+	CodeDesigner *bool
 }
 
 func (s *Session) getenv(k string) string {

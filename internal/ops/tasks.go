@@ -28,7 +28,16 @@ func CreateTask(ctx context.Context, sess *Session, in TaskInput) (*store.Task, 
 	if err != nil {
 		return nil, err
 	}
-	return task.Create(sess.Store, l, sess.Actor, task.Spec{Description: in.Description, BlockedBy: in.BlockedBy, Runtime: in.Runtime, Model: in.Model})
+	owner, err := lookupPO(sess, "owner")
+	if err != nil {
+		return nil, err
+	}
+	mode, err := codeDesigner(sess, owner)
+	if err != nil {
+		return nil, err
+	}
+	return task.Create(sess.Store, l, sess.Actor, task.Spec{Description: in.Description, BlockedBy: in.BlockedBy, Runtime: in.Runtime, Model: in.Model,
+		CodeDesigner: &mode})
 }
 
 // StatusInput is pm status.

@@ -14,7 +14,7 @@ import (
 // load validates the set (an unknown capability is an error naming file and
 // line), so a broken edit is caught on the next load, never half-used.
 func LoadProject(s *store.Store) (Set, error) {
-	set, err := Load(prompts.FS, s.PromptsDir(), filepath.Join(s.ProjectDir(), "prompts"))
+	set, err := Load(prompts.FS, ProjectDirs(s, "")...)
 	if err == nil {
 		err = set.Validate()
 	}
@@ -26,6 +26,13 @@ func LoadProject(s *store.Store) (Set, error) {
 		return nil, err
 	}
 	return set, nil
+}
+
+// ProjectDirs are the directories that override the built-ins, in order
+// (later wins): .plasmodium/prompts/SUB, then ./prompts/SUB ("" for the
+// prompt objects themselves; "tools" for tool docs).
+func ProjectDirs(s *store.Store, sub string) []string {
+	return []string{filepath.Join(s.PromptsDir(), sub), filepath.Join(s.ProjectDir(), "prompts", sub)}
 }
 
 // Lookup finds a prompt object by name, with a clear error listing the others.

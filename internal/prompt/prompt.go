@@ -22,8 +22,11 @@ type Object struct {
 	Capabilities []string          `yaml:"capabilities"`
 	Model        string            `yaml:"model"`
 	Runtime      store.RuntimeName `yaml:"runtime"`
-	Body         string            `yaml:"-"`
-	Source       string            `yaml:"-"` // "builtin:owner.md" or a file path
+	// CodeDesigner turns code-designer mode on or off for this object's
+	// agents (internal/designmode; nil: not set here).
+	CodeDesigner *bool  `yaml:"code_designer"`
+	Body         string `yaml:"-"`
+	Source       string `yaml:"-"` // "builtin:owner.md" or a file path
 	// CapabilityLines holds the file line of each capability, parallel to
 	// Capabilities, so a checker can name where a bad one is written.
 	CapabilityLines []int `yaml:"-" json:"-"`
@@ -182,21 +185,40 @@ type Set map[string]*Object
 // Missing directories are skipped; a bad file is an error naming it.
 func Load(builtin fs.FS, dirs ...string) (Set, error) {
 	set := Set{}
+	err := LoadFiles(builtin, dirs, func(file string, data []byte) error {
+		o, err := Parse(file, data)
+		if err != nil {
+			return err
+		}
+		set[o.Name] = o
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return set, nil
+}
+
+// LoadFiles is the one layered lookup of markdown files that prompt objects,
+// tool docs (internal/tooldoc) and anything else shipped beside them share:
+// it passes each top-level *.md of builtin (named "builtin:NAME.md"), then of
+// each directory in order (named by path), to add, so a later file of the
+// same name overrides an earlier one. Missing directories are skipped; the
+// first error add returns stops the load.
+func LoadFiles(builtin fs.FS, dirs []string, add func(file string, data []byte) error) error {
 	if builtin != nil {
 		names, err := fs.Glob(builtin, "*.md")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, n := range names {
 			data, err := fs.ReadFile(builtin, n)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			o, err := Parse("builtin:"+n, data)
-			if err != nil {
-				return nil, err
+			if err := add("builtin:"+n, data); err != nil {
+				return err
 			}
-			set[o.Name] = o
 		}
 	}
 	for _, d := range dirs {
@@ -204,16 +226,14 @@ func Load(builtin fs.FS, dirs ...string) (Set, error) {
 		for _, n := range names {
 			data, err := os.ReadFile(n)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			o, err := Parse(n, data)
-			if err != nil {
-				return nil, err
+			if err := add(n, data); err != nil {
+				return err
 			}
-			set[o.Name] = o
 		}
 	}
-	return set, nil
+	return nil
 }
 
 // Names lists the objects' names, sorted.

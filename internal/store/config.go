@@ -160,6 +160,16 @@ type Config struct {
 	Commit   Commit   `json:"commit"`
 	Sandbox  Sandbox  `json:"sandbox,omitzero"`
 	Notify   Notify   `json:"notify,omitzero"`
+	// CodeDesigner is code-designer mode's project settings (issue 12).
+	CodeDesigner CodeDesigner `json:"code_designer,omitzero"`
+}
+
+// CodeDesigner configures code-designer mode (internal/designmode).
+type CodeDesigner struct {
+	// Enabled turns the mode on (or off) for every agent of the project,
+	// below the CLI flag, PM_CODE_DESIGNER and a prompt object's
+	// code_designer frontmatter; unset: off unless one of them says on.
+	Enabled *bool `json:"enabled,omitempty"`
 }
 
 // Notify runs a command of the user's when something needs a person:

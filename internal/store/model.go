@@ -3,6 +3,7 @@ package store
 import (
 	"time"
 
+	"github.com/plasmodium/pm/internal/designmode"
 	"github.com/plasmodium/pm/internal/driver"
 )
 
@@ -133,12 +134,16 @@ type Agent struct {
 	// Sandbox is what confines the commands this agent runs, as its host
 	// found it when it started (agent.SandboxOf): "landlock", "landlock (no
 	// mount namespace)", "off (config)" or "none (...)".
-	Sandbox   string     `json:"sandbox,omitempty"`
-	Activity  string     `json:"activity,omitempty"`  // idle, working, waiting (llm runtime)
-	ActiveAt  *time.Time `json:"active_at,omitempty"` // when Activity last changed
-	CreatedAt time.Time  `json:"created_at"`
-	StartedAt *time.Time `json:"started_at,omitempty"`
-	EndedAt   *time.Time `json:"ended_at,omitempty"`
+	Sandbox string `json:"sandbox,omitempty"`
+	// CodeDesigner is code-designer mode for this agent: on or off, which
+	// source decided it and since when (internal/designmode); nil until
+	// decided (a host decides it when it starts an llm agent).
+	CodeDesigner *designmode.Mode `json:"code_designer,omitempty"`
+	Activity     string           `json:"activity,omitempty"`  // idle, working, waiting (llm runtime)
+	ActiveAt     *time.Time       `json:"active_at,omitempty"` // when Activity last changed
+	CreatedAt    time.Time        `json:"created_at"`
+	StartedAt    *time.Time       `json:"started_at,omitempty"`
+	EndedAt      *time.Time       `json:"ended_at,omitempty"`
 }
 
 // IsOwner reports whether the agent owns its task (rather than playing a role in a phase).

@@ -5,6 +5,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/designmode"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -20,6 +21,9 @@ type Spec struct {
 	Model       string
 	ParentID    string // set by pm subtask
 	Context     []byte // context.md for a subtask (optional)
+	// CodeDesigner is the owner's code-designer mode as pm task decided it
+	// (nil: its host decides when it starts; internal/designmode).
+	CodeDesigner *designmode.Mode
 }
 
 // Create records a task and its owner agent and, unless the task is blocked,
@@ -147,7 +151,7 @@ func createHeld(s *store.Store, sp Spec) (*store.Task, error) {
 		if t.BlockedBy == nil {
 			t.BlockedBy = []string{}
 		}
-		owner, err := agent.New(s, store.Agent{Prompt: "owner", TaskID: id, Runtime: sp.Runtime, Model: sp.Model})
+		owner, err := agent.New(s, store.Agent{Prompt: "owner", TaskID: id, Runtime: sp.Runtime, Model: sp.Model, CodeDesigner: sp.CodeDesigner})
 		if err != nil {
 			return nil, nil, err
 		}

@@ -13,10 +13,11 @@ import (
 
 // Options are the inputs of pm send.
 type Options struct {
-	PO      string
-	Message string
-	Stream  bool
-	JSON    bool
+	CodeDesigner func() *bool // --code-designer; nil result: not given
+	PO           string
+	Message      string
+	Stream       bool
+	JSON         bool
 }
 
 // NewCmd builds `pm send`.
@@ -40,6 +41,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	}
 	c.Flags().BoolVar(&o.Stream, "stream", false, "print the reply as it is generated")
 	c.Flags().BoolVar(&o.JSON, "json", false, "print {po, reply} as JSON")
+	o.CodeDesigner = cmdutil.CodeDesignerFlag(c)
 	return c
 }
 
@@ -48,6 +50,7 @@ func run(f *cmdutil.Factory, o Options) error {
 	if err != nil {
 		return err
 	}
+	sess.CodeDesigner = o.CodeDesigner()
 	in := ops.SendInput{PO: o.PO, Message: o.Message}
 	if o.Stream && !o.JSON {
 		in.OnDelta = func(t string) { fmt.Fprint(f.IO.Out, render.Terminal(t)) }

@@ -16,8 +16,9 @@ import (
 
 // Options are the inputs of pm talk.
 type Options struct {
-	PO    string
-	Plain bool
+	CodeDesigner func() *bool // --code-designer; nil result: not given
+	PO           string
+	Plain        bool
 }
 
 // NewCmd builds `pm talk`.
@@ -33,6 +34,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		},
 	}
 	c.Flags().BoolVar(&o.Plain, "plain", false, "line mode even on a terminal (the default when stdout is not a terminal or TERM=dumb)")
+	o.CodeDesigner = cmdutil.CodeDesignerFlag(c)
 	return c
 }
 
@@ -41,6 +43,7 @@ func run(f *cmdutil.Factory, o Options) error {
 	if err != nil {
 		return err
 	}
+	sess.CodeDesigner = o.CodeDesigner()
 	if err := ops.CheckPO(sess, o.PO); err != nil {
 		return err
 	}

@@ -14,11 +14,12 @@ import (
 
 // Options are the inputs of pm task.
 type Options struct {
-	Description string
-	BlockedBy   []string
-	Runtime     string
-	Model       string
-	JSON        bool
+	CodeDesigner func() *bool // --code-designer; nil result: not given
+	Description  string
+	BlockedBy    []string
+	Runtime      string
+	Model        string
+	JSON         bool
 }
 
 // NewCmd builds `pm task`.
@@ -37,6 +38,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	c.Flags().StringVar(&o.Runtime, "runtime", "", "how the owner runs: llm, exec or none (default from config.json)")
 	c.Flags().StringVar(&o.Model, "model", "", "model for llm agents")
 	c.Flags().BoolVar(&o.JSON, "json", false, "print the task as JSON")
+	o.CodeDesigner = cmdutil.CodeDesignerFlag(c)
 	return c
 }
 
@@ -45,6 +47,7 @@ func run(f *cmdutil.Factory, o Options) error {
 	if err != nil {
 		return err
 	}
+	sess.CodeDesigner = o.CodeDesigner()
 	t, err := ops.CreateTask(f.Context, sess, ops.TaskInput{Description: o.Description, BlockedBy: o.BlockedBy, Runtime: store.RuntimeName(o.Runtime), Model: o.Model})
 	if err != nil {
 		return err
