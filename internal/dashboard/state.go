@@ -6,9 +6,11 @@ import (
 	"strconv"
 
 	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/msglog"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/request"
 	"github.com/plasmodium/pm/internal/store"
+	"github.com/plasmodium/pm/internal/task"
 )
 
 // Snapshot is GET /api/state: what the page draws, and the cursor to follow
@@ -18,14 +20,25 @@ type Snapshot struct {
 	// already show in the snapshot, none is missing from it.
 	Cursor   bus.Cursor               `json:"cursor"`
 	Tasks    []*store.Task            `json:"tasks"`
+	Health   map[string]task.Health   `json:"health"` // by task id, for the tasks listed
 	Counts   map[store.TaskStatus]int `json:"counts"`
 	Total    int                      `json:"total"`
 	Agents   []*store.Agent           `json:"agents"`
 	Requests []*request.Request       `json:"requests"`
 	Prompts  []ops.PromptEntry        `json:"prompts"`
 	Rooms    []ops.Room               `json:"rooms"`
-	// Log is the last events of the bus (raw lines), oldest first.
-	Log []json.RawMessage `json:"log"`
+	// Budgets are the configured limits usage is drawn against.
+	Budgets store.Budgets `json:"budgets"`
+	// Log is the last events of the bus, oldest first, each with its
+	// message-log line when it has one.
+	Log []LogEntry `json:"log"`
+}
+
+// LogEntry is one event of the snapshot's log: the event as stored and its
+// line in the message log (internal/msglog), as the websocket sends them.
+type LogEntry struct {
+	Event json.RawMessage `json:"event"`
+	Line  *msglog.Line    `json:"line,omitempty"`
 }
 
 // Limits of a snapshot: the page pages and tails, it never asks for all.
@@ -45,6 +58,7 @@ func (s *Server) state(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "limit and log are counts")
 		return
 	}
+	s.stateReads.Add(1)
 	snap, err := s.snapshot(r, q.Get("all") != "", limit, logN)
 	if err != nil {
 		writeOpError(w, err)
@@ -59,15 +73,20 @@ func (s *Server) snapshot(r *http.Request, all bool, limit, logN int) (*Snapshot
 	if err != nil {
 		return nil, err
 	}
-	snap := &Snapshot{Cursor: cur, Log: make([]json.RawMessage, 0, len(tail))}
+	snap := &Snapshot{Cursor: cur, Log: make([]LogEntry, 0, len(tail)), Budgets: s.sess.Store.Config.Budgets}
+	lines := msglog.NewCascade()
 	for _, d := range tail {
-		snap.Log = append(snap.Log, json.RawMessage(d.Raw))
+		snap.Log = append(snap.Log, LogEntry{Event: json.RawMessage(d.Raw), Line: lineOf(lines, d.Event)})
 	}
 	st, err := ops.Status(ctx, s.sess, ops.StatusInput{All: all})
 	if err != nil {
 		return nil, err
 	}
 	snap.Tasks, snap.Counts, snap.Total = newest(st.Summary.Tasks, limit), st.Summary.Counts, st.Summary.Total
+	snap.Health = make(map[string]task.Health, len(snap.Tasks))
+	for _, t := range snap.Tasks {
+		snap.Health[t.ID] = st.Summary.Health[t.ID]
+	}
 	agents, err := ops.Agents(ctx, s.sess, ops.AgentsInput{All: all})
 	if err != nil {
 		return nil, err
@@ -100,4 +119,12 @@ func intParam(v string, def, max int) (int, error) {
 		return 0, strconv.ErrSyntax
 	}
 	return min(n, max), nil
+}
+
+// lineOf is ev's message-log line, or nil when ev is not a message.
+func lineOf(c *msglog.Cascade, ev bus.Event) *msglog.Line {
+	if l, ok := c.Line(ev); ok {
+		return &l
+	}
+	return nil
 }
