@@ -98,8 +98,30 @@ func (s *Server) snapshot(r *http.Request, all bool, limit, logN int) (*Snapshot
 	if snap.Prompts, err = ops.Prompts(ctx, s.sess, ops.PromptsInput{}); err != nil {
 		return nil, err
 	}
-	snap.Rooms, err = ops.Rooms(ctx, s.sess, ops.RoomsInput{Tail: roomTail})
+	snap.Rooms, err = s.liveRooms(r, st.Summary.Tasks)
 	return snap, err
+}
+
+// liveRooms is every phase of the live tasks among tasks (read already:
+// the state is not scanned twice), active ones with their last messages.
+func (s *Server) liveRooms(r *http.Request, tasks []*store.Task) ([]ops.Room, error) {
+	rooms := []ops.Room{}
+	for _, t := range tasks {
+		if !t.Live() {
+			continue
+		}
+		rs, err := ops.Rooms(r.Context(), s.sess, ops.RoomsInput{Task: t.ID, Tail: roomTail})
+		if err != nil {
+			return nil, err
+		}
+		for _, room := range rs {
+			if room.Phase.Status != store.PhaseActive {
+				room.Messages = nil // history is in the task's detail
+			}
+			rooms = append(rooms, room)
+		}
+	}
+	return rooms, nil
 }
 
 // newest keeps the last n tasks (tasks are listed oldest first).
