@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -98,6 +99,22 @@ func typeAndClick(ctx context.Context, t *testing.T, sel, text string) {
 		i.value = ` + quoteJS(text) + `; i.dispatchEvent(new Event("input", {bubbles: true})); b.click(); return true; })()`
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](js, chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
 		t.Fatalf("typing %q into %s: %v", text, sel, err)
+	}
+}
+
+// pm runs pm (the test binary as pm: main_test.go) as the human on the
+// rig's state, as a shell would.
+func pm(t *testing.T, r *rig, args ...string) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), os.Args[0], args...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "PM_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "PM_DASHBOARD_TEST_AS_PM=1", "PM_HOME="+r.s.Root)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("pm %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 }
 
@@ -197,6 +214,11 @@ func TestBrowserDemoFlow(t *testing.T) {
 		if len(msgs) == 0 || msgs[len(msgs)-1].Author != "human" {
 			t.Fatalf("messages after posting on the page: %+v", msgs)
 		}
+	})
+
+	t.Run("a pm say from a shell appears on the page", func(t *testing.T) {
+		pm(t, r, "say", "--phase", ph.ID, "said by a pm process")
+		waitText(ctx, t, room+" .msgs", "said by a pm process")
 	})
 
 	t.Run("agent text is shown as text", func(t *testing.T) {
