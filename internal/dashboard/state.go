@@ -2,8 +2,10 @@ package dashboard
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/msglog"
@@ -78,28 +80,38 @@ func (s *Server) snapshot(r *http.Request, all bool, limit, logN int) (*Snapshot
 	for _, d := range tail {
 		snap.Log = append(snap.Log, LogEntry{Event: json.RawMessage(d.Raw), Line: lineOf(lines, d.Event)})
 	}
-	st, err := ops.Status(ctx, s.sess, ops.StatusInput{All: all})
+	// The sections are independent reads, each a scan of its own records:
+	// read them at once (the cursor above was taken before all of them).
+	var wg sync.WaitGroup
+	var errTasks, errAgents, errRest error
+	wg.Go(func() { errTasks = s.readTasks(r, snap, all, limit) })
+	wg.Go(func() {
+		agents, err := ops.Agents(ctx, s.sess, ops.AgentsInput{All: all})
+		snap.Agents, errAgents = agents.Agents, err
+	})
+	wg.Go(func() {
+		if snap.Requests, errRest = ops.Requests(ctx, s.sess, ops.RequestsInput{}); errRest == nil {
+			snap.Prompts, errRest = ops.Prompts(ctx, s.sess, ops.PromptsInput{})
+		}
+	})
+	wg.Wait()
+	return snap, errors.Join(errTasks, errAgents, errRest)
+}
+
+// readTasks fills the snapshot's tasks, their health and counts, and the
+// rooms of the live ones.
+func (s *Server) readTasks(r *http.Request, snap *Snapshot, all bool, limit int) error {
+	st, err := ops.Status(r.Context(), s.sess, ops.StatusInput{All: all})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	snap.Tasks, snap.Counts, snap.Total = newest(st.Summary.Tasks, limit), st.Summary.Counts, st.Summary.Total
 	snap.Health = make(map[string]task.Health, len(snap.Tasks))
 	for _, t := range snap.Tasks {
 		snap.Health[t.ID] = st.Summary.Health[t.ID]
 	}
-	agents, err := ops.Agents(ctx, s.sess, ops.AgentsInput{All: all})
-	if err != nil {
-		return nil, err
-	}
-	snap.Agents = agents.Agents
-	if snap.Requests, err = ops.Requests(ctx, s.sess, ops.RequestsInput{}); err != nil {
-		return nil, err
-	}
-	if snap.Prompts, err = ops.Prompts(ctx, s.sess, ops.PromptsInput{}); err != nil {
-		return nil, err
-	}
 	snap.Rooms, err = s.liveRooms(r, st.Summary.Tasks)
-	return snap, err
+	return err
 }
 
 // liveRooms is every phase of the live tasks among tasks (read already:
