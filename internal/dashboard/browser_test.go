@@ -189,6 +189,13 @@ func TestBrowserDemoFlow(t *testing.T) {
 		waitText(ctx, t, `[data-prompt="reader"]`, "working")
 	})
 
+	t.Run("a capability created by an agent appears in the bar", func(t *testing.T) {
+		r.s.Notify(bus.Event{Kind: bus.EvCapabilityCreated, Actor: "coordinator", Text: "spec_writer",
+			Data: map[string]any{"name": "spec_writer", "description": "writes specs", "capabilities": []string{"write_file"}}})
+		waitText(ctx, t, `[data-prompt="spec_writer"]`, "spec_writer · idle")
+		waitText(ctx, t, `#log`, "coordinator → create_capability: spec_writer")
+	})
+
 	t.Run("a request answered on the page unblocks the asker", func(t *testing.T) {
 		asker := store.Actor{Name: ph.Agents[0], Agent: &store.Agent{Name: ph.Agents[0], TaskID: tk.ID}}
 		rq, err := request.Create(r.s, asker, "which colour?")
