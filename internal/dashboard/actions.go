@@ -21,6 +21,7 @@ func (s *Server) actions(mux *http.ServeMux) {
 	mux.HandleFunc("POST /api/extend-phase", action(s, ops.ExtendPhase))
 	mux.HandleFunc("POST /api/kill", action(s, ops.Kill))
 	mux.HandleFunc("POST /api/task", action(s, ops.CreateTask))
+	mux.HandleFunc("POST /api/stop", action(s, ops.Stop))
 }
 
 // action adapts one ops function to HTTP: auth and CSRF, a capped strict

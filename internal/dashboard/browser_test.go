@@ -2,13 +2,18 @@ package dashboard
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/request"
@@ -45,6 +50,32 @@ func browser(t *testing.T) context.Context {
 	t.Cleanup(acancel)
 	bctx, bcancel := chromedp.NewContext(actx)
 	t.Cleanup(bcancel)
+	// A script error in the page fails the test: an event the page could
+	// not apply would otherwise only show as a missing update.
+	var mu sync.Mutex
+	var thrown []string
+	err := chromedp.Listen(bctx, func(ev any) {
+		if e, ok := ev.(*cdpruntime.EventExceptionThrown); ok {
+			mu.Lock()
+			d := e.ExceptionDetails
+			msg := d.Text
+			if d.Exception != nil {
+				msg += " " + d.Exception.Description
+			}
+			thrown = append(thrown, fmt.Sprintf("%s:%d: %s", d.URL, d.LineNumber+1, msg))
+			mu.Unlock()
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(thrown) > 0 {
+			t.Errorf("the page threw: %s", strings.Join(thrown, "\n"))
+		}
+	})
 	return bctx
 }
 
@@ -71,6 +102,32 @@ func typeAndClick(ctx context.Context, t *testing.T, sel, text string) {
 	}
 }
 
+// pm runs pm (the test binary as pm: main_test.go) as the human on the
+// rig's state, as a shell would.
+func pm(t *testing.T, r *rig, args ...string) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), os.Args[0], args...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "PM_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "PM_DASHBOARD_TEST_AS_PM=1", "PM_HOME="+r.s.Root)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("pm %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// click clicks the element matching sel once it exists (in one script run,
+// like typeAndClick).
+func click(ctx context.Context, t *testing.T, sel string) {
+	t.Helper()
+	js := `(() => { const e = document.querySelector(` + quoteJS(sel) + `); if (!e) return false; e.click(); return true; })()`
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](js, chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
+		t.Fatalf("clicking %s: %v", sel, err)
+	}
+}
+
 func quoteJS(s string) string {
 	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`, "\n", `\n`).Replace(s) + "'"
 }
@@ -94,12 +151,49 @@ func TestBrowserDemoFlow(t *testing.T) {
 	waitText(ctx, t, `.room[data-phase="`+ph.ID+`"]`, "Design")
 	waitText(ctx, t, `.room[data-phase="`+ph.ID+`"] .info`, "ideas only")
 
-	t.Run("a task created elsewhere appears live", func(t *testing.T) {
+	t.Run("a task created elsewhere appears live, without reading the snapshot again", func(t *testing.T) {
 		live, err := ops.CreateTask(t.Context(), r.sess, ops.TaskInput{Description: "write the copy", Runtime: store.RuntimeNone})
 		if err != nil {
 			t.Fatal(err)
 		}
 		waitText(ctx, t, `[data-task="`+live.ID+`"]`, "write the copy")
+		owner, err := r.s.Agent(live.Owner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		asOwner := *r.sess
+		asOwner.Actor = store.Actor{Name: owner.Name, Agent: owner}
+		if _, err := ops.Subtask(t.Context(), &asOwner, ops.SubtaskInput{Task: live.ID, Description: "a child of the copy", Runtime: store.RuntimeNone}); err != nil {
+			t.Fatal(err)
+		}
+		waitText(ctx, t, `[data-task="`+live.ID+`"] + ul`, "a child of the copy")
+		if n := r.srv.stateReads.Load(); n != 1 {
+			t.Fatalf("GET /api/state read %d times, want once: events are applied in place", n)
+		}
+	})
+
+	t.Run("streamed model output shows in the room as it comes", func(t *testing.T) {
+		role := ph.Agents[0]
+		for _, piece := range []string{"Thinking about ", "a bold hero\n"} {
+			r.s.Notify(bus.Event{Kind: bus.EvAgentOutput, Actor: role, Agent: role, TaskID: tk.ID, PhaseID: ph.ID, Text: piece})
+		}
+		waitText(ctx, t, `.room[data-phase="`+ph.ID+`"] .streams`, "Thinking about a bold hero")
+	})
+
+	t.Run("the message log nests a call under the call that caused it", func(t *testing.T) {
+		r.s.Notify(bus.Event{Kind: bus.POKind("request"), Actor: "human", Agent: "coordinator", Text: "human → coordinator: map the repo"})
+		r.s.Notify(bus.Event{Kind: bus.POKind("request"), Actor: "coordinator", Agent: "reader", Text: "coordinator → reader: list the root"})
+		r.s.Notify(bus.Event{Kind: bus.EvToolCall, Actor: "reader", Agent: "reader", Text: `list_files {"path":"."}`})
+		waitText(ctx, t, `#log li.line[data-depth="1"]`, "coordinator → reader: list the root")
+		waitText(ctx, t, `#log li.line.primitive[data-depth="2"]`, "reader → list_files")
+		waitText(ctx, t, `[data-prompt="reader"]`, "working")
+	})
+
+	t.Run("a capability created by an agent appears in the bar", func(t *testing.T) {
+		r.s.Notify(bus.Event{Kind: bus.EvCapabilityCreated, Actor: "coordinator", Text: "spec_writer",
+			Data: map[string]any{"name": "spec_writer", "description": "writes specs", "capabilities": []string{"write_file"}}})
+		waitText(ctx, t, `[data-prompt="spec_writer"]`, "spec_writer · idle")
+		waitText(ctx, t, `#log`, "coordinator → create_capability: spec_writer")
 	})
 
 	t.Run("a request answered on the page unblocks the asker", func(t *testing.T) {
@@ -129,6 +223,11 @@ func TestBrowserDemoFlow(t *testing.T) {
 		}
 	})
 
+	t.Run("a pm say from a shell appears on the page", func(t *testing.T) {
+		pm(t, r, "say", "--phase", ph.ID, "said by a pm process")
+		waitText(ctx, t, room+" .msgs", "said by a pm process")
+	})
+
 	t.Run("agent text is shown as text", func(t *testing.T) {
 		agentRec, err := r.s.Agent(ph.Agents[0])
 		if err != nil {
@@ -148,18 +247,42 @@ func TestBrowserDemoFlow(t *testing.T) {
 		}
 	})
 
+	var build *store.Phase
+	t.Run("a task's detail shows its phases, closed ones with their messages", func(t *testing.T) {
+		if _, err := ops.EndPhase(t.Context(), r.sess, ops.EndInput{Task: tk.ID}); err != nil {
+			t.Fatal(err)
+		}
+		waitText(ctx, t, `#rooms .closed-phases [data-closed-phase="`+ph.ID+`"]`, "Design")
+		click(ctx, t, `[data-task="`+tk.ID+`"] [data-open-task]`)
+		waitText(ctx, t, `#detail-box [data-detail-phase="`+ph.ID+`"]`, "hello from the page")
+		waitText(ctx, t, `#detail-box [data-detail-phase="`+ph.ID+`"] summary`, "closed")
+		waitText(ctx, t, `#detail-box`, "build the landing page")
+		opened, err := ops.OpenPhase(t.Context(), r.sess, ops.PhaseInput{Task: tk.ID, Name: "Build", Limit: 10, Roles: []string{"developer"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		build = opened.Phase
+		waitText(ctx, t, `#detail-box`, "Build — active")
+	})
+
 	t.Run("the page resumes after a server restart", func(t *testing.T) {
 		addr := r.srv.Addr()
 		if err := r.srv.Close(); err != nil {
 			t.Fatal(err)
 		}
 		waitText(ctx, t, "#conn", "reconnecting")
-		if _, err := ops.Say(t.Context(), r.sess, ops.SayInput{Phase: ph.ID, Message: "said while the server was down"}); err != nil {
+		if build == nil {
+			t.Skip("needs the Build phase of the detail subtest")
+		}
+		if _, err := ops.Say(t.Context(), r.sess, ops.SayInput{Phase: build.ID, Message: "said while the server was down"}); err != nil {
 			t.Fatal(err)
 		}
 		r.open(func(c *Config) { c.Addr = addr })
-		waitText(ctx, t, room+" .msgs", "said while the server was down")
+		waitText(ctx, t, `.room[data-phase="`+build.ID+`"] .msgs`, "said while the server was down")
 		waitText(ctx, t, "#conn", "live")
+		if n := r.srv.stateReads.Load(); n != 0 {
+			t.Fatalf("the restarted server answered GET /api/state %d times: a resume must not read the snapshot", n)
+		}
 	})
 
 	if path := os.Getenv("PM_DASHBOARD_SCREENSHOT"); path != "" {

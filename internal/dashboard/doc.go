@@ -2,8 +2,9 @@
 // agents live in a browser and lets the human steer it. The page and scripts
 // use the same documented API (docs/dashboard.md): GET /api/state (a
 // snapshot and the bus cursor it was taken at), GET /api/events?cursor=C (a
-// websocket of every bus event after C) and POST /api/<action> (the human's
-// write operations, through internal/ops like the CLI).
+// websocket of every bus event after C), GET /api/task?id= (one task in
+// detail) and POST /api/<action> (the human's write operations, through
+// internal/ops like the CLI).
 //
 // Invariants:
 //   - the cursor of a snapshot is taken before the snapshot is read, so a
@@ -25,5 +26,10 @@
 //   - write actions run as the human through internal/ops, so they obey the
 //     same checks and land on the bus like the CLI's; the token is never
 //     logged or put in a payload;
+//   - the page reads GET /api/state once and then applies each event to its
+//     own state; it reads the snapshot again only after a resnapshot frame or
+//     a reset event (a reconnect resumes from its cursor with no snapshot);
+//   - an event frame carries the event as stored and, for a message of the
+//     log, its internal/msglog line (depth from a cascade per connection);
 //   - the page renders agent text with textContent, never as HTML.
 package dashboard

@@ -2,12 +2,14 @@ package dashboard
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"time"
 
 	"github.com/gorilla/websocket"
 
 	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/msglog"
 )
 
 // pingEvery keeps idle websockets alive through proxies and finds dead peers.
@@ -61,11 +63,12 @@ type frame struct {
 // when the queue is full the client is too far behind.
 func (s *Server) follow(ctx context.Context, from bus.Cursor, queue chan<- frame) {
 	defer close(queue)
+	lines := msglog.NewCascade()
 	for d, err := range s.sess.Store.Bus().Subscribe(ctx, from) {
 		if err != nil {
 			return
 		}
-		f := frame{data: eventFrame(d), cursor: d.Next}
+		f := frame{data: eventFrame(d, lineOf(lines, d.Event)), cursor: d.Next}
 		select {
 		case queue <- f:
 		default:
@@ -82,13 +85,19 @@ func (s *Server) follow(ctx context.Context, from bus.Cursor, queue chan<- frame
 }
 
 // eventFrame wraps the event's stored line (valid JSON: the bus skips bad
-// lines) without decoding it again.
-func eventFrame(d bus.Delivery) []byte {
+// lines) without encoding it again, with its message-log line if any.
+func eventFrame(d bus.Delivery, line *msglog.Line) []byte {
 	cur, _ := d.Next.MarshalText()
 	b := make([]byte, 0, len(d.Raw)+len(cur)+40)
 	b = append(b, `{"type":"event","cursor":"`...)
 	b = append(b, cur...)
-	b = append(b, `","event":`...)
+	b = append(b, '"')
+	if line != nil {
+		lb, _ := json.Marshal(line)
+		b = append(b, `,"line":`...)
+		b = append(b, lb...)
+	}
+	b = append(b, `,"event":`...)
 	b = append(b, d.Raw...)
 	return append(b, '}')
 }

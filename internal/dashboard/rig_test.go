@@ -118,7 +118,7 @@ type eventBody struct {
 // hang is a failure, not a timing assertion).
 func next(t *testing.T, c *websocket.Conn) (message, eventBody) {
 	t.Helper()
-	_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	_ = c.SetReadDeadline(deadline())
 	_, b, err := c.ReadMessage()
 	if err != nil {
 		t.Fatalf("read: %v", err)
@@ -144,6 +144,9 @@ func nextText(t *testing.T, c *websocket.Conn) (message, eventBody) {
 		}
 	}
 }
+
+// deadline bounds one websocket read: a hang fails, it is no timing assertion.
+func deadline() time.Time { return time.Now().Add(30 * time.Second) }
 
 func jsonBody(v any) string {
 	var b bytes.Buffer

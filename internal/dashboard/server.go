@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/plasmodium/pm/internal/ops"
@@ -57,6 +58,10 @@ type Server struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	// stateReads counts GET /api/state answers: the page reads a snapshot
+	// once and then applies events (tests check it does not re-read).
+	stateReads atomic.Int64
 }
 
 // Open validates cfg, listens and serves in the background.
@@ -136,6 +141,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /{$}", s.page)
 	mux.HandleFunc("GET /api/state", s.authed(s.state))
 	mux.HandleFunc("GET /api/events", s.authed(s.events))
+	mux.HandleFunc("GET /api/task", s.authed(s.taskDetail))
 	s.actions(mux)
 	return securityHeaders(mux)
 }

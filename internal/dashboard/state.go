@@ -2,13 +2,17 @@ package dashboard
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/msglog"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/request"
 	"github.com/plasmodium/pm/internal/store"
+	"github.com/plasmodium/pm/internal/task"
 )
 
 // Snapshot is GET /api/state: what the page draws, and the cursor to follow
@@ -18,14 +22,25 @@ type Snapshot struct {
 	// already show in the snapshot, none is missing from it.
 	Cursor   bus.Cursor               `json:"cursor"`
 	Tasks    []*store.Task            `json:"tasks"`
+	Health   map[string]task.Health   `json:"health"` // by task id, for the tasks listed
 	Counts   map[store.TaskStatus]int `json:"counts"`
 	Total    int                      `json:"total"`
 	Agents   []*store.Agent           `json:"agents"`
 	Requests []*request.Request       `json:"requests"`
 	Prompts  []ops.PromptEntry        `json:"prompts"`
 	Rooms    []ops.Room               `json:"rooms"`
-	// Log is the last events of the bus (raw lines), oldest first.
-	Log []json.RawMessage `json:"log"`
+	// Budgets are the configured limits usage is drawn against.
+	Budgets store.Budgets `json:"budgets"`
+	// Log is the last events of the bus, oldest first, each with its
+	// message-log line when it has one.
+	Log []LogEntry `json:"log"`
+}
+
+// LogEntry is one event of the snapshot's log: the event as stored and its
+// line in the message log (internal/msglog), as the websocket sends them.
+type LogEntry struct {
+	Event json.RawMessage `json:"event"`
+	Line  *msglog.Line    `json:"line,omitempty"`
 }
 
 // Limits of a snapshot: the page pages and tails, it never asks for all.
@@ -45,6 +60,7 @@ func (s *Server) state(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "limit and log are counts")
 		return
 	}
+	s.stateReads.Add(1)
 	snap, err := s.snapshot(r, q.Get("all") != "", limit, logN)
 	if err != nil {
 		writeOpError(w, err)
@@ -59,28 +75,65 @@ func (s *Server) snapshot(r *http.Request, all bool, limit, logN int) (*Snapshot
 	if err != nil {
 		return nil, err
 	}
-	snap := &Snapshot{Cursor: cur, Log: make([]json.RawMessage, 0, len(tail))}
+	snap := &Snapshot{Cursor: cur, Log: make([]LogEntry, 0, len(tail)), Budgets: s.sess.Store.Config.Budgets}
+	lines := msglog.NewCascade()
 	for _, d := range tail {
-		snap.Log = append(snap.Log, json.RawMessage(d.Raw))
+		snap.Log = append(snap.Log, LogEntry{Event: json.RawMessage(d.Raw), Line: lineOf(lines, d.Event)})
 	}
-	st, err := ops.Status(ctx, s.sess, ops.StatusInput{All: all})
+	// The sections are independent reads, each a scan of its own records:
+	// read them at once (the cursor above was taken before all of them).
+	var wg sync.WaitGroup
+	var errTasks, errAgents, errRest error
+	wg.Go(func() { errTasks = s.readTasks(r, snap, all, limit) })
+	wg.Go(func() {
+		agents, err := ops.Agents(ctx, s.sess, ops.AgentsInput{All: all})
+		snap.Agents, errAgents = agents.Agents, err
+	})
+	wg.Go(func() {
+		if snap.Requests, errRest = ops.Requests(ctx, s.sess, ops.RequestsInput{}); errRest == nil {
+			snap.Prompts, errRest = ops.Prompts(ctx, s.sess, ops.PromptsInput{})
+		}
+	})
+	wg.Wait()
+	return snap, errors.Join(errTasks, errAgents, errRest)
+}
+
+// readTasks fills the snapshot's tasks, their health and counts, and the
+// rooms of the live ones.
+func (s *Server) readTasks(r *http.Request, snap *Snapshot, all bool, limit int) error {
+	st, err := ops.Status(r.Context(), s.sess, ops.StatusInput{All: all})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	snap.Tasks, snap.Counts, snap.Total = newest(st.Summary.Tasks, limit), st.Summary.Counts, st.Summary.Total
-	agents, err := ops.Agents(ctx, s.sess, ops.AgentsInput{All: all})
-	if err != nil {
-		return nil, err
+	snap.Health = make(map[string]task.Health, len(snap.Tasks))
+	for _, t := range snap.Tasks {
+		snap.Health[t.ID] = st.Summary.Health[t.ID]
 	}
-	snap.Agents = agents.Agents
-	if snap.Requests, err = ops.Requests(ctx, s.sess, ops.RequestsInput{}); err != nil {
-		return nil, err
+	snap.Rooms, err = s.liveRooms(r, st.Summary.Tasks)
+	return err
+}
+
+// liveRooms is every phase of the live tasks among tasks (read already:
+// the state is not scanned twice), active ones with their last messages.
+func (s *Server) liveRooms(r *http.Request, tasks []*store.Task) ([]ops.Room, error) {
+	rooms := []ops.Room{}
+	for _, t := range tasks {
+		if !t.Live() {
+			continue
+		}
+		rs, err := ops.Rooms(r.Context(), s.sess, ops.RoomsInput{Task: t.ID, Tail: roomTail})
+		if err != nil {
+			return nil, err
+		}
+		for _, room := range rs {
+			if room.Phase.Status != store.PhaseActive {
+				room.Messages = nil // history is in the task's detail
+			}
+			rooms = append(rooms, room)
+		}
 	}
-	if snap.Prompts, err = ops.Prompts(ctx, s.sess, ops.PromptsInput{}); err != nil {
-		return nil, err
-	}
-	snap.Rooms, err = ops.Rooms(ctx, s.sess, ops.RoomsInput{Tail: roomTail})
-	return snap, err
+	return rooms, nil
 }
 
 // newest keeps the last n tasks (tasks are listed oldest first).
@@ -100,4 +153,12 @@ func intParam(v string, def, max int) (int, error) {
 		return 0, strconv.ErrSyntax
 	}
 	return min(n, max), nil
+}
+
+// lineOf is ev's message-log line, or nil when ev is not a message.
+func lineOf(c *msglog.Cascade, ev bus.Event) *msglog.Line {
+	if l, ok := c.Line(ev); ok {
+		return &l
+	}
+	return nil
 }

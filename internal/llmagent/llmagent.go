@@ -89,7 +89,12 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 	if a.StartedAt != nil && a.Restarts > 0 && a.CreatedAt.Before(*a.StartedAt) {
 		loop.Started = a.CreatedAt // wall time counts from the agent's birth across respawns
 	}
-	loop.OnEvent = r.onEvent(a, cancel)
+	var out *output
+	if a.TaskID != "" { // a resident's reply streams to its caller (serve)
+		out = newOutput(s, a)
+		loop.OnDelta = out.delta
+	}
+	loop.OnEvent = r.onEvent(a, cancel, out)
 	r.decideMode(a, obj)
 	previews := r.docPreviews()
 	r.reload = func() {
@@ -252,9 +257,10 @@ func (r *Runner) serve(ctx context.Context, a *store.Agent, loop *llm.Loop) erro
 	return err
 }
 
-// onEvent records usage and activity, puts tool calls on the bus and checks
-// the task's shared budget before each model turn.
-func (r *Runner) onEvent(a *store.Agent, stop context.CancelCauseFunc) func(llm.Event) {
+// onEvent records usage and activity, puts tool calls, the end of each
+// response with the usage (and out's streamed text, when out is not nil) on
+// the bus and checks the task's shared budget before each model turn.
+func (r *Runner) onEvent(a *store.Agent, stop context.CancelCauseFunc, out *output) func(llm.Event) {
 	s := r.Store
 	return func(ev llm.Event) {
 		switch ev.Kind {
@@ -268,6 +274,10 @@ func (r *Runner) onEvent(a *store.Agent, stop context.CancelCauseFunc) func(llm.
 				x.Usage = store.Usage{Turns: used.Turns, ToolCalls: used.ToolCalls, Tokens: used.Tokens}
 				return nil
 			})
+			if out != nil {
+				out.end()
+			}
+			s.Notify(turnEvent(a, used))
 		case llm.EventToolCall:
 			s.Notify(bus.Event{Kind: bus.EvToolCall, Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID,
 				Text: ev.Tool + " " + clip(ev.Args, 300)})
@@ -277,6 +287,9 @@ func (r *Runner) onEvent(a *store.Agent, stop context.CancelCauseFunc) func(llm.
 		case llm.EventDocPreview, llm.EventDocDecision:
 			s.Notify(docEvent(a, ev))
 		case llm.EventRetry:
+			if out != nil {
+				out.retry()
+			}
 			r.Log.Warn("model call retry", "attempt", ev.Attempt, "delay", ev.Delay, "status", ev.Status, "err", ev.Text)
 		}
 	}

@@ -3,6 +3,7 @@ package llmagent_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -288,6 +289,29 @@ func TestRoleAgentInTheRoom(t *testing.T) {
 	msgs, _ := jsonl.ReadAll[store.Message](f.s.MessagesPath(tk.ID, ph.ID), nil)
 	if len(msgs) != 2 || msgs[0].Author != role.Name || msgs[0].Role != "designer" {
 		t.Fatalf("messages %+v", msgs)
+	}
+	// Its model text streamed onto the bus, each response ended by agent.turn
+	// with the usage so far (the dashboard's rooms and usage follow these).
+	tail, _, err := f.s.Bus().Tail(1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var streamed strings.Builder
+	var turns []any
+	for _, d := range tail {
+		switch {
+		case d.Event.Agent != role.Name:
+		case d.Event.Kind == bus.EvAgentOutput:
+			streamed.WriteString(d.Event.Text)
+		case d.Event.Kind == bus.EvAgentTurn:
+			turns = append(turns, d.Event.Data["turns"])
+		}
+	}
+	if streamed.String() != "Said it.PASS" {
+		t.Errorf("streamed text %q, want the two text replies", streamed.String())
+	}
+	if fmt.Sprint(turns) != "[1 2 3]" {
+		t.Errorf("agent.turn usage %v, want [1 2 3]", turns)
 	}
 }
 

@@ -6,11 +6,15 @@ import (
 	"github.com/plasmodium/pm/internal/store"
 )
 
-// RoomsInput asks for the phases of the live tasks (the dashboard's rooms).
+// RoomsInput asks for the phases of the live tasks (the dashboard's rooms),
+// or of one task, live or finished (its detail view).
 type RoomsInput struct {
 	// Tail is how many of each active phase's last messages to include
-	// (0: none; closed phases never carry messages here).
+	// (0: none; closed phases carry messages only when Task is set).
 	Tail int `json:"tail,omitempty"`
+	// Task, when set, lists that task's phases only, closed ones with their
+	// messages too.
+	Task string `json:"task,omitempty"`
 }
 
 // Room is one phase with its message count against its limit and, for an
@@ -24,6 +28,9 @@ type Room struct {
 // Rooms lists every phase of every live task, oldest first. Unlike Chat it
 // is a pure read: nothing is marked seen.
 func Rooms(ctx context.Context, sess *Session, in RoomsInput) ([]Room, error) {
+	if in.Task != "" {
+		return taskRooms(sess.Store, in.Task, in.Tail)
+	}
 	tasks, err := sess.Store.Tasks()
 	if err != nil {
 		return nil, err
@@ -38,7 +45,7 @@ func Rooms(ctx context.Context, sess *Session, in RoomsInput) ([]Room, error) {
 			return nil, err
 		}
 		for _, ph := range phases {
-			room, err := readRoom(sess.Store, ph, in.Tail)
+			room, err := readRoom(sess.Store, ph, in.Tail, false)
 			if err != nil {
 				return nil, err
 			}
@@ -48,8 +55,29 @@ func Rooms(ctx context.Context, sess *Session, in RoomsInput) ([]Room, error) {
 	return rooms, nil
 }
 
-func readRoom(s *store.Store, ph *store.Phase, tail int) (Room, error) {
-	if ph.Status != store.PhaseActive || tail <= 0 {
+// taskRooms is every phase of one task, each with its last tail messages.
+func taskRooms(s *store.Store, id string, tail int) ([]Room, error) {
+	t, err := s.Task(id)
+	if err != nil {
+		return nil, err
+	}
+	phases, err := s.Phases(t.ID)
+	if err != nil {
+		return nil, err
+	}
+	rooms := []Room{}
+	for _, ph := range phases {
+		room, err := readRoom(s, ph, tail, true)
+		if err != nil {
+			return nil, err
+		}
+		rooms = append(rooms, room)
+	}
+	return rooms, nil
+}
+
+func readRoom(s *store.Store, ph *store.Phase, tail int, closedToo bool) (Room, error) {
+	if (ph.Status != store.PhaseActive && !closedToo) || tail <= 0 {
 		n, err := s.MessageCount(ph.TaskID, ph.ID)
 		return Room{Phase: ph, Count: n}, err
 	}

@@ -129,7 +129,7 @@ func untilEvent(ctx context.Context, s *store.Store, check func() (bool, error))
 // wakes: the events after which a task's state may have changed.
 func wakes(k bus.Kind) bool {
 	switch k {
-	case bus.EvMessage, bus.EvAgentThink, bus.EvToolCall, bus.EvToolResult, bus.EvInbox:
+	case bus.EvMessage, bus.EvAgentThink, bus.EvAgentOutput, bus.EvAgentTurn, bus.EvToolCall, bus.EvToolResult, bus.EvInbox:
 		return false
 	}
 	return true

@@ -10,7 +10,7 @@ func TestCascadeLines(t *testing.T) {
 	c := newCascade()
 	var got []string
 	for _, ev := range cascadeEvents() {
-		if l, ok := c.line(ev); ok {
+		if l, ok := c.Line(ev); ok {
 			got = append(got, l.Format(time.UTC))
 		}
 	}

@@ -158,7 +158,7 @@ func (m *Talk) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // event applies one bus event: a log line, object states, new objects,
 // requests to refresh.
 func (m *Talk) event(ev bus.Event) tea.Cmd {
-	if l, ok := m.cascade.line(ev); ok {
+	if l, ok := m.cascade.Line(ev); ok {
 		m.log = append(m.log, l)
 		if len(m.log) > maxLog {
 			m.log = m.log[len(m.log)-maxLog:]

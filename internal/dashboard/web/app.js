@@ -1,17 +1,45 @@
-// pm dashboard: draws GET /api/state, then follows GET /api/events from the
-// snapshot's cursor. Agent text is only ever put in the page as text
-// (textContent through el()), never parsed as HTML.
+// pm dashboard: reads GET /api/state once, then follows GET /api/events from
+// the snapshot's cursor and folds each event into the page's state (apply):
+// it re-reads the snapshot only when the server says the page fell behind
+// (resnapshot) or the state directory was reset. Agent text is only ever put
+// in the page as text (textContent through el()), never parsed as HTML.
 "use strict";
 
-const MAX_LOG = 1000;   // lines kept in the message log
-const MAX_TREE = 500;   // task rows drawn before "show more"
+const MAX_LOG = 1000;     // lines kept in the message log
+const MAX_TREE = 500;     // task rows drawn before "show more"
+const MAX_ROOM = 200;     // messages kept per room
+const MAX_STREAM = 4000;  // characters of streamed model text kept per agent
 
-let state = null;       // the last snapshot
-let cursor = "";        // the cursor after the last event applied
+let state = null;         // the snapshot, kept current by apply()
+let cursor = "";          // the cursor after the last event applied
 let socket = null;
-let refreshTimer = null;
 let treeLimit = MAX_TREE;
+let renderQueued = false;
+const dirty = new Set();  // sections to draw again
 const drafts = new Map(); // what the human is typing, kept across re-renders
+const streams = new Map(); // agent → {text, done}: its model output as it streams
+let detail = null;        // the open task's GET /api/task answer
+let detailTimer = null;
+
+// ---- small helpers
+
+// el builds an element; strings become text nodes, so nothing is HTML.
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined) continue;
+    if (k === "class") e.className = v;
+    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v);
+  }
+  for (const c of children) {
+    if (c === null || c === undefined || c === false) continue;
+    e.append(typeof c === "string" || typeof c === "number" ? document.createTextNode(String(c)) : c);
+  }
+  return e;
+}
+
+function $(id) { return document.getElementById(id); }
 
 // draftInput is a text box whose content and focus survive re-rendering.
 function draftInput(key, placeholder) {
@@ -22,23 +50,6 @@ function draftInput(key, placeholder) {
 }
 
 function clearDraft(input) { drafts.delete(input.dataset.draft); input.value = ""; }
-
-// el builds an element; strings become text nodes, so nothing is HTML.
-function el(tag, attrs, ...children) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (k === "class") e.className = v;
-    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
-    else e.setAttribute(k, v);
-  }
-  for (const c of children) {
-    if (c === null || c === undefined) continue;
-    e.append(typeof c === "string" || typeof c === "number" ? document.createTextNode(String(c)) : c);
-  }
-  return e;
-}
-
-function $(id) { return document.getElementById(id); }
 
 function showError(msg) {
   const b = $("error");
@@ -61,32 +72,41 @@ async function post(path, body) {
   return out;
 }
 
-async function loadState(withLog) {
-  const r = await fetch("/api/state?log=" + (withLog ? 300 : 0), { credentials: "same-origin" });
+async function getJSON(path) {
+  const r = await fetch(path, { credentials: "same-origin" });
   if (r.status === 401) { $("auth").hidden = false; return null; }
-  if (!r.ok) { showError("state: " + r.status); return null; }
-  return r.json();
+  const out = await r.json().catch(() => ({}));
+  if (!r.ok) { showError((out.error || r.statusText) + (out.try ? " — Try: " + out.try : "")); return null; }
+  return out;
 }
 
-// refresh re-reads the snapshot (structure changed) without its log; many
-// events in a burst cost one read.
-function scheduleRefresh() {
-  if (refreshTimer) return;
-  refreshTimer = setTimeout(async () => {
-    refreshTimer = null;
-    const s = await loadState(false);
-    if (s) { state = s; renderAll(); }
-  }, 250);
-}
+// ---- the state: one snapshot, then events
 
 async function start() {
-  const s = await loadState(true);
+  const s = await getJSON("/api/state?log=300");
   if (!s) return;
-  state = s;
+  state = {
+    tasks: new Map(s.tasks.map((t) => [t.id, t])),
+    health: s.health || {},
+    counts: s.counts || {},
+    total: s.total,
+    agents: new Map(s.agents.map((a) => [a.name, a])),
+    requests: new Map(s.requests.map((r) => [r.id, r])),
+    prompts: s.prompts,
+    rooms: new Map(s.rooms.map((r) => [r.phase.id, { ...r, messages: r.messages || [] }])),
+    budgets: s.budgets,
+    budgetStops: [],
+  };
   cursor = s.cursor;
-  renderAll();
+  streams.clear();
   $("log").replaceChildren();
-  for (const ev of s.log) appendLog(ev);
+  for (const entry of s.log) {
+    appendLog(entry.event, entry.line);
+    if (entry.event.kind === "agent.budget") state.budgetStops.push(entry.event);
+  }
+  for (const k of ["attention", "capabilities", "rooms", "tasks", "usage"]) dirty.add(k);
+  render();
+  if (detail) openTask(detail.task.id);
   connect();
 }
 
@@ -98,11 +118,12 @@ function connect() {
     const msg = JSON.parse(m.data);
     if (msg.type === "event") {
       cursor = msg.cursor;
+      appendLog(msg.event, msg.line);
+      if (msg.event.kind === "reset") { resnapshot(); return; }
       apply(msg.event);
+      scheduleRender();
     } else if (msg.type === "resnapshot") {
-      socket.onclose = null;
-      socket.close();
-      start();
+      resnapshot();
     }
   };
   socket.onclose = () => {
@@ -111,99 +132,297 @@ function connect() {
   };
 }
 
-// apply folds one bus event into the page.
+// resnapshot drops the stream and starts again from a new snapshot (the
+// page fell too far behind, or the state directory was reset).
+function resnapshot() {
+  socket.onclose = null;
+  socket.close();
+  start();
+}
+
+const num = (v) => (typeof v === "number" ? v : 0);
+
+function countStatus(from, to) {
+  if (from) state.counts[from] = Math.max(0, num(state.counts[from]) - 1);
+  if (to) state.counts[to] = num(state.counts[to]) + 1;
+}
+
+function setTaskStatus(id, status) {
+  const t = state.tasks.get(id);
+  if (!t || t.status === status) return;
+  countStatus(t.status, status);
+  t.status = status;
+  state.health[id] = { state: status === "active" ? "working" : status };
+}
+
+// stallOwner marks a live task stalled when its owner stops without it.
+function stallOwner(a, reason) {
+  const t = a && state.tasks.get(a.task_id);
+  if (!t || t.owner !== a.name || (t.status !== "active" && t.status !== "blocked")) return;
+  state.health[t.id] = { state: "stalled", reason: reason || ("owner @" + a.name + " " + a.status) };
+}
+
+function promptState(name, st) {
+  const p = state.prompts.find((q) => q.name === name);
+  if (p && p.state !== st) { p.state = st; dirty.add("capabilities"); }
+}
+
+// apply folds one bus event into the state and marks what to draw again.
 function apply(ev) {
-  appendLog(ev);
-  if (ev.kind === "message.posted") {
-    const room = document.querySelector('.room[data-phase="' + CSS.escape(ev.phase_id || "") + '"]');
-    if (room) {
-      const box = room.querySelector(".msgs");
-      box.append(messageLine(ev.actor, "", ev.text));
-      box.scrollTop = box.scrollHeight;
-      if (ev.data && ev.data.n) room.querySelector(".count").textContent = ev.data.n + "/" + ev.data.limit;
+  const d = ev.data || {};
+  const agent = state.agents.get(ev.agent);
+  if (detail && ev.task_id === detail.task.id && ev.kind !== "agent.output") scheduleDetail();
+  switch (ev.kind) {
+    case "task.created": {
+      if (state.tasks.has(ev.task_id)) break; // already in the snapshot
+      const t = { id: ev.task_id, description: ev.text, owner: ev.agent, parent_id: d.parent_id || "",
+        blocked_by: d.blocked_by || [], status: d.status, runtime: d.runtime, depth: d.depth, created_at: ev.ts, children: [] };
+      state.tasks.set(t.id, t);
+      state.health[t.id] = { state: t.status === "blocked" ? "blocked" : "starting" };
+      const parent = state.tasks.get(t.parent_id);
+      if (parent) parent.children = [...(parent.children || []), t.id];
+      countStatus("", t.status);
+      state.total++;
+      dirty.add("tasks").add("attention");
+      break;
     }
+    case "task.unblocked": case "task.restarted":
+      setTaskStatus(ev.task_id, "active"); dirty.add("tasks").add("attention"); break;
+    case "task.done": case "task.killed":
+      setTaskStatus(ev.task_id, ev.kind === "task.done" ? "done" : "killed");
+      for (const r of state.rooms.values()) if (r.phase.task_id === ev.task_id) state.rooms.delete(r.phase.id);
+      dirty.add("tasks").add("attention").add("rooms");
+      break;
+    case "git.commit": {
+      const t = state.tasks.get(ev.task_id);
+      if (t) { t.commit = ev.text; dirty.add("tasks"); }
+      break;
+    }
+    case "phase.opened":
+      if (!state.rooms.has(ev.phase_id)) {
+        state.rooms.set(ev.phase_id, { phase: { id: ev.phase_id, task_id: ev.task_id, name: ev.text, message_limit: d.limit,
+          roles: d.roles || [], rules: d.rules || "", status: "active", created_at: ev.ts }, count: 0, messages: [] });
+      }
+      dirty.add("rooms");
+      break;
+    case "phase.extended": {
+      const r = state.rooms.get(ev.phase_id);
+      if (r) { r.phase.message_limit = d.limit; dirty.add("rooms"); }
+      break;
+    }
+    case "phase.closed": {
+      const r = state.rooms.get(ev.phase_id);
+      if (r) { r.phase.status = "closed"; r.phase.close_reason = ev.text; r.count = num(d.messages); r.messages = []; dirty.add("rooms"); }
+      break;
+    }
+    case "message.posted": postMessage(ev, d); break;
+    case "agent.created":
+      if (!agent) {
+        state.agents.set(ev.agent, { name: ev.agent, prompt: d.prompt, role: d.role || "", task_id: ev.task_id || "",
+          phase_id: ev.phase_id || "", runtime: d.runtime, status: "pending", restarts: 0,
+          usage: { turns: 0, tool_calls: 0, tokens: 0 }, created_at: ev.ts });
+        dirty.add("usage");
+      }
+      break;
+    case "agent.started": case "agent.respawned":
+      if (agent) {
+        agent.status = "running"; agent.restarts = num(d.restarts); agent.reason = "";
+        if (d.pid) agent.pid = d.pid;
+        if (!agent.started_at) agent.started_at = ev.ts;
+        const t = state.tasks.get(agent.task_id);
+        if (t && t.owner === agent.name && t.status === "active") state.health[t.id] = { state: "working" };
+        dirty.add("usage").add("attention");
+      }
+      break;
+    case "agent.exited": case "agent.killed": case "agent.failed":
+      if (agent) {
+        agent.status = ev.kind === "agent.exited" ? "exited" : ev.kind === "agent.killed" ? "killed" : "failed";
+        agent.reason = ev.text || ""; agent.ended_at = ev.ts;
+        if (ev.kind !== "agent.killed") stallOwner(agent, ev.text);
+        if (!agent.task_id) promptState(agent.prompt, agent.status === "exited" ? "idle" : agent.status);
+        dirty.add("usage").add("attention");
+      }
+      break;
+    case "agent.budget":
+      state.budgetStops.push(ev); dirty.add("attention"); break;
+    case "agent.turn":
+      if (agent) {
+        agent.usage = { turns: num(d.turns), tool_calls: num(d.tool_calls), tokens: num(d.tokens) };
+        dirty.add("usage");
+      }
+      endStream(ev.agent);
+      break;
+    case "agent.output": streamOutput(ev, d); break;
+    case "request.asked":
+      state.requests.set(d.request, { id: d.request, from: ev.actor, task_id: ev.task_id || "", question: ev.text, status: "pending", created_at: ev.ts });
+      if (state.health[ev.task_id]) state.health[ev.task_id] = { state: "waiting-human", requests: [d.request] };
+      notify(ev);
+      dirty.add("attention");
+      break;
+    case "request.answered":
+      state.requests.delete(d.request);
+      if (state.health[ev.task_id] && state.health[ev.task_id].state === "waiting-human") state.health[ev.task_id] = { state: "working" };
+      dirty.add("attention");
+      break;
+    case "capability.created":
+      if (!state.prompts.some((p) => p.name === d.name)) {
+        state.prompts.push({ name: d.name, description: d.description || "", capabilities: d.capabilities || [], source: d.path || "", state: "idle", fresh: true });
+        dirty.add("capabilities");
+      }
+      break;
+    case "po.request": promptState(ev.agent, "working"); break;
+    case "po.reply": promptState(ev.actor, "idle"); break;
   }
-  if (ev.kind === "request.asked") notify(ev);
-  if (ev.kind === "reset") { start(); return; }
-  if (/^(task|phase|agent|request|capability|message|po|git)\./.test(ev.kind) && ev.kind !== "agent.think") scheduleRefresh();
 }
 
-// ---- message log: the bus as from → to: message
-
-function logTarget(ev) {
-  if (ev.kind === "request.asked") return "human";
-  return ev.agent || ev.phase_id || ev.task_id || "";
+// postMessage adds a message to its room in place (no full redraw), so a
+// busy room does not redraw the page per message.
+function postMessage(ev, d) {
+  const r = state.rooms.get(ev.phase_id);
+  if (!r) return;
+  if (r.messages.some((m) => m.id && m.id === ev.msg_id)) return; // already in the snapshot
+  const a = state.agents.get(ev.actor);
+  const m = { id: ev.msg_id, author: ev.actor, role: a ? a.role : "", content: ev.text, timestamp: ev.ts };
+  r.messages.push(m);
+  if (r.messages.length > MAX_ROOM) r.messages.shift();
+  if (d.n) r.count = d.n;
+  if (d.limit) r.phase.message_limit = d.limit;
+  endStream(ev.actor, true);
+  const room = document.querySelector('.room[data-phase="' + CSS.escape(ev.phase_id) + '"]');
+  if (!room) { dirty.add("rooms"); return; }
+  const box = room.querySelector(".msgs");
+  box.append(messageLine(m.author, m.role, m.content));
+  while (box.childElementCount > MAX_ROOM) box.firstElementChild.remove();
+  box.scrollTop = box.scrollHeight;
+  room.querySelector(".count").textContent = r.count + "/" + r.phase.message_limit;
 }
 
-function appendLog(ev) {
+// ---- streamed model output
+
+function streamOutput(ev, d) {
+  let s = streams.get(ev.agent);
+  if (!s || s.done) { s = { text: "", done: false }; streams.set(ev.agent, s); }
+  if (d.retry) s.text = "";
+  s.text = (s.text + (ev.text || "")).slice(-MAX_STREAM);
+  drawStream(ev.agent);
+}
+
+// endStream: a response ended (the text stays until the next one), or the
+// agent posted (its message replaces the stream).
+function endStream(name, clear) {
+  const s = streams.get(name);
+  if (!s) return;
+  s.done = true;
+  if (clear) streams.delete(name);
+  drawStream(name);
+}
+
+function streamView(name) {
+  const s = streams.get(name);
+  if (!s || !s.text) return null;
+  return el("div", { class: "stream" + (s.done ? " done" : ""), "data-agent": name },
+    el("span", { class: "who" }, name), s.done ? " (last output): " : " is writing: ", el("span", { class: "text" }, s.text));
+}
+
+// drawStream puts an agent's stream where it belongs: its room, or the open
+// task's detail for its owner.
+function drawStream(name) {
+  const a = state.agents.get(name);
+  for (const old of document.querySelectorAll('.stream[data-agent="' + CSS.escape(name) + '"]')) old.remove();
+  const v = streamView(name);
+  if (!v || !a) return;
+  const room = a.phase_id && document.querySelector('.room[data-phase="' + CSS.escape(a.phase_id) + '"] .streams');
+  if (room) room.append(v);
+  const owner = detail && detail.task.owner === name && document.querySelector("#detail .streams");
+  if (owner) owner.append(streamView(name));
+}
+
+// ---- message log: the bus as from → to: message, calls nested under the
+// call that caused them (the server computes each line with internal/msglog)
+
+function appendLog(ev, line) {
   const log = $("log");
-  const to = logTarget(ev);
-  const tool = ev.kind === "tool.call" || ev.kind === "tool.result" || ev.kind === "agent.think";
-  const li = el("li", { class: tool ? "tool" : "" },
-    el("span", { class: "kind" }, (ev.ts || "").slice(11, 19) + " " + ev.kind + " "),
-    el("span", { class: "who" }, ev.actor || ""),
-    to ? " → " + to : "",
-    ev.text ? ": " + ev.text : "");
+  const time = (ev.ts || "").slice(11, 19) + " ";
+  let li;
+  if (line) {
+    li = el("li", { class: "line" + (line.primitive ? " primitive" : ""), "data-depth": line.depth },
+      el("span", { class: "kind" }, time),
+      el("span", { class: "who" }, line.from), line.to ? " → " : "", line.to ? el("span", { class: "who" }, line.to) : null,
+      line.text ? ": " + line.text : "");
+    li.style.paddingLeft = Math.min(line.depth, 8) * 1.5 + "em"; // CSSOM: the CSP forbids style attributes
+  } else {
+    if (ev.kind === "agent.output" || ev.kind === "agent.turn") return; // shown in rooms and usage
+    const to = ev.agent || ev.phase_id || ev.task_id || "";
+    li = el("li", { class: "other" }, el("span", { class: "kind" }, time + ev.kind + " "),
+      el("span", { class: "who" }, ev.actor || ""), to ? " → " + to : "", ev.text ? ": " + ev.text : "");
+  }
   log.append(li);
   while (log.childElementCount > MAX_LOG) log.firstElementChild.remove();
   log.scrollTop = log.scrollHeight;
 }
 
-// ---- rendering
+// ---- rendering: sections marked dirty are drawn again, once per frame
 
-function renderAll() {
+function scheduleRender() {
+  if (renderQueued || dirty.size === 0) return;
+  renderQueued = true;
+  requestAnimationFrame(() => { renderQueued = false; render(); });
+}
+
+function render() {
   const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.draft : undefined;
-  renderParts();
+  const c = state.counts || {};
+  $("counts").textContent = Object.entries(c).filter(([, v]) => v > 0).map(([k, v]) => v + " " + k).join(" · ") || "no tasks";
+  const parts = { attention: renderAttention, capabilities: renderCapabilities, rooms: renderRooms, tasks: renderTasks, usage: renderUsage };
+  for (const k of dirty) parts[k]();
+  dirty.clear();
   if (focused) {
     const again = document.querySelector('[data-draft="' + CSS.escape(focused) + '"]');
-    if (again) { again.focus(); again.setSelectionRange(again.value.length, again.value.length); }
+    if (again && again !== document.activeElement) { again.focus(); again.setSelectionRange(again.value.length, again.value.length); }
   }
 }
 
-function renderParts() {
-  const c = state.counts || {};
-  $("counts").textContent = Object.entries(c).map(([k, v]) => v + " " + k).join(" · ") || "no tasks";
-  renderAttention();
-  renderCapabilities();
-  renderRooms();
-  renderTasks();
-  renderUsage();
-}
-
 function renderAttention() {
-  const box = $("attention");
   const items = [];
-  for (const rq of state.requests) {
+  for (const rq of state.requests.values()) {
     const input = draftInput("answer:" + rq.id, "Your answer");
     const form = el("form", { class: "answer" }, input, el("button", { type: "submit" }, "Answer"));
     form.addEventListener("submit", async (e) => {
       e.preventDefault();
       await post("/api/answer", { id: rq.id, text: input.value });
       clearDraft(input);
-      scheduleRefresh();
     });
     items.push(el("div", { class: "card request", "data-request": rq.id },
       el("div", {}, el("span", { class: "who" }, rq.from), " asks" + (rq.task_id ? " (" + rq.task_id + ")" : "") + ": ", el("span", { class: "question" }, rq.question)),
       form));
   }
-  for (const a of state.agents) {
+  for (const [id, h] of Object.entries(state.health)) {
+    if (h.state === "stalled" && state.tasks.has(id)) {
+      items.push(el("div", { class: "card bad", "data-stalled": id }, taskLink(id), " is stalled: ", h.reason || "", h.next ? el("div", { class: "meta" }, "Try: " + h.next) : null));
+    }
+  }
+  for (const a of state.agents.values()) {
     if (a.status === "dead" || a.status === "failed") {
       items.push(el("div", { class: "card bad" }, el("span", { class: "who" }, a.name),
         " " + a.status + (a.task_id ? " on " + a.task_id : "") + (a.reason ? ": " : ""), a.reason || ""));
     }
   }
-  for (const t of state.tasks) {
-    if (t.status === "blocked") {
-      items.push(el("div", { class: "card" }, el("span", { class: "id" }, t.id), " waits for " + (t.blocked_by || []).join(", ")));
-    }
+  for (const ev of state.budgetStops.slice(-10)) {
+    items.push(el("div", { class: "card bad budget" }, "budget stop: ", ev.text || ""));
   }
   if (items.length === 0) items.push(el("p", { class: "calm" }, "Nothing needs you now."));
-  box.replaceChildren(...items);
+  $("attention").replaceChildren(...items);
 }
 
 function renderCapabilities() {
-  const chips = state.prompts.map((p) => el("span", { class: "chip " + p.state, title: p.description + "\ncapabilities: " + p.capabilities.join(", ") },
-    p.name + " · " + p.state));
+  const chips = state.prompts.map((p) => {
+    const resident = state.agents.get(p.name);
+    const stop = resident && !resident.task_id && resident.status === "running"
+      ? el("button", { type: "button", class: "stop", title: "stop the resident " + p.name, onclick: () => post("/api/stop", { name: p.name }) }, "stop")
+      : null;
+    return el("span", { class: "chip " + p.state + (p.fresh ? " fresh" : ""), "data-prompt": p.name,
+      title: p.description + "\ncapabilities: " + p.capabilities.join(", ") }, p.name + " · " + p.state, stop);
+  });
   const prims = new Set();
   for (const p of state.prompts) for (const c of p.capabilities) if (!state.prompts.some((q) => q.name === c)) prims.add(c);
   for (const c of [...prims].sort()) chips.push(el("span", { class: "chip primitive", title: "primitive" }, c));
@@ -215,20 +434,24 @@ function messageLine(who, role, text) {
 }
 
 function renderRooms() {
-  const active = state.rooms.filter((r) => r.phase.status === "active");
-  const closed = state.rooms.filter((r) => r.phase.status !== "active");
+  const rooms = [...state.rooms.values()];
+  const active = rooms.filter((r) => r.phase.status === "active");
+  const closed = rooms.filter((r) => r.phase.status !== "active");
   const out = active.map(roomView);
   if (closed.length) {
-    out.push(el("details", {}, el("summary", {}, closed.length + " closed phase(s)"),
-      ...closed.map((r) => el("div", { class: "meta" }, r.phase.id + " " + r.phase.name + " — " + r.count + "/" + r.phase.message_limit + " " + (r.phase.close_reason || "")))));
+    out.push(el("details", { class: "closed-phases" }, el("summary", {}, closed.length + " closed phase(s)"),
+      ...closed.map((r) => el("div", { class: "meta", "data-closed-phase": r.phase.id }, taskLink(r.phase.task_id), " " + r.phase.name + " — " + r.count + "/" + r.phase.message_limit + " " + (r.phase.close_reason || "")))));
   }
   if (out.length === 0) out.push(el("p", { class: "calm" }, "No phase is open."));
   $("rooms").replaceChildren(...out);
+  for (const box of document.querySelectorAll("#rooms .msgs")) box.scrollTop = box.scrollHeight;
 }
 
 function roomView(r) {
   const ph = r.phase;
   const msgs = el("div", { class: "msgs" }, ...(r.messages || []).map((m) => messageLine(m.author, m.role, m.content)));
+  const agents = [...state.agents.values()].filter((a) => a.phase_id === ph.id);
+  const live = el("div", { class: "streams" }, ...agents.map((a) => streamView(a.name)));
   const input = draftInput("say:" + ph.id, "Say something as the human");
   const say = el("form", { class: "say" }, input, el("button", { type: "submit" }, "Say"));
   say.addEventListener("submit", async (e) => {
@@ -240,40 +463,134 @@ function roomView(r) {
   const end = el("button", { type: "button", onclick: () => post("/api/end-phase", { task: ph.task_id }) }, "End phase");
   return el("div", { class: "room", "data-phase": ph.id },
     el("div", {}, el("strong", {}, ph.name), " ", el("span", { class: "meta count" }, r.count + "/" + ph.message_limit), " ", extend, " ", end),
-    el("div", { class: "meta info" }, ph.id + " on " + ph.task_id + " · roles: " + (ph.roles || []).join(", ") + (ph.rules ? " · rules: " : ""), ph.rules || ""),
-    msgs, say);
+    el("div", { class: "meta info" }, ph.id + " on ", taskLink(ph.task_id), " · roles: " + (ph.roles || []).join(", ") + (ph.rules ? " · rules: " : ""), ph.rules || ""),
+    msgs, live, say);
+}
+
+function taskLink(id) {
+  return el("a", { href: "#" + id, class: "id", "data-open-task": id, onclick: (e) => { e.preventDefault(); openTask(id); } }, id);
 }
 
 function renderTasks() {
-  const byID = new Map(state.tasks.map((t) => [t.id, t]));
-  const roots = state.tasks.filter((t) => !t.parent_id || !byID.has(t.parent_id));
+  const byID = state.tasks;
+  const roots = [...byID.values()].filter((t) => !t.parent_id || !byID.has(t.parent_id));
   let drawn = 0;
   const node = (t) => {
     if (drawn >= treeLimit) return null;
     drawn++;
-    const kill = el("button", { type: "button", onclick: () => post("/api/kill", { task: t.id }) }, "Kill");
-    const restart = el("button", { type: "button", onclick: () => post("/api/kill", { task: t.id, restart: true }) }, "Restart");
     const live = t.status === "active" || t.status === "blocked";
+    const h = state.health[t.id];
     const row = el("div", { class: "task", "data-task": t.id },
-      el("span", { class: "id" }, t.id), el("span", { class: "status " + t.status }, t.status),
+      taskLink(t.id), el("span", { class: "status " + t.status }, t.status),
+      h && h.state !== t.status ? el("span", { class: "health " + h.state }, h.state) : null,
       el("span", { class: "desc" }, t.description),
       (t.blocked_by || []).length ? el("span", { class: "edge" }, "⟵ " + t.blocked_by.join(", ")) : null,
-      live ? kill : null, live ? restart : null);
+      live ? el("button", { type: "button", onclick: () => post("/api/kill", { task: t.id }) }, "Kill") : null,
+      live ? el("button", { type: "button", onclick: () => post("/api/kill", { task: t.id, restart: true }) }, "Restart") : null);
     const kids = (t.children || []).map((id) => byID.get(id)).filter(Boolean).map(node).filter(Boolean);
     return el("li", {}, row, kids.length ? el("ul", {}, ...kids) : null);
   };
   const items = roots.map(node).filter(Boolean);
   const out = [el("ul", { class: "tree" }, ...items)];
   if (drawn >= treeLimit) out.push(el("button", { type: "button", onclick: () => { treeLimit += MAX_TREE; renderTasks(); } }, "Show more"));
-  if (state.total > state.tasks.length) out.push(el("p", { class: "calm" }, (state.total - state.tasks.length) + " finished task(s) not shown"));
+  if (state.total > byID.size) out.push(el("p", { class: "calm" }, (state.total - byID.size) + " finished task(s) not shown"));
   $("tasks").replaceChildren(...out);
 }
 
+// ---- usage against budgets
+
+function wallSeconds(a) {
+  const from = Date.parse(a.created_at);
+  const to = a.ended_at ? Date.parse(a.ended_at) : Date.now();
+  return isNaN(from) ? 0 : Math.max(0, Math.round((to - from) / 1000));
+}
+
+// against shows "used / limit", marked when at or over 80% of the limit.
+function against(used, limit) {
+  const over = limit > 0 && used >= 0.8 * limit;
+  return el("td", { class: over ? "over" : "" }, limit > 0 ? used + " / " + limit : String(used));
+}
+
+function usageRow(name, task, status, u, wall, b, restarts, extra) {
+  return el("tr", extra || {}, el("td", {}, name), el("td", {}, task), el("td", {}, status),
+    against(u.turns, b.max_turns), against(u.tool_calls, b.max_tool_calls), against(u.tokens, b.max_tokens),
+    against(wall, b.max_wall_seconds), el("td", {}, restarts === "" ? "" : String(restarts)));
+}
+
+function usageRows(agents, budgets) {
+  const b = budgets || { agent: {}, task: {} };
+  const byTask = new Map();
+  for (const a of agents) {
+    if (!byTask.has(a.task_id || "")) byTask.set(a.task_id || "", []);
+    byTask.get(a.task_id || "").push(a);
+  }
+  const rows = [];
+  for (const [task, list] of byTask) {
+    if (task) {
+      const sum = { turns: 0, tool_calls: 0, tokens: 0 };
+      for (const a of list) for (const k of Object.keys(sum)) sum[k] += num(a.usage && a.usage[k]);
+      rows.push(usageRow("task total", task, "", sum, "", b.task || {}, "", { class: "total", "data-usage-task": task }));
+    }
+    for (const a of list) {
+      rows.push(usageRow(a.name, task, a.status + (a.activity ? " (" + a.activity + ")" : ""), a.usage || {}, wallSeconds(a), b.agent || {}, a.restarts, { "data-usage-agent": a.name }));
+    }
+  }
+  return rows;
+}
+
 function renderUsage() {
-  const rows = state.agents.map((a) => el("tr", {},
-    el("td", {}, a.name), el("td", {}, a.task_id || ""), el("td", {}, a.status + (a.activity ? " (" + a.activity + ")" : "")),
-    el("td", {}, a.usage.turns), el("td", {}, a.usage.tool_calls), el("td", {}, a.usage.tokens), el("td", {}, a.restarts)));
-  $("usage").tBodies[0].replaceChildren(...rows);
+  $("usage").tBodies[0].replaceChildren(...usageRows([...state.agents.values()], state.budgets));
+}
+
+// ---- the task detail: its tree, every phase with messages, agents,
+// requests, usage against budgets, commit. It is read from GET /api/task
+// and read again (at most every 300 ms) when an event of the task arrives.
+
+async function openTask(id) {
+  const d = await getJSON("/api/task?id=" + encodeURIComponent(id));
+  if (!d) return;
+  detail = d;
+  renderDetail();
+}
+
+function scheduleDetail() {
+  if (detailTimer) return;
+  detailTimer = setTimeout(() => { detailTimer = null; if (detail) openTask(detail.task.id); }, 300);
+}
+
+function treeOf(id, depth) {
+  const t = (state && state.tasks.get(id)) || (detail.task.id === id ? detail.task : null);
+  if (!t || depth > 20) return el("li", {}, taskLink(id));
+  const kids = (t.children || []).map((k) => treeOf(k, depth + 1));
+  return el("li", {}, taskLink(t.id), " ", el("span", { class: "status " + t.status }, t.status), " ", el("span", { class: "desc" }, t.description),
+    kids.length ? el("ul", {}, ...kids) : null);
+}
+
+function renderDetail() {
+  const box = $("detail-box");
+  box.hidden = !detail;
+  if (!detail) return;
+  const t = detail.task;
+  const h = detail.health || {};
+  const root = t.parent_id ? t.parent_id : t.id;
+  const phases = detail.rooms.map((r) => el("details", { class: "phase " + r.phase.status, "data-detail-phase": r.phase.id, open: r.phase.status === "active" ? "" : null },
+    el("summary", {}, r.phase.name + " — " + r.phase.status + " " + r.count + "/" + r.phase.message_limit + (r.phase.close_reason ? " (" + r.phase.close_reason + ")" : "")),
+    el("div", { class: "meta" }, "roles: " + (r.phase.roles || []).join(", ") + (r.phase.rules ? " · rules: " : ""), r.phase.rules || ""),
+    el("div", { class: "msgs" }, ...(r.messages || []).map((m) => messageLine(m.author, m.role, m.content)))));
+  const requests = (detail.requests || []).map((rq) => el("div", { class: "card request" }, el("span", { class: "who" }, rq.from), " asks: ", rq.question));
+  const usage = el("table", { class: "usage" }, el("thead", {}, el("tr", {}, ...["agent", "task", "status", "turns", "tool calls", "tokens", "wall s", "restarts"].map((c) => el("th", {}, c)))),
+    el("tbody", {}, ...usageRows(detail.agents || [], detail.budgets)));
+  box.replaceChildren(
+    el("h2", {}, "Task ", t.id, " ", el("button", { type: "button", onclick: () => { detail = null; renderDetail(); } }, "Close")),
+    el("p", { class: "desc" }, t.description),
+    el("p", { class: "meta" }, "status " + t.status + " · health " + (h.state || "") + (h.reason ? ": " : ""), h.reason || "",
+      " · owner ", el("span", { class: "who" }, t.owner || ""), t.commit ? " · commit " + t.commit : "",
+      (t.blocked_by || []).length ? " · waits for " + t.blocked_by.join(", ") : ""),
+    el("h3", {}, "Tree"), el("ul", { class: "tree" }, treeOf(root, 0)),
+    el("h3", {}, "Phases"), phases.length ? el("div", {}, ...phases) : el("p", { class: "calm" }, "No phase yet."),
+    el("div", { class: "streams" }, streamView(t.owner)),
+    el("h3", {}, "Requests"), requests.length ? el("div", {}, ...requests) : el("p", { class: "calm" }, "None pending."),
+    el("h3", {}, "Agents and usage"), usage);
 }
 
 // ---- notifications (opt-in)

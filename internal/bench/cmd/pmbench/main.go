@@ -3,7 +3,7 @@
 // temporary directory and prints a table of figures against their goals.
 // See docs/benchmarks.md.
 //
-//	go run ./internal/bench/cmd/pmbench [-quick] [-pm BIN] [-only startup,delivery,append,say,reads,done,roundtrip,idle,respawn]
+//	go run ./internal/bench/cmd/pmbench [-quick] [-pm BIN] [-only startup,delivery,append,say,reads,done,roundtrip,idle,dashboard,respawn]
 //
 // The floor programs (internal/bench/cmd/floorappend, floorwatch) are built
 // from the module and run interleaved with pm: startup and delivery report
@@ -38,21 +38,22 @@ type sizes struct {
 	IdleObjects     int           // idle resident agents
 	IdleWindow      time.Duration // CPU sampling window
 	Respawns        int           // killed hosts
+	Clients         int           // dashboard websocket clients at once
 }
 
 var full = sizes{Messages: 1000, Writers: 16, PerW: 500, SayW: 16, SayPer: 500, Tasks: 10_000, Events: 1_000_000,
 	Runs: 20, Files: 10_000, Changed: 10, Rounds: 5, MessagesInPhase: 20,
-	Calls: 200, IdleObjects: 50, IdleWindow: 10 * time.Second, Respawns: 10}
+	Calls: 200, IdleObjects: 50, IdleWindow: 10 * time.Second, Respawns: 10, Clients: 50}
 
 var quick = sizes{Messages: 200, Writers: 16, PerW: 100, SayW: 8, SayPer: 50, Tasks: 1_000, Events: 100_000,
 	Runs: 10, Files: 2_000, Changed: 10, Rounds: 3, MessagesInPhase: 20,
-	Calls: 30, IdleObjects: 10, IdleWindow: 3 * time.Second, Respawns: 4}
+	Calls: 30, IdleObjects: 10, IdleWindow: 3 * time.Second, Respawns: 4, Clients: 10}
 
 func main() {
 	var (
 		quickF  = flag.Bool("quick", false, "smaller sizes, for a fast check")
 		bin     = flag.String("pm", "", "pm binary to measure (default: go build ./cmd/pm)")
-		only    = flag.String("only", "", "comma-separated figures to run: startup, delivery, append, say, reads, done, roundtrip, mcp, idle, respawn")
+		only    = flag.String("only", "", "comma-separated figures to run: startup, delivery, append, say, reads, done, roundtrip, mcp, idle, dashboard, respawn")
 		keep    = flag.Bool("keep", false, "keep the temporary directory")
 		timeout = flag.Duration("timeout", 20*time.Minute, "stop the whole run after this long")
 		// Helper mode: one append writer process (used by the append figure).
@@ -284,6 +285,29 @@ func run(ctx context.Context, sz sizes, bin string, want []string, keep bool) in
 			{Figure: "idle resident agent RSS, median / max", Goal: "< 15 MiB each",
 				Result:  fmt.Sprintf("%.1f / %.1f MiB", float64(med)/1024, float64(mx)/1024),
 				Verdict: bench.Verdict(mx < 15*1024)},
+		}, nil
+	})
+	step("dashboard", func(dir string) ([]bench.Row, error) {
+		r, err := bench.Dashboard(ctx, bin, dir, sz.Messages, sz.Clients, sz.Runs, sz.IdleWindow,
+			bench.StateSpec{Tasks: sz.Tasks, Events: sz.Events, MessagesPerPhase: sz.MessagesInPhase})
+		if err != nil {
+			return nil, err
+		}
+		pct := func(d bench.Durations) string { return bench.Ms(d.Median()) + " / " + bench.Ms(d.Percentile(99)) }
+		return []bench.Row{
+			{Figure: fmt.Sprintf("pm dashboard: pm say exit -> websocket frame, one client, p50 / p99 (%d messages)", len(r.One)),
+				Goal: "p99 < 20 ms", Result: pct(r.One), Verdict: bench.Verdict(r.One.Percentile(99) < 20*time.Millisecond)},
+			{Figure: "  the same, from the event's timestamp (its append) -> frame, p50 / p99", Result: pct(r.OneFromWrite)},
+			{Figure: fmt.Sprintf("  %d clients at once: every client has every event", r.Clients), Goal: "0 missing",
+				Result: fmt.Sprintf("%d missing", r.Missing), Verdict: map[bool]string{true: "ok", false: "FAILED"}[r.Missing == 0]},
+			{Figure: fmt.Sprintf("  %d clients at once: the slowest client, p50 / p99", r.Clients), Goal: "p99 < 20 ms",
+				Result: pct(r.Slowest), Verdict: bench.Verdict(r.Slowest.Percentile(99) < 20*time.Millisecond)},
+			{Figure: fmt.Sprintf("  server CPU, idle with %d clients, over %s", r.Clients, r.IdleWindow), Goal: "~0%",
+				Result: fmt.Sprintf("%.2f%% of one CPU", r.IdleCPU), Verdict: bench.Verdict(r.IdleCPU < 1)},
+			{Figure: fmt.Sprintf("  GET /api/state, %d tasks (live view), median / p99 of %d", r.StateTasks, len(r.State)), Goal: "< 100 ms",
+				Result: pct(r.State), Verdict: bench.Verdict(r.State.Percentile(99) < 100*time.Millisecond)},
+			{Figure: fmt.Sprintf("  GET /api/state?all=1&limit=10000, %d tasks, median / p99 of %d", r.StateTasks, len(r.StateAll)), Goal: "< 100 ms",
+				Result: pct(r.StateAll), Verdict: bench.Verdict(r.StateAll.Percentile(99) < 100*time.Millisecond)},
 		}, nil
 	})
 	step("respawn", func(dir string) ([]bench.Row, error) {
