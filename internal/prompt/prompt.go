@@ -22,8 +22,12 @@ type Object struct {
 	Capabilities []string          `yaml:"capabilities"`
 	Model        string            `yaml:"model"`
 	Runtime      store.RuntimeName `yaml:"runtime"`
-	Body         string            `yaml:"-"`
-	Source       string            `yaml:"-"` // "builtin:owner.md" or a file path
+	// Weight and Criteria are an angle's (prompts/angles/, pm design):
+	// its importance in [0,1] and what it looks for.
+	Weight   float64  `yaml:"weight"`
+	Criteria []string `yaml:"criteria"`
+	Body     string   `yaml:"-"`
+	Source   string   `yaml:"-"` // "builtin:owner.md" or a file path
 	// CapabilityLines holds the file line of each capability, parallel to
 	// Capabilities, so a checker can name where a bad one is written.
 	CapabilityLines []int `yaml:"-" json:"-"`

@@ -159,6 +159,20 @@ type Config struct {
 	Commit   Commit   `json:"commit"`
 	Sandbox  Sandbox  `json:"sandbox,omitzero"`
 	Notify   Notify   `json:"notify,omitzero"`
+	// CodeDesigner configures pm design (internal/design).
+	CodeDesigner CodeDesigner `json:"code_designer,omitzero"`
+}
+
+// CodeDesigner configures the code designer's loop (pm design). Empty
+// models mean the configured model (PM_MODEL, model.name).
+type CodeDesigner struct {
+	// SupervisorModel plans: reads the angles' reviews, decides what the
+	// worker does next.
+	SupervisorModel string `json:"supervisor_model,omitempty"`
+	// WorkerModel reviews from each angle and carries the plans out.
+	WorkerModel string `json:"worker_model,omitempty"`
+	// MaxPasses is the default --max-passes (0: design.DefaultMaxPasses).
+	MaxPasses int `json:"max_passes,omitempty"`
 }
 
 // Notify runs a command of the user's when something needs a person:
@@ -272,6 +286,9 @@ func (c Config) validate(path string) error {
 	}
 	if d, err := time.ParseDuration(c.Runtime.ResidentIdle); c.Runtime.ResidentIdle != "" && (err != nil || d < 0) {
 		return fmt.Errorf("%s: runtime.resident_idle is %q; want a duration such as \"5m\", or \"0\" for never", path, c.Runtime.ResidentIdle)
+	}
+	if c.CodeDesigner.MaxPasses < 0 {
+		return fmt.Errorf("%s: code_designer.max_passes is %d; it must be 0 (the default, 8) or more", path, c.CodeDesigner.MaxPasses)
 	}
 	switch c.Runtime.Default {
 	case RuntimeLLM, RuntimeExec, RuntimeNone:
