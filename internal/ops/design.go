@@ -186,27 +186,12 @@ func pickAngles(st *store.Store, names []string) ([]design.Angle, error) {
 // designEngine wires the engine to the configured models, the budget and
 // the store.
 func designEngine(s *Session, st *design.State) (*design.Engine, error) {
-	cfg := s.Store.Config
 	angles, err := pickAngles(s.Store, st.Angles)
 	if err != nil {
 		return nil, err
 	}
-	b := cfg.Budgets.Agent
-	budget := llm.Budget{MaxTurns: b.MaxTurns, MaxTokens: b.MaxTokens, MaxWall: time.Duration(b.MaxWallSeconds) * time.Second}
 	started := time.Now().Add(-time.Duration(st.ActiveMS) * time.Millisecond)
-	model := func(name string) (design.Model, error) {
-		p, err := llm.ProviderFromEnv(s.getenv, cfg.Model.BaseURL, cfg.Model.Name, name)
-		if err != nil {
-			return nil, errs.Usagef("configure a model: OPENAI_BASE_URL / OPENAI_API_KEY and PM_MODEL, or code_designer.supervisor_model and worker_model", "%v", err)
-		}
-		s.Store.Secrets.Add(p.APIKey)
-		return &design.LLM{Provider: p, Budget: budget, Spent: &st.Spent, Started: started, Secrets: s.Store.Secrets}, nil
-	}
-	sup, err := model(cfg.CodeDesigner.SupervisorModel)
-	if err != nil {
-		return nil, err
-	}
-	wrk, err := model(cfg.CodeDesigner.WorkerModel)
+	sup, wrk, err := designModels(s, &st.Spent, started)
 	if err != nil {
 		return nil, err
 	}
@@ -215,6 +200,27 @@ func designEngine(s *Session, st *design.State) (*design.Engine, error) {
 		Journal: &designJournal{s: s, id: st.ID, file: st.SourceFile},
 		NewID:   func() string { return s.Store.IDs.New(ids.Request) },
 	}, nil
+}
+
+// designModels are the supervisor and worker models of config, spending
+// from spent under budgets.agent (wall time counted from started).
+func designModels(s *Session, spent *llm.Counters, started time.Time) (sup, wrk design.Model, err error) {
+	cfg := s.Store.Config
+	b := cfg.Budgets.Agent
+	budget := llm.Budget{MaxTurns: b.MaxTurns, MaxTokens: b.MaxTokens, MaxWall: time.Duration(b.MaxWallSeconds) * time.Second}
+	model := func(name string) (design.Model, error) {
+		p, err := llm.ProviderFromEnv(s.getenv, cfg.Model.BaseURL, cfg.Model.Name, name)
+		if err != nil {
+			return nil, errs.Usagef("configure a model: OPENAI_BASE_URL / OPENAI_API_KEY and PM_MODEL, or code_designer.supervisor_model and worker_model", "%v", err)
+		}
+		s.Store.Secrets.Add(p.APIKey)
+		return &design.LLM{Provider: p, Budget: budget, Spent: spent, Started: started, Secrets: s.Store.Secrets}, nil
+	}
+	if sup, err = model(cfg.CodeDesigner.SupervisorModel); err != nil {
+		return nil, nil, err
+	}
+	wrk, err = model(cfg.CodeDesigner.WorkerModel)
+	return sup, wrk, err
 }
 
 // designJournal keeps a design in the store: its record, its temporary copy,

@@ -25,6 +25,7 @@ type Options struct {
 	Angles    []string
 	MaxPasses int
 	Resume    string
+	Eval      string
 	Apply     bool
 	Yes       bool
 	JSON      bool
@@ -34,7 +35,7 @@ type Options struct {
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	var o Options
 	c := &cobra.Command{
-		Use:   `design FILE --goal "..." | design --resume ds-ID`,
+		Use:   `design FILE --goal "..." | design --resume ds-ID | design --eval DIR`,
 		Short: "Review and improve a file from several angles until the reviews converge (code designer)",
 		Long: "pm design reviews a temporary copy of FILE unit by unit (Go declarations, or blank-line blocks):\n" +
 			"each pass, every angle (correctness, efficiency, style, security, ...) reviews the unit through the\n" +
@@ -48,6 +49,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	c.Flags().StringSliceVar(&o.Angles, "angles", nil, "angles to review from, comma-separated (default: all)")
 	c.Flags().IntVar(&o.MaxPasses, "max-passes", 0, "most passes per unit (default 8, or code_designer.max_passes)")
 	c.Flags().StringVar(&o.Resume, "resume", "", "go on with an interrupted design (or show a finished one)")
+	c.Flags().StringVar(&o.Eval, "eval", "", "measure: fix the seeded bug of each program in DIR with the mode off and on (see docs/benchmarks.md)")
 	c.Flags().BoolVar(&o.Apply, "apply", false, "write the result back to FILE after showing the diff and asking")
 	c.Flags().BoolVar(&o.Yes, "yes", false, "with --apply: do not ask")
 	c.Flags().BoolVar(&o.JSON, "json", false, "print the report as JSON")
@@ -55,6 +57,9 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 }
 
 func run(f *cmdutil.Factory, o Options, args []string) error {
+	if o.Eval != "" {
+		return runEval(f, o, args)
+	}
 	in := ops.DesignInput{Goal: o.Goal, Angles: o.Angles, MaxPasses: o.MaxPasses, Resume: o.Resume}
 	switch {
 	case o.Resume != "" && len(args) > 0:
@@ -171,4 +176,24 @@ func NewListCmd(f *cmdutil.Factory) *cobra.Command {
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return c
+}
+
+// runEval runs pm design --eval DIR.
+func runEval(f *cmdutil.Factory, o Options, args []string) error {
+	if len(args) > 0 || o.Resume != "" || o.Apply || o.Goal != "" {
+		return errs.Usagef("pm design --eval DIR [--angles ...] [--max-passes N] [--json]", "--eval takes no FILE, --goal, --resume or --apply: each program has its own goal")
+	}
+	sess, err := f.Session()
+	if err != nil {
+		return err
+	}
+	rep, err := ops.DesignEval(f.Context, sess, ops.DesignEvalInput{Dir: o.Eval, Angles: o.Angles, MaxPasses: o.MaxPasses})
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return cmdutil.PrintJSON(f.IO.Out, rep)
+	}
+	fmt.Fprint(f.IO.Out, render.Terminal(rep.Text()))
+	return nil
 }
