@@ -229,7 +229,7 @@ func evalProgramAt(dir string) (evalProgram, error) {
 // measurements, not work to resume.
 type discardJournal struct{}
 
-func (discardJournal) Save(*design.State) error { return nil }
+func (discardJournal) Save(*design.State) error  { return nil }
 func (discardJournal) Record(design.Entry) error { return nil }
 
 // Text renders the eval report for people.
