@@ -14,15 +14,7 @@ import (
 )
 
 // Designs are the code designer's runs (internal/design), one directory
-// each:
-//
-//	designs/ds-ID/
-//	  design.json   the whole state, rewritten atomically after every step
-//	                (WriteDesign, under design.json.lock)
-//	  log.jsonl     requests, responses, plans and state changes
-//	                (AppendDesignLog, under log.jsonl.lock)
-//	  run.lock      held by the process running the design (TryLockDesign)
-//	  work/NAME     the temporary copy the loop works on (WriteDesignCopy)
+// each under designs/ (the tree is in doc.go).
 
 // DesignsDir holds every design.
 func (s *Store) DesignsDir() string { return filepath.Join(s.Root, "designs") }
