@@ -34,6 +34,9 @@ type DesignInput struct {
 	Angles    []string `json:"angles,omitempty" jsonschema:"angles to review from (default: all: correctness, efficiency, style, security and any the project adds)"`
 	MaxPasses int      `json:"max_passes,omitempty" jsonschema:"most passes per unit (default 8)"`
 	Resume    string   `json:"-"`
+	// Progress, when set, sees every log entry as it is recorded (the CLI
+	// prints a line per step to stderr).
+	Progress func(design.Entry) `json:"-"`
 }
 
 // DesignResult is a finished (or failed) design: its state and report.
@@ -63,7 +66,7 @@ func Design(ctx context.Context, s *Session, in DesignInput) (*DesignResult, err
 		return nil, errs.Statef("wait for it, or see 'pm designs'", "design %s is being run by another process", st.ID)
 	}
 	defer unlock()
-	eng, err := designEngine(s, st)
+	eng, err := designEngine(s, st, in.Progress)
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +188,7 @@ func pickAngles(st *store.Store, names []string) ([]design.Angle, error) {
 
 // designEngine wires the engine to the configured models, the budget and
 // the store.
-func designEngine(s *Session, st *design.State) (*design.Engine, error) {
+func designEngine(s *Session, st *design.State, progress func(design.Entry)) (*design.Engine, error) {
 	angles, err := pickAngles(s.Store, st.Angles)
 	if err != nil {
 		return nil, err
@@ -197,7 +200,7 @@ func designEngine(s *Session, st *design.State) (*design.Engine, error) {
 	}
 	return &design.Engine{
 		Supervisor: sup, Worker: wrk, Angles: angles,
-		Journal: &designJournal{s: s, id: st.ID, file: st.SourceFile},
+		Journal: &designJournal{s: s, id: st.ID, file: st.SourceFile, progress: progress},
 		NewID:   func() string { return s.Store.IDs.New(ids.Request) },
 	}, nil
 }
@@ -226,9 +229,10 @@ func designModels(s *Session, spent *llm.Counters, started time.Time) (sup, wrk 
 // designJournal keeps a design in the store: its record, its temporary copy,
 // its log, and each log line on the bus.
 type designJournal struct {
-	s    *Session
-	id   string
-	file string
+	s        *Session
+	id       string
+	file     string
+	progress func(design.Entry)
 }
 
 func (j *designJournal) Save(st *design.State) error {
@@ -241,6 +245,9 @@ func (j *designJournal) Save(st *design.State) error {
 func (j *designJournal) Record(e design.Entry) error {
 	if err := j.s.Store.AppendDesignLog(j.id, e); err != nil {
 		return err
+	}
+	if j.progress != nil {
+		j.progress(e)
 	}
 	ev := bus.Event{Actor: j.s.Actor.Name, Data: map[string]any{"design": j.id, "unit": e.Unit, "pass": e.Pass}}
 	switch e.Kind {

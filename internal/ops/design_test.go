@@ -103,3 +103,29 @@ func TestDesignApplyRefusals(t *testing.T) {
 		t.Errorf("bad id: %v", err)
 	}
 }
+
+// One process runs a design at a time: a second is refused, changing
+// nothing.
+func TestDesignRunLock(t *testing.T) {
+	sess, file, _ := designSetup(t, store.Human)
+	sess.Store.Config.Budgets.Agent = store.Budget{MaxTurns: 1}
+	res, _ := Design(context.Background(), sess, DesignInput{File: file, Goal: "sum", Angles: []string{"correctness"}})
+	// Make it resumable again, as if it had been interrupted, and hold its lock.
+	var st design.State
+	if err := sess.Store.ReadDesign(res.Report.ID, &st); err != nil {
+		t.Fatal(err)
+	}
+	st.Status, st.Outcome = design.StatusProcessing, ""
+	if err := sess.Store.WriteDesign(st.ID, &st); err != nil {
+		t.Fatal(err)
+	}
+	unlock, ok, err := sess.Store.TryLockDesign(st.ID)
+	if err != nil || !ok {
+		t.Fatalf("lock: %v %v", ok, err)
+	}
+	defer unlock()
+	_, err = Design(context.Background(), sess, DesignInput{Resume: st.ID})
+	if err == nil || errs.CodeOf(err) != errs.State || !strings.Contains(err.Error(), "being run by another process") {
+		t.Fatalf("second runner: %v", err)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/design"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/render"
@@ -60,7 +61,8 @@ func run(f *cmdutil.Factory, o Options, args []string) error {
 	if o.Eval != "" {
 		return runEval(f, o, args)
 	}
-	in := ops.DesignInput{Goal: o.Goal, Angles: o.Angles, MaxPasses: o.MaxPasses, Resume: o.Resume}
+	in := ops.DesignInput{Goal: o.Goal, Angles: o.Angles, MaxPasses: o.MaxPasses, Resume: o.Resume,
+		Progress: func(e design.Entry) { progress(f.IO.ErrOut, e) }}
 	switch {
 	case o.Resume != "" && len(args) > 0:
 		return errs.Usagef("pm design --resume ds-ID (the design knows its file)", "give FILE or --resume, not both")
@@ -139,6 +141,20 @@ func apply(f *cmdutil.Factory, o Options, sess *ops.Session, id, diff string) er
 func isTerminal(r io.Reader) bool {
 	file, ok := r.(*os.File)
 	return ok && term.IsTerminal(file.Fd())
+}
+
+// progress prints one line per step on stderr, so a long design shows it
+// is moving; the report is on stdout.
+func progress(w io.Writer, e design.Entry) {
+	switch e.Kind {
+	case design.EntryResponse:
+		r := e.Response
+		fmt.Fprintf(w, "unit %d pass %d: %s %s (%s, %d tokens, %dms)\n", e.Unit, e.Pass, r.RequestID, r.Status, render.Line(r.Metrics.Model), r.Metrics.TokensUsed, r.Metrics.DurationMS)
+	case design.EntryPlan:
+		fmt.Fprintf(w, "unit %d pass %d: supervisor plans %s\n", e.Unit, e.Pass, render.Line(string(e.Plan.Type)))
+	case design.EntryState:
+		fmt.Fprintf(w, "design: %s\n", e.Status)
+	}
 }
 
 // NewListCmd builds `pm designs`.
