@@ -94,6 +94,10 @@ func designState(s *Session, in DesignInput) (*design.State, error) {
 	if strings.TrimSpace(in.Goal) == "" {
 		return nil, errs.Usagef(`say what the code must do: pm design FILE --goal "..."`, "a design needs a goal")
 	}
+	// Refuse before anything is created when no model is configured.
+	if _, _, err := designModels(s, &llm.Counters{}, time.Now()); err != nil {
+		return nil, err
+	}
 	rel, content, err := readDesignFile(s.Store.ProjectDir(), in.File)
 	if err != nil {
 		return nil, err
@@ -143,6 +147,14 @@ func readDesignFile(project, file string) (rel, content string, err error) {
 	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
 		return "", "", errs.Usagef("design files inside the project", "%s is outside the project %s", file, project)
 	}
+	// A symlink must not lead the design (and --apply) out of the project.
+	realProject, perr := filepath.EvalSymlinks(project)
+	realFile, ferr := filepath.EvalSymlinks(abs)
+	if perr == nil && ferr == nil {
+		if r, err := filepath.Rel(realProject, realFile); err != nil || r == ".." || strings.HasPrefix(r, "../") {
+			return "", "", errs.Usagef("design files inside the project", "%s leads outside the project %s", file, project)
+		}
+	}
 	f, err := os.OpenFile(abs, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -176,8 +188,14 @@ func pickAngles(st *store.Store, names []string) ([]design.Angle, error) {
 		sort.SliceStable(names, func(i, j int) bool { return set[names[i]].Weight > set[names[j]].Weight })
 	}
 	out := make([]design.Angle, 0, len(names))
+	seen := map[string]bool{}
 	for _, n := range names {
-		o, ok := set[strings.TrimSpace(n)]
+		n = strings.TrimSpace(n)
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		o, ok := set[n]
 		if !ok {
 			return nil, errs.NotFoundf("known angles: "+strings.Join(set.Names(), ", "), "no angle %q", n)
 		}
@@ -324,9 +342,35 @@ func DesignApply(_ context.Context, s *Session, id string) error {
 	if hex.EncodeToString(sum[:]) != st.SourceHash {
 		return errs.Statef("run a new design on the file as it is now", "%s changed since design %s read it; not applied", st.SourceFile, id)
 	}
+	return replaceFile(path, []byte(st.Content()))
+}
+
+// replaceFile writes data over path by a rename, keeping its mode: a crash
+// leaves the old file or the new one, never half of each.
+func replaceFile(path string, data []byte) error {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, []byte(st.Content()), fi.Mode().Perm())
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".pm-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // after the rename, nothing is left to remove
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(fi.Mode().Perm()); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }
