@@ -62,6 +62,13 @@ func TestLoadConfig(t *testing.T) {
 		{name: "negative limit rejected", data: ptr(`{"limits": {"subtask_depth": -1}}`), errSubs: []string{"config.json", "limits.subtask_depth", "-1"}},
 		{name: "bad runtime", data: ptr(`{"runtime": {"default": "docker"}}`), errSubs: []string{"config.json", "runtime.default", "docker"}},
 		{name: "empty runtime", data: ptr(`{"runtime": {"default": ""}}`), errSubs: []string{"runtime.default"}},
+		{
+			name: "code designer models",
+			data: ptr(`{"code_designer": {"supervisor_model": "big", "worker_model": "small", "max_passes": 4}}`),
+			want: func(c *store.Config) { c.CodeDesigner = store.CodeDesigner{SupervisorModel: "big", WorkerModel: "small", MaxPasses: 4} },
+		},
+		{name: "negative max passes rejected", data: ptr(`{"code_designer": {"max_passes": -2}}`), errSubs: []string{"config.json", "code_designer.max_passes", "-2"}},
+		{name: "code designer typo", data: ptr(`{"code_designer": {"worker_modle": "x"}}`), errSubs: []string{"code_designer.worker_modle", "code_designer.worker_model"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
