@@ -65,7 +65,9 @@ func TestLoadConfig(t *testing.T) {
 		{
 			name: "code designer models",
 			data: ptr(`{"code_designer": {"supervisor_model": "big", "worker_model": "small", "max_passes": 4}}`),
-			want: func(c *store.Config) { c.CodeDesigner = store.CodeDesigner{SupervisorModel: "big", WorkerModel: "small", MaxPasses: 4} },
+			want: func(c *store.Config) {
+				c.CodeDesigner = store.CodeDesigner{SupervisorModel: "big", WorkerModel: "small", MaxPasses: 4}
+			},
 		},
 		{name: "negative max passes rejected", data: ptr(`{"code_designer": {"max_passes": -2}}`), errSubs: []string{"config.json", "code_designer.max_passes", "-2"}},
 		{name: "code designer typo", data: ptr(`{"code_designer": {"worker_modle": "x"}}`), errSubs: []string{"code_designer.worker_modle", "code_designer.worker_model"}},
