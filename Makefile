@@ -46,6 +46,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./internal/ids
 	$(GO) test -run '^$$' -fuzz FuzzPrimitivePaths -fuzztime $(FUZZTIME) ./internal/capability
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./internal/netguard
+	$(GO) test -run '^$$' -fuzz FuzzParseAngleResult -fuzztime $(FUZZTIME) ./internal/design
 
 # The seed's landing-page flow on the llm runtime: offline (model replies
 # replayed by a local OpenAI-protocol server) unless OPENAI_API_KEY/OPENAI_BASE_URL are set.

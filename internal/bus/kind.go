@@ -64,6 +64,15 @@ const (
 	EvCapabilityCreated Kind = "capability.created"
 )
 
+// The code designer (pm design): each request, response, supervisor plan
+// and state change of a design's log, correlated by request id in Data.
+const (
+	EvDesignRequest  Kind = "design.request"
+	EvDesignResponse Kind = "design.response"
+	EvDesignPlan     Kind = "design.plan"
+	EvDesignState    Kind = "design.state"
+)
+
 // POKind is the kind of the event that announces an inbox message of kind k
 // (inbox.KindNotice, KindRequest, KindReply): "po." and the inbox kind.
 func POKind(k string) Kind {

@@ -23,6 +23,8 @@ func TestKindValues(t *testing.T) {
 		{EvInbox, "inbox.message"}, {EvPONotice, "po.notice"}, {EvPORequest, "po.request"}, {EvPOReply, "po.reply"},
 		{EvRequestAsked, "request.asked"}, {EvRequestAnswered, "request.answered"},
 		{EvCapabilityCreated, "capability.created"},
+		{EvDesignRequest, "design.request"}, {EvDesignResponse, "design.response"},
+		{EvDesignPlan, "design.plan"}, {EvDesignState, "design.state"},
 		{POKind("notice"), "po.notice"}, {POKind("reply"), "po.reply"},
 	}
 	for _, c := range cases {

@@ -10,6 +10,7 @@ import (
 	"github.com/plasmodium/pm/internal/cmd/configcmd"
 	"github.com/plasmodium/pm/internal/cmd/dashboard"
 	"github.com/plasmodium/pm/internal/cmd/demo"
+	"github.com/plasmodium/pm/internal/cmd/designcmd"
 	"github.com/plasmodium/pm/internal/cmd/done"
 	"github.com/plasmodium/pm/internal/cmd/endphase"
 	"github.com/plasmodium/pm/internal/cmd/extendphase"
@@ -65,6 +66,7 @@ func NewRoot(f *cmdutil.Factory) *cobra.Command {
 	root.AddGroup(&cobra.Group{ID: "po", Title: "Prompt objects:"})
 	add("po", prompts.NewCmd(f), talk.NewCmd(f), send.NewCmd(f), stop.NewCmd(f), demo.NewCmd(f))
 	add("po", mcp.NewCmd(f), tools.NewCmd(f))
+	add("human", designcmd.NewCmd(f), designcmd.NewListCmd(f))
 	add("owner", phasecmd.NewCmd(f), extendphase.NewCmd(f), endphase.NewCmd(f), subtask.NewCmd(f),
 		waitchildren.NewCmd(f), done.NewCmd(f))
 	root.AddCommand(agentrun.NewCmd(f), supervise.NewCmd(f))

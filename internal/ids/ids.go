@@ -14,6 +14,7 @@ const (
 	Phase   = "ph"
 	Message = "msg"
 	Request = "rq"
+	Design  = "ds"
 )
 
 // Source makes ids; tests inject a deterministic reader.

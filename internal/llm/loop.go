@@ -84,6 +84,9 @@ type Loop struct {
 	Used       Counters   // spent so far; may be seeded by a respawning host
 	Started    time.Time  // start of the wall-time budget; zero: set by the first Run
 	Secrets    secret.Set // masked like Provider.APIKey
+	// ResponseFormat, when set, asks for structured output (a JSON Schema
+	// response format): the code designer's angles, supervisor and worker.
+	ResponseFormat *openai.ChatCompletionResponseFormat
 
 	OnDelta func(text string) // streamed assistant text, as it arrives
 	OnEvent func(Event)
@@ -298,10 +301,11 @@ func (l *Loop) request() openai.ChatCompletionRequest {
 	}
 	msgs = append(msgs, l.history...)
 	req := openai.ChatCompletionRequest{
-		Model:         l.Provider.Model,
-		Messages:      msgs,
-		Stream:        true,
-		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
+		Model:          l.Provider.Model,
+		Messages:       msgs,
+		Stream:         true,
+		StreamOptions:  &openai.StreamOptions{IncludeUsage: true},
+		ResponseFormat: l.ResponseFormat,
 	}
 	for _, t := range l.Tools {
 		params := t.Parameters

@@ -56,8 +56,11 @@
 //     stream, tool definitions that are not "function" or have invalid
 //     names, assistant tool calls lacking id, type "function", name or
 //     arguments, a "tool" message that does not answer a pending tool call
-//     of the preceding assistant message, and an assistant message whose
-//     tool calls are not all answered before the next other message.
+//     of the preceding assistant message, an assistant message whose
+//     tool calls are not all answered before the next other message, and a
+//     response_format that is not text, json_object (which needs the word
+//     "json" in the messages) or json_schema (which needs a valid name and
+//     an object schema). The decoded format is in Request.ResponseFormat.
 //     Invalid requests are recorded but consume no reply.
 //   - Delays (Reply.Delay before the first byte, Reply.ChunkDelay between
 //     chunks) end as soon as the client cancels the request. A stream cut
@@ -67,8 +70,10 @@
 // # Simplified
 //
 //   - One choice whatever "n" is; sampling parameters, max_tokens, stop,
-//     response_format, tool_choice and parallel_tool_calls are recorded in
-//     the raw body but have no effect: the script decides the answer.
+//     tool_choice and parallel_tool_calls are recorded in the raw body but
+//     have no effect, and a response_format is checked but never enforced
+//     on the answer: the script decides the answer (a test can script a
+//     reply that breaks the schema, as real models sometimes do).
 //   - Token usage is estimated at about four characters a token unless the
 //     Reply sets it; there is no tokenizer and no context-length limit.
 //   - Chunking is deterministic: words for content, a few characters for

@@ -650,6 +650,43 @@ func TestInvalidRequests(t *testing.T) {
 			wantMsg:   "Missing required parameter",
 		},
 		{
+			name: "unknown response_format type",
+			req: openai.ChatCompletionRequest{Model: "m", Messages: []openai.ChatCompletionMessage{user},
+				ResponseFormat: &openai.ChatCompletionResponseFormat{Type: "yaml"}},
+			wantParam: "response_format.type",
+			wantMsg:   "Supported values are: 'json_object', 'json_schema', and 'text'",
+		},
+		{
+			name: "json_object without the word json",
+			req: openai.ChatCompletionRequest{Model: "m", Messages: []openai.ChatCompletionMessage{user},
+				ResponseFormat: &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONObject}},
+			wantParam: "messages",
+			wantMsg:   "must contain the word 'json'",
+		},
+		{
+			name: "json_schema without json_schema",
+			req: openai.ChatCompletionRequest{Model: "m", Messages: []openai.ChatCompletionMessage{user},
+				ResponseFormat: &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONSchema}},
+			wantParam: "response_format.json_schema",
+			wantMsg:   "Missing required parameter",
+		},
+		{
+			name: "json_schema with a bad name",
+			req: openai.ChatCompletionRequest{Model: "m", Messages: []openai.ChatCompletionMessage{user},
+				ResponseFormat: &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONSchema,
+					JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{Name: "angle result", Schema: json.RawMessage(`{"type":"object"}`)}}},
+			wantParam: "response_format.json_schema.name",
+			wantMsg:   "does not match pattern",
+		},
+		{
+			name: "json_schema whose schema is not an object",
+			req: openai.ChatCompletionRequest{Model: "m", Messages: []openai.ChatCompletionMessage{user},
+				ResponseFormat: &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONSchema,
+					JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{Name: "r", Schema: json.RawMessage(`[1]`)}}},
+			wantParam: "response_format.json_schema.schema",
+			wantMsg:   "expected an object, but got an array",
+		},
+		{
 			name:    "no messages",
 			req:     openai.ChatCompletionRequest{Model: "m"},
 			wantMsg: "empty array",
@@ -677,6 +714,28 @@ func TestInvalidRequests(t *testing.T) {
 				t.Errorf("invalid request not recorded")
 			}
 		})
+	}
+}
+
+// A json_schema response format is accepted and recorded decoded; the
+// script still decides the answer.
+func TestResponseFormatRecorded(t *testing.T) {
+	srv, client := start(t)
+	srv.Enqueue(openaitest.Reply{Content: `{"ok":true}`})
+	schema := json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}}}`)
+	resp, err := client.CreateChatCompletion(ctxT(t), openai.ChatCompletionRequest{Model: "m",
+		Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "answer"}},
+		ResponseFormat: &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONSchema,
+			JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{Name: "Result_1", Schema: schema, Strict: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Choices[0].Message.Content != `{"ok":true}` {
+		t.Errorf("content = %q", resp.Choices[0].Message.Content)
+	}
+	rf := srv.Requests()[0].ResponseFormat
+	if rf == nil || rf.Type != "json_schema" || rf.Name != "Result_1" || !rf.Strict || string(rf.Schema) != string(schema) {
+		t.Errorf("recorded format = %+v", rf)
 	}
 }
 

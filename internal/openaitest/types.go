@@ -66,6 +66,8 @@ type Request struct {
 	Stream     bool            `json:"stream"`
 	// IncludeUsage reports stream_options.include_usage.
 	IncludeUsage bool `json:"include_usage,omitempty"`
+	// ResponseFormat is the decoded "response_format", nil when absent.
+	ResponseFormat *ResponseFormat `json:"response_format,omitempty"`
 
 	// Header holds the request's HTTP headers; Body its raw JSON body.
 	Header http.Header `json:"-"`
@@ -103,4 +105,14 @@ type FunctionDef struct {
 	Description string          `json:"description,omitempty"`
 	Parameters  json.RawMessage `json:"parameters,omitempty"`
 	Strict      bool            `json:"strict,omitempty"`
+}
+
+// ResponseFormat is a request's structured-output format: Type "text",
+// "json_object" or "json_schema"; for json_schema, the schema's Name, its
+// raw Schema and Strict.
+type ResponseFormat struct {
+	Type   string          `json:"type"`
+	Name   string          `json:"name,omitempty"`
+	Schema json.RawMessage `json:"schema,omitempty"`
+	Strict bool            `json:"strict,omitempty"`
 }

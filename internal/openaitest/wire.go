@@ -18,6 +18,17 @@ type wireRequest struct {
 	ToolChoice    json.RawMessage  `json:"tool_choice"`
 	Stream        bool             `json:"stream"`
 	StreamOptions *json.RawMessage `json:"stream_options"`
+	// ResponseFormat is decoded loosely, so validate can name a bad field.
+	ResponseFormat *wireResponseFormat `json:"response_format"`
+}
+
+type wireResponseFormat struct {
+	Type       string `json:"type"`
+	JSONSchema *struct {
+		Name   *string         `json:"name"`
+		Schema json.RawMessage `json:"schema"`
+		Strict bool            `json:"strict"`
+	} `json:"json_schema"`
 }
 
 type wireMessage struct {
@@ -92,6 +103,14 @@ func parseRequest(body []byte) (w wireRequest, req Request, _ *apiError) {
 		}
 	}
 	req = Request{Stream: w.Stream, Tools: w.Tools, ToolChoice: w.ToolChoice}
+	if rf := w.ResponseFormat; rf != nil {
+		req.ResponseFormat = &ResponseFormat{Type: rf.Type}
+		if rf.JSONSchema != nil {
+			req.ResponseFormat.Name = deref(rf.JSONSchema.Name)
+			req.ResponseFormat.Schema = rf.JSONSchema.Schema
+			req.ResponseFormat.Strict = rf.JSONSchema.Strict
+		}
+	}
 	if w.Model != nil {
 		req.Model = *w.Model
 	}
@@ -114,6 +133,60 @@ func parseRequest(body []byte) (w wireRequest, req Request, _ *apiError) {
 		req.Messages = append(req.Messages, m)
 	}
 	return w, req, nil
+}
+
+// validateResponseFormat applies the real API's checks on response_format:
+// a known type; for json_schema a name matching ^[a-zA-Z0-9_-]{1,64}$ and a
+// schema that is a JSON object; for json_object the word "json" somewhere in
+// the messages.
+func validateResponseFormat(rf *wireResponseFormat, msgs []Message) *apiError {
+	if rf == nil {
+		return nil
+	}
+	switch rf.Type {
+	case "text":
+	case "json_object":
+		for _, m := range msgs {
+			if strings.Contains(strings.ToLower(m.Content), "json") {
+				return nil
+			}
+		}
+		return invalidParam("messages", "'messages' must contain the word 'json' in some form, to use 'response_format' of type 'json_object'.")
+	case "json_schema":
+		js := rf.JSONSchema
+		if js == nil {
+			return missingParam("response_format.json_schema")
+		}
+		if js.Name == nil {
+			return missingParam("response_format.json_schema.name")
+		}
+		if !validFunctionName(*js.Name) {
+			return invalidParam("response_format.json_schema.name",
+				"Invalid 'response_format.json_schema.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.")
+		}
+		if s := bytes.TrimSpace(js.Schema); len(s) > 0 && s[0] != '{' {
+			return invalidParam("response_format.json_schema.schema",
+				"Invalid type for 'response_format.json_schema.schema': expected an object, but got %s instead.", jsonKind(s))
+		}
+	default:
+		return invalidParam("response_format.type",
+			"Invalid value: '%s'. Supported values are: 'json_object', 'json_schema', and 'text'.", rf.Type)
+	}
+	return nil
+}
+
+func jsonKind(raw []byte) string {
+	switch raw[0] {
+	case '"':
+		return "a string"
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
 }
 
 func deref(p *string) string {
@@ -156,6 +229,9 @@ func validate(w wireRequest, req Request) *apiError {
 	}
 	if len(req.Messages) == 0 {
 		return invalidParam("messages", "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.")
+	}
+	if e := validateResponseFormat(w.ResponseFormat, req.Messages); e != nil {
+		return e
 	}
 	for i, t := range req.Tools {
 		if t.Type != "function" {

@@ -24,7 +24,7 @@ const (
 // builtins maps each built-in capability to its kind.
 var builtins = map[string]CapabilityKind{
 	"say": CapPM, "chat": CapPM, "status": CapPM, "history": CapPM, "phase": CapPM, "extend_phase": CapPM,
-	"end_phase": CapPM, "subtask": CapPM, "wait_children": CapPM, "done": CapPM,
+	"end_phase": CapPM, "subtask": CapPM, "wait_children": CapPM, "done": CapPM, "design_review": CapPM,
 	"read_file": CapPrimitive, "list_files": CapPrimitive, "write_file": CapPrimitive, "run_command": CapPrimitive, "http_get": CapPrimitive,
 	"think": CapUniversal, "ask_human": CapUniversal, "create_capability": CapUniversal,
 }

@@ -1,6 +1,7 @@
 package prompt
 
 import (
+	"io/fs"
 	"path/filepath"
 	"strings"
 
@@ -41,4 +42,25 @@ func (set Set) Lookup(name string) (*Object, error) {
 		return o, nil
 	}
 	return nil, errs.NotFoundf("known prompt objects: "+strings.Join(set.Names(), ", "), "no prompt object %q", name)
+}
+
+// LoadAngles loads the code designer's angles: built-in prompts/angles/,
+// then .plasmodium/prompts/angles/, then ./prompts/angles/ (later wins). An
+// angle is a prompt object whose body is the reviewer's system prompt, with
+// weight (in [0,1]) and criteria in its frontmatter.
+func LoadAngles(s *store.Store) (Set, error) {
+	builtin, err := fs.Sub(prompts.FS, "angles")
+	if err != nil {
+		return nil, err
+	}
+	set, err := Load(builtin, filepath.Join(s.PromptsDir(), "angles"), filepath.Join(s.ProjectDir(), "prompts", "angles"))
+	if err != nil {
+		return nil, &errs.Error{Code: errs.CodeOf(err), Err: err, Try: "fix the angle file at the line named above"}
+	}
+	for _, n := range set.Names() {
+		if a := set[n]; a.Weight < 0 || a.Weight > 1 {
+			return nil, errs.Usagef("give the angle a weight between 0 and 1", "%s: weight %v is outside [0, 1]", a.Source, a.Weight)
+		}
+	}
+	return set, nil
 }

@@ -24,9 +24,13 @@ type Object struct {
 	Runtime      store.RuntimeName `yaml:"runtime"`
 	// CodeDesigner turns code-designer mode on or off for this object's
 	// agents (internal/designmode; nil: not set here).
-	CodeDesigner *bool  `yaml:"code_designer"`
-	Body         string `yaml:"-"`
-	Source       string `yaml:"-"` // "builtin:owner.md" or a file path
+	CodeDesigner *bool `yaml:"code_designer"`
+	// Weight and Criteria are an angle's (prompts/angles/, pm design):
+	// its importance in [0,1] and what it looks for.
+	Weight   float64  `yaml:"weight"`
+	Criteria []string `yaml:"criteria"`
+	Body     string   `yaml:"-"`
+	Source   string   `yaml:"-"` // "builtin:owner.md" or a file path
 	// CapabilityLines holds the file line of each capability, parallel to
 	// Capabilities, so a checker can name where a bad one is written.
 	CapabilityLines []int `yaml:"-" json:"-"`

@@ -170,6 +170,13 @@ type CodeDesigner struct {
 	// below the CLI flag, PM_CODE_DESIGNER and a prompt object's
 	// code_designer frontmatter; unset: off unless one of them says on.
 	Enabled *bool `json:"enabled,omitempty"`
+	// SupervisorModel plans (pm design): reads the angles' reviews, decides
+	// what the worker does next. Empty: the configured model.
+	SupervisorModel string `json:"supervisor_model,omitempty"`
+	// WorkerModel reviews from each angle and carries the plans out.
+	WorkerModel string `json:"worker_model,omitempty"`
+	// MaxPasses is the default --max-passes (0: design.DefaultMaxPasses).
+	MaxPasses int `json:"max_passes,omitempty"`
 }
 
 // Notify runs a command of the user's when something needs a person:
@@ -290,6 +297,9 @@ func (c Config) validate(path string) error {
 	}
 	if _, err := netguard.Parse(c.Sandbox.HTTPAllow); err != nil {
 		return fmt.Errorf("%s: %v", path, err)
+	}
+	if c.CodeDesigner.MaxPasses < 0 {
+		return fmt.Errorf("%s: code_designer.max_passes is %d; it must be 0 (the default, 8) or more", path, c.CodeDesigner.MaxPasses)
 	}
 	switch c.Runtime.Default {
 	case RuntimeLLM, RuntimeExec, RuntimeNone:

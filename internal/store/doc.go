@@ -73,6 +73,12 @@
 //	  prompts/NAME.md          prompt objects made by create_capability
 //	                           (CreatePrompt, under NAME.md.lock; loaded by
 //	                           internal/prompt)
+//	  designs/ds-ID/           a code design (pm design; designs.go):
+//	    design.json            its whole state (WriteDesign, under design.json.lock)
+//	    log.jsonl              requests, responses, plans, state changes
+//	                           (AppendDesignLog, under log.jsonl.lock)
+//	    work/NAME              the temporary copy of the file (WriteDesignCopy)
+//	    run.lock               held by the process running it (TryLockDesign)
 //
 // # Lock order
 //
@@ -83,7 +89,7 @@
 // and when pm reset removes the agents (RemoveAgent);
 // Launcher.Start holds it while it spawns the host, so two starters never
 // both spawn. The other locks (requests, inbox, stream, cursor, transcript,
-// seen, prompts, config) are leaves: their holders take no other lock. An
+// seen, prompts, config, designs) are leaves: their holders take no other lock. An
 // operation publishes its event after releasing its record's lock, or last
 // of all. supervisor.lock is held for a supervisor's whole life and only
 // ever tried (never waited for), so it cannot deadlock with the others.

@@ -68,6 +68,15 @@ func TestLoadConfig(t *testing.T) {
 			want: func(c *store.Config) { c.Sandbox.HTTPAllow = []string{"127.0.0.1:8080", "10.0.0.0/8"} },
 		},
 		{name: "http allow names a host", data: ptr(`{"sandbox": {"http_allow": ["localhost"]}}`), errSubs: []string{"config.json", "sandbox.http_allow", "localhost"}},
+		{
+			name: "code designer models",
+			data: ptr(`{"code_designer": {"supervisor_model": "big", "worker_model": "small", "max_passes": 4}}`),
+			want: func(c *store.Config) {
+				c.CodeDesigner = store.CodeDesigner{SupervisorModel: "big", WorkerModel: "small", MaxPasses: 4}
+			},
+		},
+		{name: "negative max passes rejected", data: ptr(`{"code_designer": {"max_passes": -2}}`), errSubs: []string{"config.json", "code_designer.max_passes", "-2"}},
+		{name: "code designer typo", data: ptr(`{"code_designer": {"worker_modle": "x"}}`), errSubs: []string{"code_designer.worker_modle", "code_designer.worker_model"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,215 @@
+// Package designcmd implements `pm design` and `pm designs`: the code
+// designer's loop over one file (internal/design through ops.Design).
+package designcmd
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/charmbracelet/x/term"
+	"github.com/spf13/cobra"
+
+	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/design"
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/ops"
+	"github.com/plasmodium/pm/internal/render"
+)
+
+// Options are the inputs of pm design.
+type Options struct {
+	Goal      string
+	Angles    []string
+	MaxPasses int
+	Resume    string
+	Eval      string
+	Apply     bool
+	Yes       bool
+	JSON      bool
+}
+
+// NewCmd builds `pm design`.
+func NewCmd(f *cmdutil.Factory) *cobra.Command {
+	var o Options
+	c := &cobra.Command{
+		Use:   `design FILE --goal "..." | design --resume ds-ID | design --eval DIR`,
+		Short: "Review and improve a file from several angles until the reviews converge (code designer)",
+		Long: "pm design reviews a temporary copy of FILE unit by unit (Go declarations, or blank-line blocks):\n" +
+			"each pass, every angle (correctness, efficiency, style, security, ...) reviews the unit through the\n" +
+			"worker model, the supervisor model decides what the worker changes, until two passes in a row change\n" +
+			"nothing and find the same issues, or --max-passes. It prints a report and the diff; --apply writes\n" +
+			"the result back after asking (--yes: without asking). State: .plasmodium/designs/ds-ID/.",
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error { return run(f, o, args) },
+	}
+	c.Flags().StringVar(&o.Goal, "goal", "", "what the code must do; the reviews judge it against this")
+	c.Flags().StringSliceVar(&o.Angles, "angles", nil, "angles to review from, comma-separated (default: all)")
+	c.Flags().IntVar(&o.MaxPasses, "max-passes", 0, "most passes per unit (default 8, or code_designer.max_passes)")
+	c.Flags().StringVar(&o.Resume, "resume", "", "go on with an interrupted design (or show a finished one)")
+	c.Flags().StringVar(&o.Eval, "eval", "", "measure: fix the seeded bug of each program in DIR with the mode off and on (see docs/benchmarks.md)")
+	c.Flags().BoolVar(&o.Apply, "apply", false, "write the result back to FILE after showing the diff and asking")
+	c.Flags().BoolVar(&o.Yes, "yes", false, "with --apply: do not ask")
+	c.Flags().BoolVar(&o.JSON, "json", false, "print the report as JSON")
+	return c
+}
+
+func run(f *cmdutil.Factory, o Options, args []string) error {
+	if o.Eval != "" {
+		return runEval(f, o, args)
+	}
+	in := ops.DesignInput{Goal: o.Goal, Angles: o.Angles, MaxPasses: o.MaxPasses, Resume: o.Resume,
+		Progress: func(e design.Entry) { progress(f.IO.ErrOut, e) }}
+	switch {
+	case o.Resume != "" && len(args) > 0:
+		return errs.Usagef("pm design --resume ds-ID (the design knows its file)", "give FILE or --resume, not both")
+	case o.Resume == "" && len(args) == 0:
+		return errs.Usagef(`pm design FILE --goal "what the code must do"`, "name the file to design")
+	case len(args) == 1:
+		wd, err := f.Getwd()
+		if err != nil {
+			return err
+		}
+		in.File = args[0]
+		if !filepath.IsAbs(in.File) {
+			in.File = filepath.Join(wd, in.File)
+		}
+	}
+	sess, err := f.Session()
+	if err != nil {
+		return err
+	}
+	res, err := ops.Design(f.Context, sess, in)
+	if res != nil {
+		if perr := printReport(f, o, res); perr != nil {
+			return perr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if !o.Apply {
+		if res.Report.Diff != "" {
+			fmt.Fprintf(f.IO.ErrOut, "apply with: pm design --resume %s --apply\n", res.Report.ID)
+		}
+		return nil
+	}
+	return apply(f, o, sess, res.Report.ID, res.Report.Diff)
+}
+
+func printReport(f *cmdutil.Factory, o Options, res *ops.DesignResult) error {
+	if o.JSON {
+		return cmdutil.PrintJSON(f.IO.Out, res.Report)
+	}
+	fmt.Fprint(f.IO.Out, render.Terminal(res.Report.Markdown()))
+	if res.Report.Diff != "" {
+		fmt.Fprintf(f.IO.Out, "\n## Diff\n\n%s", render.Terminal(res.Report.Diff))
+	} else {
+		fmt.Fprintln(f.IO.Out, "\nNo changes.")
+	}
+	return nil
+}
+
+// apply asks before writing the design back: y/N on a terminal, --yes in a
+// script; with neither it refuses and changes nothing.
+func apply(f *cmdutil.Factory, o Options, sess *ops.Session, id, diff string) error {
+	if diff == "" {
+		fmt.Fprintln(f.IO.ErrOut, "nothing to apply: the design changed nothing")
+		return nil
+	}
+	if !o.Yes {
+		if !isTerminal(f.IO.In) {
+			return errs.Usagef("pm design --resume "+id+" --apply --yes", "not applied: --apply asks for confirmation and there is no terminal to ask on")
+		}
+		fmt.Fprintf(f.IO.ErrOut, "Apply design %s to the file? [y/N] ", id)
+		answer, _ := bufio.NewReader(f.IO.In).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+			fmt.Fprintln(f.IO.ErrOut, "not applied")
+			return nil
+		}
+	}
+	if err := ops.DesignApply(f.Context, sess, id); err != nil {
+		return err
+	}
+	fmt.Fprintf(f.IO.ErrOut, "applied design %s\n", id)
+	return nil
+}
+
+func isTerminal(r io.Reader) bool {
+	file, ok := r.(*os.File)
+	return ok && term.IsTerminal(file.Fd())
+}
+
+// progress prints one line per step on stderr, so a long design shows it
+// is moving; the report is on stdout.
+func progress(w io.Writer, e design.Entry) {
+	switch e.Kind {
+	case design.EntryResponse:
+		r := e.Response
+		fmt.Fprintf(w, "unit %d pass %d: %s %s (%s, %d tokens, %dms)\n", e.Unit, e.Pass, r.RequestID, r.Status, render.Line(r.Metrics.Model), r.Metrics.TokensUsed, r.Metrics.DurationMS)
+	case design.EntryPlan:
+		fmt.Fprintf(w, "unit %d pass %d: supervisor plans %s\n", e.Unit, e.Pass, render.Line(string(e.Plan.Type)))
+	case design.EntryState:
+		fmt.Fprintf(w, "design: %s\n", e.Status)
+	}
+}
+
+// NewListCmd builds `pm designs`.
+func NewListCmd(f *cmdutil.Factory) *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "designs",
+		Short: "List code designs (pm design) and how each ended",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			sess, err := f.Session()
+			if err != nil {
+				return err
+			}
+			ds, err := ops.Designs(f.Context, sess)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return cmdutil.PrintJSON(f.IO.Out, ds)
+			}
+			if len(ds) == 0 {
+				fmt.Fprintln(f.IO.Out, "no designs yet")
+				return nil
+			}
+			for _, d := range ds {
+				state := string(d.Status)
+				if d.Outcome != "" {
+					state += " (" + string(d.Outcome) + ")"
+				}
+				fmt.Fprintf(f.IO.Out, "%s %-26s %s  %d/%d units changed  %s\n", d.ID, state, render.Line(d.File), d.Modified, d.Units, render.Line(d.Goal))
+			}
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return c
+}
+
+// runEval runs pm design --eval DIR.
+func runEval(f *cmdutil.Factory, o Options, args []string) error {
+	if len(args) > 0 || o.Resume != "" || o.Apply || o.Goal != "" {
+		return errs.Usagef("pm design --eval DIR [--angles ...] [--max-passes N] [--json]", "--eval takes no FILE, --goal, --resume or --apply: each program has its own goal")
+	}
+	sess, err := f.Session()
+	if err != nil {
+		return err
+	}
+	rep, err := ops.DesignEval(f.Context, sess, ops.DesignEvalInput{Dir: o.Eval, Angles: o.Angles, MaxPasses: o.MaxPasses})
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return cmdutil.PrintJSON(f.IO.Out, rep)
+	}
+	fmt.Fprint(f.IO.Out, render.Terminal(rep.Text()))
+	return nil
+}

@@ -1,0 +1,376 @@
+package ops
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/design"
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/ids"
+	"github.com/plasmodium/pm/internal/llm"
+	"github.com/plasmodium/pm/internal/prompt"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// MaxDesignFile bounds the file pm design reviews: every unit travels in
+// several model requests per pass.
+const MaxDesignFile = 256 << 10
+
+// DesignInput starts a design (File, Goal) or resumes one (Resume).
+type DesignInput struct {
+	File      string   `json:"file" jsonschema:"the file to review and improve, relative to the project"`
+	Goal      string   `json:"goal" jsonschema:"what the code must do; the reviews judge it against this"`
+	Angles    []string `json:"angles,omitempty" jsonschema:"angles to review from (default: all: correctness, efficiency, style, security and any the project adds)"`
+	MaxPasses int      `json:"max_passes,omitempty" jsonschema:"most passes per unit (default 8)"`
+	Resume    string   `json:"-"`
+	// Progress, when set, sees every log entry as it is recorded (the CLI
+	// prints a line per step to stderr).
+	Progress func(design.Entry) `json:"-"`
+}
+
+// DesignResult is a finished (or failed) design: its state and report.
+type DesignResult struct {
+	State  *design.State `json:"-"`
+	Report design.Report `json:"report"`
+}
+
+// Design runs the code designer's loop (internal/design) over a copy of a
+// file: the original is never touched (DesignApply writes the result back).
+// A design that ends in the error state returns its result and an error.
+func Design(ctx context.Context, s *Session, in DesignInput) (*DesignResult, error) {
+	st, err := designState(s, in)
+	if err != nil {
+		return nil, err
+	}
+	res := &DesignResult{State: st}
+	if st.Done() {
+		res.Report = design.BuildReport(st)
+		return res, nil
+	}
+	unlock, ok, err := s.Store.TryLockDesign(st.ID)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, errs.Statef("wait for it, or see 'pm designs'", "design %s is being run by another process", st.ID)
+	}
+	defer unlock()
+	eng, err := designEngine(s, st, in.Progress)
+	if err != nil {
+		return nil, err
+	}
+	runErr := eng.Run(ctx, st)
+	res.Report = design.BuildReport(st)
+	var fe *design.FailedError
+	if errors.As(runErr, &fe) {
+		return res, errs.Failf("see the design's log in .plasmodium/designs/"+st.ID+"/log.jsonl; resume a fixed setup with 'pm design FILE --goal ...'", "%v", fe)
+	}
+	if runErr != nil {
+		return res, fmt.Errorf("design %s stopped (resume with 'pm design --resume %s'): %w", st.ID, st.ID, runErr)
+	}
+	return res, nil
+}
+
+// designState loads the design to resume, or creates a new one.
+func designState(s *Session, in DesignInput) (*design.State, error) {
+	if in.Resume != "" {
+		var st design.State
+		if err := s.Store.ReadDesign(in.Resume, &st); err != nil {
+			return nil, err
+		}
+		return &st, nil
+	}
+	if strings.TrimSpace(in.Goal) == "" {
+		return nil, errs.Usagef(`say what the code must do: pm design FILE --goal "..."`, "a design needs a goal")
+	}
+	// Refuse before anything is created when no model is configured.
+	if _, _, err := designModels(s, &llm.Counters{}, time.Now()); err != nil {
+		return nil, err
+	}
+	rel, content, err := readDesignFile(s.Store.ProjectDir(), in.File)
+	if err != nil {
+		return nil, err
+	}
+	angles, err := pickAngles(s.Store, in.Angles)
+	if err != nil {
+		return nil, err
+	}
+	maxPasses := in.MaxPasses
+	if maxPasses == 0 {
+		maxPasses = s.Store.Config.CodeDesigner.MaxPasses
+	}
+	if maxPasses < 0 || maxPasses > 100 {
+		return nil, errs.Usagef("give --max-passes between 1 and 100", "max passes %d is out of range", maxPasses)
+	}
+	id, err := s.Store.CreateDesign()
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256([]byte(content))
+	now := time.Now().UTC()
+	st := &design.State{
+		ID: id, SourceFile: rel, SourceHash: hex.EncodeToString(sum[:]), Goal: in.Goal,
+		MaxPasses: maxPasses, Criteria: design.DefaultCriteria, Status: design.StatusInitializing,
+		Units: design.Split(rel, content), Usage: map[string]*design.Usage{}, CreatedAt: now, UpdatedAt: now,
+	}
+	for _, a := range angles {
+		st.Angles = append(st.Angles, a.ID)
+	}
+	if err := s.Store.WriteDesignCopy(id, rel, []byte(content)); err != nil {
+		return nil, err
+	}
+	return st, s.Store.WriteDesign(id, st)
+}
+
+// readDesignFile reads a regular file inside the project, bounded; rel is
+// its path relative to the project.
+func readDesignFile(project, file string) (rel, content string, err error) {
+	if strings.TrimSpace(file) == "" {
+		return "", "", errs.Usagef(`name the file: pm design FILE --goal "..."`, "a design needs a file")
+	}
+	abs := file
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(project, file)
+	}
+	rel, err = filepath.Rel(project, filepath.Clean(abs))
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return "", "", errs.Usagef("design files inside the project", "%s is outside the project %s", file, project)
+	}
+	// A symlink must not lead the design (and --apply) out of the project.
+	realProject, perr := filepath.EvalSymlinks(project)
+	realFile, ferr := filepath.EvalSymlinks(abs)
+	if perr == nil && ferr == nil {
+		if r, err := filepath.Rel(realProject, realFile); err != nil || r == ".." || strings.HasPrefix(r, "../") {
+			return "", "", errs.Usagef("design files inside the project", "%s leads outside the project %s", file, project)
+		}
+	}
+	f, err := os.OpenFile(abs, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", "", errs.NotFoundf("check the path", "no file %s", file)
+		}
+		return "", "", errs.Usagef("give a regular file", "%v", err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return "", "", errs.Usagef("give a regular file", "%s is not a regular file", file)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxDesignFile+1))
+	if err != nil {
+		return "", "", err
+	}
+	if len(data) > MaxDesignFile {
+		return "", "", errs.Usagef("design a smaller file (under 256 KiB), or split it", "%s is over %d bytes", file, MaxDesignFile)
+	}
+	return rel, string(data), nil
+}
+
+// pickAngles resolves the angle names (all of them, heaviest first, when
+// none are given).
+func pickAngles(st *store.Store, names []string) ([]design.Angle, error) {
+	set, err := prompt.LoadAngles(st)
+	if err != nil {
+		return nil, err
+	}
+	if len(names) == 0 {
+		names = set.Names()
+		sort.SliceStable(names, func(i, j int) bool { return set[names[i]].Weight > set[names[j]].Weight })
+	}
+	out := make([]design.Angle, 0, len(names))
+	seen := map[string]bool{}
+	for _, n := range names {
+		n = strings.TrimSpace(n)
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		o, ok := set[n]
+		if !ok {
+			return nil, errs.NotFoundf("known angles: "+strings.Join(set.Names(), ", "), "no angle %q", n)
+		}
+		out = append(out, design.Angle{ID: o.Name, Name: o.Description, System: o.Body, Criteria: o.Criteria, Weight: o.Weight})
+	}
+	return out, nil
+}
+
+// designEngine wires the engine to the configured models, the budget and
+// the store.
+func designEngine(s *Session, st *design.State, progress func(design.Entry)) (*design.Engine, error) {
+	angles, err := pickAngles(s.Store, st.Angles)
+	if err != nil {
+		return nil, err
+	}
+	started := time.Now().Add(-time.Duration(st.ActiveMS) * time.Millisecond)
+	sup, wrk, err := designModels(s, &st.Spent, started)
+	if err != nil {
+		return nil, err
+	}
+	return &design.Engine{
+		Supervisor: sup, Worker: wrk, Angles: angles,
+		Journal: &designJournal{s: s, id: st.ID, file: st.SourceFile, progress: progress},
+		NewID:   func() string { return s.Store.IDs.New(ids.Request) },
+	}, nil
+}
+
+// designModels are the supervisor and worker models of config, spending
+// from spent under budgets.agent (wall time counted from started).
+func designModels(s *Session, spent *llm.Counters, started time.Time) (sup, wrk design.Model, err error) {
+	cfg := s.Store.Config
+	b := cfg.Budgets.Agent
+	budget := llm.Budget{MaxTurns: b.MaxTurns, MaxTokens: b.MaxTokens, MaxWall: time.Duration(b.MaxWallSeconds) * time.Second}
+	model := func(name string) (design.Model, error) {
+		p, err := llm.ProviderFromEnv(s.getenv, cfg.Model.BaseURL, cfg.Model.Name, name)
+		if err != nil {
+			return nil, errs.Usagef("configure a model: OPENAI_BASE_URL / OPENAI_API_KEY and PM_MODEL, or code_designer.supervisor_model and worker_model", "%v", err)
+		}
+		s.Store.Secrets.Add(p.APIKey)
+		return &design.LLM{Provider: p, Budget: budget, Spent: spent, Started: started, Secrets: s.Store.Secrets}, nil
+	}
+	if sup, err = model(cfg.CodeDesigner.SupervisorModel); err != nil {
+		return nil, nil, err
+	}
+	wrk, err = model(cfg.CodeDesigner.WorkerModel)
+	return sup, wrk, err
+}
+
+// designJournal keeps a design in the store: its record, its temporary copy,
+// its log, and each log line on the bus.
+type designJournal struct {
+	s        *Session
+	id       string
+	file     string
+	progress func(design.Entry)
+}
+
+func (j *designJournal) Save(st *design.State) error {
+	if err := j.s.Store.WriteDesignCopy(j.id, j.file, []byte(st.Content())); err != nil {
+		return err
+	}
+	return j.s.Store.WriteDesign(j.id, st)
+}
+
+func (j *designJournal) Record(e design.Entry) error {
+	if err := j.s.Store.AppendDesignLog(j.id, e); err != nil {
+		return err
+	}
+	if j.progress != nil {
+		j.progress(e)
+	}
+	ev := bus.Event{Actor: j.s.Actor.Name, Data: map[string]any{"design": j.id, "unit": e.Unit, "pass": e.Pass}}
+	switch e.Kind {
+	case design.EntryRequest:
+		ev.Kind, ev.Text = bus.EvDesignRequest, fmt.Sprintf("%s %s: %s unit %d pass %d", j.id, e.Request.RequestID, e.Request.Type, e.Unit, e.Pass)
+		ev.Data["request_id"], ev.Data["type"] = e.Request.RequestID, string(e.Request.Type)
+	case design.EntryResponse:
+		ev.Kind, ev.Text = bus.EvDesignResponse, fmt.Sprintf("%s %s: %s (%s, %d tokens)", j.id, e.Response.RequestID, e.Response.Status, e.Response.Metrics.Model, e.Response.Metrics.TokensUsed)
+		ev.Data["request_id"], ev.Data["status"] = e.Response.RequestID, string(e.Response.Status)
+		ev.Data["tokens"], ev.Data["duration_ms"], ev.Data["model"] = e.Response.Metrics.TokensUsed, e.Response.Metrics.DurationMS, e.Response.Metrics.Model
+	case design.EntryPlan:
+		ev.Kind, ev.Text = bus.EvDesignPlan, fmt.Sprintf("%s: supervisor plans %s for unit %d pass %d", j.id, e.Plan.Type, e.Unit, e.Pass)
+		ev.Data["type"] = string(e.Plan.Type)
+	default:
+		ev.Kind, ev.Text = bus.EvDesignState, fmt.Sprintf("%s: %s", j.id, e.Status)
+		ev.Data["status"] = string(e.Status)
+	}
+	j.s.Store.Notify(ev)
+	return nil
+}
+
+// DesignSummary is one line of pm designs.
+type DesignSummary struct {
+	ID        string        `json:"id"`
+	File      string        `json:"file"`
+	Goal      string        `json:"goal"`
+	Status    design.Status `json:"status"`
+	Outcome   design.Status `json:"outcome,omitempty"`
+	Units     int           `json:"units"`
+	Modified  int           `json:"modified"`
+	CreatedAt time.Time     `json:"created_at"`
+}
+
+// Designs lists the designs, oldest first.
+func Designs(_ context.Context, s *Session) ([]DesignSummary, error) {
+	idl, err := s.Store.DesignIDs()
+	if err != nil {
+		return nil, err
+	}
+	out := []DesignSummary{}
+	for _, id := range idl {
+		var st design.State
+		if err := s.Store.ReadDesign(id, &st); err != nil {
+			continue // a design killed before its first record: nothing to show or resume
+		}
+		sum := DesignSummary{ID: st.ID, File: st.SourceFile, Goal: st.Goal, Status: st.Status, Outcome: st.Outcome, Units: len(st.Units), CreatedAt: st.CreatedAt}
+		for _, u := range st.Units {
+			if u.IsModified {
+				sum.Modified++
+			}
+		}
+		out = append(out, sum)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt.Before(out[j].CreatedAt) })
+	return out, nil
+}
+
+// DesignApply writes a complete design's result over its file, refusing
+// when the file changed since the design read it (the diff would be wrong).
+func DesignApply(_ context.Context, s *Session, id string) error {
+	var st design.State
+	if err := s.Store.ReadDesign(id, &st); err != nil {
+		return err
+	}
+	if !st.Done() || st.Outcome == design.StatusError {
+		return errs.Statef("resume it first: pm design --resume "+id, "design %s is %s (%s): only a complete design that did not fail is applied", id, st.Status, st.Outcome)
+	}
+	path := filepath.Join(s.Store.ProjectDir(), st.SourceFile)
+	_, current, err := readDesignFile(s.Store.ProjectDir(), path)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256([]byte(current))
+	if hex.EncodeToString(sum[:]) != st.SourceHash {
+		return errs.Statef("run a new design on the file as it is now", "%s changed since design %s read it; not applied", st.SourceFile, id)
+	}
+	return replaceFile(path, []byte(st.Content()))
+}
+
+// replaceFile writes data over path by a rename, keeping its mode: a crash
+// leaves the old file or the new one, never half of each.
+func replaceFile(path string, data []byte) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".pm-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // after the rename, nothing is left to remove
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(fi.Mode().Perm()); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

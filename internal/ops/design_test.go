@@ -1,0 +1,131 @@
+package ops
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/plasmodium/pm/internal/design"
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/openaitest"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// designSetup puts 01-sum's buggy file in a fresh project and serves
+// evalScript; it returns the session (as actor), the file and the fix.
+func designSetup(t *testing.T, actor store.Actor) (*Session, string, string) {
+	t.Helper()
+	src := filepath.Join("..", "..", "testdata", "designer-eval", "01-sum")
+	bug, err := os.ReadFile(filepath.Join(src, "prog.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixed, err := os.ReadFile(filepath.Join(src, "fixed.go.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := openaitest.New()
+	t.Cleanup(srv.Close)
+	srv.Handle(evalScript(string(fixed)))
+	env := map[string]string{"OPENAI_BASE_URL": srv.BaseURL(), "PM_MODEL": "m"}
+	s := newStore(t)
+	file := filepath.Join(s.ProjectDir(), "prog.go")
+	if err := os.WriteFile(file, bug, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return &Session{Store: s, Actor: actor, Getenv: func(k string) string { return env[k] }}, file, string(fixed)
+}
+
+// A design spends from budgets.agent like an llm agent: past it, the
+// design ends in the error state, saved.
+func TestDesignStopsAtBudget(t *testing.T) {
+	sess, file, _ := designSetup(t, store.Human)
+	sess.Store.Config.Budgets.Agent = store.Budget{MaxTurns: 2}
+	res, err := Design(context.Background(), sess, DesignInput{File: file, Goal: "sum", Angles: []string{"correctness"}})
+	if err == nil || !strings.Contains(err.Error(), "budget exceeded: model turns 2 of 2") || errs.CodeOf(err) != errs.Failure {
+		t.Fatalf("err = %v", err)
+	}
+	var st design.State
+	if rerr := sess.Store.ReadDesign(res.Report.ID, &st); rerr != nil {
+		t.Fatal(rerr)
+	}
+	if st.Status != design.StatusComplete || st.Outcome != design.StatusError || st.Spent.Turns != 2 {
+		t.Errorf("saved: %s %s, %d turns", st.Status, st.Outcome, st.Spent.Turns)
+	}
+}
+
+func TestDesignReviewOwnersOnly(t *testing.T) {
+	role := agentActor("r_a", "tk-aaaaaa", "ph-aaaaaa", "qa")
+	sess, file, fixed := designSetup(t, role)
+	addTask(t, sess.Store, "tk-aaaaaa", store.TaskActive, 0)
+	_, err := DesignReview(context.Background(), sess, DesignReviewInput{File: "prog.go", Goal: "sum", Angles: []string{"correctness"}, Apply: true})
+	if err == nil || !strings.Contains(err.Error(), "is not the owner") {
+		t.Fatalf("a role agent ran design_review: %v", err)
+	}
+	if ids, _ := sess.Store.DesignIDs(); len(ids) != 0 {
+		t.Errorf("a refused design_review created %v", ids)
+	}
+	sess.Actor = agentActor("own_aaaa", "tk-aaaaaa", "", "")
+	tl, _ := LookupTool("design_review")
+	out, err := tl.Call(context.Background(), sess, []byte(`{"file":"prog.go","goal":"sum","angles":["correctness"],"apply":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "Status: complete (converged)") || !strings.Contains(out, "Applied to prog.go") {
+		t.Errorf("tool text:\n%s", out)
+	}
+	if got, _ := os.ReadFile(file); string(got) != fixed {
+		t.Errorf("file after apply:\n%s", got)
+	}
+}
+
+func TestDesignApplyRefusals(t *testing.T) {
+	sess, file, _ := designSetup(t, store.Human)
+	res, err := Design(context.Background(), sess, DesignInput{File: file, Goal: "sum", Angles: []string{"correctness"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte("package prog\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = DesignApply(context.Background(), sess, res.Report.ID)
+	if err == nil || errs.CodeOf(err) != errs.State || !strings.Contains(err.Error(), "changed since design") {
+		t.Errorf("apply over a changed file: %v", err)
+	}
+	if got, _ := os.ReadFile(file); string(got) != "package prog\n" {
+		t.Errorf("file written: %q", got)
+	}
+	var nf *errs.Error
+	if err := DesignApply(context.Background(), sess, "ds-zzzzzz"); !errors.As(err, &nf) || errs.CodeOf(err) != errs.Usage {
+		t.Errorf("bad id: %v", err)
+	}
+}
+
+// One process runs a design at a time: a second is refused, changing
+// nothing.
+func TestDesignRunLock(t *testing.T) {
+	sess, file, _ := designSetup(t, store.Human)
+	sess.Store.Config.Budgets.Agent = store.Budget{MaxTurns: 1}
+	res, _ := Design(context.Background(), sess, DesignInput{File: file, Goal: "sum", Angles: []string{"correctness"}})
+	// Make it resumable again, as if it had been interrupted, and hold its lock.
+	var st design.State
+	if err := sess.Store.ReadDesign(res.Report.ID, &st); err != nil {
+		t.Fatal(err)
+	}
+	st.Status, st.Outcome = design.StatusProcessing, ""
+	if err := sess.Store.WriteDesign(st.ID, &st); err != nil {
+		t.Fatal(err)
+	}
+	unlock, ok, err := sess.Store.TryLockDesign(st.ID)
+	if err != nil || !ok {
+		t.Fatalf("lock: %v %v", ok, err)
+	}
+	defer unlock()
+	_, err = Design(context.Background(), sess, DesignInput{Resume: st.ID})
+	if err == nil || errs.CodeOf(err) != errs.State || !strings.Contains(err.Error(), "being run by another process") {
+		t.Fatalf("second runner: %v", err)
+	}
+}

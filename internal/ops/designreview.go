@@ -1,0 +1,62 @@
+package ops
+
+import (
+	"context"
+
+	"github.com/plasmodium/pm/internal/render"
+)
+
+// DesignReviewInput is an owner's design_review call: the code designer's
+// loop on a file it changed, before pm done.
+type DesignReviewInput struct {
+	File      string   `json:"file" jsonschema:"the file you changed, relative to the project"`
+	Goal      string   `json:"goal" jsonschema:"what the code must do; the reviews judge it against this"`
+	Angles    []string `json:"angles,omitempty" jsonschema:"angles to review from (default: all)"`
+	MaxPasses int      `json:"max_passes,omitempty" jsonschema:"most passes per unit (default 8)"`
+	Apply     bool     `json:"apply,omitempty" jsonschema:"write the reviewed result back to the file"`
+	Task      string   `json:"task,omitempty" jsonschema:"your task (default: the one you own)"`
+}
+
+// maxReview bounds the report a model reads back.
+const maxReview = 48 << 10
+
+// DesignReview runs Design for the owner of a task (or the human) and, with
+// Apply, writes the result back: the owner writes its workspace anyway, and
+// has no terminal to confirm on.
+func DesignReview(ctx context.Context, s *Session, in DesignReviewInput) (*DesignResult, error) {
+	if _, err := OwnTask(s.Store, s.Actor, in.Task); err != nil {
+		return nil, err
+	}
+	res, err := Design(ctx, s, DesignInput{File: in.File, Goal: in.Goal, Angles: in.Angles, MaxPasses: in.MaxPasses})
+	if err != nil {
+		return res, err
+	}
+	if in.Apply && res.Report.Diff != "" {
+		if err := DesignApply(ctx, s, res.Report.ID); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+func designReviewText(_ *Session, in DesignReviewInput, r *DesignResult, _ error) string {
+	out := r.Report.Markdown()
+	if r.Report.Diff == "" {
+		out += "\nNo changes.\n"
+	} else {
+		out += "\n## Diff\n\n" + r.Report.Diff
+		if in.Apply {
+			out += "\nApplied to " + r.Report.File + ".\n"
+		} else {
+			out += "\nNot applied: call design_review again with apply=true, or make the changes with write_file.\n"
+		}
+	}
+	return render.Cap(out, maxReview, false)
+}
+
+func init() {
+	register(tool("design_review", "Review a file you changed from several angles (correctness, efficiency, style, security) "+
+		"until the reviews converge, through the code designer's supervisor and worker models (pm design; owners only). "+
+		"Returns the report and the diff; apply=true writes the result back. Use it before done on code you wrote.",
+		DesignReview, designReviewText))
+}

@@ -1,0 +1,3 @@
+module evalprog
+
+go 1.22
