@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/plasmodium/pm/internal/broker"
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/errs"
@@ -23,6 +24,10 @@ import (
 // after the agent exited, when the output is piped through the mask.
 const outputDrain = 2 * time.Second
 
+// Commands runs the pm commands an exec agent sends its host
+// (internal/broker) as that agent; nil: the host brokers none.
+type Commands = broker.Runner
+
 // LLMFunc runs an agent on the built-in model loop in the host process,
 // returning when the agent is finished or ctx ends.
 type LLMFunc func(ctx context.Context, a *store.Agent, system string) error
@@ -31,7 +36,11 @@ type LLMFunc func(ctx context.Context, a *store.Agent, system string) error
 // itself, renders the prompt, runs the agent (the llm runtime in-process,
 // the exec runtime as a child in its process group), stops a role agent when
 // its phase closes, and records how it ended.
-func Host(ctx context.Context, s *store.Store, name string, env []string, logw io.Writer, runLLM LLMFunc, onGiveUp GiveUpFunc) error {
+func Host(ctx context.Context, s *store.Store, name string, env []string, logw io.Writer, runLLM LLMFunc, onGiveUp GiveUpFunc, cmds Commands) error {
+	// The token an exec agent's pm commands carry to this host is masked
+	// like a secret: no log, event or message shows it to another agent.
+	token := broker.NewToken()
+	s.Secrets.Add(token)
 	// What the host and an exec agent write to the log is masked: an agent
 	// that prints a secret of its environment does not leave it there.
 	masked := s.Secrets.Writer(logw)
@@ -65,6 +74,12 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 	// An owner that ends its turn without pm done (claude -p exits 0 when
 	// the model answers without a tool call) is resumed, in its own
 	// conversation, up to runtime.exec.nudges times; then it is given up on.
+	brk, err := startBroker(log, env, token, cmds)
+	if err != nil {
+		return finish(s, log, a, -1, err.Error())
+	}
+	defer brk.Close()
+	agentEnv := execEnv(s, env, brk)
 	budget := newExecBudget(s)
 	session, nudge := newSessionID(), ""
 	for turn := 0; ; turn++ {
@@ -72,7 +87,7 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 		if err != nil {
 			return finish(s, log, a, -1, err.Error())
 		}
-		end, err := runExec(ctx, s, log, masked, logw, a, execEnv(s, env), run, budget)
+		end, err := runExec(ctx, s, log, masked, logw, a, agentEnv, run, budget)
 		switch {
 		case err != nil:
 			return finish(s, log, a, -1, err.Error())

@@ -37,6 +37,10 @@ type Factory struct {
 	Now        func() time.Time
 	IDs        ids.Source
 	Executable func() (string, error)
+	// RunAsAgent runs a command line with a factory whose identity is an
+	// agent (cli.RunAgent): how an exec agent's host runs the pm commands
+	// its agent sends it (internal/broker).
+	RunAsAgent func(f *Factory, args []string) int
 }
 
 // New returns the production factory.
