@@ -103,4 +103,3 @@ func clientFiles(args []string, stdin io.Reader) ([]string, io.Reader, error) {
 	}
 	return out, stdin, nil
 }
-
