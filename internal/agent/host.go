@@ -79,7 +79,12 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 		return finish(s, log, a, -1, err.Error())
 	}
 	defer brk.Close()
-	agentEnv := execEnv(s, env, brk)
+	box, err := newExecSandbox(s, log)
+	if err != nil {
+		return finish(s, log, a, -1, err.Error())
+	}
+	defer box.close()
+	agentEnv := box.env(execEnv(s, env, brk))
 	budget := newExecBudget(s)
 	session, nudge := newSessionID(), ""
 	for turn := 0; ; turn++ {
@@ -87,7 +92,7 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 		if err != nil {
 			return finish(s, log, a, -1, err.Error())
 		}
-		end, err := runExec(ctx, s, log, masked, logw, a, agentEnv, run, budget)
+		end, err := runExec(ctx, s, log, masked, logw, a, agentEnv, run, budget, box)
 		switch {
 		case err != nil:
 			return finish(s, log, a, -1, err.Error())
@@ -119,8 +124,8 @@ type execEnd struct {
 
 // runExec starts the CLI once and waits for it, stopping it when its phase
 // closes, the host is signalled or it goes over a budget.
-func runExec(ctx context.Context, s *store.Store, log *slog.Logger, masked io.Writer, logw io.Writer, a *store.Agent, env []string, run execRun, budget *execBudget) (execEnd, error) {
-	argv := run.argv
+func runExec(ctx context.Context, s *store.Store, log *slog.Logger, masked io.Writer, logw io.Writer, a *store.Agent, env []string, run execRun, budget *execBudget, box *execSandbox) (execEnd, error) {
+	argv, attr := box.wrap(run.argv)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = s.ProjectDir(), env
 	cmd.Stdout, cmd.Stderr = logw, logw
@@ -140,11 +145,12 @@ func runExec(ctx context.Context, s *store.Store, log *slog.Logger, masked io.Wr
 		cmd.Stdout = stream
 	}
 	// If the host is killed outright, its runtime must not outlive it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	log.Info("starting", "runtime", a.Runtime, "argv0", argv[0], "role", a.Role, "task", a.TaskID, "phase", a.PhaseID)
+	attr.Pdeathsig = syscall.SIGKILL
+	cmd.SysProcAttr = attr
+	log.Info("starting", "runtime", a.Runtime, "argv0", run.argv[0], "role", a.Role, "task", a.TaskID, "phase", a.PhaseID)
 	driver.NoInherit()
 	if err := cmd.Start(); err != nil {
-		return execEnd{code: -1}, errors.New("start " + argv[0] + ": " + err.Error())
+		return execEnd{code: -1}, errors.New("start " + run.argv[0] + ": " + err.Error())
 	}
 	// ctx ends on SIGTERM/SIGINT (the CLI's signal context): pass it on.
 	watchCtx, cancel := context.WithCancel(context.Background())
