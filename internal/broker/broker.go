@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 )
 
 // The variables that route a pm command to its agent's host.
@@ -28,6 +29,10 @@ const (
 	MaxFrame  = 64 << 10 // one frame's payload
 	MaxHeader = 1 << 20  // the request line (arguments: pm send takes 256 KiB)
 )
+
+// drainWrites is how long a command whose context ended may still write to
+// its client (its last output and exit code) before writes fail.
+const drainWrites = 2 * time.Second
 
 // Frame types.
 const (
@@ -142,6 +147,15 @@ func (s *Server) handle(c net.Conn) {
 	in := &lazyStdin{want: func() error { return w.write(frameWantStdin, nil) }}
 	in.pr, in.pw = io.Pipe()
 	go readStdin(r, in.pw, cancel)
+	// Once the command's context ends (its client left, or Close), nothing
+	// the client does may keep it: reading its input fails at once, and
+	// writing to a client that stopped reading fails shortly, so the command
+	// returns and Close is never held up.
+	stop := context.AfterFunc(ctx, func() {
+		_ = in.pw.CloseWithError(context.Canceled)
+		_ = c.SetWriteDeadline(time.Now().Add(drainWrites))
+	})
+	defer stop()
 	code := s.run(ctx, req.Args, Stdio{In: in, Out: w.stream(frameStdout), Err: w.stream(frameStderr)})
 	_ = w.exit(code)
 }

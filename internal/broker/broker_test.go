@@ -141,3 +141,29 @@ func TestOversizedRequest(t *testing.T) {
 		t.Fatalf("code %d err %v stderr %q", code, err, errOut.String())
 	}
 }
+
+// A command blocked reading the input of a client that never sends it (a
+// pipe nobody closes) still ends when the server closes.
+func TestCloseEndsBlockedRead(t *testing.T) {
+	reading := make(chan struct{})
+	s := listen(t, func(_ context.Context, _ []string, io_ Stdio) int {
+		close(reading)
+		_, err := io.ReadAll(io_.In)
+		if err == nil {
+			return 0
+		}
+		return 7
+	})
+	pr, pw := io.Pipe() // the client's input: never written, never closed
+	defer pw.Close()
+	done := make(chan int, 1)
+	go func() {
+		code, _ := Forward(context.Background(), s.Path, s.Token, []string{"say", "-"}, pr, io.Discard, io.Discard)
+		done <- code
+	}()
+	<-reading
+	s.Close()
+	if code := <-done; code != 7 {
+		t.Fatalf("exit %d, want the command's 7 after its read failed", code)
+	}
+}
