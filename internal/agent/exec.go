@@ -143,7 +143,7 @@ func startBroker(log *slog.Logger, env []string, token string, cmds Commands) (*
 	if tmp == "" {
 		tmp = os.TempDir()
 	}
-	b, err := broker.Listen(tmp, token, cmds)
+	b, err := broker.Listen(tmp, token, cmds(token))
 	if err != nil {
 		return nil, err
 	}

@@ -24,9 +24,10 @@ import (
 // after the agent exited, when the output is piped through the mask.
 const outputDrain = 2 * time.Second
 
-// Commands runs the pm commands an exec agent sends its host
-// (internal/broker) as that agent; nil: the host brokers none.
-type Commands = broker.Runner
+// Commands returns how the pm commands an exec agent sends its host
+// (internal/broker) with token are run, as that agent; nil: the host
+// brokers none.
+type Commands func(token string) broker.Runner
 
 // LLMFunc runs an agent on the built-in model loop in the host process,
 // returning when the agent is finished or ctx ends.

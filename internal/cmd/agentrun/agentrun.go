@@ -5,6 +5,7 @@ package agentrun
 import (
 	"context"
 	"log/slog"
+	"slices"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
@@ -48,22 +49,25 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 // asAgent runs the pm commands an exec agent sends its host (internal/broker)
 // in this process, as that agent whatever its environment said, with the
 // host's environment (which holds the keys the llm hosts it starts need)
-// and this store.
+// and this store; what they write masks the token (Commands' argument) too.
 func asAgent(f *cmdutil.Factory, s *store.Store, name string) agent.Commands {
-	return func(ctx context.Context, args []string, stdio broker.Stdio) int {
-		g := *f
-		g.Context = ctx
-		g.IO = cmdutil.IOStreams{In: stdio.In, Out: stdio.Out, ErrOut: stdio.Err}
-		g.Getenv = func(k string) string {
-			switch k {
-			case "PM_AGENT":
-				return name
-			case "PM_HOME":
-				return s.Root
+	return func(token string) broker.Runner {
+		return func(ctx context.Context, args []string, stdio broker.Stdio) int {
+			g := *f
+			g.Context = ctx
+			g.IO = cmdutil.IOStreams{In: stdio.In, Out: stdio.Out, ErrOut: stdio.Err}
+			g.Getenv = func(k string) string {
+				switch k {
+				case "PM_AGENT":
+					return name
+				case "PM_HOME":
+					return s.Root
+				}
+				return f.Getenv(k)
 			}
-			return f.Getenv(k)
+			g.Getwd = func() (string, error) { return s.ProjectDir(), nil }
+			g.MaskAlso = append(slices.Clip(f.MaskAlso), token)
+			return f.RunAsAgent(&g, args)
 		}
-		g.Getwd = func() (string, error) { return s.ProjectDir(), nil }
-		return f.RunAsAgent(&g, args)
 	}
 }
