@@ -23,6 +23,12 @@
 //     every process of its run (driver.EndRun), setsid ones included;
 //   - Restart (the supervisor's respawn) spawns only if no live host is
 //     recorded, checked under the agent's lock;
+//   - an exec agent's CLI gets no secret variable of the host's environment
+//     unless runtime.exec.pass_env names it (execEnv); its pm commands come
+//     back to the host over internal/broker with the token the host made for
+//     this run, and run there as this agent (Host's Commands), so they need
+//     neither the key nor the state directory; with runtime.exec.sandbox the
+//     CLI runs under internal/sandbox (sandbox.go);
 //   - the package reaches its files only through store operations (see
 //     internal/store's doc for the whole tree and the lock order).
 //

@@ -10,7 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/plasmodium/pm/internal/broker"
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/secret"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -83,19 +85,71 @@ func execCommand(s *store.Store, a *store.Agent, text, session, nudge string) (e
 	return run, nil
 }
 
-// execEnv is the agent's environment plus runtime.exec.env (which wins).
-func execEnv(s *store.Store, env []string) []string {
-	extra := s.Config.Runtime.Exec.Env
-	keys := make([]string, 0, len(extra))
-	for k := range extra {
+// execEnv is the environment an exec agent's CLI gets: the host's without
+// its secret variables (secret.IsSecretEnv) except those runtime.exec.pass_env
+// names, plus runtime.exec.env (which wins), plus the way to its host's
+// broker when there is one. The provider key pm holds is not the agent's:
+// its pm commands run in the host, which has it.
+func execEnv(s *store.Store, env []string, brk *broker.Server) []string {
+	cfg := s.Config.Runtime.Exec
+	out := make([]string, 0, len(env)+len(cfg.Env)+2)
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		switch {
+		case name == broker.SocketEnv || name == broker.TokenEnv:
+		case secret.IsSecretEnv(name) && !passes(cfg.PassEnv, name):
+		default:
+			out = append(out, kv)
+		}
+	}
+	keys := make([]string, 0, len(cfg.Env))
+	for k := range cfg.Env {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	out := append([]string(nil), env...)
 	for _, k := range keys {
-		out = append(out, k+"="+extra[k])
+		out = append(out, k+"="+cfg.Env[k])
+	}
+	if brk != nil {
+		out = append(out, broker.SocketEnv+"="+brk.Path, broker.TokenEnv+"="+brk.Token)
 	}
 	return out
+}
+
+// passes reports whether pass_env names the variable: exactly, or by a
+// prefix ending in "*" ("ANTHROPIC_*").
+func passes(passEnv []string, name string) bool {
+	for _, p := range passEnv {
+		if p == name || strings.HasSuffix(p, "*") && strings.HasPrefix(name, strings.TrimSuffix(p, "*")) {
+			return true
+		}
+	}
+	return false
+}
+
+// startBroker listens for the agent's pm commands (nil, nil when the host
+// brokers none). The socket is made under the host's TMPDIR, outside the
+// state directory, so a sandboxed agent reaches it.
+func startBroker(log *slog.Logger, env []string, token string, cmds Commands) (*broker.Server, error) {
+	if cmds == nil {
+		return nil, nil
+	}
+	tmp := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok {
+			tmp = v
+		}
+	}
+	if tmp == "" {
+		tmp = os.TempDir()
+	}
+	b, err := broker.Listen(tmp, token, cmds(token))
+	if err != nil {
+		return nil, err
+	}
+	go b.Serve()
+	log.Info("broker", "socket", b.Path)
+	return b, nil
 }
 
 // newSessionID is a random UUID (version 4) naming this host's conversation,

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/plasmodium/pm/internal/broker"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/store/storetest"
@@ -81,12 +82,35 @@ func TestExecCommandTooBigIsUsage(t *testing.T) {
 	}
 }
 
-func TestExecEnvAddsConfigLast(t *testing.T) {
-	s := storetest.New(t)
-	s.Config.Runtime.Exec.Env = map[string]string{"B": "2", "A": "1"}
-	got := strings.Join(execEnv(s, []string{"A=0", "PATH=/bin"}), " ")
-	if got != "A=0 PATH=/bin A=1 B=2" {
-		t.Fatalf("env %q", got)
+func TestExecEnv(t *testing.T) {
+	base := []string{"A=0", "PATH=/bin", "OPENAI_API_KEY=sk-1", "ANTHROPIC_API_KEY=sk-2", "ANTHROPIC_BASE_URL=http://x",
+		"GITHUB_TOKEN=ghp", "PM_BROKER=/old", "PM_AGENT_TOKEN=old", "PM_AGENT=oak"}
+	brk := &broker.Server{Path: "/tmp/b/sock", Token: "t0k"}
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		passEnv []string
+		brk     *broker.Server
+		want    string
+	}{
+		{"config env last", map[string]string{"B": "2", "A": "1"}, nil, nil,
+			"A=0 PATH=/bin ANTHROPIC_BASE_URL=http://x PM_AGENT=oak A=1 B=2"},
+		{"secrets stripped, broker added", nil, nil, brk,
+			"A=0 PATH=/bin ANTHROPIC_BASE_URL=http://x PM_AGENT=oak PM_BROKER=/tmp/b/sock PM_AGENT_TOKEN=t0k"},
+		{"pass_env by name", nil, []string{"GITHUB_TOKEN"}, nil,
+			"A=0 PATH=/bin ANTHROPIC_BASE_URL=http://x GITHUB_TOKEN=ghp PM_AGENT=oak"},
+		{"pass_env by prefix", nil, []string{"ANTHROPIC_*"}, nil,
+			"A=0 PATH=/bin ANTHROPIC_API_KEY=sk-2 ANTHROPIC_BASE_URL=http://x PM_AGENT=oak"},
+		{"an inherited token never passes", nil, []string{"PM_*"}, nil,
+			"A=0 PATH=/bin ANTHROPIC_BASE_URL=http://x PM_AGENT=oak"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := storetest.New(t)
+			s.Config.Runtime.Exec.Env, s.Config.Runtime.Exec.PassEnv = tc.env, tc.passEnv
+			if got := strings.Join(execEnv(s, base, tc.brk), " "); got != tc.want {
+				t.Fatalf("env %q\nwant %q", got, tc.want)
+			}
+		})
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/plasmodium/pm/internal/broker"
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/errs"
@@ -23,6 +24,11 @@ import (
 // after the agent exited, when the output is piped through the mask.
 const outputDrain = 2 * time.Second
 
+// Commands returns how the pm commands an exec agent sends its host
+// (internal/broker) with token are run, as that agent; nil: the host
+// brokers none.
+type Commands func(token string) broker.Runner
+
 // LLMFunc runs an agent on the built-in model loop in the host process,
 // returning when the agent is finished or ctx ends.
 type LLMFunc func(ctx context.Context, a *store.Agent, system string) error
@@ -31,7 +37,11 @@ type LLMFunc func(ctx context.Context, a *store.Agent, system string) error
 // itself, renders the prompt, runs the agent (the llm runtime in-process,
 // the exec runtime as a child in its process group), stops a role agent when
 // its phase closes, and records how it ended.
-func Host(ctx context.Context, s *store.Store, name string, env []string, logw io.Writer, runLLM LLMFunc, onGiveUp GiveUpFunc) error {
+func Host(ctx context.Context, s *store.Store, name string, env []string, logw io.Writer, runLLM LLMFunc, onGiveUp GiveUpFunc, cmds Commands) error {
+	// The token an exec agent's pm commands carry to this host is masked
+	// like a secret: no log, event or message shows it to another agent.
+	token := broker.NewToken()
+	s.Secrets.Add(token)
 	// What the host and an exec agent write to the log is masked: an agent
 	// that prints a secret of its environment does not leave it there.
 	masked := s.Secrets.Writer(logw)
@@ -66,6 +76,17 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 	// An owner that ends its turn without pm done (claude -p exits 0 when
 	// the model answers without a tool call) is resumed, in its own
 	// conversation, up to runtime.exec.nudges times; then it is given up on.
+	brk, err := startBroker(log, env, token, cmds)
+	if err != nil {
+		return finish(s, log, a, -1, err.Error())
+	}
+	defer brk.Close()
+	box, err := newExecSandbox(s, log)
+	if err != nil {
+		return finish(s, log, a, -1, err.Error())
+	}
+	defer box.close()
+	agentEnv := box.env(execEnv(s, env, brk))
 	budget := newExecBudget(s)
 	session, nudge := newSessionID(), ""
 	for turn := 0; ; turn++ {
@@ -73,7 +94,7 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 		if err != nil {
 			return finish(s, log, a, -1, err.Error())
 		}
-		end, err := runExec(ctx, s, log, masked, logw, a, execEnv(s, env), run, budget)
+		end, err := runExec(ctx, s, log, masked, logw, a, agentEnv, run, budget, box)
 		switch {
 		case err != nil:
 			return finish(s, log, a, -1, err.Error())
@@ -105,8 +126,8 @@ type execEnd struct {
 
 // runExec starts the CLI once and waits for it, stopping it when its phase
 // closes, the host is signalled or it goes over a budget.
-func runExec(ctx context.Context, s *store.Store, log *slog.Logger, masked io.Writer, logw io.Writer, a *store.Agent, env []string, run execRun, budget *execBudget) (execEnd, error) {
-	argv := run.argv
+func runExec(ctx context.Context, s *store.Store, log *slog.Logger, masked io.Writer, logw io.Writer, a *store.Agent, env []string, run execRun, budget *execBudget, box *execSandbox) (execEnd, error) {
+	argv, attr := box.wrap(run.argv)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = s.ProjectDir(), env
 	cmd.Stdout, cmd.Stderr = logw, logw
@@ -126,11 +147,12 @@ func runExec(ctx context.Context, s *store.Store, log *slog.Logger, masked io.Wr
 		cmd.Stdout = stream
 	}
 	// If the host is killed outright, its runtime must not outlive it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	log.Info("starting", "runtime", a.Runtime, "argv0", argv[0], "role", a.Role, "task", a.TaskID, "phase", a.PhaseID)
+	attr.Pdeathsig = syscall.SIGKILL
+	cmd.SysProcAttr = attr
+	log.Info("starting", "runtime", a.Runtime, "argv0", run.argv[0], "role", a.Role, "task", a.TaskID, "phase", a.PhaseID)
 	driver.NoInherit()
 	if err := cmd.Start(); err != nil {
-		return execEnd{code: -1}, errors.New("start " + argv[0] + ": " + err.Error())
+		return execEnd{code: -1}, errors.New("start " + run.argv[0] + ": " + err.Error())
 	}
 	// ctx ends on SIGTERM/SIGINT (the CLI's signal context): pass it on.
 	watchCtx, cancel := context.WithCancel(context.Background())

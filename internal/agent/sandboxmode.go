@@ -9,17 +9,17 @@ import (
 const (
 	SandboxOff        = "off (config)"
 	SandboxNoKernel   = "none (no Landlock in this kernel)"
-	SandboxExecAgents = "none (exec agents are not sandboxed)"
+	SandboxExecAgents = "none (exec agent without runtime.exec.sandbox)"
 )
 
 // SandboxOf says what confines the commands agent a runs on this machine
-// with this config: for the llm runtime, what run_command gets; an exec
-// agent's CLI runs as the user (docs/security.md).
+// with this config: for the llm runtime, what run_command gets; for an exec
+// agent, what its CLI runs under (runtime.exec.sandbox; docs/security.md).
 func SandboxOf(s *store.Store, a *store.Agent) string {
-	if a.Runtime != store.RuntimeLLM {
+	switch {
+	case a.Runtime != store.RuntimeLLM && !s.Config.Runtime.Exec.Sandbox:
 		return SandboxExecAgents
-	}
-	if s.Config.Sandbox.Off {
+	case a.Runtime == store.RuntimeLLM && s.Config.Sandbox.Off:
 		return SandboxOff
 	}
 	if m := sandbox.Available(); m != sandbox.ModeNone {

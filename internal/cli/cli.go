@@ -18,12 +18,18 @@ import (
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if code, ok := forward(ctx, args, stdin, stdout, stderr); ok {
+		return code
+	}
 	f := cmdutil.New(ctx, stdin, stdout, stderr)
 	return Run(f, args)
 }
 
 // Run executes one command line with the given factory.
 func Run(f *cmdutil.Factory, args []string) int {
+	if f.RunAsAgent == nil {
+		f.RunAsAgent = RunAgent
+	}
 	root := NewRoot(f)
 	root.SetArgs(args)
 	root.SetIn(f.IO.In)

@@ -17,6 +17,8 @@ const environment = `
 Environment:
   PM_HOME          the state directory to use (default: the nearest .plasmodium/ up from here)
   PM_AGENT         act as this agent (its task and phase come from its record); unset: the human
+  PM_BROKER, PM_AGENT_TOKEN
+                   set by an exec agent's host: pm runs the command there, as that agent
   PM_MODEL         the model for the llm runtime, e.g. gpt-4o-mini
   OPENAI_API_KEY   the key for the model provider (never stored in config.json)
   OPENAI_BASE_URL  an OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 (Ollama)

@@ -37,6 +37,14 @@ type Factory struct {
 	Now        func() time.Time
 	IDs        ids.Source
 	Executable func() (string, error)
+	// RunAsAgent runs a command line with a factory whose identity is an
+	// agent (cli.RunAgent): how an exec agent's host runs the pm commands
+	// its agent sends it (internal/broker).
+	RunAsAgent func(f *Factory, args []string) int
+	// MaskAlso are values every store this factory opens masks besides the
+	// secrets of its environment: an exec host's broker token, for the
+	// commands its agent sends it.
+	MaskAlso []string
 }
 
 // New returns the production factory.
@@ -86,7 +94,7 @@ func (f *Factory) openStore(open func(root string) (*store.Store, error)) (*stor
 		return nil, err
 	}
 	s.Now, s.IDs, s.Warn = f.Now, f.IDs, f.IO.ErrOut
-	s.Secrets = secret.FromEnv(f.Environ()) // every process masks the secrets it knows
+	s.Secrets = secret.FromEnv(f.Environ()).With(f.MaskAlso...) // every process masks the secrets it knows
 	return s, nil
 }
 

@@ -32,12 +32,18 @@ func ReadContextFile(path string) (string, error) {
 	if !st.Mode().IsRegular() {
 		return "", errs.Usagef("write the context to a regular file", "context file %s is not a regular file (%s)", path, st.Mode().Type())
 	}
-	data, err := io.ReadAll(io.LimitReader(f, task.MaxContext+1))
+	return ReadContext(f, "context file "+path)
+}
+
+// ReadContext reads a subtask's context from r (`--context-file -`: standard
+// input) through the same bound, naming what it read as name.
+func ReadContext(r io.Reader, name string) (string, error) {
+	data, err := io.ReadAll(io.LimitReader(r, task.MaxContext+1))
 	if err != nil {
 		return "", err
 	}
 	if len(data) > task.MaxContext {
-		return "", errs.Usagef("keep context under 256 KiB", "context file %s is over %d bytes", path, task.MaxContext)
+		return "", errs.Usagef("keep context under 256 KiB", "%s is over %d bytes", name, task.MaxContext)
 	}
 	return string(data), nil
 }

@@ -102,3 +102,26 @@ func Unconfined(ctx context.Context, line string) *exec.Cmd {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	return cmd
 }
+
+// Wrap returns argv confined by p (the helper confines itself, then execs
+// argv), the attributes its start needs, and the mode: how an exec agent's
+// CLI is sandboxed (runtime.exec.sandbox). Unlike Command it keeps the
+// caller's process group (an agent shares its host's). Without Landlock it
+// returns argv as it is and ModeNone; the caller says so.
+func Wrap(p Policy, argv []string) ([]string, *syscall.SysProcAttr, Mode) {
+	s := probe()
+	if s.abi == 0 {
+		return argv, &syscall.SysProcAttr{}, ModeNone
+	}
+	mode, attr := ModeLandlock, &syscall.SysProcAttr{}
+	if s.mountNS {
+		p.MountNS, mode, attr = true, ModeLandlockNS, nsAttr()
+		attr.Setpgid = false
+		p.ParentMountNS, _ = os.Readlink("/proc/self/ns/mnt")
+	}
+	data, _ := json.Marshal(p) // a struct of strings and bools: cannot fail
+	return append([]string{s.exe, helperArg, string(data)}, argv...), attr, mode
+}
+
+// Why names why there is no sandbox on this machine ("" when there is one).
+func Why() string { return probe().why }

@@ -26,3 +26,11 @@ func Unconfined(ctx context.Context, line string) *exec.Cmd {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	return cmd
 }
+
+// Wrap returns argv unconfined: Landlock is Linux only.
+func Wrap(p Policy, argv []string) ([]string, *syscall.SysProcAttr, Mode) {
+	return argv, &syscall.SysProcAttr{}, ModeNone
+}
+
+// Why names why there is no sandbox here.
+func Why() string { return "Landlock is Linux only" }

@@ -2,6 +2,9 @@
 // by the kernel: Linux Landlock, with a private mount namespace that hides
 // pm's state directory where the kernel allows one.
 //
+// Wrap confines an exec agent's CLI the same way (the helper execs the CLI
+// instead of sh, in the caller's process group).
+//
 // A command is started as a re-exec of the current binary with a hidden
 // first argument (helperArg). This package's init function recognises it in
 // any binary that links the package (pm, and the test binaries), applies the

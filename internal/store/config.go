@@ -54,6 +54,16 @@ type ExecRuntime struct {
 	// Env is added to the CLI's environment (say, how long its shell tool
 	// lets a command such as pm chat --follow run).
 	Env map[string]string `json:"env,omitempty"`
+	// PassEnv names the secret variables (secret.IsSecretEnv) of pm's
+	// environment this CLI still gets: its own vendor's key, say. Every other
+	// secret variable is removed (the agent's pm commands run in its host,
+	// which keeps them). A name ending in "*" is a prefix.
+	PassEnv []string `json:"pass_env,omitempty"`
+	// Sandbox runs the CLI confined like run_command (internal/sandbox, with
+	// the config's sandbox.network and sandbox.writable): Landlock, the state
+	// directory hidden, a private TMPDIR. Its pm commands reach pm through
+	// its host's broker.
+	Sandbox bool `json:"sandbox,omitempty"`
 }
 
 // Prompt modes of ExecRuntime.Prompt.

@@ -34,6 +34,8 @@ var Presets = map[string]ExecRuntime{
 		Resume:  []string{"claude", "-p", "--dangerously-skip-permissions", "--output-format", "stream-json", "--verbose", "--resume", "{SESSION_ID}"},
 		Output:  OutputClaudeStream,
 		Nudges:  DefaultNudges,
+		// Claude Code's own credentials (docs/security.md: pass_env).
+		PassEnv: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"},
 		Env: map[string]string{
 			// The Bash tool cuts a command at 2 minutes by default.
 			"BASH_DEFAULT_TIMEOUT_MS": longCommandMs,
@@ -48,6 +50,7 @@ var Presets = map[string]ExecRuntime{
 		Command: []string{"codex", "exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check", "-"},
 		Prompt:  PromptStdin,
 		Nudges:  DefaultNudges,
+		PassEnv: []string{"OPENAI_API_KEY", "CODEX_API_KEY"},
 	},
 	// Gemini CLI: a prompt on stdin runs non-interactively; --yolo approves
 	// its tools.
@@ -56,6 +59,7 @@ var Presets = map[string]ExecRuntime{
 		Command: []string{"gemini", "--yolo"},
 		Prompt:  PromptStdin,
 		Nudges:  DefaultNudges,
+		PassEnv: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"},
 	},
 	// opencode: run takes the message as an argument, so it gets a short one
 	// naming the prompt file.
@@ -85,6 +89,7 @@ func Preset(name string) (ExecRuntime, bool) {
 	}
 	p.Command = append([]string(nil), p.Command...)
 	p.Resume = append([]string(nil), p.Resume...)
+	p.PassEnv = append([]string(nil), p.PassEnv...)
 	if p.Env != nil {
 		env := make(map[string]string, len(p.Env))
 		for k, v := range p.Env {
@@ -116,6 +121,10 @@ func (e ExecRuntime) Resolved() ExecRuntime {
 	if len(e.Resume) > 0 {
 		p.Resume = e.Resume
 	}
+	if len(e.PassEnv) > 0 {
+		p.PassEnv = e.PassEnv
+	}
+	p.Sandbox = e.Sandbox
 	for k, v := range e.Env {
 		if p.Env == nil {
 			p.Env = map[string]string{}

@@ -3,12 +3,15 @@
 package agentrun
 
 import (
+	"context"
 	"log/slog"
+	"slices"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
 	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/broker"
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/llmagent"
 	"github.com/plasmodium/pm/internal/store"
@@ -38,7 +41,33 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 			r := &llmagent.Runner{Store: s, Launcher: l, Getenv: f.Getenv,
 				Log: slog.New(slog.NewTextHandler(f.IO.ErrOut, nil)).With("agent", args[0])}
 			giveUp := func(a *store.Agent, reason string) error { return task.GiveUpOwner(s, a, reason) }
-			return agent.Host(f.Context, s, args[0], f.Environ(), f.IO.ErrOut, r.Run, giveUp)
+			return agent.Host(f.Context, s, args[0], f.Environ(), f.IO.ErrOut, r.Run, giveUp, asAgent(f, s, args[0]))
 		},
+	}
+}
+
+// asAgent runs the pm commands an exec agent sends its host (internal/broker)
+// in this process, as that agent whatever its environment said, with the
+// host's environment (which holds the keys the llm hosts it starts need)
+// and this store; what they write masks the token (Commands' argument) too.
+func asAgent(f *cmdutil.Factory, s *store.Store, name string) agent.Commands {
+	return func(token string) broker.Runner {
+		return func(ctx context.Context, args []string, stdio broker.Stdio) int {
+			g := *f
+			g.Context = ctx
+			g.IO = cmdutil.IOStreams{In: stdio.In, Out: stdio.Out, ErrOut: stdio.Err}
+			g.Getenv = func(k string) string {
+				switch k {
+				case "PM_AGENT":
+					return name
+				case "PM_HOME":
+					return s.Root
+				}
+				return f.Getenv(k)
+			}
+			g.Getwd = func() (string, error) { return s.ProjectDir(), nil }
+			g.MaskAlso = append(slices.Clip(f.MaskAlso), token)
+			return f.RunAsAgent(&g, args)
+		}
 	}
 }

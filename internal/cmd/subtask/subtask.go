@@ -32,7 +32,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 			return run(f, o)
 		},
 	}
-	c.Flags().StringVar(&o.ContextFile, "context-file", "", "file whose text the child owner receives as context.md")
+	c.Flags().StringVar(&o.ContextFile, "context-file", "", "file whose text the child owner receives as context.md (- reads standard input)")
 	c.Flags().StringVar(&o.Task, "task", "", "parent task (default: your own task)")
 	c.Flags().StringVar(&o.Runtime, "runtime", "", "runtime of the child owner (default: the parent's)")
 	c.Flags().BoolVar(&o.JSON, "json", false, "print the subtask as JSON")
@@ -45,7 +45,13 @@ func run(f *cmdutil.Factory, o Options) error {
 		return err
 	}
 	in := ops.SubtaskInput{Task: o.Task, Description: o.Description, Runtime: store.RuntimeName(o.Runtime)}
-	if o.ContextFile != "" {
+	switch o.ContextFile {
+	case "":
+	case "-":
+		if in.Context, err = ops.ReadContext(f.IO.In, "the context on standard input"); err != nil {
+			return err
+		}
+	default:
 		if in.Context, err = ops.ReadContextFile(o.ContextFile); err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/notify"
@@ -21,6 +22,10 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			// The supervisor holds the environment every host it starts gets,
+			// the provider key among it: no other process of the user (an
+			// exec agent) may read it through /proc/PID/environ.
+			_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 			s, err := f.Store()
 			if err != nil {
 				return err

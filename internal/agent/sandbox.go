@@ -1,0 +1,86 @@
+package agent
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/plasmodium/pm/internal/sandbox"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// execSandbox is how an exec agent's CLI is confined when
+// runtime.exec.sandbox asks for it: like run_command (internal/sandbox),
+// writing only the workspace, its private TMPDIR and sandbox.writable,
+// never seeing the state directory. Its pm commands reach pm through its
+// host's broker, which the sandbox does not block (a pathname socket).
+type execSandbox struct {
+	policy sandbox.Policy
+	tmp    string
+}
+
+// newExecSandbox makes the private TMPDIR; nil when the config does not
+// ask for a sandbox.
+func newExecSandbox(s *store.Store, log *slog.Logger) (*execSandbox, error) {
+	if !s.Config.Runtime.Exec.Sandbox {
+		return nil, nil
+	}
+	tmp, err := os.MkdirTemp("", "pm-agent-")
+	if err != nil {
+		return nil, err
+	}
+	cfg := s.Config.Sandbox
+	p := sandbox.Policy{Workspace: realPath(s.ProjectDir()), TempDir: realPath(tmp), Hide: []string{realPath(s.Root)},
+		DenyNetwork: cfg.Network != nil && !*cfg.Network}
+	for _, w := range cfg.Writable {
+		if r, err := filepath.EvalSymlinks(w); err == nil && filepath.IsAbs(r) {
+			p.Writable = append(p.Writable, r)
+		}
+	}
+	if mode := sandbox.Available(); mode == sandbox.ModeNone {
+		log.Warn("exec agent is not sandboxed", "why", sandbox.Why())
+	} else {
+		log.Info("sandbox", "mode", mode)
+	}
+	return &execSandbox{policy: p, tmp: tmp}, nil
+}
+
+// wrap returns the argv and process attributes of a confined start; a nil
+// sandbox leaves argv as it is.
+func (x *execSandbox) wrap(argv []string) ([]string, *syscall.SysProcAttr) {
+	if x == nil {
+		return argv, &syscall.SysProcAttr{}
+	}
+	argv, attr, _ := sandbox.Wrap(x.policy, argv)
+	return argv, attr
+}
+
+// env points TMPDIR at the private temp dir.
+func (x *execSandbox) env(env []string) []string {
+	if x == nil {
+		return env
+	}
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "TMPDIR=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, "TMPDIR="+x.tmp)
+}
+
+// close removes the private temp dir.
+func (x *execSandbox) close() {
+	if x != nil {
+		os.RemoveAll(x.tmp)
+	}
+}
+
+func realPath(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
+}
