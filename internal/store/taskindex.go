@@ -192,6 +192,19 @@ func (s *Store) indexedLiveTasks(held bool) ([]*Task, error) {
 	return live, nil
 }
 
+// isTaskIDBytes is ids.Parse(ids.Task, name) == nil without a string.
+func isTaskIDBytes(name []byte) bool {
+	if len(name) != 9 || string(name[:3]) != ids.Task+"-" {
+		return false
+	}
+	for _, c := range name[3:] {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // TaskPathExists reports whether id has a task.json.
 func (s *Store) TaskPathExists(id string) bool {
 	_, err := os.Lstat(s.TaskPath(id))
@@ -265,8 +278,8 @@ func (s *Store) TaskCounts() (live []*Task, counts map[TaskStatus]int, ok bool, 
 		}
 	}
 	for _, c := range []TaskStatus{TaskDone, TaskKilled} {
-		n := 0
-		if _, err := indexNames(filepath.Join(s.taskIndexDir(), string(c)), &n); err != nil {
+		n, err := countTaskIDs(filepath.Join(s.taskIndexDir(), string(c)))
+		if err != nil {
 			return nil, nil, false, err
 		}
 		for _, t := range live { // a marker reindexTask could not remove
