@@ -94,6 +94,10 @@ func Generate(dir string, spec StateSpec) (*State, error) {
 			return nil, err
 		}
 	}
+	// The task files were written directly: index them as pm would have.
+	if err := (&store.Store{Root: root}).RepairTaskIndex(); err != nil {
+		return nil, err
+	}
 	return st, WriteEvents(filepath.Join(root, "events.jsonl"), spec.Events)
 }
 

@@ -67,7 +67,7 @@ func polishHelp(root *cobra.Command) {
 		case "completion":
 			strictShells(c)
 		case "send", "talk":
-			c.Long = c.Short + ".\n\n" + poHelp()
+			lazyLong(c, poHelp)
 		}
 	}
 }
@@ -87,6 +87,17 @@ func strictShells(c *cobra.Command) {
 		}
 		return errs.Usagef(try, "unknown shell %q", args[0])
 	}
+}
+
+// lazyLong fills c.Long when c's help is shown, not when the command tree
+// is built: poHelp parses every built-in prompt (YAML), which cost about half
+// of every pm process's start-up when it ran for each one.
+func lazyLong(c *cobra.Command, long func() string) {
+	c.SetHelpFunc(func(cmd *cobra.Command, args []string) {
+		cmd.Long = cmd.Short + ".\n\n" + long()
+		cmd.SetHelpFunc(nil) // the inherited help, now with Long
+		cmd.HelpFunc()(cmd, args)
+	})
 }
 
 // poHelp lists the built-in prompt objects and says what they need to run.

@@ -1,5 +1,9 @@
 // Package gitx commits a project's work tree with go-git, without the git
-// binary.
+// binary. It uses go-git's object storage and index/gitignore/config
+// formats but encodes commits and trees itself (objects.go) and opens the
+// repository itself (open.go): go-git's top-level package and
+// plumbing/object link OpenPGP and the SSH/HTTP transports, whose package
+// initialisation every pm process would pay at start-up.
 //
 // Commit behaves like `git add -A && git commit -m msg` run from the root of
 // the work tree that contains a directory, with these invariants:

@@ -18,13 +18,11 @@ import (
 	"time"
 
 	"github.com/go-git/go-billy/v5"
-	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	formatcfg "github.com/go-git/go-git/v5/plumbing/format/config"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
@@ -84,26 +82,12 @@ func CommitWith(dir, stateDir, msg string, now time.Time, opt Options) (Result, 
 }
 
 func commitOnce(dir, stateDir, msg string, now time.Time, opt Options) (Result, error) {
-	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{
-		DetectDotGit:          true,
-		EnableDotGitCommonDir: true,
-	})
-	if errors.Is(err, git.ErrRepositoryNotExists) {
+	st, root, err := openRepository(dir)
+	if errors.Is(err, errNoRepo) {
 		return Result{NoRepo: true}, nil
 	}
 	if err != nil {
 		return Result{}, fmt.Errorf("gitx: open repository at %s: %w", dir, err)
-	}
-	wt, err := repo.Worktree()
-	if errors.Is(err, git.ErrIsBareRepository) {
-		return Result{NoRepo: true}, nil
-	}
-	if err != nil {
-		return Result{}, fmt.Errorf("gitx: worktree: %w", err)
-	}
-	st, ok := repo.Storer.(*filesystem.Storage)
-	if !ok {
-		return Result{}, errors.New("gitx: unsupported repository storage")
 	}
 	state, err := cleanStateDir(stateDir)
 	if err != nil {
@@ -114,10 +98,9 @@ func commitOnce(dir, stateDir, msg string, now time.Time, opt Options) (Result, 
 		return Result{}, errors.New("gitx: empty commit message")
 	}
 	c := &committer{
-		repo:   repo,
 		st:     st,
 		dotfs:  st.Filesystem(),
-		root:   wt.Filesystem.Root(),
+		root:   root,
 		state:  state,
 		secret: parseExclude(opt.Exclude),
 	}
@@ -162,7 +145,6 @@ func cleanMessage(msg string) string {
 }
 
 type committer struct {
-	repo  *git.Repository
 	st    *filesystem.Storage
 	dotfs billy.Filesystem
 	root  string // absolute work tree root (OS path)
@@ -218,12 +200,12 @@ func (c *committer) run(msg string, now time.Time) (Result, error) {
 		}
 	}()
 
-	if c.cfg, err = loadConfig(c.repo); err != nil {
+	if c.cfg, err = loadConfig(c.st); err != nil {
 		return Result{}, err
 	}
 	c.trustMode = !isFalse(c.cfg.get("core", "filemode"))
 
-	if c.idx, err = c.repo.Storer.Index(); err != nil {
+	if c.idx, err = c.st.Index(); err != nil {
 		return Result{}, fmt.Errorf("gitx: read index: %w", err)
 	}
 	// Entries modified at or after the index was written are "racily
@@ -253,11 +235,11 @@ func (c *committer) run(msg string, now time.Time) (Result, error) {
 	}
 	var headTree plumbing.Hash
 	if !parent.IsZero() {
-		pc, err := object.GetCommit(c.repo.Storer, parent)
+		pc, err := readCommit(c.st, parent)
 		if err != nil {
 			return Result{}, fmt.Errorf("gitx: read HEAD commit: %w", err)
 		}
-		headTree = pc.TreeHash
+		headTree = pc.Tree
 	}
 
 	// Stage the work tree into the in-memory index.
@@ -307,20 +289,11 @@ func (c *committer) run(msg string, now time.Time) (Result, error) {
 		return Result{}, err
 	}
 	sig := c.signature(now)
-	cm := &object.Commit{
-		Author:    sig,
-		Committer: sig,
-		Message:   msg,
-		TreeHash:  rootDir.hash,
-	}
+	var parents []plumbing.Hash
 	if !parent.IsZero() {
-		cm.ParentHashes = []plumbing.Hash{parent}
+		parents = []plumbing.Hash{parent}
 	}
-	obj := c.repo.Storer.NewEncodedObject()
-	if err := cm.Encode(obj); err != nil {
-		return Result{}, fmt.Errorf("gitx: encode commit: %w", err)
-	}
-	hash, err := c.repo.Storer.SetEncodedObject(obj)
+	hash, err := writeCommit(c.st, rootDir.hash, parents, sig, sig, msg)
 	if err != nil {
 		return Result{}, fmt.Errorf("gitx: write commit: %w", err)
 	}
@@ -344,7 +317,7 @@ func (c *committer) run(msg string, now time.Time) (Result, error) {
 func (c *committer) resolveHEAD() (plumbing.ReferenceName, plumbing.Hash, error) {
 	name := plumbing.HEAD
 	for range 5 {
-		ref, err := c.repo.Storer.Reference(name)
+		ref, err := c.st.Reference(name)
 		if errors.Is(err, plumbing.ErrReferenceNotFound) {
 			return name, plumbing.ZeroHash, nil
 		}
@@ -626,10 +599,10 @@ func (c *committer) hashFile(p string, mode filemode.FileMode) (plumbing.Hash, o
 // writeObject stores an object unless it already exists and returns its hash.
 func (c *committer) writeObject(t plumbing.ObjectType, data []byte) (plumbing.Hash, error) {
 	h := plumbing.ComputeHash(t, data)
-	if c.repo.Storer.HasEncodedObject(h) == nil {
+	if c.st.HasEncodedObject(h) == nil {
 		return h, nil
 	}
-	obj := c.repo.Storer.NewEncodedObject()
+	obj := c.st.NewEncodedObject()
 	obj.SetType(t)
 	obj.SetSize(int64(len(data)))
 	w, err := obj.Writer()
@@ -642,7 +615,7 @@ func (c *committer) writeObject(t plumbing.ObjectType, data []byte) (plumbing.Ha
 	if err := w.Close(); err != nil {
 		return h, err
 	}
-	if _, err := c.repo.Storer.SetEncodedObject(obj); err != nil {
+	if _, err := c.st.SetEncodedObject(obj); err != nil {
 		return h, fmt.Errorf("gitx: write object: %w", err)
 	}
 	return h, nil
@@ -651,16 +624,12 @@ func (c *committer) writeObject(t plumbing.ObjectType, data []byte) (plumbing.Ha
 // refreshGitlink points a tracked submodule at the commit its checkout has
 // at HEAD, like `git add` does. Unpopulated submodules are left alone.
 func (c *committer) refreshGitlink(t *tracked, p string) error {
-	sub, err := git.PlainOpen(c.abs(p))
-	if err != nil {
+	head, ok := headHash(c.abs(p))
+	if !ok {
 		return nil
 	}
-	head, err := sub.Head()
-	if err != nil {
-		return nil
-	}
-	if head.Hash() != t.e.Hash {
-		t.e.Hash = head.Hash()
+	if head != t.e.Hash {
+		t.e.Hash = head
 		c.dirty = true
 	}
 	return nil
@@ -767,34 +736,17 @@ func (c *committer) finalEntries(headTree plumbing.Hash) ([]*index.Entry, error)
 // pinState makes the index agree with HEAD under the state directory, so
 // that nothing there — not even something the user staged — is committed.
 func (c *committer) pinState(headTree plumbing.Hash, staged []*index.Entry) ([]*index.Entry, error) {
-	want := map[string]object.TreeEntry{}
+	want := map[string]treeEntry{}
 	if !headTree.IsZero() {
-		root, err := object.GetTree(c.repo.Storer, headTree)
-		if err != nil {
+		te, err := findEntry(c.st, headTree, c.state)
+		if err != nil && !errors.Is(err, errEntryNotFound) {
 			return nil, fmt.Errorf("gitx: read HEAD tree: %w", err)
 		}
-		te, err := root.FindEntry(c.state)
 		if err == nil {
 			if te.Mode == filemode.Dir {
-				sub, err := object.GetTree(c.repo.Storer, te.Hash)
-				if err != nil {
+				if err := walkFiles(c.st, te.Hash, c.state+"/", func(name string, e treeEntry) { want[name] = e }); err != nil {
 					return nil, fmt.Errorf("gitx: read HEAD tree: %w", err)
 				}
-				w := object.NewTreeWalker(sub, true, nil)
-				for {
-					name, e, err := w.Next()
-					if err == io.EOF {
-						break
-					}
-					if err != nil {
-						w.Close()
-						return nil, fmt.Errorf("gitx: read HEAD tree: %w", err)
-					}
-					if e.Mode != filemode.Dir {
-						want[c.state+"/"+name] = e
-					}
-				}
-				w.Close()
 			} else {
 				want[c.state] = *te
 			}
@@ -1028,7 +980,7 @@ func buildDir(entries []*index.Entry, prefix int) (*treeDir, error) {
 // writeTrees stores every tree object of d the repository lacks. A tree that
 // exists implies its subtrees exist, so those are not descended into.
 func (c *committer) writeTrees(d *treeDir) error {
-	if c.repo.Storer.HasEncodedObject(d.hash) == nil {
+	if c.st.HasEncodedObject(d.hash) == nil {
 		return nil
 	}
 	for _, e := range d.entries {
@@ -1049,15 +1001,14 @@ func (c *committer) diffPaths(d *treeDir, old plumbing.Hash, prefix string, out 
 	if d.hash == old {
 		return nil
 	}
-	var oldEntries []object.TreeEntry
+	var oldEntries []treeEntry
 	if !old.IsZero() {
-		t, err := object.GetTree(c.repo.Storer, old)
-		if err != nil {
+		var err error
+		if oldEntries, err = readTree(c.st, old); err != nil {
 			return fmt.Errorf("gitx: read tree %s: %w", old, err)
 		}
-		oldEntries = t.Entries
 	}
-	oldBy := make(map[string]object.TreeEntry, len(oldEntries))
+	oldBy := make(map[string]treeEntry, len(oldEntries))
 	for _, e := range oldEntries {
 		oldBy[e.Name] = e
 	}
@@ -1107,11 +1058,11 @@ func newPaths(e treeEnt, prefix string, out *[]string) {
 
 // oldPaths appends the files of a stored tree that is gone.
 func (c *committer) oldPaths(h plumbing.Hash, prefix string, out *[]string) error {
-	t, err := object.GetTree(c.repo.Storer, h)
+	entries, err := readTree(c.st, h)
 	if err != nil {
 		return fmt.Errorf("gitx: read tree %s: %w", h, err)
 	}
-	for _, e := range t.Entries {
+	for _, e := range entries {
 		if e.Mode != filemode.Dir {
 			*out = append(*out, prefix+e.Name)
 		} else if err := c.oldPaths(e.Hash, prefix+e.Name+"/", out); err != nil {
@@ -1177,7 +1128,7 @@ func (c *committer) updateRef(name plumbing.ReferenceName, old, next plumbing.Ha
 		}
 	}()
 	cur := plumbing.ZeroHash
-	ref, err := c.repo.Storer.Reference(name)
+	ref, err := c.st.Reference(name)
 	switch {
 	case err == nil && ref.Type() == plumbing.HashReference:
 		cur = ref.Hash()
@@ -1204,7 +1155,7 @@ func (c *committer) updateRef(name plumbing.ReferenceName, old, next plumbing.Ha
 
 // appendReflog records the update in logs/<ref> and logs/HEAD, as git
 // commit does. Failures are ignored: the commit itself has been made.
-func (c *committer) appendReflog(name plumbing.ReferenceName, old, next plumbing.Hash, sig object.Signature, msg string) {
+func (c *committer) appendReflog(name plumbing.ReferenceName, old, next plumbing.Hash, sig signature, msg string) {
 	subject, _, _ := strings.Cut(msg, "\n")
 	what := "commit: "
 	if old.IsZero() {
@@ -1292,9 +1243,9 @@ func expandHome(p string) string {
 // loadConfig reads the repository config, then the global config
 // (~/.gitconfig over $XDG_CONFIG_HOME/git/config, or $GIT_CONFIG_GLOBAL),
 // then the system config (/etc/gitconfig, unless $GIT_CONFIG_NOSYSTEM).
-func loadConfig(repo *git.Repository) (*configSet, error) {
+func loadConfig(st *filesystem.Storage) (*configSet, error) {
 	s := &configSet{}
-	local, err := repo.Storer.Config()
+	local, err := st.Config()
 	if err != nil {
 		return nil, fmt.Errorf("gitx: read repository config: %w", err)
 	}
@@ -1336,7 +1287,7 @@ func loadConfig(repo *git.Repository) (*configSet, error) {
 
 var badSigChars = strings.NewReplacer("<", "", ">", "", "\n", "")
 
-func (c *committer) signature(now time.Time) object.Signature {
+func (c *committer) signature(now time.Time) signature {
 	name := strings.TrimSpace(badSigChars.Replace(c.cfg.get("user", "name")))
 	email := strings.TrimSpace(badSigChars.Replace(c.cfg.get("user", "email")))
 	if name == "" {
@@ -1345,5 +1296,5 @@ func (c *committer) signature(now time.Time) object.Signature {
 	if email == "" {
 		email = fallbackEmail
 	}
-	return object.Signature{Name: name, Email: email, When: now}
+	return signature{Name: name, Email: email, When: now}
 }

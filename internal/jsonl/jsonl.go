@@ -121,6 +121,8 @@ type Reader struct {
 	Offset int64 // next byte to read
 	Line   int   // lines consumed so far (valid or not)
 	Bad    func(BadLine)
+
+	decoding bool // Decode validates by decoding: emit skips json.Valid
 }
 
 // Next calls fn with each complete, valid line after r.Offset, advancing it.
@@ -207,11 +209,33 @@ func (r *Reader) emit(raw []byte, start int64, fn func([]byte) error) error {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil
 	}
-	if !json.Valid(raw) {
+	if !r.decoding && !json.Valid(raw) {
 		r.report(start, "malformed or torn JSON line")
 		return nil
 	}
 	return fn(raw)
+}
+
+// Decode is Next with each line decoded into a fresh T: one json.Unmarshal
+// per line, which validates it too (Next's json.Valid pass is skipped), so a
+// reader that needs the values scans each line once. A line that is not
+// JSON is reported and skipped as Next does; a valid line whose values do
+// not fit T is still passed on (Next would pass it too), with the fields
+// that fit.
+func Decode[T any](r *Reader, fn func(raw []byte, v *T) error) error {
+	r.decoding = true
+	defer func() { r.decoding = false }()
+	return r.Next(func(raw []byte) error {
+		var v T
+		if err := json.Unmarshal(raw, &v); err != nil {
+			var typ *json.UnmarshalTypeError
+			if !errors.As(err, &typ) {
+				r.report(r.Offset-int64(len(raw))-1, "malformed or torn JSON line")
+				return nil
+			}
+		}
+		return fn(raw, &v)
+	})
 }
 
 // ReadAll decodes every valid line of path into T, skipping bad ones.

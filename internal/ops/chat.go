@@ -29,24 +29,54 @@ type ChatResult struct {
 // until someone else posts and returns only what the actor has not seen;
 // it ends with an exit-5 error when the phase closes first.
 func Chat(ctx context.Context, sess *Session, in ChatInput) (ChatResult, error) {
+	if in.Wait {
+		return chatWait(ctx, sess, in)
+	}
+	res := ChatResult{Messages: []store.Message{}}
+	streamed, err := ChatStream(ctx, sess, in.Phase, func(raw []byte, m *store.Message) error {
+		res.Lines = append(res.Lines, raw)
+		if m.ID != "" {
+			res.Messages = append(res.Messages, *m)
+		}
+		return nil
+	})
+	res.Phase, res.Count = streamed.Phase, streamed.Count
+	return res, err
+}
+
+// ChatStream is Chat without a wait for a reader that prints as it reads
+// (pm chat): each line of the room goes to each once, decoded once, and
+// nothing is held, so memory does not grow with the room. The result has
+// the phase and the count only. The lines are marked seen once all were
+// handed on.
+func ChatStream(ctx context.Context, sess *Session, phaseID string, each func(raw []byte, m *store.Message) error) (ChatResult, error) {
+	s, actor := sess.Store, sess.Actor
+	ph, err := ResolvePhase(s, actor, phaseID)
+	if err != nil {
+		return ChatResult{}, err
+	}
+	n := 0
+	if err := s.ReadMessageLines(ph.TaskID, ph.ID, func(raw []byte, m *store.Message) error {
+		n++
+		return each(raw, m)
+	}); err != nil {
+		return ChatResult{Phase: ph}, err
+	}
+	phase.MarkSeen(s, actor, ph, n)
+	return ChatResult{Phase: ph, Count: n, Messages: []store.Message{}}, nil
+}
+
+func chatWait(ctx context.Context, sess *Session, in ChatInput) (ChatResult, error) {
 	s, actor := sess.Store, sess.Actor
 	ph, err := ResolvePhase(s, actor, in.Phase)
 	if err != nil {
 		return ChatResult{}, err
 	}
-	if in.Wait {
-		w, err := phase.WaitNew(ctx, s, actor, ph)
-		if w == nil {
-			return ChatResult{Phase: ph}, err
-		}
-		return chatResult(w.Phase, w.Fresh, w.Count), err
+	w, err := phase.WaitNew(ctx, s, actor, ph)
+	if w == nil {
+		return ChatResult{Phase: ph}, err
 	}
-	var lines [][]byte
-	if err := s.ReadMessageLines(ph.TaskID, ph.ID, func(raw []byte) error { lines = append(lines, raw); return nil }); err != nil {
-		return ChatResult{}, err
-	}
-	phase.MarkSeen(s, actor, ph, len(lines))
-	return chatResult(ph, lines, len(lines)), nil
+	return chatResult(w.Phase, w.Fresh, w.Count), err
 }
 
 func chatResult(ph *store.Phase, lines [][]byte, count int) ChatResult {

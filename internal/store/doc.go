@@ -45,6 +45,12 @@
 //	                           hold M messages, so a say counts only the tail
 //	                           (countmark.go); a cache, ignored and rewritten
 //	                           when it does not fit the log
+//	  task-index/              live/, done/, killed/tk-ID empty markers and
+//	                           complete: which tasks are in each class, for
+//	                           the limit check and pm status without reading
+//	                           finished tasks (taskindex.go); a cache, the new
+//	                           marker written before task.json, the old one
+//	                           removed after it; repaired by readers
 //	  phase-index/ph-ID        the task holding a phase, for FindPhase without
 //	                           a scan (phaseindex.go); a cache, repaired by a
 //	                           scan when it does not fit the task directories

@@ -150,10 +150,11 @@ func (s *Store) freshPhaseID(taskID string) (string, error) {
 }
 
 // ReadMessageLines calls fn with each valid line of the phase's messages, in
-// order, as written (torn and malformed lines are skipped and reported).
-func (s *Store) ReadMessageLines(taskID, phaseID string, fn func(raw []byte) error) error {
+// order, as written, and the line decoded (torn and malformed lines are
+// skipped and reported): one decode per line, nothing held.
+func (s *Store) ReadMessageLines(taskID, phaseID string, fn func(raw []byte, m *Message) error) error {
 	r := &jsonl.Reader{Path: s.MessagesPath(taskID, phaseID), Bad: s.BadLine}
-	return r.Next(fn)
+	return jsonl.Decode(r, fn)
 }
 
 // MessageLines counts the lines of a phase's messages file.

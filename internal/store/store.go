@@ -118,6 +118,10 @@ func Init(dir string, now func() time.Time) (root string, created bool, err erro
 	if err := os.WriteFile(filepath.Join(root, ".gitignore"), []byte("*\n"), 0o644); err != nil {
 		return root, false, err
 	}
+	// No task yet: the (empty) task index is complete.
+	if err := (&Store{Root: root}).writeTaskIndexComplete(); err != nil {
+		return root, false, err
+	}
 	cfgPath := filepath.Join(root, "config.json")
 	if err := lockedfile.With(cfgPath, func() error { return lockedfile.WriteJSON(cfgPath, DefaultConfig()) }); err != nil {
 		return root, false, err

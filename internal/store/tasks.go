@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -29,21 +30,52 @@ func (s *Store) Task(id string) (*Task, error) {
 // ErrCorrupt is a record whose file is not valid JSON.
 var ErrCorrupt = lockedfile.ErrMalformed
 
-// WriteTask creates a task file. The caller owns the new id.
+// WriteTask creates a task file. The caller owns the new id. Its index
+// marker comes first (taskindex.go).
 func (s *Store) WriteTask(t *Task) error {
 	if err := os.MkdirAll(s.PhasesDir(t.ID), 0o755); err != nil {
 		return err
 	}
 	p := s.TaskPath(t.ID)
-	return lockedfile.With(p, func() error { return lockedfile.WriteJSON(p, t) })
+	return lockedfile.With(p, func() error {
+		if err := s.markTask(t.ID, t.Status); err != nil {
+			return err
+		}
+		return lockedfile.WriteJSON(p, t)
+	})
 }
 
-// UpdateTask runs fn on the task under its lock and writes it back.
+// UpdateTask runs fn on the task under its lock and writes it back. When
+// the status changes class, the new index marker is written before the
+// file and the old one removed after it, under the same lock.
 func (s *Store) UpdateTask(id string, fn func(t *Task) error) (*Task, error) {
 	if _, err := s.Task(id); err != nil {
 		return nil, err
 	}
-	t, err := lockedfile.Update(s.TaskPath(id), false, fn)
+	p := s.TaskPath(id)
+	var t Task
+	err := lockedfile.With(p, func() error {
+		if err := lockedfile.ReadJSON(p, &t); err != nil {
+			return err
+		}
+		old := t.Status
+		if err := fn(&t); err != nil {
+			if errors.Is(err, lockedfile.ErrUnchanged) {
+				return nil
+			}
+			return err
+		}
+		moved := indexClass(old) != indexClass(t.Status)
+		if moved {
+			if err := s.markTask(id, t.Status); err != nil {
+				return err
+			}
+		}
+		if err := lockedfile.WriteJSON(p, &t); err != nil || !moved {
+			return err
+		}
+		return s.unmarkTask(id, old)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -81,11 +113,21 @@ func (s *Store) Tasks() ([]*Task, error) {
 }
 
 // LiveTasks reads the active and blocked tasks, oldest first: what the
-// commands that pick "the only active task or phase" need. It reads every
-// task file but decodes only those that mention a live status (pm writes
-// records with encoding/json, which never escapes these words), so it costs
-// far less than Tasks when most tasks are finished.
+// commands that pick "the only active task or phase" need. It reads the
+// tasks the index marks live (taskindex.go); without a complete index it
+// scans (scanLiveTasks).
 func (s *Store) LiveTasks() ([]*Task, error) {
+	if s.taskIndexComplete() {
+		return s.indexedLiveTasks(false)
+	}
+	return s.scanLiveTasks()
+}
+
+// scanLiveTasks reads every task file but decodes only those that mention a
+// live status (pm writes records with encoding/json, which never escapes
+// these words), so it costs far less than Tasks when most tasks are
+// finished.
+func (s *Store) scanLiveTasks() ([]*Task, error) {
 	idList, err := s.TaskIDs()
 	if err != nil {
 		return nil, err

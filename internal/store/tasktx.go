@@ -178,6 +178,11 @@ func (s *Store) WatchTask(ctx context.Context, taskID string, check func() (bool
 // by one under their locks (RemoveAgent), so no host outlives its record.
 // The bus is reset separately (Bus().Reset).
 func (s *Store) ResetStateHeld() error {
+	// The index goes first and comes back empty last: a reset killed
+	// midway leaves no complete index naming deleted tasks.
+	if err := os.RemoveAll(s.taskIndexDir()); err != nil {
+		return err
+	}
 	for _, sub := range []string{"tasks", "requests", "logs"} {
 		dir := filepath.Join(s.Root, sub)
 		if err := os.RemoveAll(dir); err != nil {
@@ -187,5 +192,8 @@ func (s *Store) ResetStateHeld() error {
 			return err
 		}
 	}
-	return os.MkdirAll(s.AgentsDir(), 0o755)
+	if err := os.MkdirAll(s.AgentsDir(), 0o755); err != nil {
+		return err
+	}
+	return s.writeTaskIndexComplete()
 }

@@ -94,7 +94,7 @@ func validate(s *store.Store, sp *Spec) error {
 // checkActiveLimit refuses one more live task past limits.active_tasks. The
 // caller holds the tasks lock.
 func checkActiveLimit(s *store.Store) error {
-	live, err := s.LiveTasks()
+	live, err := s.LiveTasksHeld()
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@ import (
 func Settle(s *store.Store, l *agent.Launcher, actor store.Actor) ([]string, error) {
 	var unblocked, owners []string
 	err := s.WithTasksLock(func() error {
-		live, err := s.LiveTasks()
+		live, err := s.LiveTasksHeld()
 		if err != nil {
 			return err
 		}

@@ -58,8 +58,17 @@ func Describe(s *store.Store, id string) (*View, error) {
 }
 
 // Summarize counts every task by status and lists the live ones (all of
-// them with all set).
+// them with all set). Without all it reads only the live tasks and counts
+// the finished ones from the task index, so it does not grow with them;
+// with all it reads every task and repairs the index when the two disagree.
 func Summarize(s *store.Store, all bool) (*Summary, error) {
+	live, counts, ok, err := s.TaskCounts()
+	if err != nil {
+		return nil, err
+	}
+	if ok && !all {
+		return &Summary{Tasks: append([]*store.Task{}, live...), Counts: counts, Total: total(counts)}, nil
+	}
 	tasks, err := s.Tasks()
 	if err != nil {
 		return nil, err
@@ -71,5 +80,29 @@ func Summarize(s *store.Store, all bool) (*Summary, error) {
 			sum.Tasks = append(sum.Tasks, t)
 		}
 	}
+	if !ok || !indexedCountsAgree(counts, sum.Counts) {
+		if err := s.RepairTaskIndex(); err != nil {
+			return nil, err
+		}
+	}
 	return sum, nil
+}
+
+func total(counts map[store.TaskStatus]int) int {
+	n := 0
+	for _, c := range counts {
+		n += c
+	}
+	return n
+}
+
+// indexedCountsAgree compares the index's counts with a full scan's, on
+// the statuses the index keeps.
+func indexedCountsAgree(index, scan map[store.TaskStatus]int) bool {
+	for _, st := range []store.TaskStatus{store.TaskActive, store.TaskBlocked, store.TaskDone, store.TaskKilled} {
+		if index[st] != scan[st] {
+			return false
+		}
+	}
+	return true
 }

@@ -2,6 +2,7 @@
 package chat
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 
@@ -64,13 +65,29 @@ func run(f *cmdutil.Factory, o Options) error {
 	if o.Follow {
 		return follow(f, sess, o)
 	}
-	res, err := ops.Chat(f.Context, sess, ops.ChatInput{Phase: o.Phase, Wait: o.Wait})
-	for _, raw := range res.Lines {
-		if perr := printRaw(f, o.JSON, raw); perr != nil {
-			return perr
+	if o.Wait {
+		res, err := ops.Chat(f.Context, sess, ops.ChatInput{Phase: o.Phase, Wait: true})
+		for _, raw := range res.Lines {
+			if perr := printRaw(f, o.JSON, raw); perr != nil {
+				return perr
+			}
 		}
+		return err
 	}
-	if err != nil || o.Wait {
+	// The room is printed as it is read: one decode per line, constant memory.
+	out := bufio.NewWriterSize(f.IO.Out, 64<<10)
+	res, err := ops.ChatStream(f.Context, sess, o.Phase, func(raw []byte, m *store.Message) error {
+		if o.JSON {
+			out.Write(raw)
+			return out.WriteByte('\n')
+		}
+		render.PrintMessage(out, *m)
+		return nil
+	})
+	if ferr := out.Flush(); err == nil {
+		err = ferr
+	}
+	if err != nil {
 		return err
 	}
 	if !o.JSON {

@@ -12,13 +12,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5"
 	"github.com/spf13/cobra"
 
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/gitx"
 	"github.com/plasmodium/pm/internal/openaitest"
 	"github.com/plasmodium/pm/internal/replay"
 	"github.com/plasmodium/pm/internal/store"
@@ -160,10 +160,8 @@ func workspace(dir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	if _, err := git.PlainOpen(dir); err != nil {
-		if _, err := git.PlainInit(dir, false); err != nil {
-			return "", err
-		}
+	if err := gitx.InitRepository(dir); err != nil {
+		return "", err
 	}
 	return dir, nil
 }
@@ -215,22 +213,13 @@ func summary(w io.Writer, s *store.Store, taskID, dir, label string) error {
 	if err != nil {
 		return err
 	}
-	repo, err := git.PlainOpen(dir)
+	c, err := gitx.LastCommit(dir)
 	if err != nil {
 		return err
 	}
-	head, err := repo.Head()
-	if err != nil {
-		return err
-	}
-	c, err := repo.CommitObject(head.Hash())
-	if err != nil {
-		return err
-	}
-	stats, _ := c.Stats()
-	fmt.Fprintf(w, "%sgit log -1: %s %s\n", label, c.Hash.String()[:12], strings.TrimSpace(c.Message))
-	for _, st := range stats {
-		fmt.Fprintf(w, "%s    %s (+%d)\n", label, st.Name, st.Addition)
+	fmt.Fprintf(w, "%sgit log -1: %s %s\n", label, c.Hash[:12], strings.TrimSpace(c.Message))
+	for _, f := range c.Files {
+		fmt.Fprintf(w, "%s    %s (+%d)\n", label, f.Name, f.Added)
 	}
 	fmt.Fprintf(w, "%sdone: %s %s; look around with PM_HOME=%s pm status --all, pm log, pm history --task %s\n",
 		label, t.ID, t.Status, s.Root, t.ID)

@@ -3,7 +3,7 @@
 // temporary directory and prints a table of figures against their goals.
 // See docs/benchmarks.md.
 //
-//	go run ./internal/bench/cmd/pmbench [-quick] [-pm BIN] [-only startup,delivery,append,say,reads,done,roundtrip,idle,dashboard,respawn]
+//	go run ./internal/bench/cmd/pmbench [-quick] [-pm BIN] [-only startup,scale,delivery,append,say,reads,done,roundtrip,idle,dashboard,respawn]
 //
 // The floor programs (internal/bench/cmd/floorappend, floorwatch) are built
 // from the module and run interleaved with pm: startup and delivery report
@@ -39,21 +39,22 @@ type sizes struct {
 	IdleWindow      time.Duration // CPU sampling window
 	Respawns        int           // killed hosts
 	Clients         int           // dashboard websocket clients at once
+	ScaleTasks      int           // the large state of the constant-time figures
 }
 
 var full = sizes{Messages: 1000, Writers: 16, PerW: 500, SayW: 16, SayPer: 500, Tasks: 10_000, Events: 1_000_000,
 	Runs: 20, Files: 10_000, Changed: 10, Rounds: 5, MessagesInPhase: 20,
-	Calls: 200, IdleObjects: 50, IdleWindow: 10 * time.Second, Respawns: 10, Clients: 50}
+	Calls: 200, IdleObjects: 50, IdleWindow: 10 * time.Second, Respawns: 10, Clients: 50, ScaleTasks: 100_000}
 
 var quick = sizes{Messages: 200, Writers: 16, PerW: 100, SayW: 8, SayPer: 50, Tasks: 1_000, Events: 100_000,
 	Runs: 10, Files: 2_000, Changed: 10, Rounds: 3, MessagesInPhase: 20,
-	Calls: 30, IdleObjects: 10, IdleWindow: 3 * time.Second, Respawns: 4, Clients: 10}
+	Calls: 30, IdleObjects: 10, IdleWindow: 3 * time.Second, Respawns: 4, Clients: 10, ScaleTasks: 5_000}
 
 func main() {
 	var (
 		quickF  = flag.Bool("quick", false, "smaller sizes, for a fast check")
 		bin     = flag.String("pm", "", "pm binary to measure (default: go build ./cmd/pm)")
-		only    = flag.String("only", "", "comma-separated figures to run: startup, delivery, append, say, reads, done, roundtrip, mcp, idle, dashboard, respawn")
+		only    = flag.String("only", "", "comma-separated figures to run: startup, scale, delivery, append, say, reads, done, roundtrip, mcp, idle, dashboard, respawn")
 		keep    = flag.Bool("keep", false, "keep the temporary directory")
 		timeout = flag.Duration("timeout", 20*time.Minute, "stop the whole run after this long")
 		// Helper mode: one append writer process (used by the append figure).
@@ -156,6 +157,28 @@ func run(ctx context.Context, sz sizes, bin string, want []string, keep bool) in
 			rows = append(rows, bench.Row{Figure: fmt.Sprintf("%s / floorappend, medians of %d interleaved runs", c.Name, len(c.PM)), Goal: "<= 1.5x",
 				Result:  fmt.Sprintf("%.2fx (%s / %s)", r, bench.Ms(c.PM.Median()), bench.Ms(c.Floor.Median())),
 				Verdict: bench.Verdict(r <= 1.5)})
+		}
+		return rows, nil
+	})
+	step("scale", func(dir string) ([]bench.Row, error) {
+		cases, err := bench.Scale(ctx, bin, dir, 10, sz.ScaleTasks, sz.Runs)
+		if err != nil {
+			return nil, err
+		}
+		var rows []bench.Row
+		for _, c := range cases {
+			r := c.Ratio()
+			sRSS, lRSS := c.MaxRSS()
+			rows = append(rows, bench.Row{Figure: fmt.Sprintf("%s at %d tasks / at %d, medians of %d interleaved runs", c.Name, c.LargeTasks, c.SmallTasks, len(c.Large)),
+				Goal:    "<= 1.1x",
+				Result:  fmt.Sprintf("%.2fx (%s / %s; peak RSS %.1f / %.1f MiB)", r, bench.Ms(c.Large.Median()), bench.Ms(c.Small.Median()), float64(lRSS)/1024, float64(sRSS)/1024),
+				Verdict: bench.Verdict(r <= 1.1)})
+			if c.Name == "pm status" {
+				m := c.Large.Median()
+				rows = append(rows, bench.Row{Figure: fmt.Sprintf("pm status at %d tasks, median; peak RSS over the %d-task state's", c.LargeTasks, c.SmallTasks),
+					Goal: "< 100 ms, RSS not growing", Result: fmt.Sprintf("%s; %.1f vs %.1f MiB", bench.Ms(m), float64(lRSS)/1024, float64(sRSS)/1024),
+					Verdict: bench.Verdict(m < 100*time.Millisecond && float64(lRSS) <= 1.1*float64(sRSS))})
+			}
 		}
 		return rows, nil
 	})
