@@ -92,6 +92,31 @@ func TestTalkGolden(t *testing.T) {
 	golden.RequireEqual(t, []byte(m.View()))
 }
 
+// A reply is rendered as markdown (a list, bold, a heading), and an escape
+// sequence the model wrote is shown as text, never sent to the terminal.
+func TestTalkMarkdownGolden(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	be := fakeBackend(nil, nil)
+	reply := "## Files\n\nI can see:\n\n- **README.md** - the docs\n- `lib/` - the code\n\nClear it? \x1b[2J\x1b]0;owned\x07"
+	be.Send = func(_ context.Context, _, _ string, onDelta func(string)) (string, error) {
+		onDelta(reply[:20])
+		onDelta(reply[20:])
+		return reply, nil
+	}
+	tm := teatest.NewTestModel(t, NewTalk(ctx, be, "coord", time.UTC), teatest.WithInitialTermSize(80, 30))
+	tm.Type("what's in here?")
+	tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("owned")) },
+		teatest.WithDuration(10*time.Second)) // hang guard only
+	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlC})
+	view := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).View()
+	if strings.ContainsAny(view, "\x1b\x07") {
+		t.Fatalf("a control character reached the screen: %q", view)
+	}
+	golden.RequireEqual(t, []byte(view))
+}
+
 func TestTalkAskGolden(t *testing.T) {
 	pending := []*request.Request{{ID: "rq-000001", From: "reader", Question: "Delete lib/old.rb?", Status: request.Pending}}
 	m, _ := play(t, pending)

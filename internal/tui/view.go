@@ -108,7 +108,11 @@ func (m *Talk) convView(w, rows int) string {
 			who = poStyle.Render(render.Line(t.Who))
 		}
 		out = append(out, who)
-		for _, l := range strings.Split(ansi.Wrap(render.Terminal(t.Text), w-2, " "), "\n") {
+		text := ansi.Wrap(render.Terminal(t.Text), w-2, " ")
+		if t.Who != "You" {
+			text = renderMarkdown(render.Terminal(t.Text), w-2) // escaped first: see renderMarkdown
+		}
+		for _, l := range strings.Split(text, "\n") {
 			out = append(out, "  "+l)
 		}
 	}
