@@ -252,6 +252,25 @@ func Format(m Message) string {
 	return "Message from " + from + ":\n" + strings.TrimSpace(m.Text)
 }
 
+// Parse is Format read back (a transcript's user turn): who asked and what.
+// ok is false for text Format did not write.
+func Parse(text string) (from, body string, ok bool) {
+	head, body, ok := strings.Cut(text, "\n")
+	rest, found := strings.CutPrefix(head, "Message from ")
+	if !ok || !found || !strings.HasSuffix(rest, ":") {
+		return "", "", false
+	}
+	from = strings.TrimSuffix(rest, ":")
+	if from == "the human" {
+		return "human", body, true
+	}
+	from, found = strings.CutPrefix(from, "@")
+	if !found || from == "" {
+		return "", "", false
+	}
+	return from, body, true
+}
+
 // IdleOut ends resident name's run (pid) when it has nothing to do: under
 // the agent's lock, with no unanswered message in its inbox, it is recorded
 // exited (exit 0, reason "idle") and IdleOut reports true; the host then

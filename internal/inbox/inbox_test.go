@@ -105,6 +105,24 @@ func TestFormat(t *testing.T) {
 	}
 }
 
+func TestParse(t *testing.T) {
+	for _, tc := range []struct {
+		text, from, body string
+		ok               bool
+	}{
+		{inbox.Format(inbox.Message{From: "human", Text: "hi\nthere"}), "human", "hi\nthere", true},
+		{inbox.Format(inbox.Message{From: "coordinator", Text: "list"}), "coordinator", "list", true},
+		{"New in the room:\n@a: b", "", "", false},
+		{"Message from @:\nx", "", "", false},
+		{"Message from the human:", "", "", false},
+	} {
+		from, body, ok := inbox.Parse(tc.text)
+		if from != tc.from || body != tc.body || ok != tc.ok {
+			t.Errorf("Parse(%q) = %q, %q, %v; want %q, %q, %v", tc.text, from, body, ok, tc.from, tc.body, tc.ok)
+		}
+	}
+}
+
 // Resident creates the object's record once, even with many callers at once.
 func TestResidentOnce(t *testing.T) {
 	s := newStore(t)

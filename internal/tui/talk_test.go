@@ -3,6 +3,7 @@ package tui
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -115,6 +116,44 @@ func TestTalkMarkdownGolden(t *testing.T) {
 		t.Fatalf("a control character reached the screen: %q", view)
 	}
 	golden.RequireEqual(t, []byte(view))
+}
+
+// pm talk opens on the conversation so far, read from the object's
+// transcript: the human's and other objects' requests and the object's
+// replies; tool calls and results stay in the message log.
+func TestTalkHistoryGolden(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	be := fakeBackend(nil, nil)
+	be.History = func(_ context.Context, po string) ([]ops.Turn, error) {
+		if po != "coord" {
+			return nil, nil
+		}
+		return []ops.Turn{
+			{Role: "user", Content: "Message from the human:\nhey there"},
+			{Role: "assistant"}, // a tool call
+			{Role: "tool", Content: "README.md\nlib/"},
+			{Role: "assistant", Content: "Oh, hello! **Welcome!**"},
+			{Role: "user", Content: "Message from @greeter:\nwho is here?"},
+			{Role: "assistant", Content: "The reader and me."},
+			{Role: "user", Content: "New in the room:\nnot a request"},
+		}, nil
+	}
+	// The message log opens on the bus's last messages, cascade and all.
+	b := &bus.File{Path: filepath.Join(t.TempDir(), "events.jsonl")}
+	for _, ev := range cascadeEvents() {
+		if err := b.Publish(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	be.Bus = b
+	tm := teatest.NewTestModel(t, NewTalk(ctx, be, "coord", time.UTC), teatest.WithInitialTermSize(80, 24))
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		return bytes.Contains(b, []byte("reader and me")) && bytes.Contains(b, []byte("Found"))
+	},
+		teatest.WithDuration(10*time.Second)) // hang guard only
+	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlC})
+	golden.RequireEqual(t, []byte(tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).View()))
 }
 
 func TestTalkAskGolden(t *testing.T) {

@@ -103,13 +103,13 @@ func (m *Talk) logView(w, rows int) string {
 func (m *Talk) convView(w, rows int) string {
 	var out []string
 	for _, t := range m.convs[m.active] {
-		who := youStyle.Render("You")
-		if t.Who != "You" {
+		who := youStyle.Render(render.Line(t.Who))
+		if t.Reply {
 			who = poStyle.Render(render.Line(t.Who))
 		}
 		out = append(out, who)
 		text := ansi.Wrap(render.Terminal(t.Text), w-2, " ")
-		if t.Who != "You" {
+		if t.Reply {
 			text = renderMarkdown(render.Terminal(t.Text), w-2) // escaped first: see renderMarkdown
 		}
 		for _, l := range strings.Split(text, "\n") {
