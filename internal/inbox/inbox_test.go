@@ -3,6 +3,7 @@ package inbox_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -166,7 +167,10 @@ func TestServeAnswersInOrder(t *testing.T) {
 	var notices []string
 	done := make(chan error, 1)
 	go func() {
-		done <- inbox.Serve(ctx, s, "reader", func(_ context.Context, m inbox.Message) (string, error) {
+		done <- inbox.Serve(ctx, s, "reader", func(ctx context.Context, m inbox.Message) (string, error) {
+			if bus.CauseOf(ctx) != m.Corr { // what the handler does nests under the request
+				return "", fmt.Errorf("cause %q, want %q", bus.CauseOf(ctx), m.Corr)
+			}
 			if m.Text == "fail" {
 				return "", errors.New("cannot")
 			}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/plasmodium/pm/internal/agent"
@@ -35,6 +36,9 @@ type Runner struct {
 	Retry llm.RetryPolicy
 
 	reload func() // re-reads the prompt object before each run
+	// serving is the request a resident is answering (bus.CauseOf of its
+	// handler): its tool calls carry it as their cause.
+	serving atomic.Value // string
 }
 
 // Run plays agent a with the rendered prompt as its system message: an owner
@@ -228,6 +232,8 @@ func (r *Runner) serve(ctx context.Context, a *store.Agent, loop *llm.Loop) erro
 	err := inbox.Serve(ctx, r.Store, a.Name, func(ctx context.Context, m inbox.Message) (string, error) {
 		idle.Stop()
 		defer idle.Reset()
+		r.serving.Store(bus.CauseOf(ctx))
+		defer r.serving.Store("")
 		r.activity(a.Name, "working")
 		defer r.activity(a.Name, "idle")
 		// An idle resident should hold as little memory as it can: give the
@@ -267,14 +273,25 @@ func (r *Runner) onEvent(a *store.Agent, stop context.CancelCauseFunc) func(llm.
 			})
 		case llm.EventToolCall:
 			s.Notify(bus.Event{Kind: bus.EvToolCall, Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID,
-				Text: ev.Tool + " " + clip(ev.Args, 300)})
+				Text: ev.Tool + " " + clip(ev.Args, 300), Data: r.causeData(map[string]any{})})
 		case llm.EventToolResult:
 			s.Notify(bus.Event{Kind: bus.EvToolResult, Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID,
-				Text: ev.Tool + ": " + clip(ev.Text, 300), Data: map[string]any{"error": ev.IsError || refused(ev.Text)}})
+				Text: ev.Tool + ": " + clip(ev.Text, 300), Data: r.causeData(map[string]any{"error": ev.IsError || refused(ev.Text)})})
 		case llm.EventRetry:
 			r.Log.Warn("model call retry", "attempt", ev.Attempt, "delay", ev.Delay, "status", ev.Status, "err", ev.Text)
 		}
 	}
+}
+
+// causeData adds the request being answered, if any, to an event's data.
+func (r *Runner) causeData(data map[string]any) map[string]any {
+	if c, _ := r.serving.Load().(string); c != "" {
+		data["cause"] = c
+	}
+	if len(data) == 0 {
+		return nil
+	}
+	return data
 }
 
 // waiting tools block on someone else; while they run the agent is "waiting".

@@ -17,47 +17,70 @@ type LogLine struct {
 	Depth int // how deep in the cascade started by the human
 }
 
-// cascade turns bus events into log lines, indenting each call under the
-// call that caused it: a request from A to B puts B one level under A, and
-// B's tool calls and results sit at B's level.
+// cascade turns bus events into log lines, indenting each under the call
+// that caused it, from the ids the events carry (never from timing or
+// names): an inbox request's Data["corr"] is its call id and Data["cause"]
+// the call its sender was answering; a tool call or result, or a question
+// to the human, carries the call it was made in as Data["cause"]. A call is
+// one level under its cause, what happens in a call one level under the
+// call, and a reply at its call's level. An event whose cause is unknown (no
+// id, or the call began before the screen opened) is at the top.
 type cascade struct {
-	depth map[string]int
+	level map[string]int // open calls and unanswered questions -> their level
 }
 
-func newCascade() *cascade { return &cascade{depth: map[string]int{}} }
+func newCascade() *cascade { return &cascade{level: map[string]int{}} }
+
+// under is the level of what happens in call cause.
+func (c *cascade) under(cause string) int {
+	if l, ok := c.level[cause]; ok && cause != "" {
+		return l + 1
+	}
+	return 0
+}
 
 // line is the log line for ev, or false when ev is not a message.
 func (c *cascade) line(ev bus.Event) (LogLine, bool) {
 	l := LogLine{Time: ev.Time}
+	corr, cause := dataString(ev, "corr"), dataString(ev, "cause")
 	switch ev.Kind {
 	case bus.POKind("request"), bus.POKind("notice"):
 		l.From, l.To, l.Text = ev.Actor, ev.Agent, body(ev)
-		l.Depth = c.depth[l.From]
-		c.depth[l.To] = l.Depth + 1
+		l.Depth = c.under(cause)
+		if corr != "" {
+			c.level[corr] = l.Depth
+		}
 	case bus.POKind("reply"):
 		l.From, l.To, l.Text = ev.Actor, ev.Agent, body(ev)
-		l.Depth = c.depth[l.To]
+		l.Depth = c.level[corr]
+		delete(c.level, corr) // the call is over
 	case bus.EvToolCall:
 		tool, args, _ := strings.Cut(ev.Text, " ")
 		l.From, l.To, l.Text = ev.Actor, tool, args
-		l.Depth = c.depth[l.From]
+		l.Depth = c.under(cause)
 	case bus.EvToolResult:
 		tool, res, _ := strings.Cut(ev.Text, ": ")
 		l.From, l.To, l.Text = tool, ev.Actor, res
-		l.Depth = c.depth[l.To]
+		l.Depth = c.under(cause)
 	case bus.EvRequestAsked:
 		l.From, l.To, l.Text = ev.Actor, "human", ev.Text
-		l.Depth = c.depth[l.From]
+		l.Depth = c.under(cause)
+		c.level["?"+dataString(ev, "request")] = l.Depth
 	case bus.EvRequestAnswered:
+		q := "?" + dataString(ev, "request")
 		l.From, l.To, l.Text = ev.Actor, ev.Agent, ev.Text
-		l.Depth = c.depth[l.To]
-	case bus.EvCapabilityCreated:
-		l.From, l.To, l.Text = ev.Actor, "create_capability", ev.Text
-		l.Depth = c.depth[l.From]
+		l.Depth = c.level[q]
+		delete(c.level, q)
 	default:
 		return LogLine{}, false
 	}
 	return l, true
+}
+
+// dataString is ev.Data[key] when it is a string.
+func dataString(ev bus.Event, key string) string {
+	s, _ := ev.Data[key].(string)
+	return s
 }
 
 // body is an inbox event's text without the "from → to: " the inbox

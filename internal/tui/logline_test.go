@@ -1,9 +1,12 @@
 package tui
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/plasmodium/pm/internal/bus"
 )
 
 func TestCascadeLines(t *testing.T) {
@@ -20,7 +23,7 @@ func TestCascadeLines(t *testing.T) {
 		`14:23:02      reader → list_files: {"path":"."}`,
 		`14:23:02      list_files → reader: README.md\nlib/\nspec/`,
 		"14:23:03    reader → coord: Found: README.md, lib/, spec/",
-		"14:23:04    coord → create_capability: spec_writer",
+		`14:23:04    coord → create_capability: {"name":"spec_writer"}`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -44,5 +47,44 @@ func TestUseTUI(t *testing.T) {
 		if UseTUI(strings.NewReader(""), &strings.Builder{}, env(tc.term), tc.plain) {
 			t.Errorf("%s: TUI chosen, want line mode", tc.name)
 		}
+	}
+}
+
+// The nesting comes from the ids alone: a question to the human sits in
+// the call it was asked in, its answer beside it; a call whose start was
+// never seen, and an event with no ids, are at the top.
+func TestCascadeByIDs(t *testing.T) {
+	ev := func(kind bus.Kind, actor, agent, text string, data map[string]any) bus.Event {
+		return bus.Event{Time: t0, Kind: kind, Actor: actor, Agent: agent, Text: text, Data: data}
+	}
+	req, reply := bus.POKind("request"), bus.POKind("reply")
+	c := newCascade()
+	var got []int
+	for _, e := range []bus.Event{
+		ev(req, "human", "coord", "human → coord: go", map[string]any{"corr": "c1"}),
+		ev(req, "coord", "reader", "coord → reader: look", map[string]any{"corr": "c2", "cause": "c1"}),
+		ev(req, "reader", "greeter", "reader → greeter: hi", map[string]any{"corr": "c3", "cause": "c2"}),
+		ev(bus.EvRequestAsked, "greeter", "greeter", "ok?", map[string]any{"request": "rq-1", "cause": "c3"}),
+		ev(bus.EvRequestAnswered, "human", "greeter", "yes", map[string]any{"request": "rq-1"}),
+		ev(reply, "greeter", "reader", "greeter → reader: hello", map[string]any{"corr": "c3"}),
+		ev(bus.EvToolCall, "reader", "", "read_file {}", map[string]any{"cause": "c2"}),
+		ev(reply, "reader", "coord", "reader → coord: done", map[string]any{"corr": "c2"}),
+		ev(bus.EvToolCall, "reader", "", "read_file {}", map[string]any{"cause": "c2"}), // c2 is over
+		ev(bus.EvToolCall, "coord", "", "list_files {}", map[string]any{"cause": "c0"}), // never seen
+		ev(bus.EvToolCall, "owner", "", "say {}", nil),
+		ev(reply, "coord", "human", "coord → human: all done", map[string]any{"corr": "c1"}),
+	} {
+		l, ok := c.line(e)
+		if !ok {
+			t.Fatalf("%v: no line", e.Kind)
+		}
+		got = append(got, l.Depth)
+	}
+	want := []int{0, 1, 2, 3, 3, 2, 2, 1, 0, 0, 0, 0}
+	if !slices.Equal(got, want) {
+		t.Fatalf("depths %v, want %v", got, want)
+	}
+	if len(c.level) != 0 {
+		t.Fatalf("levels left after every call ended: %v", c.level)
 	}
 }
