@@ -39,6 +39,10 @@ type Runner struct {
 	// serving is the request a resident is answering (bus.CauseOf of its
 	// handler): its tool calls carry it as their cause.
 	serving atomic.Value // string
+	// messaging are the tools whose call is itself a message on the bus (a
+	// prompt object's request and reply, ask_human's question and answer):
+	// their tool events say so (Data["message"]), so a log shows it once.
+	messaging atomic.Value // map[string]bool
 }
 
 // Run plays agent a with the rendered prompt as its system message: an owner
@@ -273,20 +277,24 @@ func (r *Runner) onEvent(a *store.Agent, stop context.CancelCauseFunc) func(llm.
 			})
 		case llm.EventToolCall:
 			s.Notify(bus.Event{Kind: bus.EvToolCall, Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID,
-				Text: ev.Tool + " " + clip(ev.Args, 300), Data: r.causeData(map[string]any{})})
+				Text: ev.Tool + " " + clip(ev.Args, 300), Data: r.causeData(ev.Tool, map[string]any{})})
 		case llm.EventToolResult:
 			s.Notify(bus.Event{Kind: bus.EvToolResult, Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID,
-				Text: ev.Tool + ": " + clip(ev.Text, 300), Data: r.causeData(map[string]any{"error": ev.IsError || refused(ev.Text)})})
+				Text: ev.Tool + ": " + clip(ev.Text, 300), Data: r.causeData(ev.Tool, map[string]any{"error": ev.IsError || refused(ev.Text)})})
 		case llm.EventRetry:
 			r.Log.Warn("model call retry", "attempt", ev.Attempt, "delay", ev.Delay, "status", ev.Status, "err", ev.Text)
 		}
 	}
 }
 
-// causeData adds the request being answered, if any, to an event's data.
-func (r *Runner) causeData(data map[string]any) map[string]any {
+// causeData adds to a tool event's data the request being answered, if
+// any, and whether the tool's call is a message of its own.
+func (r *Runner) causeData(tool string, data map[string]any) map[string]any {
 	if c, _ := r.serving.Load().(string); c != "" {
 		data["cause"] = c
+	}
+	if m, _ := r.messaging.Load().(map[string]bool); m[tool] {
+		data["message"] = true
 	}
 	if len(data) == 0 {
 		return nil
@@ -303,6 +311,17 @@ func (r *Runner) tools(env *capability.Env, obj *prompt.Object, name string) ([]
 	if err != nil {
 		return nil, err
 	}
+	set, err := prompt.LoadProject(r.Store)
+	if err != nil {
+		return nil, err
+	}
+	messaging := map[string]bool{"ask_human": true}
+	for _, t := range tools {
+		if _, ok := set[t.Name]; ok {
+			messaging[t.Name] = true // a prompt object: a request and a reply on the bus
+		}
+	}
+	r.messaging.Store(messaging)
 	for i, t := range tools {
 		if !waiting[t.Name] {
 			continue

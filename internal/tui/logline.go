@@ -43,6 +43,9 @@ func (c *cascade) under(cause string) int {
 func (c *cascade) line(ev bus.Event) (LogLine, bool) {
 	l := LogLine{Time: ev.Time}
 	corr, cause := dataString(ev, "corr"), dataString(ev, "cause")
+	if msg, _ := ev.Data["message"].(bool); msg {
+		return LogLine{}, false // a call to an object or the human: its messages are the lines
+	}
 	switch ev.Kind {
 	case bus.POKind("request"), bus.POKind("notice"):
 		l.From, l.To, l.Text = ev.Actor, ev.Agent, body(ev)

@@ -88,3 +88,15 @@ func TestCascadeByIDs(t *testing.T) {
 		t.Fatalf("levels left after every call ended: %v", c.level)
 	}
 }
+
+// A tool call that is itself a message (a call to an object, ask_human) is
+// shown once, by its messages: its tool events make no line.
+func TestCascadeSkipsMessagingTools(t *testing.T) {
+	c := newCascade()
+	for _, kind := range []bus.Kind{bus.EvToolCall, bus.EvToolResult} {
+		ev := bus.Event{Time: t0, Kind: kind, Actor: "coord", Text: `reader {"message":"hi"}`, Data: map[string]any{"message": true}}
+		if l, ok := c.line(ev); ok {
+			t.Fatalf("%s: line %q, want none", kind, l.Format(time.UTC))
+		}
+	}
+}

@@ -52,6 +52,9 @@ type Talk struct {
 	history []string
 	hpos    int // index in history while browsing with ↑/↓; len(history) when not
 
+	demo   *Demo // a scripted demo being played, or nil
+	demoAt int   // its next line
+
 	status        string
 	width, height int
 }
@@ -207,6 +210,9 @@ func (m *Talk) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			next := m.queued[0]
 			m.queued = m.queued[1:]
 			m.send(next)
+		}
+		if cmd := m.demoReplied(); cmd != nil {
+			return m, cmd
 		}
 	case errMsg:
 		m.status = "error: " + msg.err.Error()

@@ -53,7 +53,11 @@ func (m *Talk) View() string {
 }
 
 func (m *Talk) header(w int) string {
-	left := titleStyle.Render("pm · PromptObjects environment")
+	title := "pm · PromptObjects environment"
+	if m.demo != nil {
+		title = "pm · " + m.demo.Banner
+	}
+	left := titleStyle.Render(title)
 	right := dimStyle.Render("talking with " + render.Line(m.active))
 	gap := max(w-lipgloss.Width(left)-lipgloss.Width(right), 1)
 	return left + strings.Repeat(" ", gap) + right
