@@ -201,7 +201,11 @@ func (p *player) watch(ctx context.Context, from bus.Cursor) {
 		case ev.Kind == bus.EvRequestAsked:
 			p.answer(ctx, ev)
 		case ev.Kind == bus.POKind("reply") && ev.Agent == store.Human.Name:
-			p.replies <- struct{}{}
+			select {
+			case p.replies <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
 		}
 	}
 }
