@@ -45,12 +45,16 @@ type Options struct {
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	var o Options
 	c := &cobra.Command{
-		Use:   "demo",
+		Use:   "demo [--talk [N|NAME]]",
 		Short: "Run the landing-page flow: an llm owner, a phase with two llm role agents, a real commit",
 		Long: "Runs the seed's landing-page flow with the real binary, real agent processes, a real phase, real messages\n" +
 			"and a real git commit in a fresh repository. Without OPENAI_API_KEY/OPENAI_BASE_URL the model's replies are\n" +
 			"REPLAYED from a recorded script by a local OpenAI-protocol server that the demo starts (labelled [replay]);\n" +
-			"with them set (or --live), the same flow runs on that model.",
+			"with them set (or --live), the same flow runs on that model.\n\n" +
+			"With --talk it plays one of the seed's five demos of pm talk instead (1 simple, 2 binding, 3 po-to-po,\n" +
+			"4 self-modifying, 5 human-in-the-loop), in a fresh project with the files they explore: on a terminal\n" +
+			"each scripted line waits in the input for Enter; piped (or --plain) the lines are sent, the questions\n" +
+			"answered as scripted and the message log printed.",
 		Example: `  pm demo                      the landing-page flow
   pm demo --talk               list the seed's five demos of pm talk
   pm demo --talk 2             play demo 2 (Semantic Binding) in pm talk
