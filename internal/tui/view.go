@@ -139,11 +139,11 @@ func (m *Talk) askBox(w int) string {
 }
 
 func (m *Talk) statusLine(w int) string {
+	if !m.input.Focused() { // after Esc: how to leave comes first
+		return dimStyle.Render(clip("q leave · any other key types · Tab switch object", w))
+	}
 	if m.status != "" {
 		return errStyle.Render(clip(render.Line(m.status), w))
-	}
-	if !m.input.Focused() {
-		return dimStyle.Render(clip("q leave · any other key types · Tab switch object", w))
 	}
 	return dimStyle.Render(clip("Enter send · ↑↓ history · Tab switch object · Esc q or Ctrl-C leave", w))
 }
