@@ -24,11 +24,14 @@ const (
 
 // Message is one line of agents/NAME/inbox.jsonl.
 type Message struct {
-	ID     string    `json:"id"`
-	Kind   string    `json:"kind"`
-	From   string    `json:"from"`
-	To     string    `json:"to"`
-	Corr   string    `json:"corr,omitempty"` // correlates a reply with its request
+	ID   string `json:"id"`
+	Kind string `json:"kind"`
+	From string `json:"from"`
+	To   string `json:"to"`
+	Corr string `json:"corr,omitempty"` // correlates a reply with its request
+	// Cause is the request the sender was answering when it sent this one
+	// (bus.CauseOf): the cascade's parent call. Empty for the human's.
+	Cause  string    `json:"cause,omitempty"`
 	TaskID string    `json:"task_id,omitempty"`
 	Text   string    `json:"text"`
 	Error  string    `json:"error,omitempty"` // set on a reply when the callee failed
@@ -55,8 +58,12 @@ func Send(s *store.Store, m Message) (Message, error) {
 	if m.Error != "" {
 		text = "error: " + m.Error
 	}
+	data := map[string]any{"corr": m.Corr}
+	if m.Cause != "" {
+		data["cause"] = m.Cause
+	}
 	s.Notify(bus.Event{Kind: bus.POKind(m.Kind), Actor: m.From, Agent: m.To, TaskID: m.TaskID, MsgID: m.ID,
-		Text: m.From + " → " + m.To + ": " + text, Data: map[string]any{"corr": m.Corr}})
+		Text: m.From + " → " + m.To + ": " + text, Data: data})
 	return m, nil
 }
 
@@ -104,7 +111,7 @@ func Call(ctx context.Context, s *store.Store, l *agent.Launcher, from, to, text
 	// Start reading before sending, so neither reply nor stream can slip past.
 	replies := s.InboxTail(from)
 	stream := s.StreamTail(to)
-	if _, err := Send(s, Message{Kind: KindRequest, From: from, To: to, Corr: corr, Text: text}); err != nil {
+	if _, err := Send(s, Message{Kind: KindRequest, From: from, To: to, Corr: corr, Cause: bus.CauseOf(ctx), Text: text}); err != nil {
 		return "", err
 	}
 	if err := revive(s, to); err != nil {
@@ -221,7 +228,7 @@ func Serve(ctx context.Context, s *store.Store, name string, handle Handler, not
 			}
 			switch next.Kind {
 			case KindRequest:
-				text, herr := handle(ctx, *next)
+				text, herr := handle(bus.WithCause(ctx, next.Corr), *next) // what it causes nests under it
 				reply := Message{Kind: KindReply, From: name, To: next.From, Corr: next.Corr, TaskID: next.TaskID, Text: text}
 				if herr != nil {
 					reply.Error = herr.Error()
@@ -250,6 +257,25 @@ func Format(m Message) string {
 		from = "the human"
 	}
 	return "Message from " + from + ":\n" + strings.TrimSpace(m.Text)
+}
+
+// Parse is Format read back (a transcript's user turn): who asked and what.
+// ok is false for text Format did not write.
+func Parse(text string) (from, body string, ok bool) {
+	head, body, ok := strings.Cut(text, "\n")
+	rest, found := strings.CutPrefix(head, "Message from ")
+	if !ok || !found || !strings.HasSuffix(rest, ":") {
+		return "", "", false
+	}
+	from = strings.TrimSuffix(rest, ":")
+	if from == "the human" {
+		return "human", body, true
+	}
+	from, found = strings.CutPrefix(from, "@")
+	if !found || from == "" {
+		return "", "", false
+	}
+	return from, body, true
 }
 
 // IdleOut ends resident name's run (pid) when it has nothing to do: under

@@ -3,6 +3,7 @@ package inbox_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -105,6 +106,24 @@ func TestFormat(t *testing.T) {
 	}
 }
 
+func TestParse(t *testing.T) {
+	for _, tc := range []struct {
+		text, from, body string
+		ok               bool
+	}{
+		{inbox.Format(inbox.Message{From: "human", Text: "hi\nthere"}), "human", "hi\nthere", true},
+		{inbox.Format(inbox.Message{From: "coordinator", Text: "list"}), "coordinator", "list", true},
+		{"New in the room:\n@a: b", "", "", false},
+		{"Message from @:\nx", "", "", false},
+		{"Message from the human:", "", "", false},
+	} {
+		from, body, ok := inbox.Parse(tc.text)
+		if from != tc.from || body != tc.body || ok != tc.ok {
+			t.Errorf("Parse(%q) = %q, %q, %v; want %q, %q, %v", tc.text, from, body, ok, tc.from, tc.body, tc.ok)
+		}
+	}
+}
+
 // Resident creates the object's record once, even with many callers at once.
 func TestResidentOnce(t *testing.T) {
 	s := newStore(t)
@@ -148,7 +167,10 @@ func TestServeAnswersInOrder(t *testing.T) {
 	var notices []string
 	done := make(chan error, 1)
 	go func() {
-		done <- inbox.Serve(ctx, s, "reader", func(_ context.Context, m inbox.Message) (string, error) {
+		done <- inbox.Serve(ctx, s, "reader", func(ctx context.Context, m inbox.Message) (string, error) {
+			if bus.CauseOf(ctx) != m.Corr { // what the handler does nests under the request
+				return "", fmt.Errorf("cause %q, want %q", bus.CauseOf(ctx), m.Corr)
+			}
 			if m.Text == "fail" {
 				return "", errors.New("cannot")
 			}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/plasmodium/pm/internal/agent"
@@ -35,6 +36,13 @@ type Runner struct {
 	Retry llm.RetryPolicy
 
 	reload func() // re-reads the prompt object before each run
+	// serving is the request a resident is answering (bus.CauseOf of its
+	// handler): its tool calls carry it as their cause.
+	serving atomic.Value // string
+	// messaging are the tools whose call is itself a message on the bus (a
+	// prompt object's request and reply, ask_human's question and answer):
+	// their tool events say so (Data["message"]), so a log shows it once.
+	messaging atomic.Value // map[string]bool
 }
 
 // Run plays agent a with the rendered prompt as its system message: an owner
@@ -236,6 +244,8 @@ func (r *Runner) serve(ctx context.Context, a *store.Agent, loop *llm.Loop) erro
 	err := inbox.Serve(ctx, r.Store, a.Name, func(ctx context.Context, m inbox.Message) (string, error) {
 		idle.Stop()
 		defer idle.Reset()
+		r.serving.Store(bus.CauseOf(ctx))
+		defer r.serving.Store("")
 		r.activity(a.Name, "working")
 		defer r.activity(a.Name, "idle")
 		// An idle resident should hold as little memory as it can: give the
@@ -280,10 +290,10 @@ func (r *Runner) onEvent(a *store.Agent, stop context.CancelCauseFunc, out *outp
 			s.Notify(turnEvent(a, used))
 		case llm.EventToolCall:
 			s.Notify(bus.Event{Kind: bus.EvToolCall, Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID,
-				Text: ev.Tool + " " + clip(ev.Args, 300)})
+				Text: ev.Tool + " " + clip(ev.Args, 300), Data: r.causeData(ev.Tool, map[string]any{})})
 		case llm.EventToolResult:
 			s.Notify(bus.Event{Kind: bus.EvToolResult, Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID,
-				Text: ev.Tool + ": " + clip(ev.Text, 300), Data: map[string]any{"error": ev.IsError || refused(ev.Text)}})
+				Text: ev.Tool + ": " + clip(ev.Text, 300), Data: r.causeData(ev.Tool, map[string]any{"error": ev.IsError || refused(ev.Text)})})
 		case llm.EventDocPreview, llm.EventDocDecision:
 			s.Notify(docEvent(a, ev))
 		case llm.EventRetry:
@@ -295,6 +305,21 @@ func (r *Runner) onEvent(a *store.Agent, stop context.CancelCauseFunc, out *outp
 	}
 }
 
+// causeData adds to a tool event's data the request being answered, if
+// any, and whether the tool's call is a message of its own.
+func (r *Runner) causeData(tool string, data map[string]any) map[string]any {
+	if c, _ := r.serving.Load().(string); c != "" {
+		data["cause"] = c
+	}
+	if m, _ := r.messaging.Load().(map[string]bool); m[tool] {
+		data["message"] = true
+	}
+	if len(data) == 0 {
+		return nil
+	}
+	return data
+}
+
 // waiting tools block on someone else; while they run the agent is "waiting".
 var waiting = map[string]bool{"ask_human": true, "wait_children": true}
 
@@ -304,6 +329,17 @@ func (r *Runner) tools(env *capability.Env, obj *prompt.Object, name string) ([]
 	if err != nil {
 		return nil, err
 	}
+	set, err := prompt.LoadProject(r.Store)
+	if err != nil {
+		return nil, err
+	}
+	messaging := map[string]bool{"ask_human": true}
+	for _, t := range tools {
+		if _, ok := set[t.Name]; ok {
+			messaging[t.Name] = true // a prompt object: a request and a reply on the bus
+		}
+	}
+	r.messaging.Store(messaging)
 	for i, t := range tools {
 		if !waiting[t.Name] {
 			continue

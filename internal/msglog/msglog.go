@@ -20,47 +20,74 @@ type Line struct {
 	Primitive bool `json:"primitive,omitempty"`
 }
 
-// Cascade turns bus events into log lines, indenting each call under the
-// call that caused it.
+// Cascade turns bus events into log lines, indenting each under the call
+// that caused it, from the ids the events carry (never from timing or
+// names): an inbox request's Data["corr"] is its call id and Data["cause"]
+// the call its sender was answering; a tool call or result, or a question
+// to the human, carries the call it was made in as Data["cause"]. A call is
+// one level under its cause, what happens in a call one level under the
+// call, and a reply at its call's level. An event whose cause is unknown (no
+// id, or the call began before the log did) is at the top.
 type Cascade struct {
-	depth map[string]int
+	level map[string]int // open calls and unanswered questions -> their level
 }
 
-// NewCascade starts a log with everyone at depth 0.
-func NewCascade() *Cascade { return &Cascade{depth: map[string]int{}} }
+// NewCascade starts a log with no call open.
+func NewCascade() *Cascade { return &Cascade{level: map[string]int{}} }
+
+// under is the level of what happens in call cause.
+func (c *Cascade) under(cause string) int {
+	if l, ok := c.level[cause]; ok && cause != "" {
+		return l + 1
+	}
+	return 0
+}
 
 // Line is the log line for ev, or false when ev is not a message.
 func (c *Cascade) Line(ev bus.Event) (Line, bool) {
 	l := Line{Time: ev.Time}
+	corr, cause := dataString(ev, "corr"), dataString(ev, "cause")
+	if msg, _ := ev.Data["message"].(bool); msg {
+		return Line{}, false // a call to an object or the human: its messages are the lines
+	}
 	switch ev.Kind {
 	case bus.POKind("request"), bus.POKind("notice"):
 		l.From, l.To, l.Text = ev.Actor, ev.Agent, body(ev)
-		l.Depth = c.depth[l.From]
-		c.depth[l.To] = l.Depth + 1
+		l.Depth = c.under(cause)
+		if corr != "" {
+			c.level[corr] = l.Depth
+		}
 	case bus.POKind("reply"):
 		l.From, l.To, l.Text = ev.Actor, ev.Agent, body(ev)
-		l.Depth = c.depth[l.To]
+		l.Depth = c.level[corr]
+		delete(c.level, corr) // the call is over
 	case bus.EvToolCall:
 		tool, args, _ := strings.Cut(ev.Text, " ")
 		l.From, l.To, l.Text, l.Primitive = ev.Actor, tool, args, true
-		l.Depth = c.depth[l.From]
+		l.Depth = c.under(cause)
 	case bus.EvToolResult:
 		tool, res, _ := strings.Cut(ev.Text, ": ")
 		l.From, l.To, l.Text, l.Primitive = tool, ev.Actor, res, true
-		l.Depth = c.depth[l.To]
+		l.Depth = c.under(cause)
 	case bus.EvRequestAsked:
 		l.From, l.To, l.Text = ev.Actor, "human", ev.Text
-		l.Depth = c.depth[l.From]
+		l.Depth = c.under(cause)
+		c.level["?"+dataString(ev, "request")] = l.Depth
 	case bus.EvRequestAnswered:
+		q := "?" + dataString(ev, "request")
 		l.From, l.To, l.Text = ev.Actor, ev.Agent, ev.Text
-		l.Depth = c.depth[l.To]
-	case bus.EvCapabilityCreated:
-		l.From, l.To, l.Text, l.Primitive = ev.Actor, "create_capability", ev.Text, true
-		l.Depth = c.depth[l.From]
+		l.Depth = c.level[q]
+		delete(c.level, q)
 	default:
 		return Line{}, false
 	}
 	return l, true
+}
+
+// dataString is ev.Data[key] when it is a string.
+func dataString(ev bus.Event, key string) string {
+	s, _ := ev.Data[key].(string)
+	return s
 }
 
 // body is an inbox event's text without the "from → to: " the inbox

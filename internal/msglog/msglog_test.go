@@ -1,6 +1,7 @@
 package msglog
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,17 +12,20 @@ import (
 var t0 = time.Date(2026, 1, 2, 14, 23, 1, 0, time.UTC)
 
 // seedEvents is the seed's message log: the human asks coord, coord asks
-// reader, reader lists files, then coord creates a capability.
+// reader, reader lists files, then coord creates a capability; each event
+// carries the ids of the call it belongs to.
 func seedEvents() []bus.Event {
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	in := func(cause string) map[string]any { return map[string]any{"cause": cause} }
 	return []bus.Event{
-		{Time: at(0), Kind: bus.POKind("request"), Actor: "human", Agent: "coord", Text: "human → coord: help me understand this codebase"},
-		{Time: at(1), Kind: bus.POKind("request"), Actor: "coord", Agent: "reader", Text: "coord → reader: list the files in root"},
-		{Time: at(1), Kind: bus.EvToolCall, Actor: "reader", Text: `list_files {"path":"."}`},
-		{Time: at(1), Kind: bus.EvToolResult, Actor: "reader", Text: "list_files: README.md\nlib/\nspec/"},
-		{Time: at(2), Kind: bus.POKind("reply"), Actor: "reader", Agent: "coord", Text: "reader → coord: Found: README.md, lib/, spec/"},
+		{Time: at(0), Kind: bus.POKind("request"), Actor: "human", Agent: "coord", Text: "human → coord: help me understand this codebase", Data: map[string]any{"corr": "c1"}},
+		{Time: at(1), Kind: bus.POKind("request"), Actor: "coord", Agent: "reader", Text: "coord → reader: list the files in root", Data: map[string]any{"corr": "c2", "cause": "c1"}},
+		{Time: at(1), Kind: bus.EvToolCall, Actor: "reader", Text: `list_files {"path":"."}`, Data: in("c2")},
+		{Time: at(1), Kind: bus.EvToolResult, Actor: "reader", Text: "list_files: README.md\nlib/\nspec/", Data: in("c2")},
+		{Time: at(2), Kind: bus.POKind("reply"), Actor: "reader", Agent: "coord", Text: "reader → coord: Found: README.md, lib/, spec/", Data: map[string]any{"corr": "c2"}},
 		{Time: at(2), Kind: bus.EvMessage, Actor: "coord", Text: "not a log line"},
-		{Time: at(3), Kind: bus.EvCapabilityCreated, Actor: "coord", Text: "spec_writer"},
+		{Time: at(3), Kind: bus.EvToolCall, Actor: "coord", Text: `create_capability {"name":"spec_writer"}`, Data: in("c1")},
+		{Time: at(3), Kind: bus.EvCapabilityCreated, Actor: "coord", Text: "spec_writer"}, // shown by the tool call
 	}
 }
 
@@ -44,7 +48,7 @@ func TestCascade(t *testing.T) {
 		{`14:23:02      reader → list_files: {"path":"."}`, 2, true},
 		{`14:23:02      list_files → reader: README.md\nlib/\nspec/`, 2, true},
 		{"14:23:03    reader → coord: Found: README.md, lib/, spec/", 1, false},
-		{"14:23:04    coord → create_capability: spec_writer", 1, true},
+		{`14:23:04    coord → create_capability: {"name":"spec_writer"}`, 1, true},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %d lines, want %d: %+v", len(got), len(want), got)
@@ -52,6 +56,57 @@ func TestCascade(t *testing.T) {
 	for i := range want {
 		if got[i] != want[i] {
 			t.Errorf("line %d:\n got %+v\nwant %+v", i, got[i], want[i])
+		}
+	}
+}
+
+// The nesting comes from the ids alone: a question to the human sits in
+// the call it was asked in, its answer beside it; a call whose start was
+// never seen, and an event with no ids, are at the top.
+func TestCascadeByIDs(t *testing.T) {
+	ev := func(kind bus.Kind, actor, agent, text string, data map[string]any) bus.Event {
+		return bus.Event{Time: t0, Kind: kind, Actor: actor, Agent: agent, Text: text, Data: data}
+	}
+	req, reply := bus.POKind("request"), bus.POKind("reply")
+	c := NewCascade()
+	var got []int
+	for _, e := range []bus.Event{
+		ev(req, "human", "coord", "human → coord: go", map[string]any{"corr": "c1"}),
+		ev(req, "coord", "reader", "coord → reader: look", map[string]any{"corr": "c2", "cause": "c1"}),
+		ev(req, "reader", "greeter", "reader → greeter: hi", map[string]any{"corr": "c3", "cause": "c2"}),
+		ev(bus.EvRequestAsked, "greeter", "greeter", "ok?", map[string]any{"request": "rq-1", "cause": "c3"}),
+		ev(bus.EvRequestAnswered, "human", "greeter", "yes", map[string]any{"request": "rq-1"}),
+		ev(reply, "greeter", "reader", "greeter → reader: hello", map[string]any{"corr": "c3"}),
+		ev(bus.EvToolCall, "reader", "", "read_file {}", map[string]any{"cause": "c2"}),
+		ev(reply, "reader", "coord", "reader → coord: done", map[string]any{"corr": "c2"}),
+		ev(bus.EvToolCall, "reader", "", "read_file {}", map[string]any{"cause": "c2"}), // c2 is over
+		ev(bus.EvToolCall, "coord", "", "list_files {}", map[string]any{"cause": "c0"}), // never seen
+		ev(bus.EvToolCall, "owner", "", "say {}", nil),
+		ev(reply, "coord", "human", "coord → human: all done", map[string]any{"corr": "c1"}),
+	} {
+		l, ok := c.Line(e)
+		if !ok {
+			t.Fatalf("%v: no line", e.Kind)
+		}
+		got = append(got, l.Depth)
+	}
+	want := []int{0, 1, 2, 3, 3, 2, 2, 1, 0, 0, 0, 0}
+	if !slices.Equal(got, want) {
+		t.Fatalf("depths %v, want %v", got, want)
+	}
+	if len(c.level) != 0 {
+		t.Fatalf("levels left after every call ended: %v", c.level)
+	}
+}
+
+// A tool call that is itself a message (a call to an object, ask_human) is
+// shown once, by its messages: its tool events make no line.
+func TestCascadeSkipsMessagingTools(t *testing.T) {
+	c := NewCascade()
+	for _, kind := range []bus.Kind{bus.EvToolCall, bus.EvToolResult} {
+		ev := bus.Event{Time: t0, Kind: kind, Actor: "coord", Text: `reader {"message":"hi"}`, Data: map[string]any{"message": true}}
+		if l, ok := c.Line(ev); ok {
+			t.Fatalf("%s: line %q, want none", kind, l.Format(time.UTC))
 		}
 	}
 }

@@ -38,6 +38,32 @@ type Script struct {
 	Steps map[string][]Step `json:"steps"`
 	// Otherwise is what an agent says once its steps are used up.
 	Otherwise map[string]string `json:"otherwise"`
+	// Talk, when set, makes the script one of pm demo --talk's demos.
+	Talk *Talk `json:"talk,omitempty"`
+}
+
+// Talk is a demo played in pm talk: the object the conversation starts
+// with and what the human says, in order. The steps answer for the model
+// offline; with a real model only the human's side is scripted.
+type Talk struct {
+	N       int    `json:"n"`
+	Name    string `json:"name"`
+	Title   string `json:"title"`
+	Tagline string `json:"tagline"`
+	PO      string `json:"po"`
+	// Prompts are prompt objects the demo project brings (prompts/NAME.md),
+	// as the seed's demo 4 adds create_capability to the coordinator.
+	Prompts map[string]string `json:"prompts,omitempty"`
+	Lines   []Line            `json:"lines"`
+}
+
+// Line is one thing the human says, the answers to the questions the
+// objects ask while it is answered, and the object the conversation moves
+// to afterwards (one just created, in demo 4).
+type Line struct {
+	Say     string   `json:"say"`
+	Answers []string `json:"answers,omitempty"`
+	Then    string   `json:"then,omitempty"`
 }
 
 // Load reads a JSON script.
@@ -47,6 +73,9 @@ func Load(r io.Reader) (*Script, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("replay script: %w", err)
+	}
+	if t := s.Talk; t != nil && (t.N < 1 || t.Name == "" || t.PO == "" || len(t.Lines) == 0) {
+		return nil, fmt.Errorf("replay script: talk needs n (1 or more), name, po and lines")
 	}
 	for who, steps := range s.Steps {
 		for i, st := range steps {
@@ -92,8 +121,9 @@ func NewPlayer(s *Script) *Player { return &Player{Script: s, state: map[string]
 // or "# You are @oak_c3d4, the designer in phase".
 var whoRe = regexp.MustCompile(`You are @([a-z0-9_-]+), (?:the )?([a-z]+)`)
 
-// titleRe finds a resident prompt object by its title line ("# Greeter").
-var titleRe = regexp.MustCompile(`(?m)^# ([A-Za-z]+)\s*$`)
+// titleRe finds a resident prompt object by its title line ("# Greeter",
+// "# Ruby Debugger" for ruby_debugger).
+var titleRe = regexp.MustCompile(`(?m)^# ([A-Za-z]+(?: [A-Za-z]+)*)\s*$`)
 
 // Identify returns the agent's name and role (or object name) from a request.
 func Identify(req openaitest.Request) (name, role string) {
@@ -105,7 +135,7 @@ func Identify(req openaitest.Request) (name, role string) {
 			return sm[1], sm[2]
 		}
 		if sm := titleRe.FindStringSubmatch(m.Content); sm != nil {
-			po := strings.ToLower(sm[1])
+			po := strings.ReplaceAll(strings.ToLower(sm[1]), " ", "_")
 			return po, po
 		}
 	}

@@ -3,10 +3,12 @@ package replay_test
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/llm"
 	"github.com/plasmodium/pm/internal/openaitest"
 	"github.com/plasmodium/pm/internal/replay"
@@ -64,6 +66,7 @@ func TestIdentify(t *testing.T) {
 		{"# You are @cedar_a1b2, owner of task tk-000001: x", "cedar_a1b2", "owner"},
 		{"# You are @oak_c3d4, the designer in phase \"Design\"", "oak_c3d4", "designer"},
 		{"---\n# Greeter\n\n## Identity\nYou are warm.", "greeter", "greeter"},
+		{"# Ruby Debugger\n\nYou debug Ruby.", "ruby_debugger", "ruby_debugger"},
 		{"no idea who I am", "unknown", "unknown"},
 	} {
 		name, role := replay.Identify(req(c.system))
@@ -212,5 +215,42 @@ func TestPlayerErrorStepsThroughLoop(t *testing.T) {
 	}
 	if n := len(srv.Requests()); n != 3 {
 		t.Fatalf("%d requests, want 3", n)
+	}
+}
+
+// The five demos of the seed load, in order, each reachable by number and
+// by name, and the project they explore has the files their steps read.
+func TestTalkDemos(t *testing.T) {
+	all, err := replay.TalkDemos()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 5 {
+		t.Fatalf("%d demos, want the seed's 5", len(all))
+	}
+	files, err := replay.DemoProject()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range all {
+		if s.Talk.N != i+1 {
+			t.Errorf("demo %d is numbered %d", i+1, s.Talk.N)
+		}
+		for _, which := range []string{strconv.Itoa(s.Talk.N), s.Talk.Name} {
+			if got, err := replay.TalkDemo(which); err != nil || got.Talk.N != s.Talk.N {
+				t.Errorf("TalkDemo(%q) = %v, %v", which, got, err)
+			}
+		}
+		for who, steps := range s.Steps {
+			for _, st := range steps {
+				var a struct{ Path string }
+				if st.Tool == "read_file" && json.Unmarshal(st.Args, &a) == nil && files[a.Path] == nil {
+					t.Errorf("demo %d: %s reads %s, which the demo project lacks", s.Talk.N, who, a.Path)
+				}
+			}
+		}
+	}
+	if _, err := replay.TalkDemo("6"); err == nil || !strings.Contains(errs.TryOf(err), "1 simple") {
+		t.Fatalf("unknown demo: %v (try %q)", err, errs.TryOf(err))
 	}
 }

@@ -41,6 +41,12 @@ func checkText(what, text string) error {
 
 // Create records a pending request from actor and announces it on the bus.
 func Create(s *store.Store, actor store.Actor, question string) (*Request, error) {
+	return create(s, actor, question, "")
+}
+
+// create is Create for a question asked while answering call cause
+// (bus.CauseOf), which the event carries.
+func create(s *store.Store, actor store.Actor, question, cause string) (*Request, error) {
 	if err := checkText("question", question); err != nil {
 		return nil, err
 	}
@@ -51,8 +57,11 @@ func Create(s *store.Store, actor store.Actor, question string) (*Request, error
 	if err := s.CreateRequest(r); err != nil {
 		return nil, err
 	}
-	s.Notify(bus.Event{Kind: bus.EvRequestAsked, Actor: actor.Name, TaskID: r.TaskID, Agent: actor.Name, Text: question,
-		Data: map[string]any{"request": r.ID}})
+	data := map[string]any{"request": r.ID}
+	if cause != "" {
+		data["cause"] = cause
+	}
+	s.Notify(bus.Event{Kind: bus.EvRequestAsked, Actor: actor.Name, TaskID: r.TaskID, Agent: actor.Name, Text: question, Data: data})
 	return r, nil
 }
 
@@ -81,7 +90,7 @@ func Wait(ctx context.Context, s *store.Store, id string) (*Request, error) {
 // Ask asks the human: it records the question, then blocks until someone
 // runs `pm answer ID "..."` (or ctx ends) and returns the answer.
 func Ask(ctx context.Context, s *store.Store, actor store.Actor, question string) (string, error) {
-	r, err := Create(s, actor, question)
+	r, err := create(s, actor, question, bus.CauseOf(ctx))
 	if err != nil {
 		return "", err
 	}

@@ -15,6 +15,9 @@ type Backend struct {
 	Send     func(ctx context.Context, po, text string, onDelta func(string)) (string, error)
 	Requests func(ctx context.Context) ([]*request.Request, error)
 	Answer   func(ctx context.Context, id, text string) error
+	// History is the object's stored conversation, oldest first (its
+	// transcript: user turns as inbox.Format wrote them).
+	History func(ctx context.Context, po string) ([]ops.Turn, error)
 	// Bus is where live events come from; nil: none (a frozen screen).
 	Bus bus.Bus
 }
@@ -35,6 +38,10 @@ func FromSession(sess *ops.Session) Backend {
 		Answer: func(ctx context.Context, id, text string) error {
 			_, err := ops.Answer(ctx, sess, ops.AnswerInput{ID: id, Text: text})
 			return err
+		},
+		History: func(ctx context.Context, po string) ([]ops.Turn, error) {
+			c, err := ops.Conversation(ctx, sess, ops.ConversationInput{PO: po, Limit: historyLimit})
+			return c.Turns, err
 		},
 		Bus: sess.Store.Bus(),
 	}

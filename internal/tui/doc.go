@@ -9,7 +9,14 @@
 //   - What happens is learned from the bus (Subscribe from its end cursor),
 //     never by polling files: each delivery is one tea.Msg.
 //   - Agent-written text is escaped (render.Line for log lines,
-//     render.Terminal for replies) before it reaches the screen.
+//     render.Terminal for replies) before it reaches the screen; a reply is
+//     rendered as markdown (glamour) from the escaped text, so only
+//     glamour's own styling reaches the terminal.
+//   - The message log is nested by the ids the events carry (Data corr,
+//     cause, message), never by timing or names.
+//   - A screen opens on what came before: the bus's last events (log or
+//     tail only: no state is inferred from them) and, in pm talk, the
+//     object's transcript.
 //   - Models are pure functions of their messages and their size: the clock
 //     (the time zone timestamps are shown in) and the backend are injected,
 //     so golden frames are byte-for-byte stable.

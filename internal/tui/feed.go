@@ -42,15 +42,26 @@ func (f *feed) next() tea.Msg {
 // busMsg is one event from the bus.
 type busMsg struct{ ev bus.Event }
 
-// follow streams the bus from its end into the feed until ctx ends.
-func (f *feed) follow(b bus.Bus) {
+// pastMsg is the bus's last events before the screen opened, oldest first.
+type pastMsg struct{ evs []bus.Event }
+
+// follow hands the feed the bus's last `past` events at once, then streams
+// it from there until ctx ends.
+func (f *feed) follow(b bus.Bus, past int) {
 	if b == nil {
 		return
 	}
-	_, end, err := b.Tail(0)
+	ds, end, err := b.Tail(past)
 	if err != nil {
 		f.push(errMsg{err})
 		return
+	}
+	if len(ds) > 0 {
+		evs := make([]bus.Event, len(ds))
+		for i, d := range ds {
+			evs[i] = d.Event
+		}
+		f.push(pastMsg{evs})
 	}
 	go func() {
 		for d, err := range b.Subscribe(f.ctx, end) {

@@ -23,11 +23,9 @@ func (m *Talk) key(k tea.KeyMsg) tea.Cmd {
 	case !m.input.Focused() && k.String() == "q":
 		return tea.Quit
 	case k.Type == tea.KeyTab:
-		m.switchActive(1)
-		return nil
+		return m.switchActive(1)
 	case k.Type == tea.KeyShiftTab:
-		m.switchActive(-1)
-		return nil
+		return m.switchActive(-1)
 	case k.Type == tea.KeyUp:
 		m.browse(-1)
 		return nil
@@ -46,13 +44,20 @@ func (m *Talk) key(k tea.KeyMsg) tea.Cmd {
 
 // switchActive moves the conversation to the next (or previous) object of
 // the bar.
-func (m *Talk) switchActive(step int) {
+func (m *Talk) switchActive(step int) tea.Cmd {
 	if m.busy || len(m.pos) == 0 {
-		return
+		return nil
 	}
 	i := slices.Index(m.pos, m.active)
-	m.active = m.pos[(i+step+len(m.pos))%len(m.pos)]
-	delete(m.fresh, m.active)
+	return m.switchTo(m.pos[(i+step+len(m.pos))%len(m.pos)])
+}
+
+// switchTo makes po the object the conversation is with, loading what was
+// said with it before.
+func (m *Talk) switchTo(po string) tea.Cmd {
+	m.active = po
+	delete(m.fresh, po)
+	return m.loadConversation(po)
 }
 
 // browse walks the input history.

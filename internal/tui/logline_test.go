@@ -20,7 +20,7 @@ func TestCascadeLines(t *testing.T) {
 		`14:23:02      reader → list_files: {"path":"."}`,
 		`14:23:02      list_files → reader: README.md\nlib/\nspec/`,
 		"14:23:03    reader → coord: Found: README.md, lib/, spec/",
-		"14:23:04    coord → create_capability: spec_writer",
+		`14:23:04    coord → create_capability: {"name":"spec_writer"}`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

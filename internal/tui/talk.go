@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/inbox"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/request"
 )
@@ -16,10 +17,14 @@ import (
 // maxLog bounds the message log kept in memory (the screen shows its tail).
 const maxLog = 500
 
+// historyLimit bounds the transcript messages read when a conversation opens.
+const historyLimit = 200
+
 // turn is one message of the conversation on screen.
 type turn struct {
-	Who  string // "You" or the object's name
-	Text string
+	Who   string // "You", the object's name, or "@caller" for another object's request
+	Text  string
+	Reply bool // the object's own text: rendered as markdown
 }
 
 // Talk is the model of `pm talk PO`.
@@ -35,6 +40,7 @@ type Talk struct {
 	fresh   map[string]bool   // objects made by create_capability while we watch
 	working map[string]bool   // objects between a request and their reply
 	convs   map[string][]turn // conversation per object
+	opened  map[string]bool   // objects whose stored conversation was asked for
 	busy    bool              // a message to the active object is in flight
 	queued  []string          // typed while busy: sent, in order, as replies end
 
@@ -45,6 +51,9 @@ type Talk struct {
 	input   textinput.Model
 	history []string
 	hpos    int // index in history while browsing with ↑/↓; len(history) when not
+
+	demo   *Demo // a scripted demo being played, or nil
+	demoAt int   // its next line
 
 	status        string
 	width, height int
@@ -61,7 +70,7 @@ func NewTalk(ctx context.Context, be Backend, po string, loc *time.Location) *Ta
 		loc = time.Local
 	}
 	return &Talk{be: be, feed: newFeed(ctx), loc: loc, root: po, active: po, pos: []string{po},
-		fresh: map[string]bool{}, working: map[string]bool{}, convs: map[string][]turn{},
+		fresh: map[string]bool{}, working: map[string]bool{}, convs: map[string][]turn{}, opened: map[string]bool{},
 		cascade: newCascade(), input: in, width: 80, height: 24}
 }
 
@@ -82,10 +91,59 @@ type replyMsg struct {
 	err       error
 }
 
-// Init starts following the bus and loads the bar and the pending requests.
+// historyMsg is an object's stored conversation.
+type historyMsg struct {
+	po    string
+	turns []turn
+}
+
+// Init starts following the bus and loads the bar, the pending requests and
+// the conversation so far.
 func (m *Talk) Init() tea.Cmd {
-	m.feed.follow(m.be.Bus)
-	return tea.Batch(textinput.Blink, m.feed.next, m.inspect, m.requests)
+	m.feed.follow(m.be.Bus, maxLog)
+	return tea.Batch(textinput.Blink, m.feed.next, m.inspect, m.requests, m.loadConversation(m.root))
+}
+
+// loadConversation loads po's stored conversation the first time it is shown.
+func (m *Talk) loadConversation(po string) tea.Cmd {
+	if m.be.History == nil || m.opened[po] {
+		return nil
+	}
+	m.opened[po] = true
+	ctx, load := m.feed.ctx, m.be.History
+	return func() tea.Msg {
+		stored, err := load(ctx, po)
+		if err != nil {
+			return errMsg{err}
+		}
+		return historyMsg{po, transcriptTurns(po, stored)}
+	}
+}
+
+// transcriptTurns is what of a transcript the conversation shows: the
+// requests (the human's as "You") and the object's text; tool calls and
+// their results are in the message log, not here.
+func transcriptTurns(po string, stored []ops.Turn) []turn {
+	var out []turn
+	for _, t := range stored {
+		switch t.Role {
+		case "user":
+			from, body, ok := inbox.Parse(t.Content)
+			switch {
+			case !ok:
+				continue
+			case from == "human":
+				out = append(out, turn{Who: "You", Text: body})
+			default:
+				out = append(out, turn{Who: "@" + from, Text: body})
+			}
+		case "assistant":
+			if t.Content != "" {
+				out = append(out, turn{Who: po, Text: t.Content, Reply: true})
+			}
+		}
+	}
+	return out
 }
 
 func (m *Talk) inspect() tea.Msg {
@@ -131,6 +189,12 @@ func (m *Talk) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.pos, m.prims = pos, msg.res.Capabilities.Primitives
 	case requestsMsg:
 		m.pending = msg.reqs
+	case historyMsg: // before anything said since the screen opened
+		m.convs[msg.po] = append(msg.turns, m.convs[msg.po]...)
+	case pastMsg: // what happened before: the log only, no state
+		for _, ev := range msg.evs {
+			m.logEvent(ev)
+		}
 	case busMsg:
 		return m, m.event(msg.ev)
 	case deltaMsg:
@@ -139,13 +203,16 @@ func (m *Talk) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.busy = false
 		if msg.err != nil {
 			m.status = "error: " + msg.err.Error()
-		} else if t := m.convs[msg.po]; len(t) == 0 || t[len(t)-1].Who != msg.po {
+		} else if t := m.convs[msg.po]; len(t) == 0 || !t[len(t)-1].Reply {
 			m.appendReply(msg.po, msg.reply) // not streamed: the whole reply at once
 		}
 		if len(m.queued) > 0 {
 			next := m.queued[0]
 			m.queued = m.queued[1:]
 			m.send(next)
+		}
+		if cmd := m.demoReplied(); cmd != nil {
+			return m, cmd
 		}
 	case errMsg:
 		m.status = "error: " + msg.err.Error()
@@ -158,12 +225,7 @@ func (m *Talk) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // event applies one bus event: a log line, object states, new objects,
 // requests to refresh.
 func (m *Talk) event(ev bus.Event) tea.Cmd {
-	if l, ok := m.cascade.Line(ev); ok {
-		m.log = append(m.log, l)
-		if len(m.log) > maxLog {
-			m.log = m.log[len(m.log)-maxLog:]
-		}
-	}
+	m.logEvent(ev)
 	switch ev.Kind {
 	case bus.POKind("request"):
 		m.working[ev.Agent] = true
@@ -180,11 +242,21 @@ func (m *Talk) event(ev bus.Event) tea.Cmd {
 	return nil
 }
 
+// logEvent adds ev's line to the message log, if it is a message.
+func (m *Talk) logEvent(ev bus.Event) {
+	if l, ok := m.cascade.Line(ev); ok {
+		m.log = append(m.log, l)
+		if len(m.log) > maxLog {
+			m.log = m.log[len(m.log)-maxLog:]
+		}
+	}
+}
+
 // appendReply adds text to the object's reply being written, or starts one.
 func (m *Talk) appendReply(po, text string) {
 	t := m.convs[po]
-	if len(t) == 0 || t[len(t)-1].Who != po {
-		t = append(t, turn{Who: po})
+	if len(t) == 0 || !t[len(t)-1].Reply {
+		t = append(t, turn{Who: po, Reply: true})
 	}
 	t[len(t)-1].Text += text
 	m.convs[po] = t

@@ -3,6 +3,7 @@ package tui
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -45,15 +46,21 @@ func fakeBackend(pending []*request.Request, answered *[]string) Backend {
 }
 
 // cascadeEvents is the seed's message log: the human asks coord, coord
-// asks reader, reader lists files.
+// asks reader, reader lists files, coord creates an object; the ids nest
+// the cascade (Data corr and cause, as internal/inbox and llmagent publish).
 func cascadeEvents() []bus.Event {
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	in := func(cause string) map[string]any { return map[string]any{"cause": cause} }
 	return []bus.Event{
-		{Time: at(0), Kind: bus.POKind("request"), Actor: "human", Agent: "coord", Text: "human → coord: help me understand this codebase"},
-		{Time: at(1), Kind: bus.POKind("request"), Actor: "coord", Agent: "reader", Text: "coord → reader: list the files in root"},
-		{Time: at(1), Kind: bus.EvToolCall, Actor: "reader", Text: `list_files {"path":"."}`},
-		{Time: at(1), Kind: bus.EvToolResult, Actor: "reader", Text: "list_files: README.md\nlib/\nspec/"},
-		{Time: at(2), Kind: bus.POKind("reply"), Actor: "reader", Agent: "coord", Text: "reader → coord: Found: README.md, lib/, spec/"},
+		{Time: at(0), Kind: bus.POKind("request"), Actor: "human", Agent: "coord", Text: "human → coord: help me understand this codebase",
+			Data: map[string]any{"corr": "rq-1"}},
+		{Time: at(1), Kind: bus.POKind("request"), Actor: "coord", Agent: "reader", Text: "coord → reader: list the files in root",
+			Data: map[string]any{"corr": "rq-2", "cause": "rq-1"}},
+		{Time: at(1), Kind: bus.EvToolCall, Actor: "reader", Text: `list_files {"path":"."}`, Data: in("rq-2")},
+		{Time: at(1), Kind: bus.EvToolResult, Actor: "reader", Text: "list_files: README.md\nlib/\nspec/", Data: in("rq-2")},
+		{Time: at(2), Kind: bus.POKind("reply"), Actor: "reader", Agent: "coord", Text: "reader → coord: Found: README.md, lib/, spec/",
+			Data: map[string]any{"corr": "rq-2"}},
+		{Time: at(3), Kind: bus.EvToolCall, Actor: "coord", Text: `create_capability {"name":"spec_writer"}`, Data: in("rq-1")},
 		{Time: at(3), Kind: bus.EvCapabilityCreated, Actor: "coord", Text: "spec_writer"},
 	}
 }
@@ -90,6 +97,69 @@ func play(t *testing.T, pending []*request.Request, keys ...tea.KeyMsg) (*Talk, 
 func TestTalkGolden(t *testing.T) {
 	m, _ := play(t, nil)
 	golden.RequireEqual(t, []byte(m.View()))
+}
+
+// A reply is rendered as markdown (a list, bold, a heading), and an escape
+// sequence the model wrote is shown as text, never sent to the terminal.
+func TestTalkMarkdownGolden(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	be := fakeBackend(nil, nil)
+	reply := "## Files\n\nI can see:\n\n- **README.md** - the docs\n- `lib/` - the code\n\nClear it? \x1b[2J\x1b]0;owned\x07"
+	be.Send = func(_ context.Context, _, _ string, onDelta func(string)) (string, error) {
+		onDelta(reply[:20])
+		onDelta(reply[20:])
+		return reply, nil
+	}
+	tm := teatest.NewTestModel(t, NewTalk(ctx, be, "coord", time.UTC), teatest.WithInitialTermSize(80, 30))
+	tm.Type("what's in here?")
+	tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("owned")) },
+		teatest.WithDuration(10*time.Second)) // hang guard only
+	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlC})
+	view := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).View()
+	if strings.ContainsAny(view, "\x1b\x07") {
+		t.Fatalf("a control character reached the screen: %q", view)
+	}
+	golden.RequireEqual(t, []byte(view))
+}
+
+// pm talk opens on the conversation so far, read from the object's
+// transcript: the human's and other objects' requests and the object's
+// replies; tool calls and results stay in the message log.
+func TestTalkHistoryGolden(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	be := fakeBackend(nil, nil)
+	be.History = func(_ context.Context, po string) ([]ops.Turn, error) {
+		if po != "coord" {
+			return nil, nil
+		}
+		return []ops.Turn{
+			{Role: "user", Content: "Message from the human:\nhey there"},
+			{Role: "assistant"}, // a tool call
+			{Role: "tool", Content: "README.md\nlib/"},
+			{Role: "assistant", Content: "Oh, hello! **Welcome!**"},
+			{Role: "user", Content: "Message from @greeter:\nwho is here?"},
+			{Role: "assistant", Content: "The reader and me."},
+			{Role: "user", Content: "New in the room:\nnot a request"},
+		}, nil
+	}
+	// The message log opens on the bus's last messages, cascade and all.
+	b := &bus.File{Path: filepath.Join(t.TempDir(), "events.jsonl")}
+	for _, ev := range cascadeEvents() {
+		if err := b.Publish(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	be.Bus = b
+	tm := teatest.NewTestModel(t, NewTalk(ctx, be, "coord", time.UTC), teatest.WithInitialTermSize(80, 24))
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		return bytes.Contains(b, []byte("reader and me")) && bytes.Contains(b, []byte("Found"))
+	},
+		teatest.WithDuration(10*time.Second)) // hang guard only
+	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlC})
+	golden.RequireEqual(t, []byte(tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).View()))
 }
 
 func TestTalkAskGolden(t *testing.T) {

@@ -51,7 +51,7 @@ type doneMsg struct{ text string }
 
 // Init follows the bus and reads the first snapshot.
 func (m *Top) Init() tea.Cmd {
-	m.feed.follow(m.be.Bus)
+	m.feed.follow(m.be.Bus, tailLen)
 	return tea.Batch(m.feed.next, m.snapshot)
 }
 
@@ -79,11 +79,12 @@ func (m *Top) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case snapshotMsg:
 		m.data = msg.d
 		m.sel = min(m.sel, max(len(m.data.Tasks)-1, 0))
-	case busMsg:
-		m.tail = append(m.tail, eventLine(msg.ev, m.loc))
-		if len(m.tail) > tailLen {
-			m.tail = m.tail[len(m.tail)-tailLen:]
+	case pastMsg:
+		for _, ev := range msg.evs {
+			m.addTail(ev)
 		}
+	case busMsg:
+		m.addTail(msg.ev)
 		return m, m.snapshot
 	case doneMsg:
 		m.status = msg.text
@@ -92,6 +93,13 @@ func (m *Top) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.status = "error: " + msg.err.Error()
 	}
 	return m, nil
+}
+
+func (m *Top) addTail(ev bus.Event) {
+	m.tail = append(m.tail, eventLine(ev, m.loc))
+	if len(m.tail) > tailLen {
+		m.tail = m.tail[len(m.tail)-tailLen:]
+	}
 }
 
 // eventLine is one bus event in the tail.

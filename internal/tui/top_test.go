@@ -12,6 +12,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/request"
 	"github.com/plasmodium/pm/internal/store"
+	"github.com/plasmodium/pm/internal/task"
 )
 
 // fakeTop is one task with a subtask, a room, an agent and a request; its
@@ -21,6 +22,8 @@ func fakeTop(did *[]string) TopBackend {
 	d := TopData{
 		Tasks: []*store.Task{{ID: "tk-000001", Status: store.TaskActive, Description: "Build a landing page"},
 			{ID: "tk-000002", Status: store.TaskActive, Depth: 1, Description: "Write the copy"}},
+		Health: map[string]task.Health{"tk-000001": {State: task.StateWorking, Requests: []string{"rq-000001"},
+			Phase: &task.PhaseCount{ID: "ph-000001", Name: "design", Messages: 3, Limit: 10}}},
 		Rooms: []Room{{Phase: ph, Count: 3, Last: []store.Message{{Author: "designer", Content: "hero first"},
 			{Author: "critic", Content: "agreed"}}}},
 		Agents:   []*store.Agent{{Name: "owner-1", Status: "running", Runtime: "llm", Restarts: 1, Usage: store.Usage{Turns: 4, ToolCalls: 7, Tokens: 1200}}},

@@ -6,6 +6,7 @@ import (
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/request"
 	"github.com/plasmodium/pm/internal/store"
+	"github.com/plasmodium/pm/internal/task"
 )
 
 // Room is an active phase with its message count and last messages.
@@ -18,6 +19,7 @@ type Room struct {
 // TopData is what pm top shows, read at once.
 type TopData struct {
 	Tasks    []*store.Task
+	Health   map[string]task.Health // by task id: its state and what explains it
 	Rooms    []Room
 	Agents   []*store.Agent
 	Requests []*request.Request
@@ -57,7 +59,7 @@ func snapshot(ctx context.Context, sess *ops.Session) (TopData, error) {
 	if err != nil {
 		return d, err
 	}
-	d.Tasks = st.Summary.Tasks
+	d.Tasks, d.Health = st.Summary.Tasks, st.Summary.Health
 	for _, t := range d.Tasks {
 		if !t.Live() {
 			continue

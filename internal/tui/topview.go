@@ -6,6 +6,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/render"
 	"github.com/plasmodium/pm/internal/store"
+	"github.com/plasmodium/pm/internal/task"
 )
 
 // View draws the panels top to bottom, each clipped to the width; the bus
@@ -26,7 +27,11 @@ func (m *Top) View() string {
 		if i == m.sel {
 			mark = "▸ "
 		}
-		add(fmt.Sprintf("%s%s%s %-8s %s", mark, strings.Repeat("  ", t.Depth), t.ID, t.Status, render.Line(t.Description)))
+		line := fmt.Sprintf("%s%s%s %-8s %s", mark, strings.Repeat("  ", t.Depth), t.ID, t.Status, render.Line(t.Description))
+		if h, ok := m.data.Health[t.ID]; ok && h.State != task.StateDone && h.State != task.StateKilled {
+			line += dimStyle.Render("  · " + render.HealthLine(h)) // working, stalled, waiting, ... and why
+		}
+		add(line)
 	}
 	add(sectionStyle.Render(rule("ROOMS", w)))
 	for _, r := range m.data.Rooms {

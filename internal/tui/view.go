@@ -53,7 +53,11 @@ func (m *Talk) View() string {
 }
 
 func (m *Talk) header(w int) string {
-	left := titleStyle.Render("pm · PromptObjects environment")
+	title := "pm · PromptObjects environment"
+	if m.demo != nil {
+		title = "pm · " + m.demo.Banner
+	}
+	left := titleStyle.Render(title)
 	right := dimStyle.Render("talking with " + render.Line(m.active))
 	gap := max(w-lipgloss.Width(left)-lipgloss.Width(right), 1)
 	return left + strings.Repeat(" ", gap) + right
@@ -103,12 +107,16 @@ func (m *Talk) logView(w, rows int) string {
 func (m *Talk) convView(w, rows int) string {
 	var out []string
 	for _, t := range m.convs[m.active] {
-		who := youStyle.Render("You")
-		if t.Who != "You" {
+		who := youStyle.Render(render.Line(t.Who))
+		if t.Reply {
 			who = poStyle.Render(render.Line(t.Who))
 		}
 		out = append(out, who)
-		for _, l := range strings.Split(ansi.Wrap(render.Terminal(t.Text), w-2, " "), "\n") {
+		text := ansi.Wrap(render.Terminal(t.Text), w-2, " ")
+		if t.Reply {
+			text = renderMarkdown(render.Terminal(t.Text), w-2) // escaped first: see renderMarkdown
+		}
+		for _, l := range strings.Split(text, "\n") {
 			out = append(out, "  "+l)
 		}
 	}
@@ -131,11 +139,11 @@ func (m *Talk) askBox(w int) string {
 }
 
 func (m *Talk) statusLine(w int) string {
+	if !m.input.Focused() { // after Esc: how to leave comes first
+		return dimStyle.Render(clip("q leave · any other key types · Tab switch object", w))
+	}
 	if m.status != "" {
 		return errStyle.Render(clip(render.Line(m.status), w))
-	}
-	if !m.input.Focused() {
-		return dimStyle.Render(clip("q leave · any other key types · Tab switch object", w))
 	}
 	return dimStyle.Render(clip("Enter send · ↑↓ history · Tab switch object · Esc q or Ctrl-C leave", w))
 }

@@ -34,21 +34,44 @@ type Options struct {
 	Dir     string
 	Timeout time.Duration
 	Live    bool
+	// Talk plays one of the seed's five demos in pm talk (Which: its number
+	// or name; empty lists them); Plain keeps the line mode.
+	Talk  bool
+	Which string
+	Plain bool
 }
 
 // NewCmd builds `pm demo`.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	var o Options
 	c := &cobra.Command{
-		Use:   "demo",
+		Use:   "demo [--talk [N|NAME]]",
 		Short: "Run the landing-page flow: an llm owner, a phase with two llm role agents, a real commit",
 		Long: "Runs the seed's landing-page flow with the real binary, real agent processes, a real phase, real messages\n" +
 			"and a real git commit in a fresh repository. Without OPENAI_API_KEY/OPENAI_BASE_URL the model's replies are\n" +
 			"REPLAYED from a recorded script by a local OpenAI-protocol server that the demo starts (labelled [replay]);\n" +
-			"with them set (or --live), the same flow runs on that model.",
-		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error { return run(f, o) },
+			"with them set (or --live), the same flow runs on that model.\n\n" +
+			"With --talk it plays one of the seed's five demos of pm talk instead (1 simple, 2 binding, 3 po-to-po,\n" +
+			"4 self-modifying, 5 human-in-the-loop), in a fresh project with the files they explore: on a terminal\n" +
+			"each scripted line waits in the input for Enter; piped (or --plain) the lines are sent, the questions\n" +
+			"answered as scripted and the message log printed.",
+		Example: `  pm demo                      the landing-page flow
+  pm demo --talk               list the seed's five demos of pm talk
+  pm demo --talk 2             play demo 2 (Semantic Binding) in pm talk
+  pm demo --talk self-modifying`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				if !o.Talk {
+					return errs.Usagef("pm demo --talk "+args[0], "a demo name needs --talk")
+				}
+				o.Which = args[0]
+			}
+			return run(f, o)
+		},
 	}
+	c.Flags().BoolVar(&o.Talk, "talk", false, "play one of the seed's five demos (by number or name) in pm talk")
+	c.Flags().BoolVar(&o.Plain, "plain", false, "with --talk: line mode even on a terminal (the default when stdout is not a terminal)")
 	c.Flags().StringVar(&o.Dir, "dir", "", "directory for the demo project (default: a new temporary directory)")
 	c.Flags().DurationVar(&o.Timeout, "timeout", 5*time.Minute, "give up after this long")
 	c.Flags().BoolVar(&o.Live, "live", false, "require a real model provider (fail instead of replaying)")
@@ -56,43 +79,26 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 }
 
 func run(f *cmdutil.Factory, o Options) error {
-	live := f.Getenv("OPENAI_API_KEY") != "" || f.Getenv("OPENAI_BASE_URL") != ""
-	if o.Live && !live {
-		return errs.Failf("export OPENAI_API_KEY=... PM_MODEL=... (or OPENAI_BASE_URL for Ollama and friends)", "--live needs a model provider")
+	if o.Talk {
+		return runTalk(f, o)
 	}
-	label := ""
-	env := f.Environ()
-	if !live {
-		script, err := replay.Landing()
-		if err != nil {
-			return err
-		}
-		srv := openaitest.New(openaitest.WithModel("replay"))
-		defer srv.Close()
-		srv.Handle(replay.NewPlayer(script).Reply)
-		label = "[replay] "
-		env = append(env, "OPENAI_BASE_URL="+srv.BaseURL(), "PM_MODEL=replay")
-		fmt.Fprintf(f.IO.Out, "%sREPLAY: no OPENAI_API_KEY/OPENAI_BASE_URL set, so the model's replies are played from a recorded\n%sscript (%s) by a local OpenAI-protocol server at %s. Everything else is real.\n",
-			label, label, script.Title, srv.BaseURL())
+	script, err := replay.Landing()
+	if err != nil {
+		return err
 	}
+	env, label, stop, err := provider(f, o, script)
+	if err != nil {
+		return err
+	}
+	defer stop()
 	dir, err := workspace(o.Dir)
 	if err != nil {
 		return err
 	}
-	root, _, err := store.Init(dir, f.Now)
+	s, l, err := project(f, dir, env)
 	if err != nil {
 		return err
 	}
-	s, err := store.Open(root)
-	if err != nil {
-		return err
-	}
-	s.Now, s.IDs, s.Warn = f.Now, f.IDs, f.IO.ErrOut
-	l, err := f.Launcher(s)
-	if err != nil {
-		return err
-	}
-	l.Env = append(env, "PM_HOME="+root)
 	fmt.Fprintf(f.IO.Out, "%sproject %s (git repository, state in .plasmodium/)\n", label, dir)
 	t, err := task.Create(s, l, store.Human, task.Spec{Description: Description, Runtime: store.RuntimeLLM})
 	if err != nil {
@@ -114,6 +120,46 @@ func run(f *cmdutil.Factory, o Options) error {
 		return errs.Timeoutf("see pm agents --all in "+dir, "demo agents did not leave: %v", err)
 	}
 	return summary(f.IO.Out, s, t.ID, dir, label)
+}
+
+// provider is the environment that points the agents at a model: the
+// caller's provider, or (none configured) a local OpenAI-protocol server
+// replaying script, announced as a replay and closed by stop.
+func provider(f *cmdutil.Factory, o Options, script *replay.Script) (env []string, label string, stop func(), err error) {
+	live := f.Getenv("OPENAI_API_KEY") != "" || f.Getenv("OPENAI_BASE_URL") != ""
+	if o.Live && !live {
+		return nil, "", nil, errs.Failf("export OPENAI_API_KEY=... PM_MODEL=... (or OPENAI_BASE_URL for Ollama and friends)", "--live needs a model provider")
+	}
+	env = f.Environ()
+	if live {
+		return env, "", func() {}, nil
+	}
+	srv := openaitest.New(openaitest.WithModel("replay"))
+	srv.Handle(replay.NewPlayer(script).Reply)
+	label = "[replay] "
+	env = append(env, "OPENAI_BASE_URL="+srv.BaseURL(), "PM_MODEL=replay")
+	fmt.Fprintf(f.IO.Out, "%sREPLAY: no OPENAI_API_KEY/OPENAI_BASE_URL set, so the model's replies are played from a recorded\n%sscript (%s) by a local OpenAI-protocol server at %s. Everything else is real.\n",
+		label, label, script.Title, srv.BaseURL())
+	return env, label, srv.Close, nil
+}
+
+// project makes dir a pm project whose agents run with env.
+func project(f *cmdutil.Factory, dir string, env []string) (*store.Store, *agent.Launcher, error) {
+	root, _, err := store.Init(dir, f.Now)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := store.Open(root)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.Now, s.IDs, s.Warn = f.Now, f.IDs, f.IO.ErrOut
+	l, err := f.Launcher(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	l.Env = append(env, "PM_HOME="+root)
+	return s, l, nil
 }
 
 // waitAgents blocks until no agent of the task is running.
