@@ -32,13 +32,7 @@ func newExecSandbox(s *store.Store, log *slog.Logger) (*execSandbox, error) {
 		return nil, err
 	}
 	cfg := s.Config.Sandbox
-	p := sandbox.Policy{Workspace: realPath(s.ProjectDir()), TempDir: realPath(tmp), Hide: []string{realPath(s.Root)},
-		DenyNetwork: cfg.Network != nil && !*cfg.Network}
-	for _, w := range cfg.Writable {
-		if r, err := filepath.EvalSymlinks(w); err == nil && filepath.IsAbs(r) {
-			p.Writable = append(p.Writable, r)
-		}
-	}
+	p := sandbox.Policy{Workspace: realPath(s.ProjectDir()), TempDir: realPath(tmp), Hide: []string{realPath(s.Root)}}.Configured(cfg.Network, cfg.Writable)
 	if mode := sandbox.Available(); mode == sandbox.ModeNone {
 		log.Warn("exec agent is not sandboxed", "why", sandbox.Why())
 	} else {

@@ -3,7 +3,6 @@ package capability
 import (
 	"context"
 	"os/exec"
-	"path/filepath"
 	"strings"
 
 	"github.com/plasmodium/pm/internal/sandbox"
@@ -21,12 +20,7 @@ func confinedCommand(ctx context.Context, env *Env, b *confinement, line, tmp st
 	if cfg.Off {
 		return sandbox.Unconfined(ctx, line)
 	}
-	p := sandbox.Policy{Workspace: b.root, TempDir: tmp, Hide: b.deny, DenyNetwork: cfg.Network != nil && !*cfg.Network}
-	for _, w := range cfg.Writable {
-		if r, err := filepath.EvalSymlinks(w); err == nil && filepath.IsAbs(r) {
-			p.Writable = append(p.Writable, r)
-		}
-	}
+	p := sandbox.Policy{Workspace: b.root, TempDir: tmp, Hide: b.deny}.Configured(cfg.Network, cfg.Writable)
 	cmd, _ := sandbox.Command(ctx, p, line)
 	return cmd
 }

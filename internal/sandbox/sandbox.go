@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 )
 
@@ -36,6 +37,20 @@ const (
 	// No kernel sandbox: the kernel has no Landlock, or config turned it off.
 	ModeNone Mode = "none"
 )
+
+// Configured is p with the config's sandbox settings (store.Sandbox, the
+// one source for run_command and exec agents alike): TCP refused when
+// network is false, and the writable directories that resolve to absolute
+// real paths (others are dropped: a relative or missing path grants nothing).
+func (p Policy) Configured(network *bool, writable []string) Policy {
+	p.DenyNetwork = network != nil && !*network
+	for _, w := range writable {
+		if r, err := filepath.EvalSymlinks(w); err == nil && filepath.IsAbs(r) {
+			p.Writable = append(p.Writable, r)
+		}
+	}
+	return p
+}
 
 // helperArg is the hidden first argument that makes a binary linking this
 // package act as the sandbox helper instead of itself.

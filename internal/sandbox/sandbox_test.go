@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -228,5 +229,34 @@ func TestCover(t *testing.T) {
 	want := strings.Join([]string{filepath.Join(dir, "c"), filepath.Join(dir, "a", "x"), filepath.Join(dir, "b")}, " ")
 	if got != want {
 		t.Fatalf("cover: got %s\nwant %s", got, want)
+	}
+}
+
+func TestConfigured(t *testing.T) {
+	dir := t.TempDir()
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off, on := false, true
+	cases := []struct {
+		name     string
+		network  *bool
+		writable []string
+		deny     bool
+		want     []string
+	}{
+		{"defaults", nil, nil, false, nil},
+		{"network on", &on, nil, false, nil},
+		{"network off", &off, nil, true, nil},
+		{"writable resolved, relative and missing dropped", nil, []string{dir, "rel/dir", filepath.Join(dir, "missing")}, false, []string{real}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := Policy{Workspace: "/w"}.Configured(c.network, c.writable)
+			if p.DenyNetwork != c.deny || !slices.Equal(p.Writable, c.want) || p.Workspace != "/w" {
+				t.Fatalf("got %+v", p)
+			}
+		})
 	}
 }
