@@ -219,7 +219,7 @@ func (e *Engine) verify(ctx context.Context, st *State, u *Unit, a Angle) (Angle
 		return AngleResult{}, err
 	}
 	var r AngleResult
-	m, err := e.ask(ctx, st, RoleWorker, e.Worker, a.System, verifyText(req, a), AngleResultFormat, func(text string) error {
+	m, err := e.ask(ctx, st, RoleWorker, e.Worker, a.System, verifyText(req, a), AngleResultFormat(), func(text string) error {
 		var perr error
 		r, perr = ParseAngleResult(text, a.ID, st.Cursor.Pass, lineCount(u.CurrentContent))
 		return perr
@@ -233,7 +233,7 @@ func (e *Engine) verify(ctx context.Context, st *State, u *Unit, a Angle) (Angle
 // decide asks the supervisor for its plan and has the worker carry it out.
 func (e *Engine) decide(ctx context.Context, st *State, u *Unit) error {
 	var plan Plan
-	m, err := e.ask(ctx, st, RoleSupervisor, e.Supervisor, SupervisorPrompt, planText(st, u, e.Angles), PlanFormat, func(text string) error {
+	m, err := e.ask(ctx, st, RoleSupervisor, e.Supervisor, SupervisorPrompt, planText(st, u, e.Angles), PlanFormat(), func(text string) error {
 		var perr error
 		plan, perr = ParsePlan(text)
 		return perr
@@ -270,7 +270,7 @@ func (e *Engine) decide(ctx context.Context, st *State, u *Unit) error {
 // work has the worker model refine or analyze the unit.
 func (e *Engine) work(ctx context.Context, st *State, u *Unit, req SupervisorRequest, plan Plan) error {
 	var w WorkResult
-	m, err := e.ask(ctx, st, RoleWorker, e.Worker, WorkerPrompt, workText(req), WorkResultFormat, func(text string) error {
+	m, err := e.ask(ctx, st, RoleWorker, e.Worker, WorkerPrompt, workText(req), WorkResultFormat(), func(text string) error {
 		var perr error
 		w, perr = ParseWorkResult(text, req.Type)
 		return perr

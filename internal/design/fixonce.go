@@ -19,7 +19,7 @@ func FixOnce(ctx context.Context, worker Model, goal, file, content string, now 
 		Context: RequestContext{OriginalRequest: goal + "\n\nFix any bug in " + file + " so that it does what the goal says.", CurrentCode: content, PassNumber: 1}}
 	m := Metrics{Model: worker.Name()}
 	start := now()
-	text, tokens, err := worker.Ask(ctx, WorkerPrompt, workText(req), WorkResultFormat)
+	text, tokens, err := worker.Ask(ctx, WorkerPrompt, workText(req), WorkResultFormat())
 	m.TokensUsed, m.DurationMS = tokens, now().Sub(start).Milliseconds()
 	if err != nil {
 		return content, m, err

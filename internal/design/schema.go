@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -43,11 +44,13 @@ type Format struct {
 }
 
 // The formats the engine asks for; derived from the Go types above, never
-// written by hand.
+// written by hand, and only when a design first needs them: every pm
+// command links this package, and deriving them costs more than the rest
+// of a short command's start-up.
 var (
-	AngleResultFormat = formatFor[AngleResult]("AngleResult", angleResultSchema)
-	PlanFormat        = formatFor[Plan]("SupervisorPlan", planSchema)
-	WorkResultFormat  = formatFor[WorkResult]("WorkerResult", workResultSchema)
+	AngleResultFormat = sync.OnceValue(func() Format { return formatFor[AngleResult]("AngleResult", angleResultSchema) })
+	PlanFormat        = sync.OnceValue(func() Format { return formatFor[Plan]("SupervisorPlan", planSchema) })
+	WorkResultFormat  = sync.OnceValue(func() Format { return formatFor[WorkResult]("WorkerResult", workResultSchema) })
 )
 
 // schemaOptions make lists plain arrays (as ops.SchemaFor does): the default
@@ -153,7 +156,7 @@ func unfence(s string) string {
 // something and lie within the unit. Issues get their Angle set.
 func ParseAngleResult(text, angle string, pass, lines int) (AngleResult, error) {
 	var r AngleResult
-	if err := AngleResultFormat.decode(text, &r); err != nil {
+	if err := AngleResultFormat().decode(text, &r); err != nil {
 		return AngleResult{}, err
 	}
 	if r.AngleID != angle {
@@ -187,7 +190,7 @@ func ParseAngleResult(text, angle string, pass, lines int) (AngleResult, error) 
 // ParsePlan reads and validates the supervisor's plan.
 func ParsePlan(text string) (Plan, error) {
 	var p Plan
-	if err := PlanFormat.decode(text, &p); err != nil {
+	if err := PlanFormat().decode(text, &p); err != nil {
 		return Plan{}, err
 	}
 	switch {
@@ -205,7 +208,7 @@ func ParsePlan(text string) (Plan, error) {
 // type t: a successful refine returns code.
 func ParseWorkResult(text string, t RequestType) (WorkResult, error) {
 	var w WorkResult
-	if err := WorkResultFormat.decode(text, &w); err != nil {
+	if err := WorkResultFormat().decode(text, &w); err != nil {
 		return WorkResult{}, err
 	}
 	if t == RequestRefine && w.Status == ResponseSuccess && strings.TrimSpace(w.Code) == "" {

@@ -10,8 +10,8 @@
 //     never by polling files: each delivery is one tea.Msg.
 //   - Agent-written text is escaped (render.Line for log lines,
 //     render.Terminal for replies) before it reaches the screen; a reply is
-//     rendered as markdown (glamour) from the escaped text, so only
-//     glamour's own styling reaches the terminal.
+//     rendered as markdown (markdown.go) from the escaped text, so only
+//     the renderer's own styling reaches the terminal.
 //   - The message log is nested by the ids the events carry (Data corr,
 //     cause, message), never by timing or names.
 //   - A screen opens on what came before: the bus's last events (log or

@@ -1,64 +1,113 @@
 package tui
 
 import (
+	"regexp"
 	"strings"
-	"sync"
 
-	"github.com/charmbracelet/glamour"
-	"github.com/charmbracelet/glamour/ansi"
-	"github.com/charmbracelet/glamour/styles"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/muesli/termenv"
 )
 
-// markdownStyle is glamour's dark style without its document margin and
-// blank first and last lines: a reply sits under its speaker's name.
-// On a terminal without colours (TERM=dumb is line mode already, but
-// NO_COLOR or a test's Ascii profile) it is the plain "notty" style, which
-// writes no escape sequence at all.
-func markdownStyle(p termenv.Profile) ansi.StyleConfig {
-	st := styles.DarkStyleConfig
-	if p == termenv.Ascii {
-		st = styles.NoTTYStyleConfig
-	}
-	zero := uint(0)
-	st.Document.Margin = &zero
-	st.Document.BlockPrefix, st.Document.BlockSuffix = "", ""
-	return st
-}
+// Markdown is rendered here, line by line, rather than by glamour: glamour
+// links chroma's lexers and styles, goldmark and bluemonday, whose package
+// initialisation (lexer tables built at start-up) made every pm command,
+// pm say included, run about 8x the instructions it needs (issue 14; the
+// figures are in docs/benchmarks.md). What a reply uses is covered:
+// headings, emphasis, inline code, fenced code blocks, lists, quotes, links.
 
-// renderers caches one glamour renderer per width and colour profile
-// (building one parses its style; a reply is re-rendered on every streamed
-// piece).
-var renderers sync.Map // rendererKey -> *glamour.TermRenderer
+var (
+	mdHeading = lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("39"))
+	mdBold    = lipgloss.NewStyle().Bold(true)
+	mdItalic  = lipgloss.NewStyle().Italic(true)
+	mdCode    = lipgloss.NewStyle().Foreground(lipgloss.Color("203"))
+	mdBlock   = lipgloss.NewStyle().Foreground(lipgloss.Color("250"))
+	mdQuote   = lipgloss.NewStyle().Foreground(lipgloss.Color("244"))
+	mdLink    = lipgloss.NewStyle().Underline(true).Foreground(lipgloss.Color("75"))
 
-type rendererKey struct {
-	width   int
-	profile termenv.Profile
-}
+	heading  = regexp.MustCompile(`^(#{1,6}) +(.*)$`)
+	bullet   = regexp.MustCompile(`^(\s*)[-*+] +(.*)$`)
+	numbered = regexp.MustCompile(`^(\s*)(\d{1,9}[.)]) +(.*)$`)
+	inline   = regexp.MustCompile("\\*\\*([^*]+)\\*\\*|__([^_]+)__|`([^`]+)`|\\*([^*\\s][^*]*)\\*|\\[([^\\]]+)\\]\\(([^)\\s]+)\\)")
+)
 
 // renderMarkdown renders a reply as markdown wrapped to width. The text must
-// already be escaped (render.Terminal): glamour then only adds its own
-// styling, so a model cannot put a terminal sequence on the screen through
-// markdown. Text glamour cannot render is shown as it is.
+// already be escaped (render.Terminal): the styling added here is the only
+// escape sequence that reaches the screen, so a model cannot put one there
+// through markdown. Without colours (NO_COLOR, an Ascii profile) it writes
+// no escape sequence at all: lists get bullets, code loses its backticks,
+// the rest is the text as written.
 func renderMarkdown(escaped string, width int) string {
-	key := rendererKey{max(width, 10), lipgloss.ColorProfile()}
-	r, ok := renderers.Load(key)
-	if !ok {
-		nr, err := glamour.NewTermRenderer(glamour.WithStyles(markdownStyle(key.profile)), glamour.WithWordWrap(key.width),
-			glamour.WithColorProfile(key.profile))
-		if err != nil {
-			return escaped
+	color := lipgloss.ColorProfile() != termenv.Ascii
+	width = max(width, 10)
+	var out []string
+	fenced := false
+	for _, line := range strings.Split(strings.Trim(escaped, "\n"), "\n") {
+		line = strings.TrimRight(line, " \t")
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			fenced = !fenced
+			continue
 		}
-		r, _ = renderers.LoadOrStore(key, nr)
+		if fenced {
+			out = append(out, style(color, mdBlock, "  "+line))
+			continue
+		}
+		out = append(out, wrap(block(color, line), width))
 	}
-	out, err := r.(*glamour.TermRenderer).Render(escaped)
-	if err != nil {
-		return escaped
+	return strings.Join(out, "\n")
+}
+
+// block renders one line outside a code block.
+func block(color bool, line string) string {
+	if m := heading.FindStringSubmatch(line); m != nil {
+		return style(color, mdHeading, m[1]+" "+spans(color, m[2]))
 	}
-	lines := strings.Split(strings.Trim(out, "\n"), "\n")
-	for i, l := range lines {
-		lines[i] = strings.TrimRight(l, " ") // glamour pads every line to the width
+	if m := bullet.FindStringSubmatch(line); m != nil {
+		return m[1] + "• " + spans(color, m[2])
 	}
-	return strings.Join(lines, "\n")
+	if m := numbered.FindStringSubmatch(line); m != nil {
+		return m[1] + m[2] + " " + spans(color, m[3])
+	}
+	if rest, ok := strings.CutPrefix(line, ">"); ok {
+		return style(color, mdQuote, "│ "+strings.TrimPrefix(rest, " "))
+	}
+	return spans(color, line)
+}
+
+// spans renders the inline markup of a line.
+func spans(color bool, text string) string {
+	return inline.ReplaceAllStringFunc(text, func(m string) string {
+		g := inline.FindStringSubmatch(m)
+		switch {
+		case g[1] != "" || g[2] != "":
+			if !color {
+				return m
+			}
+			return mdBold.Render(g[1] + g[2])
+		case g[3] != "":
+			return style(color, mdCode, g[3])
+		case g[4] != "":
+			if !color {
+				return m
+			}
+			return mdItalic.Render(g[4])
+		default:
+			return style(color, mdLink, g[5]) + " (" + g[6] + ")"
+		}
+	})
+}
+
+func style(color bool, s lipgloss.Style, text string) string {
+	if !color {
+		return text
+	}
+	return s.Render(text)
+}
+
+// wrap breaks a line at spaces to width, keeping its styling.
+func wrap(line string, width int) string {
+	if ansi.StringWidth(line) <= width {
+		return line
+	}
+	return ansi.Wrap(line, width, " ")
 }
