@@ -39,9 +39,36 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "building pm:", err)
 		os.Exit(1)
 	}
+	goEnv, err = realGoEnv()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "go env:", err)
+		os.Exit(1)
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// goEnv is the real environment's Go caches and GOPATH: with HOME at the
+// script's directory, a `go` a script runs (pm design --eval's go test)
+// would otherwise build from a cold cache.
+var goEnv map[string]string
+
+func realGoEnv() (map[string]string, error) {
+	names := []string{"GOCACHE", "GOMODCACHE", "GOPATH"}
+	out, err := exec.Command("go", append([]string{"env"}, names...)...).Output()
+	if err != nil {
+		return nil, err
+	}
+	vals := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if len(vals) != len(names) {
+		return nil, fmt.Errorf("go env printed %q", out)
+	}
+	env := map[string]string{}
+	for i, n := range names {
+		env[n] = vals[i]
+	}
+	return env, nil
 }
 
 // TestScripts runs testdata/script/*.txtar against the real binary: every
@@ -53,6 +80,9 @@ func TestScripts(t *testing.T) {
 			env.Setenv("PATH", filepath.Dir(pmBin)+string(os.PathListSeparator)+env.Getenv("PATH"))
 			env.Setenv("HOME", env.WorkDir)
 			env.Setenv("REPO", repoRoot)
+			for k, v := range goEnv {
+				env.Setenv(k, v)
+			}
 			// A race-built pm otherwise sleeps a second at every exit.
 			env.Setenv("GORACE", "atexit_sleep_ms=0")
 			env.Setenv("GIT_AUTHOR_NAME", "pm test")

@@ -5,6 +5,8 @@
 // (list_prompt_objects, send_message, get_conversation, inspect_po,
 // get_pending_requests, respond_to_request) and pm's task and room tools
 // (create_task, task_status, say, chat, end_phase, kill_task, wait_task),
+// the code designer (design, designs: pm design and pm designs; a design
+// writes its file back only with apply=true, there being no terminal to ask),
 // resources for prompt objects, the bus, tasks and phases, and
 // notifications/resources/updated for subscribed resources.
 //

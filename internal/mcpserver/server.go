@@ -64,6 +64,7 @@ func New(sess *ops.Session, set ToolSet) (*Server, error) {
 	}
 	if set == ToolsTasks || set == ToolsAll {
 		s.addTaskTools(set == ToolsTasks)
+		s.addDesignTools()
 	}
 	if err := s.addResources(); err != nil {
 		return nil, err

@@ -43,6 +43,8 @@ type DesignInput struct {
 type DesignResult struct {
 	State  *design.State `json:"-"`
 	Report design.Report `json:"report"`
+	// Applied says the result was written back (DesignCall, DesignReview).
+	Applied bool `json:"applied,omitempty"`
 }
 
 // Design runs the code designer's loop (internal/design) over a copy of a

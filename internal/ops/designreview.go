@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 
+	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/render"
 )
 
@@ -27,16 +28,7 @@ func DesignReview(ctx context.Context, s *Session, in DesignReviewInput) (*Desig
 	if _, err := OwnTask(s.Store, s.Actor, in.Task); err != nil {
 		return nil, err
 	}
-	res, err := Design(ctx, s, DesignInput{File: in.File, Goal: in.Goal, Angles: in.Angles, MaxPasses: in.MaxPasses})
-	if err != nil {
-		return res, err
-	}
-	if in.Apply && res.Report.Diff != "" {
-		if err := DesignApply(ctx, s, res.Report.ID); err != nil {
-			return res, err
-		}
-	}
-	return res, nil
+	return designThenApply(ctx, s, DesignInput{File: in.File, Goal: in.Goal, Angles: in.Angles, MaxPasses: in.MaxPasses}, in.Apply)
 }
 
 func designReviewText(_ *Session, in DesignReviewInput, r *DesignResult, _ error) string {
@@ -59,4 +51,40 @@ func init() {
 		"until the reviews converge, through the code designer's supervisor and worker models (pm design; owners only). "+
 		"Returns the report and the diff; apply=true writes the result back. Use it before done on code you wrote.",
 		DesignReview, designReviewText))
+}
+
+// DesignCallInput is pm design called as a tool (pm mcp's design): its
+// inputs and, instead of --apply's terminal prompt, an explicit apply.
+type DesignCallInput struct {
+	File      string   `json:"file,omitempty" jsonschema:"the file to review and improve, relative to the project (or resume)"`
+	Goal      string   `json:"goal,omitempty" jsonschema:"what the code must do; the reviews judge it against this"`
+	Angles    []string `json:"angles,omitempty" jsonschema:"angles to review from (default: all)"`
+	MaxPasses int      `json:"max_passes,omitempty" jsonschema:"most passes per unit (default 8)"`
+	Resume    string   `json:"resume,omitempty" jsonschema:"a design id (ds-...) to go on with or show, instead of file and goal"`
+	Apply     bool     `json:"apply,omitempty" jsonschema:"write the result back to the file"`
+}
+
+// DesignCall runs (or resumes) a design and, with Apply, writes a result
+// that changed something back, as pm design --apply --yes does.
+func DesignCall(ctx context.Context, s *Session, in DesignCallInput) (*DesignResult, error) {
+	if in.Resume != "" && in.File != "" {
+		return nil, errs.Usagef("give file and goal, or resume with a design id", "give file or resume, not both")
+	}
+	return designThenApply(ctx, s, DesignInput{File: in.File, Goal: in.Goal, Angles: in.Angles, MaxPasses: in.MaxPasses, Resume: in.Resume}, in.Apply)
+}
+
+// designThenApply is Design followed, when asked and there is a diff, by
+// DesignApply.
+func designThenApply(ctx context.Context, s *Session, in DesignInput, apply bool) (*DesignResult, error) {
+	res, err := Design(ctx, s, in)
+	if err != nil {
+		return res, err
+	}
+	if apply && res.Report.Diff != "" {
+		if err := DesignApply(ctx, s, res.Report.ID); err != nil {
+			return res, err
+		}
+		res.Applied = true
+	}
+	return res, nil
 }
