@@ -17,6 +17,7 @@ import (
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/store/storetest"
+	"github.com/plasmodium/pm/internal/task"
 )
 
 const testToken = "tok-123"
@@ -105,6 +106,7 @@ type message struct {
 	Type   string          `json:"type"`
 	Cursor string          `json:"cursor"`
 	Event  json.RawMessage `json:"event"`
+	Health *task.Health    `json:"health"`
 }
 
 type eventBody struct {
