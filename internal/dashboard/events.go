@@ -67,7 +67,7 @@ type frame struct {
 // when the queue is full the client is too far behind.
 func (s *Server) follow(ctx context.Context, from bus.Cursor, queue chan<- frame) {
 	defer close(queue)
-	lines := msglog.NewCascade()
+	lines := s.cascadeAt(from)
 	for d, err := range s.sess.Store.Bus().Subscribe(ctx, from) {
 		if err != nil {
 			return
@@ -102,6 +102,26 @@ func (s *Server) healthOf(ev bus.Event) *task.Health {
 		return nil // a task of a reset state, or a bad id: nothing to show
 	}
 	return &h
+}
+
+// seedEvents bounds how much of the bus before a resume cursor is read to
+// rebuild the message log's open calls.
+const seedEvents = 1000
+
+// cascadeAt is the message log's cascade as it stood at from: a client that
+// resumes there sees a reply to a call made before its reconnect at that
+// call's depth, not at the top. Only the last seedEvents events are read (a
+// call opened before them is at the top, as for a fresh log).
+func (s *Server) cascadeAt(from bus.Cursor) *msglog.Cascade {
+	c := msglog.NewCascade()
+	before, err := s.sess.Store.Bus().Before(from, seedEvents)
+	if err != nil {
+		return c // the depths start again, as they did before seeding
+	}
+	for _, d := range before {
+		c.Line(d.Event)
+	}
+	return c
 }
 
 // eventFrame wraps the event's stored line (valid JSON: the bus skips bad

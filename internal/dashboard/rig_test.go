@@ -14,6 +14,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/driver/drivertest"
+	"github.com/plasmodium/pm/internal/msglog"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/store/storetest"
@@ -107,6 +108,7 @@ type message struct {
 	Cursor string          `json:"cursor"`
 	Event  json.RawMessage `json:"event"`
 	Health *task.Health    `json:"health"`
+	Line   *msglog.Line    `json:"line"`
 }
 
 type eventBody struct {

@@ -354,3 +354,53 @@ func TestFramesCarryTaskHealth(t *testing.T) {
 		return
 	}
 }
+
+// A client that resumes from a cursor keeps the message log's depths: the
+// server rebuilds the cascade from the bus before the cursor, so a reply to
+// a call made before the reconnect sits at that call's depth.
+func TestResumeKeepsLogDepth(t *testing.T) {
+	r := newRig(t, nil)
+	start := r.snapshot().Cursor.String()
+	call := func(kind, from, to, text string, data map[string]any) {
+		r.s.Notify(bus.Event{Kind: bus.POKind(kind), Actor: from, Agent: to, Text: from + " → " + to + ": " + text, Data: data})
+	}
+	call("request", "human", "coord", "help", map[string]any{"corr": "c1"})
+	call("request", "coord", "reader", "list files", map[string]any{"corr": "c2", "cause": "c1"})
+	c, _, err := r.dial(start, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resume string
+	for range 2 {
+		m, _ := next(t, c)
+		resume = m.Cursor
+	}
+	c.Close()
+	publish(r, 0, 3) // not log lines: the seed reads past them
+	call("reply", "reader", "coord", "README.md", map[string]any{"corr": "c2"})
+	call("reply", "coord", "human", "done", map[string]any{"corr": "c1"})
+	for _, tc := range []struct {
+		name, cursor string
+		depths       []int
+	}{
+		{"resumed after the calls", resume, []int{1, 0}},
+		{"from the start", start, []int{0, 1, 1, 0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _, err := r.dial(tc.cursor, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			var got []int
+			for len(got) < len(tc.depths) {
+				if m, _ := next(t, c); m.Line != nil {
+					got = append(got, m.Line.Depth)
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.depths) {
+				t.Fatalf("depths %v, want %v", got, tc.depths)
+			}
+		})
+	}
+}

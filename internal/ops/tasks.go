@@ -270,4 +270,3 @@ func TaskHealth(sess *Session, id string) (task.Health, error) {
 	}
 	return task.HealthOf(sess.Store, t, pending), nil
 }
-
