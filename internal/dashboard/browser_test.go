@@ -157,6 +157,9 @@ func TestBrowserDemoFlow(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitText(ctx, t, `[data-task="`+live.ID+`"]`, "write the copy")
+		// The health the server sent with the task's events (its owner is a
+		// none-runtime record: manual), not the page's guess from task.created.
+		waitText(ctx, t, `[data-task="`+live.ID+`"] .health`, "manual")
 		owner, err := r.s.Agent(live.Owner)
 		if err != nil {
 			t.Fatal(err)
