@@ -23,6 +23,11 @@ type Bus interface {
 	// with the cursor just past it, then waits for more until ctx ends (its
 	// error is yielded last) or the consumer stops ranging.
 	Subscribe(ctx context.Context, from Cursor) iter.Seq2[Delivery, error]
+	// Before returns the last n events before from, oldest first, each
+	// with from as its cursor (a follower resuming at from replays what led
+	// up to it: the dashboard's message-log depths). None when from is the
+	// beginning or is not a position of this bus (it was reset).
+	Before(from Cursor, n int) ([]Delivery, error)
 	// Reset empties the bus (pm reset). Subscribers holding an older cursor
 	// continue at the beginning of the new bus.
 	Reset() error

@@ -290,3 +290,47 @@ func TestTailWhere(t *testing.T) {
 		})
 	}
 }
+
+// Before is what led up to a cursor: the last n events before it, not the
+// ones after it, and nothing for the beginning or a cursor of a bus since
+// reset (the file's identity differs, or its offset is past the new end).
+func TestBefore(t *testing.T) {
+	for _, im := range impls {
+		for _, tc := range []struct {
+			name  string
+			at, n int // the cursor is after `at` of the 8 events
+			reset bool
+			want  []string
+		}{
+			{"the last few", 6, 3, false, []string{"a3", "a4", "a5"}},
+			{"fewer than asked", 2, 5, false, []string{"a0", "a1"}},
+			{"the beginning", 0, 5, false, nil},
+			{"none asked", 6, 0, false, nil},
+			{"after a reset", 6, 3, true, nil},
+		} {
+			t.Run(im.name+"/"+tc.name, func(t *testing.T) {
+				b := im.new(t)
+				publish(t, b, texts("a", 8)...)
+				_, cur := take(t, b, Cursor{}, tc.at)
+				if tc.reset {
+					if err := b.Reset(); err != nil {
+						t.Fatal(err)
+					}
+					publish(t, b, texts("new", 8)...) // as long as before: only the identity tells
+				}
+				ds, err := b.Before(cur, tc.n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []string
+				for _, d := range ds {
+					if d.Next != cur {
+						t.Fatalf("delivery cursor %v, want %v", d.Next, cur)
+					}
+					got = append(got, d.Event.Text)
+				}
+				same(t, got, tc.want)
+			})
+		}
+	}
+}

@@ -85,6 +85,40 @@ type header struct {
 	Agent   string    `json:"agent"`
 }
 
+// Before reads backwards from from; see Bus.
+func (b *File) Before(from Cursor, n int) ([]Delivery, error) {
+	if from.off == 0 || n <= 0 {
+		return nil, nil
+	}
+	f, err := os.Open(b.Path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	id := &ident{f: f}
+	if sum, err := id.at(from.off); err != nil || from.off > st.Size() || sum != from.id {
+		return nil, err // another file under the same name: nothing led up to from in it
+	}
+	lines, err := jsonl.TailBefore(f, b.Path, from.off, n, b.Bad)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Delivery, 0, len(lines))
+	for _, raw := range lines {
+		if ev, ok := b.decode(raw, -1); ok {
+			out = append(out, Delivery{Event: ev, Raw: raw, Next: from})
+		}
+	}
+	return out, nil
+}
+
 // Subscribe follows the file from from; see Bus.
 func (b *File) Subscribe(ctx context.Context, from Cursor) iter.Seq2[Delivery, error] {
 	fl := &Follower{Path: b.Path, Bad: b.Bad, Wait: b.Wait}

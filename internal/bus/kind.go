@@ -39,8 +39,9 @@ const (
 	EvAgentFailed    Kind = "agent.failed"
 	EvAgentBudget    Kind = "agent.budget"
 	EvAgentThink     Kind = "agent.think"
-	EvAgentOutput    Kind = "agent.output" // a piece of a role or owner agent's streamed model text
-	EvAgentTurn      Kind = "agent.turn"   // a model response ended; data: the agent's usage
+	EvAgentOutput    Kind = "agent.output"   // a piece of a role or owner agent's streamed model text
+	EvAgentTurn      Kind = "agent.turn"     // a model response ended; data: the agent's usage
+	EvAgentActivity  Kind = "agent.activity" // an llm agent's activity changed; text: idle, working or waiting
 	EvToolCall       Kind = "tool.call"
 	EvToolResult     Kind = "tool.result"
 	// Code-designer mode: a call held back with its doc's first lines, and

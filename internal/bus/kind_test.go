@@ -17,7 +17,7 @@ func TestKindValues(t *testing.T) {
 		{EvAgentCreated, "agent.created"}, {EvAgentStarted, "agent.started"}, {EvAgentExited, "agent.exited"},
 		{EvAgentKilled, "agent.killed"}, {EvAgentRespawned, "agent.respawned"}, {EvAgentFailed, "agent.failed"},
 		{EvAgentBudget, "agent.budget"}, {EvAgentThink, "agent.think"},
-		{EvAgentOutput, "agent.output"}, {EvAgentTurn, "agent.turn"},
+		{EvAgentOutput, "agent.output"}, {EvAgentTurn, "agent.turn"}, {EvAgentActivity, "agent.activity"},
 		{EvToolCall, "tool.call"}, {EvToolResult, "tool.result"},
 		{EvToolDocPreview, "tool.doc_preview"}, {EvToolDocDecision, "tool.doc_decision"},
 		{EvInbox, "inbox.message"}, {EvPONotice, "po.notice"}, {EvPORequest, "po.request"}, {EvPOReply, "po.reply"},

@@ -70,6 +70,20 @@ func (b *Mem) TailWhere(n int, keep func(Event) bool) ([]Delivery, Cursor, error
 	return out, end, nil
 }
 
+// Before returns the last n events before from; see Bus.
+func (b *Mem) Before(from Cursor, n int) ([]Delivery, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if from.off == 0 || from.off > int64(len(b.events)) || from.id != b.gen {
+		return nil, nil
+	}
+	out := slices.Clone(b.events[max(0, from.off-int64(n)):from.off])
+	for i := range out {
+		out[i].Next = from
+	}
+	return out, nil
+}
+
 // Subscribe yields the events after from, then waits for Publish.
 func (b *Mem) Subscribe(ctx context.Context, from Cursor) iter.Seq2[Delivery, error] {
 	return func(yield func(Delivery, error) bool) {

@@ -13,6 +13,7 @@ import (
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/phase"
@@ -157,6 +158,9 @@ func TestBrowserDemoFlow(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitText(ctx, t, `[data-task="`+live.ID+`"]`, "write the copy")
+		// The health the server sent with the task's events (its owner is a
+		// none-runtime record: manual), not the page's guess from task.created.
+		waitText(ctx, t, `[data-task="`+live.ID+`"] .health`, "manual")
 		owner, err := r.s.Agent(live.Owner)
 		if err != nil {
 			t.Fatal(err)
@@ -190,6 +194,15 @@ func TestBrowserDemoFlow(t *testing.T) {
 		waitText(ctx, t, `#log li.line[data-depth="1"]`, "coordinator → reader: list the root")
 		waitText(ctx, t, `#log li.line.primitive[data-depth="2"]`, "reader → list_files")
 		waitText(ctx, t, `[data-prompt="reader"]`, "working")
+	})
+
+	t.Run("a resident's activity shows in the bar", func(t *testing.T) {
+		res, err := agent.New(r.s, store.Agent{Prompt: "reader", Runtime: store.RuntimeLLM})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.s.Notify(bus.Event{Kind: bus.EvAgentActivity, Actor: res.Name, Agent: res.Name, Text: "waiting"})
+		waitText(ctx, t, `[data-prompt="reader"]`, "reader · waiting")
 	})
 
 	t.Run("a capability created by an agent appears in the bar", func(t *testing.T) {

@@ -30,6 +30,9 @@
 //     own state; it reads the snapshot again only after a resnapshot frame or
 //     a reset event (a reconnect resumes from its cursor with no snapshot);
 //   - an event frame carries the event as stored and, for a message of the
-//     log, its internal/msglog line (depth from a cascade per connection);
+//     log, its internal/msglog line (depth from a cascade per connection,
+//     seeded on a resume from the last seedEvents events before its cursor),
+//     and, for an event that may change a task (ops.ChangesState), that
+//     task's health when the frame was built, which the page takes as is;
 //   - the page renders agent text with textContent, never as HTML.
 package dashboard

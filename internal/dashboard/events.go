@@ -10,6 +10,8 @@ import (
 
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/msglog"
+	"github.com/plasmodium/pm/internal/ops"
+	"github.com/plasmodium/pm/internal/task"
 )
 
 // pingEvery keeps idle websockets alive through proxies and finds dead peers.
@@ -24,7 +26,9 @@ var upgrader = websocket.Upgrader{
 }
 
 // events is GET /api/events?cursor=C: a websocket of every bus event after C.
-// One message per event: {"type":"event","cursor":NEXT,"event":{...}}. A
+// One message per event: {"type":"event","cursor":NEXT,"event":{...}}, with
+// "line" (its message-log line) and "health" (its task's health now) when
+// it has them. A
 // client that falls MaxQueue events behind gets {"type":"resnapshot",
 // "cursor":LAST} and is closed: it should GET /api/state and follow again.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
@@ -63,12 +67,12 @@ type frame struct {
 // when the queue is full the client is too far behind.
 func (s *Server) follow(ctx context.Context, from bus.Cursor, queue chan<- frame) {
 	defer close(queue)
-	lines := msglog.NewCascade()
+	lines := s.cascadeAt(from)
 	for d, err := range s.sess.Store.Bus().Subscribe(ctx, from) {
 		if err != nil {
 			return
 		}
-		f := frame{data: eventFrame(d, lineOf(lines, d.Event)), cursor: d.Next}
+		f := frame{data: eventFrame(d, lineOf(lines, d.Event), s.healthOf(d.Event)), cursor: d.Next}
 		select {
 		case queue <- f:
 		default:
@@ -84,9 +88,46 @@ func (s *Server) follow(ctx context.Context, from bus.Cursor, queue chan<- frame
 	}
 }
 
+// healthOf is the current health of the task ev names, when ev may have
+// changed it (ops.ChangesState), else nil: the page takes it as is, so
+// transitions the server derives from several records (starting → working,
+// waiting-children, stalled) show without a snapshot. One task's records are
+// read per such event.
+func (s *Server) healthOf(ev bus.Event) *task.Health {
+	if ev.TaskID == "" || !ops.ChangesState(ev.Kind) {
+		return nil
+	}
+	h, err := ops.TaskHealth(s.sess, ev.TaskID)
+	if err != nil {
+		return nil // a task of a reset state, or a bad id: nothing to show
+	}
+	return &h
+}
+
+// seedEvents bounds how much of the bus before a resume cursor is read to
+// rebuild the message log's open calls.
+const seedEvents = 1000
+
+// cascadeAt is the message log's cascade as it stood at from: a client that
+// resumes there sees a reply to a call made before its reconnect at that
+// call's depth, not at the top. Only the last seedEvents events are read (a
+// call opened before them is at the top, as for a fresh log).
+func (s *Server) cascadeAt(from bus.Cursor) *msglog.Cascade {
+	c := msglog.NewCascade()
+	before, err := s.sess.Store.Bus().Before(from, seedEvents)
+	if err != nil {
+		return c // the depths start again, as they did before seeding
+	}
+	for _, d := range before {
+		c.Line(d.Event)
+	}
+	return c
+}
+
 // eventFrame wraps the event's stored line (valid JSON: the bus skips bad
-// lines) without encoding it again, with its message-log line if any.
-func eventFrame(d bus.Delivery, line *msglog.Line) []byte {
+// lines) without encoding it again, with its message-log line and its task's
+// health if any.
+func eventFrame(d bus.Delivery, line *msglog.Line, health *task.Health) []byte {
 	cur, _ := d.Next.MarshalText()
 	b := make([]byte, 0, len(d.Raw)+len(cur)+40)
 	b = append(b, `{"type":"event","cursor":"`...)
@@ -96,6 +137,11 @@ func eventFrame(d bus.Delivery, line *msglog.Line) []byte {
 		lb, _ := json.Marshal(line)
 		b = append(b, `,"line":`...)
 		b = append(b, lb...)
+	}
+	if health != nil {
+		hb, _ := json.Marshal(health)
+		b = append(b, `,"health":`...)
+		b = append(b, hb...)
 	}
 	b = append(b, `,"event":`...)
 	b = append(b, d.Raw...)

@@ -14,9 +14,11 @@ import (
 
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/driver/drivertest"
+	"github.com/plasmodium/pm/internal/msglog"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/store/storetest"
+	"github.com/plasmodium/pm/internal/task"
 )
 
 const testToken = "tok-123"
@@ -105,6 +107,8 @@ type message struct {
 	Type   string          `json:"type"`
 	Cursor string          `json:"cursor"`
 	Event  json.RawMessage `json:"event"`
+	Health *task.Health    `json:"health"`
+	Line   *msglog.Line    `json:"line"`
 }
 
 type eventBody struct {

@@ -4,16 +4,20 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/gorilla/websocket"
 
+	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/request"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/store/storetest"
+	"github.com/plasmodium/pm/internal/task"
 )
 
 func TestOpenRefusesNonLoopbackWithoutToken(t *testing.T) {
@@ -305,5 +309,98 @@ func TestActionsRunAsTheHuman(t *testing.T) {
 	}
 	if k, _ := r.s.Task(tasks[0].ID); k.Status != store.TaskKilled {
 		t.Fatalf("task after kill: %s", k.Status)
+	}
+}
+
+// A frame whose event names a task carries that task's health as the server
+// works it out now: once the owner runs (a real process: health asks the OS)
+// the agent.started frame says `working`, which no event states; an event
+// that cannot change a task (a message) carries none.
+func TestFramesCarryTaskHealth(t *testing.T) {
+	r := newRig(t, nil)
+	host := filepath.Join(t.TempDir(), "host")
+	if err := os.WriteFile(host, []byte("#!/bin/sh\nexec sleep 300\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.sess.Launcher = &agent.Launcher{Store: r.s, Exe: host} // the process driver
+	model := map[string]string{"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "http://127.0.0.1:1/v1", "PM_MODEL": "m"}
+	r.sess.Getenv = func(k string) string { return model[k] } // the host runs no model
+	c, _, err := r.dial(r.snapshot().Cursor.String(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r.s.Notify(bus.Event{Kind: bus.EvMessage, Actor: "human", TaskID: "tk-000000", Text: "hello"})
+	if m, ev := next(t, c); ev.Kind != string(bus.EvMessage) || m.Health != nil {
+		t.Fatalf("message frame %s with health %+v; want none", ev.Kind, m.Health)
+	}
+	tk, err := ops.CreateTask(t.Context(), r.sess, ops.TaskInput{Description: "owned", Runtime: store.RuntimeLLM})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if a, err := r.s.Agent(tk.Owner); err == nil {
+			_ = r.sess.Launcher.StopHost(a)
+		}
+	})
+	for {
+		m, ev := next(t, c)
+		if ev.Kind != string(bus.EvAgentStarted) {
+			continue
+		}
+		if ev.TaskID != tk.ID || m.Health == nil || m.Health.State != task.StateWorking {
+			t.Fatalf("agent.started of %s with health %+v; want %s working", ev.TaskID, m.Health, tk.ID)
+		}
+		return
+	}
+}
+
+// A client that resumes from a cursor keeps the message log's depths: the
+// server rebuilds the cascade from the bus before the cursor, so a reply to
+// a call made before the reconnect sits at that call's depth.
+func TestResumeKeepsLogDepth(t *testing.T) {
+	r := newRig(t, nil)
+	start := r.snapshot().Cursor.String()
+	call := func(kind, from, to, text string, data map[string]any) {
+		r.s.Notify(bus.Event{Kind: bus.POKind(kind), Actor: from, Agent: to, Text: from + " → " + to + ": " + text, Data: data})
+	}
+	call("request", "human", "coord", "help", map[string]any{"corr": "c1"})
+	call("request", "coord", "reader", "list files", map[string]any{"corr": "c2", "cause": "c1"})
+	c, _, err := r.dial(start, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resume string
+	for range 2 {
+		m, _ := next(t, c)
+		resume = m.Cursor
+	}
+	c.Close()
+	publish(r, 0, 3) // not log lines: the seed reads past them
+	call("reply", "reader", "coord", "README.md", map[string]any{"corr": "c2"})
+	call("reply", "coord", "human", "done", map[string]any{"corr": "c1"})
+	for _, tc := range []struct {
+		name, cursor string
+		depths       []int
+	}{
+		{"resumed after the calls", resume, []int{1, 0}},
+		{"from the start", start, []int{0, 1, 1, 0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _, err := r.dial(tc.cursor, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			var got []int
+			for len(got) < len(tc.depths) {
+				if m, _ := next(t, c); m.Line != nil {
+					got = append(got, m.Line.Depth)
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.depths) {
+				t.Fatalf("depths %v, want %v", got, tc.depths)
+			}
+		})
 	}
 }

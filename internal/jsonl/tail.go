@@ -31,6 +31,21 @@ func TailIn(f *os.File, path string, n int, bad func(BadLine)) (lines [][]byte, 
 	return TailMatch(f, path, n, nil, bad)
 }
 
+// TailBefore is the last n valid lines of f that end at or before end (a
+// line boundary: an offset a follower reached), oldest first.
+func TailBefore(f *os.File, path string, end int64, n int, bad func(BadLine)) ([][]byte, error) {
+	lines, skipped, err := scanBack(f, path, end, n, nil)
+	if err != nil {
+		return nil, err
+	}
+	if bad != nil {
+		for _, b := range skipped {
+			bad(b)
+		}
+	}
+	return lines, nil
+}
+
 // TailMatch is TailIn counting only the lines keep accepts (nil: all), so
 // "the last n of a kind" is found however many other lines come after them.
 func TailMatch(f *os.File, path string, n int, keep func(raw []byte) bool, bad func(BadLine)) (lines [][]byte, end int64, err error) {

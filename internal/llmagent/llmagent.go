@@ -419,12 +419,20 @@ func (r *Runner) budgetStop(a *store.Agent, be *llm.BudgetError) {
 	_, _ = inbox.Send(s, inbox.Message{Kind: inbox.KindNotice, From: a.Name, To: "human", TaskID: a.TaskID, Text: text})
 }
 
+// activity records what the agent is doing and, when that changed, puts it
+// on the bus (agent.activity: the dashboard's capability bar and usage
+// table; pm wait and other task followers skip it, see ops.ChangesState).
 func (r *Runner) activity(name, what string) {
 	now := r.Store.Now().UTC()
-	_, _ = r.Store.UpdateAgent(name, func(x *store.Agent) error {
+	var changed bool
+	a, err := r.Store.UpdateAgent(name, func(x *store.Agent) error {
+		changed = x.Activity != what
 		x.Activity, x.ActiveAt = what, &now
 		return nil
 	})
+	if err == nil && changed {
+		r.Store.Notify(bus.Event{Kind: bus.EvAgentActivity, Actor: name, Agent: name, TaskID: a.TaskID, PhaseID: a.PhaseID, Text: what})
+	}
 }
 
 func clip(s string, n int) string {

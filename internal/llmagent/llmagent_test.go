@@ -126,6 +126,18 @@ func TestOwnerFinishesTask(t *testing.T) {
 	if rec.Usage.Turns != 2 || rec.Usage.ToolCalls != 1 || rec.Usage.Tokens == 0 || rec.Activity != "idle" {
 		t.Fatalf("record %+v", rec)
 	}
+	// Activity is on the bus once per change (working, then idle at the end),
+	// not once per turn: the two turns were both "working".
+	var acts []string
+	for _, ev := range events(t, f.s, bus.EvAgentActivity) {
+		if ev.Agent != a.Name || ev.TaskID != tk.ID {
+			t.Fatalf("activity event %+v", ev)
+		}
+		acts = append(acts, ev.Text)
+	}
+	if strings.Join(acts, ",") != "working,idle" {
+		t.Fatalf("activity events %v, want working,idle", acts)
+	}
 	if evs := events(t, f.s, bus.EvToolCall); len(evs) != 1 || evs[0].Text != "done {}" || evs[0].Agent != a.Name {
 		t.Fatalf("tool.call events %+v", evs)
 	}

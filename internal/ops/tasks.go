@@ -253,3 +253,20 @@ func killCorrupt(sess *Session, l *agent.Launcher, id string, cause error) (*tas
 	sess.Store.Warnf("%v; its agents were stopped, the record was left as it is (fix it, or remove %s)", cause, sess.Store.TaskDir(id))
 	return res, nil
 }
+
+// TaskHealth is one task's health now (the dashboard sends it with each
+// event that names the task, so transitions the server derives from several
+// records reach the page without a snapshot).
+func TaskHealth(sess *Session, id string) (task.Health, error) {
+	t, err := sess.Store.Task(id)
+	if err != nil {
+		return task.Health{}, err
+	}
+	var pending []*store.Request
+	for _, r := range task.PendingRequests(sess.Store) {
+		if r.TaskID == id {
+			pending = append(pending, r)
+		}
+	}
+	return task.HealthOf(sess.Store, t, pending), nil
+}

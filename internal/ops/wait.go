@@ -116,7 +116,7 @@ func untilEvent(ctx context.Context, s *store.Store, check func() (bool, error))
 		if err != nil {
 			return err
 		}
-		if !wakes(d.Event.Kind) {
+		if !ChangesState(d.Event.Kind) {
 			continue
 		}
 		if ok, err := check(); ok || err != nil {
@@ -126,10 +126,13 @@ func untilEvent(ctx context.Context, s *store.Store, check func() (bool, error))
 	return ctx.Err()
 }
 
-// wakes: the events after which a task's state may have changed.
-func wakes(k bus.Kind) bool {
+// ChangesState reports whether an event of kind k may change a task's
+// state: `pm wait` checks again, and the dashboard sends the task's health,
+// only after these (not after streamed text, turns, tool calls, messages or
+// an agent's activity).
+func ChangesState(k bus.Kind) bool {
 	switch k {
-	case bus.EvMessage, bus.EvAgentThink, bus.EvAgentOutput, bus.EvAgentTurn, bus.EvToolCall, bus.EvToolResult, bus.EvInbox:
+	case bus.EvMessage, bus.EvAgentThink, bus.EvAgentOutput, bus.EvAgentTurn, bus.EvToolCall, bus.EvToolResult, bus.EvInbox, bus.EvAgentActivity:
 		return false
 	}
 	return true

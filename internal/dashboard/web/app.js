@@ -121,6 +121,7 @@ function connect() {
       appendLog(msg.event, msg.line);
       if (msg.event.kind === "reset") { resnapshot(); return; }
       apply(msg.event);
+      applyHealth(msg.event.task_id, msg.health);
       scheduleRender();
     } else if (msg.type === "resnapshot") {
       resnapshot();
@@ -165,6 +166,15 @@ function stallOwner(a, reason) {
 function promptState(name, st) {
   const p = state.prompts.find((q) => q.name === name);
   if (p && p.state !== st) { p.state = st; dirty.add("capabilities"); }
+}
+
+// applyHealth takes the task's health the server sent with an event (it
+// works out what several records say: starting → working, waiting-children,
+// stalled), over what apply guessed from the event alone.
+function applyHealth(id, h) {
+  if (!h || !id || !state.tasks.has(id)) return;
+  state.health[id] = h;
+  dirty.add("tasks").add("attention");
 }
 
 // apply folds one bus event into the state and marks what to draw again.
@@ -253,6 +263,13 @@ function apply(ev) {
       endStream(ev.agent);
       break;
     case "agent.output": streamOutput(ev, d); break;
+    case "agent.activity":
+      if (agent) {
+        agent.activity = ev.text; agent.active_at = ev.ts;
+        if (!agent.task_id) promptState(agent.prompt, ev.text); // a resident: its capability chip
+        dirty.add("usage");
+      }
+      break;
     case "request.asked":
       state.requests.set(d.request, { id: d.request, from: ev.actor, task_id: ev.task_id || "", question: ev.text, status: "pending", created_at: ev.ts });
       if (state.health[ev.task_id]) state.health[ev.task_id] = { state: "waiting-human", requests: [d.request] };
@@ -351,7 +368,7 @@ function appendLog(ev, line) {
       line.text ? ": " + line.text : "");
     li.style.paddingLeft = Math.min(line.depth, 8) * 1.5 + "em"; // CSSOM: the CSP forbids style attributes
   } else {
-    if (ev.kind === "agent.output" || ev.kind === "agent.turn") return; // shown in rooms and usage
+    if (ev.kind === "agent.output" || ev.kind === "agent.turn" || ev.kind === "agent.activity") return; // shown in rooms, usage and the capability bar
     const to = ev.agent || ev.phase_id || ev.task_id || "";
     li = el("li", { class: "other" }, el("span", { class: "kind" }, time + ev.kind + " "),
       el("span", { class: "who" }, ev.actor || ""), to ? " → " + to : "", ev.text ? ": " + ev.text : "");
