@@ -76,3 +76,7 @@ func fileID(head []byte, off int64) uint32 {
 	n := min(off, int64(len(head)))
 	return crc32.ChecksumIEEE(head[:n])
 }
+
+// Reached reports whether c is at or past target on the same bus (the same
+// file generation): a follower at c has delivered everything before target.
+func (c Cursor) Reached(target Cursor) bool { return c.id == target.id && c.off >= target.off }

@@ -62,6 +62,10 @@ type Server struct {
 	// stateReads counts GET /api/state answers: the page reads a snapshot
 	// once and then applies events (tests check it does not re-read).
 	stateReads atomic.Int64
+
+	// agents keeps the agent records snapshots show, following the bus
+	// (agentview.go); nil: every snapshot reads them all.
+	agents *agentView
 }
 
 // Open validates cfg, listens and serves in the background.
@@ -96,6 +100,9 @@ func Open(cfg Config) (*Server, error) {
 	sess.Actor = humanActor
 	s := &Server{cfg: cfg, sess: &sess, ln: ln, done: make(chan error, 1)}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	if _, end, err := sess.Store.Bus().Tail(0); err == nil {
+		s.agents = newAgentView(s.ctx, sess.Store.Bus(), end)
+	}
 	s.http = &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return s.ctx }}
 	go func() { s.done <- s.http.Serve(ln) }()

@@ -86,8 +86,13 @@ func (s *Server) snapshot(r *http.Request, all bool, limit, logN int) (*Snapshot
 	var errTasks, errAgents, errRest error
 	wg.Go(func() { errTasks = s.readTasks(r, snap, all, limit) })
 	wg.Go(func() {
-		agents, err := ops.Agents(ctx, s.sess, ops.AgentsInput{All: all})
-		snap.Agents, errAgents = agents.Agents, err
+		var agents ops.AgentsResult
+		if s.agents != nil {
+			agents, errAgents = s.agents.list(ctx, s.sess.Store, cur, all)
+		} else {
+			agents, errAgents = ops.Agents(ctx, s.sess, ops.AgentsInput{All: all})
+		}
+		snap.Agents = agents.Agents
 	})
 	wg.Go(func() {
 		if snap.Requests, errRest = ops.Requests(ctx, s.sess, ops.RequestsInput{}); errRest == nil {

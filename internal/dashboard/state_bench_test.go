@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"net/http/httptest"
 	"syscall"
 	"testing"
@@ -31,6 +32,13 @@ func BenchmarkState(b *testing.B) {
 		b.Fatal(err)
 	}
 	srv := &Server{sess: &ops.Session{Store: s, Actor: store.Human, Getenv: func(string) string { return "" }}}
+	_, end, err := s.Bus().Tail(0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv.agents = newAgentView(ctx, s.Bus(), end) // as Open does
 	for _, path := range []string{"/api/state", "/api/state?all=1&limit=10000"} {
 		b.Run(path, func(b *testing.B) {
 			before := cpuTime()
