@@ -18,6 +18,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/netguard"
+	"github.com/plasmodium/pm/internal/render"
 	"github.com/plasmodium/pm/internal/secret"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -208,45 +209,6 @@ func writeFile(ctx context.Context, env *Env, a writeFileArgs) (string, error) {
 	return fmt.Sprintf("%s %d bytes to %s", verb, len(*a.Content), rel), nil
 }
 
-// headTail keeps the first and the last half of max bytes written to it.
-type headTail struct {
-	max   int
-	head  []byte
-	tail  []byte
-	total int64
-}
-
-func (w *headTail) Write(p []byte) (int, error) {
-	n0 := len(p)
-	w.total += int64(n0)
-	half := w.max / 2
-	if room := half - len(w.head); room > 0 {
-		n := min(room, len(p))
-		w.head = append(w.head, p[:n]...)
-		p = p[n:]
-	}
-	w.tail = append(w.tail, p...)
-	if len(w.tail) > 2*half {
-		w.tail = append(w.tail[:0], w.tail[len(w.tail)-half:]...)
-	}
-	return n0, nil
-}
-
-func (w *headTail) String() string {
-	half := w.max / 2
-	tail := w.tail
-	if len(tail) > half {
-		tail = tail[len(tail)-half:]
-	}
-	kept := int64(len(w.head) + len(tail))
-	if kept == w.total {
-		return strings.ToValidUTF8(string(w.head)+string(tail), "\uFFFD")
-	}
-	return strings.ToValidUTF8(string(w.head), "\uFFFD") +
-		fmt.Sprintf("\n[cut: %d bytes of output not shown]\n", w.total-kept) +
-		strings.ToValidUTF8(string(tail), "\uFFFD")
-}
-
 // runCommandArgs are run_command's arguments.
 type runCommandArgs struct {
 	Command        string `json:"command" jsonschema:"the shell command line"`
@@ -280,7 +242,7 @@ func runCommand(ctx context.Context, env *Env, a runCommandArgs) (string, error)
 	cmd := confinedCommand(cctx, env, b, a.Command, tmp)
 	cmd.Dir = b.root
 	cmd.Env = append(withoutVar(secret.FilterEnv(os.Environ()), "TMPDIR"), "TMPDIR="+tmp)
-	out := &headTail{max: MaxOutput}
+	out := &render.HeadTail{Max: MaxOutput}
 	cmd.Stdout, cmd.Stderr = out, out
 	// On timeout kill the whole group (the leader is not reaped yet, so its
 	// pid is still the group's id), and stop waiting for output a few seconds

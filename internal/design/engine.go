@@ -233,7 +233,7 @@ func (e *Engine) verify(ctx context.Context, st *State, u *Unit, a Angle) (Angle
 // decide asks the supervisor for its plan and has the worker carry it out.
 func (e *Engine) decide(ctx context.Context, st *State, u *Unit) error {
 	var plan Plan
-	m, err := e.ask(ctx, st, RoleSupervisor, e.Supervisor, SupervisorPrompt, planText(st, u, e.Angles), PlanFormat(), func(text string) error {
+	m, err := e.ask(ctx, st, RoleSupervisor, e.Supervisor, SupervisorPrompt, planText(st, u, e.Angles, e.toolNames()), PlanFormat(), func(text string) error {
 		var perr error
 		plan, perr = ParsePlan(text)
 		return perr

@@ -3,6 +3,7 @@ package design
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -51,7 +52,7 @@ func verifyText(req SupervisorRequest, a Angle) string {
 	return b.String()
 }
 
-func planText(st *State, u *Unit, angles []Angle) string {
+func planText(st *State, u *Unit, angles []Angle, tools []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Goal: %s\nFile: %s, unit %d of %d (%s), pass %d of at most %d.\n\n", st.Goal, st.SourceFile, u.Number, len(st.Units), u.Name, st.Cursor.Pass, st.MaxPasses)
 	fmt.Fprintf(&b, "Unit:\n%s\n", numbered(u.CurrentContent))
@@ -69,6 +70,12 @@ func planText(st *State, u *Unit, angles []Angle) string {
 			fmt.Fprintf(&b, "[pass %d: %d, %d] ", p.PassNumber, p.IssueCount, len(p.Modifications))
 		}
 		b.WriteString("\n")
+	}
+	if len(tools) > 0 {
+		fmt.Fprintf(&b, "Tools (tool_call): %s\n", strings.Join(tools, ", "))
+		if slices.Contains(tools, "test") {
+			fmt.Fprintf(&b, "- test: runs the project's test command (%s) as if the file had its current content, unit changes included; returns the exit code and the output.\n", st.TestCommand)
+		}
 	}
 	if len(st.History) > 0 {
 		fmt.Fprintf(&b, "Recent worker responses:\n%s\n", indentJSON(st.History))

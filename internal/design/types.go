@@ -197,20 +197,23 @@ type Cursor struct {
 // State is a whole design (the seed's ProcessingState), saved after every
 // step so an interrupted design resumes at its Cursor.
 type State struct {
-	ID         string            `json:"id"`
-	SourceFile string            `json:"source_file"`
-	SourceHash string            `json:"source_hash"`
-	Goal       string            `json:"goal"`
-	Angles     []string          `json:"angles"`
-	MaxPasses  int               `json:"max_passes"`
-	Criteria   Criteria          `json:"criteria"`
-	Status     Status            `json:"status"`
-	Outcome    Status            `json:"outcome,omitempty"`
-	Error      string            `json:"error,omitempty"`
-	Units      []Unit            `json:"units"`
-	Cursor     Cursor            `json:"cursor"`
-	Current    *PassResult       `json:"current,omitempty"`
-	Usage      map[string]*Usage `json:"usage"`
+	ID         string   `json:"id"`
+	SourceFile string   `json:"source_file"`
+	SourceHash string   `json:"source_hash"`
+	Goal       string   `json:"goal"`
+	Angles     []string `json:"angles"`
+	MaxPasses  int      `json:"max_passes"`
+	// TestCommand, when set, is what the supervisor's "test" tool runs on
+	// the candidate (kept so a resumed design keeps its tool).
+	TestCommand string            `json:"test_command,omitempty"`
+	Criteria    Criteria          `json:"criteria"`
+	Status      Status            `json:"status"`
+	Outcome     Status            `json:"outcome,omitempty"`
+	Error       string            `json:"error,omitempty"`
+	Units       []Unit            `json:"units"`
+	Cursor      Cursor            `json:"cursor"`
+	Current     *PassResult       `json:"current,omitempty"`
+	Usage       map[string]*Usage `json:"usage"`
 	// History is the current unit's recent worker responses, the context
 	// of the next requests.
 	History []WorkerResponse `json:"history,omitempty"`

@@ -33,6 +33,7 @@ type DesignInput struct {
 	Goal      string   `json:"goal" jsonschema:"what the code must do; the reviews judge it against this"`
 	Angles    []string `json:"angles,omitempty" jsonschema:"angles to review from (default: all: correctness, efficiency, style, security and any the project adds)"`
 	MaxPasses int      `json:"max_passes,omitempty" jsonschema:"most passes per unit (default 8)"`
+	Test      string   `json:"test,omitempty" jsonschema:"a shell command the supervisor may run (tool test) as if the file had the candidate content, e.g. go test ./..."`
 	Resume    string   `json:"-"`
 	// Progress, when set, sees every log entry as it is recorded (the CLI
 	// prints a line per step to stderr).
@@ -123,7 +124,7 @@ func designState(s *Session, in DesignInput) (*design.State, error) {
 	now := time.Now().UTC()
 	st := &design.State{
 		ID: id, SourceFile: rel, SourceHash: hex.EncodeToString(sum[:]), Goal: in.Goal,
-		MaxPasses: maxPasses, Criteria: design.DefaultCriteria, Status: design.StatusInitializing,
+		MaxPasses: maxPasses, TestCommand: strings.TrimSpace(in.Test), Criteria: design.DefaultCriteria, Status: design.StatusInitializing,
 		Units: design.Split(rel, content), Usage: map[string]*design.Usage{}, CreatedAt: now, UpdatedAt: now,
 	}
 	for _, a := range angles {
@@ -221,6 +222,7 @@ func designEngine(s *Session, st *design.State, progress func(design.Entry)) (*d
 	return &design.Engine{
 		Supervisor: sup, Worker: wrk, Angles: angles,
 		Journal: &designJournal{s: s, id: st.ID, file: st.SourceFile, progress: progress},
+		Tools:   designTools(s, st),
 		NewID:   func() string { return s.Store.IDs.New(ids.Request) },
 	}, nil
 }

@@ -169,13 +169,7 @@ func goTest(ctx context.Context, s *Session, dir string) error {
 	if s.Store.Config.Sandbox.Off {
 		cmd = sandbox.Unconfined(ctx, line)
 	} else {
-		p := sandbox.Policy{Workspace: dir, TempDir: tmp, Hide: []string{s.Store.Root}}
-		if c, err := exec.CommandContext(ctx, "go", "env", "GOCACHE").Output(); err == nil {
-			if d := strings.TrimSpace(string(c)); filepath.IsAbs(d) {
-				p.Writable = append(p.Writable, d)
-			}
-		}
-		cmd, _ = sandbox.Command(ctx, p, line)
+		cmd, _ = sandbox.Command(ctx, confinedPolicy(ctx, s, realPath(dir), realPath(tmp)), line)
 	}
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "GOWORK=off", "GOTOOLCHAIN=local", "GOFLAGS=")

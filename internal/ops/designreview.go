@@ -14,6 +14,7 @@ type DesignReviewInput struct {
 	Goal      string   `json:"goal" jsonschema:"what the code must do; the reviews judge it against this"`
 	Angles    []string `json:"angles,omitempty" jsonschema:"angles to review from (default: all)"`
 	MaxPasses int      `json:"max_passes,omitempty" jsonschema:"most passes per unit (default 8)"`
+	Test      string   `json:"test,omitempty" jsonschema:"a shell command the supervisor may run as if the file had the candidate content, e.g. go test ./..."`
 	Apply     bool     `json:"apply,omitempty" jsonschema:"write the reviewed result back to the file"`
 	Task      string   `json:"task,omitempty" jsonschema:"your task (default: the one you own)"`
 }
@@ -28,7 +29,7 @@ func DesignReview(ctx context.Context, s *Session, in DesignReviewInput) (*Desig
 	if _, err := OwnTask(s.Store, s.Actor, in.Task); err != nil {
 		return nil, err
 	}
-	return designThenApply(ctx, s, DesignInput{File: in.File, Goal: in.Goal, Angles: in.Angles, MaxPasses: in.MaxPasses}, in.Apply)
+	return designThenApply(ctx, s, DesignInput{File: in.File, Goal: in.Goal, Angles: in.Angles, MaxPasses: in.MaxPasses, Test: in.Test}, in.Apply)
 }
 
 func designReviewText(_ *Session, in DesignReviewInput, r *DesignResult, _ error) string {
@@ -60,6 +61,7 @@ type DesignCallInput struct {
 	Goal      string   `json:"goal,omitempty" jsonschema:"what the code must do; the reviews judge it against this"`
 	Angles    []string `json:"angles,omitempty" jsonschema:"angles to review from (default: all)"`
 	MaxPasses int      `json:"max_passes,omitempty" jsonschema:"most passes per unit (default 8)"`
+	Test      string   `json:"test,omitempty" jsonschema:"a shell command the supervisor may run as if the file had the candidate content, e.g. go test ./..."`
 	Resume    string   `json:"resume,omitempty" jsonschema:"a design id (ds-...) to go on with or show, instead of file and goal"`
 	Apply     bool     `json:"apply,omitempty" jsonschema:"write the result back to the file"`
 }
@@ -70,7 +72,7 @@ func DesignCall(ctx context.Context, s *Session, in DesignCallInput) (*DesignRes
 	if in.Resume != "" && in.File != "" {
 		return nil, errs.Usagef("give file and goal, or resume with a design id", "give file or resume, not both")
 	}
-	return designThenApply(ctx, s, DesignInput{File: in.File, Goal: in.Goal, Angles: in.Angles, MaxPasses: in.MaxPasses, Resume: in.Resume}, in.Apply)
+	return designThenApply(ctx, s, DesignInput{File: in.File, Goal: in.Goal, Angles: in.Angles, MaxPasses: in.MaxPasses, Test: in.Test, Resume: in.Resume}, in.Apply)
 }
 
 // designThenApply is Design followed, when asked and there is a diff, by

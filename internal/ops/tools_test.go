@@ -24,7 +24,7 @@ func TestToolSchemas(t *testing.T) {
 		{"subtask", []string{"description"}, []string{"context", "description", "runtime", "task"}},
 		{"wait_children", nil, []string{"task", "timeout"}},
 		{"done", nil, []string{"task"}},
-		{"design_review", []string{"file", "goal"}, []string{"angles", "apply", "file", "goal", "max_passes", "task"}},
+		{"design_review", []string{"file", "goal"}, []string{"angles", "apply", "file", "goal", "max_passes", "task", "test"}},
 	}
 	if got := len(ToolNames()); got != len(tests) {
 		t.Fatalf("%d tools, the table covers %d: %v", got, len(tests), ToolNames())

@@ -33,5 +33,10 @@
 //     state directory is left out of the Landlock rules instead: every entry
 //     of the workspace but it is granted, so an entry created at the top of
 //     the workspace during the command is read-only for the rest of that
-//     command (the next command's rules include it).
+//     command (the next command's rules include it);
+//   - Policy.Overlay files are bind-mounted read-only over their targets
+//     inside the helper's private mount namespace only, before the state is
+//     hidden: no other process sees them, the targets are never written, and
+//     without a mount namespace the helper refuses to run (it never falls
+//     back to the real files).
 package sandbox

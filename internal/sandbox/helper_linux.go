@@ -58,16 +58,25 @@ func helperMain(args []string) int {
 	return 126
 }
 
-// confine hides the state (in a mount namespace), restricts this process
-// with Landlock and drops its capabilities.
+// confine overlays files and hides the state (in a mount namespace),
+// restricts this process with Landlock and drops its capabilities.
 func confine(p Policy) error {
 	if p.MountNS {
 		if !ownMountNS(p.ParentMountNS) {
 			return errors.New("not in a mount namespace of its own: refusing to mount")
 		}
+		if err := privateMounts(); err != nil {
+			return fmt.Errorf("private mounts: %w", err)
+		}
+		// Overlays first: a source under a hidden path is still reachable.
+		if err := overlay(p.Overlay); err != nil {
+			return err
+		}
 		if err := hide(p.Hide); err != nil {
 			return err
 		}
+	} else if len(p.Overlay) > 0 {
+		return errors.New("an overlay needs a mount namespace of its own: refusing to run against the real files")
 	}
 	if err := restrict(p); err != nil {
 		return fmt.Errorf("landlock: %w", err)
@@ -88,12 +97,30 @@ func privateMounts() error {
 	return unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, "")
 }
 
+// overlay bind-mounts each source read-only over its target, in this
+// process's private mount namespace. The read-only remount keeps the flags
+// the target's mount is locked with (nosuid, nodev, ...): a user namespace
+// may not clear them.
+func overlay(files []Overlay) error {
+	for _, o := range files {
+		if err := unix.Mount(o.Source, o.Target, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("overlaying %s: %w", o.Target, err)
+		}
+		var sf unix.Statfs_t
+		if err := unix.Statfs(o.Target, &sf); err != nil {
+			return fmt.Errorf("overlaying %s: %w", o.Target, err)
+		}
+		locked := uintptr(sf.Flags) & (unix.ST_NOSUID | unix.ST_NODEV | unix.ST_NOEXEC | unix.ST_NOATIME | unix.ST_NODIRATIME | unix.ST_RELATIME)
+		if err := unix.Mount("", o.Target, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|locked, ""); err != nil {
+			return fmt.Errorf("overlaying %s read-only: %w", o.Target, err)
+		}
+	}
+	return nil
+}
+
 // hide covers each existing directory in paths with an empty read-only
 // tmpfs, in this process's private mount namespace.
 func hide(paths []string) error {
-	if err := privateMounts(); err != nil {
-		return fmt.Errorf("private mounts: %w", err)
-	}
 	for _, p := range paths {
 		if st, err := os.Stat(p); err != nil || !st.IsDir() {
 			continue

@@ -260,3 +260,50 @@ func TestConfigured(t *testing.T) {
 		})
 	}
 }
+
+// An overlay shows another file's content at the target's path to the
+// command only; the real file is untouched, and no overlay means the real
+// file. Without a mount namespace the helper refuses to run.
+func TestOverlay(t *testing.T) {
+	requireLandlock(t)
+	if Available() != ModeLandlockNS {
+		t.Skip("no mount namespace on this machine")
+	}
+	f := newFixture(t)
+	target := filepath.Join(f.ws, "src", "main.go")
+	source := filepath.Join(f.outside, "candidate.go")
+	if err := os.WriteFile(source, []byte("package candidate\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := f.policy()
+	p.Overlay = []Overlay{{Target: target, Source: source}}
+	tests := []struct {
+		name   string
+		policy Policy
+		line   string
+		want   string
+		code   int
+	}{
+		{"sees the overlay", p, "cat src/main.go", "package candidate\n", 0},
+		{"cannot write it", p, "{ echo x > src/main.go; } 2>/dev/null || echo refused", "refused\n", 0},
+		{"without overlay", f.policy(), "cat src/main.go", "package main\n", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, code := f.run(t, tt.policy, tt.line)
+			if out != tt.want || code != tt.code {
+				t.Errorf("%s: %q, exit %d; want %q, exit %d", tt.line, out, code, tt.want, tt.code)
+			}
+			if real, _ := os.ReadFile(target); string(real) != "package main\n" {
+				t.Errorf("real file now %q", real)
+			}
+		})
+	}
+	t.Run("refused without a mount namespace", func(t *testing.T) {
+		withoutMountNS(t)
+		out, code := f.run(t, p, "cat src/main.go")
+		if code != 126 || !strings.Contains(out, "an overlay needs a mount namespace") {
+			t.Errorf("ran without a mount namespace: %q, exit %d", out, code)
+		}
+	})
+}

@@ -25,6 +25,7 @@ type Options struct {
 	Goal      string
 	Angles    []string
 	MaxPasses int
+	Test      string
 	Resume    string
 	Eval      string
 	Apply     bool
@@ -49,6 +50,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	c.Flags().StringVar(&o.Goal, "goal", "", "what the code must do; the reviews judge it against this")
 	c.Flags().StringSliceVar(&o.Angles, "angles", nil, "angles to review from, comma-separated (default: all)")
 	c.Flags().IntVar(&o.MaxPasses, "max-passes", 0, "most passes per unit (default 8, or code_designer.max_passes)")
+	c.Flags().StringVar(&o.Test, "test", "", "a shell command the supervisor may run (tool test), sandboxed, as if FILE had the candidate content (e.g. \"go test ./...\")")
 	c.Flags().StringVar(&o.Resume, "resume", "", "go on with an interrupted design (or show a finished one)")
 	c.Flags().StringVar(&o.Eval, "eval", "", "measure: fix the seeded bug of each program in DIR with the mode off and on (see docs/benchmarks.md)")
 	c.Flags().BoolVar(&o.Apply, "apply", false, "write the result back to FILE after showing the diff and asking")
@@ -61,7 +63,7 @@ func run(f *cmdutil.Factory, o Options, args []string) error {
 	if o.Eval != "" {
 		return runEval(f, o, args)
 	}
-	in := ops.DesignInput{Goal: o.Goal, Angles: o.Angles, MaxPasses: o.MaxPasses, Resume: o.Resume,
+	in := ops.DesignInput{Goal: o.Goal, Angles: o.Angles, MaxPasses: o.MaxPasses, Test: o.Test, Resume: o.Resume,
 		Progress: func(e design.Entry) { progress(f.IO.ErrOut, e) }}
 	switch {
 	case o.Resume != "" && len(args) > 0:
