@@ -238,8 +238,10 @@ func designModels(s *Session, spent *llm.Counters, started time.Time) (sup, wrk 
 		if err != nil {
 			return nil, errs.Usagef("configure a model: OPENAI_BASE_URL / OPENAI_API_KEY and PM_MODEL, or code_designer.supervisor_model and worker_model", "%v", err)
 		}
-		s.Store.Secrets.Add(p.APIKey)
-		return &design.LLM{Provider: p, Budget: budget, Spent: spent, Started: started, Secrets: s.Store.Secrets}, nil
+		// The key is masked in what the model answers. The store's own set is
+		// not changed: a long-lived process (pm mcp) shares the store between
+		// goroutines, and its set already holds the environment's secrets.
+		return &design.LLM{Provider: p, Budget: budget, Spent: spent, Started: started, Secrets: s.Store.Secrets.With(p.APIKey)}, nil
 	}
 	if sup, err = model(cfg.CodeDesigner.SupervisorModel); err != nil {
 		return nil, nil, err
