@@ -31,7 +31,12 @@ func With(path string, fn func() error) error {
 // WriteAtomic replaces path with data: write a temp file in the same directory,
 // fsync it, rename it over path, fsync the directory. A reader sees the old or
 // the new content, never a mix, and a crash leaves one of the two.
-func WriteAtomic(path string, data []byte) error {
+func WriteAtomic(path string, data []byte) error { return WriteAtomicMode(path, data, 0) }
+
+// WriteAtomicMode is WriteAtomic giving the new file permissions perm (0:
+// CreateTemp's 0600), for a file that replaces a user's own (pm design
+// --apply keeps the file's mode).
+func WriteAtomicMode(path string, data []byte, perm os.FileMode) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -47,6 +52,11 @@ func WriteAtomic(path string, data []byte) error {
 	}()
 	if _, err := f.Write(data); err != nil {
 		return err
+	}
+	if perm != 0 {
+		if err := f.Chmod(perm); err != nil {
+			return err
+		}
 	}
 	if err := f.Sync(); err != nil {
 		return err

@@ -101,7 +101,7 @@ func designState(s *Session, in DesignInput) (*design.State, error) {
 	if _, _, err := designModels(s, &llm.Counters{}, time.Now()); err != nil {
 		return nil, err
 	}
-	rel, content, err := readDesignFile(s.Store.ProjectDir(), in.File)
+	rel, content, err := readDesignFile(s.Store, in.File)
 	if err != nil {
 		return nil, err
 	}
@@ -137,8 +137,13 @@ func designState(s *Session, in DesignInput) (*design.State, error) {
 }
 
 // readDesignFile reads a regular file inside the project, bounded; rel is
-// its path relative to the project.
-func readDesignFile(project, file string) (rel, content string, err error) {
+// its path relative to the project. The file primitives' rules hold (an
+// owner's design_review writes the result back): never pm's state, .git
+// (hooks run outside any sandbox) or prompts/ (objects redefined), never a
+// file with another hard link, judged on the opened file's real path so a
+// symlink swapped in after the checks by name cannot lead elsewhere.
+func readDesignFile(st *store.Store, file string) (rel, content string, err error) {
+	project := st.ProjectDir()
 	if strings.TrimSpace(file) == "" {
 		return "", "", errs.Usagef(`name the file: pm design FILE --goal "..."`, "a design needs a file")
 	}
@@ -166,8 +171,12 @@ func readDesignFile(project, file string) (rel, content string, err error) {
 		return "", "", errs.Usagef("give a regular file", "%v", err)
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
 		return "", "", errs.Usagef("give a regular file", "%s is not a regular file", file)
+	}
+	if err := designable(st, f, fi, file); err != nil {
+		return "", "", err
 	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxDesignFile+1))
 	if err != nil {
@@ -177,6 +186,41 @@ func readDesignFile(project, file string) (rel, content string, err error) {
 		return "", "", errs.Usagef("design a smaller file (under 256 KiB), or split it", "%s is over %d bytes", file, MaxDesignFile)
 	}
 	return rel, string(data), nil
+}
+
+// designable admits an opened design file: where it really is (the
+// kernel's name for the descriptor) must be inside the project and outside
+// the state directory, .git and prompts/, and it must have one link.
+func designable(st *store.Store, f *os.File, fi os.FileInfo, given string) error {
+	real, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", f.Fd()))
+	if err != nil {
+		return errs.Failf("", "where %s is: %v", given, err)
+	}
+	project := realDir(st.ProjectDir())
+	if !inside(project, real) {
+		return errs.Usagef("design files inside the project", "%s leads outside the project %s", given, project)
+	}
+	for _, d := range []string{realDir(st.Root), filepath.Join(project, ".git"), filepath.Join(project, "prompts")} {
+		if inside(d, real) {
+			return errs.Usagef("design the project's own files; pm's state, .git and prompts/ are not designed", "%s is in %s", given, d)
+		}
+	}
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok && sys.Nlink > 1 {
+		return errs.Usagef("design a file with one name", "%s has %d hard links", given, sys.Nlink)
+	}
+	return nil
+}
+
+func realDir(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
+}
+
+func inside(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel)
 }
 
 // pickAngles resolves the angle names (all of them, heaviest first, when
@@ -340,7 +384,7 @@ func DesignApply(_ context.Context, s *Session, id string) error {
 		return errs.Statef("resume it first: pm design --resume "+id, "design %s is %s (%s): only a complete design that did not fail is applied", id, st.Status, st.Outcome)
 	}
 	path := filepath.Join(s.Store.ProjectDir(), st.SourceFile)
-	_, current, err := readDesignFile(s.Store.ProjectDir(), path)
+	_, current, err := readDesignFile(s.Store, path)
 	if err != nil {
 		return err
 	}
@@ -348,35 +392,21 @@ func DesignApply(_ context.Context, s *Session, id string) error {
 	if hex.EncodeToString(sum[:]) != st.SourceHash {
 		return errs.Statef("run a new design on the file as it is now", "%s changed since design %s read it; not applied", st.SourceFile, id)
 	}
-	return replaceFile(path, []byte(st.Content()))
+	return replaceFile(s.Store, path, []byte(st.Content()))
 }
 
 // replaceFile writes data over path by a rename, keeping its mode: a crash
-// leaves the old file or the new one, never half of each.
-func replaceFile(path string, data []byte) error {
+// leaves the old file or the new one, never half of each. The directory is
+// judged again right before (designable judged the file when it was read).
+func replaceFile(st *store.Store, path string, data []byte) error {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".pm-*")
-	if err != nil {
-		return err
+	dir := realDir(filepath.Dir(path))
+	project := realDir(st.ProjectDir())
+	if !inside(project, dir) || inside(realDir(st.Root), dir) || inside(filepath.Join(project, ".git"), dir) || inside(filepath.Join(project, "prompts"), dir) {
+		return errs.Usagef("design the project's own files", "%s is no longer where the design read it", path)
 	}
-	defer os.Remove(tmp.Name()) // after the rename, nothing is left to remove
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(fi.Mode().Perm()); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return st.ReplaceFile(path, data, fi.Mode().Perm())
 }

@@ -129,3 +129,53 @@ func TestDesignRunLock(t *testing.T) {
 		t.Fatalf("second runner: %v", err)
 	}
 }
+
+// A design (an owner's design_review writes the result back) never reads or
+// writes pm's state, .git or prompts/, nor a file with another hard link, by
+// any path that leads there.
+func TestDesignFileRules(t *testing.T) {
+	sess, file, _ := designSetup(t, store.Human)
+	project := sess.Store.ProjectDir()
+	write := func(rel, text string) string {
+		p := filepath.Join(project, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write(".git/hooks/pre-commit", "#!/bin/sh\n")
+	write("prompts/owner.md", "---\nname: owner\n---\n")
+	outside := filepath.Join(t.TempDir(), "secret.go")
+	if err := os.WriteFile(outside, []byte("package x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.Link(outside, filepath.Join(project, "linked.go")))
+	must(os.Symlink(".git/hooks", filepath.Join(project, "hooks")))
+	cases := []struct{ file, want string }{
+		{".git/hooks/pre-commit", "is in "},
+		{"hooks/pre-commit", "is in "},
+		{"prompts/owner.md", "is in "},
+		{".plasmodium/config.json", "is in "},
+		{"linked.go", "hard links"},
+	}
+	for _, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			_, err := Design(context.Background(), sess, DesignInput{File: c.file, Goal: "x", Angles: []string{"correctness"}})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want a refusal about %q", err, c.want)
+			}
+		})
+	}
+	if ids, _ := sess.Store.DesignIDs(); len(ids) != 0 {
+		t.Fatalf("refused designs were created: %v", ids)
+	}
+	_ = file
+}

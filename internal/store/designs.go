@@ -109,3 +109,9 @@ func (s *Store) DesignIDs() ([]string, error) {
 	sort.Strings(out)
 	return out, nil
 }
+
+// ReplaceFile writes data over a project file by a rename, with permissions
+// perm (pm design --apply): a crash leaves the old file or the new one.
+func (s *Store) ReplaceFile(path string, data []byte, perm os.FileMode) error {
+	return lockedfile.WriteAtomicMode(path, data, perm)
+}
