@@ -196,11 +196,11 @@ func designable(st *store.Store, f *os.File, fi os.FileInfo, given string) error
 	if err != nil {
 		return errs.Failf("", "where %s is: %v", given, err)
 	}
-	project := realDir(st.ProjectDir())
+	project := realPath(st.ProjectDir())
 	if !inside(project, real) {
 		return errs.Usagef("design files inside the project", "%s leads outside the project %s", given, project)
 	}
-	for _, d := range []string{realDir(st.Root), filepath.Join(project, ".git"), filepath.Join(project, "prompts")} {
+	for _, d := range []string{realPath(st.Root), filepath.Join(project, ".git"), filepath.Join(project, "prompts")} {
 		if inside(d, real) {
 			return errs.Usagef("design the project's own files; pm's state, .git and prompts/ are not designed", "%s is in %s", given, d)
 		}
@@ -209,13 +209,6 @@ func designable(st *store.Store, f *os.File, fi os.FileInfo, given string) error
 		return errs.Usagef("design a file with one name", "%s has %d hard links", given, sys.Nlink)
 	}
 	return nil
-}
-
-func realDir(p string) string {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
-	}
-	return p
 }
 
 func inside(dir, p string) bool {
@@ -403,9 +396,9 @@ func replaceFile(st *store.Store, path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	dir := realDir(filepath.Dir(path))
-	project := realDir(st.ProjectDir())
-	if !inside(project, dir) || inside(realDir(st.Root), dir) || inside(filepath.Join(project, ".git"), dir) || inside(filepath.Join(project, "prompts"), dir) {
+	dir := realPath(filepath.Dir(path))
+	project := realPath(st.ProjectDir())
+	if !inside(project, dir) || inside(realPath(st.Root), dir) || inside(filepath.Join(project, ".git"), dir) || inside(filepath.Join(project, "prompts"), dir) {
 		return errs.Usagef("design the project's own files", "%s is no longer where the design read it", path)
 	}
 	return st.ReplaceFile(path, data, fi.Mode().Perm())

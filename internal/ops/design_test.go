@@ -179,3 +179,34 @@ func TestDesignFileRules(t *testing.T) {
 	}
 	_ = file
 }
+
+// The eval's go test runs code models wrote: it sees no secret variable of
+// pm's environment (it used to get them all).
+func TestGoTestSeesNoSecret(t *testing.T) {
+	sess, _, _ := designSetup(t, store.Human)
+	t.Setenv("OPENAI_API_KEY", "sk-eval-secret-0123456789")
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"go.mod": "module probe\n\ngo 1.22\n",
+		"probe_test.go": `package probe
+
+import (
+	"os"
+	"testing"
+)
+
+func TestNoKey(t *testing.T) {
+	if os.Getenv("OPENAI_API_KEY") != "" {
+		t.Fatal("the key reached the test")
+	}
+}
+`,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := goTest(context.Background(), sess, dir); err != nil {
+		t.Fatalf("go test: %v", err)
+	}
+}

@@ -102,9 +102,9 @@ func confinedPolicy(ctx context.Context, s *Session, dir, tmp string) sandbox.Po
 // runBounded runs cmd in dir with TMPDIR tmp and the secrets out of its
 // environment, killing its process group at the deadline, and returns its
 // exit code and output (at most maxTestOutput).
-func runBounded(ctx context.Context, cmd *exec.Cmd, dir, tmp string) (string, error) {
+func runBounded(ctx context.Context, cmd *exec.Cmd, dir, tmp string, env ...string) (string, error) {
 	cmd.Dir = dir
-	cmd.Env = append(secret.FilterEnv(os.Environ()), "TMPDIR="+tmp)
+	cmd.Env = append(append(secret.FilterEnv(os.Environ()), "TMPDIR="+tmp), env...)
 	out := &render.HeadTail{Max: maxTestOutput}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
