@@ -69,7 +69,10 @@ type Server struct {
 	run    Runner
 	ctx    context.Context
 	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	wg     sync.WaitGroup // every goroutine a client started: Close waits for them
+
+	mu     sync.Mutex // closed, and wg.Add against Close's wg.Wait
+	closed bool
 }
 
 // NewToken returns a random token (256 bits, hex).
@@ -106,7 +109,10 @@ func (s *Server) Serve() {
 		if err != nil {
 			return
 		}
-		s.wg.Add(1)
+		if !s.track() {
+			_ = c.Close()
+			return
+		}
 		go func() {
 			defer s.wg.Done()
 			s.handle(c)
@@ -121,9 +127,24 @@ func (s *Server) Close() {
 		return
 	}
 	_ = s.ln.Close()
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
 	s.cancel()
 	s.wg.Wait()
 	os.RemoveAll(s.dir)
+}
+
+// track counts one more goroutine for Close to wait for, unless Close has
+// begun (a connection accepted just before it is then dropped).
+func (s *Server) track() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.wg.Add(1)
+	return true
 }
 
 // handle runs one client's command.
@@ -146,7 +167,12 @@ func (s *Server) handle(c net.Conn) {
 	defer cancel()
 	in := &lazyStdin{want: func() error { return w.write(frameWantStdin, nil) }}
 	in.pr, in.pw = io.Pipe()
-	go readStdin(r, in.pw, cancel)
+	if s.track() {
+		go func() {
+			defer s.wg.Done()
+			readStdin(r, in.pw, cancel)
+		}()
+	}
 	// Once the command's context ends (its client left, or Close), nothing
 	// the client does may keep it: reading its input fails at once, and
 	// writing to a client that stopped reading fails shortly, so the command
@@ -157,6 +183,9 @@ func (s *Server) handle(c net.Conn) {
 	})
 	defer stop()
 	code := s.run(ctx, req.Args, Stdio{In: in, Out: w.stream(frameStdout), Err: w.stream(frameStderr)})
+	// The command is done with its input: a client still sending must not
+	// hold readStdin in a pipe write for good (it then drains the rest).
+	_ = in.pr.CloseWithError(io.ErrClosedPipe)
 	_ = w.exit(code)
 }
 

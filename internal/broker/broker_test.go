@@ -167,3 +167,28 @@ func TestCloseEndsBlockedRead(t *testing.T) {
 		t.Fatalf("exit %d, want the command's 7 after its read failed", code)
 	}
 }
+
+// A command that stops reading its input before the client stopped sending
+// (pm subtask --context-file - reads a bounded amount) must not leave the
+// host's input reader stuck in a pipe write: Close waits for every
+// goroutine a client started, so it returns only if none is stuck.
+func TestUnreadInputLeavesNothingBehind(t *testing.T) {
+	one := func(_ context.Context, _ []string, io_ Stdio) int {
+		var b [1]byte
+		if _, err := io_.In.Read(b[:]); err != nil {
+			return 9
+		}
+		return 0
+	}
+	s, err := Listen(t.TempDir(), NewToken(), one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve()
+	var out, errOut bytes.Buffer
+	code, err := Forward(context.Background(), s.Path, s.Token, []string{"read-one"}, bytes.NewReader(bytes.Repeat([]byte("y"), 4<<20)), &out, &errOut)
+	if err != nil || code != 0 {
+		t.Fatalf("code %d, err %v, stderr %q", code, err, errOut.String())
+	}
+	s.Close() // hangs if the input reader is stuck
+}
