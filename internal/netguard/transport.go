@@ -7,20 +7,20 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"sync"
 )
 
 // Transport is an HTTP transport that enforces the policy on every
-// connection. A proxy from the environment (HTTP_PROXY, HTTPS_PROXY) is still
-// used, since the user configured it: the connection to the proxy itself is
-// allowed, and the target is judged before it is handed to the proxy by
-// resolving its name here (the proxy resolves it again, so a rebinding DNS
-// server has a window there that direct connections do not have; docs/security.md).
+// connection it dials, a proxy's included, and that keeps no connection
+// alive between fetches (each http_get is its own). A proxy from the
+// environment (HTTP_PROXY, HTTPS_PROXY) is still used, since the user
+// configured it; one on an internal address must be named in
+// sandbox.http_allow like any other. The target is judged before it is
+// handed to the proxy by resolving its name here (the proxy resolves it
+// again, so a rebinding DNS server has a window there that direct
+// connections do not have; docs/security.md).
 func (p Policy) Transport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
-	guarded := p.Dialer()
-	var plain net.Dialer
-	var proxies sync.Map // proxy addresses seen: "host:port" → true
+	t.DisableKeepAlives = true
 	t.Proxy = func(req *http.Request) (*url.URL, error) {
 		u, err := http.ProxyFromEnvironment(req)
 		if err != nil || u == nil {
@@ -29,15 +29,9 @@ func (p Policy) Transport() *http.Transport {
 		if err := p.checkHost(req.Context(), req.URL); err != nil {
 			return nil, err
 		}
-		proxies.Store(proxyAddr(u), true)
 		return u, nil
 	}
-	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		if _, ok := proxies.Load(addr); ok {
-			return plain.DialContext(ctx, network, addr)
-		}
-		return guarded.DialContext(ctx, network, addr)
-	}
+	t.DialContext = p.Dialer().DialContext
 	return t
 }
 
@@ -61,12 +55,4 @@ func (p Policy) checkHost(ctx context.Context, u *url.URL) error {
 		}
 	}
 	return nil
-}
-
-func proxyAddr(u *url.URL) string {
-	port := u.Port()
-	if port == "" {
-		port = map[string]string{"http": "80", "https": "443", "socks5": "1080"}[u.Scheme]
-	}
-	return net.JoinHostPort(u.Hostname(), port)
 }
