@@ -81,6 +81,9 @@ func run(f *cmdutil.Factory, o Options) error {
 			out.Write(raw)
 			return out.WriteByte('\n')
 		}
+		if m.ID == "" {
+			return nil // valid JSON that is no message (a hand-edited line): as ops.Chat, not shown
+		}
 		render.PrintMessage(out, *m)
 		return nil
 	})

@@ -20,6 +20,7 @@ import (
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/gitx"
 	"github.com/plasmodium/pm/internal/openaitest"
+	"github.com/plasmodium/pm/internal/render"
 	"github.com/plasmodium/pm/internal/replay"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
@@ -263,9 +264,9 @@ func summary(w io.Writer, s *store.Store, taskID, dir, label string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "%sgit log -1: %s %s\n", label, c.Hash[:12], strings.TrimSpace(c.Message))
+	fmt.Fprintf(w, "%sgit log -1: %s %s\n", label, c.Hash[:12], render.Line(strings.TrimSpace(c.Message)))
 	for _, f := range c.Files {
-		fmt.Fprintf(w, "%s    %s (+%d)\n", label, f.Name, f.Added)
+		fmt.Fprintf(w, "%s    %s (+%d)\n", label, render.Line(f.Name), f.Added)
 	}
 	fmt.Fprintf(w, "%sdone: %s %s; look around with PM_HOME=%s pm status --all, pm log, pm history --task %s\n",
 		label, t.ID, t.Status, s.Root, t.ID)
