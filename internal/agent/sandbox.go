@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/sandbox"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -27,18 +28,29 @@ func newExecSandbox(s *store.Store, log *slog.Logger) (*execSandbox, error) {
 	if !s.Config.Runtime.Exec.Sandbox {
 		return nil, nil
 	}
+	mode := sandbox.Available()
+	if err := sandboxRefusal(mode, sandbox.Why()); err != nil {
+		return nil, err
+	}
 	tmp, err := os.MkdirTemp("", "pm-agent-")
 	if err != nil {
 		return nil, err
 	}
 	cfg := s.Config.Sandbox
 	p := sandbox.Policy{Workspace: realPath(s.ProjectDir()), TempDir: realPath(tmp), Hide: []string{realPath(s.Root)}}.Configured(cfg.Network, cfg.Writable)
-	if mode := sandbox.Available(); mode == sandbox.ModeNone {
-		log.Warn("exec agent is not sandboxed", "why", sandbox.Why())
-	} else {
-		log.Info("sandbox", "mode", mode)
-	}
+	log.Info("sandbox", "mode", mode)
 	return &execSandbox{policy: p, tmp: tmp}, nil
+}
+
+// sandboxRefusal: an exec agent the config asks to sandbox is not started
+// unconfined where the kernel offers no sandbox (it ran with only a warning
+// in its log before): its host ends it failed, with the reason.
+func sandboxRefusal(mode sandbox.Mode, why string) error {
+	if mode != sandbox.ModeNone {
+		return nil
+	}
+	return errs.Statef("run it where the kernel has Landlock, or unset runtime.exec.sandbox to run it unconfined (trusted agents only)",
+		"runtime.exec.sandbox is set but this machine cannot sandbox the agent (%s); not started", why)
 }
 
 // wrap returns the argv and process attributes of a confined start; a nil
