@@ -128,14 +128,20 @@ func untilEvent(ctx context.Context, s *store.Store, check func() (bool, error))
 
 // ChangesState reports whether an event of kind k may change a task's
 // state: `pm wait` checks again, and the dashboard sends the task's health,
-// only after these (not after streamed text, turns, tool calls, messages or
-// an agent's activity).
+// only after these. It names the kinds that do (task, phase and agent
+// lifecycle, requests, commits, reset) rather than those that do not, so a
+// kind added later (talk, streamed text, design steps) wakes nobody until it
+// is listed here.
 func ChangesState(k bus.Kind) bool {
 	switch k {
-	case bus.EvMessage, bus.EvAgentThink, bus.EvAgentOutput, bus.EvAgentTurn, bus.EvToolCall, bus.EvToolResult, bus.EvInbox, bus.EvAgentActivity:
-		return false
+	case bus.EvReset,
+		bus.EvTaskCreated, bus.EvTaskUnblocked, bus.EvTaskDone, bus.EvTaskKilled, bus.EvTaskRestarted, bus.EvChildDone, bus.EvCommit,
+		bus.EvPhaseOpened, bus.EvPhaseExtended, bus.EvPhaseClosed,
+		bus.EvAgentCreated, bus.EvAgentStarted, bus.EvAgentExited, bus.EvAgentKilled, bus.EvAgentRespawned, bus.EvAgentFailed, bus.EvAgentBudget,
+		bus.EvRequestAsked, bus.EvRequestAnswered:
+		return true
 	}
-	return true
+	return false
 }
 
 func parseTimeout(s string) (time.Duration, error) {
