@@ -80,7 +80,7 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 			s.Notify(bus.Event{Kind: bus.EvAgentThink, Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, Text: s.Secrets.Mask(t)})
 		},
 	}
-	tools, err := r.tools(env, obj, a.Name)
+	tools, err := r.tools(env, set, obj, a.Name)
 	if err != nil {
 		return err
 	}
@@ -122,7 +122,7 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 		if err != nil {
 			return
 		}
-		if tools, err := r.tools(env, obj, a.Name); err == nil {
+		if tools, err := r.tools(env, set, obj, a.Name); err == nil {
 			loop.Tools, loop.System = tools, text
 		}
 	}
@@ -324,12 +324,8 @@ func (r *Runner) causeData(tool string, data map[string]any) map[string]any {
 var waiting = map[string]bool{"ask_human": true, "wait_children": true}
 
 // tools builds the agent's tools, marking it waiting while a blocking one runs.
-func (r *Runner) tools(env *capability.Env, obj *prompt.Object, name string) ([]llm.Tool, error) {
+func (r *Runner) tools(env *capability.Env, set prompt.Set, obj *prompt.Object, name string) ([]llm.Tool, error) {
 	tools, err := capability.Tools(env, obj)
-	if err != nil {
-		return nil, err
-	}
-	set, err := prompt.LoadProject(r.Store)
 	if err != nil {
 		return nil, err
 	}
