@@ -97,16 +97,21 @@ func HealthOf(s *store.Store, t *store.Task, pending []*store.Request) Health {
 // them is killed it will never start (only done blockers unblock), and it is
 // stalled: somebody must run the blocker again or kill the task.
 func blockedHealth(s *store.Store, t *store.Task) Health {
+	var waiting []string
 	for _, id := range t.BlockedBy {
-		if b, err := s.Task(id); err == nil && b.Status == store.TaskKilled {
+		b, err := s.Task(id)
+		switch {
+		case err == nil && b.Status == store.TaskKilled:
 			return Health{
 				State:  StateStalled,
 				Reason: "waits for " + id + ", which was killed: it will never start",
 				Next:   "pm kill " + id + " --restart to run it again, or pm kill " + t.ID,
 			}
+		case err != nil || b.Live(): // unreadable: shown rather than hidden, as liveOf does
+			waiting = append(waiting, id)
 		}
 	}
-	return Health{State: StateBlocked, Waiting: liveOf(s, t.BlockedBy)}
+	return Health{State: StateBlocked, Waiting: slices.Clip(waiting)}
 }
 
 // stalled: the owner of a live task is not running and will not be
