@@ -294,6 +294,9 @@ func (e *Engine) work(ctx context.Context, st *State, u *Unit, req SupervisorReq
 	return e.respond(st, u, resp)
 }
 
+// MaxContent bounds a design's file, read or rewritten (ops.MaxDesignFile).
+const MaxContent = 256 << 10
+
 // modify applies a refined unit; a rewrite that would not compile as part
 // of its Go file is refused (recoverable: the unit stays as it was).
 func (e *Engine) modify(st *State, u *Unit, w WorkResult, plan Plan) *WorkerError {
@@ -301,6 +304,11 @@ func (e *Engine) modify(st *State, u *Unit, w WorkResult, plan Plan) *WorkerErro
 	after := keepTrailing(before, w.Code)
 	if after == before {
 		return nil
+	}
+	// The model chooses the size of a rewrite: the file never grows past
+	// what a design may read (every unit travels in every request).
+	if grown := len(st.Content()) - len(before) + len(after); grown > MaxContent {
+		return &WorkerError{Code: "too_large", Message: fmt.Sprintf("the rewritten unit makes the file %d bytes, over %d", grown, MaxContent), Recoverable: true}
 	}
 	if filepath.Ext(st.SourceFile) == ".go" {
 		u.CurrentContent = after

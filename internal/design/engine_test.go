@@ -358,6 +358,39 @@ func TestRefineThatDoesNotParseIsRefused(t *testing.T) {
 	}
 }
 
+// A rewrite is the model's to size: one that would take the file past
+// MaxContent is refused (recoverable) and the unit kept.
+func TestRefineTooLargeIsRefused(t *testing.T) {
+	plan := func(pass int) string {
+		if pass == 1 {
+			return `{"type":"refine","context":"rewrite","issues":[],"preserve":[],"questions":[]}`
+		}
+		return accept(pass)
+	}
+	huge, err := json.Marshal(map[string]any{"status": "success", "code": "func A() {}\n// " + strings.Repeat("x", MaxContent), "reason": "grew it", "observations": []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	worker := func(string) string { return string(huge) }
+	h := newHarness(t, script{angle: noIssues, supervisor: plan, worker: worker})
+	st := newState(8)
+	if err := h.engine.Run(context.Background(), st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Content() != twoFuncs {
+		t.Fatalf("a rewrite over MaxContent was applied (%d bytes)", len(st.Content()))
+	}
+	var refused bool
+	for _, e := range h.journal.entries {
+		if e.Kind == EntryResponse && e.Response.Error != nil && e.Response.Error.Code == "too_large" && e.Response.Error.Recoverable {
+			refused = true
+		}
+	}
+	if !refused {
+		t.Error("no recoverable too_large response recorded")
+	}
+}
+
 func TestMetricsSummedPerModel(t *testing.T) {
 	s := script{angle: noIssues, supervisor: accept, usage: map[string]int{"big": 100, "small": 10}}
 	h := newHarness(t, s)

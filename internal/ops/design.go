@@ -25,7 +25,7 @@ import (
 
 // MaxDesignFile bounds the file pm design reviews: every unit travels in
 // several model requests per pass.
-const MaxDesignFile = 256 << 10
+const MaxDesignFile = design.MaxContent
 
 // DesignInput starts a design (File, Goal) or resumes one (Resume).
 type DesignInput struct {
