@@ -72,7 +72,7 @@ func (s *Server) follow(ctx context.Context, from bus.Cursor, queue chan<- frame
 		if err != nil {
 			return
 		}
-		f := frame{data: eventFrame(d, lineOf(lines, d.Event), s.healthOf(d.Event)), cursor: d.Next}
+		f := frame{data: eventFrame(d, lineOf(lines, d.Event), s.healthAt(d)), cursor: d.Next}
 		select {
 		case queue <- f:
 		default:
@@ -87,6 +87,30 @@ func (s *Server) follow(ctx context.Context, from bus.Cursor, queue chan<- frame
 		}
 	}
 }
+
+// healthAt is healthOf for one delivery, worked out once for every
+// connection that sends it: each open page would otherwise read the task's
+// records (and every request) again for the same event.
+func (s *Server) healthAt(d bus.Delivery) *task.Health {
+	if d.Event.TaskID == "" || !ops.ChangesState(d.Event.Kind) {
+		return nil
+	}
+	s.health.mu.Lock()
+	defer s.health.mu.Unlock()
+	if h, ok := s.health.at[d.Next]; ok {
+		return h
+	}
+	h := s.healthOf(d.Event)
+	s.health.reads++
+	if s.health.at == nil || len(s.health.at) >= healthKept {
+		s.health.at = map[bus.Cursor]*task.Health{} // the connections are near the bus's end: start over
+	}
+	s.health.at[d.Next] = h
+	return h
+}
+
+// healthKept bounds the health remembered per event.
+const healthKept = 256
 
 // healthOf is the current health of the task ev names, when ev may have
 // changed it (ops.ChangesState), else nil: the page takes it as is, so

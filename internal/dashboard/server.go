@@ -5,6 +5,8 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/task"
 	"io/fs"
 	"net"
 	"net/http"
@@ -66,6 +68,14 @@ type Server struct {
 	// agents keeps the agent records snapshots show, following the bus
 	// (agentview.go); nil: every snapshot reads them all.
 	agents *agentView
+
+	// health is each recent event's task health, shared by the connections
+	// (healthAt).
+	health struct {
+		mu    sync.Mutex
+		at    map[bus.Cursor]*task.Health
+		reads int // health worked out (tests: once per event, not per page)
+	}
 }
 
 // Open validates cfg, listens and serves in the background.

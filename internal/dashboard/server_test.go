@@ -404,3 +404,39 @@ func TestResumeKeepsLogDepth(t *testing.T) {
 		})
 	}
 }
+
+// Several open pages cost one health read per event, not one each.
+func TestHealthReadOncePerEvent(t *testing.T) {
+	r := newRig(t, nil)
+	start := r.snapshot().Cursor.String()
+	var conns []*websocket.Conn
+	for range 3 {
+		c, _, err := r.dial(start, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns = append(conns, c)
+	}
+	tk, err := ops.CreateTask(t.Context(), r.sess, ops.TaskInput{Description: "watched", Runtime: store.RuntimeNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range conns {
+		for {
+			m, ev := next(t, c)
+			if ev.Kind == string(bus.EvTaskCreated) && ev.TaskID == tk.ID {
+				if m.Health == nil {
+					t.Fatal("task.created without health")
+				}
+				break
+			}
+		}
+	}
+	r.srv.health.mu.Lock()
+	reads := r.srv.health.reads
+	r.srv.health.mu.Unlock()
+	if created := 1; reads > created+1 { // task.created, and agent.created of its owner
+		t.Fatalf("%d health reads for 3 pages", reads)
+	}
+}
