@@ -102,7 +102,7 @@ async function start() {
   $("log").replaceChildren();
   for (const entry of s.log) {
     appendLog(entry.event, entry.line);
-    if (entry.event.kind === "agent.budget") state.budgetStops.push(entry.event);
+    if (entry.event.kind === "agent.budget") pushBudgetStop(entry.event);
   }
   for (const k of ["attention", "capabilities", "rooms", "tasks", "usage"]) dirty.add(k);
   render();
@@ -254,7 +254,7 @@ function apply(ev) {
       }
       break;
     case "agent.budget":
-      state.budgetStops.push(ev); dirty.add("attention"); break;
+      pushBudgetStop(ev); dirty.add("attention"); break;
     case "agent.turn":
       if (agent) {
         agent.usage = { turns: num(d.turns), tool_calls: num(d.tool_calls), tokens: num(d.tokens) };
@@ -424,7 +424,7 @@ function renderAttention() {
         " " + a.status + (a.task_id ? " on " + a.task_id : "") + (a.reason ? ": " : ""), a.reason || ""));
     }
   }
-  for (const ev of state.budgetStops.slice(-10)) {
+  for (const ev of state.budgetStops) {
     items.push(el("div", { class: "card bad budget" }, "budget stop: ", ev.text || ""));
   }
   if (items.length === 0) items.push(el("p", { class: "calm" }, "Nothing needs you now."));
@@ -628,3 +628,9 @@ document.addEventListener("DOMContentLoaded", () => {
   });
   start();
 });
+
+// pushBudgetStop keeps the last ten budget stops, all the page shows.
+function pushBudgetStop(ev) {
+  state.budgetStops.push(ev);
+  if (state.budgetStops.length > 10) state.budgetStops.splice(0, state.budgetStops.length - 10);
+}
