@@ -92,6 +92,13 @@ func clientFiles(args []string, stdin io.Reader) ([]string, io.Reader, error) {
 		default:
 			continue
 		}
+		rest := out[i:]
+		if end := slices.Index(rest, "--"); end >= 0 {
+			rest = rest[:end] // after --, words are text
+		}
+		if slices.ContainsFunc(rest, func(a string) bool { return a == "--context-file" || strings.HasPrefix(a, "--context-file=") }) {
+			return nil, nil, errs.Usagef("give one context file", "--context-file given more than once")
+		}
 		if path == "-" {
 			return append(out, "--context-file", "-"), stdin, nil
 		}

@@ -32,6 +32,8 @@ func TestClientFiles(t *testing.T) {
 		{"standard input stays", []string{"subtask", "x", "--context-file", "-"}, []string{"subtask", "x", "--context-file", "-"}, "", ""},
 		{"after -- it is text", []string{"say", "--", "--context-file", ctx}, []string{"say", "--", "--context-file", ctx}, "", ""},
 		{"a device is refused on the client", []string{"subtask", "x", "--context-file", "/dev/zero"}, nil, "", "not a regular file"},
+		{"twice is refused (the host must never open the second)", []string{"subtask", "x", "--context-file", ctx, "--context-file", "/etc/shadow"}, nil, "", "more than once"},
+		{"twice with = is refused", []string{"subtask", "--context-file=" + ctx, "--context-file=/etc/shadow", "x"}, nil, "", "more than once"},
 		{"a missing file", []string{"subtask", "x", "--context-file", filepath.Join(dir, "nope")}, nil, "", "no such file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
