@@ -18,6 +18,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/netguard"
+	"github.com/plasmodium/pm/internal/netguard/httpguard"
 	"github.com/plasmodium/pm/internal/render"
 	"github.com/plasmodium/pm/internal/secret"
 	"github.com/plasmodium/pm/internal/store"
@@ -308,7 +309,7 @@ func httpGet(ctx context.Context, env *Env, a httpGetArgs) (string, error) {
 	}
 	client := &http.Client{
 		Timeout:   HTTPTimeout,
-		Transport: guard.Transport(),
+		Transport: httpguard.Transport(guard),
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
 				return fmt.Errorf("redirect to %s refused: http and https only", req.URL.Scheme)

@@ -51,7 +51,7 @@ func Chat(ctx context.Context, sess *Session, in ChatInput) (ChatResult, error) 
 // handed on.
 func ChatStream(ctx context.Context, sess *Session, phaseID string, each func(raw []byte, m *store.Message) error) (ChatResult, error) {
 	s, actor := sess.Store, sess.Actor
-	ph, err := ResolvePhase(s, actor, phaseID)
+	ph, err := phase.Resolve(s, actor, phaseID)
 	if err != nil {
 		return ChatResult{}, err
 	}
@@ -68,7 +68,7 @@ func ChatStream(ctx context.Context, sess *Session, phaseID string, each func(ra
 
 func chatWait(ctx context.Context, sess *Session, in ChatInput) (ChatResult, error) {
 	s, actor := sess.Store, sess.Actor
-	ph, err := ResolvePhase(s, actor, in.Phase)
+	ph, err := phase.Resolve(s, actor, in.Phase)
 	if err != nil {
 		return ChatResult{}, err
 	}

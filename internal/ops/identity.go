@@ -12,24 +12,6 @@ import (
 // keeps real chains short, and a hand-edited cycle must not loop forever.
 const maxAncestry = 64
 
-// CheckPost checks that actor may post into ph: the human anywhere, a role
-// agent only into its own phase, an owner only into its own task's phases.
-// Anyone else (a prompt object's resident agent, an agent of another task)
-// is refused, so no agent can fill or close another room.
-func CheckPost(actor store.Actor, ph *store.Phase) error {
-	a := actor.Agent
-	switch {
-	case a == nil:
-		return nil
-	case a.PhaseID != "" && a.PhaseID == ph.ID:
-		return nil
-	case a.PhaseID == "" && a.IsOwner() && a.TaskID != "" && a.TaskID == ph.TaskID:
-		return nil
-	}
-	return errs.Statef("post in your own room: pm say \"...\" without --phase",
-		"@%s may not post in %s (task %s): it is not your phase", actor.Name, ph.ID, ph.TaskID)
-}
-
 // CheckAnswer checks that actor may answer r: the human may; an agent only
 // when config.json names it (by agent or prompt name) in
 // requests.answerers; the agent that asked never may, so no agent can

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/request"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -26,7 +27,7 @@ func TestCheckPost(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := CheckPost(tt.actor, phA)
+			err := phase.CheckPost(tt.actor, phA)
 			if tt.ok != (err == nil) {
 				t.Fatalf("CheckPost = %v; want ok=%v", err, tt.ok)
 			}

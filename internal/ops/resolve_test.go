@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/store/storetest"
 )
@@ -168,7 +169,7 @@ func TestPhase(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newStore(t)
 			tt.setup(t, s)
-			got, err := ResolvePhase(s, tt.actor, tt.flag)
+			got, err := phase.Resolve(s, tt.actor, tt.flag)
 			if tt.code != 0 {
 				if errs.CodeOf(err) != tt.code {
 					t.Fatalf("Phase = %+v, %v; want exit %d", got, err, tt.code)

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/plasmodium/pm/internal/render"
+	"github.com/plasmodium/pm/internal/render/taskview"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 )
@@ -132,9 +133,9 @@ func chatText(_ *Session, in ChatInput, r ChatResult, _ error) string {
 func statusText(sess *Session, _ StatusInput, r StatusResult, _ error) string {
 	var b bytes.Buffer
 	if r.View != nil {
-		render.PrintTaskView(&b, r.View.View, r.View.Health, r.View.Requests, sess.Actor)
+		taskview.PrintTaskView(&b, r.View.View, r.View.Health, r.View.Requests, sess.Actor)
 	} else {
-		render.PrintSummary(&b, r.Summary.Summary, r.Summary.Health)
+		taskview.PrintSummary(&b, r.Summary.Summary, r.Summary.Health)
 	}
 	return b.String()
 }
@@ -171,6 +172,6 @@ func waitChildrenText(_ *Session, _ WaitChildrenInput, r WaitChildrenResult, err
 
 func doneText(_ *Session, _ DoneInput, r *task.DoneResult, _ error) string {
 	var b bytes.Buffer
-	render.PrintDone(&b, r.Task, r)
+	taskview.PrintDone(&b, r.Task, r)
 	return b.String()
 }

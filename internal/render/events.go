@@ -50,7 +50,7 @@ func (p *EventPrinter) Print(ev bus.Event) error {
 	kind := fmt.Sprintf("%-*s", kindWidth, Line(ev.Kind))
 	rest := fmt.Sprintf("%-*s  %-*s  ", actorWidth, Line(ev.Actor), idsWidth, Line(ids))
 	stamp := ev.Time.Local().Format("15:04:05.000")
-	text = fitTail(stamp+"  "+kind+"  "+rest, text, p.Width)
+	text = FitTail(stamp+"  "+kind+"  "+rest, text, p.Width)
 	_, err := fmt.Fprintf(p.W, "%s  %s  %s%s\n", p.paint(dim, stamp), p.paint(kindColor(ev.Kind), kind), rest, text)
 	return err
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/store"
-	"github.com/plasmodium/pm/internal/task"
 )
 
 // PrintMessage writes one chat message as a human reads it, its text made
@@ -45,34 +44,6 @@ func PrintHistory(w io.Writer, entries []phase.Entry) {
 			last = e.Phase.ID
 		}
 		PrintMessage(w, e.Message)
-	}
-}
-
-// PrintDone writes what pm done did: the commit (or why there is none) with
-// the paths it holds, the files left out as secrets, and the dependants it
-// unblocked.
-func PrintDone(w io.Writer, t *store.Task, res *task.DoneResult) {
-	fmt.Fprintf(w, "%s done\n", t.ID)
-	switch {
-	case res.Commit.NoRepo:
-		fmt.Fprintln(w, "not a git repository: nothing committed")
-	case res.Commit.NoChanges:
-		fmt.Fprintln(w, "no changes: nothing committed")
-	default:
-		h := res.Commit.Hash
-		if len(h) > 12 {
-			h = h[:12]
-		}
-		fmt.Fprintf(w, "committed %s (%d files): [plasmodium] %s: %s\n", h, res.Commit.Files, t.ID, Line(t.Description))
-		for _, p := range res.Commit.Committed {
-			fmt.Fprintf(w, "  %s\n", Line(p))
-		}
-	}
-	for _, p := range res.Commit.Excluded {
-		fmt.Fprintf(w, "left out %s: it looks like a secret (commit.exclude in config.json)\n", Line(p))
-	}
-	for _, u := range res.Unblocked {
-		fmt.Fprintf(w, "unblocked %s\n", u)
 	}
 }
 

@@ -42,9 +42,9 @@ func Fit(s string, width int) string {
 	return s
 }
 
-// fitTail fits the last field of a line whose first prefix runes are
+// FitTail fits the last field of a line whose first prefix runes are
 // already taken, keeping at least a few runes of it.
-func fitTail(prefix, s string, width int) string {
+func FitTail(prefix, s string, width int) string {
 	if width <= 0 {
 		return s
 	}

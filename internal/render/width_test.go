@@ -25,7 +25,7 @@ func TestFit(t *testing.T) {
 	if Width(&bytes.Buffer{}) != 0 {
 		t.Error("a buffer has no width")
 	}
-	if got := fitTail("0123456789", "a long description here", 20); got != "a long de…" {
-		t.Errorf("fitTail = %q", got)
+	if got := FitTail("0123456789", "a long description here", 20); got != "a long de…" {
+		t.Errorf("FitTail = %q", got)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/plasmodium/pm/internal/render"
+	"github.com/plasmodium/pm/internal/render/taskview"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 )
@@ -29,7 +30,7 @@ func (m *Top) View() string {
 		}
 		line := fmt.Sprintf("%s%s%s %-8s %s", mark, strings.Repeat("  ", t.Depth), t.ID, t.Status, render.Line(t.Description))
 		if h, ok := m.data.Health[t.ID]; ok && h.State != task.StateDone && h.State != task.StateKilled {
-			line += dimStyle.Render("  · " + render.HealthLine(h)) // working, stalled, waiting, ... and why
+			line += dimStyle.Render("  · " + taskview.HealthLine(h)) // working, stalled, waiting, ... and why
 		}
 		add(line)
 	}

@@ -151,7 +151,7 @@ func printRaw(f *cmdutil.Factory, asJSON bool, raw []byte) error {
 // active phase, else (none open yet) the next one the task opens.
 func followed(f *cmdutil.Factory, sess *ops.Session, o Options) (*store.Phase, error) {
 	if o.Task == "" {
-		ph, err := ops.ResolvePhase(sess.Store, sess.Actor, o.Phase)
+		ph, err := phase.Resolve(sess.Store, sess.Actor, o.Phase)
 		if o.Phase != "" || !errs.Is(err, errs.State) {
 			return ph, err
 		}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/ops"
-	"github.com/plasmodium/pm/internal/render"
+	"github.com/plasmodium/pm/internal/render/taskview"
 )
 
 // Options are the inputs of pm done.
@@ -41,6 +41,6 @@ func run(f *cmdutil.Factory, o Options) error {
 	if o.JSON {
 		return cmdutil.PrintJSON(f.IO.Out, res)
 	}
-	render.PrintDone(f.IO.Out, res.Task, res)
+	taskview.PrintDone(f.IO.Out, res.Task, res)
 	return nil
 }

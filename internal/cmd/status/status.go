@@ -6,7 +6,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/ops"
-	"github.com/plasmodium/pm/internal/render"
+	"github.com/plasmodium/pm/internal/render/taskview"
 )
 
 // Options are the inputs of pm status.
@@ -48,12 +48,12 @@ func run(f *cmdutil.Factory, o Options) error {
 		if o.JSON {
 			return cmdutil.PrintJSON(f.IO.Out, res.View)
 		}
-		render.PrintTaskView(f.IO.Out, res.View.View, res.View.Health, res.View.Requests, sess.Actor)
+		taskview.PrintTaskView(f.IO.Out, res.View.View, res.View.Health, res.View.Requests, sess.Actor)
 		return nil
 	}
 	if o.JSON {
 		return cmdutil.PrintJSON(f.IO.Out, res.Summary)
 	}
-	render.PrintSummary(f.IO.Out, res.Summary.Summary, res.Summary.Health)
+	taskview.PrintSummary(f.IO.Out, res.Summary.Summary, res.Summary.Health)
 	return nil
 }

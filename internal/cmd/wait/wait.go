@@ -11,6 +11,7 @@ import (
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/render"
+	"github.com/plasmodium/pm/internal/render/taskview"
 )
 
 // Options are the inputs of pm wait.
@@ -60,6 +61,6 @@ func run(f *cmdutil.Factory, o Options) error {
 		}
 		return err
 	}
-	fmt.Fprintf(f.IO.Out, "%s %s  %s\n", res.Task.ID, render.HealthLine(res.Health), render.Line(res.Task.Description))
+	fmt.Fprintf(f.IO.Out, "%s %s  %s\n", res.Task.ID, taskview.HealthLine(res.Health), render.Line(res.Task.Description))
 	return err
 }

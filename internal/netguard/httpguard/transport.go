@@ -1,4 +1,4 @@
-package netguard
+package httpguard
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+
+	"github.com/plasmodium/pm/internal/netguard"
 )
 
 // Transport is an HTTP transport that enforces the policy on every
@@ -18,7 +20,7 @@ import (
 // handed to the proxy by resolving its name here (the proxy resolves it
 // again, so a rebinding DNS server has a window there that direct
 // connections do not have; docs/security.md).
-func (p Policy) Transport() *http.Transport {
+func Transport(p netguard.Policy) *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.DisableKeepAlives = true
 	t.Proxy = func(req *http.Request) (*url.URL, error) {
@@ -26,7 +28,7 @@ func (p Policy) Transport() *http.Transport {
 		if err != nil || u == nil {
 			return u, err
 		}
-		if err := p.checkHost(req.Context(), req.URL); err != nil {
+		if err := checkHost(req.Context(), p, req.URL); err != nil {
 			return nil, err
 		}
 		return u, nil
@@ -36,7 +38,7 @@ func (p Policy) Transport() *http.Transport {
 }
 
 // checkHost judges every address a URL's host resolves to.
-func (p Policy) checkHost(ctx context.Context, u *url.URL) error {
+func checkHost(ctx context.Context, p netguard.Policy, u *url.URL) error {
 	port := u.Port()
 	if port == "" {
 		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]

@@ -1,0 +1,19 @@
+package phase
+
+import (
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// Active returns the task's active phase, or an exit-5 error saying what to
+// do (try) when it has none.
+func Active(s *store.Store, taskID, try string) (*store.Phase, error) {
+	ph, err := s.ActivePhase(taskID)
+	if err != nil {
+		return nil, err
+	}
+	if ph == nil {
+		return nil, errs.Statef(try, "task %s has no active phase", taskID)
+	}
+	return ph, nil
+}
