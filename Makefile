@@ -8,14 +8,19 @@ FUZZTIME  ?= 20s
 
 all: build
 
+# Two executables, side by side: pm runs the short commands itself (pm say,
+# pm chat, pm --help: it starts like a small Go program) and execs pm-full
+# for the rest (docs/design.md, "Two executables").
 # Static: no dynamic loader at every start (~6% of a short command). Nothing
 # needs cgo: Landlock's psx uses syscall.AllThreadsSyscall without it.
 build:
 	CGO_ENABLED=0 $(GO) build -o bin/pm ./cmd/pm
+	CGO_ENABLED=0 $(GO) build -o bin/pm-full ./cmd/pm-full
 
 install:
 	CGO_ENABLED=0 $(GO) build -o $(BINDIR)/pm ./cmd/pm
-	@echo "installed $(BINDIR)/pm"
+	CGO_ENABLED=0 $(GO) build -o $(BINDIR)/pm-full ./cmd/pm-full
+	@echo "installed $(BINDIR)/pm and $(BINDIR)/pm-full"
 	@case ":$$PATH:" in *":$(BINDIR):"*) ;; *) echo "add it to your PATH: export PATH=\"$(BINDIR):\$$PATH\"";; esac
 
 # The whole suite: unit tests and the testscript end-to-end scripts, which run

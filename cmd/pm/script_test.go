@@ -28,16 +28,20 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// pm (the short commands) and pm-full (the rest, which pm execs) side by
+	// side, as make install puts them: every script runs through both.
 	pmBin = filepath.Join(dir, "pm")
-	args := []string{"build", "-o", pmBin}
-	if raceEnabled {
-		args = append(args, "-race")
-	}
-	build := exec.Command("go", append(args, ".")...)
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building pm:", err)
-		os.Exit(1)
+	for _, b := range []struct{ out, pkg string }{{pmBin, "."}, {filepath.Join(dir, "pm-full"), "../pm-full"}} {
+		args := []string{"build", "-o", b.out}
+		if raceEnabled {
+			args = append(args, "-race")
+		}
+		build := exec.Command("go", append(args, b.pkg)...)
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "building pm:", err)
+			os.Exit(1)
+		}
 	}
 	goEnv, err = realGoEnv()
 	if err != nil {

@@ -29,7 +29,7 @@ type Launcher struct {
 // DefaultDriver is the process driver with pm's one stop grace from s's
 // config (runtime.stop_grace_seconds).
 func DefaultDriver(s *store.Store) driver.Driver {
-	return driver.NewProcess(s.Config.Runtime.StopGrace())
+	return driver.NewProcess(s.Config().Runtime.StopGrace())
 }
 
 // driver returns l.Driver or, when unset, a process driver for l's store.

@@ -41,7 +41,7 @@ func nudgeText(taskID string) string {
 // execCommand builds the CLI's start from runtime.exec: its first start
 // (nudge empty), or an owner's resume with nudge.
 func execCommand(s *store.Store, a *store.Agent, text, session, nudge string) (execRun, error) {
-	cfg := s.Config.Runtime.Exec
+	cfg := s.Config().Runtime.Exec
 	base := cfg.Command
 	if a.Role != "" && len(cfg.RoleCommand) > 0 {
 		base = cfg.RoleCommand
@@ -91,7 +91,7 @@ func execCommand(s *store.Store, a *store.Agent, text, session, nudge string) (e
 // broker when there is one. The provider key pm holds is not the agent's:
 // its pm commands run in the host, which has it.
 func execEnv(s *store.Store, env []string, brk *broker.Server) []string {
-	cfg := s.Config.Runtime.Exec
+	cfg := s.Config().Runtime.Exec
 	out := make([]string, 0, len(env)+len(cfg.Env)+2)
 	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
@@ -173,7 +173,7 @@ type execBudget struct {
 
 func newExecBudget(s *store.Store) *execBudget {
 	b := &execBudget{over: make(chan string, 1)}
-	if d := time.Duration(s.Config.Budgets.Agent.MaxWallSeconds) * time.Second; d > 0 {
+	if d := time.Duration(s.Config().Budgets.Agent.MaxWallSeconds) * time.Second; d > 0 {
 		b.wall, b.wallMax = time.After(d), d
 	}
 	return b
@@ -196,7 +196,7 @@ func (b *execBudget) spender(s *store.Store, a *store.Agent) func(store.Usage) {
 		if err != nil {
 			return
 		}
-		if reason := overUsage(s.Config.Budgets.Agent, r.Usage); reason != "" {
+		if reason := overUsage(s.Config().Budgets.Agent, r.Usage); reason != "" {
 			select {
 			case b.over <- reason:
 			default:
@@ -224,7 +224,7 @@ func overUsage(b store.Budget, u store.Usage) string {
 
 // overRestarts names why an agent restarted too often may not start again.
 func overRestarts(s *store.Store, a *store.Agent) string {
-	max := s.Config.Budgets.Agent.MaxRestarts
+	max := s.Config().Budgets.Agent.MaxRestarts
 	if max <= 0 || a.Restarts <= max {
 		return ""
 	}

@@ -40,7 +40,7 @@ func TestExecCommand(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := storetest.New(t)
-			s.Config.Runtime.Exec = tc.exec
+			s.Config().Runtime.Exec = tc.exec
 			if err := s.WriteAgent(tc.agent); err != nil {
 				t.Fatal(err)
 			}
@@ -73,7 +73,7 @@ func TestExecCommand(t *testing.T) {
 
 func TestExecCommandTooBigIsUsage(t *testing.T) {
 	s := storetest.New(t)
-	s.Config.Runtime.Exec = store.ExecRuntime{Command: []string{"cli"}}
+	s.Config().Runtime.Exec = store.ExecRuntime{Command: []string{"cli"}}
 	a := &store.Agent{Name: "oak_0001", TaskID: "tk-000001"}
 	_, err := execCommand(s, a, strings.Repeat("x", maxArg), "S", "")
 	var e *errs.Error
@@ -106,7 +106,7 @@ func TestExecEnv(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := storetest.New(t)
-			s.Config.Runtime.Exec.Env, s.Config.Runtime.Exec.PassEnv = tc.env, tc.passEnv
+			s.Config().Runtime.Exec.Env, s.Config().Runtime.Exec.PassEnv = tc.env, tc.passEnv
 			if got := strings.Join(execEnv(s, base, tc.brk), " "); got != tc.want {
 				t.Fatalf("env %q\nwant %q", got, tc.want)
 			}
@@ -128,7 +128,7 @@ func TestOverRestarts(t *testing.T) {
 	}{{0, 100, false}, {3, 3, false}, {3, 4, true}}
 	for _, tc := range tests {
 		s := storetest.New(t)
-		s.Config.Budgets.Agent.MaxRestarts = tc.max
+		s.Config().Budgets.Agent.MaxRestarts = tc.max
 		if got := overRestarts(s, &store.Agent{Restarts: tc.restarts}) != ""; got != tc.over {
 			t.Errorf("max %d restarts %d: over %v, want %v", tc.max, tc.restarts, got, tc.over)
 		}

@@ -102,11 +102,11 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 			return giveUp(s, log, a, end.code, end.over, onGiveUp)
 		case end.why != "" || end.code != 0 || !endedTurnEarly(s, a):
 			return finish(s, log, a, end.code, "")
-		case turn >= s.Config.Runtime.Exec.Nudges:
+		case turn >= s.Config().Runtime.Exec.Nudges:
 			return giveUp(s, log, a, end.code, fmt.Sprintf("ended its turn %d times without pm done on task %s", turn+1, a.TaskID), onGiveUp)
 		}
 		nudge = nudgeText(a.TaskID)
-		log.Info("resuming", "why", "ended its turn without pm done", "nudge", turn+1, "of", s.Config.Runtime.Exec.Nudges)
+		log.Info("resuming", "why", "ended its turn without pm done", "nudge", turn+1, "of", s.Config().Runtime.Exec.Nudges)
 	}
 }
 
@@ -164,8 +164,8 @@ func runExec(ctx context.Context, s *store.Store, log *slog.Logger, masked io.Wr
 	signalled := ctx.Done()
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
-	linger := time.Duration(s.Config.Runtime.RoleGraceSeconds) * time.Second
-	grace := s.Config.Runtime.StopGrace()
+	linger := time.Duration(s.Config().Runtime.RoleGraceSeconds) * time.Second
+	grace := s.Config().Runtime.StopGrace()
 	end := execEnd{}
 	wall, over := budget.wall, budget.over
 	for {

@@ -25,7 +25,7 @@ type execSandbox struct {
 // newExecSandbox makes the private TMPDIR; nil when the config does not
 // ask for a sandbox.
 func newExecSandbox(s *store.Store, log *slog.Logger) (*execSandbox, error) {
-	if !s.Config.Runtime.Exec.Sandbox {
+	if !s.Config().Runtime.Exec.Sandbox {
 		return nil, nil
 	}
 	mode := sandbox.Available()
@@ -36,7 +36,7 @@ func newExecSandbox(s *store.Store, log *slog.Logger) (*execSandbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := s.Config.Sandbox
+	cfg := s.Config().Sandbox
 	p := sandbox.Policy{Workspace: realPath(s.ProjectDir()), TempDir: realPath(tmp), Hide: []string{realPath(s.Root)}}.Configured(cfg.Network, cfg.Writable)
 	log.Info("sandbox", "mode", mode)
 	return &execSandbox{policy: p, tmp: tmp}, nil

@@ -17,9 +17,9 @@ const (
 // agent, what its CLI runs under (runtime.exec.sandbox; docs/security.md).
 func SandboxOf(s *store.Store, a *store.Agent) string {
 	switch {
-	case a.Runtime != store.RuntimeLLM && !s.Config.Runtime.Exec.Sandbox:
+	case a.Runtime != store.RuntimeLLM && !s.Config().Runtime.Exec.Sandbox:
 		return SandboxExecAgents
-	case a.Runtime == store.RuntimeLLM && s.Config.Sandbox.Off:
+	case a.Runtime == store.RuntimeLLM && s.Config().Sandbox.Off:
 		return SandboxOff
 	}
 	if m := sandbox.Available(); m != sandbox.ModeNone {

@@ -37,14 +37,13 @@ func NewResidents(ctx context.Context, bin, dir string, turns int) (*Residents, 
 	if err != nil {
 		return nil, err
 	}
-	cfg := p.Store.Config
+	cfg := p.Store.Config() // this process's copy, written back below
 	cfg.Budgets.Agent.MaxTurns = max(cfg.Budgets.Agent.MaxTurns, turns)
 	cfg.Budgets.Agent.MaxTokens = max(cfg.Budgets.Agent.MaxTokens, 1000*turns)
 	path := p.Store.ConfigPath()
 	if err := lockedfile.With(path, func() error { return lockedfile.WriteJSON(path, cfg) }); err != nil {
 		return nil, err
 	}
-	p.Store.Config = cfg
 	srv := openaitest.New()
 	srv.Handle(func(openaitest.Request) openaitest.Reply { return openaitest.Reply{Content: "hi"} })
 	env := append(Env(dir), "OPENAI_BASE_URL="+srv.BaseURL(), "PM_MODEL=bench", "PM_HOME="+p.Home)

@@ -14,11 +14,15 @@ import (
 // CmdTimeout bounds every process the harness starts.
 const CmdTimeout = 60 * time.Second
 
-// Build builds ./cmd/pm of the module at modDir into outDir and returns the
-// binary's path. Static (CGO_ENABLED=0), as make build does.
+// Build builds ./cmd/pm and, beside it, ./cmd/pm-full of the module at
+// modDir into outDir and returns pm's path. Static (CGO_ENABLED=0), as make
+// build does.
 func Build(ctx context.Context, modDir, outDir string) (string, error) {
 	bin := filepath.Join(outDir, "pm")
-	return bin, goBuild(ctx, modDir, bin, "./cmd/pm")
+	if err := goBuild(ctx, modDir, bin, "./cmd/pm"); err != nil {
+		return "", err
+	}
+	return bin, goBuild(ctx, modDir, filepath.Join(outDir, "pm-full"), "./cmd/pm-full")
 }
 
 func goBuild(ctx context.Context, modDir, bin, pkg string) error {

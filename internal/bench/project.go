@@ -27,7 +27,7 @@ func NewProject(ctx context.Context, bin, dir string, msgs int) (*Project, error
 	if err != nil {
 		return nil, err
 	}
-	cfg := s.Config
+	cfg := s.Config() // this process's copy, written back below
 	cfg.Limits.MessagesPerPhase = max(cfg.Limits.MessagesPerPhase, msgs)
 	cfg.Limits.PhasesPerTask = max(cfg.Limits.PhasesPerTask, 1000)
 	cfg.Runtime.Default = store.RuntimeNone
@@ -35,7 +35,6 @@ func NewProject(ctx context.Context, bin, dir string, msgs int) (*Project, error
 	if err := lockedfile.With(path, func() error { return lockedfile.WriteJSON(path, cfg) }); err != nil {
 		return nil, err
 	}
-	s.Config = cfg
 	p.Store = s
 	return p, nil
 }

@@ -18,7 +18,7 @@ import (
 func newStore(t testing.TB) *store.Store {
 	t.Helper()
 	s := storetest.New(t)
-	s.Config.Runtime.Default = "none"
+	s.Config().Runtime.Default = "none"
 	return s
 }
 

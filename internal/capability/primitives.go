@@ -284,7 +284,7 @@ func netPolicy(env *Env) (netguard.Policy, error) {
 	if env.Store == nil {
 		return netguard.Policy{}, nil
 	}
-	cfg := env.Store.Config.Sandbox
+	cfg := env.Store.Config().Sandbox
 	p, err := netguard.Parse(cfg.HTTPAllow)
 	if err != nil {
 		return p, errs.Failf("pm config get sandbox.http_allow", "%v", err)

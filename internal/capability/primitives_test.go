@@ -275,7 +275,7 @@ func TestHTTPGet(t *testing.T) {
 	defer srv.Close()
 	// The test server is on loopback, which agents may not reach unless the
 	// config allows it (TestHTTPGetInternal).
-	env.Store.Config.Sandbox.HTTPAllow = []string{strings.TrimPrefix(srv.URL, "http://")}
+	env.Store.Config().Sandbox.HTTPAllow = []string{strings.TrimPrefix(srv.URL, "http://")}
 	get := tool(t, env, obj("http_get"), "http_get")
 	cases := []struct {
 		name string
@@ -333,7 +333,7 @@ func TestHTTPGetInternal(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			env.Store.Config.Sandbox.HTTPAllow = c.allow
+			env.Store.Config().Sandbox.HTTPAllow = c.allow
 			got := call(t, get, m{"url": c.url})
 			mustContain(t, got, c.want)
 			if c.allow == nil || strings.Contains(c.name, "redirect") {
@@ -345,9 +345,9 @@ func TestHTTPGetInternal(t *testing.T) {
 	}
 	t.Run("network off", func(t *testing.T) {
 		off := false
-		env.Store.Config.Sandbox.HTTPAllow = []string{"127.0.0.0/8"}
-		env.Store.Config.Sandbox.Network = &off
-		defer func() { env.Store.Config.Sandbox.Network = nil }()
+		env.Store.Config().Sandbox.HTTPAllow = []string{"127.0.0.0/8"}
+		env.Store.Config().Sandbox.Network = &off
+		defer func() { env.Store.Config().Sandbox.Network = nil }()
 		mustContain(t, call(t, get, m{"url": inner.URL + "/"}), "network access is off")
 	})
 }

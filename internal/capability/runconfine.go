@@ -15,7 +15,7 @@ import (
 func confinedCommand(ctx context.Context, env *Env, b *confinement, line, tmp string) *exec.Cmd {
 	var cfg store.Sandbox
 	if env.Store != nil {
-		cfg = env.Store.Config.Sandbox
+		cfg = env.Store.Config().Sandbox
 	}
 	if cfg.Off {
 		return sandbox.Unconfined(ctx, line)

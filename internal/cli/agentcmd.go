@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"io"
 	"os"
 	"slices"
@@ -11,6 +10,7 @@ import (
 	"github.com/plasmodium/pm/internal/broker"
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/lite"
 	"github.com/plasmodium/pm/internal/ops"
 )
 
@@ -62,15 +62,7 @@ func forward(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err != nil {
 		return report(stderr, err), true
 	}
-	code, err := broker.Forward(ctx, sock, tok, args, stdin, stdout, stderr)
-	switch {
-	case errors.Is(err, context.Canceled):
-		return 130, true
-	case err != nil:
-		return report(stderr, errs.Failf("check that the agent's host is running (pm agents)",
-			"cannot reach this agent's host at %s=%s: %v", broker.SocketEnv, sock, err)), true
-	}
-	return code, true
+	return lite.Forward(ctx, sock, tok, args, stdin, stdout, stderr), true
 }
 
 // clientFiles reads the files a command line names on the client's side,

@@ -2,16 +2,13 @@ package cli
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/plasmodium/pm/internal/cmdutil"
-	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/lite"
 )
 
 // Main runs pm with args and returns the process exit code.
@@ -42,36 +39,6 @@ func Run(f *cmdutil.Factory, args []string) int {
 	return report(f.IO.ErrOut, err)
 }
 
-// report prints err once, with its Try: hint, and maps it to an exit code.
-// This is the only place errors become exit codes.
-func report(w io.Writer, err error) int {
-	if errors.Is(err, context.Canceled) {
-		return 130
-	}
-	code := errs.CodeOf(err)
-	if code == errs.Failure && isUsage(err) {
-		code = errs.Usage
-	}
-	fmt.Fprintf(w, "pm: %v\n", err)
-	switch try := errs.TryOf(err); {
-	case try != "":
-		fmt.Fprintf(w, "Try: %s\n", try)
-	case code == errs.Usage:
-		fmt.Fprintln(w, "Try: pm help")
-	default:
-		fmt.Fprintf(w, "Try: %s\n", errs.Hint(err))
-	}
-	return int(code)
-}
-
-// isUsage recognises cobra's own argument and flag errors.
-func isUsage(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "flag needs an argument",
-		"invalid argument", "accepts ", "requires at least", "requires at most", "required flag", "bad flag"} {
-		if strings.Contains(msg, p) {
-			return true
-		}
-	}
-	return false
-}
+// report is lite.Report: pm and pm-full turn errors into messages and exit
+// codes in one place.
+func report(w io.Writer, err error) int { return lite.Report(w, err) }

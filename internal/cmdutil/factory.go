@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/plasmodium/pm/internal/agent"
-	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/request"
@@ -100,16 +99,7 @@ func (f *Factory) openStore(open func(root string) (*store.Store, error)) (*stor
 
 // Actor is who runs this command: the agent named by PM_AGENT, or the human.
 func (f *Factory) Actor(s *store.Store) (store.Actor, error) {
-	name := f.Getenv("PM_AGENT")
-	if name == "" || name == "human" {
-		return store.Human, nil
-	}
-	a, err := s.Agent(name)
-	if err != nil {
-		return store.Actor{}, &errs.Error{Code: errs.CodeOf(err), Msg: "PM_AGENT=" + name + " names no agent of this state directory",
-			Try: "unset PM_AGENT to act as the human, or check PM_HOME", Err: nil}
-	}
-	return store.Actor{Name: a.Name, Agent: a}, nil
+	return s.ActorNamed(f.Getenv("PM_AGENT"))
 }
 
 // Launcher returns the process launcher for agents of s (ops.NewLauncher

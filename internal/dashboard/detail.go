@@ -37,5 +37,5 @@ func (s *Server) taskDetail(w http.ResponseWriter, r *http.Request) {
 		writeOpError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, TaskDetail{TaskStatus: st.View, Rooms: rooms, Budgets: s.sess.Store.Config.Budgets})
+	writeJSON(w, http.StatusOK, TaskDetail{TaskStatus: st.View, Rooms: rooms, Budgets: s.sess.Store.Config().Budgets})
 }

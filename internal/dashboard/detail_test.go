@@ -80,8 +80,8 @@ func TestSnapshotHealthAndBudgets(t *testing.T) {
 	if h, ok := snap.Health[tk.ID]; !ok || h.State == "" {
 		t.Errorf("health of %s = %+v", tk.ID, snap.Health)
 	}
-	if snap.Budgets != r.s.Config.Budgets {
-		t.Errorf("budgets = %+v; want the config's %+v", snap.Budgets, r.s.Config.Budgets)
+	if snap.Budgets != r.s.Config().Budgets {
+		t.Errorf("budgets = %+v; want the config's %+v", snap.Budgets, r.s.Config().Budgets)
 	}
 }
 

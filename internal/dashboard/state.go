@@ -75,7 +75,7 @@ func (s *Server) snapshot(r *http.Request, all bool, limit, logN int) (*Snapshot
 	if err != nil {
 		return nil, err
 	}
-	snap := &Snapshot{Cursor: cur, Log: make([]LogEntry, 0, len(tail)), Budgets: s.sess.Store.Config.Budgets}
+	snap := &Snapshot{Cursor: cur, Log: make([]LogEntry, 0, len(tail)), Budgets: s.sess.Store.Config().Budgets}
 	lines := msglog.NewCascade()
 	for _, d := range tail {
 		snap.Log = append(snap.Log, LogEntry{Event: json.RawMessage(d.Raw), Line: lineOf(lines, d.Event)})

@@ -26,12 +26,12 @@ func (r *Runner) decideMode(a *store.Agent, obj *prompt.Object) {
 	}
 	s := r.Store
 	m, err := designmode.Resolve(designmode.Inputs{Env: getenv(designmode.EnvVar), Frontmatter: obj.CodeDesigner,
-		Config: s.Config.CodeDesigner.Enabled}, s.Now())
+		Config: s.Config().CodeDesigner.Enabled}, s.Now())
 	if err != nil {
 		// The caller's pm command refused this value already; a host only
 		// inherits it. Run as if unset rather than not at all.
 		r.Log.Warn("code-designer mode: ignoring the environment", "err", err)
-		m, _ = designmode.Resolve(designmode.Inputs{Frontmatter: obj.CodeDesigner, Config: s.Config.CodeDesigner.Enabled}, s.Now())
+		m, _ = designmode.Resolve(designmode.Inputs{Frontmatter: obj.CodeDesigner, Config: s.Config().CodeDesigner.Enabled}, s.Now())
 	}
 	if x, err := s.UpdateAgent(a.Name, func(x *store.Agent) error {
 		if x.CodeDesigner == nil {

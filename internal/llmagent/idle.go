@@ -16,7 +16,7 @@ var errIdle = errors.New("idle")
 // a request is handled. With resident_idle "0" it never fires.
 func (r *Runner) idleOut(ctx context.Context, a *store.Agent) (context.Context, *idleTimer) {
 	ctx, cancel := context.WithCancelCause(ctx)
-	it := &idleTimer{after: r.Store.Config.Runtime.ResidentIdleAfter(), cancel: cancel}
+	it := &idleTimer{after: r.Store.Config().Runtime.ResidentIdleAfter(), cancel: cancel}
 	if it.after == 0 {
 		return ctx, it
 	}

@@ -62,7 +62,7 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 	if model == "" {
 		model = obj.Model
 	}
-	prov, err := llm.ProviderFromEnv(r.Getenv, s.Config.Model.BaseURL, s.Config.Model.Name, model)
+	prov, err := llm.ProviderFromEnv(r.Getenv, s.Config().Model.BaseURL, s.Config().Model.Name, model)
 	if err != nil {
 		return err
 	}
@@ -87,7 +87,7 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 	loop := &llm.Loop{
 		Provider: prov, Tools: tools, System: system, Secrets: s.Secrets,
 		Transcript: &llm.FileTranscript{Path: s.TranscriptPath(a.Name), Bad: s.BadLine},
-		Budget:     budget(s.Config.Budgets.Agent),
+		Budget:     budget(s.Config().Budgets.Agent),
 		Used:       llm.Counters{Turns: a.Usage.Turns, ToolCalls: a.Usage.ToolCalls, Tokens: a.Usage.Tokens},
 		Retry:      r.Retry,
 		// Tools such as chat wait, wait_children and ask_human block on
@@ -365,7 +365,7 @@ func refused(text string) bool {
 
 // taskBudget sums what every agent of the task has spent.
 func (r *Runner) taskBudget(a *store.Agent) *llm.BudgetError {
-	lim := r.Store.Config.Budgets.Task
+	lim := r.Store.Config().Budgets.Task
 	if a.TaskID == "" {
 		return nil
 	}

@@ -50,9 +50,12 @@ func TestE2E(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end to end: not in -short")
 	}
-	bin := filepath.Join(t.TempDir(), "pm")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/pm").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "pm")
+	for out, pkg := range map[string]string{bin: "../../cmd/pm", filepath.Join(dir, "pm-full"): "../../cmd/pm-full"} {
+		if out, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", pkg, err, out)
+		}
 	}
 	for _, mode := range []string{"stdio", "http"} {
 		t.Run(mode, func(t *testing.T) { runE2E(t, bin, client, mode) })
@@ -81,7 +84,7 @@ func runE2E(t *testing.T, bin, client, mode string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { killAgents(s) })
-	s.Config.Runtime.Default = "none" // the task and its role agents need no process
+	s.Config().Runtime.Default = "none" // the task and its role agents need no process
 	sess := &ops.Session{Store: s, Actor: store.Human, Launcher: &agent.Launcher{Store: s, Exe: "/nonexistent/pm"}}
 	ctx := context.Background()
 	tk, err := ops.CreateTask(ctx, sess, ops.TaskInput{Description: "e2e"})

@@ -32,7 +32,7 @@ You echo.
 func newSession(t testing.TB) *ops.Session {
 	t.Helper()
 	s := storetest.New(t)
-	s.Config.Runtime.Default = "none"
+	s.Config().Runtime.Default = "none"
 	if err := s.CreatePrompt("echo", []byte(echoPrompt)); err != nil {
 		t.Fatal(err)
 	}

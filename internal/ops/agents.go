@@ -117,7 +117,7 @@ func Answer(ctx context.Context, sess *Session, in AnswerInput) (*request.Reques
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckAnswer(sess.Store.Config, sess.Actor, r); err != nil {
+	if err := CheckAnswer(*sess.Store.Config(), sess.Actor, r); err != nil {
 		return nil, err
 	}
 	return request.Answer(sess.Store, sess.Actor, in.ID, in.Text)

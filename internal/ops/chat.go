@@ -50,20 +50,8 @@ func Chat(ctx context.Context, sess *Session, in ChatInput) (ChatResult, error) 
 // the phase and the count only. The lines are marked seen once all were
 // handed on.
 func ChatStream(ctx context.Context, sess *Session, phaseID string, each func(raw []byte, m *store.Message) error) (ChatResult, error) {
-	s, actor := sess.Store, sess.Actor
-	ph, err := phase.Resolve(s, actor, phaseID)
-	if err != nil {
-		return ChatResult{}, err
-	}
-	n := 0
-	if err := s.ReadMessageLines(ph.TaskID, ph.ID, func(raw []byte, m *store.Message) error {
-		n++
-		return each(raw, m)
-	}); err != nil {
-		return ChatResult{Phase: ph}, err
-	}
-	phase.MarkSeen(s, actor, ph, n)
-	return ChatResult{Phase: ph, Count: n, Messages: []store.Message{}}, nil
+	ph, n, err := phase.Read(sess.Store, sess.Actor, phaseID, each)
+	return ChatResult{Phase: ph, Count: n, Messages: []store.Message{}}, err
 }
 
 func chatWait(ctx context.Context, sess *Session, in ChatInput) (ChatResult, error) {

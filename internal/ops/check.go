@@ -18,7 +18,7 @@ import (
 func CheckRuntime(sess *Session, runtime store.RuntimeName, model string) error {
 	s := sess.Store
 	if runtime == "" {
-		runtime = s.Config.Runtime.Default
+		runtime = s.Config().Runtime.Default
 	}
 	switch runtime {
 	case store.RuntimeExec:
@@ -35,7 +35,7 @@ const modelTry = "export OPENAI_API_KEY=... PM_MODEL=gpt-4o-mini (or OPENAI_BASE
 
 func checkModel(sess *Session, model, orElse string) error {
 	s := sess.Store
-	if _, err := llm.ProviderFromEnv(sess.getenv, s.Config.Model.BaseURL, s.Config.Model.Name, model); err != nil {
+	if _, err := llm.ProviderFromEnv(sess.getenv, s.Config().Model.BaseURL, s.Config().Model.Name, model); err != nil {
 		return errs.Failf(modelTry+orElse, "%v", err)
 	}
 	return nil
@@ -44,7 +44,7 @@ func checkModel(sess *Session, model, orElse string) error {
 // checkExec refuses an exec task whose agent command cannot be found, rather
 // than creating it and failing in the background.
 func checkExec(s *store.Store) error {
-	ex := s.Config.Runtime.Exec
+	ex := s.Config().Runtime.Exec
 	for _, argv := range [][]string{ex.Command, ex.RoleCommand} {
 		if len(argv) == 0 {
 			continue

@@ -22,7 +22,7 @@ func codeDesigner(sess *Session, obj *prompt.Object) (designmode.Mode, error) {
 		fm = obj.CodeDesigner
 	}
 	return designmode.Resolve(designmode.Inputs{CLI: sess.CodeDesigner, Env: sess.getenv(designmode.EnvVar), Frontmatter: fm,
-		Config: sess.Store.Config.CodeDesigner.Enabled}, sess.Store.Now())
+		Config: sess.Store.Config().CodeDesigner.Enabled}, sess.Store.Now())
 }
 
 // residentMode records the mode of a prompt object's resident agent for the

@@ -108,7 +108,7 @@ func loadedConfig(sess *Session) (store.Config, error) {
 	if sess.Store.BadConfig != nil {
 		return store.Config{}, sess.Store.BadConfig
 	}
-	return sess.Store.Config, nil
+	return *sess.Store.Config(), nil
 }
 
 // checkConfigEditor: config.json sets agents' limits and budgets, so agents

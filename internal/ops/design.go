@@ -111,7 +111,7 @@ func designState(s *Session, in DesignInput) (*design.State, error) {
 	}
 	maxPasses := in.MaxPasses
 	if maxPasses == 0 {
-		maxPasses = s.Store.Config.CodeDesigner.MaxPasses
+		maxPasses = s.Store.Config().CodeDesigner.MaxPasses
 	}
 	if maxPasses < 0 || maxPasses > 100 {
 		return nil, errs.Usagef("give --max-passes between 1 and 100", "max passes %d is out of range", maxPasses)
@@ -267,7 +267,7 @@ func designEngine(s *Session, st *design.State, progress func(design.Entry)) (*d
 // designModels are the supervisor and worker models of config, spending
 // from spent under budgets.agent (wall time counted from started).
 func designModels(s *Session, spent *llm.Counters, started time.Time) (sup, wrk design.Model, err error) {
-	cfg := s.Store.Config
+	cfg := s.Store.Config()
 	b := cfg.Budgets.Agent
 	budget := llm.Budget{MaxTurns: b.MaxTurns, MaxTokens: b.MaxTokens, MaxWall: time.Duration(b.MaxWallSeconds) * time.Second}
 	model := func(name string) (design.Model, error) {

@@ -167,7 +167,7 @@ func goTest(ctx context.Context, s *Session, dir string) error {
 	}
 	line := "go test -count=1 ./..."
 	var cmd *exec.Cmd
-	if s.Store.Config.Sandbox.Off {
+	if s.Store.Config().Sandbox.Off {
 		cmd = sandbox.Unconfined(ctx, line)
 	} else {
 		cmd, _ = sandbox.Command(ctx, confinedPolicy(ctx, s, realPath(dir), realPath(tmp)), line)

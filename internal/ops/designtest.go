@@ -40,7 +40,7 @@ func designTools(s *Session, st *design.State) map[string]design.Tool {
 // is never touched and no other process sees the candidate.
 func designTestTool(s *Session, file, line string) design.Tool {
 	return func(ctx context.Context, code string, _ map[string]any) (string, error) {
-		if err := testRefusal(s.Store.Config.Sandbox.Off, sandbox.Available()); err != nil {
+		if err := testRefusal(s.Store.Config().Sandbox.Off, sandbox.Available()); err != nil {
 			return "", err
 		}
 		project := realPath(s.Store.ProjectDir())
@@ -88,7 +88,7 @@ func testRefusal(off bool, mode sandbox.Mode) error {
 // sandbox settings, writing only dir, tmp and Go's build cache, never
 // seeing pm's state.
 func confinedPolicy(ctx context.Context, s *Session, dir, tmp string) sandbox.Policy {
-	cfg := s.Store.Config.Sandbox
+	cfg := s.Store.Config().Sandbox
 	p := sandbox.Policy{Workspace: dir, TempDir: tmp, Hide: []string{realPath(s.Store.Root)}}
 	writable := cfg.Writable
 	if c, err := exec.CommandContext(ctx, "go", "env", "GOCACHE").Output(); err == nil {

@@ -46,7 +46,7 @@ func Extend(s *store.Store, actor store.Actor, taskID, phaseID string, n int) (*
 		if ph.Status != store.PhaseActive {
 			return closedErr(ph)
 		}
-		max := s.Config.Limits.MessagesPerPhase
+		max := s.Config().Limits.MessagesPerPhase
 		if !fitsLimit(ph.MessageLimit, n, max) {
 			room := 0 // what is left, when phase.json holds a sane limit
 			if ph.MessageLimit >= 0 && ph.MessageLimit <= max {

@@ -37,7 +37,7 @@ func Create(s *store.Store, actor store.Actor, sp Spec) (*store.Phase, error) {
 				return nil, errs.Statef("finish it first: 'pm end-phase', or wait for its limit", "task %s already has an active phase %s (%q)", t.ID, p.ID, p.Name)
 			}
 		}
-		if max := s.Config.Limits.PhasesPerTask; len(existing) >= max {
+		if max := s.Config().Limits.PhasesPerTask; len(existing) >= max {
 			return nil, errs.Limitf("decide with what you have, or raise limits.phases_per_task in "+s.ConfigPath(), "task %s has %d phases; the limit is %d", t.ID, len(existing), max)
 		}
 		return &store.Phase{
@@ -54,7 +54,7 @@ func Create(s *store.Store, actor store.Actor, sp Spec) (*store.Phase, error) {
 }
 
 func validate(s *store.Store, sp Spec) error {
-	lim := s.Config.Limits
+	lim := s.Config().Limits
 	switch {
 	case strings.TrimSpace(sp.Name) == "":
 		return errs.Usagef(`pm phase "Design" --limit 12 --roles designer,developer`, "a phase needs a name")

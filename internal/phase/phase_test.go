@@ -88,7 +88,7 @@ func TestCreate(t *testing.T) {
 		{
 			name: "phases_per_task reached",
 			setup: func(t *testing.T, s *store.Store) {
-				s.Config.Limits.PhasesPerTask = 2
+				s.Config().Limits.PhasesPerTask = 2
 				for range 2 {
 					ph := mustCreate(t, s, tk, 3)
 					if _, err := phase.Close(s, store.Human, tk, ph.ID, store.CloseEnded); err != nil {
@@ -478,7 +478,7 @@ func TestExtend(t *testing.T) {
 // Extensions count against messages_per_phase however they are split.
 func TestExtendRepeatedStaysWithinCap(t *testing.T) {
 	s := newStore(t)
-	s.Config.Limits.MessagesPerPhase = 6
+	s.Config().Limits.MessagesPerPhase = 6
 	addTask(t, s, "tk-000001", store.TaskActive)
 	ph := mustCreate(t, s, "tk-000001", 2)
 	for range 2 {

@@ -61,8 +61,8 @@ func TestResolved(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(s.Config.Runtime.Exec, tc.want) {
-				t.Fatalf("exec %+v\nwant %+v", s.Config.Runtime.Exec, tc.want)
+			if !reflect.DeepEqual(s.Config().Runtime.Exec, tc.want) {
+				t.Fatalf("exec %+v\nwant %+v", s.Config().Runtime.Exec, tc.want)
 			}
 		})
 	}

@@ -22,11 +22,12 @@ const DirName = ".plasmodium"
 // Store is an open state directory. It holds no file handles: every operation
 // opens, locks and closes what it needs, so many processes can share one store.
 type Store struct {
-	Root   string           // path of .plasmodium
-	Now    func() time.Time // injectable clock
-	IDs    ids.Source       // injectable id source
-	Warn   io.Writer        // where skipped lines are reported (stderr)
-	Config Config
+	Root string           // path of .plasmodium
+	Now  func() time.Time // injectable clock
+	IDs  ids.Source       // injectable id source
+	Warn io.Writer        // where skipped lines are reported (stderr)
+	// config is config.json over the defaults (Config), decoded on first use.
+	config lazyConfig
 	// Secrets are masked in the text and data of every event this process
 	// publishes: the secret variables of its environment, and the API key a
 	// host uses (internal/secret is the policy).
@@ -38,18 +39,23 @@ type Store struct {
 }
 
 // Open opens the state directory at root and loads its config.
-func Open(root string) (*Store, error) {
+func Open(root string) (*Store, error) { return open(root, false) }
+
+// OpenChecked is Open for pm's short commands (internal/lite): a config.json
+// this executable has already checked (config.checked holds its digest) is
+// not parsed again, only decoded if something reads it (pm say and pm chat
+// do not). A config.json that does not load is still refused, as by Open.
+func OpenChecked(root string) (*Store, error) { return open(root, true) }
+
+func open(root string, cached bool) (*Store, error) {
 	st, err := os.Stat(root)
 	if err != nil || !st.IsDir() {
 		return nil, errs.NotFoundf("run 'pm init' in your project, or set PM_HOME to an existing .plasmodium", "no state directory at %s", root)
 	}
 	s := &Store{Root: root, Now: time.Now, IDs: ids.Default, Warn: io.Discard}
-	cfg, err := LoadConfig(s.ConfigPath())
-	if err != nil {
+	if err := s.loadConfig(cached); err != nil {
 		return nil, &errs.Error{Code: errs.Failure, Msg: "bad config", Err: err, Try: ConfigTry(err, s.ConfigPath())}
 	}
-	s.Config = cfg
-	s.Config.Runtime.Exec = cfg.Runtime.Exec.Resolved()
 	return s, nil
 }
 
@@ -73,7 +79,8 @@ func OpenForConfig(root string) (*Store, error) {
 	if err == nil || errs.CodeOf(err) == errs.NotFound {
 		return s, err
 	}
-	s = &Store{Root: root, Now: time.Now, IDs: ids.Default, Warn: io.Discard, Config: DefaultConfig()}
+	s = &Store{Root: root, Now: time.Now, IDs: ids.Default, Warn: io.Discard}
+	s.config.set(DefaultConfig())
 	if _, s.BadConfig = LoadConfig(s.ConfigPath()); s.BadConfig == nil {
 		s.BadConfig = err // it loads now: report what failed before
 	}

@@ -39,3 +39,20 @@ func (s *Store) ClearSupervisorWanted() error {
 	}
 	return nil
 }
+
+// SupervisorDown reports that a supervisor is wanted and none holds its
+// lock: one died (kill -9) and the next command is to start it again
+// (supervisor.Revive). A stat when none is wanted.
+func (s *Store) SupervisorDown() bool {
+	if !s.SupervisorWanted() {
+		return false
+	}
+	unlock, free, err := s.TryLockSupervisor()
+	if err != nil {
+		return false
+	}
+	if free {
+		_ = unlock()
+	}
+	return free
+}

@@ -84,7 +84,7 @@ func TestReconcileStopsUnwanted(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := newRig(t, Policy{CrashLimit: 5, CrashWindow: time.Hour, BaseBackoff: time.Hour, MaxBackoff: time.Hour})
-			r.s.Config.Runtime.RoleGraceSeconds, r.s.Config.Runtime.StopGraceSeconds = c.grace, c.grace
+			r.s.Config().Runtime.RoleGraceSeconds, r.s.Config().Runtime.StopGraceSeconds = c.grace, c.grace
 			tk, a := r.startOwner(t)
 			if c.role {
 				a = r.startRole(t, tk)

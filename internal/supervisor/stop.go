@@ -49,7 +49,7 @@ func (sv *Supervisor) afterLeaving(since *time.Time, now time.Time) time.Time {
 	if since == nil {
 		return now
 	}
-	rt := sv.Store.Config.Runtime
+	rt := sv.Store.Config().Runtime
 	return since.Add(time.Duration(rt.RoleGraceSeconds)*time.Second + 2*rt.StopGrace())
 }
 
@@ -58,7 +58,7 @@ func (sv *Supervisor) afterStop(since *time.Time, now time.Time) time.Time {
 	if since == nil {
 		return now
 	}
-	return since.Add(2 * sv.Store.Config.Runtime.StopGrace())
+	return since.Add(2 * sv.Store.Config().Runtime.StopGrace())
 }
 
 // stopUnwanted stops a's live host when its deadline has come, or wakes the

@@ -94,7 +94,7 @@ func Ensure(l *agent.Launcher) error {
 // command calls it; it costs a stat, and a lock probe only while the marker
 // is there.
 func Revive(l *agent.Launcher) error {
-	if !l.Store.SupervisorWanted() || Running(l.Store) {
+	if !l.Store.SupervisorDown() {
 		return nil
 	}
 	return start(l)

@@ -62,14 +62,14 @@ func validate(s *store.Store, sp *Spec) error {
 		return errs.Usagef("put details in a context file (pm subtask --context-file)", "description of %d bytes is over %d", len(sp.Description), MaxDescription)
 	}
 	if sp.Runtime == "" {
-		sp.Runtime = s.Config.Runtime.Default
+		sp.Runtime = s.Config().Runtime.Default
 	}
 	switch sp.Runtime {
 	case store.RuntimeExec, store.RuntimeNone, store.RuntimeLLM:
 	default:
 		return errs.Usagef("--runtime llm, exec or none", "unknown runtime %q", sp.Runtime)
 	}
-	if sp.Runtime == store.RuntimeExec && len(s.Config.Runtime.Exec.Command) == 0 {
+	if sp.Runtime == store.RuntimeExec && len(s.Config().Runtime.Exec.Command) == 0 {
 		return errs.Failf(`set runtime.exec.command in `+s.ConfigPath()+`, e.g. ["claude","-p","--dangerously-skip-permissions"]`, "no agent command configured for the exec runtime")
 	}
 	seen := map[string]bool{}
@@ -98,7 +98,7 @@ func checkActiveLimit(s *store.Store) error {
 	if err != nil {
 		return err
 	}
-	if max := s.Config.Limits.ActiveTasks; len(live) >= max {
+	if max := s.Config().Limits.ActiveTasks; len(live) >= max {
 		return errs.Limitf("finish or kill a task first (pm status), or raise limits.active_tasks in "+s.ConfigPath(),
 			"%d tasks are active or blocked; the limit is %d", len(live), max)
 	}
@@ -106,7 +106,7 @@ func checkActiveLimit(s *store.Store) error {
 }
 
 func createHeld(s *store.Store, sp Spec) (*store.Task, error) {
-	lim := s.Config.Limits
+	lim := s.Config().Limits
 	if err := checkActiveLimit(s); err != nil {
 		return nil, err
 	}

@@ -113,7 +113,7 @@ func finish(s *store.Store, actor store.Actor, taskID string, res *DoneResult) (
 		}
 	}
 	res.Commit, err = gitx.CommitWith(s.ProjectDir(), store.DirName, "[plasmodium] "+t.ID+": "+t.Description, s.Now(),
-		gitx.Options{Exclude: s.Config.Commit.Exclude}) // files that look like secrets stay out
+		gitx.Options{Exclude: s.Config().Commit.Exclude}) // files that look like secrets stay out
 	if err != nil {
 		return nil, errs.Failf("fix the repository (git status), then run 'pm done' again; the task is still active", "commit: %v", err)
 	}

@@ -52,7 +52,7 @@ func newEnv(t *testing.T) *env {
 	}
 	warn := &bytes.Buffer{}
 	s.Warn = warn
-	s.Config.Runtime.Default = "none"
+	s.Config().Runtime.Default = "none"
 	bin := t.TempDir()
 	exe := filepath.Join(bin, "fake-pm")
 	// An "agent host" (run as: fake-pm agent-run NAME) that idles with a
@@ -173,7 +173,7 @@ func TestCreateRefusals(t *testing.T) {
 		}, code: errs.Usage},
 		{name: "unknown runtime", setup: func(*testing.T, *env) task.Spec { return task.Spec{Description: "x", Runtime: "docker"} }, code: errs.Usage},
 		{name: "exec with no command", setup: func(_ *testing.T, e *env) task.Spec {
-			e.s.Config.Runtime.Exec.Command = nil
+			e.s.Config().Runtime.Exec.Command = nil
 			return task.Spec{Description: "x", Runtime: "exec"}
 		}, code: errs.Failure},
 		{name: "unknown blocker", setup: func(*testing.T, *env) task.Spec {
@@ -186,13 +186,13 @@ func TestCreateRefusals(t *testing.T) {
 			return task.Spec{Description: "x", ParentID: "tk-999999"}
 		}, code: errs.NotFound},
 		{name: "active_tasks reached", setup: func(t *testing.T, e *env) task.Spec {
-			e.s.Config.Limits.ActiveTasks = 2
+			e.s.Config().Limits.ActiveTasks = 2
 			a := e.create(t, task.Spec{Description: "a"})
 			e.create(t, task.Spec{Description: "b", BlockedBy: []string{a.ID}}) // blocked counts too
 			return task.Spec{Description: "c"}
 		}, code: errs.Limit},
 		{name: "subtask depth reached", setup: func(t *testing.T, e *env) task.Spec {
-			e.s.Config.Limits.SubtaskDepth = 2
+			e.s.Config().Limits.SubtaskDepth = 2
 			a := e.create(t, task.Spec{Description: "depth 0"})
 			b := e.create(t, task.Spec{Description: "depth 1", ParentID: a.ID})
 			c := e.create(t, task.Spec{Description: "depth 2", ParentID: b.ID})
@@ -247,7 +247,7 @@ func TestCreateRefusals(t *testing.T) {
 // Racing creators cannot push past active_tasks.
 func TestCreateRaceRespectsActiveTasks(t *testing.T) {
 	e := newEnv(t)
-	e.s.Config.Limits.ActiveTasks = 3
+	e.s.Config().Limits.ActiveTasks = 3
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	codes := map[errs.Code]int{}

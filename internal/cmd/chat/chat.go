@@ -2,7 +2,6 @@
 package chat
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/lite"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/render"
@@ -74,29 +74,7 @@ func run(f *cmdutil.Factory, o Options) error {
 		}
 		return err
 	}
-	// The room is printed as it is read: one decode per line, constant memory.
-	out := bufio.NewWriterSize(f.IO.Out, 64<<10)
-	res, err := ops.ChatStream(f.Context, sess, o.Phase, func(raw []byte, m *store.Message) error {
-		if o.JSON {
-			out.Write(raw)
-			return out.WriteByte('\n')
-		}
-		if m.ID == "" {
-			return nil // valid JSON that is no message (a hand-edited line): as ops.Chat, not shown
-		}
-		render.PrintMessage(out, *m)
-		return nil
-	})
-	if ferr := out.Flush(); err == nil {
-		err = ferr
-	}
-	if err != nil {
-		return err
-	}
-	if !o.JSON {
-		fmt.Fprintf(f.IO.ErrOut, "-- %s\n", render.PhaseLine(res.Phase, res.Count))
-	}
-	return nil
+	return lite.Chat(f.IO.Out, f.IO.ErrOut, sess.Store, sess.Actor, o.Phase, o.JSON)
 }
 
 // follow prints the phase's messages as they land until it closes.

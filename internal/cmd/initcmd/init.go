@@ -65,7 +65,7 @@ func run(f *cmdutil.Factory, o Options) error {
 	s.Now, s.Warn = f.Now, o.IO.ErrOut // a failed publish is a warning, not silence
 	s.Notify(bus.Event{Kind: bus.EvInit, Text: root})
 	fmt.Fprintf(o.IO.Out, "Initialised %s\nNext: pm task \"describe the work\"  (agents run: %s; edit %s to change)\n",
-		root, strings.Join(s.Config.Runtime.Exec.Command, " "), s.ConfigPath())
+		root, strings.Join(s.Config().Runtime.Exec.Command, " "), s.ConfigPath())
 	return nil
 }
 

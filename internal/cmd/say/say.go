@@ -2,12 +2,10 @@
 package say
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/plasmodium/pm/internal/cmdutil"
-	"github.com/plasmodium/pm/internal/ops"
+	"github.com/plasmodium/pm/internal/lite"
 	"github.com/plasmodium/pm/internal/phase"
 )
 
@@ -47,16 +45,5 @@ func run(f *cmdutil.Factory, o Options) error {
 	if err != nil {
 		return err
 	}
-	res, err := ops.Say(f.Context, sess, ops.SayInput{Message: o.Message, Phase: o.Phase})
-	if err != nil {
-		return err
-	}
-	if o.JSON {
-		return cmdutil.PrintJSONLine(f.IO.Out, res.Message)
-	}
-	fmt.Fprintln(f.IO.Out, res.Message.ID)
-	if res.Closed {
-		fmt.Fprintf(f.IO.Out, "phase %s reached its limit and is now closed\n", res.Phase.ID)
-	}
-	return nil
+	return lite.Say(f.IO.Out, sess.Store, sess.Actor, o.Phase, o.Message, o.JSON)
 }

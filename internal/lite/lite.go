@@ -1,0 +1,152 @@
+package lite
+
+import (
+	"context"
+	_ "embed"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/pflag"
+
+	"github.com/plasmodium/pm/internal/broker"
+	"github.com/plasmodium/pm/internal/phase"
+	"github.com/plasmodium/pm/internal/secret"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// helpText is pm-full's `pm --help` (TestHelpText keeps it current).
+//
+//go:embed help.txt
+var helpText string
+
+// Process is what a command line reads and writes: the process's own in
+// Main, a test's in tests.
+type Process struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+	Environ        func() []string
+	Getwd          func() (string, error)
+	// Full runs a command line lite does not run itself (cmd/pm: execve of
+	// pm-full; it returns only when that fails).
+	Full func(args []string) int
+}
+
+// Main runs one command line of the pm executable and returns its exit code.
+func Main(args []string, full func(args []string) int) int {
+	return Run(Process{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
+		Getenv: os.Getenv, Environ: os.Environ, Getwd: os.Getwd, Full: full}, args)
+}
+
+// Run runs args as p: what lite runs itself, else p.Full.
+func Run(p Process, args []string) int {
+	if sock, tok := p.Getenv(broker.SocketEnv), p.Getenv(broker.TokenEnv); sock != "" && tok != "" {
+		if slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--context-file") }) {
+			return p.Full(args) // the file is read on this side by pm-full (cli.clientFiles)
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return Forward(ctx, sock, tok, args, p.Stdin, p.Stdout, p.Stderr)
+	}
+	switch {
+	case len(args) == 0 || len(args) == 1 && (args[0] == "--help" || args[0] == "-h" || args[0] == "help"):
+		io.WriteString(p.Stdout, helpText)
+		return 0
+	case args[0] == "say":
+		if code, ok := p.say(args[1:]); ok {
+			return code
+		}
+	case args[0] == "chat":
+		if code, ok := p.chat(args[1:]); ok {
+			return code
+		}
+	}
+	return p.Full(args)
+}
+
+// say runs pm say when its arguments are ones lite knows; ok is false (and
+// nothing done) otherwise.
+func (p Process) say(args []string) (code int, ok bool) {
+	fs := flags("say")
+	phaseID := fs.String("phase", "", "")
+	asJSON := fs.Bool("json", false, "")
+	if fs.Parse(args) != nil || fs.NArg() < 1 {
+		return 0, false
+	}
+	s, actor, ok, err := p.session()
+	if !ok {
+		return 0, false
+	}
+	if err == nil {
+		var msg string
+		if msg, err = MessageArg(fs.Args(), fs.ArgsLenAtDash(), 0, p.Stdin, phase.MaxMessage); err == nil {
+			err = Say(p.Stdout, s, actor, *phaseID, msg, *asJSON)
+		}
+	}
+	return p.exit(err), true
+}
+
+// chat runs pm chat without --follow, --wait or --task (those stream or
+// block: pm-full's).
+func (p Process) chat(args []string) (code int, ok bool) {
+	fs := flags("chat")
+	phaseID := fs.String("phase", "", "")
+	asJSON := fs.Bool("json", false, "")
+	if fs.Parse(args) != nil || fs.NArg() > 0 {
+		return 0, false
+	}
+	s, actor, ok, err := p.session()
+	if !ok {
+		return 0, false
+	}
+	if err == nil {
+		err = Chat(p.Stdout, p.Stderr, s, actor, *phaseID, *asJSON)
+	}
+	return p.exit(err), true
+}
+
+// flags is a command's flag set as cobra parses it (flags among the
+// arguments, "--" ends them), silent: an error or -h is pm-full's to print.
+func flags(name string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+// session opens the state directory and the actor as cmdutil.Factory.Session
+// does. ok is false when a supervisor is to be revived: pm-full does that
+// (supervisor.Revive), and then the command.
+func (p Process) session() (s *store.Store, actor store.Actor, ok bool, err error) {
+	wd, err := p.Getwd()
+	if err != nil {
+		return nil, actor, true, err
+	}
+	root, err := store.Find(p.Getenv("PM_HOME"), wd)
+	if err != nil {
+		return nil, actor, true, err
+	}
+	if s, err = store.OpenChecked(root); err != nil {
+		return nil, actor, true, err
+	}
+	s.Warn = p.Stderr
+	s.Secrets = secret.FromEnv(p.Environ()) // every process masks the secrets it knows
+	if actor, err = s.ActorNamed(p.Getenv("PM_AGENT")); err != nil {
+		return nil, actor, true, err
+	}
+	if s.SupervisorDown() {
+		return nil, actor, false, nil
+	}
+	return s, actor, true, nil
+}
+
+func (p Process) exit(err error) int {
+	if err == nil {
+		return 0
+	}
+	return Report(p.Stderr, err)
+}

@@ -1,0 +1,59 @@
+package lite
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/plasmodium/pm/internal/phase"
+	"github.com/plasmodium/pm/internal/render"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// Say is pm say's body (the cobra command's too): phase.Post, then the
+// message's id (or, with asJSON, the message as one JSON line) and, when it
+// closed the phase, a line saying so.
+func Say(out io.Writer, s *store.Store, actor store.Actor, phaseID, message string, asJSON bool) error {
+	ph, msg, closed, err := phase.Post(s, actor, phaseID, message)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return json.NewEncoder(out).Encode(msg)
+	}
+	fmt.Fprintln(out, msg.ID)
+	if closed {
+		fmt.Fprintf(out, "phase %s reached its limit and is now closed\n", ph.ID)
+	}
+	return nil
+}
+
+// Chat is pm chat's body without --follow or --wait (the cobra command's
+// too): the room is printed as it is read (phase.Read: one decode per line,
+// nothing held, constant memory), then a line about the phase on errOut.
+// With asJSON the lines go out as written.
+func Chat(out, errOut io.Writer, s *store.Store, actor store.Actor, phaseID string, asJSON bool) error {
+	w := bufio.NewWriterSize(out, 64<<10)
+	ph, n, err := phase.Read(s, actor, phaseID, func(raw []byte, m *store.Message) error {
+		if asJSON {
+			w.Write(raw)
+			return w.WriteByte('\n')
+		}
+		if m.ID == "" {
+			return nil // valid JSON that is no message (a hand-edited line): not shown
+		}
+		render.PrintMessage(w, *m)
+		return nil
+	})
+	if ferr := w.Flush(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return err
+	}
+	if !asJSON {
+		fmt.Fprintf(errOut, "-- %s\n", render.PhaseLine(ph, n))
+	}
+	return nil
+}

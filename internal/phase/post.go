@@ -1,0 +1,36 @@
+package phase
+
+import "github.com/plasmodium/pm/internal/store"
+
+// Post is pm say: the phase phaseID names (Resolve: "" is the actor's own
+// room, or the only active one), checked for the actor (CheckPost), gets
+// content (Say). closed reports that this message closed it.
+func Post(s *store.Store, actor store.Actor, phaseID, content string) (ph *store.Phase, msg store.Message, closed bool, err error) {
+	ph, err = Resolve(s, actor, phaseID)
+	if err != nil {
+		return nil, msg, false, err
+	}
+	if err := CheckPost(actor, ph); err != nil {
+		return nil, msg, false, err
+	}
+	msg, closed, err = Say(s, actor, ph.TaskID, ph.ID, content)
+	return ph, msg, closed, err
+}
+
+// Read is pm chat without a wait: each line of the room phaseID names
+// (Resolve) goes to each as it is read, decoded once, nothing held; then
+// the lines are marked seen for the actor. n is how many there were.
+func Read(s *store.Store, actor store.Actor, phaseID string, each func(raw []byte, m *store.Message) error) (ph *store.Phase, n int, err error) {
+	ph, err = Resolve(s, actor, phaseID)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := s.ReadMessageLines(ph.TaskID, ph.ID, func(raw []byte, m *store.Message) error {
+		n++
+		return each(raw, m)
+	}); err != nil {
+		return ph, n, err
+	}
+	MarkSeen(s, actor, ph, n)
+	return ph, n, nil
+}
