@@ -17,7 +17,11 @@
 //	  .gitignore               "*": state never reaches the user's commits (Init)
 //	  config.json              limits, model, runtime, notify (written by Init; read by
 //	                           Open, unknown keys refused; pm config: UpdateConfig,
-//	                           under config.json.lock, written only if it loads)
+//	                           under config.json.lock, written only if it loads;
+//	                           Store.Config() decodes it on first use)
+//	  config.checked           a cache: the digest (with the executable's identity)
+//	                           of the config.json OpenChecked last parsed; a match
+//	                           skips the parse (configload.go), anything else parses
 //	  events.jsonl             the bus (internal/bus): every process appends
 //	                           under events.jsonl.lock; pm reset removes it
 //	  supervisor.lock          the live supervisor's lifetime flock (TryLockSupervisor)
