@@ -25,8 +25,13 @@ type PhaseTx struct {
 // An unknown or malformed id is refused (exit 4 / exit 2) before any lock
 // file is made.
 func (s *Store) WithPhase(taskID, phaseID string, fn func(tx *PhaseTx) error) error {
-	if _, err := s.Phase(taskID, phaseID); err != nil {
-		return err
+	// The phase must exist before its lock file is made; it is read under
+	// the lock. A stat settles the common case; anything else gets Phase's
+	// own error (bad id, missing, unreadable).
+	if ids.Parse(ids.Task, taskID) != nil || ids.Parse(ids.Phase, phaseID) != nil || !isFile(s.PhasePath(taskID, phaseID)) {
+		if _, err := s.Phase(taskID, phaseID); err != nil {
+			return err
+		}
 	}
 	return lockedfile.With(s.MessagesPath(taskID, phaseID), func() error {
 		ph, err := s.Phase(taskID, phaseID)
@@ -166,4 +171,10 @@ func (s *Store) MessageLines(taskID, phaseID string) (int, error) {
 // reports true (see bus.Follower).
 func (s *Store) FollowMessages(taskID, phaseID string, until func() (bool, error)) *bus.Follower {
 	return &bus.Follower{Path: s.MessagesPath(taskID, phaseID), Bad: s.BadLine, Until: until}
+}
+
+// isFile reports whether path names a regular file.
+func isFile(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
 }
