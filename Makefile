@@ -13,13 +13,14 @@ all: build
 # for the rest (docs/design.md, "Two executables").
 # Static: no dynamic loader at every start (~6% of a short command). Nothing
 # needs cgo: Landlock's psx uses syscall.AllThreadsSyscall without it.
+# pm-full first: a pm already running never hands a command to an older one.
 build:
-	CGO_ENABLED=0 $(GO) build -o bin/pm ./cmd/pm
 	CGO_ENABLED=0 $(GO) build -o bin/pm-full ./cmd/pm-full
+	CGO_ENABLED=0 $(GO) build -o bin/pm ./cmd/pm
 
 install:
-	CGO_ENABLED=0 $(GO) build -o $(BINDIR)/pm ./cmd/pm
 	CGO_ENABLED=0 $(GO) build -o $(BINDIR)/pm-full ./cmd/pm-full
+	CGO_ENABLED=0 $(GO) build -o $(BINDIR)/pm ./cmd/pm
 	@echo "installed $(BINDIR)/pm and $(BINDIR)/pm-full"
 	@case ":$$PATH:" in *":$(BINDIR):"*) ;; *) echo "add it to your PATH: export PATH=\"$(BINDIR):\$$PATH\"";; esac
 

@@ -20,7 +20,9 @@ measure() {
   owner=$("$bin" status "$t" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["task"]["owner"])')
   PM_AGENT=$owner "$bin" phase Room --limit 50 >/dev/null
   for i in $(seq 1 10); do PM_AGENT=$owner "$bin" say "message $i" >/dev/null; done
-  ir() { valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null | grep -o 'Collected : [0-9]*' | awk '{print $3}'; }
+  # --trace-children: pm hands most commands to pm-full by execve; both
+  # process images are counted (their sum).
+  ir() { valgrind --tool=callgrind --trace-children=yes --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null | grep -o 'Collected : [0-9]*' | awk '{s+=$3} END {print s}'; }
   echo "--help $(ir "$bin" --help)"
   echo "say $(PM_AGENT=$owner ir "$bin" say 'one more')"
   echo "chat $(PM_AGENT=$owner ir "$bin" chat)"

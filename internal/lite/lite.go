@@ -83,11 +83,11 @@ func (p Process) say(args []string) (code int, ok bool) {
 	}
 	if err == nil {
 		var msg string
-		if msg, err = MessageArg(fs.Args(), fs.ArgsLenAtDash(), 0, p.Stdin, phase.MaxMessage); err == nil {
+		if msg, err = MessageArg(context.Background(), fs.Args(), fs.ArgsLenAtDash(), 0, p.Stdin, phase.MaxMessage); err == nil {
 			err = Say(p.Stdout, s, actor, *phaseID, msg, *asJSON)
 		}
 	}
-	return p.exit(err), true
+	return p.exit(s, err), true
 }
 
 // chat runs pm chat without --follow, --wait or --task (those stream or
@@ -106,7 +106,7 @@ func (p Process) chat(args []string) (code int, ok bool) {
 	if err == nil {
 		err = Chat(p.Stdout, p.Stderr, s, actor, *phaseID, *asJSON)
 	}
-	return p.exit(err), true
+	return p.exit(s, err), true
 }
 
 // flags is a command's flag set as cobra parses it (flags among the
@@ -144,9 +144,12 @@ func (p Process) session() (s *store.Store, actor store.Actor, ok bool, err erro
 	return s, actor, true, nil
 }
 
-func (p Process) exit(err error) int {
-	if err == nil {
-		return 0
+// exit is the command's exit code. Only a command that succeeded records
+// that config.json was checked: a refused one writes nothing.
+func (p Process) exit(s *store.Store, err error) int {
+	if err != nil {
+		return Report(p.Stderr, err)
 	}
-	return Report(p.Stderr, err)
+	s.RecordConfigChecked()
+	return 0
 }

@@ -1,6 +1,7 @@
 package lite
 
 import (
+	"context"
 	"io"
 	"strings"
 )
@@ -9,14 +10,28 @@ import (
 // one word "-" not written after "--" (dashAt is where "--" fell among the
 // arguments, -1 for none; first is where words start), standard input, read
 // one byte past limit so an over-long message is refused by the operation,
-// not cut. pm say and pm send share it (cmdutil.MessageArg for cobra).
-func MessageArg(words []string, dashAt, first int, in io.Reader, limit int) (string, error) {
+// not cut. The read ends with ctx (^C in pm-full, which catches it). pm say
+// and pm send share it (cmdutil.MessageArg for cobra).
+func MessageArg(ctx context.Context, words []string, dashAt, first int, in io.Reader, limit int) (string, error) {
 	if len(words) != 1 || words[0] != "-" || (dashAt >= 0 && dashAt <= first) {
 		return strings.Join(words, " "), nil
 	}
-	data, err := io.ReadAll(io.LimitReader(in, int64(limit)+1))
-	if err != nil {
-		return "", err
+	type read struct {
+		data []byte
+		err  error
 	}
-	return strings.TrimSuffix(string(data), "\n"), nil
+	done := make(chan read, 1)
+	go func() { // a blocked read cannot be interrupted; the process is ending then
+		data, err := io.ReadAll(io.LimitReader(in, int64(limit)+1))
+		done <- read{data, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			return "", r.err
+		}
+		return strings.TrimSuffix(string(r.data), "\n"), nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
 }

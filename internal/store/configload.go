@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -8,6 +9,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -20,6 +23,9 @@ type lazyConfig struct {
 	once sync.Once
 	cfg  *Config
 	data []byte // config.json as read, known to parse (nil: the defaults)
+	// unrecorded is the digest of a config.json OpenChecked parsed, for
+	// RecordConfigChecked.
+	unrecorded string
 }
 
 func (l *lazyConfig) set(c Config) {
@@ -45,7 +51,9 @@ func (s *Store) Config() *Config {
 // loadConfig reads config.json and checks it (parseConfig: unknown keys,
 // values). With cached, bytes this executable has checked before are taken
 // as they are and decoded only when Config is called: parsing costs about
-// as much as the rest of a pm say, which does not read the config.
+// as much as the rest of a pm say, which does not read the config. A parse
+// that passed is recorded by RecordConfigChecked, which the command calls
+// once it has succeeded, so a refused command writes nothing.
 func (s *Store) loadConfig(cached bool) error {
 	path := s.ConfigPath()
 	data, err := os.ReadFile(path)
@@ -59,7 +67,7 @@ func (s *Store) loadConfig(cached bool) error {
 	var digest string
 	if cached {
 		digest = configDigest(data)
-		if digest != "" && s.checkedDigest() == digest {
+		if digest != "" && slices.Contains(s.checkedDigests(), digest) {
 			s.config.data = data
 			return nil
 		}
@@ -69,30 +77,56 @@ func (s *Store) loadConfig(cached bool) error {
 		return err
 	}
 	s.config.set(cfg)
-	if digest != "" {
-		// Best effort: without it the next short command parses again.
-		_ = lockedfile.WriteAtomic(s.configCheckedPath(), []byte(digest+"\n"))
+	s.config.unrecorded = digest
+	return nil
+}
+
+// maxCheckedDigests is how many executables' digests config.checked keeps:
+// a person's ./bin/pm and the agents' installed pm on one state do not
+// evict each other.
+const maxCheckedDigests = 4
+
+// RecordConfigChecked writes the digest of the config.json this store's
+// OpenChecked parsed, if it was not recorded yet. Best effort: without it
+// the next short command parses again.
+func (s *Store) RecordConfigChecked() {
+	d := s.config.unrecorded
+	if d == "" {
+		return
+	}
+	s.config.unrecorded = ""
+	keep := []string{d}
+	for _, old := range s.checkedDigests() {
+		if old != d && len(keep) < maxCheckedDigests {
+			keep = append(keep, old)
+		}
+	}
+	_ = lockedfile.WriteAtomic(s.configCheckedPath(), []byte(strings.Join(keep, "\n")+"\n"))
+}
+
+// configCheckedPath holds the digests of the config.json the short
+// commands' executables last checked: a cache, never the truth. A missing
+// or stale one means a parse; one made to match by someone who can write
+// .plasmodium (and so could change anything in it) is taken, which only
+// spares a pm say or pm chat the parse: pm-full always parses.
+func (s *Store) configCheckedPath() string { return filepath.Join(s.Root, "config.checked") }
+
+// checkedDigests are config.checked's complete lines.
+func (s *Store) checkedDigests() []string {
+	b, err := os.ReadFile(s.configCheckedPath())
+	if err != nil {
+		return nil
+	}
+	if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+		return strings.Split(string(b[:i]), "\n")
 	}
 	return nil
 }
 
-// configCheckedPath holds the digest of the last config.json the short
-// commands' executable checked: a cache, never the truth (a missing, stale
-// or hand-made one only means a parse).
-func (s *Store) configCheckedPath() string { return filepath.Join(s.Root, "config.checked") }
-
-func (s *Store) checkedDigest() string {
-	b, err := os.ReadFile(s.configCheckedPath())
-	if err != nil || len(b) == 0 || b[len(b)-1] != '\n' {
-		return ""
-	}
-	return string(b[:len(b)-1])
-}
-
 // configDigest is the digest of data as checked by this executable: its
-// identity (device, inode, size, modification time) is part of it, so a
-// rebuilt or upgraded pm, whose keys and rules may differ, checks again.
-// "" when the executable cannot be identified (then nothing is cached).
+// identity (device, inode, size, modification and change times) is part of
+// it, so a rebuilt or upgraded pm, whose keys and rules may differ, checks
+// again. "" when the executable cannot be identified (nothing is cached).
 func configDigest(data []byte) string {
 	exe, err := os.Executable()
 	if err != nil {
@@ -108,7 +142,7 @@ func configDigest(data []byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// fileID names a file by device, inode, size and modification time.
+// fileID names a file by device, inode, size, modification and change time.
 func fileID(path string) (string, bool) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -118,5 +152,5 @@ func fileID(path string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return fmt.Sprintf("%d:%d:%d:%d", sys.Dev, sys.Ino, st.Size(), st.ModTime().UnixNano()), true
+	return fmt.Sprintf("%d:%d:%d:%d:%d", sys.Dev, sys.Ino, st.Size(), st.ModTime().UnixNano(), sys.Ctim.Nano()), true
 }

@@ -40,6 +40,9 @@ func TestOpenCheckedConfig(t *testing.T) {
 				t.Fatal(err)
 			}
 			s, err := store.OpenChecked(root)
+			if err == nil {
+				s.RecordConfigChecked() // as a short command that succeeded does
+			}
 			if step.wantErr {
 				if err == nil || errs.CodeOf(err) != errs.Failure {
 					t.Fatalf("OpenChecked(bad config) = %v, want the bad config error", err)
