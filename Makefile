@@ -53,6 +53,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzPrimitivePaths -fuzztime $(FUZZTIME) ./internal/capability
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./internal/netguard
 	$(GO) test -run '^$$' -fuzz FuzzParseAngleResult -fuzztime $(FUZZTIME) ./internal/design
+	$(GO) test -run '^$$' -fuzz FuzzMessageJSON -fuzztime $(FUZZTIME) ./internal/store
+	$(GO) test -run '^$$' -fuzz FuzzEventJSON -fuzztime $(FUZZTIME) ./internal/bus
 
 # The seed's landing-page flow on the llm runtime: offline (model replies
 # replayed by a local OpenAI-protocol server) unless OPENAI_API_KEY/OPENAI_BASE_URL are set.
