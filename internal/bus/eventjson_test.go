@@ -33,7 +33,7 @@ func TestEventJSON(t *testing.T) {
 		{Time: at, Kind: "x", Actor: "\xff\u2028", Agent: "a", Data: map[string]any{}},
 		{Time: at, Data: map[string]any{"nested": map[string]any{"b": []any{1, "two", nil, true}}, "a": 1.5}},
 		{Time: at, Data: map[string]any{"bad": math.NaN()}}, // both fail
-		{Time: time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC)},  // both fail
+		{Time: time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC)},   // both fail
 	} {
 		checkEventJSON(t, ev)
 	}
