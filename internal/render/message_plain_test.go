@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"io"
 	"strings"
 	"testing"
@@ -13,11 +14,12 @@ import (
 // general path.
 type onlyWriter struct{ io.Writer }
 
-// printBoth prints m through the fast path (a strings.Builder takes
-// strings) and the general one, and reports whether the fast one was taken.
+// printBoth prints m through the fast path (a bytes.Buffer lends its
+// buffer) and the general one, and reports whether the fast one was taken.
 func printBoth(m store.Message) (fast, general string, plain bool) {
-	var f, g strings.Builder
-	plain = printPlain(io.Discard, &m)
+	var f bytes.Buffer
+	var g strings.Builder
+	plain = printPlain(new(bytes.Buffer), &m)
 	PrintMessage(&f, m)
 	PrintMessage(onlyWriter{&g}, m)
 	return f.String(), g.String(), plain
@@ -67,4 +69,25 @@ func FuzzPrintMessage(f *testing.F) {
 			t.Fatalf("PrintMessage fast path %q, general %q", fast, general)
 		}
 	})
+}
+
+// isPlain tests eight bytes at a time: a byte needing escapes is found
+// wherever it falls in a word.
+func TestIsPlainEveryPosition(t *testing.T) {
+	for n := range 20 {
+		for at := range n + 1 {
+			for _, c := range []byte{0x00, '\t', '\n', 0x1f, 0x7f, 0x80, 0xff} {
+				b := []byte(strings.Repeat(" ~a", 7)[:n])
+				if at < n {
+					b[at] = c
+				}
+				for _, oneLine := range []bool{false, true} {
+					want := at == n || !oneLine && (c == '\t' || c == '\n')
+					if got := isPlain(string(b), oneLine); got != want {
+						t.Fatalf("isPlain(%q, %v) = %v, want %v", b, oneLine, got, want)
+					}
+				}
+			}
+		}
+	}
 }
