@@ -62,8 +62,9 @@ func isPlain(s string, oneLine bool) bool {
 	for i := 0; i < len(s); {
 		if i+8 <= len(s) {
 			// Eight bytes at a time: no byte < 0x20, none >= 0x7f.
-			x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+			w := s[i : i+8]
+			x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+				uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
 			if ((x-ones*0x20)&^x|(x&^highs+ones)|x)&highs == 0 {
 				i += 8
 				continue

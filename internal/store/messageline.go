@@ -22,45 +22,140 @@ import (
 // json.Unmarshal gives, duplicate keys included (the last one wins):
 // FuzzDecodeLine compares the two.
 func (m *Message) DecodeLine(raw []byte) bool {
-	p := flatObject{raw: raw}
 	var out Message
-	if !p.object(func(key []byte, val span) bool { return out.setField(&p, key, val) }) {
+	var line string // string(raw), made once: unescaped strings are cut from it
+	i := skipSpace(raw, 0)
+	if i == len(raw) || raw[i] != '{' {
+		return false
+	}
+	i = skipSpace(raw, i+1)
+	if i < len(raw) && raw[i] == '}' {
+		i++
+	} else {
+		for {
+			f, next, ok := scanKey(raw, i)
+			if !ok {
+				return false
+			}
+			i = skipSpace(raw, next)
+			if i == len(raw) || raw[i] != ':' {
+				return false
+			}
+			if i, ok = out.setField(f, raw, skipSpace(raw, i+1), &line); !ok {
+				return false
+			}
+			i = skipSpace(raw, i)
+			if i < len(raw) && raw[i] == ',' {
+				i = skipSpace(raw, i+1)
+				continue
+			}
+			if i < len(raw) && raw[i] == '}' {
+				i++
+				break
+			}
+			return false
+		}
+	}
+	if skipSpace(raw, i) != len(raw) {
 		return false
 	}
 	*m = out
 	return true
 }
 
-// setField stores one member of the object; false means "not handled".
-func (m *Message) setField(p *flatObject, key []byte, val span) bool {
-	var dst *string
-	switch string(key) {
-	case "id":
-		dst = &m.ID
-	case "phase_id":
-		dst = &m.PhaseID
-	case "author":
-		dst = &m.Author
-	case "role":
-		dst = &m.Role
-	case "content":
-		dst = &m.Content
-	case "timestamp":
+// The members of Message, as scanKey numbers them; noField is a key that
+// is none of them.
+const (
+	noField = iota
+	fieldID
+	fieldPhaseID
+	fieldAuthor
+	fieldRole
+	fieldContent
+	fieldTimestamp
+)
+
+// scanKey scans a key from its opening quote at raw[i] and returns the
+// field it names and the index after it. A key that is not a field's exact
+// name must be plain ASCII and not match one the way encoding/json matches
+// names (case-insensitively): anything else is not handled.
+func scanKey(raw []byte, i int) (field, next int, ok bool) {
+	if i+1 >= len(raw) || raw[i] != '"' {
+		return noField, 0, false
+	}
+	name, f := "", noField
+	switch raw[i+1] {
+	case 'i':
+		name, f = "id", fieldID
+	case 'p':
+		name, f = "phase_id", fieldPhaseID
+	case 'a':
+		name, f = "author", fieldAuthor
+	case 'r':
+		name, f = "role", fieldRole
+	case 'c':
+		name, f = "content", fieldContent
+	case 't':
+		name, f = "timestamp", fieldTimestamp
+	}
+	if rest := raw[i+1:]; f != noField && len(rest) > len(name) && rest[len(name)] == '"' && string(rest[:len(name)]) == name {
+		return f, i + 2 + len(name), true
+	}
+	end, escaped, nonASCII, ok := scanString(raw, i+1)
+	if !ok || escaped || nonASCII || foldsToMessageField(raw[i+1:end]) {
+		return noField, 0, false
+	}
+	return noField, end + 1, true
+}
+
+// setField scans the value at raw[i] into field f and returns the index
+// after it: a string for a field of Message, any scalar for another key.
+func (m *Message) setField(f int, raw []byte, i int, line *string) (next int, ok bool) {
+	if f == noField {
+		return skipScalar(raw, i)
+	}
+	if i == len(raw) || raw[i] != '"' {
+		return 0, false // encoding/json would fail or go by another path
+	}
+	end, escaped, nonASCII, ok := scanString(raw, i+1)
+	if !ok {
+		return 0, false
+	}
+	if f == fieldTimestamp {
 		// encoding/json hands time.Time the raw quoted value, escapes and all.
-		return val.isString && m.Timestamp.UnmarshalJSON(p.raw[val.start-1:val.end+1]) == nil
+		return end + 1, m.Timestamp.UnmarshalJSON(raw[i:end+1]) == nil
+	}
+	var s string
+	switch {
+	case nonASCII && !utf8.Valid(raw[i+1:end]):
+		return 0, false // encoding/json replaces what is not UTF-8
+	case escaped:
+		if s, ok = unescape(raw[i+1 : end]); !ok {
+			return 0, false
+		}
 	default:
-		return !foldsToMessageField(key)
+		if *line == "" {
+			*line = string(raw)
+		}
+		s = (*line)[i+1 : end]
 	}
-	if !val.isString {
-		return false
+	switch f {
+	case fieldID:
+		m.ID = s
+	case fieldPhaseID:
+		m.PhaseID = s
+	case fieldAuthor:
+		m.Author = s
+	case fieldRole:
+		m.Role = s
+	case fieldContent:
+		m.Content = s
 	}
-	s, ok := p.text(val)
-	*dst = s
-	return ok
+	return end + 1, true
 }
 
 // foldsToMessageField reports whether encoding/json might match key (an
-// ASCII key, see flatObject.object) to one of Message's fields although it
+// ASCII key, see scanKey) to one of Message's fields although it
 // is not spelt exactly so: ASCII keys match case-insensitively.
 func foldsToMessageField(key []byte) bool {
 	for _, name := range [...]string{"id", "phase_id", "author", "role", "content", "timestamp"} {
@@ -90,168 +185,102 @@ func asciiEqualFold(b []byte, s string) bool {
 	return true
 }
 
-// flatObject scans one JSON object whose values are scalars, validating as
-// strictly as encoding/json's scanner; anything else is "not handled".
-type flatObject struct {
-	raw  []byte
-	i    int
-	line string // string(raw), made once: unescaped strings are cut from it
+// skipSpace returns the index of the first byte from i on that is not JSON
+// white space.
+func skipSpace(raw []byte, i int) int {
+	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
+		i++
+	}
+	return i
 }
 
-// span is a value's bytes: for a string, between its quotes.
-type span struct {
-	start, end int
-	isString   bool
-	escaped    bool // holds a backslash
-	nonASCII   bool // holds a byte >= 0x80
-}
-
-// object scans the whole line as one object and calls member for each
-// key and value, in order; keys are plain ASCII without escapes (any other
-// key is not handled).
-func (p *flatObject) object(member func(key []byte, val span) bool) bool {
-	p.space()
-	if !p.eat('{') {
-		return false
+// skipScalar scans a string, a number, true, false or null at raw[i] and
+// returns the index after it; an object or an array is not handled.
+func skipScalar(raw []byte, i int) (next int, ok bool) {
+	if i == len(raw) {
+		return 0, false
 	}
-	p.space()
-	if !p.eat('}') {
-		for {
-			key, ok := p.str()
-			if !ok || key.escaped || key.nonASCII {
-				return false
-			}
-			p.space()
-			if !p.eat(':') {
-				return false
-			}
-			p.space()
-			val, ok := p.value()
-			if !ok || !member(p.raw[key.start:key.end], val) {
-				return false
-			}
-			p.space()
-			if p.eat('}') {
-				break
-			}
-			if !p.eat(',') {
-				return false
-			}
-			p.space()
-		}
-	}
-	p.space()
-	return p.i == len(p.raw)
-}
-
-func (p *flatObject) space() {
-	for p.i < len(p.raw) {
-		switch p.raw[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
-		}
-	}
-}
-
-func (p *flatObject) eat(c byte) bool {
-	if p.i < len(p.raw) && p.raw[p.i] == c {
-		p.i++
-		return true
-	}
-	return false
-}
-
-// value scans a string, a number, true, false or null.
-func (p *flatObject) value() (span, bool) {
-	if p.i >= len(p.raw) {
-		return span{}, false
-	}
-	switch c := p.raw[p.i]; {
+	switch c := raw[i]; {
 	case c == '"':
-		return p.str()
+		end, _, _, ok := scanString(raw, i+1)
+		return end + 1, ok
 	case c == '-' || '0' <= c && c <= '9':
-		return span{}, p.number()
+		return scanNumber(raw, i)
 	case c == 't':
-		return span{}, p.word("true")
+		return word(raw, i, "true")
 	case c == 'f':
-		return span{}, p.word("false")
+		return word(raw, i, "false")
 	case c == 'n':
-		return span{}, p.word("null")
+		return word(raw, i, "null")
 	}
-	return span{}, false
+	return 0, false
 }
 
-func (p *flatObject) word(w string) bool {
-	if len(p.raw)-p.i < len(w) || string(p.raw[p.i:p.i+len(w)]) != w {
-		return false
+func word(raw []byte, i int, w string) (next int, ok bool) {
+	if len(raw)-i < len(w) || string(raw[i:i+len(w)]) != w {
+		return 0, false
 	}
-	p.i += len(w)
-	return true
+	return i + len(w), true
 }
 
-// number scans -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func (p *flatObject) number() bool {
-	p.eat('-')
-	if p.eat('0') {
-		// no more integer digits after a leading zero
-	} else if !p.digits() {
-		return false
+// scanNumber scans -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? at raw[i].
+func scanNumber(raw []byte, i int) (next int, ok bool) {
+	if raw[i] == '-' {
+		i++
 	}
-	if p.eat('.') && !p.digits() {
-		return false
+	if i < len(raw) && raw[i] == '0' {
+		i++
+	} else if i, ok = digits(raw, i); !ok {
+		return 0, false
 	}
-	if p.eat('e') || p.eat('E') {
-		if !p.eat('+') {
-			p.eat('-')
+	if i < len(raw) && raw[i] == '.' {
+		if i, ok = digits(raw, i+1); !ok {
+			return 0, false
 		}
-		return p.digits()
 	}
-	return true
+	if i < len(raw) && (raw[i] == 'e' || raw[i] == 'E') {
+		i++
+		if i < len(raw) && (raw[i] == '+' || raw[i] == '-') {
+			i++
+		}
+		return digits(raw, i)
+	}
+	return i, true
 }
 
-// digits scans one or more decimal digits.
-func (p *flatObject) digits() bool {
-	start := p.i
-	for p.i < len(p.raw) && '0' <= p.raw[p.i] && p.raw[p.i] <= '9' {
-		p.i++
+// digits scans one or more decimal digits at raw[i].
+func digits(raw []byte, i int) (next int, ok bool) {
+	start := i
+	for i < len(raw) && '0' <= raw[i] && raw[i] <= '9' {
+		i++
 	}
-	return p.i > start
+	return i, i > start
 }
 
-// str scans a string from its opening quote, validating its escapes as
-// encoding/json's scanner does.
-func (p *flatObject) str() (span, bool) {
-	if !p.eat('"') {
-		return span{}, false
-	}
-	s := span{start: p.i, isString: true}
-	raw := p.raw
-	for i := p.i; i < len(raw); {
+// scanString scans a string's body from raw[i] (after its opening quote),
+// validating its escapes as encoding/json's scanner does, and returns the
+// index of its closing quote.
+func scanString(raw []byte, i int) (end int, escaped, nonASCII, ok bool) {
+	for {
 		i = plainRun(raw, i)
 		if i == len(raw) {
-			break
+			return 0, false, false, false
 		}
 		switch c := raw[i]; {
 		case c == '"':
-			s.end, p.i = i, i+1
-			return s, true
+			return i, escaped, nonASCII, true
 		case c == '\\':
-			s.escaped = true
-			p.i = i
-			if !p.escape() {
-				return span{}, false
+			escaped = true
+			if i, ok = scanEscape(raw, i); !ok {
+				return 0, false, false, false
 			}
-			i = p.i
 		case c < 0x20:
-			return span{}, false
+			return 0, false, false, false
 		default:
-			s.nonASCII = true
+			nonASCII = true
 			i++
 		}
 	}
-	return span{}, false
 }
 
 // plainRun returns the index of the first byte from i on that ends a run
@@ -278,23 +307,19 @@ func plainRun(b []byte, i int) int {
 	return i
 }
 
-// escape scans one escape sequence from its backslash.
-func (p *flatObject) escape() bool {
-	if p.i+1 >= len(p.raw) {
-		return false
+// scanEscape scans one escape sequence from its backslash at raw[i].
+func scanEscape(raw []byte, i int) (next int, ok bool) {
+	if i+1 >= len(raw) {
+		return 0, false
 	}
-	switch p.raw[p.i+1] {
+	switch raw[i+1] {
 	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-		p.i += 2
-		return true
+		return i + 2, true
 	case 'u':
-		if _, ok := hex4(p.raw[p.i+2:]); !ok {
-			return false
-		}
-		p.i += 6
-		return true
+		_, ok := hex4(raw[i+2:])
+		return i + 6, ok
 	}
-	return false
+	return 0, false
 }
 
 func hex4(b []byte) (rune, bool) {
@@ -316,23 +341,6 @@ func hex4(b []byte) (rune, bool) {
 		r = r<<4 | rune(c)
 	}
 	return r, true
-}
-
-// text is the Go string of a scanned string value, as encoding/json
-// unquotes it; false for what it would rewrite (invalid UTF-8, surrogate
-// escapes).
-func (p *flatObject) text(s span) (string, bool) {
-	b := p.raw[s.start:s.end]
-	if s.nonASCII && !utf8.Valid(b) {
-		return "", false
-	}
-	if !s.escaped {
-		if p.line == "" {
-			p.line = string(p.raw)
-		}
-		return p.line[s.start:s.end], true
-	}
-	return unescape(b)
 }
 
 // unescape decodes the escapes of a string body the scanner validated.
