@@ -1,7 +1,6 @@
 package store
 
 import (
-	"encoding/binary"
 	"math/bits"
 	"strings"
 	"unicode/utf8"
@@ -122,6 +121,10 @@ func (m *Message) setField(f int, raw []byte, i int, line *string) (next int, ok
 		return 0, false
 	}
 	if f == fieldTimestamp {
+		if t, ok := parseUTC(raw[i+1 : end]); ok {
+			m.Timestamp = t
+			return end + 1, true
+		}
 		// encoding/json hands time.Time the raw quoted value, escapes and all.
 		return end + 1, m.Timestamp.UnmarshalJSON(raw[i:end+1]) == nil
 	}
@@ -289,7 +292,9 @@ func scanString(raw []byte, i int) (end int, escaped, nonASCII, ok bool) {
 func plainRun(b []byte, i int) int {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	for ; i+8 <= len(b); i += 8 {
-		x := binary.LittleEndian.Uint64(b[i:])
+		w := b[i : i+8]
+		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
 		q, bs := x^(ones*'"'), x^(ones*'\\')
 		// A byte's high bit is set in special iff it is < 0x20, '"', '\\'
 		// or >= 0x80; borrows only flag bytes above a special one, so the
