@@ -12,14 +12,11 @@ func parseUTC(b []byte) (time.Time, bool) {
 		b[4] != '-' || b[7] != '-' || b[10] != 'T' || b[13] != ':' || b[16] != ':' {
 		return time.Time{}, false
 	}
-	year, ok1 := decimal(b[0:4])
-	month, ok2 := decimal(b[5:7])
-	day, ok3 := decimal(b[8:10])
-	hour, ok4 := decimal(b[11:13])
-	minute, ok5 := decimal(b[14:16])
-	sec, ok6 := decimal(b[17:19])
-	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) || month < 1 || month > 12 || day < 1 ||
-		day > daysIn(month, year) || hour > 23 || minute > 59 || sec > 59 {
+	year := num2(b[0], b[1])*100 + num2(b[2], b[3])
+	month, day := num2(b[5], b[6]), num2(b[8], b[9])
+	hour, minute, sec := num2(b[11], b[12]), num2(b[14], b[15]), num2(b[17], b[18])
+	if year < 0 || month < 1 || month > 12 || day < 1 || day > daysIn(month, year) ||
+		hour < 0 || hour > 23 || minute < 0 || minute > 59 || sec < 0 || sec > 59 {
 		return time.Time{}, false
 	}
 	nsec := 0
@@ -35,6 +32,15 @@ func parseUTC(b []byte) (time.Time, bool) {
 		nsec = n
 	}
 	return time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC), true
+}
+
+// num2 is the two-digit number c d, or -10000 (below every range the
+// callers check, even times 100 plus 99) if either is not a digit.
+func num2(c, d byte) int {
+	if c-'0' > 9 || d-'0' > 9 {
+		return -10000
+	}
+	return int(c-'0')*10 + int(d-'0')
 }
 
 // decimal parses b, all decimal digits (at most nine).
