@@ -48,6 +48,9 @@ bench:
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime $(FUZZTIME) ./internal/jsonl
 	$(GO) test -run '^$$' -fuzz FuzzTail -fuzztime $(FUZZTIME) ./internal/jsonl
+	$(GO) test -run '^$$' -fuzz FuzzDecodeLine -fuzztime $(FUZZTIME) ./internal/store
+	$(GO) test -run '^$$' -fuzz FuzzParseUTC -fuzztime $(FUZZTIME) ./internal/store
+	$(GO) test -run '^$$' -fuzz FuzzPrintMessage -fuzztime $(FUZZTIME) ./internal/render
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./internal/prompt
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./internal/ids
 	$(GO) test -run '^$$' -fuzz FuzzPrimitivePaths -fuzztime $(FUZZTIME) ./internal/capability

@@ -11,4 +11,7 @@
 //     skipped and reported through a callback; an unterminated final line is
 //     treated as not yet written;
 //   - Tail reads backwards from the end and never parses the whole file.
+//   - Decode gives exactly what json.Unmarshal gives; a record type's own fast
+//     decoder (LineDecoder, store.Message's) only claims lines it decodes the
+//     same way and leaves the rest to encoding/json.
 package jsonl

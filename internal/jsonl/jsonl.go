@@ -221,12 +221,15 @@ func (r *Reader) emit(raw []byte, start int64, fn func([]byte) error) error {
 // reader that needs the values scans each line once. A line that is not
 // JSON is reported and skipped as Next does; a valid line whose values do
 // not fit T is still passed on (Next would pass it too), with the fields
-// that fit.
+// that fit. A T that is a LineDecoder decodes its usual lines itself.
 func Decode[T any](r *Reader, fn func(raw []byte, v *T) error) error {
 	r.decoding = true
 	defer func() { r.decoding = false }()
 	return r.Next(func(raw []byte) error {
 		var v T
+		if d, ok := any(&v).(LineDecoder); ok && d.DecodeLine(raw) {
+			return fn(raw, &v) // valid, decoded exactly as below
+		}
 		if err := json.Unmarshal(raw, &v); err != nil {
 			var typ *json.UnmarshalTypeError
 			if !errors.As(err, &typ) {

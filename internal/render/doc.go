@@ -8,6 +8,8 @@
 //     (multi-line text) or Line (one-line fields), so no control character or
 //     escape sequence reaches a terminal raw; JSON output bypasses render and
 //     keeps the exact text;
+//   - the fast path for a plain message (printPlain: no fmt, no escaping)
+//     writes byte for byte what the general path writes (FuzzPrintMessage);
 //   - every function writes whole lines ending in a newline, except PhaseLine,
 //     HealthLine and HealthDetail, which return one line without it;
 //   - colour (pm log) only when the output is a terminal and NO_COLOR is

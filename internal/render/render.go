@@ -12,6 +12,9 @@ import (
 // PrintMessage writes one chat message as a human reads it, its text made
 // terminal-safe (Terminal).
 func PrintMessage(w io.Writer, m store.Message) {
+	if printPlain(w, &m) {
+		return
+	}
 	who := "@" + Line(m.Author)
 	if m.Author == "human" {
 		who = "human"

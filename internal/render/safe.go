@@ -58,12 +58,22 @@ func escape(s string, oneLine bool) string {
 // isPlain reports whether s needs no escaping: printable ASCII (with \n and
 // \t unless oneLine) only. Anything else takes the slow path.
 func isPlain(s string, oneLine bool) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c < 0x7f || !oneLine && (c == '\n' || c == '\t') {
-			continue
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for i := 0; i < len(s); {
+		if i+8 <= len(s) {
+			// Eight bytes at a time: no byte < 0x20, none >= 0x7f.
+			w := s[i : i+8]
+			x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+				uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+			if ((x-ones*0x20)&^x|(x&^highs+ones)|x)&highs == 0 {
+				i += 8
+				continue
+			}
 		}
-		return false
+		if c := s[i]; !(c >= 0x20 && c < 0x7f || !oneLine && (c == '\n' || c == '\t')) {
+			return false
+		}
+		i++
 	}
 	return true
 }

@@ -1,0 +1,211 @@
+package store
+
+import (
+	"math/bits"
+	"strings"
+	"unicode/utf8"
+)
+
+// The scanner of Message.DecodeLine: each function scans one piece of JSON
+// at raw[i], validating it as strictly as encoding/json's scanner, and
+// returns the index after it; ok false means "not handled" (invalid, or a
+// shape the fast path leaves to encoding/json).
+
+// skipSpace returns the index of the first byte from i on that is not JSON
+// white space.
+func skipSpace(raw []byte, i int) int {
+	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipScalar scans a string, a number, true, false or null at raw[i] and
+// returns the index after it; an object or an array is not handled.
+func skipScalar(raw []byte, i int) (next int, ok bool) {
+	if i == len(raw) {
+		return 0, false
+	}
+	switch c := raw[i]; {
+	case c == '"':
+		end, _, _, ok := scanString(raw, i+1)
+		return end + 1, ok
+	case c == '-' || '0' <= c && c <= '9':
+		return scanNumber(raw, i)
+	case c == 't':
+		return word(raw, i, "true")
+	case c == 'f':
+		return word(raw, i, "false")
+	case c == 'n':
+		return word(raw, i, "null")
+	}
+	return 0, false
+}
+
+func word(raw []byte, i int, w string) (next int, ok bool) {
+	if len(raw)-i < len(w) || string(raw[i:i+len(w)]) != w {
+		return 0, false
+	}
+	return i + len(w), true
+}
+
+// scanNumber scans -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? at raw[i].
+func scanNumber(raw []byte, i int) (next int, ok bool) {
+	if raw[i] == '-' {
+		i++
+	}
+	if i < len(raw) && raw[i] == '0' {
+		i++
+	} else if i, ok = digits(raw, i); !ok {
+		return 0, false
+	}
+	if i < len(raw) && raw[i] == '.' {
+		if i, ok = digits(raw, i+1); !ok {
+			return 0, false
+		}
+	}
+	if i < len(raw) && (raw[i] == 'e' || raw[i] == 'E') {
+		i++
+		if i < len(raw) && (raw[i] == '+' || raw[i] == '-') {
+			i++
+		}
+		return digits(raw, i)
+	}
+	return i, true
+}
+
+// digits scans one or more decimal digits at raw[i].
+func digits(raw []byte, i int) (next int, ok bool) {
+	start := i
+	for i < len(raw) && '0' <= raw[i] && raw[i] <= '9' {
+		i++
+	}
+	return i, i > start
+}
+
+// scanString scans a string's body from raw[i] (after its opening quote),
+// validating its escapes as encoding/json's scanner does, and returns the
+// index of its closing quote.
+func scanString(raw []byte, i int) (end int, escaped, nonASCII, ok bool) {
+	for {
+		i = plainRun(raw, i)
+		if i == len(raw) {
+			return 0, false, false, false
+		}
+		switch c := raw[i]; {
+		case c == '"':
+			return i, escaped, nonASCII, true
+		case c == '\\':
+			escaped = true
+			if i, ok = scanEscape(raw, i); !ok {
+				return 0, false, false, false
+			}
+		case c < 0x20:
+			return 0, false, false, false
+		default:
+			nonASCII = true
+			i++
+		}
+	}
+}
+
+// plainRun returns the index of the first byte from i on that ends a run
+// of plain string bytes (printable ASCII but '"' and '\\'), or len(b). It
+// tests eight bytes at a time: the string bytes are most of a line.
+func plainRun(b []byte, i int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(b); i += 8 {
+		w := b[i : i+8]
+		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		q, bs := x^(ones*'"'), x^(ones*'\\')
+		// A byte's high bit is set in special iff it is < 0x20, '"', '\\'
+		// or >= 0x80; borrows only flag bytes above a special one, so the
+		// lowest flagged byte is the first special one.
+		special := (x-ones*0x20)&^x | (q-ones)&^q | (bs-ones)&^bs | x
+		if special&highs != 0 {
+			return i + bits.TrailingZeros64(special&highs)/8
+		}
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' {
+			return i
+		}
+	}
+	return i
+}
+
+// scanEscape scans one escape sequence from its backslash at raw[i].
+func scanEscape(raw []byte, i int) (next int, ok bool) {
+	if i+1 >= len(raw) {
+		return 0, false
+	}
+	switch raw[i+1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return i + 2, true
+	case 'u':
+		_, ok := hex4(raw[i+2:])
+		return i + 6, ok
+	}
+	return 0, false
+}
+
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// unescape decodes the escapes of a string body the scanner validated.
+func unescape(b []byte) (string, bool) {
+	var out strings.Builder
+	out.Grow(len(b))
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c != '\\' {
+			out.WriteByte(c)
+			i++
+			continue
+		}
+		switch e := b[i+1]; e {
+		case 'u':
+			r, _ := hex4(b[i+2:])
+			if 0xd800 <= r && r < 0xe000 {
+				return "", false // surrogates: encoding/json pairs or replaces them
+			}
+			out.WriteRune(r)
+			i += 6
+			continue
+		case 'b':
+			c = '\b'
+		case 'f':
+			c = '\f'
+		case 'n':
+			c = '\n'
+		case 'r':
+			c = '\r'
+		case 't':
+			c = '\t'
+		default: // '"', '\\', '/'
+			c = e
+		}
+		out.WriteByte(c)
+		i += 2
+	}
+	return out.String(), true
+}

@@ -1,0 +1,187 @@
+package store
+
+import (
+	"unicode/utf8"
+)
+
+// DecodeLine decodes one messages.jsonl line into m without reflection when
+// the line has the shape pm writes (phase.Say): one flat JSON object whose
+// values are strings, numbers, true, false or null. It is the fast path of
+// jsonl.Decode (jsonl.LineDecoder), several times cheaper than encoding/json.
+//
+// It reports false, leaving m untouched, for anything it does not handle:
+// invalid JSON, a nested value, a Message field holding no string, a key
+// that is not exactly a field's name but might match one the way
+// encoding/json matches names (case-insensitively, non-ASCII, escaped), a
+// string with a surrogate escape or invalid UTF-8 (which encoding/json
+// rewrites), a timestamp time.Time refuses. The caller then decodes the
+// line with encoding/json. Whenever it reports true, m is exactly what
+// json.Unmarshal gives, duplicate keys included (the last one wins):
+// FuzzDecodeLine compares the two.
+func (m *Message) DecodeLine(raw []byte) bool {
+	var out Message
+	var line string // string(raw), made once: unescaped strings are cut from it
+	i := skipSpace(raw, 0)
+	if i == len(raw) || raw[i] != '{' {
+		return false
+	}
+	i = skipSpace(raw, i+1)
+	if i < len(raw) && raw[i] == '}' {
+		i++
+	} else {
+		for {
+			f, next, ok := scanKey(raw, i)
+			if !ok {
+				return false
+			}
+			i = skipSpace(raw, next)
+			if i == len(raw) || raw[i] != ':' {
+				return false
+			}
+			if i, ok = out.setField(f, raw, skipSpace(raw, i+1), &line); !ok {
+				return false
+			}
+			i = skipSpace(raw, i)
+			if i < len(raw) && raw[i] == ',' {
+				i = skipSpace(raw, i+1)
+				continue
+			}
+			if i < len(raw) && raw[i] == '}' {
+				i++
+				break
+			}
+			return false
+		}
+	}
+	if skipSpace(raw, i) != len(raw) {
+		return false
+	}
+	*m = out
+	return true
+}
+
+// The members of Message, as scanKey numbers them; noField is a key that
+// is none of them.
+const (
+	noField = iota
+	fieldID
+	fieldPhaseID
+	fieldAuthor
+	fieldRole
+	fieldContent
+	fieldTimestamp
+)
+
+// scanKey scans a key from its opening quote at raw[i] and returns the
+// field it names and the index after it. A key that is not a field's exact
+// name must be plain ASCII and not match one the way encoding/json matches
+// names (case-insensitively): anything else is not handled.
+func scanKey(raw []byte, i int) (field, next int, ok bool) {
+	if i+1 >= len(raw) || raw[i] != '"' {
+		return noField, 0, false
+	}
+	name, f := "", noField
+	switch raw[i+1] {
+	case 'i':
+		name, f = "id", fieldID
+	case 'p':
+		name, f = "phase_id", fieldPhaseID
+	case 'a':
+		name, f = "author", fieldAuthor
+	case 'r':
+		name, f = "role", fieldRole
+	case 'c':
+		name, f = "content", fieldContent
+	case 't':
+		name, f = "timestamp", fieldTimestamp
+	}
+	if rest := raw[i+1:]; f != noField && len(rest) > len(name) && rest[len(name)] == '"' && string(rest[:len(name)]) == name {
+		return f, i + 2 + len(name), true
+	}
+	end, escaped, nonASCII, ok := scanString(raw, i+1)
+	if !ok || escaped || nonASCII || foldsToMessageField(raw[i+1:end]) {
+		return noField, 0, false
+	}
+	return noField, end + 1, true
+}
+
+// setField scans the value at raw[i] into field f and returns the index
+// after it: a string for a field of Message, any scalar for another key.
+func (m *Message) setField(f int, raw []byte, i int, line *string) (next int, ok bool) {
+	if f == noField {
+		return skipScalar(raw, i)
+	}
+	if i == len(raw) || raw[i] != '"' {
+		return 0, false // encoding/json would fail or go by another path
+	}
+	end, escaped, nonASCII, ok := scanString(raw, i+1)
+	if !ok {
+		return 0, false
+	}
+	if f == fieldTimestamp {
+		if t, ok := parseUTC(raw[i+1 : end]); ok {
+			m.Timestamp = t
+			return end + 1, true
+		}
+		// encoding/json hands time.Time the raw quoted value, escapes and all.
+		return end + 1, m.Timestamp.UnmarshalJSON(raw[i:end+1]) == nil
+	}
+	var s string
+	switch {
+	case nonASCII && !utf8.Valid(raw[i+1:end]):
+		return 0, false // encoding/json replaces what is not UTF-8
+	case escaped:
+		if s, ok = unescape(raw[i+1 : end]); !ok {
+			return 0, false
+		}
+	default:
+		if *line == "" {
+			*line = string(raw)
+		}
+		s = (*line)[i+1 : end]
+	}
+	switch f {
+	case fieldID:
+		m.ID = s
+	case fieldPhaseID:
+		m.PhaseID = s
+	case fieldAuthor:
+		m.Author = s
+	case fieldRole:
+		m.Role = s
+	case fieldContent:
+		m.Content = s
+	}
+	return end + 1, true
+}
+
+// foldsToMessageField reports whether encoding/json might match key (an
+// ASCII key, see scanKey) to one of Message's fields although it
+// is not spelt exactly so: ASCII keys match case-insensitively.
+func foldsToMessageField(key []byte) bool {
+	for _, name := range [...]string{"id", "phase_id", "author", "role", "content", "timestamp"} {
+		if asciiEqualFold(key, name) {
+			return true
+		}
+	}
+	return false
+}
+
+func asciiEqualFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range len(b) {
+		c, d := b[i], s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if 'A' <= d && d <= 'Z' {
+			d += 'a' - 'A'
+		}
+		if c != d {
+			return false
+		}
+	}
+	return true
+}
