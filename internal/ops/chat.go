@@ -71,8 +71,7 @@ func chatResult(ph *store.Phase, lines [][]byte, count int) ChatResult {
 	res := ChatResult{Phase: ph, Count: count, Messages: []store.Message{}}
 	for _, raw := range lines {
 		res.Lines = append(res.Lines, raw)
-		var m store.Message
-		if json.Unmarshal(raw, &m) == nil && m.ID != "" {
+		if m, err := store.DecodeMessage(raw); err == nil && m.ID != "" {
 			res.Messages = append(res.Messages, m)
 		}
 	}

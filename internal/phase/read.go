@@ -2,7 +2,6 @@ package phase
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/errs"
@@ -39,8 +38,7 @@ type Waited struct {
 func (w *Waited) Messages() []store.Message {
 	out := make([]store.Message, 0, len(w.Fresh))
 	for _, raw := range w.Fresh {
-		var m store.Message
-		if json.Unmarshal(raw, &m) == nil {
+		if m, err := store.DecodeMessage(raw); err == nil {
 			out = append(out, m)
 		}
 	}
@@ -70,8 +68,7 @@ func WaitNew(ctx context.Context, s *store.Store, actor store.Actor, ph *store.P
 	}
 	fromOthers := func() bool {
 		for _, raw := range w.Fresh {
-			var m store.Message
-			if json.Unmarshal(raw, &m) == nil && m.Author != actor.Name {
+			if m, err := store.DecodeMessage(raw); err == nil && m.Author != actor.Name {
 				return true
 			}
 		}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/json"
 	"unicode/utf8"
 )
 
@@ -184,4 +185,16 @@ func asciiEqualFold(b []byte, s string) bool {
 		}
 	}
 	return true
+}
+
+// DecodeMessage decodes one messages.jsonl line as json.Unmarshal into a
+// zero Message would (DecodeLine's fast path first): the room's readers
+// outside jsonl.Decode (pm chat --follow and --wait) use it.
+func DecodeMessage(raw []byte) (Message, error) {
+	var m Message
+	if m.DecodeLine(raw) {
+		return m, nil
+	}
+	err := json.Unmarshal(raw, &m)
+	return m, err
 }

@@ -2,7 +2,6 @@
 package chat
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -117,8 +116,8 @@ func printRaw(f *cmdutil.Factory, asJSON bool, raw []byte) error {
 		_, err := f.IO.Out.Write(append(raw, '\n'))
 		return err
 	}
-	var m store.Message
-	if err := json.Unmarshal(raw, &m); err != nil {
+	m, err := store.DecodeMessage(raw)
+	if err != nil {
 		return nil
 	}
 	render.PrintMessage(f.IO.Out, m)
