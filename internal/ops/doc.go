@@ -7,7 +7,10 @@
 //
 // Three surfaces call the same functions:
 //   - the cobra commands (internal/cmd/*) parse flags into the input and
-//     print the result;
+//     print the result; pm say and pm chat are the exception, because the
+//     small pm executable runs them without linking this package: they call
+//     phase.Post and phase.Read (internal/lite), which Say and ChatStream
+//     wrap, so the operation is still one;
 //   - the model tools (internal/capability) are generated from Tools: each
 //     tool's JSON Schema is derived from its input struct's tags by
 //     github.com/google/jsonschema-go, never written by hand;
@@ -22,7 +25,8 @@
 //     exit 5 with a Try: line and writes nothing;
 //   - input is bounded before anything is read (bounds.go: context files
 //     are regular files read through a limit; MaxSend);
-//   - task, phase and owner resolution and runtime checks live here, so every
+//   - task and owner resolution (phase resolution and the post check are
+//     phase.Resolve and phase.CheckPost) and runtime checks live here, so every
 //     surface refuses the same inputs with the same errors (internal/errs
 //     codes and Try: hints);
 //   - an operation that starts agents needs Session.Launcher and refuses

@@ -13,9 +13,10 @@ import (
 const module = "github.com/plasmodium/pm/"
 
 // surface reports whether a package (path relative to the module) belongs to
-// the command layer: the cobra commands, the root command, and their helper.
+// the command layer: the cobra commands, the root command, their helper, and
+// the short commands' executable (internal/lite).
 func surface(pkg string) bool {
-	return pkg == "internal/cli" || pkg == "internal/cmdutil" || strings.HasPrefix(pkg, "internal/cmd/") || strings.HasPrefix(pkg, "cmd/")
+	return pkg == "internal/cli" || pkg == "internal/lite" || pkg == "internal/cmdutil" || strings.HasPrefix(pkg, "internal/cmd/") || strings.HasPrefix(pkg, "cmd/")
 }
 
 // No domain package imports the command layer, and ops imports no surface
