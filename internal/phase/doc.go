@@ -10,5 +10,12 @@
 //     the limit get a "closed" error (exit 5) and change nothing;
 //   - lock order is messages.jsonl, then phase.json; nothing takes them the
 //     other way round;
-//   - message_limit never exceeds limits.messages_per_phase, extensions included.
+//   - message_limit never exceeds limits.messages_per_phase, extensions included;
+//   - who may post where is decided here for every surface: Resolve picks the
+//     room (the named phase, the agent's own, the only active one) and
+//     CheckPost refuses an agent outside its own room; Post is resolve, check,
+//     Say, and Read is pm chat's read-and-mark-seen, the bodies ops.Say and
+//     ops.ChatStream wrap and the small pm executable calls directly;
+//   - phase links no agent code (opening a phase with its role agents is
+//     ops.OpenPhase), so the short commands' executable can link it.
 package phase

@@ -1,5 +1,5 @@
-// Package render writes pm's records (messages, phases, tasks, history, the
-// result of pm done) as people read them. The CLI and the model tools print
+// Package render writes pm's records (messages, phases, history, events;
+// tasks and pm done's result in render/taskview) as people read them. The CLI and the model tools print
 // through it, so a human and an agent see the same text for the same record.
 //
 // Invariants:
@@ -10,8 +10,12 @@
 //     keeps the exact text;
 //   - the fast path for a plain message (printPlain: no fmt, no escaping)
 //     writes byte for byte what the general path writes (FuzzPrintMessage);
-//   - every function writes whole lines ending in a newline, except PhaseLine,
-//     HealthLine and HealthDetail, which return one line without it;
+//   - every function writes whole lines ending in a newline, except PhaseLine
+//     (and taskview's HealthLine and HealthDetail), which return one line
+//     without it;
+//   - render does not import package task: a task's views are render/taskview,
+//     so the short commands' executable, which prints rooms, links render
+//     without git and agents;
 //   - colour (pm log) only when the output is a terminal and NO_COLOR is
 //     unset; lines are cut to the terminal's width only on a terminal (Width
 //     is 0 for pipes and files, which get whole lines).
