@@ -31,10 +31,10 @@ var (
 	inline   = regexp.MustCompile("\\*\\*([^*]+)\\*\\*|__([^_]+)__|`([^`]+)`|\\*([^*\\s][^*]*)\\*|\\[([^\\]]+)\\]\\(([^)\\s]+)\\)")
 )
 
-// renderMarkdown renders a reply as markdown wrapped to width. The text must
-// already be escaped (render.Terminal): the styling added here is the only
-// escape sequence that reaches the screen, so a model cannot put one there
-// through markdown. Without colours (NO_COLOR, an Ascii profile) it writes
+// renderMarkdown renders a reply as markdown wrapped to width, code blocks
+// too (codeLines). The text must already be escaped (render.Terminal): the
+// styling added here is the only escape sequence that reaches the screen,
+// so a model cannot put one there through markdown. Without colours (NO_COLOR, an Ascii profile) it writes
 // no escape sequence at all: lists get bullets, code loses its backticks,
 // the rest is the text as written.
 func renderMarkdown(escaped string, width int) string {
@@ -49,7 +49,7 @@ func renderMarkdown(escaped string, width int) string {
 			continue
 		}
 		if fenced {
-			out = append(out, style(color, mdBlock, "  "+line))
+			out = append(out, codeLines(color, line, width)...)
 			continue
 		}
 		out = append(out, wrap(block(color, line), width))
@@ -102,6 +102,51 @@ func style(color bool, s lipgloss.Style, text string) string {
 		return text
 	}
 	return s.Render(text)
+}
+
+// codeTab is the tab stop in code blocks: a terminal would expand a tab to
+// its own stop, past the width the block was fitted to.
+const codeTab = 4
+
+// codeLines renders one line of a fenced code block within width. Code is
+// wrapped hard at the width, never cut, so none of it is hidden: the first
+// piece gets the block's two-space indent, each continuation "↪ " in its
+// place, which tells a wrapped line from the next line of code. Tabs are
+// expanded to stops of codeTab first, and wide runes (CJK) count as two
+// columns, so the width measured is the width shown. Each piece is styled
+// on its own: the styling never spans a line break.
+func codeLines(color bool, line string, width int) []string {
+	const indent, more = "  ", "↪ "
+	pieces := strings.Split(ansi.Hardwrap(expandTabs(line, codeTab), width-ansi.StringWidth(indent), true), "\n")
+	out := make([]string, len(pieces))
+	for i, p := range pieces {
+		prefix := more
+		if i == 0 {
+			prefix = indent
+		}
+		out[i] = style(color, mdBlock, prefix+p)
+	}
+	return out
+}
+
+// expandTabs replaces each tab with the spaces up to the next multiple of
+// stop, counting columns as the terminal shows them.
+func expandTabs(line string, stop int) string {
+	if !strings.Contains(line, "\t") {
+		return line
+	}
+	var b strings.Builder
+	col := 0
+	for i, part := range strings.Split(line, "\t") {
+		if i > 0 {
+			n := stop - col%stop
+			b.WriteString(strings.Repeat(" ", n))
+			col += n
+		}
+		b.WriteString(part)
+		col += ansi.StringWidth(part)
+	}
+	return b.String()
 }
 
 // wrap breaks a line at spaces to width, keeping its styling.
