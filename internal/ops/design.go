@@ -85,9 +85,41 @@ func Design(ctx context.Context, s *Session, in DesignInput) (*DesignResult, err
 	return res, nil
 }
 
+// MaxDesignPasses bounds the passes per unit (--max-passes,
+// code_designer.max_passes): each pass is several model requests.
+const MaxDesignPasses = 100
+
+// MaxPassesError refuses n passes per unit.
+func MaxPassesError(n int) error {
+	return errs.Usagef(fmt.Sprintf("give --max-passes between 1 and %d, or leave it out for the default (%d, or code_designer.max_passes)", MaxDesignPasses, design.DefaultMaxPasses),
+		"max passes %d is out of range", n)
+}
+
+// designPasses is the passes per unit a design or an eval runs: n, or for
+// 0 (not given) code_designer.max_passes, else design.DefaultMaxPasses.
+// It is checked here, the one place every caller (CLI, tools) goes through.
+func designPasses(s *Session, n int) (int, error) {
+	if n == 0 {
+		n = s.Store.Config().CodeDesigner.MaxPasses
+		if n > MaxDesignPasses {
+			return 0, errs.Usagef(fmt.Sprintf("set code_designer.max_passes between 1 and %d in .plasmodium/config.json, or give --max-passes", MaxDesignPasses), "code_designer.max_passes %d is out of range", n)
+		}
+		if n == 0 {
+			n = design.DefaultMaxPasses
+		}
+	}
+	if n < 1 || n > MaxDesignPasses {
+		return 0, MaxPassesError(n)
+	}
+	return n, nil
+}
+
 // designState loads the design to resume, or creates a new one.
 func designState(s *Session, in DesignInput) (*design.State, error) {
 	if in.Resume != "" {
+		if in.Goal != "" || len(in.Angles) > 0 || in.MaxPasses != 0 || in.Test != "" {
+			return nil, errs.Usagef("resume with the design id alone: the design keeps its goal, angles, passes and test", "a resumed design takes no goal, angles, max passes or test")
+		}
 		var st design.State
 		if err := s.Store.ReadDesign(in.Resume, &st); err != nil {
 			return nil, err
@@ -109,12 +141,9 @@ func designState(s *Session, in DesignInput) (*design.State, error) {
 	if err != nil {
 		return nil, err
 	}
-	maxPasses := in.MaxPasses
-	if maxPasses == 0 {
-		maxPasses = s.Store.Config().CodeDesigner.MaxPasses
-	}
-	if maxPasses < 0 || maxPasses > 100 {
-		return nil, errs.Usagef("give --max-passes between 1 and 100", "max passes %d is out of range", maxPasses)
+	maxPasses, err := designPasses(s, in.MaxPasses)
+	if err != nil {
+		return nil, err
 	}
 	id, err := s.Store.CreateDesign()
 	if err != nil {

@@ -210,3 +210,63 @@ func TestNoKey(t *testing.T) {
 		t.Fatalf("go test: %v", err)
 	}
 }
+
+// Bad passes, and a resume that names what the design already fixed, are
+// refused with exit 2 before anything is created or asked of a model; the
+// same range holds for an eval and for code_designer.max_passes.
+func TestDesignRefusesBadInput(t *testing.T) {
+	cases := []struct {
+		name   string
+		config int // code_designer.max_passes
+		in     DesignInput
+		eval   bool
+		want   string
+	}{
+		{"negative passes", 0, DesignInput{Goal: "sum", MaxPasses: -1}, false, "max passes -1 is out of range"},
+		{"too many passes", 0, DesignInput{Goal: "sum", MaxPasses: MaxDesignPasses + 1}, false, "max passes 101 is out of range"},
+		{"absurd passes", 0, DesignInput{Goal: "sum", MaxPasses: 1 << 40}, false, "max passes 1099511627776 is out of range"},
+		{"config out of range", 500, DesignInput{Goal: "sum"}, false, "code_designer.max_passes 500 is out of range"},
+		{"resume with a goal", 0, DesignInput{Resume: "ds-000000", Goal: "other"}, false, "a resumed design takes no goal"},
+		{"resume with passes", 0, DesignInput{Resume: "ds-000000", MaxPasses: 3}, false, "a resumed design takes no goal"},
+		{"resume with angles", 0, DesignInput{Resume: "ds-000000", Angles: []string{"style"}}, false, "a resumed design takes no goal"},
+		{"resume with a test", 0, DesignInput{Resume: "ds-000000", Test: "true"}, false, "a resumed design takes no goal"},
+		{"eval negative passes", 0, DesignInput{MaxPasses: -3}, true, "max passes -3 is out of range"},
+		{"eval too many passes", 0, DesignInput{MaxPasses: 1_000_000_000}, true, "max passes 1000000000 is out of range"},
+		{"eval config out of range", 101, DesignInput{}, true, "code_designer.max_passes 101 is out of range"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			sess, file, _ := designSetup(t, store.Human)
+			sess.Store.Config().CodeDesigner.MaxPasses = c.config
+			var err error
+			if c.eval {
+				_, err = DesignEval(context.Background(), sess, DesignEvalInput{Dir: filepath.Join("..", "..", "testdata", "designer-eval"), MaxPasses: c.in.MaxPasses})
+			} else {
+				if c.in.Resume == "" {
+					c.in.File = file
+				}
+				_, err = Design(context.Background(), sess, c.in)
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) || errs.CodeOf(err) != errs.Usage || errs.TryOf(err) == "" {
+				t.Fatalf("err = %v (code %d, try %q), want usage error %q", err, errs.CodeOf(err), errs.TryOf(err), c.want)
+			}
+			if ids, err := sess.Store.DesignIDs(); err != nil || len(ids) != 0 {
+				t.Errorf("designs after a refusal: %v %v", ids, err)
+			}
+		})
+	}
+}
+
+// Passes left out are the configured default, else design's; given, they
+// are kept.
+func TestDesignPasses(t *testing.T) {
+	for _, c := range []struct{ config, given, want int }{
+		{0, 0, 8}, {4, 0, 4}, {4, 2, 2}, {0, 1, 1}, {0, MaxDesignPasses, MaxDesignPasses},
+	} {
+		sess := &Session{Store: newStore(t), Actor: store.Human}
+		sess.Store.Config().CodeDesigner.MaxPasses = c.config
+		if got, err := designPasses(sess, c.given); err != nil || got != c.want {
+			t.Errorf("config %d, given %d: %d, %v; want %d", c.config, c.given, got, err, c.want)
+		}
+	}
+}

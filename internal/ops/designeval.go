@@ -71,6 +71,10 @@ type evalProgram struct {
 // fixed. Programs run in temporary copies; their tests run confined like
 // run_command (the code is the models').
 func DesignEval(ctx context.Context, s *Session, in DesignEvalInput) (*EvalReport, error) {
+	maxPasses, err := designPasses(s, in.MaxPasses)
+	if err != nil {
+		return nil, err
+	}
 	progs, err := evalPrograms(in.Dir)
 	if err != nil {
 		return nil, err
@@ -92,7 +96,7 @@ func DesignEval(ctx context.Context, s *Session, in DesignEvalInput) (*EvalRepor
 			return out, m.TokensUsed, "", err
 		})
 		ep.On = evalOnce(ctx, s, p, func(content string) (string, int64, design.Status, error) {
-			st := &design.State{ID: "eval-" + p.name, SourceFile: p.file, Goal: p.goal, MaxPasses: in.MaxPasses,
+			st := &design.State{ID: "eval-" + p.name, SourceFile: p.file, Goal: p.goal, MaxPasses: maxPasses,
 				Status: design.StatusInitializing, Units: design.Split(p.file, content)}
 			eng := &design.Engine{Supervisor: sup, Worker: wrk, Angles: angles, Journal: discardJournal{},
 				NewID: func() string { return s.Store.IDs.New(ids.Request) }}

@@ -45,7 +45,12 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 			"nothing and find the same issues, or --max-passes. It prints a report and the diff; --apply writes\n" +
 			"the result back after asking (--yes: without asking). State: .plasmodium/designs/ds-ID/.",
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(c *cobra.Command, args []string) error { return run(f, o, args) },
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := checkFlags(c.Flags().Changed, o, args); err != nil {
+				return err
+			}
+			return run(f, o, args)
+		},
 	}
 	c.Flags().StringVar(&o.Goal, "goal", "", "what the code must do; the reviews judge it against this")
 	c.Flags().StringSliceVar(&o.Angles, "angles", nil, "angles to review from, comma-separated (default: all)")
@@ -57,6 +62,49 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	c.Flags().BoolVar(&o.Yes, "yes", false, "with --apply: do not ask")
 	c.Flags().BoolVar(&o.JSON, "json", false, "print the report as JSON")
 	return c
+}
+
+// checkFlags refuses, before anything is read or created, a flag the mode
+// does not use (silently ignoring it would run something else than what
+// was asked) and a flag given an empty or out-of-range value. changed says
+// whether a flag was given (--max-passes 0 given is refused; left out, 0
+// is the default).
+func checkFlags(changed func(string) bool, o Options, args []string) error {
+	if changed("max-passes") && (o.MaxPasses < 1 || o.MaxPasses > ops.MaxDesignPasses) {
+		return ops.MaxPassesError(o.MaxPasses)
+	}
+	if changed("angles") && !hasAngle(o.Angles) {
+		return errs.Usagef("pm design ... --angles correctness,security (or leave --angles out for all)", "--angles names no angle, or an empty one: %q", strings.Join(o.Angles, ","))
+	}
+	if changed("eval") {
+		if strings.TrimSpace(o.Eval) == "" {
+			return errs.Usagef("pm design --eval testdata/designer-eval", "--eval needs a directory of programs")
+		}
+		if len(args) > 0 || o.Resume != "" || o.Apply || o.Yes || o.Goal != "" || changed("test") {
+			return errs.Usagef("pm design --eval DIR [--angles ...] [--max-passes N] [--json]", "--eval takes no FILE, --goal, --test, --resume, --apply or --yes: each program has its own goal, and its own go test judges the fix")
+		}
+		return nil
+	}
+	if changed("test") && strings.TrimSpace(o.Test) == "" {
+		return errs.Usagef(`give the command the supervisor may run, e.g. --test "go test ./...", or leave --test out`, "--test is empty")
+	}
+	if o.Yes && !o.Apply {
+		return errs.Usagef(`pm design FILE --goal "..." --apply --yes (or pm design --resume ds-ID --apply --yes)`, "--yes goes with --apply: it answers --apply's question")
+	}
+	if o.Resume != "" && (changed("goal") || changed("angles") || changed("max-passes") || changed("test")) {
+		return errs.Usagef("pm design --resume "+o.Resume+" (or a new design: pm design FILE --goal ...)", "--resume takes no --goal, --angles, --max-passes or --test: the design keeps the ones it started with")
+	}
+	return nil
+}
+
+// hasAngle reports a list of angle names with none empty.
+func hasAngle(names []string) bool {
+	for _, n := range names {
+		if strings.TrimSpace(n) == "" {
+			return false
+		}
+	}
+	return len(names) > 0
 }
 
 func run(f *cmdutil.Factory, o Options, args []string) error {
@@ -197,10 +245,7 @@ func NewListCmd(f *cmdutil.Factory) *cobra.Command {
 }
 
 // runEval runs pm design --eval DIR.
-func runEval(f *cmdutil.Factory, o Options, args []string) error {
-	if len(args) > 0 || o.Resume != "" || o.Apply || o.Goal != "" {
-		return errs.Usagef("pm design --eval DIR [--angles ...] [--max-passes N] [--json]", "--eval takes no FILE, --goal, --resume or --apply: each program has its own goal")
-	}
+func runEval(f *cmdutil.Factory, o Options, _ []string) error {
 	sess, err := f.Session()
 	if err != nil {
 		return err
