@@ -54,7 +54,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	}
 	c.Flags().StringVar(&o.Goal, "goal", "", "what the code must do; the reviews judge it against this")
 	c.Flags().StringSliceVar(&o.Angles, "angles", nil, "angles to review from, comma-separated (default: all)")
-	c.Flags().IntVar(&o.MaxPasses, "max-passes", 0, "most passes per unit (default 8, or code_designer.max_passes)")
+	c.Flags().IntVar(&o.MaxPasses, "max-passes", 0, "most passes per unit, 1 to 100 (default 8, or code_designer.max_passes)")
 	c.Flags().StringVar(&o.Test, "test", "", "a shell command the supervisor may run (tool test), sandboxed, as if FILE had the candidate content (e.g. \"go test ./...\")")
 	c.Flags().StringVar(&o.Resume, "resume", "", "go on with an interrupted design (or show a finished one)")
 	c.Flags().StringVar(&o.Eval, "eval", "", "measure: fix the seeded bug of each program in DIR with the mode off and on (see docs/benchmarks.md)")
@@ -80,7 +80,7 @@ func checkFlags(changed func(string) bool, o Options, args []string) error {
 		if strings.TrimSpace(o.Eval) == "" {
 			return errs.Usagef("pm design --eval testdata/designer-eval", "--eval needs a directory of programs")
 		}
-		if len(args) > 0 || o.Resume != "" || o.Apply || o.Yes || o.Goal != "" || changed("test") {
+		if len(args) > 0 || o.Resume != "" || o.Apply || o.Yes || changed("goal") || changed("test") {
 			return errs.Usagef("pm design --eval DIR [--angles ...] [--max-passes N] [--json]", "--eval takes no FILE, --goal, --test, --resume, --apply or --yes: each program has its own goal, and its own go test judges the fix")
 		}
 		return nil
