@@ -11,8 +11,8 @@ import (
 // total (len of ReadAll's result) and the same bad-line reports, each once.
 //
 // The total is counted forwards through the Reader (json.Valid per line, as
-// ReadAll); a line is decoded only to learn whether it fits T, and not even
-// then when fits vouches for it (fits must report true only for lines
+// ReadAll); a line is decoded only to learn whether it fits T, and only
+// when fits does not vouch for it (fits must report true only for lines
 // json.Unmarshal decodes into T without error; nil vouches for none). The
 // last n records are found backwards (TailMatch) and only they are decoded
 // and kept. Both passes read the file up to one line boundary, so a record
