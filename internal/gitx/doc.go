@@ -41,5 +41,8 @@
 // Commit compares each index entry's cached stat data (size, mtime, ctime,
 // inode, mode) to lstat and reads only files whose stat data changed or is
 // racily clean, then builds the tree objects from the index in memory and
-// writes only the trees that do not exist yet.
+// writes only the trees that do not exist yet. LastCommit streams blobs
+// over 256 KiB (go-git otherwise loads each object whole) and counts added
+// lines from a hash per line: memory grows with the old version's distinct
+// lines, not with the files' bytes.
 package gitx

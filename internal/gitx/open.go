@@ -54,6 +54,11 @@ func openRepository(dir string) (st *filesystem.Storage, root string, err error)
 // openAt opens the repository of the work tree at path (path/.git must be
 // there): the storage behind its .git directory or file.
 func openAt(path string) (*filesystem.Storage, error) {
+	return openAtWith(path, cache.NewObjectLRUDefault(), filesystem.Options{})
+}
+
+// openAtWith is openAt with the storage's object cache and options.
+func openAtWith(path string, objects cache.Object, opts filesystem.Options) (*filesystem.Storage, error) {
 	dot, err := dotGitDir(path)
 	if err != nil {
 		return nil, err
@@ -71,7 +76,7 @@ func openAt(path string) (*filesystem.Storage, error) {
 	if common != nil {
 		dot = dotgit.NewRepositoryFilesystem(dot, common)
 	}
-	st := filesystem.NewStorage(dot, cache.NewObjectLRUDefault())
+	st := filesystem.NewStorageWithOptions(dot, objects, opts)
 	if _, err := st.Reference(plumbing.HEAD); errors.Is(err, plumbing.ErrReferenceNotFound) {
 		return nil, errNoRepo
 	}

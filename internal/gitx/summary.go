@@ -1,11 +1,13 @@
 package gitx
 
 import (
-	"bytes"
+	"bufio"
+	"errors"
+	"hash/maphash"
 	"io"
 	"path/filepath"
+	"slices"
 	"sort"
-	"strings"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/config"
@@ -33,6 +35,9 @@ func InitRepository(dir string) error {
 	return st.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.Master))
 }
 
+// streamedBlob is the size above which LastCommit streams a blob.
+const streamedBlob = 256 << 10
+
 // CommitSummary is a commit with the files it changed against its first
 // parent and the lines each gained.
 type CommitSummary struct {
@@ -52,7 +57,10 @@ type FileChange struct {
 // LastCommit summarises the HEAD commit of the repository at dir (pm demo's
 // closing lines).
 func LastCommit(dir string) (CommitSummary, error) {
-	st, err := openAt(dir)
+	// Blobs over streamedBlob are read from disk as they are used, not
+	// loaded whole (go-git's default), and only a little is cached: each
+	// object is read once.
+	st, err := openAtWith(dir, cache.NewObjectLRU(cache.MiByte), filesystem.Options{LargeObjectThreshold: streamedBlob})
 	if err != nil {
 		return CommitSummary{}, err
 	}
@@ -105,41 +113,110 @@ func filesOf(st storer.EncodedObjectStorer, tree plumbing.Hash) (map[string]plum
 	return out, err
 }
 
+// addedLines counts the lines of cur that old (when had) did not hold, as
+// multisets of lines. The blobs stream by and only a 64-bit hash of each
+// line of old is kept (lineMultiset: about 12 bytes a line, whatever its
+// length), so memory grows with old's number of lines, not with either
+// file's bytes. The hash is seeded anew on each call: two different lines
+// count as one only if their hashes collide.
 func addedLines(st storer.EncodedObjectStorer, old, cur plumbing.Hash, had bool) (int, error) {
-	have := map[string]int{}
+	seed := maphash.MakeSeed()
+	var have lineMultiset
 	if had {
-		lines, err := blobLines(st, old)
-		if err != nil {
+		var err error
+		if have, err = hashLines(st, old, seed); err != nil {
 			return 0, err
 		}
-		for _, l := range lines {
-			have[l]++
+	}
+	added := 0
+	err := eachLineHash(st, cur, seed, func(h uint64) {
+		if !have.take(h) {
+			added++
 		}
-	}
-	lines, err := blobLines(st, cur)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, l := range lines {
-		if have[l] > 0 {
-			have[l]--
-			continue
-		}
-		n++
-	}
-	return n, nil
+	})
+	return added, err
 }
 
-func blobLines(st storer.EncodedObjectStorer, h plumbing.Hash) (_ []string, err error) {
+// lineMultiset is a blob's lines as their sorted distinct hashes, each with
+// how many of its lines are left to take.
+type lineMultiset struct {
+	hashes []uint64
+	counts []uint32
+}
+
+// hashLines is the lineMultiset of blob h. It reads the blob twice, to
+// count its lines and then to hash them into a slice of exactly that size
+// (a blob never changes), rather than growing one.
+func hashLines(st storer.EncodedObjectStorer, h plumbing.Hash, seed maphash.Seed) (lineMultiset, error) {
+	n := 0
+	if err := eachLineHash(st, h, seed, func(uint64) { n++ }); err != nil {
+		return lineMultiset{}, err
+	}
+	all := make([]uint64, 0, n)
+	if err := eachLineHash(st, h, seed, func(x uint64) { all = append(all, x) }); err != nil {
+		return lineMultiset{}, err
+	}
+	slices.Sort(all)
+	distinct := 0
+	for i := range all {
+		if i == 0 || all[i] != all[i-1] {
+			distinct++
+		}
+	}
+	m := lineMultiset{hashes: all[:0], counts: make([]uint32, 0, distinct)}
+	for _, x := range all {
+		if last := len(m.hashes) - 1; last >= 0 && m.hashes[last] == x {
+			m.counts[last]++
+			continue
+		}
+		m.hashes = append(m.hashes, x) // in place, behind the reading
+		m.counts = append(m.counts, 1)
+	}
+	return m, nil
+}
+
+// take removes one line hashed h, reporting whether there was one.
+func (m *lineMultiset) take(h uint64) bool {
+	i, found := slices.BinarySearch(m.hashes, h)
+	if !found || m.counts[i] == 0 {
+		return false
+	}
+	m.counts[i]--
+	return true
+}
+
+// eachLineHash calls fn with the hash of each line of blob h, streamed: the
+// lines are those split at "\n" after dropping one final "\n" (an empty
+// blob has none), however long.
+func eachLineHash(st storer.EncodedObjectStorer, h plumbing.Hash, seed maphash.Seed, fn func(uint64)) (err error) {
 	rd, err := openObject(st, plumbing.BlobObject, h)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer closeInto(rd, &err)
-	data, err := io.ReadAll(rd)
-	if err != nil || len(data) == 0 {
-		return nil, err
+	br := bufio.NewReaderSize(rd, 64<<10)
+	var line maphash.Hash
+	line.SetSeed(seed)
+	started := false // bytes of the current line were hashed
+	for {
+		frag, err := br.ReadSlice('\n')
+		switch {
+		case err == nil:
+			line.Write(frag[:len(frag)-1])
+			fn(line.Sum64())
+			line.Reset()
+			started = false
+		case errors.Is(err, bufio.ErrBufferFull):
+			line.Write(frag)
+			started = true
+		case errors.Is(err, io.EOF):
+			if started || len(frag) > 0 {
+				line.Write(frag)
+				fn(line.Sum64())
+			}
+			return nil
+		default:
+			return err
+		}
 	}
-	return strings.Split(string(bytes.TrimSuffix(data, []byte("\n"))), "\n"), nil
 }

@@ -10,7 +10,9 @@
 //   - readers never fail on content: malformed, torn or oversized lines are
 //     skipped and reported through a callback; an unterminated final line is
 //     treated as not yet written;
-//   - Tail reads backwards from the end and never parses the whole file.
+//   - Tail reads backwards from the end and never parses the whole file;
+//     LastRecords is ReadAll's last n records, its count and its bad-line
+//     reports, decoding and holding only those n (a transcript's tail).
 //   - Decode gives exactly what json.Unmarshal gives; a record type's own fast
 //     decoder (LineDecoder, store.Message's) only claims lines it decodes the
 //     same way and leaves the rest to encoding/json.

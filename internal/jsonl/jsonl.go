@@ -246,17 +246,25 @@ func ReadAll[T any](path string, bad func(BadLine)) ([]T, error) {
 	var out []T
 	r := &Reader{Path: path, Bad: bad}
 	err := r.Next(func(raw []byte) error {
-		var v T
-		if err := json.Unmarshal(raw, &v); err != nil {
-			if bad != nil {
-				bad(BadLine{Path: path, Line: r.Line, Reason: "line does not fit the record: " + err.Error()})
-			}
-			return nil
+		if v, ok := decodeRecord[T](raw, path, r.Line, bad); ok {
+			out = append(out, v)
 		}
-		out = append(out, v)
 		return nil
 	})
 	return out, err
+}
+
+// decodeRecord decodes one valid line (line number line) into T as ReadAll
+// does: a line that does not fit T is reported to bad and skipped.
+func decodeRecord[T any](raw []byte, path string, line int, bad func(BadLine)) (T, bool) {
+	var v T
+	if err := json.Unmarshal(raw, &v); err != nil {
+		if bad != nil {
+			bad(BadLine{Path: path, Line: line, Reason: "line does not fit the record: " + err.Error()})
+		}
+		return v, false
+	}
+	return v, true
 }
 
 // Count returns the number of valid lines in path (a missing file has none).

@@ -3,6 +3,8 @@ package ops
 import (
 	"context"
 
+	openai "github.com/sashabaranov/go-openai"
+
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/llm"
 	"github.com/plasmodium/pm/internal/prompt"
@@ -39,18 +41,27 @@ func Conversation(ctx context.Context, sess *Session, in ConversationInput) (Con
 	if in.Limit < 0 {
 		return ConversationResult{}, errs.Usagef("a limit of 1 or more, or none for all", "bad limit %d", in.Limit)
 	}
-	msgs, err := (&llm.FileTranscript{Path: sess.Store.TranscriptPath(in.PO), Bad: sess.Store.BadLine}).Load()
+	msgs, count, err := conversationTail(sess, in)
 	if err != nil {
 		return ConversationResult{}, err
 	}
-	res := ConversationResult{PO: in.PO, Count: len(msgs), Turns: []Turn{}}
-	if in.Limit > 0 && len(msgs) > in.Limit {
-		msgs = msgs[len(msgs)-in.Limit:]
-	}
+	res := ConversationResult{PO: in.PO, Count: count, Turns: []Turn{}}
 	for _, m := range msgs {
 		res.Turns = append(res.Turns, Turn{Role: m.Role, Content: m.Content})
 	}
 	return res, nil
+}
+
+// conversationTail is the last in.Limit messages (all without a limit) and
+// how many there are in all. A resident object's transcript grows without
+// bound, so with a limit only its tail is decoded and kept.
+func conversationTail(sess *Session, in ConversationInput) ([]openai.ChatCompletionMessage, int, error) {
+	tr := &llm.FileTranscript{Path: sess.Store.TranscriptPath(in.PO), Bad: sess.Store.BadLine}
+	if in.Limit > 0 {
+		return tr.Last(in.Limit)
+	}
+	msgs, err := tr.Load()
+	return msgs, len(msgs), err
 }
 
 // InspectInput names a prompt object to inspect (MCP inspect_po).

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -100,5 +101,44 @@ func TestWaitForMCP(t *testing.T) {
 		if !errs.Is(err, tt.code) {
 			t.Errorf("%+v: %v, want code %v", tt.in, err, tt.code)
 		}
+	}
+}
+
+// With a limit, Conversation's work does not grow with the transcript
+// beyond reading it: a resident object's transcript grows without bound,
+// yet pm talk and MCP only want its last turns and their count. Measured in
+// allocations (a count, not time): decoding and holding every message costs
+// tens per line, reading the lines about one.
+func TestConversationLimitDoesNotDecodeAll(t *testing.T) {
+	s := newStore(t)
+	sess := &Session{Store: s, Actor: store.Human}
+	tr := &llm.FileTranscript{Path: s.TranscriptPath("greeter")}
+	allocs := func() float64 {
+		return testing.AllocsPerRun(3, func() {
+			r, err := Conversation(context.Background(), sess, ConversationInput{PO: "greeter", Limit: 5})
+			if err != nil || len(r.Turns) != 5 {
+				t.Fatalf("Conversation = %+v, %v", r, err)
+			}
+		})
+	}
+	appendTurns := func(n int) {
+		var msgs []openai.ChatCompletionMessage
+		for i := range n {
+			msgs = append(msgs, openai.ChatCompletionMessage{Role: "assistant", Content: "a turn of some length, like a reply",
+				ToolCalls: []openai.ToolCall{{ID: fmt.Sprint("c", i), Type: "function", Function: openai.FunctionCall{Name: "say", Arguments: `{"x":1}`}}}},
+				openai.ChatCompletionMessage{Role: "tool", ToolCallID: fmt.Sprint("c", i), Content: "ok"})
+		}
+		if err := tr.Append(msgs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const small, large = 100, 1100 // lines
+	appendTurns(small / 2)
+	before := allocs()
+	appendTurns((large - small) / 2)
+	perLine := (allocs() - before) / (large - small)
+	t.Logf("%.2f allocations per line", perLine)
+	if perLine > 2 {
+		t.Errorf("Conversation with a limit of 5 allocates %.1f more per transcript line, want at most 2", perLine)
 	}
 }
