@@ -32,7 +32,7 @@ type DesignInput struct {
 	File      string   `json:"file" jsonschema:"the file to review and improve, relative to the project"`
 	Goal      string   `json:"goal" jsonschema:"what the code must do; the reviews judge it against this"`
 	Angles    []string `json:"angles,omitempty" jsonschema:"angles to review from (default: all: correctness, efficiency, style, security and any the project adds)"`
-	MaxPasses int      `json:"max_passes,omitempty" jsonschema:"most passes per unit (default 8)"`
+	MaxPasses int      `json:"max_passes,omitempty" jsonschema:"most passes per unit, 1 to 100 (default 8, or code_designer.max_passes)"`
 	Test      string   `json:"test,omitempty" jsonschema:"a shell command the supervisor may run (tool test) as if the file had the candidate content, e.g. go test ./..."`
 	Resume    string   `json:"-"`
 	// Progress, when set, sees every log entry as it is recorded (the CLI

@@ -13,7 +13,7 @@ type DesignReviewInput struct {
 	File      string   `json:"file" jsonschema:"the file you changed, relative to the project"`
 	Goal      string   `json:"goal" jsonschema:"what the code must do; the reviews judge it against this"`
 	Angles    []string `json:"angles,omitempty" jsonschema:"angles to review from (default: all)"`
-	MaxPasses int      `json:"max_passes,omitempty" jsonschema:"most passes per unit (default 8)"`
+	MaxPasses int      `json:"max_passes,omitempty" jsonschema:"most passes per unit, 1 to 100 (default 8, or code_designer.max_passes)"`
 	Test      string   `json:"test,omitempty" jsonschema:"a shell command the supervisor may run as if the file had the candidate content, e.g. go test ./..."`
 	Apply     bool     `json:"apply,omitempty" jsonschema:"write the reviewed result back to the file"`
 	Task      string   `json:"task,omitempty" jsonschema:"your task (default: the one you own)"`
@@ -60,7 +60,7 @@ type DesignCallInput struct {
 	File      string   `json:"file,omitempty" jsonschema:"the file to review and improve, relative to the project (or resume)"`
 	Goal      string   `json:"goal,omitempty" jsonschema:"what the code must do; the reviews judge it against this"`
 	Angles    []string `json:"angles,omitempty" jsonschema:"angles to review from (default: all)"`
-	MaxPasses int      `json:"max_passes,omitempty" jsonschema:"most passes per unit (default 8)"`
+	MaxPasses int      `json:"max_passes,omitempty" jsonschema:"most passes per unit, 1 to 100 (default 8, or code_designer.max_passes)"`
 	Test      string   `json:"test,omitempty" jsonschema:"a shell command the supervisor may run as if the file had the candidate content, e.g. go test ./..."`
 	Resume    string   `json:"resume,omitempty" jsonschema:"a design id (ds-...) to go on with or show, instead of file and goal"`
 	Apply     bool     `json:"apply,omitempty" jsonschema:"write the result back to the file"`
