@@ -28,8 +28,38 @@ type Line struct {
 // one level under its cause, what happens in a call one level under the
 // call, and a reply at its call's level. An event whose cause is unknown (no
 // id, or the call began before the log did) is at the top.
+//
+// It keeps the most recent maxOpenCalls open calls and questions: one whose
+// reply never comes (its callee died) is forgotten once that many newer ones
+// opened, and what it caused is then shown at the top.
 type Cascade struct {
 	level map[string]int // open calls and unanswered questions -> their level
+	order []string       // their ids, oldest first (ids already closed are skipped)
+}
+
+// maxOpenCalls bounds what a cascade that follows the bus for days keeps.
+const maxOpenCalls = 4096
+
+// open records that call id is open at level.
+func (c *Cascade) open(id string, level int) {
+	if _, ok := c.level[id]; !ok {
+		c.order = append(c.order, id)
+	}
+	c.level[id] = level
+	for len(c.level) > maxOpenCalls {
+		oldest := c.order[0]
+		c.order = c.order[1:]
+		delete(c.level, oldest)
+	}
+	if len(c.order) > 2*maxOpenCalls+64 { // mostly closed ids: keep the open ones only
+		kept := make([]string, 0, len(c.level))
+		for _, id := range c.order {
+			if _, ok := c.level[id]; ok {
+				kept = append(kept, id)
+			}
+		}
+		c.order = kept
+	}
 }
 
 // NewCascade starts a log with no call open.
@@ -55,7 +85,7 @@ func (c *Cascade) Line(ev bus.Event) (Line, bool) {
 		l.From, l.To, l.Text = ev.Actor, ev.Agent, body(ev)
 		l.Depth = c.under(cause)
 		if corr != "" {
-			c.level[corr] = l.Depth
+			c.open(corr, l.Depth)
 		}
 	case bus.POKind("reply"):
 		l.From, l.To, l.Text = ev.Actor, ev.Agent, body(ev)
@@ -72,7 +102,7 @@ func (c *Cascade) Line(ev bus.Event) (Line, bool) {
 	case bus.EvRequestAsked:
 		l.From, l.To, l.Text = ev.Actor, "human", ev.Text
 		l.Depth = c.under(cause)
-		c.level["?"+dataString(ev, "request")] = l.Depth
+		c.open("?"+dataString(ev, "request"), l.Depth)
 	case bus.EvRequestAnswered:
 		q := "?" + dataString(ev, "request")
 		l.From, l.To, l.Text = ev.Actor, ev.Agent, ev.Text
