@@ -17,5 +17,5 @@
 //     Say, and Read is pm chat's read-and-mark-seen, the bodies ops.Say and
 //     ops.ChatStream wrap and the small pm executable calls directly;
 //   - phase links no agent code (opening a phase with its role agents is
-//     ops.OpenPhase), so the short commands' executable can link it.
+//     agent.OpenPhase), so the short commands' executable can link it.
 package phase

@@ -16,7 +16,7 @@ import (
 func TestGivenUpOwnerClosesItsRoom(t *testing.T) {
 	r := newRig(t, Policy{CrashLimit: 2, CrashWindow: time.Minute, BaseBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond})
 	tk, owner := r.startOwner(t)
-	ph, roles, err := openRoom(r.s, r.l, store.Actor{Name: owner.Name, Agent: owner},
+	ph, roles, err := agent.OpenPhase(r.s, r.l, store.Actor{Name: owner.Name, Agent: owner},
 		phase.Spec{TaskID: tk.ID, Name: "Talk", Limit: 5, Roles: []string{"designer"}})
 	if err != nil || len(roles) != 1 {
 		t.Fatalf("open phase: %v %v", roles, err)
@@ -50,34 +50,4 @@ func TestGivenUpOwnerClosesItsRoom(t *testing.T) {
 	if r.sv.wanted(r.agent(t, roles[0])) {
 		t.Fatal("the role is still wanted in a closed room")
 	}
-}
-
-// openRoom opens a phase and starts its role agents, as ops.OpenPhase does
-// (ops imports this package, so the test cannot call it).
-func openRoom(s *store.Store, l *agent.Launcher, actor store.Actor, sp phase.Spec) (*store.Phase, []string, error) {
-	t, err := s.Task(sp.TaskID)
-	if err != nil {
-		return nil, nil, err
-	}
-	ph, err := phase.Create(s, actor, sp)
-	if err != nil {
-		return nil, nil, err
-	}
-	var names []string
-	for _, r := range ph.Roles {
-		a, err := agent.New(s, store.Agent{Prompt: r, Role: r, TaskID: t.ID, PhaseID: ph.ID, Runtime: t.Runtime, Model: t.Model})
-		if err != nil {
-			return ph, names, err
-		}
-		names = append(names, a.Name)
-	}
-	if err := phase.SetAgents(s, t.ID, ph.ID, names); err != nil {
-		return ph, names, err
-	}
-	for _, n := range names {
-		if err := l.Start(n); err != nil {
-			return ph, names, err
-		}
-	}
-	return ph, names, nil
 }
