@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -86,6 +87,10 @@ func (s *Store) loadConfig(cached bool) error {
 // evict each other.
 const maxCheckedDigests = 4
 
+// maxCheckedBytes bounds the read of config.checked: maxCheckedDigests
+// lines of 64 hex digits and a newline.
+const maxCheckedBytes = maxCheckedDigests * 65
+
 // RecordConfigChecked writes the digest of the config.json this store's
 // OpenChecked parsed, if it was not recorded yet. Best effort: without it
 // the next short command parses again.
@@ -111,9 +116,15 @@ func (s *Store) RecordConfigChecked() {
 // spares a pm say or pm chat the parse: pm-full always parses.
 func (s *Store) configCheckedPath() string { return filepath.Join(s.Root, "config.checked") }
 
-// checkedDigests are config.checked's complete lines.
+// checkedDigests are config.checked's complete lines, from its first
+// maxCheckedBytes (what pm writes is far less: a bigger file is not pm's).
 func (s *Store) checkedDigests() []string {
-	b, err := os.ReadFile(s.configCheckedPath())
+	f, err := os.Open(s.configCheckedPath())
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxCheckedBytes))
 	if err != nil {
 		return nil
 	}

@@ -3,6 +3,7 @@ package store
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -38,5 +39,28 @@ func TestOpenCheckedSkipsTheParse(t *testing.T) {
 	}
 	if _, err := Open(root); err == nil {
 		t.Error("Open took a bad config.json: it must always parse")
+	}
+}
+
+// config.checked is read through a bound: a huge one (not pm's) costs a
+// short command nothing, and a digest past the bound is not taken.
+func TestCheckedDigestsBounded(t *testing.T) {
+	root, _, err := Init(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Store{Root: root}
+	junk := strings.Repeat(strings.Repeat("f", 64)+"\n", 10000)
+	if err := os.WriteFile(s.configCheckedPath(), []byte(junk+"beyond\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := s.checkedDigests()
+	if len(got) != maxCheckedDigests {
+		t.Fatalf("%d digests read from a 650 KB config.checked, want the first %d", len(got), maxCheckedDigests)
+	}
+	for _, d := range got {
+		if d == "beyond" {
+			t.Fatal("a digest past the bound was taken")
+		}
 	}
 }
