@@ -83,8 +83,13 @@ func DesignEval(ctx context.Context, s *Session, in DesignEvalInput) (*EvalRepor
 	if err != nil {
 		return nil, err
 	}
-	var spent llm.Counters
-	sup, wrk, err := designModels(s, &spent, time.Now())
+	// budgets.agent bounds each run (a program in one mode), as it bounds
+	// each design: fresh models, counters and clock per run.
+	models := func() (sup, wrk design.Model, err error) {
+		var spent llm.Counters
+		return designModels(s, &spent, time.Now())
+	}
+	sup, wrk, err := models()
 	if err != nil {
 		return nil, err
 	}
@@ -92,15 +97,23 @@ func DesignEval(ctx context.Context, s *Session, in DesignEvalInput) (*EvalRepor
 	for _, p := range progs {
 		ep := EvalProgram{Name: p.name}
 		ep.Off = evalOnce(ctx, s, p, func(content string) (string, int64, design.Status, error) {
+			_, wrk, err := models()
+			if err != nil {
+				return content, 0, "", err
+			}
 			out, m, err := design.FixOnce(ctx, wrk, p.goal, p.file, content, nil)
 			return out, m.TokensUsed, "", err
 		})
 		ep.On = evalOnce(ctx, s, p, func(content string) (string, int64, design.Status, error) {
+			sup, wrk, err := models()
+			if err != nil {
+				return content, 0, "", err
+			}
 			st := &design.State{ID: "eval-" + p.name, SourceFile: p.file, Goal: p.goal, MaxPasses: maxPasses,
 				Status: design.StatusInitializing, Units: design.Split(p.file, content)}
 			eng := &design.Engine{Supervisor: sup, Worker: wrk, Angles: angles, Journal: discardJournal{},
 				NewID: func() string { return s.Store.IDs.New(ids.Request) }}
-			err := eng.Run(ctx, st)
+			err = eng.Run(ctx, st)
 			var tokens int64
 			for _, u := range st.Usage {
 				tokens += u.Tokens

@@ -111,3 +111,35 @@ func TestDesignEvalRefusesBadDirs(t *testing.T) {
 		}
 	}
 }
+
+// The agent budget bounds each program's run (each mode), not the whole
+// eval: with budgets.agent.max_turns 10, one program's two modes take 8
+// model calls, so a budget shared across programs ran the second program
+// out of turns and counted it not fixed.
+func TestDesignEvalBudgetPerProgram(t *testing.T) {
+	src := filepath.Join("..", "..", "testdata", "designer-eval", "01-sum")
+	dir := t.TempDir()
+	for _, name := range []string{"a", "b"} {
+		if err := os.CopyFS(filepath.Join(dir, name), os.DirFS(src)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fixed, err := os.ReadFile(filepath.Join(src, "fixed.go.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := openaitest.New()
+	t.Cleanup(srv.Close)
+	srv.Handle(evalScript(string(fixed)))
+	env := map[string]string{"OPENAI_BASE_URL": srv.BaseURL(), "PM_MODEL": "small"}
+	st := newStore(t)
+	st.Config().Budgets.Agent = store.Budget{MaxTurns: 10}
+	sess := &Session{Store: st, Actor: store.Human, Getenv: func(k string) string { return env[k] }}
+	rep, err := DesignEval(context.Background(), sess, DesignEvalInput{Dir: dir, Angles: []string{"correctness"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.On.Fixed != 2 {
+		t.Fatalf("mode on fixed %d of 2; programs: %+v", rep.On.Fixed, rep.Programs)
+	}
+}
