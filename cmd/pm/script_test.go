@@ -72,6 +72,11 @@ func realGoEnv() (map[string]string, error) {
 	for i, n := range names {
 		env[n] = vals[i]
 	}
+	// pm's own build cache for models' code (ops.confinedGoCache) lives in
+	// the user cache directory: shared by the scripts, built once.
+	if d, err := os.UserCacheDir(); err == nil {
+		env["XDG_CACHE_HOME"] = d
+	}
 	return env, nil
 }
 

@@ -191,7 +191,7 @@ func goTest(ctx context.Context, s *Session, dir string) error {
 	}
 	// The code under test was written by models: no secret in its
 	// environment, and its whole process group killed at the deadline.
-	out, err := runBounded(ctx, cmd, dir, tmp, "GOWORK=off", "GOTOOLCHAIN=local", "GOFLAGS=")
+	out, err := runBounded(ctx, cmd, dir, tmp, append(confinedGoEnv(tmp), "GOWORK=off", "GOTOOLCHAIN=local", "GOFLAGS=")...)
 	if err != nil {
 		return err
 	}

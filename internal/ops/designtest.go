@@ -65,7 +65,7 @@ func designTestTool(s *Session, file, line string) design.Tool {
 		p := confinedPolicy(ctx, s, project, tmp)
 		p.Overlay = []sandbox.Overlay{{Target: target, Source: candidate}}
 		cmd, _ := sandbox.Command(ctx, p, line)
-		return runBounded(ctx, cmd, project, tmp)
+		return runBounded(ctx, cmd, project, tmp, confinedGoEnv(tmp)...)
 	}
 }
 
@@ -85,18 +85,41 @@ func testRefusal(off bool, mode sandbox.Mode) error {
 
 // confinedPolicy is the sandbox of a command pm runs on code the models
 // wrote (goTest, the test tool): like run_command's, with the config's
-// sandbox settings, writing only dir, tmp and Go's build cache, never
-// seeing pm's state.
+// sandbox settings, writing only dir, tmp and pm's own Go build cache
+// (confinedGoCache), never seeing pm's state.
 func confinedPolicy(ctx context.Context, s *Session, dir, tmp string) sandbox.Policy {
 	cfg := s.Store.Config().Sandbox
 	p := sandbox.Policy{Workspace: dir, TempDir: tmp, Hide: []string{realPath(s.Store.Root)}}
 	writable := cfg.Writable
-	if c, err := exec.CommandContext(ctx, "go", "env", "GOCACHE").Output(); err == nil {
-		if d := strings.TrimSpace(string(c)); filepath.IsAbs(d) {
-			writable = append(append([]string(nil), writable...), d)
-		}
+	if d := confinedGoCache(); d != "" {
+		writable = append(append([]string(nil), writable...), d)
 	}
 	return p.Configured(cfg.Network, writable)
+}
+
+// confinedGoCache is the Go build cache of the commands pm runs on models'
+// code: pm's own ($XDG_CACHE_HOME/pm/go-build), never the user's GOCACHE,
+// which Go trusts, so an entry planted there would reach the user's own
+// builds. "" when there is no user cache directory (then tmp holds it).
+func confinedGoCache() string {
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	d = filepath.Join(d, "pm", "go-build")
+	if os.MkdirAll(d, 0o700) != nil {
+		return ""
+	}
+	return d
+}
+
+// confinedGoEnv points Go at confinedGoCache (or at tmp without one).
+func confinedGoEnv(tmp string) []string {
+	d := confinedGoCache()
+	if d == "" {
+		d = filepath.Join(tmp, "go-build")
+	}
+	return []string{"GOCACHE=" + d}
 }
 
 // runBounded runs cmd in dir with TMPDIR tmp and the secrets out of its
