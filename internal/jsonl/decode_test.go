@@ -4,7 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 )
 
 // Decode passes on exactly the lines Next passes on, with the same bad-line
@@ -54,5 +56,37 @@ func TestDecodeMatchesNext(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A valid line whose values do not fit T is passed on, whatever error
+// json.Unmarshal gives: a bad time (a *time.ParseError, not an
+// UnmarshalTypeError) was reported as torn and skipped, so pm chat counted
+// fewer lines than jsonl.Count and the room's limit.
+func TestDecodePassesValidLinesThatDoNotFit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.jsonl")
+	lines := `{"id":"m-1","at":"2024-01-01T00:00:00Z"}` + "\n" +
+		`{"id":"m-2","at":"bad"}` + "\n" +
+		`{"id":"m-3","at":5}` + "\n" +
+		`{"id":` + "\n"
+	if err := os.WriteFile(path, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	type rec struct {
+		ID string    `json:"id"`
+		At time.Time `json:"at"`
+	}
+	var bad []BadLine
+	var ids []string
+	r := &Reader{Path: path, Bad: func(b BadLine) { bad = append(bad, b) }}
+	if err := Decode(r, func(raw []byte, v *rec) error { ids = append(ids, v.ID); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(ids, ",") != "m-1,m-2,m-3" || len(bad) != 1 || bad[0].Line != 4 {
+		t.Fatalf("passed %v, reported %+v; want m-1,m-2,m-3 passed and line 4 reported", ids, bad)
+	}
+	n := 0
+	if err := (&Reader{Path: path}).Next(func([]byte) error { n++; return nil }); err != nil || n != len(ids) {
+		t.Fatalf("Next passed %d, %v; Decode passed %d", n, err, len(ids))
 	}
 }

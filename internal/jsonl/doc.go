@@ -9,7 +9,9 @@
 //     acknowledged never comes back as a record;
 //   - readers never fail on content: malformed, torn or oversized lines are
 //     skipped and reported through a callback; an unterminated final line is
-//     treated as not yet written;
+//     treated as not yet written; every reader agrees on which lines are
+//     records (Next, Decode, Count): a valid JSON line whose values do not
+//     fit the record's type is passed on with what fits, never dropped;
 //   - Tail reads backwards from the end and never parses the whole file;
 //     LastRecords is ReadAll's last n records, its count and its bad-line
 //     reports, decoding and holding only those n (a transcript's tail).

@@ -123,6 +123,9 @@ type Reader struct {
 	Bad    func(BadLine)
 
 	decoding bool // Decode validates by decoding: emit skips json.Valid
+	// lineStart is the offset of the line being handed on (Decode's
+	// reports of a line that is not JSON).
+	lineStart int64
 }
 
 // Next calls fn with each complete, valid line after r.Offset, advancing it.
@@ -213,6 +216,7 @@ func (r *Reader) emit(raw []byte, start int64, fn func([]byte) error) error {
 		r.report(start, "malformed or torn JSON line")
 		return nil
 	}
+	r.lineStart = start
 	return fn(raw)
 }
 
@@ -231,9 +235,13 @@ func Decode[T any](r *Reader, fn func(raw []byte, v *T) error) error {
 			return fn(raw, &v) // valid, decoded exactly as below
 		}
 		if err := json.Unmarshal(raw, &v); err != nil {
-			var typ *json.UnmarshalTypeError
-			if !errors.As(err, &typ) {
-				r.report(r.Offset-int64(len(raw))-1, "malformed or torn JSON line")
+			// Values that do not fit T (a wrong type, a bad time: any
+			// error of a valid line) still pass, as Next passes them; only
+			// a line that is not JSON is reported. The scan of Valid runs
+			// on failures alone, so a good line is still scanned once.
+			var syn *json.SyntaxError
+			if errors.As(err, &syn) || !json.Valid(raw) {
+				r.report(r.lineStart, "malformed or torn JSON line")
 				return nil
 			}
 		}

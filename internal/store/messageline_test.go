@@ -193,8 +193,11 @@ func TestReadMessageLinesMatchesEncodingJSON(t *testing.T) {
 	for _, b := range jsonBad {
 		want.WriteString("pm: warning: " + b.String() + "\n")
 	}
-	if warned.String() != want.String() || len(jsonBad) != 3 {
-		t.Errorf("ReadMessageLines reported\n%s\nencoding/json alone\n%s(want 3: torn, bad time, torn marker)", warned.String(), want.String())
+	// A bad time is valid JSON whose value does not fit: passed on (with
+	// a zero time), as Next and Count take it; only lines that are not JSON
+	// are reported.
+	if warned.String() != want.String() || len(jsonBad) != 2 {
+		t.Errorf("ReadMessageLines reported\n%s\nencoding/json alone\n%s(want 2: torn, torn marker)", warned.String(), want.String())
 	}
 }
 
