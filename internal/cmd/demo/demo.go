@@ -200,9 +200,14 @@ func workspace(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	// The demo writes a task, agents and a commit: never into a real project.
+	// The demo writes a task, agents, files and a commit: never into a real
+	// project, nor over a user's files.
+	const try = "name a new or empty directory, or leave out --dir for a temporary one"
 	if _, err := os.Stat(filepath.Join(dir, store.DirName)); err == nil {
-		return "", errs.Usagef("name a new or empty directory, or leave out --dir for a temporary one", "%s is already a pm project; the demo would replay into it and commit there", dir)
+		return "", errs.Usagef(try, "%s is already a pm project; the demo would replay into it and commit there", dir)
+	}
+	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
+		return "", errs.Usagef(try, "%s is not empty; the demo would write its files and commit there", dir)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
@@ -230,7 +235,11 @@ func follow(ctx context.Context, s *store.Store, taskID string, w io.Writer, lab
 	return bus.Event{}, ctx.Err()
 }
 
-func describe(ev bus.Event) string {
+// describe is ev as one line of the demo's log, or "". Messages, tool calls
+// and names can be model text (a live model): the line is escaped whole.
+func describe(ev bus.Event) string { return render.Line(describeRaw(ev)) }
+
+func describeRaw(ev bus.Event) string {
 	switch ev.Kind {
 	case bus.EvPhaseOpened:
 		return fmt.Sprintf("phase %s %q opened: limit %v, roles %s", ev.PhaseID, ev.Text, ev.Data["limit"], words(ev.Data["roles"]))
