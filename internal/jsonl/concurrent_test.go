@@ -3,13 +3,14 @@ package jsonl
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/plasmodium/pm/internal/testproc"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/plasmodium/pm/internal/testproc"
 )
 
 const helperEnv = "PM_JSONL_TEST_HELPER"

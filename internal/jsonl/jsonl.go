@@ -130,11 +130,8 @@ type Reader struct {
 
 // Next calls fn with each complete, valid line after r.Offset, advancing it.
 func (r *Reader) Next(fn func(raw []byte) error) error {
-	f, err := os.Open(r.Path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
+	f, err := openExisting(r.Path)
+	if f == nil {
 		return err
 	}
 	defer f.Close()

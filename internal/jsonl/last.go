@@ -1,9 +1,7 @@
 package jsonl
 
 import (
-	"errors"
 	"io"
-	"os"
 )
 
 // LastRecords is ReadAll[T] followed by keeping the last n records (n > 0),
@@ -18,11 +16,8 @@ import (
 // and kept. Both passes read the file up to one line boundary, so a record
 // appended meanwhile is in neither.
 func LastRecords[T any](path string, n int, fits func(raw []byte) bool, bad func(BadLine)) (last []T, total int, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, 0, nil
-		}
+	f, err := openExisting(path)
+	if f == nil {
 		return nil, 0, err
 	}
 	defer f.Close()

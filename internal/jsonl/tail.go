@@ -14,15 +14,22 @@ import (
 // the offset just past the last complete line (an unterminated final line is
 // not included), so a follower can continue from there.
 func Tail(path string, n int, bad func(BadLine)) (lines [][]byte, end int64, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, 0, nil
-		}
+	f, err := openExisting(path)
+	if f == nil {
 		return nil, 0, err
 	}
 	defer f.Close()
 	return TailIn(f, path, n, bad)
+}
+
+// openExisting opens path for reading; a missing file is no file and no
+// error (every reader takes it as empty).
+func openExisting(path string) (*os.File, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	return f, err
 }
 
 // TailIn is Tail on a file the caller opened (path names it in reports), so
