@@ -60,22 +60,18 @@ func WaitNew(ctx context.Context, s *store.Store, actor store.Actor, ph *store.P
 		from = n
 	}
 	w := &Waited{Phase: ph}
+	others := false // a fresh line is someone else's: each decoded once, as it comes
 	collect := func(raw []byte) {
 		w.Count++
 		if w.Count > from {
 			w.Fresh = append(w.Fresh, raw)
-		}
-	}
-	fromOthers := func() bool {
-		for _, raw := range w.Fresh {
 			if m, err := store.DecodeMessage(raw); err == nil && m.Author != actor.Name {
-				return true
+				others = true
 			}
 		}
-		return false
 	}
 	ready := func() (bool, error) {
-		if fromOthers() {
+		if others {
 			return true, nil
 		}
 		p, err := s.Phase(ph.TaskID, ph.ID)
@@ -95,7 +91,7 @@ func WaitNew(ctx context.Context, s *store.Store, actor store.Actor, ph *store.P
 		collect(l.Raw)
 	}
 	MarkSeen(s, actor, ph, w.Count)
-	if w.Closed && !fromOthers() {
+	if w.Closed && !others {
 		return w, errs.Statef("leave the room: your part in this phase is over", "phase %s is closed (%s)", w.Phase.ID, w.Phase.CloseReason)
 	}
 	w.Closed = false
