@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/plasmodium/pm/internal/envlist"
+
 	"github.com/plasmodium/pm/internal/broker"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/secret"
@@ -134,12 +136,7 @@ func startBroker(log *slog.Logger, env []string, token string, cmds Commands) (*
 	if cmds == nil {
 		return nil, nil
 	}
-	tmp := ""
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok {
-			tmp = v
-		}
-	}
+	tmp := envlist.Get(env, "TMPDIR")
 	if tmp == "" {
 		tmp = os.TempDir()
 	}

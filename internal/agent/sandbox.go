@@ -4,8 +4,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
+
+	"github.com/plasmodium/pm/internal/envlist"
 
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/sandbox"
@@ -68,13 +69,7 @@ func (x *execSandbox) env(env []string) []string {
 	if x == nil {
 		return env
 	}
-	out := make([]string, 0, len(env)+1)
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, "TMPDIR=") {
-			out = append(out, kv)
-		}
-	}
-	return append(out, "TMPDIR="+x.tmp)
+	return envlist.Set(env, "TMPDIR", x.tmp)
 }
 
 // close removes the private temp dir.

@@ -16,6 +16,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/plasmodium/pm/internal/envlist"
+
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/netguard"
 	"github.com/plasmodium/pm/internal/netguard/httpguard"
@@ -242,7 +244,7 @@ func runCommand(ctx context.Context, env *Env, a runCommandArgs) (string, error)
 	defer os.RemoveAll(tmp)
 	cmd := confinedCommand(cctx, env, b, a.Command, tmp)
 	cmd.Dir = b.root
-	cmd.Env = append(withoutVar(secret.FilterEnv(os.Environ()), "TMPDIR"), "TMPDIR="+tmp)
+	cmd.Env = envlist.Set(secret.FilterEnv(os.Environ()), "TMPDIR", tmp)
 	out := &render.HeadTail{Max: MaxOutput}
 	cmd.Stdout, cmd.Stderr = out, out
 	// On timeout kill the whole group (the leader is not reaped yet, so its

@@ -3,7 +3,6 @@ package capability
 import (
 	"context"
 	"os/exec"
-	"strings"
 
 	"github.com/plasmodium/pm/internal/sandbox"
 	"github.com/plasmodium/pm/internal/store"
@@ -23,15 +22,4 @@ func confinedCommand(ctx context.Context, env *Env, b *confinement, line, tmp st
 	p := sandbox.Policy{Workspace: b.root, TempDir: tmp, Hide: b.deny}.Configured(cfg.Network, cfg.Writable)
 	cmd, _ := sandbox.Command(ctx, p, line)
 	return cmd
-}
-
-// withoutVar drops the variable name from env.
-func withoutVar(env []string, name string) []string {
-	out := env[:0:0]
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, name+"=") {
-			out = append(out, kv)
-		}
-	}
-	return out
 }

@@ -4,7 +4,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"os"
-	"strings"
+
+	"github.com/plasmodium/pm/internal/envlist"
 
 	"github.com/plasmodium/pm/internal/driver/internal/proc"
 	"golang.org/x/sys/unix"
@@ -26,15 +27,7 @@ func newRun() string {
 }
 
 // withRun is env with RunEnv set to run (an inherited one replaced).
-func withRun(env []string, run string) []string {
-	out := make([]string, 0, len(env)+1)
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, RunEnv+"=") {
-			out = append(out, kv)
-		}
-	}
-	return append(out, RunEnv+"="+run)
-}
+func withRun(env []string, run string) []string { return envlist.Set(env, RunEnv, run) }
 
 // killRun SIGKILLs every process marked with run; it reports whether any was.
 func killRun(run string) bool {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/plasmodium/pm/internal/envlist"
+
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/cmdutil"
@@ -48,7 +50,7 @@ func runTalk(f *cmdutil.Factory, o Options) error {
 	if err != nil {
 		return err
 	}
-	sess := &ops.Session{Store: s, Actor: store.Human, Launcher: l, Getenv: lookup(env)}
+	sess := &ops.Session{Store: s, Actor: store.Human, Launcher: l, Getenv: func(k string) string { return envlist.Get(env, k) }}
 	defer stopResidents(sess) // they must not outlive the replay server
 	t := script.Talk
 	fmt.Fprintf(f.IO.Out, "%sdemo %d: %s - %q; project %s\n", label, t.N, t.Title, t.Tagline, dir)
@@ -100,19 +102,6 @@ func writeDemoProject(dir string, t *replay.Talk) error {
 		}
 	}
 	return nil
-}
-
-// lookup reads env (KEY=value lines, the last one wins) as Getenv does.
-func lookup(env []string) func(string) string {
-	return func(k string) string {
-		v := ""
-		for _, kv := range env {
-			if key, val, ok := strings.Cut(kv, "="); ok && key == k {
-				v = val
-			}
-		}
-		return v
-	}
 }
 
 // stopResidents ends the prompt objects the demo started.
