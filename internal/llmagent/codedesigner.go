@@ -67,8 +67,7 @@ func (r *Runner) applyMode(name string, loop *llm.Loop, preview func(string) str
 
 // docEvent puts a preview or a decision on the bus.
 func docEvent(a *store.Agent, ev llm.Event) bus.Event {
-	e := bus.Event{Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID,
-		Data: map[string]any{"tool": ev.Tool, "call_id": ev.CallID, "args": clip(ev.Args, 300)}}
+	e := agentEvent(a, "", "", map[string]any{"tool": ev.Tool, "call_id": ev.CallID, "args": clip(ev.Args, 300)})
 	if ev.Kind == llm.EventDocPreview {
 		e.Kind, e.Text = bus.EvToolDocPreview, ev.Tool+" "+clip(ev.Args, 300)+"\n"+ev.Text
 	} else {

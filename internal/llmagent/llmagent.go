@@ -77,7 +77,7 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 			return inbox.Call(ctx, s, r.Launcher, a.Name, to, msg, nil)
 		},
 		OnThink: func(t string) {
-			s.Notify(bus.Event{Kind: bus.EvAgentThink, Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, Text: s.Secrets.Mask(t)})
+			s.Notify(agentEvent(a, bus.EvAgentThink, s.Secrets.Mask(t), nil))
 		},
 	}
 	tools, err := r.tools(env, set, obj, a.Name)
@@ -289,11 +289,10 @@ func (r *Runner) onEvent(a *store.Agent, stop context.CancelCauseFunc, out *outp
 			}
 			s.Notify(turnEvent(a, used))
 		case llm.EventToolCall:
-			s.Notify(bus.Event{Kind: bus.EvToolCall, Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID,
-				Text: ev.Tool + " " + clip(ev.Args, 300), Data: r.causeData(ev.Tool, map[string]any{})})
+			s.Notify(agentEvent(a, bus.EvToolCall, ev.Tool+" "+clip(ev.Args, 300), r.causeData(ev.Tool, map[string]any{})))
 		case llm.EventToolResult:
-			s.Notify(bus.Event{Kind: bus.EvToolResult, Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID,
-				Text: ev.Tool + ": " + clip(ev.Text, 300), Data: r.causeData(ev.Tool, map[string]any{"error": ev.IsError || refused(ev.Text)})})
+			s.Notify(agentEvent(a, bus.EvToolResult, ev.Tool+": "+clip(ev.Text, 300),
+				r.causeData(ev.Tool, map[string]any{"error": ev.IsError || refused(ev.Text)})))
 		case llm.EventDocPreview, llm.EventDocDecision:
 			s.Notify(docEvent(a, ev))
 		case llm.EventRetry:
@@ -406,7 +405,7 @@ func (r *Runner) taskBudget(a *store.Agent) *llm.BudgetError {
 func (r *Runner) budgetStop(a *store.Agent, be *llm.BudgetError) {
 	s := r.Store
 	text := fmt.Sprintf("@%s stopped: %v", a.Name, be) // be says "budget exceeded: ..."
-	s.Notify(bus.Event{Kind: bus.EvAgentBudget, Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID, Text: text})
+	s.Notify(agentEvent(a, bus.EvAgentBudget, text, nil))
 	if a.TaskID != "" {
 		if t, err := s.Task(a.TaskID); err == nil && t.Owner != a.Name {
 			_, _ = inbox.Send(s, inbox.Message{Kind: inbox.KindNotice, From: a.Name, To: t.Owner, TaskID: t.ID, Text: text})
@@ -427,7 +426,7 @@ func (r *Runner) activity(name, what string) {
 		return nil
 	})
 	if err == nil && changed {
-		r.Store.Notify(bus.Event{Kind: bus.EvAgentActivity, Actor: name, Agent: name, TaskID: a.TaskID, PhaseID: a.PhaseID, Text: what})
+		r.Store.Notify(agentEvent(a, bus.EvAgentActivity, what, nil))
 	}
 }
 

@@ -32,8 +32,7 @@ type output struct {
 
 func newOutput(s *store.Store, a *store.Agent) *output {
 	return &output{now: time.Now, publish: func(text string, data map[string]any) {
-		s.Notify(bus.Event{Kind: bus.EvAgentOutput, Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID,
-			Text: text, Data: data})
+		s.Notify(agentEvent(a, bus.EvAgentOutput, text, data))
 	}}
 }
 
@@ -77,6 +76,11 @@ func (o *output) retry() {
 
 // turnEvent is agent.turn: a model response ended, with the agent's usage.
 func turnEvent(a *store.Agent, used llm.Counters) bus.Event {
-	return bus.Event{Kind: bus.EvAgentTurn, Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID,
-		Data: map[string]any{"turns": used.Turns, "tool_calls": used.ToolCalls, "tokens": used.Tokens}}
+	return agentEvent(a, bus.EvAgentTurn, "", map[string]any{"turns": used.Turns, "tool_calls": used.ToolCalls, "tokens": used.Tokens})
+}
+
+// agentEvent is an event of the agent a itself: it is the actor, and the
+// event carries its task and phase, so followers of either see it.
+func agentEvent(a *store.Agent, kind bus.Kind, text string, data map[string]any) bus.Event {
+	return bus.Event{Kind: kind, Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID, Text: text, Data: data}
 }
