@@ -112,15 +112,12 @@ func (s *Server) healthAt(d bus.Delivery) *task.Health {
 // healthKept bounds the health remembered per event.
 const healthKept = 256
 
-// healthOf is the current health of the task ev names, when ev may have
-// changed it (ops.ChangesState), else nil: the page takes it as is, so
+// healthOf is the current health of the task ev names (healthAt has
+// checked that ev may have changed it): the page takes it as is, so
 // transitions the server derives from several records (starting → working,
 // waiting-children, stalled) show without a snapshot. One task's records are
 // read per such event.
 func (s *Server) healthOf(ev bus.Event) *task.Health {
-	if ev.TaskID == "" || !ops.ChangesState(ev.Kind) {
-		return nil
-	}
 	h, err := ops.TaskHealth(s.sess, ev.TaskID)
 	if err != nil {
 		return nil // a task of a reset state, or a bad id: nothing to show
