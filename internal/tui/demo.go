@@ -4,11 +4,8 @@ import (
 	"context"
 	"io"
 	"slices"
-	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
-
-	"github.com/plasmodium/pm/internal/bus"
 )
 
 // Demo is a scripted conversation played in pm talk (pm demo --talk): the
@@ -68,17 +65,4 @@ func (m *Talk) demoReplied() tea.Cmd {
 	}
 	m.prefill()
 	return cmd
-}
-
-// FormatLog is the message log of events as pm talk shows it (local time),
-// the cascade nested by the ids the events carry.
-func FormatLog(evs []bus.Event) []string {
-	c := newCascade()
-	var out []string
-	for _, ev := range evs {
-		if l, ok := c.Line(ev); ok {
-			out = append(out, l.Format(time.Local))
-		}
-	}
-	return out
 }

@@ -6,10 +6,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/plasmodium/pm/internal/envlist"
+	"github.com/plasmodium/pm/internal/msglog"
 
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/bus"
@@ -125,7 +128,7 @@ func playLines(ctx context.Context, sess *ops.Session, t *replay.Talk, out io.Wr
 	if err != nil {
 		return err
 	}
-	p := &player{sess: sess, out: out, label: label, replies: make(chan struct{}, len(t.Lines))}
+	p := &player{sess: sess, out: out, label: label, replies: make(chan struct{}, len(t.Lines)), cascade: msglog.NewCascade()}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go p.watch(ctx, start)
@@ -168,7 +171,8 @@ type player struct {
 
 	mu      sync.Mutex
 	answers []string
-	events  []bus.Event
+	cascade *msglog.Cascade // the message log, kept as lines as events come
+	lines   []string
 }
 
 func (p *player) say(format string, a ...any) {
@@ -184,7 +188,9 @@ func (p *player) watch(ctx context.Context, from bus.Cursor) {
 		}
 		ev := d.Event
 		p.mu.Lock()
-		p.events = append(p.events, ev)
+		if l, ok := p.cascade.Line(ev); ok {
+			p.lines = append(p.lines, l.Format(time.Local))
+		}
 		p.mu.Unlock()
 		switch {
 		case ev.Kind == bus.EvRequestAsked:
@@ -218,5 +224,5 @@ func (p *player) answer(ctx context.Context, ev bus.Event) {
 func (p *player) log() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return tui.FormatLog(p.events)
+	return slices.Clone(p.lines)
 }
