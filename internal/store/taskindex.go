@@ -166,7 +166,7 @@ func (s *Store) reindexTask(id string) error {
 // whose files say live, oldest first, repairing stale markers (a missing
 // task.json only when held: tasks.lock is held, no creation is in flight).
 func (s *Store) indexedLiveTasks(held bool) ([]*Task, error) {
-	names, err := indexNames(filepath.Join(s.taskIndexDir(), indexLive), nil)
+	names, err := indexNames(filepath.Join(s.taskIndexDir(), indexLive))
 	if err != nil {
 		return nil, err
 	}
@@ -211,10 +211,9 @@ func (s *Store) TaskPathExists(id string) bool {
 	return err == nil
 }
 
-// indexNames lists the task ids in dir (a missing dir is empty); with count
-// set it only counts them, reading the directory in batches so memory does
-// not grow with it.
-func indexNames(dir string, count *int) ([]string, error) {
+// indexNames lists the task ids in dir (a missing dir is empty); counting
+// without listing is countTaskIDs.
+func indexNames(dir string) ([]string, error) {
 	f, err := os.Open(dir)
 	if os.IsNotExist(err) {
 		return nil, nil
@@ -230,11 +229,7 @@ func indexNames(dir string, count *int) ([]string, error) {
 			if ids.Parse(ids.Task, n) != nil {
 				continue
 			}
-			if count != nil {
-				*count++
-			} else {
-				out = append(out, n)
-			}
+			out = append(out, n)
 		}
 		if errors.Is(err, io.EOF) || (err == nil && len(batch) == 0) {
 			return out, nil
