@@ -264,11 +264,16 @@ func (s *Store) TaskCounts() (live []*Task, counts map[TaskStatus]int, ok bool, 
 		return nil, nil, false, err
 	}
 	counts = map[TaskStatus]int{}
+	stale := map[TaskStatus]int{} // finished markers of live tasks reindexTask could not remove
 	for _, t := range live {
 		counts[t.Status]++
 		for _, c := range []TaskStatus{TaskDone, TaskKilled} {
+			if _, err := os.Lstat(s.indexMarker(string(c), t.ID)); err != nil {
+				continue
+			}
+			_ = s.reindexTask(t.ID) // a restart killed before it dropped the old marker
 			if _, err := os.Lstat(s.indexMarker(string(c), t.ID)); err == nil {
-				_ = s.reindexTask(t.ID) // a restart killed before it dropped the old marker
+				stale[c]++
 			}
 		}
 	}
@@ -277,12 +282,7 @@ func (s *Store) TaskCounts() (live []*Task, counts map[TaskStatus]int, ok bool, 
 		if err != nil {
 			return nil, nil, false, err
 		}
-		for _, t := range live { // a marker reindexTask could not remove
-			if _, err := os.Lstat(s.indexMarker(string(c), t.ID)); err == nil {
-				n--
-			}
-		}
-		if n > 0 {
+		if n -= stale[c]; n > 0 {
 			counts[c] = n
 		}
 	}
