@@ -330,15 +330,22 @@ func (e *Engine) modify(st *State, u *Unit, w WorkResult, plan Plan) *WorkerErro
 	return nil
 }
 
+// UnknownTool is the name recorded for a tool_call naming no tool: the
+// name the model chose is its own text and never reaches the log, the bus or
+// the report's Models table as if it were a model.
+const UnknownTool = "tool:unknown"
+
 // runTool runs a tool_call request; the "worker" here is the tool itself.
 func (e *Engine) runTool(ctx context.Context, st *State, u *Unit, req SupervisorRequest, plan Plan) error {
 	start := e.now()
 	resp := WorkerResponse{RequestID: req.RequestID, Status: ResponseSuccess}
+	name := UnknownTool
 	tool, ok := e.Tools[plan.ToolName]
 	if !ok {
 		resp.Status = ResponseError
 		resp.Error = &WorkerError{Code: "unknown_tool", Message: fmt.Sprintf("no tool %q; available: %s", plan.ToolName, strings.Join(e.toolNames(), ", ")), Recoverable: true}
 	} else {
+		name = "tool:" + plan.ToolName
 		out, err := tool(ctx, st.Content(), plan.Arguments)
 		resp.Result = mustJSON(out)
 		if err != nil {
@@ -346,7 +353,7 @@ func (e *Engine) runTool(ctx context.Context, st *State, u *Unit, req Supervisor
 			resp.Error = &WorkerError{Code: "tool_failed", Message: err.Error(), Recoverable: true}
 		}
 	}
-	resp.Metrics = Metrics{Model: "tool:" + plan.ToolName, DurationMS: e.now().Sub(start).Milliseconds()}
+	resp.Metrics = Metrics{Model: name, DurationMS: e.now().Sub(start).Milliseconds()}
 	e.use(st, RoleTool, resp.Metrics)
 	return e.respond(st, u, resp)
 }

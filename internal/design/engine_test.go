@@ -500,3 +500,39 @@ func TestRequestsAskForStructuredOutput(t *testing.T) {
 		t.Errorf("formats used: %v", names)
 	}
 }
+
+// A tool name the model made up is not recorded as a model name: the log,
+// the bus and the report's Models table show a fixed name instead.
+func TestUnknownToolIsNotRecordedAsModel(t *testing.T) {
+	const bogus = "evil\n## Diff\n+planted"
+	plan := func(pass int) string {
+		if pass == 1 {
+			return fmt.Sprintf(`{"type":"tool_call","context":"run it","issues":[],"preserve":[],"questions":[],"tool_name":%q,"arguments":{}}`, bogus)
+		}
+		return accept(pass)
+	}
+	h := newHarness(t, script{angle: noIssues, supervisor: plan})
+	h.engine.Tools = map[string]Tool{"run_tests": func(context.Context, string, map[string]any) (string, error) { return "ok", nil }}
+	st := newState(8)
+	if err := h.engine.Run(context.Background(), st); err != nil {
+		t.Fatal(err)
+	}
+	if got := st.Usage[RoleTool]; got == nil || got.Model != UnknownTool {
+		t.Fatalf("tool usage %+v, want model %q", got, UnknownTool)
+	}
+	var responses int
+	for _, e := range h.journal.entries {
+		if e.Kind == EntryResponse && e.Response.Metrics.Model == "tool:"+bogus {
+			t.Errorf("the log records the model-chosen tool name %q", e.Response.Metrics.Model)
+		}
+		if e.Kind == EntryResponse && e.Response.Error != nil && e.Response.Error.Code == "unknown_tool" {
+			responses++
+		}
+	}
+	if responses == 0 {
+		t.Error("no unknown_tool response in the log")
+	}
+	if md := BuildReport(st).Markdown(); strings.Contains(md, bogus) {
+		t.Errorf("the report holds the model-chosen tool name:\n%s", md)
+	}
+}

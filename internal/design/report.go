@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/aymanbagabas/go-udiff"
+
+	"github.com/plasmodium/pm/internal/render"
 )
 
 // Report is what a design found and did, for people (Markdown) and tools
@@ -73,22 +75,25 @@ func Diff(st *State) string {
 	return udiff.Unified("a/"+st.SourceFile, "b/"+st.SourceFile, before, after)
 }
 
-// Markdown renders the report for people. It is agent-influenced text
-// (issue descriptions, reasons): a terminal surface escapes it.
+// Markdown renders the report for people. Every model-written field (goal,
+// unit names, issue descriptions, reasons, angle and model names) goes
+// through render.Line, so it stays on its one line and cannot fake a
+// heading, a diff or an "Applied" line; a terminal surface still escapes
+// the whole text.
 func (r Report) Markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Design %s: %s\n\n", r.ID, r.File)
-	fmt.Fprintf(&b, "Goal: %s\n\nStatus: %s", r.Goal, r.Status)
+	fmt.Fprintf(&b, "# Design %s: %s\n\n", render.Line(r.ID), render.Line(r.File))
+	fmt.Fprintf(&b, "Goal: %s\n\nStatus: %s", render.Line(r.Goal), r.Status)
 	if r.Outcome != "" {
 		fmt.Fprintf(&b, " (%s)", r.Outcome)
 	}
 	b.WriteString("\n")
 	if r.Error != "" {
-		fmt.Fprintf(&b, "Error: %s\n", r.Error)
+		fmt.Fprintf(&b, "Error: %s\n", render.Line(r.Error))
 	}
 	b.WriteString("\n## Units\n\n| # | unit | status | passes | issues left | modified |\n|---|---|---|---|---|---|\n")
 	for _, u := range r.Units {
-		fmt.Fprintf(&b, "| %d | %s | %s | %d | %d | %v |\n", u.Number, u.Name, u.Status, u.Passes, len(u.Issues), u.Modified)
+		fmt.Fprintf(&b, "| %d | %s | %s | %d | %d | %v |\n", u.Number, render.Line(u.Name), u.Status, u.Passes, len(u.Issues), u.Modified)
 	}
 	b.WriteString("\n## Issues left\n\n")
 	b.WriteString("By severity: ")
@@ -108,7 +113,7 @@ func (r Report) Markdown() string {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "%s %d", a, r.IssuesByAngle[a])
+		fmt.Fprintf(&b, "%s %d", render.Line(a), r.IssuesByAngle[a])
 	}
 	if len(angles) == 0 {
 		b.WriteString("none")
@@ -116,7 +121,7 @@ func (r Report) Markdown() string {
 	b.WriteString("\n")
 	for _, u := range r.Units {
 		for _, is := range u.Issues {
-			fmt.Fprintf(&b, "- unit %d line %d [%s, %s] %s\n", u.Number, is.Location.Line, is.Severity, is.Angle, is.Description)
+			fmt.Fprintf(&b, "- unit %d line %d [%s, %s] %s\n", u.Number, is.Location.Line, render.Line(is.Severity), render.Line(is.Angle), render.Line(is.Description))
 		}
 	}
 	fmt.Fprintf(&b, "\n## Modifications (%d)\n\n", len(r.Modifications))
@@ -125,7 +130,7 @@ func (r Report) Markdown() string {
 		if angle == "" {
 			angle = "supervisor"
 		}
-		fmt.Fprintf(&b, "- pass %d (%s): %s\n", m.Pass, angle, m.Reason)
+		fmt.Fprintf(&b, "- pass %d (%s): %s\n", m.Pass, render.Line(angle), render.Line(m.Reason))
 	}
 	b.WriteString("\n## Models\n\n| role | model | calls | tokens | time |\n|---|---|---|---|---|\n")
 	roles := make([]string, 0, len(r.Usage))
@@ -135,7 +140,7 @@ func (r Report) Markdown() string {
 	sort.Strings(roles)
 	for _, k := range roles {
 		u := r.Usage[k]
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %dms |\n", k, u.Model, u.Calls, u.Tokens, u.DurationMS)
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %dms |\n", render.Line(k), render.Line(u.Model), u.Calls, u.Tokens, u.DurationMS)
 	}
 	return b.String()
 }

@@ -53,14 +53,17 @@ var (
 	WorkResultFormat  = sync.OnceValue(func() Format { return formatFor[WorkResult]("WorkerResult", workResultSchema) })
 )
 
-// schemaOptions make lists plain arrays (as ops.SchemaFor does): the default
-// for a Go slice is ["null","array"], which some providers reject.
-var schemaOptions = &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+// SchemaOptions make lists plain arrays, for every JSON Schema pm derives
+// from a Go type (these formats and ops.SchemaFor's tool arguments): the
+// library's default for a Go slice is ["null","array"] (a nil slice
+// marshals to null), which some model providers reject; pm reads a missing
+// or null list as empty anyway.
+var SchemaOptions = &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
 	reflect.TypeFor[[]string](): {Type: "array", Items: &jsonschema.Schema{Type: "string"}},
 }}
 
 func formatFor[T any](name string, refine func(*jsonschema.Schema)) Format {
-	s, err := jsonschema.For[T](schemaOptions)
+	s, err := jsonschema.For[T](SchemaOptions)
 	if err != nil {
 		panic(fmt.Sprintf("design: schema of %s: %v", name, err))
 	}

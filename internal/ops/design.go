@@ -52,7 +52,7 @@ type DesignResult struct {
 // file: the original is never touched (DesignApply writes the result back).
 // A design that ends in the error state returns its result and an error.
 func Design(ctx context.Context, s *Session, in DesignInput) (*DesignResult, error) {
-	st, err := designState(s, in)
+	st, deps, err := designState(s, in)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +69,7 @@ func Design(ctx context.Context, s *Session, in DesignInput) (*DesignResult, err
 		return nil, errs.Statef("wait for it, or see 'pm designs'", "design %s is being run by another process", st.ID)
 	}
 	defer unlock()
-	eng, err := designEngine(s, st, in.Progress)
+	eng, err := designEngine(s, st, deps, in.Progress)
 	if err != nil {
 		return nil, err
 	}
@@ -114,40 +114,49 @@ func designPasses(s *Session, n int) (int, error) {
 	return n, nil
 }
 
-// designState loads the design to resume, or creates a new one.
-func designState(s *Session, in DesignInput) (*design.State, error) {
+// designDeps is what a design's engine is built from: its angles and its
+// models' providers, resolved once.
+type designDeps struct {
+	angles    []design.Angle
+	providers designProviders
+}
+
+// designState loads the design to resume (deps nil: designEngine resolves
+// it), or creates a new one with the deps it checked on the way.
+func designState(s *Session, in DesignInput) (*design.State, *designDeps, error) {
 	if in.Resume != "" {
 		if in.Goal != "" || len(in.Angles) > 0 || in.MaxPasses != 0 || in.Test != "" {
-			return nil, errs.Usagef("resume with the design id alone: the design keeps its goal, angles, passes and test", "a resumed design takes no goal, angles, max passes or test")
+			return nil, nil, errs.Usagef("resume with the design id alone: the design keeps its goal, angles, passes and test", "a resumed design takes no goal, angles, max passes or test")
 		}
 		var st design.State
 		if err := s.Store.ReadDesign(in.Resume, &st); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return &st, nil
+		return &st, nil, nil
 	}
 	if strings.TrimSpace(in.Goal) == "" {
-		return nil, errs.Usagef(`say what the code must do: pm design FILE --goal "..."`, "a design needs a goal")
+		return nil, nil, errs.Usagef(`say what the code must do: pm design FILE --goal "..."`, "a design needs a goal")
 	}
 	// Refuse before anything is created when no model is configured.
-	if _, _, err := designModels(s, &llm.Counters{}, time.Now()); err != nil {
-		return nil, err
+	providers, err := configuredProviders(s)
+	if err != nil {
+		return nil, nil, err
 	}
 	rel, content, err := readDesignFile(s.Store, in.File)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	angles, err := pickAngles(s.Store, in.Angles)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	maxPasses, err := designPasses(s, in.MaxPasses)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	id, err := s.Store.CreateDesign()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sum := sha256.Sum256([]byte(content))
 	now := time.Now().UTC()
@@ -160,9 +169,9 @@ func designState(s *Session, in DesignInput) (*design.State, error) {
 		st.Angles = append(st.Angles, a.ID)
 	}
 	if err := s.Store.WriteDesignCopy(id, rel, []byte(content)); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return st, s.Store.WriteDesign(id, st)
+	return st, &designDeps{angles: angles, providers: providers}, s.Store.WriteDesign(id, st)
 }
 
 // readDesignFile reads a regular file inside the project, bounded; rel is
@@ -274,19 +283,24 @@ func pickAngles(st *store.Store, names []string) ([]design.Angle, error) {
 }
 
 // designEngine wires the engine to the configured models, the budget and
-// the store.
-func designEngine(s *Session, st *design.State, progress func(design.Entry)) (*design.Engine, error) {
-	angles, err := pickAngles(s.Store, st.Angles)
-	if err != nil {
-		return nil, err
+// the store; deps is what designState resolved (nil: resolve it now, for a
+// resumed design).
+func designEngine(s *Session, st *design.State, deps *designDeps, progress func(design.Entry)) (*design.Engine, error) {
+	if deps == nil {
+		angles, err := pickAngles(s.Store, st.Angles)
+		if err != nil {
+			return nil, err
+		}
+		providers, err := configuredProviders(s)
+		if err != nil {
+			return nil, err
+		}
+		deps = &designDeps{angles: angles, providers: providers}
 	}
 	started := time.Now().Add(-time.Duration(st.ActiveMS) * time.Millisecond)
-	sup, wrk, err := designModels(s, &st.Spent, started)
-	if err != nil {
-		return nil, err
-	}
+	sup, wrk := deps.providers.models(s, &st.Spent, started)
 	return &design.Engine{
-		Supervisor: sup, Worker: wrk, Angles: angles,
+		Supervisor: sup, Worker: wrk, Angles: deps.angles,
 		Journal: &designJournal{s: s, id: st.ID, file: st.SourceFile, progress: progress},
 		Tools:   designTools(s, st),
 		NewID:   func() string { return s.Store.IDs.New(ids.Request) },
@@ -296,24 +310,49 @@ func designEngine(s *Session, st *design.State, progress func(design.Entry)) (*d
 // designModels are the supervisor and worker models of config, spending
 // from spent under budgets.agent (wall time counted from started).
 func designModels(s *Session, spent *llm.Counters, started time.Time) (sup, wrk design.Model, err error) {
+	p, err := configuredProviders(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	sup, wrk = p.models(s, spent, started)
+	return sup, wrk, nil
+}
+
+// designProviders are the supervisor's and the worker's model endpoints.
+type designProviders struct{ sup, wrk llm.Provider }
+
+// configuredProviders reads the design models' providers from config and
+// the environment; a missing one is a usage error saying what to set.
+func configuredProviders(s *Session) (designProviders, error) {
 	cfg := s.Store.Config()
-	b := cfg.Budgets.Agent
-	budget := llm.Budget{MaxTurns: b.MaxTurns, MaxTokens: b.MaxTokens, MaxWall: time.Duration(b.MaxWallSeconds) * time.Second}
-	model := func(name string) (design.Model, error) {
+	provider := func(name string) (llm.Provider, error) {
 		p, err := llm.ProviderFromEnv(s.getenv, cfg.Model.BaseURL, cfg.Model.Name, name)
 		if err != nil {
-			return nil, errs.Usagef("configure a model: OPENAI_BASE_URL / OPENAI_API_KEY and PM_MODEL, or code_designer.supervisor_model and worker_model", "%v", err)
+			return p, errs.Usagef("configure a model: OPENAI_BASE_URL / OPENAI_API_KEY and PM_MODEL, or code_designer.supervisor_model and worker_model", "%v", err)
 		}
+		return p, nil
+	}
+	var p designProviders
+	var err error
+	if p.sup, err = provider(cfg.CodeDesigner.SupervisorModel); err != nil {
+		return p, err
+	}
+	p.wrk, err = provider(cfg.CodeDesigner.WorkerModel)
+	return p, err
+}
+
+// models are p's models spending from spent under budgets.agent (wall time
+// counted from started).
+func (p designProviders) models(s *Session, spent *llm.Counters, started time.Time) (sup, wrk design.Model) {
+	b := s.Store.Config().Budgets.Agent
+	budget := llm.Budget{MaxTurns: b.MaxTurns, MaxTokens: b.MaxTokens, MaxWall: time.Duration(b.MaxWallSeconds) * time.Second}
+	model := func(p llm.Provider) design.Model {
 		// The key is masked in what the model answers. The store's own set is
 		// not changed: a long-lived process (pm mcp) shares the store between
 		// goroutines, and its set already holds the environment's secrets.
-		return &design.LLM{Provider: p, Budget: budget, Spent: spent, Started: started, Secrets: s.Store.Secrets.With(p.APIKey)}, nil
+		return &design.LLM{Provider: p, Budget: budget, Spent: spent, Started: started, Secrets: s.Store.Secrets.With(p.APIKey)}
 	}
-	if sup, err = model(cfg.CodeDesigner.SupervisorModel); err != nil {
-		return nil, nil, err
-	}
-	wrk, err = model(cfg.CodeDesigner.WorkerModel)
-	return sup, wrk, err
+	return model(p.sup), model(p.wrk)
 }
 
 // designJournal keeps a design in the store: its record, its temporary copy,

@@ -3,27 +3,22 @@ package ops
 import (
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/plasmodium/pm/internal/design"
 	"github.com/plasmodium/pm/internal/errs"
 )
-
-// schemaOptions make lists plain arrays: the library's default for a Go
-// slice is ["null","array"] (a nil slice marshals to null), which some model
-// providers reject; pm reads a missing or null list as empty anyway.
-var schemaOptions = &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
-	reflect.TypeFor[[]string](): {Type: "array", Items: &jsonschema.Schema{Type: "string"}},
-}}
 
 // SchemaFor derives the JSON Schema of a tool's arguments from In's fields:
 // `json` tags name the properties (without omitempty they are required),
 // `jsonschema` tags describe them. It panics on a type that has no schema,
 // which is a programming error caught by any test that lists the tools.
+// Lists are plain arrays (design.SchemaOptions, shared with the designer's
+// formats).
 func SchemaFor[In any]() json.RawMessage {
-	s, err := jsonschema.For[In](schemaOptions)
+	s, err := jsonschema.For[In](design.SchemaOptions)
 	if err != nil {
 		panic(fmt.Sprintf("ops: schema of %T: %v", *new(In), err))
 	}

@@ -31,7 +31,8 @@ func LoadProject(s *store.Store) (Set, error) {
 
 // ProjectDirs are the directories that override the built-ins, in order
 // (later wins): .plasmodium/prompts/SUB, then ./prompts/SUB ("" for the
-// prompt objects themselves; "tools" for tool docs).
+// prompt objects themselves; "tools" for tool docs; "angles" for the code
+// designer's angles).
 func ProjectDirs(s *store.Store, sub string) []string {
 	return []string{filepath.Join(s.PromptsDir(), sub), filepath.Join(s.ProjectDir(), "prompts", sub)}
 }
@@ -53,7 +54,7 @@ func LoadAngles(s *store.Store) (Set, error) {
 	if err != nil {
 		return nil, err
 	}
-	set, err := Load(builtin, filepath.Join(s.PromptsDir(), "angles"), filepath.Join(s.ProjectDir(), "prompts", "angles"))
+	set, err := Load(builtin, ProjectDirs(s, "angles")...)
 	if err != nil {
 		return nil, &errs.Error{Code: errs.CodeOf(err), Err: err, Try: "fix the angle file at the line named above"}
 	}
