@@ -193,14 +193,7 @@ func readDesignFile(st *store.Store, file string) (rel, content string, err erro
 	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
 		return "", "", errs.Usagef("design files inside the project", "%s is outside the project %s", file, project)
 	}
-	// A symlink must not lead the design (and --apply) out of the project.
-	realProject, perr := filepath.EvalSymlinks(project)
-	realFile, ferr := filepath.EvalSymlinks(abs)
-	if perr == nil && ferr == nil {
-		if r, err := filepath.Rel(realProject, realFile); err != nil || r == ".." || strings.HasPrefix(r, "../") {
-			return "", "", errs.Usagef("design files inside the project", "%s leads outside the project %s", file, project)
-		}
-	}
+	// Where a symlink leads is judged on the opened file (designable).
 	f, err := os.OpenFile(abs, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -238,10 +231,8 @@ func designable(st *store.Store, f *os.File, fi os.FileInfo, given string) error
 	if !inside(project, real) {
 		return errs.Usagef("design files inside the project", "%s leads outside the project %s", given, project)
 	}
-	for _, d := range []string{realPath(st.Root), filepath.Join(project, ".git"), filepath.Join(project, "prompts")} {
-		if inside(d, real) {
-			return errs.Usagef("design the project's own files; pm's state, .git and prompts/ are not designed", "%s is in %s", given, d)
-		}
+	if d := undesignable(st, real); d != "" {
+		return errs.Usagef("design the project's own files; pm's state, .git and prompts/ are not designed", "%s is in %s", given, d)
 	}
 	if sys, ok := fi.Sys().(*syscall.Stat_t); ok && sys.Nlink > 1 {
 		return errs.Usagef("design a file with one name", "%s has %d hard links", given, sys.Nlink)
@@ -456,6 +447,19 @@ func DesignApply(_ context.Context, s *Session, id string) error {
 	return replaceFile(s.Store, path, []byte(st.Content()))
 }
 
+// undesignable is the directory of the project a design may not touch that
+// holds real (a real path), or "": pm's state, .git (its hooks run outside
+// any sandbox) and prompts/ (objects would be redefined).
+func undesignable(st *store.Store, real string) string {
+	project := realPath(st.ProjectDir())
+	for _, d := range []string{realPath(st.Root), filepath.Join(project, ".git"), filepath.Join(project, "prompts")} {
+		if inside(d, real) {
+			return d
+		}
+	}
+	return ""
+}
+
 // replaceFile writes data over path by a rename, keeping its mode: a crash
 // leaves the old file or the new one, never half of each. The directory is
 // judged again right before (designable judged the file when it was read).
@@ -466,7 +470,7 @@ func replaceFile(st *store.Store, path string, data []byte) error {
 	}
 	dir := realPath(filepath.Dir(path))
 	project := realPath(st.ProjectDir())
-	if !inside(project, dir) || inside(realPath(st.Root), dir) || inside(filepath.Join(project, ".git"), dir) || inside(filepath.Join(project, "prompts"), dir) {
+	if !inside(project, dir) || undesignable(st, dir) != "" {
 		return errs.Usagef("design the project's own files", "%s is no longer where the design read it", path)
 	}
 	return st.ReplaceFile(path, data, fi.Mode().Perm())
