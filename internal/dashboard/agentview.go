@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/store"
@@ -126,28 +125,15 @@ func live(a *store.Agent) bool {
 	return a.Status == store.AgentRunning || a.Status == store.AgentPending || a.Status == store.AgentDead
 }
 
-// classify sorts records as ops.Agents does: shown (all, or running,
-// pending, dead and failed ones) and how many are hidden. Records are
-// copied: the view's own are never handed out.
+// classify sorts records as ops.Agents does (ops.ClassifyAgents), on
+// copies: the view's own records are never handed out.
 func classify(recs map[string]*store.Agent, all bool) ops.AgentsResult {
-	res := ops.AgentsResult{Agents: []*store.Agent{}}
-	for _, rec := range sortedAgents(recs) {
+	sorted := sortedAgents(recs)
+	for i, rec := range sorted {
 		a := *rec
-		if a.Status == store.AgentRunning && !agent.Running(&a) {
-			a.Status = store.AgentDead
-		}
-		switch a.Status {
-		case store.AgentRunning, store.AgentPending, store.AgentDead, store.AgentFailed:
-			res.Agents = append(res.Agents, &a)
-		default:
-			if all {
-				res.Agents = append(res.Agents, &a)
-			} else {
-				res.Hidden++
-			}
-		}
+		sorted[i] = &a
 	}
-	return res
+	return ops.ClassifyAgents(sorted, all)
 }
 
 // sortedAgents is recs oldest first, as the store lists them.

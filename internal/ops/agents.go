@@ -26,23 +26,31 @@ type AgentsResult struct {
 // unnoticed (with All, every agent); the exited and killed ones it leaves
 // out are counted in Hidden.
 func Agents(ctx context.Context, sess *Session, in AgentsInput) (AgentsResult, error) {
-	all, err := sess.Store.Agents()
+	recs, err := sess.Store.Agents()
 	if err != nil {
 		return AgentsResult{}, err
 	}
+	return ClassifyAgents(recs, in.All), nil
+}
+
+// ClassifyAgents is pm agents' listing of recs (oldest first): a running
+// record whose host is gone shows as dead; shown are the running, pending,
+// dead and failed ones (with all, every one), the rest counted in Hidden.
+// The records shown are recs' own (a dead one has its Status changed).
+func ClassifyAgents(recs []*store.Agent, all bool) AgentsResult {
 	res := AgentsResult{Agents: []*store.Agent{}}
-	for _, a := range all {
+	for _, a := range recs {
 		if a.Status == store.AgentRunning && !agent.Running(a) {
 			a.Status = store.AgentDead
 		}
 		switch {
-		case in.All, a.Status == store.AgentRunning, a.Status == store.AgentPending, a.Status == store.AgentDead, a.Status == store.AgentFailed:
+		case all, a.Status == store.AgentRunning, a.Status == store.AgentPending, a.Status == store.AgentDead, a.Status == store.AgentFailed:
 			res.Agents = append(res.Agents, a)
 		default:
 			res.Hidden++
 		}
 	}
-	return res, nil
+	return res
 }
 
 // PromptsInput is pm prompts.
