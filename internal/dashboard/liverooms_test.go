@@ -2,11 +2,13 @@ package dashboard
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -76,5 +78,30 @@ func TestSnapshotReadsNoClosedRoom(t *testing.T) {
 	}
 	if strings.Contains(warn.String(), closedLog) {
 		t.Errorf("the snapshot read the closed room's messages: %s", warn.String())
+	}
+}
+
+// A frame says "changes" exactly for the kinds after which a view reads
+// again (ops.ChangesView): the open task detail's trigger.
+func TestFrameChangesFlag(t *testing.T) {
+	for _, tc := range []struct {
+		kind bus.Kind
+		want bool
+	}{
+		{bus.EvTaskCreated, true}, {bus.EvPhaseClosed, true}, {bus.EvRequestAsked, true},
+		{bus.EvMessage, true}, {bus.EvAgentTurn, true},
+		{bus.EvToolCall, false}, {bus.EvToolResult, false}, {bus.EvAgentThink, false}, {bus.EvAgentOutput, false},
+		{bus.EvAgentActivity, false}, {bus.EvToolDocPreview, false}, {bus.EvToolDocDecision, false},
+	} {
+		b := eventFrame(bus.Delivery{Event: bus.Event{Kind: tc.kind}, Raw: []byte(`{}`)}, nil, nil)
+		var f struct {
+			Changes bool `json:"changes"`
+		}
+		if err := json.Unmarshal(b, &f); err != nil {
+			t.Fatalf("%s: %v in %s", tc.kind, err, b)
+		}
+		if f.Changes != tc.want {
+			t.Errorf("%s: changes = %v, want %v", tc.kind, f.Changes, tc.want)
+		}
 	}
 }

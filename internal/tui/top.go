@@ -18,7 +18,7 @@ import (
 const tailLen = 200
 
 // Top is the model of `pm top`: the whole system, refreshed after each event
-// that can change what it shows (topShows), one snapshot at a time.
+// that can change what it shows (ops.ChangesView), one snapshot at a time.
 type Top struct {
 	be   TopBackend
 	feed *feed
@@ -63,15 +63,6 @@ type doneMsg struct{ text string }
 func (m *Top) Init() tea.Cmd {
 	m.feed.follow(m.be.Bus, tailLen)
 	return tea.Batch(m.feed.next, m.refresh())
-}
-
-// topShows reports whether an event of kind k can change a panel: the
-// task, phase, agent and request lifecycle (ops.ChangesState, as pm wait
-// and the dashboard), a room's messages, and an agent's usage (one
-// agent.turn per model response). Streamed text, activity and tool events
-// only go to the tail.
-func topShows(k bus.Kind) bool {
-	return ops.ChangesState(k) || k == bus.EvMessage || k == bus.EvAgentTurn
 }
 
 // refresh reads a snapshot unless one is in flight, in which case it marks
@@ -121,7 +112,7 @@ func (m *Top) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case busMsg:
 		m.addTail(msg.ev)
-		if topShows(msg.ev.Kind) {
+		if ops.ChangesView(msg.ev.Kind) {
 			return m, m.refresh()
 		}
 	case doneMsg:
