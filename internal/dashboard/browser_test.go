@@ -284,6 +284,58 @@ func TestBrowserDemoFlow(t *testing.T) {
 		waitText(ctx, t, `#detail-box`, "Build — active")
 	})
 
+	t.Run("an open detail reads itself again only for events that change it", func(t *testing.T) {
+		// fetch is wrapped to count the detail's reads when they are made
+		// (the timer that batches them calls fetch in the same task), and
+		// the page is synced to the bus's end before and after the burst:
+		// no read is pending or counted, whatever the machine's speed.
+		synced := func() {
+			t.Helper()
+			_, end, err := r.s.Bus().Tail(0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, _ := end.MarshalText()
+			js := `cursor === ` + quoteJS(string(c)) + ` && detailTimer === null`
+			if _, err := chromedp.Run(ctx, chromedp.Poll[bool](js, chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
+				t.Fatalf("the page never reached the bus's end: %v", err)
+			}
+		}
+		fetches := func() int {
+			t.Helper()
+			n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`window.taskFetches`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		synced()
+		count := `(() => { window.taskFetches = 0; const f = window.fetch;
+			window.fetch = (u, o) => { if (String(u).startsWith("/api/task?")) window.taskFetches++; return f(u, o); }; return true; })()`
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](count)); err != nil {
+			t.Fatal(err)
+		}
+		dev := build.Agents[0]
+		for i := range 10 {
+			for _, k := range []bus.Kind{bus.EvToolCall, bus.EvToolResult, bus.EvAgentThink, bus.EvAgentOutput, bus.EvToolDocPreview, bus.EvToolDocDecision} {
+				r.s.Notify(bus.Event{Kind: k, Actor: dev, Agent: dev, TaskID: tk.ID, PhaseID: build.ID, Text: fmt.Sprint(k, " ", i)})
+			}
+			r.s.Notify(bus.Event{Kind: bus.EvAgentActivity, Actor: dev, Agent: dev, TaskID: tk.ID, Text: []string{"working", "waiting"}[i%2]})
+		}
+		synced()
+		if n := fetches(); n != 0 {
+			t.Fatalf("%d reads of /api/task for a burst of tool, text and activity events; want 0", n)
+		}
+		if _, err := ops.Say(t.Context(), r.sess, ops.SayInput{Phase: build.ID, Message: "a message changes the detail"}); err != nil {
+			t.Fatal(err)
+		}
+		waitText(ctx, t, `#detail-box [data-detail-phase="`+build.ID+`"]`, "a message changes the detail")
+		synced()
+		if n := fetches(); n != 1 {
+			t.Errorf("%d reads of /api/task for one message; want 1", n)
+		}
+	})
+
 	t.Run("the page resumes after a server restart", func(t *testing.T) {
 		addr := r.srv.Addr()
 		if err := r.srv.Close(); err != nil {

@@ -146,8 +146,9 @@ func (s *Server) cascadeAt(from bus.Cursor) *msglog.Cascade {
 }
 
 // eventFrame wraps the event's stored line (valid JSON: the bus skips bad
-// lines) without encoding it again, with its message-log line and its task's
-// health if any.
+// lines) without encoding it again, with its message-log line, its task's
+// health if any, and "changes" when a view must read again after it
+// (ops.ChangesView: the page's task detail re-reads /api/task only then).
 func eventFrame(d bus.Delivery, line *msglog.Line, health *task.Health) []byte {
 	cur, _ := d.Next.MarshalText()
 	b := make([]byte, 0, len(d.Raw)+len(cur)+40)
@@ -163,6 +164,9 @@ func eventFrame(d bus.Delivery, line *msglog.Line, health *task.Health) []byte {
 		hb, _ := json.Marshal(health)
 		b = append(b, `,"health":`...)
 		b = append(b, hb...)
+	}
+	if ops.ChangesView(d.Event.Kind) {
+		b = append(b, `,"changes":true`...)
 	}
 	b = append(b, `,"event":`...)
 	b = append(b, d.Raw...)

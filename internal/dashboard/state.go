@@ -120,25 +120,11 @@ func (s *Server) readTasks(r *http.Request, snap *Snapshot, all bool, limit int)
 }
 
 // liveRooms is every phase of the live tasks among tasks (read already:
-// the state is not scanned twice), active ones with their last messages.
+// the state is not scanned twice), active ones with their last messages;
+// closed phases are counted, not read (their history is in the task's
+// detail).
 func (s *Server) liveRooms(r *http.Request, tasks []*store.Task) ([]ops.Room, error) {
-	rooms := []ops.Room{}
-	for _, t := range tasks {
-		if !t.Live() {
-			continue
-		}
-		rs, err := ops.Rooms(r.Context(), s.sess, ops.RoomsInput{Task: t.ID, Tail: roomTail})
-		if err != nil {
-			return nil, err
-		}
-		for _, room := range rs {
-			if room.Phase.Status != store.PhaseActive {
-				room.Messages = nil // history is in the task's detail
-			}
-			rooms = append(rooms, room)
-		}
-	}
-	return rooms, nil
+	return ops.LiveRooms(r.Context(), s.sess, tasks, roomTail)
 }
 
 // newest keeps the last n tasks (tasks are listed oldest first).

@@ -35,6 +35,13 @@ func Rooms(ctx context.Context, sess *Session, in RoomsInput) ([]Room, error) {
 	if err != nil {
 		return nil, err
 	}
+	return LiveRooms(ctx, sess, tasks, in.Tail)
+}
+
+// LiveRooms is Rooms over tasks read already (the dashboard's snapshot has
+// them): the phases of the live ones, only active phases' last tail
+// messages read; a closed phase is counted, its messages left unread.
+func LiveRooms(_ context.Context, sess *Session, tasks []*store.Task, tail int) ([]Room, error) {
 	rooms := []Room{}
 	for _, t := range tasks {
 		if !t.Live() {
@@ -45,7 +52,7 @@ func Rooms(ctx context.Context, sess *Session, in RoomsInput) ([]Room, error) {
 			return nil, err
 		}
 		for _, ph := range phases {
-			room, err := readRoom(sess.Store, ph, in.Tail, false)
+			room, err := readRoom(sess.Store, ph, tail, false)
 			if err != nil {
 				return nil, err
 			}
@@ -81,13 +88,9 @@ func readRoom(s *store.Store, ph *store.Phase, tail int, closedToo bool) (Room, 
 		n, err := s.MessageCount(ph.TaskID, ph.ID)
 		return Room{Phase: ph, Count: n}, err
 	}
-	msgs, err := s.Messages(ph.TaskID, ph.ID)
+	msgs, n, err := s.LastMessages(ph.TaskID, ph.ID, tail)
 	if err != nil {
 		return Room{}, err
-	}
-	n := len(msgs)
-	if len(msgs) > tail {
-		msgs = msgs[len(msgs)-tail:]
 	}
 	return Room{Phase: ph, Count: n, Messages: msgs}, nil
 }

@@ -144,6 +144,15 @@ func ChangesState(k bus.Kind) bool {
 	return false
 }
 
+// ChangesView reports whether an event of kind k may change what a view of
+// the system shows (pm top's panels, the dashboard's task detail): a task's
+// state (ChangesState), a room's messages, or an agent's usage (one
+// agent.turn per model response). Streamed text, activity and tool events
+// do not: views show those from the event itself, so they re-read nothing.
+func ChangesView(k bus.Kind) bool {
+	return ChangesState(k) || k == bus.EvMessage || k == bus.EvAgentTurn
+}
+
 func parseTimeout(s string) (time.Duration, error) {
 	if s == "" {
 		return 0, nil

@@ -50,9 +50,32 @@ func (s *Store) countHeld(taskID, phaseID string) (int, error) {
 		return 0, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
+	n, next, err := s.countIn(taskID, phaseID, f)
 	if err != nil {
 		return 0, err
+	}
+	if next.Offset-next.from > countMarkEvery {
+		// Best effort: a mark not written is only a longer count next time.
+		data, _ := json.Marshal(next.countMark)
+		_ = os.WriteFile(s.CountMarkPath(taskID, phaseID), data, 0o644)
+	}
+	return n, nil
+}
+
+// markAhead is the mark a count reached, and the offset it counted from.
+type markAhead struct {
+	countMark
+	from int64
+}
+
+// countIn counts the messages of f (the phase's log) from its count mark
+// when that can be trusted. It only reads the mark, so it needs no lock: a
+// mark being rewritten reads as unparsable (a cut JSON object) and is
+// ignored, and a mark once true stays true (see countMark).
+func (s *Store) countIn(taskID, phaseID string, f *os.File) (int, markAhead, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return 0, markAhead{}, err
 	}
 	var ino uint64
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
@@ -60,16 +83,11 @@ func (s *Store) countHeld(taskID, phaseID string) (int, error) {
 	}
 	mark := s.readCountMark(taskID, phaseID, f, st.Size(), ino)
 	n := mark.Messages
-	r := &jsonl.Reader{Path: path, Offset: mark.Offset} // no Bad: as MessageCount, a say does not report old torn lines
+	r := &jsonl.Reader{Path: f.Name(), Offset: mark.Offset} // no Bad: old torn lines are not reported on each count
 	if err := r.NextIn(f, countMessage(&n)); err != nil {
-		return 0, err
+		return 0, markAhead{}, err
 	}
-	if r.Offset-mark.Offset > countMarkEvery {
-		// Best effort: a mark not written is only a longer count next time.
-		data, _ := json.Marshal(countMark{Messages: n, Offset: r.Offset, Inode: ino})
-		_ = os.WriteFile(s.CountMarkPath(taskID, phaseID), data, 0o644)
-	}
-	return n, nil
+	return n, markAhead{countMark{Messages: n, Offset: r.Offset, Inode: ino}, mark.Offset}, nil
 }
 
 // readCountMark returns the phase's mark if it can be trusted for the log f

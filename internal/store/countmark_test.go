@@ -66,6 +66,9 @@ func TestCountHeldAgreesWithFullCount(t *testing.T) {
 				if got != want {
 					t.Fatalf("countHeld = %d, MessageCount = %d", got, want)
 				}
+				if _, last, err := s.LastMessages(task, phase, 1); err != nil || last != want {
+					t.Fatalf("LastMessages counted %d, %v; MessageCount = %d", last, err, want)
+				}
 			}
 		})
 	}

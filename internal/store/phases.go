@@ -112,6 +112,8 @@ func (s *Store) Messages(taskID, phaseID string) ([]Message, error) {
 // MessageCount counts the messages of a phase: valid lines that are messages
 // (objects with an id). Torn lines and stray JSON values written by hand do
 // not use up the room; this is the count message_limit is checked against.
+// It reads the whole log, ignoring the count mark: it is the truth the mark
+// is checked against.
 func (s *Store) MessageCount(taskID, phaseID string) (int, error) {
 	r := &jsonl.Reader{Path: s.MessagesPath(taskID, phaseID)}
 	n := 0
@@ -119,22 +121,57 @@ func (s *Store) MessageCount(taskID, phaseID string) (int, error) {
 	return n, err
 }
 
+// LastMessages is a phase's last n messages, oldest first (as Messages
+// would end), and how many it holds (as MessageCount, from the count mark
+// when it can be trusted), read backwards from the end: the cost follows n
+// and what was appended since the mark, not the room's size.
+func (s *Store) LastMessages(taskID, phaseID string, n int) ([]Message, int, error) {
+	path := s.MessagesPath(taskID, phaseID)
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	lines, _, err := jsonl.TailMatch(f, path, n, isMessage, s.BadLine)
+	if err != nil {
+		return nil, 0, err
+	}
+	msgs := make([]Message, 0, len(lines))
+	for _, raw := range lines {
+		var m Message
+		if err := json.Unmarshal(raw, &m); err != nil {
+			s.BadLine(jsonl.BadLine{Path: path, Reason: "line does not fit the record: " + err.Error()})
+			continue
+		}
+		msgs = append(msgs, m)
+	}
+	count, _, err := s.countIn(taskID, phaseID, f)
+	return msgs, count, err
+}
+
 // countMessage returns a line callback adding one to *n for each message.
 func countMessage(n *int) func(raw []byte) error {
 	return func(raw []byte) error {
-		// pm writes messages with their id first; the reader has already
-		// checked the line is valid JSON, so that prefix settles it cheaply.
-		// Anything else (hand-written) is decoded to look for an id.
-		if bytes.HasPrefix(raw, []byte(`{"id":"`)) && !bytes.HasPrefix(raw, []byte(`{"id":""`)) {
-			*n++
-			return nil
-		}
-		var m struct {
-			ID string `json:"id"`
-		}
-		if json.Unmarshal(raw, &m) == nil && m.ID != "" {
+		if isMessage(raw) {
 			*n++
 		}
 		return nil
 	}
+}
+
+// isMessage reports whether a valid JSON line is a message (has an id).
+func isMessage(raw []byte) bool {
+	// pm writes messages with their id first; the reader has already
+	// checked the line is valid JSON, so that prefix settles it cheaply.
+	// Anything else (hand-written) is decoded to look for an id.
+	if bytes.HasPrefix(raw, []byte(`{"id":"`)) && !bytes.HasPrefix(raw, []byte(`{"id":""`)) {
+		return true
+	}
+	var m struct {
+		ID string `json:"id"`
+	}
+	return json.Unmarshal(raw, &m) == nil && m.ID != ""
 }

@@ -20,6 +20,10 @@
 //   - Models are pure functions of their messages and their size: the clock
 //     (the time zone timestamps are shown in) and the backend are injected,
 //     so golden frames are byte-for-byte stable.
+//   - pm top reads a snapshot only after an event that can change a panel
+//     (ops.ChangesView: a task's state, messages, usage), one at a
+//     time: events arriving while one is in flight cost one more, not one
+//     each; streamed text, activity and tool events only reach the tail.
 //   - The line mode (internal/cmd/talk) stays the default when stdout is not
 //     a terminal, with --plain or TERM=dumb: UseTUI decides.
 package tui

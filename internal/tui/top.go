@@ -10,13 +10,15 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/render"
 )
 
 // tailLen bounds the bus tail pm top keeps.
 const tailLen = 200
 
-// Top is the model of `pm top`: the whole system, refreshed on every event.
+// Top is the model of `pm top`: the whole system, refreshed after each event
+// that can change what it shows (ops.ChangesView), one snapshot at a time.
 type Top struct {
 	be   TopBackend
 	feed *feed
@@ -32,6 +34,11 @@ type Top struct {
 	status  string
 	width   int
 	height  int
+	// reading: a snapshot is in flight; stale: an event that needs one came
+	// meanwhile, so another follows it (never two at once, never one per
+	// event of a burst).
+	reading bool
+	stale   bool
 }
 
 // NewTop builds the model; ctx ends the background work it starts.
@@ -44,7 +51,10 @@ func NewTop(ctx context.Context, be TopBackend, loc *time.Location) *Top {
 	return &Top{be: be, feed: newFeed(ctx), loc: loc, input: in, width: 80, height: 24}
 }
 
-type snapshotMsg struct{ d TopData }
+type snapshotMsg struct {
+	d   TopData
+	err error
+}
 
 // doneMsg ends an action: a status line, then a fresh snapshot.
 type doneMsg struct{ text string }
@@ -52,18 +62,26 @@ type doneMsg struct{ text string }
 // Init follows the bus and reads the first snapshot.
 func (m *Top) Init() tea.Cmd {
 	m.feed.follow(m.be.Bus, tailLen)
-	return tea.Batch(m.feed.next, m.snapshot)
+	return tea.Batch(m.feed.next, m.refresh())
 }
 
-func (m *Top) snapshot() tea.Msg {
+// refresh reads a snapshot unless one is in flight, in which case it marks
+// the screen stale so that one more follows when it lands.
+func (m *Top) refresh() tea.Cmd {
 	if m.be.Snapshot == nil {
 		return nil
 	}
-	d, err := m.be.Snapshot(m.feed.ctx)
-	if err != nil {
-		return errMsg{err}
+	if m.reading {
+		m.stale = true
+		return nil
 	}
-	return snapshotMsg{d}
+	m.reading = true
+	return m.snapshot
+}
+
+func (m *Top) snapshot() tea.Msg {
+	d, err := m.be.Snapshot(m.feed.ctx)
+	return snapshotMsg{d, err}
 }
 
 // Update applies one message.
@@ -77,18 +95,29 @@ func (m *Top) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyMsg:
 		return m, m.key(msg)
 	case snapshotMsg:
-		m.data = msg.d
-		m.sel = min(m.sel, max(len(m.data.Tasks)-1, 0))
+		m.reading = false
+		if msg.err != nil {
+			m.status = "error: " + msg.err.Error()
+		} else {
+			m.data = msg.d
+			m.sel = min(m.sel, max(len(m.data.Tasks)-1, 0))
+		}
+		if m.stale {
+			m.stale = false
+			return m, m.refresh()
+		}
 	case pastMsg:
 		for _, ev := range msg.evs {
 			m.addTail(ev)
 		}
 	case busMsg:
 		m.addTail(msg.ev)
-		return m, m.snapshot
+		if ops.ChangesView(msg.ev.Kind) {
+			return m, m.refresh()
+		}
 	case doneMsg:
 		m.status = msg.text
-		return m, m.snapshot
+		return m, m.refresh()
 	case errMsg:
 		m.status = "error: " + msg.err.Error()
 	}

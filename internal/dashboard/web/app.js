@@ -120,7 +120,7 @@ function connect() {
       cursor = msg.cursor;
       appendLog(msg.event, msg.line);
       if (msg.event.kind === "reset") { resnapshot(); return; }
-      apply(msg.event);
+      apply(msg.event, msg.changes);
       applyHealth(msg.event.task_id, msg.health);
       scheduleRender();
     } else if (msg.type === "resnapshot") {
@@ -178,10 +178,12 @@ function applyHealth(id, h) {
 }
 
 // apply folds one bus event into the state and marks what to draw again.
-function apply(ev) {
+// changes: the server says the event may change what a view shows
+// (ops.ChangesView); only then does an open task detail read itself again.
+function apply(ev, changes) {
   const d = ev.data || {};
   const agent = state.agents.get(ev.agent);
-  if (detail && ev.task_id === detail.task.id && ev.kind !== "agent.output") scheduleDetail();
+  if (detail && ev.task_id === detail.task.id && changes) scheduleDetail();
   switch (ev.kind) {
     case "task.created": {
       if (state.tasks.has(ev.task_id)) break; // already in the snapshot
@@ -269,6 +271,7 @@ function apply(ev) {
         if (!agent.task_id) promptState(agent.prompt, ev.text); // a resident: its capability chip
         dirty.add("usage");
       }
+      detailActivity(ev.agent, ev.text);
       break;
     case "request.asked":
       state.requests.set(d.request, { id: d.request, from: ev.actor, task_id: ev.task_id || "", question: ev.text, status: "pending", created_at: ev.ts });
@@ -561,13 +564,22 @@ function renderUsage() {
 
 // ---- the task detail: its tree, every phase with messages, agents,
 // requests, usage against budgets, commit. It is read from GET /api/task
-// and read again (at most every 300 ms) when an event of the task arrives.
+// and read again (at most every 300 ms) when an event of the task that may
+// change it arrives (the frame's "changes"); tool calls, thinking, streamed
+// text and activity do not read it again.
 
 async function openTask(id) {
   const d = await getJSON("/api/task?id=" + encodeURIComponent(id));
   if (!d) return;
   detail = d;
   renderDetail();
+}
+
+// detailActivity shows an agent's activity in the open detail's usage table
+// in place: activity changes are too frequent to read the detail again.
+function detailActivity(name, activity) {
+  const a = detail && (detail.agents || []).find((x) => x.name === name);
+  if (a && a.activity !== activity) { a.activity = activity; renderDetail(); }
 }
 
 function scheduleDetail() {
