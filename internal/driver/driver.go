@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"github.com/plasmodium/pm/internal/driver/handle"
 	"io"
 	"syscall"
 
@@ -29,20 +30,9 @@ type Driver interface {
 	Alive(h Handle) bool
 }
 
-// Handle names one run of an agent for good. Callers store it (agent.json
-// holds it, in the pid and pid_start fields it has always had) and hand it
-// back; only the driver that made it reads it. For the process driver it is
-// the host's pid and its start time in clock ticks since boot, so a recycled
-// pid never matches, and the run's marker; the fake uses the fields as a token. It has no methods,
-// so embedding it (store.Agent does) adds nothing but the two fields.
-type Handle struct {
-	Pid      int    `json:"pid"`
-	PidStart uint64 `json:"pid_start"`
-	// Run marks every process of this run (RunEnv in their environment), so
-	// Stop finds what left the host's process group; empty for a handle
-	// recorded before runs were marked.
-	Run string `json:"run,omitempty"`
-}
+// Handle names one run of an agent for good (package handle, where it
+// lives so that the store can embed it without linking the driver).
+type Handle = handle.Handle
 
 // Spec is what to run for an agent.
 type Spec struct {

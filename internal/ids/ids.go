@@ -1,7 +1,7 @@
 package ids
 
 import (
-	"crypto/rand"
+	"math/rand/v2"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -20,13 +20,33 @@ const (
 // Source makes ids; tests inject a deterministic reader.
 type Source struct{ Rand io.Reader }
 
-// Default reads from crypto/rand.
-var Default = Source{Rand: rand.Reader}
+// Default draws from the runtime's ChaCha8 generator (math/rand/v2's
+// top-level functions), which the kernel seeds at every process start. Ids
+// are names, not secrets (identity is the broker's token or the agent's own
+// PM_AGENT, see docs/security.md): what they need is to be unpredictable
+// enough not to collide, which this is. crypto/rand would cost every short
+// command a timer, the poller's set-up and the FIPS module's package
+// initialisation (docs/benchmarks.md, "Ids without crypto/rand").
+var Default = Source{Rand: runtimeRand{}}
+
+// runtimeRand reads from math/rand/v2's top-level generator.
+type runtimeRand struct{}
+
+func (runtimeRand) Read(b []byte) (int, error) {
+	for i := 0; i < len(b); i += 8 {
+		v := rand.Uint64()
+		for j := i; j < len(b) && j < i+8; j++ {
+			b[j] = byte(v)
+			v >>= 8
+		}
+	}
+	return len(b), nil
+}
 
 func (s Source) hex(n int) string {
 	r := s.Rand
 	if r == nil {
-		r = rand.Reader
+		r = runtimeRand{}
 	}
 	b := make([]byte, n)
 	if _, err := io.ReadFull(r, b); err != nil {

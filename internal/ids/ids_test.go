@@ -2,6 +2,7 @@ package ids
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -180,4 +181,40 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("%q: accepted %v, want %v", id, accepted == 1, all.MatchString(id))
 		}
 	})
+}
+
+// The default source is random enough for ids: 20,000 draws of six hex
+// digits (16.7 M values) collide about 12 times by the birthday bound, so
+// over 100 means a broken generator (a constant, a short cycle, bytes not
+// filled); every byte value turns up in each position of a draw.
+func TestDefaultSourceSpreads(t *testing.T) {
+	const draws = 20000
+	seen := make(map[string]bool, draws)
+	dup := 0
+	var byPos [3][256]bool
+	for range draws {
+		id := Default.New(Task)
+		if err := Parse(Task, id); err != nil {
+			t.Fatal(err)
+		}
+		if seen[id] {
+			dup++
+		}
+		seen[id] = true
+		for i := range 3 {
+			var v byte
+			fmt.Sscanf(id[3+2*i:5+2*i], "%02x", &v)
+			byPos[i][v] = true
+		}
+	}
+	if dup > 100 {
+		t.Errorf("%d of %d ids repeated: the source is not random", dup, draws)
+	}
+	for i, vals := range byPos {
+		for v, ok := range vals {
+			if !ok {
+				t.Errorf("byte %d of the id never took the value %#x in %d draws", i, v, draws)
+			}
+		}
+	}
 }

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/plasmodium/pm/internal/designmode"
-	"github.com/plasmodium/pm/internal/driver"
+	"github.com/plasmodium/pm/internal/driver/handle"
 )
 
 // TaskStatus is where a task stands.
@@ -123,7 +123,7 @@ type Agent struct {
 	PhaseID string `json:"phase_id,omitempty"`
 	// Handle names the agent's current (or last) run for the driver: the
 	// host's pid and start time, serialized as "pid" and "pid_start".
-	driver.Handle
+	handle.Handle
 	Runtime  RuntimeName `json:"runtime"`
 	Model    string      `json:"model,omitempty"`
 	Status   AgentStatus `json:"status"`
