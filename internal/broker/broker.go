@@ -1,11 +1,12 @@
 package broker
 
 import (
+	"github.com/plasmodium/pm/internal/broker/wire"
+
 	"bufio"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -18,36 +19,18 @@ import (
 	"time"
 )
 
-// The variables that route a pm command to its agent's host.
+// The variables that route a pm command to its agent's host, and the
+// bounds on what either side reads (package wire, the protocol).
 const (
-	SocketEnv = "PM_BROKER"
-	TokenEnv  = "PM_AGENT_TOKEN"
-)
-
-// Bounds on what either side reads.
-const (
-	MaxFrame  = 64 << 10 // one frame's payload
-	MaxHeader = 1 << 20  // the request line (arguments: pm send takes 256 KiB)
+	SocketEnv = wire.SocketEnv
+	TokenEnv  = wire.TokenEnv
+	MaxFrame  = wire.MaxFrame
+	MaxHeader = wire.MaxHeader
 )
 
 // drainWrites is how long a command whose context ended may still write to
 // its client (its last output and exit code) before writes fail.
 const drainWrites = 2 * time.Second
-
-// Frame types.
-const (
-	frameStdin     = 'i' // client → host: standard input; empty: end of input
-	frameWantStdin = 'r' // host → client: the command reads its input
-	frameStdout    = 'o'
-	frameStderr    = 'e'
-	frameExit      = 'x' // host → client: the exit code, 4 bytes; the last frame
-)
-
-// request is the first line a client sends.
-type request struct {
-	Token string   `json:"token"`
-	Args  []string `json:"args"`
-}
 
 // Stdio are the streams of one command run for a client.
 type Stdio struct {
@@ -154,18 +137,18 @@ func (s *Server) handle(c net.Conn) {
 	w := &frameWriter{c: c}
 	req, err := readRequest(r)
 	if err != nil {
-		_ = w.write(frameStderr, []byte("pm: broker: "+err.Error()+"\n"))
+		_ = w.write(wire.FrameStderr, []byte("pm: broker: "+err.Error()+"\n"))
 		_ = w.exit(2)
 		return
 	}
 	if subtle.ConstantTimeCompare([]byte(req.Token), []byte(s.Token)) != 1 {
-		_ = w.write(frameStderr, []byte("pm: "+TokenEnv+" is not this agent's token\nTry: run pm with the environment your host gave you\n"))
+		_ = w.write(wire.FrameStderr, []byte("pm: "+TokenEnv+" is not this agent's token\nTry: run pm with the environment your host gave you\n"))
 		_ = w.exit(5)
 		return
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
 	defer cancel()
-	in := &lazyStdin{want: func() error { return w.write(frameWantStdin, nil) }}
+	in := &lazyStdin{want: func() error { return w.write(wire.FrameWantStdin, nil) }}
 	in.pr, in.pw = io.Pipe()
 	if s.track() {
 		go func() {
@@ -182,15 +165,15 @@ func (s *Server) handle(c net.Conn) {
 		_ = c.SetWriteDeadline(time.Now().Add(drainWrites))
 	})
 	defer stop()
-	code := s.run(ctx, req.Args, Stdio{In: in, Out: w.stream(frameStdout), Err: w.stream(frameStderr)})
+	code := s.run(ctx, req.Args, Stdio{In: in, Out: w.stream(wire.FrameStdout), Err: w.stream(wire.FrameStderr)})
 	// The command is done with its input: a client still sending must not
 	// hold readStdin in a pipe write for good (it then drains the rest).
 	_ = in.pr.CloseWithError(io.ErrClosedPipe)
 	_ = w.exit(code)
 }
 
-func readRequest(r *bufio.Reader) (request, error) {
-	var req request
+func readRequest(r *bufio.Reader) (wire.Request, error) {
+	var req wire.Request
 	line, err := readLine(r, MaxHeader)
 	if err != nil {
 		return req, err
@@ -225,13 +208,13 @@ func readLine(r *bufio.Reader, max int) ([]byte, error) {
 func readStdin(r io.Reader, pw *io.PipeWriter, cancel context.CancelFunc) {
 	eof := false
 	for {
-		typ, data, err := readFrame(r)
+		typ, data, err := wire.ReadFrame(r)
 		if err != nil {
 			_ = pw.CloseWithError(io.ErrUnexpectedEOF)
 			cancel()
 			return
 		}
-		if typ != frameStdin || eof {
+		if typ != wire.FrameStdin || eof {
 			continue
 		}
 		if len(data) == 0 {
@@ -271,13 +254,11 @@ type frameWriter struct {
 func (w *frameWriter) write(typ byte, data []byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return writeFrame(w.c, typ, data)
+	return wire.WriteFrame(w.c, typ, data)
 }
 
 func (w *frameWriter) exit(code int) error {
-	var b [4]byte
-	binary.BigEndian.PutUint32(b[:], uint32(int32(code)))
-	return w.write(frameExit, b[:])
+	return w.write(wire.FrameExit, wire.ExitFrame(code))
 }
 
 // stream is an io.Writer sending its writes as frames of typ.
@@ -296,28 +277,3 @@ func (w *frameWriter) stream(typ byte) io.Writer {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
-
-func writeFrame(w io.Writer, typ byte, data []byte) error {
-	buf := make([]byte, 5+len(data))
-	buf[0] = typ
-	binary.BigEndian.PutUint32(buf[1:5], uint32(len(data)))
-	copy(buf[5:], data)
-	_, err := w.Write(buf)
-	return err
-}
-
-func readFrame(r io.Reader) (byte, []byte, error) {
-	var hdr [5]byte
-	if _, err := io.ReadFull(r, hdr[:]); err != nil {
-		return 0, nil, err
-	}
-	n := binary.BigEndian.Uint32(hdr[1:])
-	if n > MaxFrame {
-		return 0, nil, fmt.Errorf("frame of %d bytes is over %d", n, MaxFrame)
-	}
-	data := make([]byte, n)
-	if _, err := io.ReadFull(r, data); err != nil {
-		return 0, nil, err
-	}
-	return hdr[0], data, nil
-}

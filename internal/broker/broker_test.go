@@ -1,6 +1,9 @@
 package broker
 
 import (
+	"encoding/binary"
+	"github.com/plasmodium/pm/internal/broker/wire"
+
 	"bytes"
 	"context"
 	"errors"
@@ -61,7 +64,7 @@ func TestForward(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := listen(t, echo)
 			var out, errOut bytes.Buffer
-			code, err := Forward(context.Background(), s.Path, s.Token, tc.args, tc.stdin(t), &out, &errOut)
+			code, err := wire.Forward(context.Background(), s.Path, s.Token, tc.args, tc.stdin(t), &out, &errOut)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -79,7 +82,7 @@ func TestWrongTokenRunsNothing(t *testing.T) {
 	})
 	for _, tok := range []string{"", "x", s.Token + "0", strings.ToUpper(s.Token)} {
 		var errOut bytes.Buffer
-		code, err := Forward(context.Background(), s.Path, tok, []string{"answer", "rq-000000", "yes"}, readFail{t}, io.Discard, &errOut)
+		code, err := wire.Forward(context.Background(), s.Path, tok, []string{"answer", "rq-000000", "yes"}, readFail{t}, io.Discard, &errOut)
 		if err != nil || code != 5 || !strings.Contains(errOut.String(), "Try:") {
 			t.Fatalf("token %q: code %d err %v stderr %q", tok, code, err, errOut.String())
 		}
@@ -100,7 +103,7 @@ func TestCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, err := Forward(ctx, s.Path, s.Token, []string{"wait"}, readFail{t}, io.Discard, io.Discard)
+		_, err := wire.Forward(ctx, s.Path, s.Token, []string{"wait"}, readFail{t}, io.Discard, io.Discard)
 		done <- err
 	}()
 	<-started
@@ -113,7 +116,7 @@ func TestCancel(t *testing.T) {
 	}
 
 	go func() {
-		_, err := Forward(context.Background(), s.Path, s.Token, []string{"wait"}, readFail{t}, io.Discard, io.Discard)
+		_, err := wire.Forward(context.Background(), s.Path, s.Token, []string{"wait"}, readFail{t}, io.Discard, io.Discard)
 		done <- err
 	}()
 	<-started
@@ -136,7 +139,7 @@ func TestOversizedRequest(t *testing.T) {
 	defer c.Close()
 	go func() { _, _ = c.Write(bytes.Repeat([]byte("a"), 2*MaxHeader)) }()
 	var errOut bytes.Buffer
-	code, err := receive(c.(*net.UnixConn), nil, io.Discard, &errOut)
+	code, err := exitAndStderr(c, &errOut)
 	if err != nil || code != 2 || !strings.Contains(errOut.String(), "over") {
 		t.Fatalf("code %d err %v stderr %q", code, err, errOut.String())
 	}
@@ -158,7 +161,7 @@ func TestCloseEndsBlockedRead(t *testing.T) {
 	defer pw.Close()
 	done := make(chan int, 1)
 	go func() {
-		code, _ := Forward(context.Background(), s.Path, s.Token, []string{"say", "-"}, pr, io.Discard, io.Discard)
+		code, _ := wire.Forward(context.Background(), s.Path, s.Token, []string{"say", "-"}, pr, io.Discard, io.Discard)
 		done <- code
 	}()
 	<-reading
@@ -186,9 +189,25 @@ func TestUnreadInputLeavesNothingBehind(t *testing.T) {
 	}
 	go s.Serve()
 	var out, errOut bytes.Buffer
-	code, err := Forward(context.Background(), s.Path, s.Token, []string{"read-one"}, bytes.NewReader(bytes.Repeat([]byte("y"), 4<<20)), &out, &errOut)
+	code, err := wire.Forward(context.Background(), s.Path, s.Token, []string{"read-one"}, bytes.NewReader(bytes.Repeat([]byte("y"), 4<<20)), &out, &errOut)
 	if err != nil || code != 0 {
 		t.Fatalf("code %d, err %v, stderr %q", code, err, errOut.String())
 	}
 	s.Close() // hangs if the input reader is stuck
+}
+
+// exitAndStderr reads a host's frames up to the exit code, keeping stderr.
+func exitAndStderr(r io.Reader, stderr io.Writer) (int, error) {
+	for {
+		typ, data, err := wire.ReadFrame(r)
+		if err != nil {
+			return 0, err
+		}
+		switch typ {
+		case wire.FrameStderr:
+			_, _ = stderr.Write(data)
+		case wire.FrameExit:
+			return int(int32(binary.BigEndian.Uint32(data))), nil
+		}
+	}
 }

@@ -1,10 +1,10 @@
 package ids
 
 import (
-	"math/rand/v2"
 	"encoding/hex"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"strings"
 )
 

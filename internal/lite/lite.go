@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/plasmodium/pm/internal/broker"
+	"github.com/plasmodium/pm/internal/broker/wire"
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/secret"
 	"github.com/plasmodium/pm/internal/store"
@@ -44,7 +44,7 @@ func Main(args []string, full func(args []string) int) int {
 
 // Run runs args as p: what lite runs itself, else p.Full.
 func Run(p Process, args []string) int {
-	if sock, tok := p.Getenv(broker.SocketEnv), p.Getenv(broker.TokenEnv); sock != "" && tok != "" {
+	if sock, tok := p.Getenv(wire.SocketEnv), p.Getenv(wire.TokenEnv); sock != "" && tok != "" {
 		if slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--context-file") }) {
 			return p.Full(args) // the file is read on this side by pm-full (cli.clientFiles)
 		}

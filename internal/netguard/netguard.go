@@ -2,7 +2,6 @@ package netguard
 
 import (
 	"fmt"
-	"net"
 	"net/netip"
 	"strings"
 	"syscall"
@@ -68,11 +67,6 @@ func (p Policy) Control(network, address string, _ syscall.RawConn) error {
 		return fmt.Errorf("refusing to dial %q: %v", address, err)
 	}
 	return p.Check(ap)
-}
-
-// Dialer is a dialer that enforces the policy.
-func (p Policy) Dialer() *net.Dialer {
-	return &net.Dialer{Control: p.Control}
 }
 
 var (

@@ -2,11 +2,11 @@ package store
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"os"
 	"path/filepath"
@@ -88,7 +88,8 @@ func (s *Store) loadConfig(cached bool) error {
 const maxCheckedDigests = 4
 
 // maxCheckedBytes bounds the read of config.checked: maxCheckedDigests
-// lines of 64 hex digits and a newline.
+// lines of 32 hex digits and a newline, with room for the 64-digit lines of
+// older builds.
 const maxCheckedBytes = maxCheckedDigests * 65
 
 // RecordConfigChecked writes the digest of the config.json this store's
@@ -147,7 +148,11 @@ func configDigest(data []byte) string {
 	if !ok {
 		return ""
 	}
-	h := sha256.New()
+	// FNV-1a, 128 bits: a cache key for bytes, not a seal. Whoever can
+	// write config.checked can write config.json itself, and pm-full always
+	// parses; crypto/sha256 would link the FIPS module into every short
+	// command for nothing.
+	h := fnv.New128a()
 	fmt.Fprintf(h, "%s\x00", id)
 	h.Write(data)
 	return hex.EncodeToString(h.Sum(nil))

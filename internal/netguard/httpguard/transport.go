@@ -33,7 +33,7 @@ func Transport(p netguard.Policy) *http.Transport {
 		}
 		return u, nil
 	}
-	t.DialContext = p.Dialer().DialContext
+	t.DialContext = (&net.Dialer{Control: p.Control}).DialContext // judged on the address dialled
 	return t
 }
 

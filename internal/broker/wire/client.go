@@ -1,4 +1,4 @@
-package broker
+package wire
 
 import (
 	"context"
@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
+	"os"
 	"sync"
+	"syscall"
+	"time"
 )
 
 // ErrGone is a connection that ended before the command's exit code came.
@@ -19,13 +21,12 @@ var ErrGone = errors.New("the agent's host closed the connection before the comm
 // When ctx ends first (the client was interrupted) it closes the
 // connection, which cancels the command in the host, and returns ctx's error.
 func Forward(ctx context.Context, socket, token string, args []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "unix", socket)
+	c, err := dial(ctx, socket)
 	if err != nil {
 		return 0, err
 	}
 	defer c.Close()
-	line, err := json.Marshal(request{Token: token, Args: args})
+	line, err := json.Marshal(Request{Token: token, Args: args})
 	if err != nil {
 		return 0, err
 	}
@@ -41,23 +42,56 @@ func Forward(ctx context.Context, socket, token string, args []string, stdin io.
 	return code, err
 }
 
+// dial connects to the unix socket at path. The descriptor is non-blocking,
+// so os.NewFile puts it in the runtime's poller: a Close from another
+// goroutine (ctx's end) ends a Read blocked on it. A host whose backlog is
+// full answers EAGAIN: the connect is tried again until ctx ends.
+func dial(ctx context.Context, path string) (*os.File, error) {
+	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC|syscall.SOCK_NONBLOCK, 0)
+	if err != nil {
+		return nil, dialError(path, "socket", err)
+	}
+	for delay := time.Millisecond; ; delay = min(2*delay, 100*time.Millisecond) {
+		err = syscall.Connect(fd, &syscall.SockaddrUnix{Name: path})
+		if err != syscall.EAGAIN && err != syscall.EINTR {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			syscall.Close(fd)
+			return nil, ctx.Err()
+		case <-time.After(delay):
+		}
+	}
+	if err != nil {
+		syscall.Close(fd)
+		return nil, dialError(path, "connect", err)
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// dialError reads as net.Dial's did: "dial unix PATH: connect: ...".
+func dialError(path, op string, err error) error {
+	return fmt.Errorf("dial unix %s: %s: %w", path, op, err)
+}
+
 // receive writes the host's output frames to stdout and stderr, sends
 // stdin when asked, and returns the exit code.
-func receive(c net.Conn, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+func receive(c io.ReadWriter, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	var sendOnce sync.Once
 	for {
-		typ, data, err := readFrame(c)
+		typ, data, err := ReadFrame(c)
 		if err != nil {
 			return 0, fmt.Errorf("%w: %v", ErrGone, err)
 		}
 		switch typ {
-		case frameStdout:
+		case FrameStdout:
 			_, _ = stdout.Write(data)
-		case frameStderr:
+		case FrameStderr:
 			_, _ = stderr.Write(data)
-		case frameWantStdin:
+		case FrameWantStdin:
 			sendOnce.Do(func() { go sendStdin(c, stdin) })
-		case frameExit:
+		case FrameExit:
 			if len(data) != 4 {
 				return 0, fmt.Errorf("%w: bad exit frame", ErrGone)
 			}
@@ -73,12 +107,12 @@ func sendStdin(c io.Writer, stdin io.Reader) {
 	for {
 		n, err := stdin.Read(buf)
 		if n > 0 {
-			if werr := writeFrame(c, frameStdin, buf[:n]); werr != nil {
+			if werr := WriteFrame(c, FrameStdin, buf[:n]); werr != nil {
 				return
 			}
 		}
 		if err != nil {
-			_ = writeFrame(c, frameStdin, nil)
+			_ = WriteFrame(c, FrameStdin, nil)
 			return
 		}
 	}
