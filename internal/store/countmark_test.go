@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -121,4 +123,44 @@ func writeFile(t *testing.T, path, data string) {
 	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// However long the room, a count under the lock checks at most
+// countMarkEvery bytes and one line after the mark: the mark keeps up.
+func TestCountHeldKeepsTheTailShort(t *testing.T) {
+	s := newInternalStore(t)
+	task, phase := "tk-000001", "ph-000001"
+	log := s.MessagesPath(task, phase)
+	if err := os.MkdirAll(filepath.Dir(log), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	line := `{"id":"msg-000001","phase_id":"ph-000001","author":"oak_0001","content":"` + strings.Repeat("x", 150) + `","timestamp":"2026-01-02T03:04:05Z"}` + "\n"
+	for i := 1; i <= 20*int(countMarkEvery)/len(line); i++ {
+		appendTo(t, log, line)
+		if n, err := s.countHeld(task, phase); err != nil || n != i {
+			t.Fatalf("countHeld = %d, %v; want %d", n, err, i)
+		}
+		st, err := os.Stat(log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mark := s.readCountMark(task, phase, f, st.Size(), inodeOf(t, st))
+		f.Close()
+		if tail := st.Size() - mark.Offset; tail > countMarkEvery+int64(len(line)) {
+			t.Fatalf("after %d messages the next count checks %d bytes past the mark (bound %d)", i, tail, countMarkEvery+int64(len(line)))
+		}
+	}
+}
+
+func inodeOf(t *testing.T, st os.FileInfo) uint64 {
+	t.Helper()
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
+		t.Fatal("no inode")
+	}
+	return sys.Ino
 }
