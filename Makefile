@@ -58,6 +58,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseAngleResult -fuzztime $(FUZZTIME) ./internal/design
 	$(GO) test -run '^$$' -fuzz FuzzMessageJSON -fuzztime $(FUZZTIME) ./internal/store
 	$(GO) test -run '^$$' -fuzz FuzzEventJSON -fuzztime $(FUZZTIME) ./internal/bus
+	$(GO) test -run '^$$' -fuzz FuzzCmdLine -fuzztime $(FUZZTIME) ./internal/lite
 
 # The seed's landing-page flow on the llm runtime: offline (model replies
 # replayed by a local OpenAI-protocol server) unless OPENAI_API_KEY/OPENAI_BASE_URL are set.

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/spf13/pflag"
-
 	"github.com/plasmodium/pm/internal/broker/wire"
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/secret"
@@ -71,10 +69,8 @@ func Run(p Process, args []string) int {
 // say runs pm say when its arguments are ones lite knows; ok is false (and
 // nothing done) otherwise.
 func (p Process) say(args []string) (code int, ok bool) {
-	fs := flags("say")
-	phaseID := fs.String("phase", "", "")
-	asJSON := fs.Bool("json", false, "")
-	if fs.Parse(args) != nil || fs.NArg() < 1 {
+	c, ok := parseCmdLine(args)
+	if !ok || len(c.args) < 1 {
 		return 0, false
 	}
 	s, actor, ok, err := p.session()
@@ -83,8 +79,8 @@ func (p Process) say(args []string) (code int, ok bool) {
 	}
 	if err == nil {
 		var msg string
-		if msg, err = MessageArg(context.Background(), fs.Args(), fs.ArgsLenAtDash(), 0, p.Stdin, phase.MaxMessage); err == nil {
-			err = Say(p.Stdout, s, actor, *phaseID, msg, *asJSON)
+		if msg, err = MessageArg(context.Background(), c.args, c.dashAt, 0, p.Stdin, phase.MaxMessage); err == nil {
+			err = Say(p.Stdout, s, actor, c.phase, msg, c.asJSON)
 		}
 	}
 	return p.exit(s, err), true
@@ -93,10 +89,8 @@ func (p Process) say(args []string) (code int, ok bool) {
 // chat runs pm chat without --follow, --wait or --task (those stream or
 // block: pm-full's).
 func (p Process) chat(args []string) (code int, ok bool) {
-	fs := flags("chat")
-	phaseID := fs.String("phase", "", "")
-	asJSON := fs.Bool("json", false, "")
-	if fs.Parse(args) != nil || fs.NArg() > 0 {
+	c, ok := parseCmdLine(args)
+	if !ok || len(c.args) > 0 {
 		return 0, false
 	}
 	s, actor, ok, err := p.session()
@@ -104,18 +98,9 @@ func (p Process) chat(args []string) (code int, ok bool) {
 		return 0, false
 	}
 	if err == nil {
-		err = Chat(p.Stdout, p.Stderr, s, actor, *phaseID, *asJSON)
+		err = Chat(p.Stdout, p.Stderr, s, actor, c.phase, c.asJSON)
 	}
 	return p.exit(s, err), true
-}
-
-// flags is a command's flag set as cobra parses it (flags among the
-// arguments, "--" ends them), silent: an error or -h is pm-full's to print.
-func flags(name string) *pflag.FlagSet {
-	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	return fs
 }
 
 // session opens the state directory and the actor as cmdutil.Factory.Session
