@@ -25,6 +25,9 @@
 //   - frames are bounded (MaxFrame, MaxHeader): a client cannot make the
 //     host allocate without bound.
 //
+// The protocol and the client (Forward) are package wire, which the short
+// executable links without this server, its tokens or the net package.
+//
 // The socket is a pathname socket: Landlock (ABI 7 and below) does not
 // restrict connecting to one, while abstract sockets are scoped.
 package broker
