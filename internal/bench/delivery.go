@@ -24,9 +24,11 @@ type DeliveryResult struct {
 	// FromAppend is from the message's timestamp (taken by pm say just
 	// before it appends) to the follower's line: the wake-up path alone.
 	FromAppend Durations
-	// FromStart is from the say process's start to the follower's line,
-	// comparable with FloorDelivery's.
+	// FromStart is from the say process's start to the follower's line.
 	FromStart Durations
+	// FloorFromStart and FloorFromExit are the floor pair's (floorappend ->
+	// floorwatch), one step after each say, so both see the same load.
+	FloorFromStart, FloorFromExit Durations
 	// Say is the wall time of each say process.
 	Say Durations
 }
@@ -37,9 +39,10 @@ type DeliveryResult struct {
 // seen by the harness) to the moment the follower's stdout line for that
 // message reaches the harness; a line that arrives before say has exited
 // counts as 0. Each say waits for the previous message's delivery, so the
-// follower's wake-up is measured alone, not a queue. It also returns the wall
-// time of every say process.
-func Delivery(ctx context.Context, bin, dir string, n int) (*DeliveryResult, error) {
+// follower's wake-up is measured alone, not a queue. After each say the
+// floor pair makes one step, interleaved so that both see the same load. It
+// also returns the wall time of every say process.
+func Delivery(ctx context.Context, bin string, fl *Floor, dir string, n int) (*DeliveryResult, error) {
 	p, err := NewProject(ctx, bin, dir, n+10)
 	if err != nil {
 		return nil, err
@@ -52,6 +55,11 @@ func Delivery(ctx context.Context, bin, dir string, n int) (*DeliveryResult, err
 	if err != nil {
 		return nil, err
 	}
+	floor, err := startFloorPair(ctx, fl, dir, n+1)
+	if err != nil {
+		return nil, err
+	}
+	defer floor.stop()
 	fctx, cancel := context.WithTimeout(ctx, CmdTimeout+time.Duration(n)*100*time.Millisecond)
 	defer cancel()
 	follower := p.Command(fctx, ph.Agents[0], "chat", "--follow", "--json")
@@ -115,9 +123,15 @@ func Delivery(ctx context.Context, bin, dir string, n int) (*DeliveryResult, err
 		if err != nil {
 			return fail(err)
 		}
+		fs, fe, err := floor.step(ctx)
+		if err != nil {
+			return fail(err)
+		}
 		if i == 0 {
 			continue // warm-up: the follower is now surely watching
 		}
+		res.FloorFromStart = append(res.FloorFromStart, fs)
+		res.FloorFromExit = append(res.FloorFromExit, fe)
 		res.Say = append(res.Say, exited.Sub(start))
 		res.FromAppend = append(res.FromAppend, a.at.Sub(a.written))
 		res.FromStart = append(res.FromStart, a.at.Sub(start))

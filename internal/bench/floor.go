@@ -90,59 +90,65 @@ func Startup(ctx context.Context, bin string, fl *Floor, dir string, runs int) (
 	return res, nil
 }
 
-// FloorDelivery measures the floor pair of delivery: floorwatch follows a
-// file while n floorappend processes run one after another, each waiting for
-// the previous line. It returns start -> line and exit -> line of each.
-func FloorDelivery(ctx context.Context, fl *Floor, dir string, n int) (fromStart, fromExit Durations, err error) {
+// floorPair is the floor pair of delivery: floorwatch follows a file that
+// floorappend processes append to, one at a time.
+type floorPair struct {
+	fl    *Floor
+	path  string
+	lines chan time.Time
+	stop  func()
+	n     int
+}
+
+// startFloorPair starts floorwatch on a fresh file under dir; stop ends it.
+func startFloorPair(ctx context.Context, fl *Floor, dir string, n int) (*floorPair, error) {
 	path := filepath.Join(dir, "floor-delivery.jsonl")
 	if err := os.WriteFile(path, nil, 0o644); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	wctx, cancel := context.WithTimeout(ctx, CmdTimeout+time.Duration(n)*100*time.Millisecond)
-	defer cancel()
 	w := exec.CommandContext(wctx, fl.Watch, path)
 	stdout, err := w.StdoutPipe()
+	if err == nil {
+		err = w.Start()
+	}
 	if err != nil {
-		return nil, nil, err
+		cancel()
+		return nil, err
 	}
-	if err := w.Start(); err != nil {
-		return nil, nil, err
-	}
-	defer func() { cancel(); _ = w.Wait() }()
-	lines := make(chan time.Time, n+1)
+	fp := &floorPair{fl: fl, path: path, lines: make(chan time.Time, n+2), stop: func() { cancel(); _ = w.Wait() }}
 	sc := bufio.NewScanner(stdout)
 	if !sc.Scan() || sc.Text() != "ready" {
-		return nil, nil, fmt.Errorf("floorwatch did not start")
+		fp.stop()
+		return nil, fmt.Errorf("floorwatch did not start")
 	}
 	go func() {
-		defer close(lines)
+		defer close(fp.lines)
 		for sc.Scan() {
-			lines <- time.Now()
+			fp.lines <- time.Now()
 		}
 	}()
-	for i := 0; i <= n; i++ {
-		start := time.Now()
-		if _, err := timeCmd(ctx, fl.Append, path, fmt.Sprintf(`{"i":%d}`, i)); err != nil {
-			return nil, nil, err
-		}
-		exited := time.Now()
-		var at time.Time
-		select {
-		case t, ok := <-lines:
-			if !ok {
-				return nil, nil, fmt.Errorf("floorwatch ended")
-			}
-			at = t
-		case <-time.After(10 * time.Second):
-			return nil, nil, fmt.Errorf("floorwatch: line %d not delivered within 10s", i)
-		}
-		if i == 0 {
-			continue // warm-up
-		}
-		fromStart = append(fromStart, at.Sub(start))
-		fromExit = append(fromExit, max(at.Sub(exited), 0))
+	return fp, nil
+}
+
+// step runs one floorappend and waits for floorwatch's line: start -> line
+// and exit -> line.
+func (fp *floorPair) step(ctx context.Context) (fromStart, fromExit time.Duration, err error) {
+	start := time.Now()
+	if _, err := timeCmd(ctx, fp.fl.Append, fp.path, fmt.Sprintf(`{"i":%d}`, fp.n)); err != nil {
+		return 0, 0, err
 	}
-	return fromStart, fromExit, nil
+	fp.n++
+	exited := time.Now()
+	select {
+	case at, ok := <-fp.lines:
+		if !ok {
+			return 0, 0, fmt.Errorf("floorwatch ended")
+		}
+		return at.Sub(start), max(at.Sub(exited), 0), nil
+	case <-time.After(10 * time.Second):
+		return 0, 0, fmt.Errorf("floorwatch: line %d not delivered within 10s", fp.n)
+	}
 }
 
 func timeCmd(ctx context.Context, name string, args ...string) (time.Duration, error) {
