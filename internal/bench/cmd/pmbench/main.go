@@ -31,6 +31,7 @@ type sizes struct {
 	SayW, SayPer    int // concurrent pm say
 	Tasks, Events   int // read commands
 	Runs            int // timed runs per read command
+	StartupRuns     int // interleaved runs of each short command and the floor
 	Files, Changed  int // pm done
 	Rounds          int
 	MessagesInPhase int
@@ -43,11 +44,11 @@ type sizes struct {
 }
 
 var full = sizes{Messages: 1000, Writers: 16, PerW: 500, SayW: 16, SayPer: 500, Tasks: 10_000, Events: 1_000_000,
-	Runs: 20, Files: 10_000, Changed: 10, Rounds: 5, MessagesInPhase: 20,
+	Runs: 20, StartupRuns: 200, Files: 10_000, Changed: 10, Rounds: 5, MessagesInPhase: 20,
 	Calls: 200, IdleObjects: 50, IdleWindow: 10 * time.Second, Respawns: 10, Clients: 50, ScaleTasks: 100_000}
 
 var quick = sizes{Messages: 200, Writers: 16, PerW: 100, SayW: 8, SayPer: 50, Tasks: 1_000, Events: 100_000,
-	Runs: 10, Files: 2_000, Changed: 10, Rounds: 3, MessagesInPhase: 20,
+	Runs: 10, StartupRuns: 40, Files: 2_000, Changed: 10, Rounds: 3, MessagesInPhase: 20,
 	Calls: 30, IdleObjects: 10, IdleWindow: 3 * time.Second, Respawns: 4, Clients: 10, ScaleTasks: 5_000}
 
 func main() {
@@ -147,7 +148,7 @@ func run(ctx context.Context, sz sizes, bin string, want []string, keep bool) in
 	}
 
 	step("startup", func(dir string) ([]bench.Row, error) {
-		cases, err := bench.Startup(ctx, bin, floor, dir, sz.Runs)
+		cases, err := bench.Startup(ctx, bin, floor, dir, sz.StartupRuns)
 		if err != nil {
 			return nil, err
 		}
