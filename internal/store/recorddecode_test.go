@@ -2,9 +2,13 @@ package store
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -232,4 +236,128 @@ func FuzzDecodeAgent(f *testing.F) {
 func FuzzDecodePhase(f *testing.F) {
 	fuzzSeedRecords(f, writeSamples(f, samplePhases()))
 	f.Fuzz(func(t *testing.T, raw []byte) { checkDecodeFast[Phase](t, raw) })
+}
+
+// BenchmarkDecodeRecords decodes an agent.json and a phase.json as pm
+// writes them, fast path and encoding/json (steady state: encoding/json's
+// caches warm; TestDecodeFastFreshProcess measures a first use).
+func BenchmarkDecodeRecords(b *testing.B) {
+	agent, phase := writeSamples(b, sampleAgents())[2], writeSamples(b, samplePhases())[1]
+	b.Run("agent/fast", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var a Agent
+			if !a.DecodeFast(agent) {
+				b.Fatal("declined")
+			}
+		}
+	})
+	b.Run("agent/json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var a Agent
+			if err := json.Unmarshal(agent, &a); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("phase/fast", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var p Phase
+			if !p.DecodeFast(phase) {
+				b.Fatal("declined")
+			}
+		}
+	})
+	b.Run("phase/json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var p Phase
+			if err := json.Unmarshal(phase, &p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// TestDecodeFastFreshProcess measures what a short command pays: one
+// agent.json and two phase.json decoded in a fresh process (this test
+// binary run again as a helper), through lockedfile.ReadJSON (the fast
+// path) and through json.Unmarshal, and checks the fast path allocates
+// less. go test -v shows the figures.
+func TestDecodeFastFreshProcess(t *testing.T) {
+	if dir := os.Getenv("PM_TEST_DECODE_HELPER"); dir != "" {
+		decodeHelper(dir, os.Getenv("PM_TEST_DECODE_MODE"))
+		return
+	}
+	if testing.Short() {
+		t.Skip("runs subprocesses")
+	}
+	dir := t.TempDir()
+	a, p := sampleAgents()[2], samplePhases()[1]
+	if err := lockedfile.WriteJSON(filepath.Join(dir, "agent.json"), &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := lockedfile.WriteJSON(filepath.Join(dir, "phase.json"), &p); err != nil {
+		t.Fatal(err)
+	}
+	type figures struct{ mallocs, bytes, ns uint64 }
+	best := map[string]figures{}
+	for range 7 {
+		for _, mode := range []string{"fast", "json"} {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestDecodeFastFreshProcess$")
+			cmd.Env = append(os.Environ(), "PM_TEST_DECODE_HELPER="+dir, "PM_TEST_DECODE_MODE="+mode)
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("helper %s: %v\n%s", mode, err, out)
+			}
+			var f figures
+			if _, err := fmt.Sscanf(string(out), "%d %d %d", &f.mallocs, &f.bytes, &f.ns); err != nil {
+				t.Fatalf("helper %s: %q: %v", mode, out, err)
+			}
+			if b, ok := best[mode]; !ok || f.ns < b.ns {
+				best[mode] = f
+			}
+		}
+	}
+	fast, slow := best["fast"], best["json"]
+	t.Logf("first agent.json + 2 phase.json in a fresh process (best of 7): fast path %d allocs, %d B, %.1f µs; encoding/json %d allocs, %d B, %.1f µs",
+		fast.mallocs, fast.bytes, float64(fast.ns)/1e3, slow.mallocs, slow.bytes, float64(slow.ns)/1e3)
+	if fast.mallocs >= slow.mallocs {
+		t.Errorf("the fast path allocates %d times, encoding/json %d", fast.mallocs, slow.mallocs)
+	}
+}
+
+// decodeHelper decodes dir's agent.json once and phase.json twice and
+// prints the allocations and the time it took.
+func decodeHelper(dir, mode string) {
+	agentPath, phasePath := filepath.Join(dir, "agent.json"), filepath.Join(dir, "phase.json")
+	read := func(path string, v any) {
+		var err error
+		if mode == "fast" {
+			err = lockedfile.ReadJSON(path, v)
+		} else { // the same read, then encoding/json
+			var raw []byte
+			keep := func(b []byte) bool { raw = append(raw, b...); return false }
+			if err = lockedfile.ReadJSONIf(path, v, keep); errors.Is(err, lockedfile.ErrSkipped) {
+				err = json.Unmarshal(raw, v)
+			}
+		}
+		if err != nil {
+			panic(err)
+		}
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	var a Agent
+	var p1, p2 Phase
+	read(agentPath, &a)
+	read(phasePath, &p1)
+	read(phasePath, &p2)
+	elapsed := time.Since(start)
+	runtime.ReadMemStats(&after)
+	fmt.Printf("%d %d %d\n", after.Mallocs-before.Mallocs, after.TotalAlloc-before.TotalAlloc, elapsed.Nanoseconds())
+	os.Exit(0)
 }
