@@ -1,7 +1,6 @@
 package store
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/plasmodium/pm/internal/designmode"
@@ -60,75 +59,53 @@ func (a *Agent) DecodeFast(raw []byte) bool {
 	var out Agent
 	var doc string
 	i, ok := scanObject(raw, skipSpace(raw, 0), agentKeys, func(k, i int) (next int, ok bool) {
-		var s string
 		switch k {
+		case agentName:
+			return stringInto(raw, i, &doc, &out.Name)
+		case agentPrompt:
+			return stringInto(raw, i, &doc, &out.Prompt)
+		case agentRole:
+			return stringInto(raw, i, &doc, &out.Role)
+		case agentTaskID:
+			return stringInto(raw, i, &doc, &out.TaskID)
+		case agentPhaseID:
+			return stringInto(raw, i, &doc, &out.PhaseID)
 		case agentPid:
-			var n int64
-			n, next, ok = intValue(raw, i, strconv.IntSize)
-			out.Pid = int(n)
-			return next, ok
+			return intInto(raw, i, &out.Pid)
 		case agentPidStart:
-			out.PidStart, next, ok = uintValue(raw, i, 64)
-			return next, ok
+			return uintInto(raw, i, &out.PidStart)
+		case agentRun:
+			return stringInto(raw, i, &doc, &out.Run)
+		case agentRuntime:
+			return stringInto(raw, i, &doc, &out.Runtime)
+		case agentModel:
+			return stringInto(raw, i, &doc, &out.Model)
+		case agentStatus:
+			return stringInto(raw, i, &doc, &out.Status)
 		case agentRestarts:
-			var n int64
-			n, next, ok = intValue(raw, i, strconv.IntSize)
-			out.Restarts = int(n)
-			return next, ok
+			return intInto(raw, i, &out.Restarts)
 		case agentExitCode:
-			var n int64
-			n, next, ok = intValue(raw, i, strconv.IntSize)
-			code := int(n)
-			out.ExitCode = &code
-			return next, ok
+			out.ExitCode = new(int)
+			return intInto(raw, i, out.ExitCode)
+		case agentReason:
+			return stringInto(raw, i, &doc, &out.Reason)
 		case agentUsage:
 			return out.Usage.scan(raw, i)
+		case agentSandbox:
+			return stringInto(raw, i, &doc, &out.Sandbox)
 		case agentCodeDesigner:
 			out.CodeDesigner = new(designmode.Mode)
 			return scanMode(out.CodeDesigner, raw, i, &doc)
-		case agentActiveAt:
-			out.ActiveAt, next, ok = timePtrValue(raw, i)
-			return next, ok
-		case agentCreatedAt:
-			out.CreatedAt, next, ok = timeValue(raw, i)
-			return next, ok
-		case agentStartedAt:
-			out.StartedAt, next, ok = timePtrValue(raw, i)
-			return next, ok
-		case agentEndedAt:
-			out.EndedAt, next, ok = timePtrValue(raw, i)
-			return next, ok
-		}
-		if s, next, ok = stringValue(raw, i, &doc); !ok {
-			return 0, false
-		}
-		switch k {
-		case agentName:
-			out.Name = s
-		case agentPrompt:
-			out.Prompt = s
-		case agentRole:
-			out.Role = s
-		case agentTaskID:
-			out.TaskID = s
-		case agentPhaseID:
-			out.PhaseID = s
-		case agentRun:
-			out.Run = s
-		case agentRuntime:
-			out.Runtime = RuntimeName(s)
-		case agentModel:
-			out.Model = s
-		case agentStatus:
-			out.Status = AgentStatus(s)
-		case agentReason:
-			out.Reason = s
-		case agentSandbox:
-			out.Sandbox = s
 		case agentActivity:
-			out.Activity = s
+			return stringInto(raw, i, &doc, &out.Activity)
+		case agentActiveAt:
+			return timePtrInto(raw, i, &out.ActiveAt)
+		case agentCreatedAt:
+			return timeInto(raw, i, &out.CreatedAt)
+		case agentStartedAt:
+			return timePtrInto(raw, i, &out.StartedAt)
 		}
-		return next, true
+		return timePtrInto(raw, i, &out.EndedAt) // agentEndedAt
 	})
 	if !wholeDocument(raw, i, ok) {
 		return false
@@ -142,16 +119,7 @@ var usageKeys = []string{"turns", "tool_calls", "tokens"}
 // scan scans a Usage object at raw[i] into the zero u.
 func (u *Usage) scan(raw []byte, i int) (next int, ok bool) {
 	return scanObject(raw, i, usageKeys, func(k, i int) (next int, ok bool) {
-		n, next, ok := intValue(raw, i, 64)
-		switch k {
-		case 0:
-			u.Turns = n
-		case 1:
-			u.ToolCalls = n
-		case 2:
-			u.Tokens = n
-		}
-		return next, ok
+		return intInto(raw, i, [...]*int64{&u.Turns, &u.ToolCalls, &u.Tokens}[k])
 	})
 }
 
@@ -162,15 +130,11 @@ func scanMode(m *designmode.Mode, raw []byte, i int, doc *string) (next int, ok 
 	return scanObject(raw, i, modeKeys, func(k, i int) (next int, ok bool) {
 		switch k {
 		case 0:
-			m.Enabled, next, ok = boolValue(raw, i)
+			return boolInto(raw, i, &m.Enabled)
 		case 1:
-			var s string
-			s, next, ok = stringValue(raw, i, doc)
-			m.Source = designmode.Source(s)
-		case 2:
-			m.Since, next, ok = timePtrValue(raw, i)
+			return stringInto(raw, i, doc, &m.Source)
 		}
-		return next, ok
+		return timePtrInto(raw, i, &m.Since)
 	})
 }
 
@@ -205,44 +169,29 @@ func (p *Phase) DecodeFast(raw []byte) bool {
 	var out Phase
 	var doc string
 	i, ok := scanObject(raw, skipSpace(raw, 0), phaseKeys, func(k, i int) (next int, ok bool) {
-		var s string
-		switch k {
-		case phaseMessageLimit:
-			var n int64
-			n, next, ok = intValue(raw, i, strconv.IntSize)
-			out.MessageLimit = int(n)
-			return next, ok
-		case phaseRoles:
-			out.Roles, next, ok = stringsValue(raw, i, &doc)
-			return next, ok
-		case phaseAgents:
-			out.Agents, next, ok = stringsValue(raw, i, &doc)
-			return next, ok
-		case phaseCreatedAt:
-			out.CreatedAt, next, ok = timeValue(raw, i)
-			return next, ok
-		case phaseClosedAt:
-			out.ClosedAt, next, ok = timePtrValue(raw, i)
-			return next, ok
-		}
-		if s, next, ok = stringValue(raw, i, &doc); !ok {
-			return 0, false
-		}
 		switch k {
 		case phaseID:
-			out.ID = s
+			return stringInto(raw, i, &doc, &out.ID)
 		case phaseTaskID:
-			out.TaskID = s
+			return stringInto(raw, i, &doc, &out.TaskID)
 		case phaseName:
-			out.Name = s
+			return stringInto(raw, i, &doc, &out.Name)
+		case phaseMessageLimit:
+			return intInto(raw, i, &out.MessageLimit)
+		case phaseRoles:
+			return stringsInto(raw, i, &doc, &out.Roles)
+		case phaseAgents:
+			return stringsInto(raw, i, &doc, &out.Agents)
 		case phaseRules:
-			out.Rules = s
+			return stringInto(raw, i, &doc, &out.Rules)
 		case phaseStatus:
-			out.Status = PhaseStatus(s)
-		case phaseCloseReason:
-			out.CloseReason = CloseReason(s)
+			return stringInto(raw, i, &doc, &out.Status)
+		case phaseCreatedAt:
+			return timeInto(raw, i, &out.CreatedAt)
+		case phaseClosedAt:
+			return timePtrInto(raw, i, &out.ClosedAt)
 		}
-		return next, true
+		return stringInto(raw, i, &doc, &out.CloseReason) // phaseCloseReason
 	})
 	if !wholeDocument(raw, i, ok) {
 		return false

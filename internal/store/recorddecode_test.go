@@ -242,39 +242,28 @@ func FuzzDecodePhase(f *testing.F) {
 // writes them, fast path and encoding/json (steady state: encoding/json's
 // caches warm; TestDecodeFastFreshProcess measures a first use).
 func BenchmarkDecodeRecords(b *testing.B) {
-	agent, phase := writeSamples(b, sampleAgents())[2], writeSamples(b, samplePhases())[1]
-	b.Run("agent/fast", func(b *testing.B) {
+	benchDecode[Agent](b, "agent", writeSamples(b, sampleAgents())[2])
+	benchDecode[Phase](b, "phase", writeSamples(b, samplePhases())[1])
+}
+
+func benchDecode[T any, P interface {
+	*T
+	lockedfile.FastDecoder
+}](b *testing.B, name string, raw []byte) {
+	b.Run(name+"/fast", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			var a Agent
-			if !a.DecodeFast(agent) {
+			var v T
+			if !P(&v).DecodeFast(raw) {
 				b.Fatal("declined")
 			}
 		}
 	})
-	b.Run("agent/json", func(b *testing.B) {
+	b.Run(name+"/json", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			var a Agent
-			if err := json.Unmarshal(agent, &a); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("phase/fast", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			var p Phase
-			if !p.DecodeFast(phase) {
-				b.Fatal("declined")
-			}
-		}
-	})
-	b.Run("phase/json", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			var p Phase
-			if err := json.Unmarshal(phase, &p); err != nil {
+			var v T
+			if err := json.Unmarshal(raw, &v); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -101,104 +101,107 @@ func scanMemberKey(raw []byte, i int, keys []string) (k, next int, ok bool) {
 	return -1, end + 1, true
 }
 
-// stringValue scans the string at raw[i] as encoding/json decodes it into
-// a Go string. *doc is string(raw), made on first use, from which strings
-// without escapes are cut (one allocation for the record's strings).
-// Invalid UTF-8 (which encoding/json replaces), a surrogate escape and
-// anything but a string are not handled.
-func stringValue(raw []byte, i int, doc *string) (s string, next int, ok bool) {
+// stringInto scans the string at raw[i] into *dst as encoding/json
+// decodes a string into a Go string type. *doc is string(raw), made on
+// first use, from which strings without escapes are cut (one allocation
+// for the record's strings). Invalid UTF-8 (which encoding/json replaces),
+// a surrogate escape and anything but a string are not handled.
+func stringInto[S ~string](raw []byte, i int, doc *string, dst *S) (next int, ok bool) {
 	if i >= len(raw) || raw[i] != '"' {
-		return "", 0, false
+		return 0, false
 	}
 	end, escaped, nonASCII, ok := scanString(raw, i+1)
 	switch {
 	case !ok, nonASCII && !utf8.Valid(raw[i+1:end]):
-		return "", 0, false
+		return 0, false
 	case escaped:
-		s, ok = unescape(raw[i+1 : end])
-		return s, end + 1, ok
+		s, ok := unescape(raw[i+1 : end])
+		*dst = S(s)
+		return end + 1, ok
 	}
 	if *doc == "" {
 		*doc = string(raw)
 	}
-	return (*doc)[i+1 : end], end + 1, true
+	*dst = S((*doc)[i+1 : end])
+	return end + 1, true
 }
 
-// stringsValue scans an array of strings at raw[i] into a new slice (not
+// stringsInto scans an array of strings at raw[i] into a new slice (not
 // nil, even when empty, as encoding/json makes it).
-func stringsValue(raw []byte, i int, doc *string) (ss []string, next int, ok bool) {
+func stringsInto(raw []byte, i int, doc *string, dst *[]string) (next int, ok bool) {
 	if i >= len(raw) || raw[i] != '[' {
-		return nil, 0, false
+		return 0, false
 	}
-	ss = []string{}
+	*dst = []string{}
 	i = skipSpace(raw, i+1)
 	if i < len(raw) && raw[i] == ']' {
-		return ss, i + 1, true
+		return i + 1, true
 	}
 	for {
-		s, next, ok := stringValue(raw, i, doc)
-		if !ok {
-			return nil, 0, false
+		var s string
+		if i, ok = stringInto(raw, i, doc, &s); !ok {
+			return 0, false
 		}
-		ss = append(ss, s)
-		i = skipSpace(raw, next)
+		*dst = append(*dst, s)
+		i = skipSpace(raw, i)
 		if i < len(raw) && raw[i] == ',' {
 			i = skipSpace(raw, i+1)
 			continue
 		}
 		if i < len(raw) && raw[i] == ']' {
-			return ss, i + 1, true
+			return i + 1, true
 		}
-		return nil, 0, false
+		return 0, false
 	}
 }
 
-// timeValue scans the string at raw[i] as time.Time's UnmarshalJSON
-// decodes it (parseUTC's fast path first); anything else is not handled.
-func timeValue(raw []byte, i int) (t time.Time, next int, ok bool) {
+// timeInto scans the string at raw[i] into *dst as time.Time's
+// UnmarshalJSON decodes it (parseUTC's fast path first); anything else is
+// not handled.
+func timeInto(raw []byte, i int, dst *time.Time) (next int, ok bool) {
 	if i >= len(raw) || raw[i] != '"' {
-		return time.Time{}, 0, false
+		return 0, false
 	}
 	end, _, _, ok := scanString(raw, i+1)
 	if !ok {
-		return time.Time{}, 0, false
+		return 0, false
 	}
 	if t, ok := parseUTC(raw[i+1 : end]); ok {
-		return t, end + 1, true
+		*dst = t
+		return end + 1, true
 	}
 	// encoding/json hands time.Time the raw quoted value, escapes and all.
-	return t, end + 1, t.UnmarshalJSON(raw[i:end+1]) == nil
+	return end + 1, dst.UnmarshalJSON(raw[i:end+1]) == nil
 }
 
-// timePtrValue is timeValue into a new *time.Time.
-func timePtrValue(raw []byte, i int) (*time.Time, int, bool) {
-	t, next, ok := timeValue(raw, i)
-	if !ok {
-		return nil, 0, false
-	}
-	return &t, next, true
+// timePtrInto is timeInto into a new *time.Time.
+func timePtrInto(raw []byte, i int, dst **time.Time) (next int, ok bool) {
+	*dst = new(time.Time)
+	return timeInto(raw, i, *dst)
 }
 
-// intValue scans an integer at raw[i] that fits bitSize bits, as
-// encoding/json decodes a number into a Go int of that size: strconv
-// refuses a fraction, an exponent or an overflow, where encoding/json
-// fails too.
-func intValue(raw []byte, i, bitSize int) (n int64, next int, ok bool) {
+// intInto scans an integer at raw[i] into *dst as encoding/json decodes a
+// number into a Go int type: strconv refuses a fraction, an exponent or an
+// int64 overflow, and a value that does not fit I is refused, where
+// encoding/json fails too.
+func intInto[I ~int | ~int64](raw []byte, i int, dst *I) (next int, ok bool) {
 	if next, ok = numberAt(raw, i); !ok {
-		return 0, 0, false
+		return 0, false
 	}
-	n, err := strconv.ParseInt(string(raw[i:next]), 10, bitSize)
-	return n, next, err == nil
+	n, err := strconv.ParseInt(string(raw[i:next]), 10, 64)
+	*dst = I(n)
+	return next, err == nil && int64(*dst) == n
 }
 
-// uintValue is intValue for an unsigned integer (a minus sign, even on
-// zero, fails as in encoding/json).
-func uintValue(raw []byte, i, bitSize int) (n uint64, next int, ok bool) {
+// uintInto is intInto for a uint64 (a minus sign, even on zero, fails as
+// in encoding/json).
+func uintInto(raw []byte, i int, dst *uint64) (next int, ok bool) {
 	if next, ok = numberAt(raw, i); !ok {
-		return 0, 0, false
+		return 0, false
 	}
-	n, err := strconv.ParseUint(string(raw[i:next]), 10, bitSize)
-	return n, next, err == nil
+	n, err := strconv.ParseUint(string(raw[i:next]), 10, 64)
+	*dst = n
+	return next, err == nil
 }
 
 // numberAt scans a JSON number at raw[i].
@@ -209,13 +212,13 @@ func numberAt(raw []byte, i int) (next int, ok bool) {
 	return scanNumber(raw, i)
 }
 
-// boolValue scans true or false at raw[i].
-func boolValue(raw []byte, i int) (b bool, next int, ok bool) {
+// boolInto scans true or false at raw[i] into *dst.
+func boolInto(raw []byte, i int, dst *bool) (next int, ok bool) {
 	if next, ok = word(raw, i, "true"); ok {
-		return true, next, true
+		*dst = true
+		return next, true
 	}
-	next, ok = word(raw, i, "false")
-	return false, next, ok
+	return word(raw, i, "false")
 }
 
 // wholeDocument reports whether only white space follows raw[i], after a
