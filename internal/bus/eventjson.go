@@ -39,3 +39,9 @@ func (ev Event) MarshalJSON() ([]byte, error) {
 	}
 	return append(b, '}'), nil
 }
+
+// MarshalsExactly marks MarshalJSON as writing json.Marshal's bytes
+// (jsonl.ExactMarshaler): FuzzEventJSON compares them.
+func (Event) MarshalsExactly() {}
+
+var _ jsonl.ExactMarshaler = Event{}

@@ -22,6 +22,11 @@ func checkEventJSON(t *testing.T, ev Event) {
 	if !bytes.Equal(got, want) {
 		t.Fatalf("Marshal(%+v)\n got %s\nwant %s", ev, got, want)
 	}
+	// jsonl.AppendHeld writes MarshalJSON's own bytes (ExactMarshaler):
+	// they must be json.Marshal's without its compacting pass.
+	if direct, err := ev.MarshalJSON(); err == nil && !bytes.Equal(direct, want) {
+		t.Fatalf("MarshalJSON(%+v)\n got %s\nwant %s", ev, direct, want)
+	}
 }
 
 func TestEventJSON(t *testing.T) {

@@ -36,7 +36,7 @@ func Append(path string, v any) error {
 // boundary) gets TornMarker before its newline, which no JSON value can end
 // with; any other tail is invalid already and only gets the newline.
 func AppendHeld(path string, v any) error {
-	line, err := json.Marshal(v)
+	line, err := marshal(v)
 	if err != nil {
 		return err
 	}
@@ -66,6 +66,38 @@ func AppendHeld(path string, v any) error {
 	}
 	crashpoint.Hit("appended " + filepath.Join(filepath.Base(filepath.Dir(path)), filepath.Base(path)))
 	return f.Close()
+}
+
+// ExactMarshaler is a json.Marshaler whose MarshalJSON writes exactly what
+// json.Marshal writes for the value: compact, valid JSON, escaped as
+// encoding/json escapes. store.Message and bus.Event are: their encoders
+// are hand-written for a short command's start-up, and fuzz targets
+// (FuzzMessageJSON, FuzzEventJSON) keep MarshalJSON's bytes equal to the
+// reflective encoding's. AppendHeld calls MarshalJSON directly for them:
+// json.Marshal would find the method by reflection, then scan and compact
+// its output again, only to give the same bytes.
+//
+// The promise is a property of the type's encoder, established by its
+// tests; no method can compute it, and a runtime check would be the
+// re-scan it saves. So it is a marker method beside MarshalJSON, not a
+// second encoder that would have to be kept equal to the first. The value
+// must not be a nil pointer (MarshalJSON on a value receiver would panic
+// where json.Marshal writes null): pm appends values.
+type ExactMarshaler interface {
+	json.Marshaler
+	// MarshalsExactly does nothing: it marks MarshalJSON as exact.
+	MarshalsExactly()
+}
+
+// marshal is json.Marshal(v), without its second pass for an
+// ExactMarshaler. An error comes from json.Marshal, which wraps it.
+func marshal(v any) ([]byte, error) {
+	if m, ok := v.(ExactMarshaler); ok {
+		if line, err := m.MarshalJSON(); err == nil {
+			return line, nil
+		}
+	}
+	return json.Marshal(v)
 }
 
 // tornTail reports whether f ends without a newline and, if so, whether that

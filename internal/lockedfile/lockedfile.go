@@ -127,8 +127,24 @@ func ReadJSONIf(path string, v any, keep func(raw []byte) bool) error {
 // errors.Is(err, ErrMalformed) tells it from a missing or unreadable one.
 var ErrMalformed = errors.New("malformed JSON")
 
+// FastDecoder is a record type with an exact decoder of its own for the
+// files pm writes (store.Agent, store.Phase: a short command reads them in
+// a fresh process, where encoding/json's reflective set-up for their types
+// cost more than reading the files). DecodeJSON, and so ReadJSON,
+// ReadJSONIf and Update, try it first. DecodeFast must report true only
+// when data is valid JSON and it set the value exactly as json.Unmarshal
+// into that value would; when it reports false it must leave the value
+// untouched, and encoding/json decodes (its errors are the ones reported).
+type FastDecoder interface {
+	DecodeFast(data []byte) bool
+}
+
 // DecodeJSON decodes data into v, naming file and line on a syntax error.
+// A FastDecoder decodes itself when it can.
 func DecodeJSON(path string, data []byte, v any) error {
+	if d, ok := v.(FastDecoder); ok && d.DecodeFast(data) {
+		return nil
+	}
 	err := json.Unmarshal(data, v)
 	if err == nil {
 		return nil

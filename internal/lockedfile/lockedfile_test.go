@@ -347,3 +347,41 @@ func TestUpdateUnchangedWritesNothing(t *testing.T) {
 		t.Fatalf("file changed: %v %v same inode %v", got, err, os.SameFile(before, after))
 	}
 }
+
+// fastCounter decodes itself when the data is exactly "fast" and declines
+// anything else.
+type fastCounter struct {
+	counter
+	tried int
+}
+
+func (c *fastCounter) DecodeFast(data []byte) bool {
+	c.tried++
+	if string(data) != "fast" {
+		return false
+	}
+	c.N = -1
+	return true
+}
+
+// TestDecodeJSONFastDecoder: DecodeJSON takes a FastDecoder's own decoding
+// when it reports true; when it declines, encoding/json decodes, with the
+// same errors as for any other type.
+func TestDecodeJSONFastDecoder(t *testing.T) {
+	var c fastCounter
+	if err := DecodeJSON("f.json", []byte("fast"), &c); err != nil || c.N != -1 || c.tried != 1 {
+		t.Fatalf("fast: %v, %+v", err, c)
+	}
+	c = fastCounter{}
+	if err := DecodeJSON("f.json", []byte(`{"n": 2}`), &c); err != nil || c.N != 2 || c.tried != 1 {
+		t.Fatalf("declined: %v, %+v", err, c)
+	}
+	for _, data := range []string{"{\n\"n\": x}", "{\n\n\"n\": 1,}", ""} {
+		var plain counter
+		want := DecodeJSON("f.json", []byte(data), &plain)
+		got := DecodeJSON("f.json", []byte(data), &fastCounter{})
+		if want == nil || got == nil || got.Error() != want.Error() {
+			t.Errorf("DecodeJSON(%q) = %v, want %v", data, got, want)
+		}
+	}
+}

@@ -28,4 +28,11 @@ func (m Message) MarshalJSON() ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-var _ json.Marshaler = Message{}
+// MarshalsExactly marks MarshalJSON as writing json.Marshal's bytes
+// (jsonl.ExactMarshaler): FuzzMessageJSON compares them.
+func (Message) MarshalsExactly() {}
+
+var (
+	_ json.Marshaler       = Message{}
+	_ jsonl.ExactMarshaler = Message{}
+)

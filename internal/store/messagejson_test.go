@@ -21,6 +21,11 @@ func checkMessageJSON(t *testing.T, m Message) {
 	if !bytes.Equal(got, want) {
 		t.Fatalf("Marshal(%+v)\n got %s\nwant %s", m, got, want)
 	}
+	// jsonl.AppendHeld writes MarshalJSON's own bytes (ExactMarshaler):
+	// they must be json.Marshal's without its compacting pass.
+	if direct, err := m.MarshalJSON(); err == nil && !bytes.Equal(direct, want) {
+		t.Fatalf("MarshalJSON(%+v)\n got %s\nwant %s", m, direct, want)
+	}
 }
 
 func TestMessageJSON(t *testing.T) {
