@@ -61,6 +61,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzMessageJSON -fuzztime $(FUZZTIME) ./internal/store
 	$(GO) test -run '^$$' -fuzz FuzzEventJSON -fuzztime $(FUZZTIME) ./internal/bus
 	$(GO) test -run '^$$' -fuzz FuzzCmdLine -fuzztime $(FUZZTIME) ./internal/lite
+	$(GO) test -run '^$$' -fuzz FuzzAppendString -fuzztime $(FUZZTIME) ./internal/jsonl
 
 # The seed's landing-page flow on the llm runtime: offline (model replies
 # replayed by a local OpenAI-protocol server) unless OPENAI_API_KEY/OPENAI_BASE_URL are set.

@@ -37,8 +37,10 @@ func TestEventJSON(t *testing.T) {
 			Data: map[string]any{"n": 3, "limit": 10}},
 		{Time: at, Kind: "x", Actor: "\xff\u2028", Agent: "a", Data: map[string]any{}},
 		{Time: at, Data: map[string]any{"nested": map[string]any{"b": []any{1, "two", nil, true}}, "a": 1.5}},
-		{Time: at, Data: map[string]any{"bad": math.NaN()}}, // both fail
-		{Time: time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC)},   // both fail
+		{Time: at, Data: map[string]any{"b": true, "a": -7, "A": "x<y\u2028", "é": int64(1), "": false, "\xff": "z"}}, // the flat path
+		{Time: at, Data: map[string]any{"n": 1, "f": 2.5}},                                                            // a float: json.Marshal
+		{Time: at, Data: map[string]any{"bad": math.NaN()}},                                                           // both fail
+		{Time: time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC)},                                                             // both fail
 	} {
 		checkEventJSON(t, ev)
 	}

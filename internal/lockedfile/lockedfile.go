@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
-
-	"github.com/gofrs/flock"
+	"syscall"
 
 	"github.com/plasmodium/pm/internal/crashpoint"
 )
@@ -20,12 +20,44 @@ func LockPath(path string) string { return path + ".lock" }
 
 // With runs fn while holding the exclusive cross-process lock of path.
 func With(path string, fn func() error) error {
-	l := flock.New(LockPath(path))
-	if err := l.Lock(); err != nil {
-		return fmt.Errorf("lock %s: %w", path, err)
+	fd, err := lockFile(path, syscall.LOCK_EX)
+	if err != nil {
+		return err
 	}
-	defer l.Unlock()
+	defer syscall.Close(fd) // closing the only descriptor releases the lock
 	return fn()
+}
+
+// lockFile opens path's lock file (made if missing) and flocks it with how
+// (LOCK_EX, or LOCK_EX|LOCK_NB: EWOULDBLOCK when held). It works on the bare
+// descriptor: an *os.File would register it with the runtime's poller (five
+// system calls, and the poller's set-up in a short command) for a file that
+// is only ever locked.
+func lockFile(path string, how int) (int, error) {
+	lock := LockPath(path)
+	fd, err := retryEINTR(func() (int, error) {
+		return syscall.Open(lock, syscall.O_RDONLY|syscall.O_CREAT|syscall.O_CLOEXEC, 0o600)
+	})
+	if err != nil {
+		return -1, fmt.Errorf("lock %s: %w", path, &fs.PathError{Op: "open", Path: lock, Err: err})
+	}
+	if _, err := retryEINTR(func() (int, error) { return 0, syscall.Flock(fd, how) }); err != nil {
+		syscall.Close(fd)
+		if err == syscall.EWOULDBLOCK {
+			return -1, err
+		}
+		return -1, fmt.Errorf("lock %s: %w", path, &fs.PathError{Op: "flock", Path: lock, Err: err})
+	}
+	return fd, nil
+}
+
+func retryEINTR(call func() (int, error)) (int, error) {
+	for {
+		n, err := call()
+		if err != syscall.EINTR {
+			return n, err
+		}
+	}
 }
 
 // WriteAtomic replaces path with data: write a temp file in the same directory,
@@ -199,18 +231,32 @@ func Update[T any](path string, create bool, fn func(v *T) error) (T, error) {
 
 // Held is a lock taken with TryLock and kept until Unlock, for a process that
 // holds a lock for its whole life (the supervisor).
-type Held struct{ l *flock.Flock }
+type Held struct {
+	mu sync.Mutex
+	fd int // -1 once unlocked
+}
 
 // TryLock takes path's lock if it is free, without waiting; ok is false when
 // another process holds it.
 func TryLock(path string) (h *Held, ok bool, err error) {
-	l := flock.New(LockPath(path))
-	ok, err = l.TryLock()
-	if err != nil || !ok {
+	fd, err := lockFile(path, syscall.LOCK_EX|syscall.LOCK_NB)
+	switch {
+	case err == syscall.EWOULDBLOCK:
+		return nil, false, nil
+	case err != nil:
 		return nil, false, err
 	}
-	return &Held{l: l}, true, nil
+	return &Held{fd: fd}, true, nil
 }
 
 // Unlock releases the lock; unlocking twice is harmless.
-func (h *Held) Unlock() error { return h.l.Unlock() }
+func (h *Held) Unlock() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.fd < 0 {
+		return nil
+	}
+	err := syscall.Close(h.fd)
+	h.fd = -1
+	return err
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/plasmodium/pm/internal/testproc"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -383,5 +384,49 @@ func TestDecodeJSONFastDecoder(t *testing.T) {
 		if want == nil || got == nil || got.Error() != want.Error() {
 			t.Errorf("DecodeJSON(%q) = %v, want %v", data, got, want)
 		}
+	}
+}
+
+// TryLock takes a free lock once: flock locks belong to the open file, so a
+// second TryLock, even from this process, finds it held until Unlock, and
+// With waits for it. Unlocking twice is harmless.
+func TestTryLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	h, ok, err := TryLock(path)
+	if err != nil || !ok {
+		t.Fatalf("TryLock of a free lock: ok %v, err %v", ok, err)
+	}
+	if h2, ok, err := TryLock(path); err != nil || ok {
+		t.Fatalf("TryLock of a held lock: %v, ok %v, err %v", h2, ok, err)
+	}
+	entered := make(chan struct{})
+	go func() {
+		_ = With(path, func() error { close(entered); return nil })
+	}()
+	select {
+	case <-entered:
+		t.Fatal("With entered while the lock was held")
+	default:
+	}
+	if err := h.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	<-entered // With gets the lock once it is released
+	if err := h.Unlock(); err != nil {
+		t.Fatalf("second Unlock: %v", err)
+	}
+	h3, ok, err := TryLock(path)
+	if err != nil || !ok {
+		t.Fatalf("TryLock after Unlock: ok %v, err %v", ok, err)
+	}
+	h3.Unlock()
+}
+
+// A lock file that cannot be made is an error naming the file, not a hang.
+func TestWithUnwritableLockDir(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "missing", "state.json")
+	err := With(path, func() error { t.Fatal("fn ran without the lock"); return nil })
+	if err == nil || !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "state.json.lock") {
+		t.Fatalf("With in a missing directory: %v", err)
 	}
 }

@@ -5,12 +5,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"hash/fnv"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -140,11 +140,7 @@ func (s *Store) checkedDigests() []string {
 // it, so a rebuilt or upgraded pm, whose keys and rules may differ, checks
 // again. "" when the executable cannot be identified (nothing is cached).
 func configDigest(data []byte) string {
-	exe, err := os.Executable()
-	if err != nil {
-		return ""
-	}
-	id, ok := fileID(exe)
+	id, ok := executableID()
 	if !ok {
 		return ""
 	}
@@ -153,20 +149,29 @@ func configDigest(data []byte) string {
 	// parses; crypto/sha256 would link the FIPS module into every short
 	// command for nothing.
 	h := fnv.New128a()
-	fmt.Fprintf(h, "%s\x00", id)
+	h.Write(id)
+	h.Write([]byte{0})
 	h.Write(data)
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// fileID names a file by device, inode, size, modification and change time.
-func fileID(path string) (string, bool) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return "", false
+// executableID names the running executable by device, inode, size,
+// modification and change time ("dev:ino:size:mtime:ctime", nanoseconds).
+// One stat of /proc/self/exe, which names the file this process runs even
+// if it was renamed or replaced since: os.Executable's readlink and an
+// os.Stat through FileInfo (and fmt) cost a short command about as much as
+// the rest of reading its config.
+func executableID() ([]byte, bool) {
+	var st syscall.Stat_t
+	if err := syscall.Stat("/proc/self/exe", &st); err != nil {
+		return nil, false
 	}
-	sys, ok := st.Sys().(*syscall.Stat_t)
-	if !ok {
-		return "", false
+	id := make([]byte, 0, 96)
+	for i, n := range [...]int64{int64(st.Dev), int64(st.Ino), st.Size, st.Mtim.Nano(), st.Ctim.Nano()} {
+		if i > 0 {
+			id = append(id, ':')
+		}
+		id = strconv.AppendInt(id, n, 10)
 	}
-	return fmt.Sprintf("%d:%d:%d:%d:%d", sys.Dev, sys.Ino, st.Size(), st.ModTime().UnixNano(), sys.Ctim.Nano()), true
+	return id, true
 }
