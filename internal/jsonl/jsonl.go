@@ -43,7 +43,7 @@ func AppendHeld(path string, v any) error {
 	if len(line)+1 > MaxLine {
 		return fmt.Errorf("%s: record of %d bytes is over the %d byte line limit", path, len(line), MaxLine)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := lockedfile.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}

@@ -57,7 +57,7 @@ func (s *Store) Config() *Config {
 // once it has succeeded, so a refused command writes nothing.
 func (s *Store) loadConfig(cached bool) error {
 	path := s.ConfigPath()
-	data, err := os.ReadFile(path)
+	data, err := lockedfile.ReadFile(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		s.config.set(DefaultConfig())
@@ -120,7 +120,7 @@ func (s *Store) configCheckedPath() string { return filepath.Join(s.Root, "confi
 // checkedDigests are config.checked's complete lines, from its first
 // maxCheckedBytes (what pm writes is far less: a bigger file is not pm's).
 func (s *Store) checkedDigests() []string {
-	f, err := os.Open(s.configCheckedPath())
+	f, err := lockedfile.OpenFile(s.configCheckedPath(), os.O_RDONLY, 0)
 	if err != nil {
 		return nil
 	}

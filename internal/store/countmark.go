@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"github.com/plasmodium/pm/internal/lockedfile"
 	"os"
 	"syscall"
 
@@ -47,7 +48,7 @@ func (s *Store) CountMarkPath(taskID, phaseID string) string {
 // messages lock held, and moves the mark forward when the tail was long.
 func (s *Store) countHeld(taskID, phaseID string) (int, error) {
 	path := s.MessagesPath(taskID, phaseID)
-	f, err := os.Open(path)
+	f, err := lockedfile.OpenFile(path, os.O_RDONLY, 0)
 	if os.IsNotExist(err) {
 		return 0, nil
 	}
@@ -62,7 +63,7 @@ func (s *Store) countHeld(taskID, phaseID string) (int, error) {
 	if next.Offset-next.from > countMarkEvery {
 		// Best effort: a mark not written is only a longer count next time.
 		data, _ := json.Marshal(next.countMark)
-		_ = os.WriteFile(s.CountMarkPath(taskID, phaseID), data, 0o644)
+		_ = lockedfile.WriteFile(s.CountMarkPath(taskID, phaseID), data, 0o644)
 	}
 	return n, nil
 }
@@ -98,7 +99,7 @@ func (s *Store) countIn(taskID, phaseID string, f *os.File) (int, markAhead, err
 // readCountMark returns the phase's mark if it can be trusted for the log f
 // (size bytes, inode ino), else the zero mark (count from the start).
 func (s *Store) readCountMark(taskID, phaseID string, f *os.File, size int64, ino uint64) countMark {
-	data, err := os.ReadFile(s.CountMarkPath(taskID, phaseID))
+	data, err := lockedfile.ReadFile(s.CountMarkPath(taskID, phaseID))
 	if err != nil {
 		return countMark{}
 	}
