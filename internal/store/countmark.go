@@ -1,9 +1,12 @@
 package store
 
 import (
-	"encoding/json"
+	"bytes"
 	"github.com/plasmodium/pm/internal/lockedfile"
+	"hash/fnv"
+	"math"
 	"os"
+	"strconv"
 	"syscall"
 
 	"github.com/plasmodium/pm/internal/jsonl"
@@ -18,16 +21,86 @@ import (
 //     append-only under the lock, so a mark once true stays true; a torn tail
 //     or a crash between an append and a mark write leaves lines after the
 //     mark, which are counted.
-//   - A mark that is missing, unparsable (a write cut short), past the end of
-//     the log, not on a newline, or of another file (inode) is ignored: the
-//     whole log is counted and the mark rewritten.
+//   - A mark that is missing, unparsable, past the end of the log, not on a
+//     newline, of another file (inode), or whose check does not match its
+//     numbers is ignored: the whole log is counted and the mark rewritten.
+//   - The mark is one fixed-size record rewritten in place (pwrite at 0, no
+//     truncation: an O_TRUNC rewrite made ext4 flush it, ~0.1 ms, and left
+//     readers an empty file meanwhile). A reader without the lock may see
+//     old and new bytes mixed, or a crash may leave them so: the record's
+//     check (FNV-1a of the bytes before it) tells such a mix from a mark.
 //   - The mark is written only under the messages lock, and only once the
 //     counted tail exceeds countMarkEvery bytes: most says write nothing
 //     more than their line, and none checks more than that many bytes.
 type countMark struct {
-	Messages int    `json:"messages"`
-	Offset   int64  `json:"offset"`
-	Inode    uint64 `json:"inode"`
+	Messages int
+	Offset   int64
+	Inode    uint64
+}
+
+// markSize is the size of the mark's record: its JSON padded with spaces,
+// then a newline.
+const markSize = 128
+
+// encode is the mark's record: {"messages":M,"offset":O,"inode":I,"check":C}
+// padded to markSize.
+func (m countMark) encode() []byte {
+	b := make([]byte, 0, markSize)
+	b = append(b, `{"messages":`...)
+	b = strconv.AppendInt(b, int64(m.Messages), 10)
+	b = append(b, `,"offset":`...)
+	b = strconv.AppendInt(b, m.Offset, 10)
+	b = append(b, `,"inode":`...)
+	b = strconv.AppendUint(b, m.Inode, 10)
+	b = append(b, `,"check":`...)
+	b = strconv.AppendUint(b, uint64(markCheck(b)), 10)
+	b = append(b, '}')
+	for len(b) < markSize-1 {
+		b = append(b, ' ')
+	}
+	return append(b, '\n')
+}
+
+func markCheck(b []byte) uint32 {
+	h := fnv.New32a()
+	h.Write(b)
+	return h.Sum32()
+}
+
+// decodeMark parses a record encode wrote (bytes after its line are
+// ignored); ok is false for anything else, a mixed record included.
+func decodeMark(data []byte) (m countMark, ok bool) {
+	const checkKey = `,"check":`
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		data = data[:i]
+	}
+	data = bytes.TrimRight(data, " ")
+	checkAt := bytes.LastIndex(data, []byte(checkKey))
+	if checkAt < 0 {
+		return m, false
+	}
+	var nums [4]uint64
+	rest := data
+	for i, key := range [...]string{`{"messages":`, `,"offset":`, `,"inode":`, checkKey} {
+		after, found := bytes.CutPrefix(rest, []byte(key))
+		if !found {
+			return m, false
+		}
+		end := 0
+		for end < len(after) && after[end] >= '0' && after[end] <= '9' {
+			end++
+		}
+		n, err := strconv.ParseUint(string(after[:end]), 10, 64)
+		if err != nil {
+			return m, false
+		}
+		nums[i], rest = n, after[end:]
+	}
+	if string(rest) != "}" || nums[0] > math.MaxInt32 || nums[1] > math.MaxInt64 ||
+		uint64(markCheck(data[:checkAt+len(checkKey)])) != nums[3] {
+		return m, false
+	}
+	return countMark{Messages: int(nums[0]), Offset: int64(nums[1]), Inode: nums[2]}, true
 }
 
 // countMarkEvery is how many uncounted bytes after the mark make a say
@@ -62,8 +135,7 @@ func (s *Store) countHeld(taskID, phaseID string) (int, error) {
 	}
 	if next.Offset-next.from > countMarkEvery {
 		// Best effort: a mark not written is only a longer count next time.
-		data, _ := json.Marshal(next.countMark)
-		_ = lockedfile.WriteFile(s.CountMarkPath(taskID, phaseID), data, 0o644)
+		_ = s.writeCountMark(taskID, phaseID, next.countMark)
 	}
 	return n, nil
 }
@@ -103,8 +175,8 @@ func (s *Store) readCountMark(taskID, phaseID string, f *os.File, size int64, in
 	if err != nil {
 		return countMark{}
 	}
-	var m countMark
-	if json.Unmarshal(data, &m) != nil || m.Messages < 0 || m.Offset <= 0 || m.Offset > size || m.Inode != ino {
+	m, ok := decodeMark(data)
+	if !ok || m.Offset <= 0 || m.Offset > size || m.Inode != ino {
 		return countMark{}
 	}
 	last := make([]byte, 1)
@@ -112,4 +184,17 @@ func (s *Store) readCountMark(taskID, phaseID string, f *os.File, size int64, in
 		return countMark{}
 	}
 	return m
+}
+
+// writeCountMark writes m over the phase's mark, in place.
+func (s *Store) writeCountMark(taskID, phaseID string, m countMark) error {
+	f, err := lockedfile.OpenFile(s.CountMarkPath(taskID, phaseID), os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteAt(m.encode(), 0)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -37,6 +37,15 @@ func TestCountHeldAgreesWithFullCount(t *testing.T) {
 			}
 		}},
 		{"negative count", func(t *testing.T, _, mark string) { writeFile(t, mark, `{"messages":-1,"offset":1}`) }},
+		{"mark of an older build (plain JSON)", func(t *testing.T, log, mark string) {
+			writeFile(t, mark, fmt.Sprintf(`{"messages":3,"offset":%d,"inode":%d}`, len(msg(0))*3, inodeAt(t, log)))
+		}},
+		{"mark mixed from two writes (a check that does not match)", func(t *testing.T, log, mark string) {
+			// A true mark for 10 lines with the count of another: each part
+			// parses, only the check tells.
+			rec := countMark{Messages: 10, Offset: int64(len(msg(0)) * 10), Inode: inodeAt(t, log)}.encode()
+			writeFile(t, mark, strings.Replace(string(rec), `"messages":10`, `"messages":12`, 1))
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -163,4 +172,56 @@ func inodeOf(t *testing.T, st os.FileInfo) uint64 {
 		t.Fatal("no inode")
 	}
 	return sys.Ino
+}
+
+func inodeAt(t *testing.T, path string) uint64 {
+	t.Helper()
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inodeOf(t, st)
+}
+
+// A record decodes to the mark it was made from, whatever follows its
+// line; change any byte of its numbers and it no longer decodes.
+func TestMarkRecord(t *testing.T) {
+	for _, m := range []countMark{{}, {Messages: 1, Offset: 2, Inode: 3}, {Messages: 1 << 30, Offset: 1 << 40, Inode: 1<<64 - 1}} {
+		rec := m.encode()
+		if len(rec) != markSize {
+			t.Fatalf("record of %d bytes: %q", len(rec), rec)
+		}
+		for _, data := range [][]byte{rec, append(append([]byte{}, rec...), "junk after the line"...)} {
+			if got, ok := decodeMark(data); !ok || got != m {
+				t.Fatalf("decodeMark(%q) = %+v, %v; want %+v", data, got, ok, m)
+			}
+		}
+		for i, c := range rec {
+			if c < '0' || c > '9' {
+				continue
+			}
+			mixed := append([]byte{}, rec...)
+			mixed[i] = '0' + (c-'0'+1)%10
+			if got, ok := decodeMark(mixed); ok {
+				t.Fatalf("decodeMark took %q (byte %d changed) as %+v", mixed, i, got)
+			}
+		}
+	}
+}
+
+func FuzzDecodeMark(f *testing.F) {
+	f.Add(countMark{Messages: 5, Offset: 100, Inode: 7}.encode())
+	f.Add([]byte(`{"messages":3,"offset":1}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, ok := decodeMark(data)
+		if !ok {
+			return
+		}
+		if m.Messages < 0 || m.Offset < 0 {
+			t.Fatalf("decodeMark(%q) = %+v", data, m)
+		}
+		if back, ok := decodeMark(m.encode()); !ok || back != m {
+			t.Fatalf("round trip of %+v: %+v, %v", m, back, ok)
+		}
+	})
 }

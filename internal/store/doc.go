@@ -47,8 +47,10 @@
 //	                           same critical section
 //	      messages.jsonl.count the count mark: the first N bytes of the log
 //	                           hold M messages, so a say counts only the tail
-//	                           (countmark.go); a cache, ignored and rewritten
-//	                           when it does not fit the log
+//	                           (countmark.go); a cache, one 128-byte record
+//	                           with a check, rewritten in place every 4 KiB
+//	                           of log, ignored and rewritten when it does not
+//	                           fit the log
 //	  task-index/              live/, done/, killed/tk-ID empty markers and
 //	                           complete: which tasks are in each class, for
 //	                           the limit check and pm status without reading
