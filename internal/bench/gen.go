@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -19,6 +20,8 @@ type StateSpec struct {
 	Events int // lines of events.jsonl
 	// MessagesPerPhase is how many messages each generated phase holds.
 	MessagesPerPhase int
+	// ActiveLimit is the active phase's message_limit (0: 50).
+	ActiveLimit int
 }
 
 // State is what Generate made.
@@ -57,7 +60,7 @@ func Generate(dir string, spec StateSpec) (*State, error) {
 		switch {
 		case i == spec.Tasks-1:
 			t.Status, t.EndedAt = store.TaskActive, nil
-			ph.Status, ph.ClosedAt, ph.CloseReason, ph.MessageLimit = store.PhaseActive, nil, "", 50
+			ph.Status, ph.ClosedAt, ph.CloseReason, ph.MessageLimit = store.PhaseActive, nil, "", cmp.Or(spec.ActiveLimit, 50)
 			ag.Status = store.AgentPending
 			st.ActiveTask, st.ActivePhase, st.Owner = tid, pid, owner
 		case i%100 == 99:

@@ -47,7 +47,7 @@ func Scale(ctx context.Context, bin, dir string, small, large, runs int) ([]Scal
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, err
 		}
-		st, err := Generate(d, StateSpec{Tasks: n, MessagesPerPhase: 1})
+		st, err := Generate(d, StateSpec{Tasks: n, MessagesPerPhase: 1, ActiveLimit: 2*runs + 10}) // two says a run
 		if err != nil {
 			return nil, err
 		}

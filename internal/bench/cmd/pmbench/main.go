@@ -41,15 +41,16 @@ type sizes struct {
 	Respawns        int           // killed hosts
 	Clients         int           // dashboard websocket clients at once
 	ScaleTasks      int           // the large state of the constant-time figures
+	ScaleRuns       int           // interleaved runs of each constant-time figure
 }
 
 var full = sizes{Messages: 1000, Writers: 16, PerW: 500, SayW: 16, SayPer: 500, Tasks: 10_000, Events: 1_000_000,
 	Runs: 20, StartupRuns: 200, Files: 10_000, Changed: 10, Rounds: 5, MessagesInPhase: 20,
-	Calls: 200, IdleObjects: 50, IdleWindow: 10 * time.Second, Respawns: 10, Clients: 50, ScaleTasks: 100_000}
+	Calls: 200, IdleObjects: 50, IdleWindow: 10 * time.Second, Respawns: 10, Clients: 50, ScaleTasks: 100_000, ScaleRuns: 60}
 
 var quick = sizes{Messages: 200, Writers: 16, PerW: 100, SayW: 8, SayPer: 50, Tasks: 1_000, Events: 100_000,
 	Runs: 10, StartupRuns: 40, Files: 2_000, Changed: 10, Rounds: 3, MessagesInPhase: 20,
-	Calls: 30, IdleObjects: 10, IdleWindow: 3 * time.Second, Respawns: 4, Clients: 10, ScaleTasks: 5_000}
+	Calls: 30, IdleObjects: 10, IdleWindow: 3 * time.Second, Respawns: 4, Clients: 10, ScaleTasks: 5_000, ScaleRuns: 30}
 
 func main() {
 	var (
@@ -162,7 +163,7 @@ func run(ctx context.Context, sz sizes, bin string, want []string, keep bool) in
 		return rows, nil
 	})
 	step("scale", func(dir string) ([]bench.Row, error) {
-		cases, err := bench.Scale(ctx, bin, dir, 10, sz.ScaleTasks, sz.Runs)
+		cases, err := bench.Scale(ctx, bin, dir, 10, sz.ScaleTasks, sz.ScaleRuns)
 		if err != nil {
 			return nil, err
 		}
@@ -170,10 +171,16 @@ func run(ctx context.Context, sz sizes, bin string, want []string, keep bool) in
 		for _, c := range cases {
 			r := c.Ratio()
 			sRSS, lRSS := c.MaxRSS()
-			rows = append(rows, bench.Row{Figure: fmt.Sprintf("%s at %d tasks / at %d, medians of %d interleaved runs", c.Name, c.LargeTasks, c.SmallTasks, len(c.Large)),
+			row := bench.Row{Figure: fmt.Sprintf("%s at %d tasks / at %d, medians of %d interleaved runs", c.Name, c.LargeTasks, c.SmallTasks, len(c.Large)),
 				Goal:    "<= 1.1x",
 				Result:  fmt.Sprintf("%.2fx (%s / %s; peak RSS %.1f / %.1f MiB)", r, bench.Ms(c.Large.Median()), bench.Ms(c.Small.Median()), float64(lRSS)/1024, float64(sRSS)/1024),
-				Verdict: bench.Verdict(r <= 1.1)})
+				Verdict: bench.Verdict(r <= 1.1)}
+			if c.Name == "pm status" {
+				// Not a constant-time command: it counts one directory entry
+				// per finished task (decoding none); its goal is the next row.
+				row.Goal, row.Verdict = "", ""
+			}
+			rows = append(rows, row)
 			if c.Name == "pm status" {
 				m := c.Large.Median()
 				rows = append(rows, bench.Row{Figure: fmt.Sprintf("pm status at %d tasks, median; peak RSS over the %d-task state's", c.LargeTasks, c.SmallTasks),
