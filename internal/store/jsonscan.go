@@ -1,9 +1,10 @@
 package store
 
 import (
+	"bytes"
 	"math/bits"
-	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // The scanner of Message.DecodeLine: each function scans one piece of JSON
@@ -87,21 +88,31 @@ func digits(raw []byte, i int) (next int, ok bool) {
 // validating its escapes as encoding/json's scanner does, and returns the
 // index of its closing quote.
 func scanString(raw []byte, i int) (end int, escaped, nonASCII, ok bool) {
+	end, escaped, nonASCII, _, ok = scanStringDEL(raw, i)
+	return end, escaped, nonASCII, ok
+}
+
+// scanStringDEL is scanString that also reports a raw DEL (0x7f) in the
+// body, which a terminal printer escapes (MessageView's classes).
+func scanStringDEL(raw []byte, i int) (end int, escaped, nonASCII, del, ok bool) {
 	for {
 		i = plainRun(raw, i)
 		if i == len(raw) {
-			return 0, false, false, false
+			return 0, false, false, false, false
 		}
 		switch c := raw[i]; {
 		case c == '"':
-			return i, escaped, nonASCII, true
+			return i, escaped, nonASCII, del, true
 		case c == '\\':
 			escaped = true
 			if i, ok = scanEscape(raw, i); !ok {
-				return 0, false, false, false
+				return 0, false, false, false, false
 			}
 		case c < 0x20:
-			return 0, false, false, false
+			return 0, false, false, false, false
+		case c == 0x7f:
+			del = true
+			i++
 		default:
 			nonASCII = true
 			i++
@@ -110,8 +121,9 @@ func scanString(raw []byte, i int) (end int, escaped, nonASCII, ok bool) {
 }
 
 // plainRun returns the index of the first byte from i on that ends a run
-// of plain string bytes (printable ASCII but '"' and '\\'), or len(b). It
-// tests eight bytes at a time: the string bytes are most of a line.
+// of plain string bytes (printable ASCII but '"' and '\\': not DEL), or
+// len(b). It tests eight bytes at a time: the string bytes are most of a
+// line.
 func plainRun(b []byte, i int) int {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	for ; i+8 <= len(b); i += 8 {
@@ -120,15 +132,15 @@ func plainRun(b []byte, i int) int {
 			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
 		q, bs := x^(ones*'"'), x^(ones*'\\')
 		// A byte's high bit is set in special iff it is < 0x20, '"', '\\'
-		// or >= 0x80; borrows only flag bytes above a special one, so the
+		// or >= 0x7f; borrows only flag bytes above a special one, so the
 		// lowest flagged byte is the first special one.
-		special := (x-ones*0x20)&^x | (q-ones)&^q | (bs-ones)&^bs | x
+		special := (x-ones*0x20)&^x | (q-ones)&^q | (bs-ones)&^bs | x | (x&^highs + ones)
 		if special&highs != 0 {
 			return i + bits.TrailingZeros64(special&highs)/8
 		}
 	}
 	for ; i < len(b); i++ {
-		if c := b[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' {
+		if c := b[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
 			return i
 		}
 	}
@@ -173,22 +185,36 @@ func hex4(b []byte) (rune, bool) {
 
 // unescape decodes the escapes of a string body the scanner validated.
 func unescape(b []byte) (string, bool) {
-	var out strings.Builder
-	out.Grow(len(b))
+	out, _, ok := appendUnescaped(make([]byte, 0, len(b)), b)
+	if !ok || len(out) == 0 {
+		return "", ok
+	}
+	return unsafe.String(unsafe.SliceData(out), len(out)), true // out is not kept
+}
+
+// appendUnescaped appends the string body b (validated by the scanner),
+// its escapes decoded, to dst, and reports what the escapes brought in
+// (the body's raw bytes are the scanner's to report): TextBreaks for \n
+// and \t, TextControl for another control character or DEL, TextNonASCII
+// for a character from U+0080 up. It reports false for a surrogate escape,
+// which encoding/json pairs or replaces.
+func appendUnescaped(dst, b []byte) (out []byte, class TextClass, ok bool) {
 	for i := 0; i < len(b); {
-		c := b[i]
-		if c != '\\' {
-			out.WriteByte(c)
-			i++
-			continue
+		j := bytes.IndexByte(b[i:], '\\')
+		if j < 0 {
+			return append(dst, b[i:]...), class, true
 		}
-		switch e := b[i+1]; e {
+		dst = append(dst, b[i:i+j]...)
+		i += j
+		c := b[i+1]
+		switch c {
 		case 'u':
 			r, _ := hex4(b[i+2:])
 			if 0xd800 <= r && r < 0xe000 {
-				return "", false // surrogates: encoding/json pairs or replaces them
+				return dst, 0, false // surrogates: encoding/json pairs or replaces them
 			}
-			out.WriteRune(r)
+			class |= runeClass(r)
+			dst = utf8.AppendRune(dst, r)
 			i += 6
 			continue
 		case 'b':
@@ -202,10 +228,23 @@ func unescape(b []byte) (string, bool) {
 		case 't':
 			c = '\t'
 		default: // '"', '\\', '/'
-			c = e
 		}
-		out.WriteByte(c)
+		class |= runeClass(rune(c))
+		dst = append(dst, c)
 		i += 2
 	}
-	return out.String(), true
+	return dst, class, true
+}
+
+// runeClass is the TextClass of one character.
+func runeClass(r rune) TextClass {
+	switch {
+	case r == '\n' || r == '\t':
+		return TextBreaks
+	case r < 0x20 || r == 0x7f:
+		return TextControl
+	case r >= 0x80:
+		return TextNonASCII
+	}
+	return 0
 }
