@@ -28,8 +28,23 @@ func (p *Printer) Print(w io.Writer, v *store.MessageView) {
 		PrintMessage(w, v.Message)
 		return
 	}
+	// A line longer than the free buffer would be appended to a copy:
+	// flush first (content's lines each gain an indent of four).
+	need := 32 + len(v.Author) + len(v.Role) + len(v.Content)
+	if v.ContentClass&store.TextBreaks != 0 {
+		need += 4 * len(v.Content)
+	}
+	if f, ok := w.(flusher); ok && f.Available() < need {
+		f.Flush() // an error stays with the writer, and its owner's Flush reports it
+	}
 	h, mi, s := p.zone.clock(v.Timestamp)
 	aw.Write(appendPlain(aw.AvailableBuffer(), &v.Message, h, mi, s))
+}
+
+// flusher is a buffered writer (bufio.Writer).
+type flusher interface {
+	Available() int
+	Flush() error
 }
 
 // localZone is the span of time.Local's zone the last clock fell in.

@@ -88,33 +88,58 @@ func digits(raw []byte, i int) (next int, ok bool) {
 // validating its escapes as encoding/json's scanner does, and returns the
 // index of its closing quote.
 func scanString(raw []byte, i int) (end int, escaped, nonASCII, ok bool) {
-	end, escaped, nonASCII, _, ok = scanStringDEL(raw, i)
-	return end, escaped, nonASCII, ok
+	var st stringScan
+	end, ok = st.scan(raw, i, nil)
+	return end, st.escaped, st.nonASCII, ok
 }
 
-// scanStringDEL is scanString that also reports a raw DEL (0x7f) in the
-// body, which a terminal printer escapes (MessageView's classes).
-func scanStringDEL(raw []byte, i int) (end int, escaped, nonASCII, del, ok bool) {
+// stringScan is what scanning a string's body found: escapes, bytes from
+// 0x80 up, a raw DEL (0x7f), and, when the body was unescaped as it was
+// scanned, the TextClass of the characters its escapes stand for.
+type stringScan struct {
+	escaped, nonASCII, del bool
+	class                  TextClass
+}
+
+// scan is scanString; with dst, the body is also unescaped, in the same
+// pass, and appended to *dst, once it has an escape (a body without one is
+// not copied: it is raw[i:end]). Unescaping refuses (ok false) a surrogate
+// escape, which encoding/json pairs or replaces.
+func (st *stringScan) scan(raw []byte, i int, dst *[]byte) (end int, ok bool) {
+	run := i // the body's bytes from run on are not in *dst yet
 	for {
 		i = plainRun(raw, i)
 		if i == len(raw) {
-			return 0, false, false, false, false
+			return 0, false
 		}
 		switch c := raw[i]; {
 		case c == '"':
-			return i, escaped, nonASCII, del, true
-		case c == '\\':
-			escaped = true
-			if i, ok = scanEscape(raw, i); !ok {
-				return 0, false, false, false, false
+			if dst != nil && st.escaped {
+				*dst = append(*dst, raw[run:i]...)
 			}
+			return i, true
+		case c == '\\':
+			st.escaped = true
+			next, ok := scanEscape(raw, i)
+			if !ok {
+				return 0, false
+			}
+			if dst != nil {
+				var class TextClass
+				if *dst, class, ok = appendEscape(append(*dst, raw[run:i]...), raw[i:next]); !ok {
+					return 0, false
+				}
+				st.class |= class
+				run = next
+			}
+			i = next
 		case c < 0x20:
-			return 0, false, false, false, false
+			return 0, false
 		case c == 0x7f:
-			del = true
+			st.del = true
 			i++
 		default:
-			nonASCII = true
+			st.nonASCII = true
 			i++
 		}
 	}
@@ -193,11 +218,7 @@ func unescape(b []byte) (string, bool) {
 }
 
 // appendUnescaped appends the string body b (validated by the scanner),
-// its escapes decoded, to dst, and reports what the escapes brought in
-// (the body's raw bytes are the scanner's to report): TextBreaks for \n
-// and \t, TextControl for another control character or DEL, TextNonASCII
-// for a character from U+0080 up. It reports false for a surrogate escape,
-// which encoding/json pairs or replaces.
+// its escapes decoded, to dst (appendEscape).
 func appendUnescaped(dst, b []byte) (out []byte, class TextClass, ok bool) {
 	for i := 0; i < len(b); {
 		j := bytes.IndexByte(b[i:], '\\')
@@ -206,34 +227,50 @@ func appendUnescaped(dst, b []byte) (out []byte, class TextClass, ok bool) {
 		}
 		dst = append(dst, b[i:i+j]...)
 		i += j
-		c := b[i+1]
-		switch c {
-		case 'u':
-			r, _ := hex4(b[i+2:])
-			if 0xd800 <= r && r < 0xe000 {
-				return dst, 0, false // surrogates: encoding/json pairs or replaces them
-			}
-			class |= runeClass(r)
-			dst = utf8.AppendRune(dst, r)
-			i += 6
-			continue
-		case 'b':
-			c = '\b'
-		case 'f':
-			c = '\f'
-		case 'n':
-			c = '\n'
-		case 'r':
-			c = '\r'
-		case 't':
-			c = '\t'
-		default: // '"', '\\', '/'
+		n := 2
+		if b[i+1] == 'u' {
+			n = 6
 		}
-		class |= runeClass(rune(c))
-		dst = append(dst, c)
-		i += 2
+		var more TextClass
+		if dst, more, ok = appendEscape(dst, b[i:i+n]); !ok {
+			return dst, 0, false
+		}
+		class |= more
+		i += n
 	}
 	return dst, class, true
+}
+
+// appendEscape appends the character of one escape sequence (validated by
+// the scanner) to dst, and reports its class: TextBreaks for \n and \t,
+// TextControl for another control character or DEL, TextNonASCII from
+// U+0080 up. It reports false for a surrogate escape, which encoding/json
+// pairs or replaces.
+func appendEscape(dst, esc []byte) ([]byte, TextClass, bool) {
+	c := esc[1]
+	switch c {
+	case 'u':
+		r, _ := hex4(esc[2:])
+		if 0xd800 <= r && r < 0xe000 {
+			return dst, 0, false
+		}
+		if r < utf8.RuneSelf {
+			return append(dst, byte(r)), runeClass(r), true
+		}
+		return utf8.AppendRune(dst, r), TextNonASCII, true
+	case 'b':
+		c = '\b'
+	case 'f':
+		c = '\f'
+	case 'n':
+		c = '\n'
+	case 'r':
+		c = '\r'
+	case 't':
+		c = '\t'
+	default: // '"', '\\', '/'
+	}
+	return append(dst, c), runeClass(rune(c)), true
 }
 
 // runeClass is the TextClass of one character.

@@ -135,7 +135,13 @@ func (d *lineDecoder) setField(f int, raw []byte, i int) (next int, ok bool) {
 	if i == len(raw) || raw[i] != '"' {
 		return 0, false // encoding/json would fail or go by another path
 	}
-	end, escaped, nonASCII, del, ok := scanStringDEL(raw, i+1)
+	var st stringScan
+	var start int // view: where the unescaped string starts in its scratch buffer
+	var dst *[]byte
+	if v := d.view; v != nil && f != fieldTimestamp {
+		start, dst = len(v.scratch), &v.scratch
+	}
+	end, ok := st.scan(raw, i+1, dst)
 	if !ok {
 		return 0, false
 	}
@@ -154,26 +160,20 @@ func (d *lineDecoder) setField(f int, raw []byte, i int) (next int, ok bool) {
 		return end + 1, m.Timestamp.UnmarshalJSON(raw[i:end+1]) == nil
 	}
 	var s string
-	var class TextClass
-	if nonASCII {
+	class := st.class
+	if st.nonASCII {
 		class |= TextNonASCII
 	}
-	if del {
+	if st.del {
 		class |= TextControl
 	}
 	switch {
-	case nonASCII && !utf8.Valid(raw[i+1:end]):
+	case st.nonASCII && !utf8.Valid(raw[i+1:end]):
 		return 0, false // encoding/json replaces what is not UTF-8
-	case escaped && d.view != nil:
+	case st.escaped && d.view != nil:
 		v := d.view
-		start := len(v.scratch)
-		var more TextClass
-		if v.scratch, more, ok = appendUnescaped(v.scratch, raw[i+1:end]); !ok {
-			return 0, false
-		}
-		class |= more
 		s = unsafe.String(unsafe.SliceData(v.scratch[start:]), len(v.scratch)-start)
-	case escaped:
+	case st.escaped:
 		if s, ok = unescape(raw[i+1 : end]); !ok {
 			return 0, false
 		}
