@@ -8,7 +8,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"syscall"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/plasmodium/pm/internal/store"
@@ -19,7 +21,11 @@ import (
 type SlopeCase struct {
 	Name         string
 	Small, Large Durations
-	LargeRSS     int64 // KiB, the most of any run on the large room
+	// LargeRSS is the peak RSS (KiB) of one more run on the large room,
+	// measured by GNU time (0 without /usr/bin/time): the rusage of a
+	// child this process starts counts this process's own memory (the
+	// child starts as a vfork of it), not the command's alone.
+	LargeRSS int64
 }
 
 // Slope is (median large - median small) / (large - small messages).
@@ -70,7 +76,7 @@ func ChatSlope(ctx context.Context, bin, dir string, small, large, runs int) ([]
 				case 2:
 					cmd = p.Command(ctx, r.owner, "chat", "--json")
 				}
-				d, rss, err := drained(ctx, cmd)
+				d, err := drained(ctx, cmd)
 				if err != nil {
 					return nil, fmt.Errorf("%s: %w", cases[k].Name, err)
 				}
@@ -78,27 +84,44 @@ func ChatSlope(ctx context.Context, bin, dir string, small, large, runs int) ([]
 					cases[k].Small = append(cases[k].Small, d)
 				} else {
 					cases[k].Large = append(cases[k].Large, d)
-					cases[k].LargeRSS = max(cases[k].LargeRSS, rss)
 				}
 			}
+		}
+	}
+	const gnuTime = "/usr/bin/time"
+	if _, err := os.Stat(gnuTime); err != nil {
+		return cases, nil
+	}
+	for k, args := range [][]string{{"cat", rooms[1].path}, {bin, "chat"}, {bin, "chat", "--json"}} {
+		rssFile := filepath.Join(dir, "rss")
+		cmd := p.Command(ctx, rooms[1].owner, append([]string{"-f", "%M", "-o", rssFile}, args...)...)
+		cmd.Path, cmd.Args = gnuTime, append([]string{gnuTime, "-f", "%M", "-o", rssFile}, args...)
+		if _, err := drained(ctx, cmd); err != nil {
+			return nil, fmt.Errorf("%s under %s: %w", cases[k].Name, gnuTime, err)
+		}
+		data, err := os.ReadFile(rssFile)
+		if err != nil {
+			return nil, err
+		}
+		if cases[k].LargeRSS, err = strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64); err != nil {
+			return nil, fmt.Errorf("%s: %q: %v", gnuTime, data, err)
 		}
 	}
 	return cases, nil
 }
 
 // drained runs cmd with its stdout drained from a pipe and returns its
-// wall time (start to reaped) and peak RSS (KiB).
-func drained(ctx context.Context, cmd *exec.Cmd) (time.Duration, int64, error) {
-	ctx, cancel := context.WithTimeout(ctx, CmdTimeout)
+// wall time (start to reaped).
+func drained(ctx context.Context, cmd *exec.Cmd) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, CmdTimeout) // bounds the run: a kill ends the drain
 	defer cancel()
-	_ = ctx // cmd was made with the caller's context; CmdTimeout bounds the wait below
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return 0, 0, err
+		return 0, err
 	}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return 0, 0, err
+		return 0, err
 	}
 	done := make(chan struct{})
 	go func() {
@@ -115,14 +138,7 @@ func drained(ctx context.Context, cmd *exec.Cmd) (time.Duration, int64, error) {
 	if err == nil {
 		err = cerr
 	}
-	if err != nil {
-		return d, 0, err
-	}
-	var rss int64
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rss = int64(ru.Maxrss)
-	}
-	return d, rss, nil
+	return d, err
 }
 
 // WriteRoom writes n messages to path as pm say writes them (json.Marshal

@@ -172,7 +172,8 @@ func run(ctx context.Context, sz sizes, bin string, want []string, keep bool) in
 		}
 		cat := cases[0].Slope(small, large)
 		rows := []bench.Row{{Figure: fmt.Sprintf("cat messages.jsonl: wall slope per message, rooms of %d / %d, medians of %d interleaved runs", small, large, len(cases[0].Large)),
-			Result: fmt.Sprintf("%d ns (%s / %s)", cat.Nanoseconds(), bench.Ms(cases[0].Small.Median()), bench.Ms(cases[0].Large.Median()))}}
+			Result: fmt.Sprintf("%d ns (%s / %s; peak RSS at %d: %.1f MiB)", cat.Nanoseconds(), bench.Ms(cases[0].Small.Median()), bench.Ms(cases[0].Large.Median()),
+				large, float64(cases[0].LargeRSS)/1024)}}
 		for _, c := range cases[1:] {
 			sl := c.Slope(small, large)
 			r := float64(sl) / float64(max(cat, 1))
