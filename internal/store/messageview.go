@@ -41,7 +41,7 @@ type MessageView struct {
 	AuthorClass, RoleClass, ContentClass TextClass
 
 	scratch []byte     // the unescaped strings of this line
-	stamp   stampCache // the last timestamp's second
+	stamp   stampCache // the last timestamp's minute
 }
 
 // DecodeLine decodes raw into v (see MessageView) as DecodeLine decodes
@@ -91,30 +91,31 @@ func (s *Store) ReadMessageViews(taskID, phaseID string, v *MessageView, fn func
 	return r.NextChecked(v.DecodeLine, fn)
 }
 
-// stampCache parses pm's timestamps (parseUTC) a second at a time: the
-// lines of a room mostly share their second, so a timestamp whose first 19
-// bytes ("2006-01-02T15:04:05") are the last one's only needs its fraction
-// parsed.
+// stampCache parses pm's timestamps (parseUTC) a minute at a time: the
+// lines of a room mostly share their minute, so a timestamp whose first 16
+// bytes ("2006-01-02T15:04") are the last one's only needs its seconds and
+// fraction parsed.
 type stampCache struct {
-	second [19]byte
-	at     time.Time // that second, UTC
+	minute [16]byte
+	at     time.Time // that minute, UTC
 	ok     bool
 }
 
 // parse is parseUTC(b), the same time.Time.
 func (c *stampCache) parse(b []byte) (time.Time, bool) {
 	const short = len("2006-01-02T15:04:05Z")
-	if c.ok && len(b) >= short && len(b) <= short+10 && b[len(b)-1] == 'Z' && string(b[:19]) == string(c.second[:]) {
+	if c.ok && len(b) >= short && len(b) <= short+10 && b[len(b)-1] == 'Z' && b[16] == ':' && string(b[:16]) == string(c.minute[:]) {
+		sec := num2(b[17], b[18])
 		nsec, ok := fraction(b[19 : len(b)-1])
-		if !ok {
+		if sec < 0 || sec > 59 || !ok {
 			return time.Time{}, false
 		}
-		return c.at.Add(time.Duration(nsec)), true
+		return c.at.Add(time.Duration(sec)*time.Second + time.Duration(nsec)), true
 	}
 	t, ok := parseUTC(b)
 	if ok {
-		copy(c.second[:], b)
-		c.at, c.ok = t.Add(-time.Duration(t.Nanosecond())), true
+		copy(c.minute[:], b)
+		c.at, c.ok = t.Add(-time.Duration(t.Second())*time.Second-time.Duration(t.Nanosecond())), true
 	}
 	return t, ok
 }
