@@ -185,27 +185,22 @@ func (d *lineDecoder) setField(f int, raw []byte, i int) (next int, ok bool) {
 		}
 		s = d.line[i+1 : end]
 	}
+	var sink TextClass // a Message keeps no classes
+	author, role, content := &sink, &sink, &sink
+	if v := d.view; v != nil {
+		author, role, content = &v.AuthorClass, &v.RoleClass, &v.ContentClass
+	}
 	switch f {
 	case fieldID:
 		m.ID = s
 	case fieldPhaseID:
 		m.PhaseID = s
 	case fieldAuthor:
-		m.Author = s
+		m.Author, *author = s, class
 	case fieldRole:
-		m.Role = s
+		m.Role, *role = s, class
 	case fieldContent:
-		m.Content = s
-	}
-	if v := d.view; v != nil {
-		switch f {
-		case fieldAuthor:
-			v.AuthorClass = class
-		case fieldRole:
-			v.RoleClass = class
-		case fieldContent:
-			v.ContentClass = class
-		}
+		m.Content, *content = s, class
 	}
 	return end + 1, true
 }
