@@ -94,7 +94,7 @@ func ChatSlope(ctx context.Context, bin, dir string, small, large, runs int) ([]
 	}
 	for k, args := range [][]string{{"cat", rooms[1].path}, {bin, "chat"}, {bin, "chat", "--json"}} {
 		rssFile := filepath.Join(dir, "rss")
-		cmd := p.Command(ctx, rooms[1].owner, append([]string{"-f", "%M", "-o", rssFile}, args...)...)
+		cmd := p.Command(ctx, rooms[1].owner) // pm's environment, as the agent
 		cmd.Path, cmd.Args = gnuTime, append([]string{gnuTime, "-f", "%M", "-o", rssFile}, args...)
 		if _, err := drained(ctx, cmd); err != nil {
 			return nil, fmt.Errorf("%s under %s: %w", cases[k].Name, gnuTime, err)
