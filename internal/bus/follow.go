@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -104,7 +105,9 @@ func (fr *fileReader) read(give func(Line) bool) error {
 			return err
 		}
 		fr.pos, fr.line = Cursor{off: r.Offset, id: sum}, r.Line
-		if !give(Line{Raw: raw, Next: fr.pos}) {
+		// raw is the reader's buffer, valid during this call only; a
+		// Line is the subscriber's to keep.
+		if !give(Line{Raw: bytes.Clone(raw), Next: fr.pos}) {
 			fr.stopped = true
 			return errStop
 		}

@@ -12,6 +12,10 @@
 //     treated as not yet written; every reader agrees on which lines are
 //     records (Next, Decode, Count): a valid JSON line whose values do not
 //     fit the record's type is passed on with what fits, never dropped;
+//   - a reader hands each line on in place, a slice of its read buffer (a
+//     line longer than the buffer is copied, up to MaxLine): the slice, and
+//     Decode's value, are valid during the callback only, and a caller that
+//     keeps a line copies it (bus.Follower, ops.Chat);
 //   - Tail reads backwards from the end and never parses the whole file;
 //     LastRecords is ReadAll's last n records, its count and its bad-line
 //     reports, decoding and holding only those n (a transcript's tail).

@@ -97,6 +97,16 @@ func FuzzReader(f *testing.F) {
 			}
 		}
 
+		// A tiny read buffer: lines straddle refills, most are longer
+		// than the buffer; the reader must hand on the same lines.
+		var small readResult
+		readBytes(t, path, &Reader{Path: path, bufLimit: 1 + int(n)%40}, &small)
+		if fmt.Sprint(once.lines) != fmt.Sprint(small.lines) || once.offset != small.offset || once.line != small.line ||
+			fmt.Sprint(once.bad) != fmt.Sprint(small.bad) {
+			t.Fatalf("a %d-byte buffer reads differently:\nonce  %q off %d %v\nsmall %q off %d %v", 1+int(n)%40,
+				once.lines, once.offset, once.bad, small.lines, small.offset, small.bad)
+		}
+
 		checkTail(t, path, once.lines, once.offset, int(n))
 	})
 }

@@ -1,7 +1,6 @@
 package jsonl
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -148,19 +147,29 @@ func (b BadLine) String() string {
 // Reader reads complete JSON lines from a file starting at an offset. It never
 // fails on content: a malformed line is reported through Bad and skipped; an
 // unterminated final line is left for the next call (it may still be being written).
+//
+// The raw line a callback gets is a slice of the Reader's read buffer (a
+// line longer than the buffer, of a scratch copy): it is valid only until
+// the callback returns, and a callback that keeps it must copy it.
 type Reader struct {
 	Path   string
 	Offset int64 // next byte to read
 	Line   int   // lines consumed so far (valid or not)
 	Bad    func(BadLine)
 
-	decoding bool // Decode validates by decoding: emit skips json.Valid
+	// valid, when set, decides which lines are records in place of
+	// json.Valid (Decode validates by decoding; NextChecked).
+	valid func(raw []byte) bool
 	// lineStart is the offset of the line being handed on (Decode's
 	// reports of a line that is not JSON).
 	lineStart int64
+	buf       []byte // the read buffer, kept for the next call
+	long      []byte // a line longer than buf, copied as it is read
+	bufLimit  int    // tests: the read buffer's size, to make lines straddle refills
 }
 
 // Next calls fn with each complete, valid line after r.Offset, advancing it.
+// raw is valid only until fn returns (see Reader).
 func (r *Reader) Next(fn func(raw []byte) error) error {
 	f, err := openExisting(r.Path)
 	if f == nil {
@@ -170,63 +179,130 @@ func (r *Reader) Next(fn func(raw []byte) error) error {
 	return r.NextIn(f, fn)
 }
 
+// NextChecked is Next with valid deciding which lines are records: it must
+// report true only for a line that is valid JSON and false for every line
+// that is not; it may report false for a valid line it does not vouch
+// for, which json.Valid then decides. A record type's own scanner (pm's
+// message lines: store.ReadMessageViews) validates, and may decode, the
+// lines it knows in one pass.
+func (r *Reader) NextChecked(valid func(raw []byte) bool, fn func(raw []byte) error) error {
+	r.valid = func(raw []byte) bool { return valid(raw) || json.Valid(raw) }
+	defer func() { r.valid = nil }()
+	return r.Next(fn)
+}
+
 // NextIn is Next on a file the caller opened, so a follower can check which
 // file it reads (a recreated one restarts) and read that same file.
 func (r *Reader) NextIn(f *os.File, fn func(raw []byte) error) error {
 	if _, err := f.Seek(r.Offset, io.SeekStart); err != nil {
 		return err
 	}
-	return r.scan(f, fn)
+	size := int64(-1)
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		size = st.Size() - r.Offset
+	}
+	return r.scan(f, size, fn)
 }
 
-func (r *Reader) scan(src io.Reader, fn func(raw []byte) error) error {
-	br := bufio.NewReaderSize(src, 64<<10)
-	for {
-		line, n, complete, err := readLine(br)
-		if !complete {
+// The read buffer: one raw read fills it, and every line complete inside
+// it is handed on in place. It is sized to what is left of the file (a
+// small inbox gets a small one), between these bounds.
+const (
+	minBuffer = 4 << 10
+	maxBuffer = 256 << 10
+)
+
+// buffer returns a read buffer for about size bytes (-1: unknown).
+func (r *Reader) buffer(size int64) []byte {
+	n := maxBuffer
+	if size >= 0 && size+1 < maxBuffer {
+		n = max(int(size)+1, minBuffer)
+	}
+	if r.bufLimit > 0 {
+		n = r.bufLimit
+		r.buf = r.buf[:min(len(r.buf), n)]
+	}
+	if len(r.buf) < n {
+		r.buf = make([]byte, n)
+	}
+	return r.buf
+}
+
+// scan reads src (size bytes are expected, -1 if unknown) and hands on each
+// complete line: a line complete inside the buffer as a slice of it, a
+// longer one copied into r.long (bounded by MaxLine: a longer line's bytes
+// are consumed, not kept, and it is reported).
+func (r *Reader) scan(src io.Reader, size int64, fn func(raw []byte) error) error {
+	buf := r.buffer(size)
+	start, end := 0, 0 // buf[start:end] is read and not handed on
+	inLong := false    // the line being read did not fit in buf: r.long holds its start
+	var longN int64    // bytes of that line consumed into r.long (or skipped) so far
+	over := false      // that line is over MaxLine
+	var rerr error     // the read error, once there is one
+	for empty := 0; ; {
+		if i := bytes.IndexByte(buf[start:end], '\n'); i >= 0 {
+			line := buf[start : start+i]
+			n := int64(i + 1)
+			if inLong {
+				n += longN
+				if !over && len(r.long)+i <= MaxLine {
+					r.long = append(r.long, line...)
+					line = r.long
+				} else {
+					over = true
+				}
+			} else if i > MaxLine {
+				over = true
+			}
+			start += i + 1
+			lineStart := r.Offset
+			r.Offset += n
+			r.Line++
+			wasOver := over
+			inLong, longN, over, r.long = false, 0, false, r.long[:0]
+			if wasOver {
+				r.report(lineStart, "line over the size limit")
+				continue
+			}
+			if err := r.emit(line, lineStart, fn); err != nil {
+				return err
+			}
+			continue
+		}
+		if rerr != nil {
 			// Unterminated tail (or EOF): leave it for a later call.
-			if err == nil || errors.Is(err, io.EOF) {
+			if errors.Is(rerr, io.EOF) {
 				return nil
 			}
-			return err
+			return rerr
 		}
-		start := r.Offset
-		r.Offset += n
-		r.Line++
-		if line == nil {
-			r.report(start, "line over the size limit")
-			continue
-		}
-		if ferr := r.emit(line, start, fn); ferr != nil {
-			return ferr
-		}
-	}
-}
-
-// readLine reads one line. It returns the line without its '\n' (nil when the
-// line is over MaxLine: its bytes are consumed, not kept), the bytes consumed,
-// and whether a '\n' ended it.
-func readLine(br *bufio.Reader) (line []byte, n int64, complete bool, err error) {
-	over := false
-	for {
-		frag, ferr := br.ReadSlice('\n')
-		n += int64(len(frag))
-		if !over {
-			line = append(line, frag...)
-			if len(line) > MaxLine+1 {
-				over, line = true, nil
+		switch {
+		case start == 0 && end == len(buf):
+			// No newline in a full buffer: the line is longer than it.
+			if !inLong {
+				inLong, r.long = true, r.long[:0]
 			}
+			if !over && len(r.long)+end <= MaxLine {
+				r.long = append(r.long, buf[:end]...)
+			} else {
+				over, r.long = true, r.long[:0]
+			}
+			longN += int64(end)
+			end = 0
+		case start > 0:
+			end = copy(buf, buf[start:end])
+			start = 0
 		}
-		if errors.Is(ferr, bufio.ErrBufferFull) {
-			continue
+		n, err := src.Read(buf[end:])
+		end += n
+		rerr = err
+		if n == 0 && err == nil {
+			if empty++; empty > 100 {
+				rerr = io.ErrNoProgress
+			}
+		} else {
+			empty = 0
 		}
-		if ferr != nil {
-			return nil, n, false, ferr
-		}
-		if over {
-			return nil, n, true, nil
-		}
-		return line[:len(line)-1], n, true, nil
 	}
 }
 
@@ -241,7 +317,7 @@ func (r *Reader) emit(raw []byte, start int64, fn func([]byte) error) error {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil
 	}
-	if !r.decoding && !json.Valid(raw) {
+	if r.valid != nil && !r.valid(raw) || r.valid == nil && !json.Valid(raw) {
 		r.report(start, "malformed or torn JSON line")
 		return nil
 	}
@@ -249,19 +325,21 @@ func (r *Reader) emit(raw []byte, start int64, fn func([]byte) error) error {
 	return fn(raw)
 }
 
-// Decode is Next with each line decoded into a fresh T: one json.Unmarshal
-// per line, which validates it too (Next's json.Valid pass is skipped), so a
+// Decode is Next with each line decoded into a T: one json.Unmarshal per
+// line, which validates it too (Next's json.Valid pass is skipped), so a
 // reader that needs the values scans each line once. A line that is not
 // JSON is reported and skipped as Next does; a valid line whose values do
 // not fit T is still passed on (Next would pass it too), with the fields
 // that fit. A T that is a LineDecoder decodes its usual lines itself.
+// v is one T, zeroed before each line, and raw one line of the read
+// buffer: both are valid only until fn returns.
 func Decode[T any](r *Reader, fn func(raw []byte, v *T) error) error {
-	r.decoding = true
-	defer func() { r.decoding = false }()
-	return r.Next(func(raw []byte) error {
-		var v T
+	var v T
+	r.valid = func(raw []byte) bool {
+		var zero T
+		v = zero
 		if d, ok := any(&v).(LineDecoder); ok && d.DecodeLine(raw) {
-			return fn(raw, &v) // valid, decoded exactly as below
+			return true // valid, decoded exactly as below
 		}
 		if err := json.Unmarshal(raw, &v); err != nil {
 			// Values that do not fit T (a wrong type, a bad time: any
@@ -270,12 +348,13 @@ func Decode[T any](r *Reader, fn func(raw []byte, v *T) error) error {
 			// on failures alone, so a good line is still scanned once.
 			var syn *json.SyntaxError
 			if errors.As(err, &syn) || !json.Valid(raw) {
-				r.report(r.lineStart, "malformed or torn JSON line")
-				return nil
+				return false
 			}
 		}
-		return fn(raw, &v)
-	})
+		return true
+	}
+	defer func() { r.valid = nil }()
+	return r.Next(func(raw []byte) error { return fn(raw, &v) })
 }
 
 // ReadAll decodes every valid line of path into T, skipping bad ones.

@@ -38,7 +38,7 @@ func LastRecords[T any](path string, n int, fits func(raw []byte) bool, bad func
 		last = append(last, v)
 	}
 	r := &Reader{Path: path, Bad: bad}
-	err = r.scan(io.NewSectionReader(f, 0, end), func(raw []byte) error {
+	err = r.scan(io.NewSectionReader(f, 0, end), end, func(raw []byte) error {
 		if fits != nil && fits(raw) {
 			total++
 		} else if _, ok := decodeRecord[T](raw, path, r.Line, bad); ok {

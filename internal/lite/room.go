@@ -30,22 +30,30 @@ func Say(out io.Writer, s *store.Store, actor store.Actor, phaseID, message stri
 }
 
 // Chat is pm chat's body without --follow or --wait (the cobra command's
-// too): the room is printed as it is read (phase.Read: one decode per line,
-// nothing held, constant memory), then a line about the phase on errOut.
-// With asJSON the lines go out as written.
+// too): the room is printed as it is read (phase.ReadViews: each line
+// decoded in place into one reused view, printed at once, nothing held or
+// allocated per line, constant memory), then a line about the phase on
+// errOut. With asJSON the lines go out as written, checked to be JSON and
+// not decoded.
 func Chat(out, errOut io.Writer, s *store.Store, actor store.Actor, phaseID string, asJSON bool) error {
 	w := bufio.NewWriterSize(out, 64<<10)
-	ph, n, err := phase.Read(s, actor, phaseID, func(raw []byte, m *store.Message) error {
-		if asJSON {
-			w.Write(raw)
-			return w.WriteByte('\n')
+	var v *store.MessageView
+	var p render.Printer
+	each := func(raw []byte) error {
+		w.Write(raw)
+		return w.WriteByte('\n')
+	}
+	if !asJSON {
+		v = new(store.MessageView)
+		each = func([]byte) error {
+			if v.ID == "" {
+				return nil // valid JSON that is no message (a hand-edited line): not shown
+			}
+			p.Print(w, v)
+			return nil
 		}
-		if m.ID == "" {
-			return nil // valid JSON that is no message (a hand-edited line): not shown
-		}
-		render.PrintMessage(w, *m)
-		return nil
-	})
+	}
+	ph, n, err := phase.ReadViews(s, actor, phaseID, v, each)
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}

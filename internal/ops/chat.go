@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 
@@ -34,7 +35,7 @@ func Chat(ctx context.Context, sess *Session, in ChatInput) (ChatResult, error) 
 	}
 	res := ChatResult{Messages: []store.Message{}}
 	streamed, err := ChatStream(ctx, sess, in.Phase, func(raw []byte, m *store.Message) error {
-		res.Lines = append(res.Lines, raw)
+		res.Lines = append(res.Lines, bytes.Clone(raw)) // raw is the reader's buffer
 		if m.ID != "" {
 			res.Messages = append(res.Messages, *m)
 		}

@@ -34,3 +34,23 @@ func Read(s *store.Store, actor store.Actor, phaseID string, each func(raw []byt
 	MarkSeen(s, actor, ph, n)
 	return ph, n, nil
 }
+
+// ReadViews is Read for a reader that uses each line at once and keeps
+// nothing (pm chat): the lines go to each through v, decoded without
+// copying (store.ReadMessageViews), or with v nil only checked to be JSON
+// (pm chat --json prints them as written). raw and v are valid only until
+// each returns. n and the seen mark are Read's.
+func ReadViews(s *store.Store, actor store.Actor, phaseID string, v *store.MessageView, each func(raw []byte) error) (ph *store.Phase, n int, err error) {
+	ph, err = Resolve(s, actor, phaseID)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := s.ReadMessageViews(ph.TaskID, ph.ID, v, func(raw []byte) error {
+		n++
+		return each(raw)
+	}); err != nil {
+		return ph, n, err
+	}
+	MarkSeen(s, actor, ph, n)
+	return ph, n, nil
+}

@@ -10,6 +10,8 @@
 //     keeps the exact text;
 //   - the fast path for a plain message (printPlain: no fmt, no escaping)
 //     writes byte for byte what the general path writes (FuzzPrintMessage);
+//     so does Printer (pm chat), which takes plainness from the decoder's
+//     store.TextClass and the local clock from the zone's span (FuzzPrintView);
 //   - every function writes whole lines ending in a newline, except PhaseLine
 //     (and taskview's HealthLine and HealthDetail), which return one line
 //     without it;

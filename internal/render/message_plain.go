@@ -30,7 +30,12 @@ func printPlain(w io.Writer, m *store.Message) bool {
 		return false
 	}
 	h, mi, s := m.Timestamp.Local().Clock() // as Format("15:04:05")
-	b := aw.AvailableBuffer()
+	aw.Write(appendPlain(aw.AvailableBuffer(), m, h, mi, s))
+	return true
+}
+
+// appendPlain appends a plain message (printPlain), its local clock h:mi:s.
+func appendPlain(b []byte, m *store.Message, h, mi, s int) []byte {
 	b = append(b, '[')
 	b = append(b, twoDigits[2*h:2*h+2]...)
 	b = append(b, ':')
@@ -56,7 +61,5 @@ func printPlain(w io.Writer, m *store.Message) bool {
 		b = append(append(b, body[:i+1]...), "    "...)
 		body = body[i+1:]
 	}
-	b = append(append(b, body...), '\n')
-	aw.Write(b)
-	return true
+	return append(append(b, body...), '\n')
 }

@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"strings"
 	"testing"
@@ -58,7 +59,8 @@ func TestPrintPlainMatchesGeneral(t *testing.T) {
 	}
 }
 
-// FuzzPrintMessage: the fast path prints what the general one prints.
+// FuzzPrintMessage: the fast path prints what the general one prints, and
+// so does a Printer reading the message as pm writes it.
 func FuzzPrintMessage(f *testing.F) {
 	f.Add("oak_0001", "qa", "a\nb\tc", int64(1_700_000_000), int32(0))
 	f.Add("human", "", "\x1b]0;x\a", int64(-62135596800), int32(-3600))
@@ -67,6 +69,14 @@ func FuzzPrintMessage(f *testing.F) {
 		m := store.Message{Author: author, Role: role, Content: content, Timestamp: time.Unix(sec, 0).In(loc)}
 		if fast, general, _ := printBoth(m); fast != general {
 			t.Fatalf("PrintMessage fast path %q, general %q", fast, general)
+		}
+		// The same message as pm writes it, read as a view (pm chat).
+		m.ID = "msg-1"
+		if line, err := json.Marshal(m); err == nil {
+			var p Printer
+			if view, general, ok := printView(t, &p, line); !ok || view != general {
+				t.Fatalf("%s: Printer %q, PrintMessage %q", line, view, general)
+			}
 		}
 	})
 }

@@ -1,9 +1,10 @@
 package store
 
 import (
+	"bytes"
 	"math/bits"
-	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // The scanner of Message.DecodeLine: each function scans one piece of JSON
@@ -87,31 +88,67 @@ func digits(raw []byte, i int) (next int, ok bool) {
 // validating its escapes as encoding/json's scanner does, and returns the
 // index of its closing quote.
 func scanString(raw []byte, i int) (end int, escaped, nonASCII, ok bool) {
+	var st stringScan
+	end, ok = st.scan(raw, i, nil)
+	return end, st.escaped, st.nonASCII, ok
+}
+
+// stringScan is what scanning a string's body found: escapes, bytes from
+// 0x80 up, a raw DEL (0x7f), and, when the body was unescaped as it was
+// scanned, the TextClass of the characters its escapes stand for.
+type stringScan struct {
+	escaped, nonASCII, del bool
+	class                  TextClass
+}
+
+// scan is scanString; with dst, the body is also unescaped, in the same
+// pass, and appended to *dst, once it has an escape (a body without one is
+// not copied: it is raw[i:end]). Unescaping refuses (ok false) a surrogate
+// escape, which encoding/json pairs or replaces.
+func (st *stringScan) scan(raw []byte, i int, dst *[]byte) (end int, ok bool) {
+	run := i // the body's bytes from run on are not in *dst yet
 	for {
 		i = plainRun(raw, i)
 		if i == len(raw) {
-			return 0, false, false, false
+			return 0, false
 		}
 		switch c := raw[i]; {
 		case c == '"':
-			return i, escaped, nonASCII, true
-		case c == '\\':
-			escaped = true
-			if i, ok = scanEscape(raw, i); !ok {
-				return 0, false, false, false
+			if dst != nil && st.escaped {
+				*dst = append(*dst, raw[run:i]...)
 			}
+			return i, true
+		case c == '\\':
+			st.escaped = true
+			next, ok := scanEscape(raw, i)
+			if !ok {
+				return 0, false
+			}
+			if dst != nil {
+				var class TextClass
+				if *dst, class, ok = appendEscape(append(*dst, raw[run:i]...), raw[i:next]); !ok {
+					return 0, false
+				}
+				st.class |= class
+				run = next
+			}
+			i = next
 		case c < 0x20:
-			return 0, false, false, false
+			return 0, false
+		case c == 0x7f:
+			st.del = true
+			i++
 		default:
-			nonASCII = true
+			st.nonASCII = true
 			i++
 		}
 	}
 }
 
 // plainRun returns the index of the first byte from i on that ends a run
-// of plain string bytes (printable ASCII but '"' and '\\'), or len(b). It
-// tests eight bytes at a time: the string bytes are most of a line.
+// of plain string bytes (printable ASCII but '"' and '\\': not DEL), or
+// len(b). It tests eight bytes at a time: the string bytes are most of a
+// line.
 func plainRun(b []byte, i int) int {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	for ; i+8 <= len(b); i += 8 {
@@ -120,15 +157,15 @@ func plainRun(b []byte, i int) int {
 			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
 		q, bs := x^(ones*'"'), x^(ones*'\\')
 		// A byte's high bit is set in special iff it is < 0x20, '"', '\\'
-		// or >= 0x80; borrows only flag bytes above a special one, so the
+		// or >= 0x7f; borrows only flag bytes above a special one, so the
 		// lowest flagged byte is the first special one.
-		special := (x-ones*0x20)&^x | (q-ones)&^q | (bs-ones)&^bs | x
+		special := (x-ones*0x20)&^x | (q-ones)&^q | (bs-ones)&^bs | x | (x&^highs + ones)
 		if special&highs != 0 {
 			return i + bits.TrailingZeros64(special&highs)/8
 		}
 	}
 	for ; i < len(b); i++ {
-		if c := b[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' {
+		if c := b[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
 			return i
 		}
 	}
@@ -173,39 +210,78 @@ func hex4(b []byte) (rune, bool) {
 
 // unescape decodes the escapes of a string body the scanner validated.
 func unescape(b []byte) (string, bool) {
-	var out strings.Builder
-	out.Grow(len(b))
-	for i := 0; i < len(b); {
-		c := b[i]
-		if c != '\\' {
-			out.WriteByte(c)
-			i++
-			continue
-		}
-		switch e := b[i+1]; e {
-		case 'u':
-			r, _ := hex4(b[i+2:])
-			if 0xd800 <= r && r < 0xe000 {
-				return "", false // surrogates: encoding/json pairs or replaces them
-			}
-			out.WriteRune(r)
-			i += 6
-			continue
-		case 'b':
-			c = '\b'
-		case 'f':
-			c = '\f'
-		case 'n':
-			c = '\n'
-		case 'r':
-			c = '\r'
-		case 't':
-			c = '\t'
-		default: // '"', '\\', '/'
-			c = e
-		}
-		out.WriteByte(c)
-		i += 2
+	out, _, ok := appendUnescaped(make([]byte, 0, len(b)), b)
+	if !ok || len(out) == 0 {
+		return "", ok
 	}
-	return out.String(), true
+	return unsafe.String(unsafe.SliceData(out), len(out)), true // out is not kept
+}
+
+// appendUnescaped appends the string body b (validated by the scanner),
+// its escapes decoded, to dst (appendEscape).
+func appendUnescaped(dst, b []byte) (out []byte, class TextClass, ok bool) {
+	for i := 0; i < len(b); {
+		j := bytes.IndexByte(b[i:], '\\')
+		if j < 0 {
+			return append(dst, b[i:]...), class, true
+		}
+		dst = append(dst, b[i:i+j]...)
+		i += j
+		n := 2
+		if b[i+1] == 'u' {
+			n = 6
+		}
+		var more TextClass
+		if dst, more, ok = appendEscape(dst, b[i:i+n]); !ok {
+			return dst, 0, false
+		}
+		class |= more
+		i += n
+	}
+	return dst, class, true
+}
+
+// appendEscape appends the character of one escape sequence (validated by
+// the scanner) to dst, and reports its class: TextBreaks for \n and \t,
+// TextControl for another control character or DEL, TextNonASCII from
+// U+0080 up. It reports false for a surrogate escape, which encoding/json
+// pairs or replaces.
+func appendEscape(dst, esc []byte) ([]byte, TextClass, bool) {
+	c := esc[1]
+	switch c {
+	case 'u':
+		r, _ := hex4(esc[2:])
+		if 0xd800 <= r && r < 0xe000 {
+			return dst, 0, false
+		}
+		if r < utf8.RuneSelf {
+			return append(dst, byte(r)), runeClass(r), true
+		}
+		return utf8.AppendRune(dst, r), TextNonASCII, true
+	case 'b':
+		c = '\b'
+	case 'f':
+		c = '\f'
+	case 'n':
+		c = '\n'
+	case 'r':
+		c = '\r'
+	case 't':
+		c = '\t'
+	default: // '"', '\\', '/'
+	}
+	return append(dst, c), runeClass(rune(c)), true
+}
+
+// runeClass is the TextClass of one character.
+func runeClass(r rune) TextClass {
+	switch {
+	case r == '\n' || r == '\t':
+		return TextBreaks
+	case r < 0x20 || r == 0x7f:
+		return TextControl
+	case r >= 0x80:
+		return TextNonASCII
+	}
+	return 0
 }

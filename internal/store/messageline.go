@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // DecodeLine decodes one messages.jsonl line into m without reflection when
@@ -21,7 +22,27 @@ import (
 // FuzzDecodeLine compares the two.
 func (m *Message) DecodeLine(raw []byte) bool {
 	var out Message
-	var line string // string(raw), made once: unescaped strings are cut from it
+	d := lineDecoder{out: &out}
+	if !d.decode(raw) {
+		return false
+	}
+	*m = out
+	return true
+}
+
+// lineDecoder is DecodeLine's one pass over a line, in one of three modes:
+// into a Message that owns its strings (DecodeLine), into a MessageView
+// whose strings alias the line (view set), or only checking that the line
+// is JSON (check set).
+type lineDecoder struct {
+	out   *Message
+	line  string       // DecodeLine: string(raw), made once: unescaped strings are cut from it
+	view  *MessageView // the view decoded into, out being &view.Message
+	check bool         // no values: the line is only validated
+}
+
+// decode scans raw as DecodeLine documents, setting d.out's fields.
+func (d *lineDecoder) decode(raw []byte) bool {
 	i := skipSpace(raw, 0)
 	if i == len(raw) || raw[i] != '{' {
 		return false
@@ -39,7 +60,10 @@ func (m *Message) DecodeLine(raw []byte) bool {
 			if i == len(raw) || raw[i] != ':' {
 				return false
 			}
-			if i, ok = out.setField(f, raw, skipSpace(raw, i+1), &line); !ok {
+			if d.check {
+				f = noField
+			}
+			if i, ok = d.setField(f, raw, skipSpace(raw, i+1)); !ok {
 				return false
 			}
 			i = skipSpace(raw, i)
@@ -54,11 +78,7 @@ func (m *Message) DecodeLine(raw []byte) bool {
 			return false
 		}
 	}
-	if skipSpace(raw, i) != len(raw) {
-		return false
-	}
-	*m = out
-	return true
+	return skipSpace(raw, i) == len(raw)
 }
 
 // The members of Message, as scanKey numbers them; noField is a key that
@@ -108,19 +128,31 @@ func scanKey(raw []byte, i int) (field, next int, ok bool) {
 
 // setField scans the value at raw[i] into field f and returns the index
 // after it: a string for a field of Message, any scalar for another key.
-func (m *Message) setField(f int, raw []byte, i int, line *string) (next int, ok bool) {
+func (d *lineDecoder) setField(f int, raw []byte, i int) (next int, ok bool) {
 	if f == noField {
 		return skipScalar(raw, i)
 	}
 	if i == len(raw) || raw[i] != '"' {
 		return 0, false // encoding/json would fail or go by another path
 	}
-	end, escaped, nonASCII, ok := scanString(raw, i+1)
+	var st stringScan
+	var start int // view: where the unescaped string starts in its scratch buffer
+	var dst *[]byte
+	if v := d.view; v != nil && f != fieldTimestamp {
+		start, dst = len(v.scratch), &v.scratch
+	}
+	end, ok := st.scan(raw, i+1, dst)
 	if !ok {
 		return 0, false
 	}
+	m := d.out
 	if f == fieldTimestamp {
-		if t, ok := parseUTC(raw[i+1 : end]); ok {
+		if d.view != nil {
+			if t, ok := d.view.stamp.parse(raw[i+1 : end]); ok {
+				m.Timestamp = t
+				return end + 1, true
+			}
+		} else if t, ok := parseUTC(raw[i+1 : end]); ok {
 			m.Timestamp = t
 			return end + 1, true
 		}
@@ -128,18 +160,35 @@ func (m *Message) setField(f int, raw []byte, i int, line *string) (next int, ok
 		return end + 1, m.Timestamp.UnmarshalJSON(raw[i:end+1]) == nil
 	}
 	var s string
+	class := st.class
+	if st.nonASCII {
+		class |= TextNonASCII
+	}
+	if st.del {
+		class |= TextControl
+	}
 	switch {
-	case nonASCII && !utf8.Valid(raw[i+1:end]):
+	case st.nonASCII && !utf8.Valid(raw[i+1:end]):
 		return 0, false // encoding/json replaces what is not UTF-8
-	case escaped:
+	case st.escaped && d.view != nil:
+		v := d.view
+		s = unsafe.String(unsafe.SliceData(v.scratch[start:]), len(v.scratch)-start)
+	case st.escaped:
 		if s, ok = unescape(raw[i+1 : end]); !ok {
 			return 0, false
 		}
+	case d.view != nil:
+		s = unsafe.String(unsafe.SliceData(raw[i+1:end]), end-i-1)
 	default:
-		if *line == "" {
-			*line = string(raw)
+		if d.line == "" {
+			d.line = string(raw)
 		}
-		s = (*line)[i+1 : end]
+		s = d.line[i+1 : end]
+	}
+	var sink TextClass // a Message keeps no classes
+	author, role, content := &sink, &sink, &sink
+	if v := d.view; v != nil {
+		author, role, content = &v.AuthorClass, &v.RoleClass, &v.ContentClass
 	}
 	switch f {
 	case fieldID:
@@ -147,11 +196,11 @@ func (m *Message) setField(f int, raw []byte, i int, line *string) (next int, ok
 	case fieldPhaseID:
 		m.PhaseID = s
 	case fieldAuthor:
-		m.Author = s
+		m.Author, *author = s, class
 	case fieldRole:
-		m.Role = s
+		m.Role, *role = s, class
 	case fieldContent:
-		m.Content = s
+		m.Content, *content = s, class
 	}
 	return end + 1, true
 }

@@ -35,6 +35,66 @@ func checkDecodeLine(t *testing.T, raw []byte) bool {
 	return true
 }
 
+// checkView asserts MessageView's contract on raw: it takes the lines
+// json.Valid takes, decodes them as json.Unmarshal does, and classifies
+// each string exactly (TextUnknown where encoding/json decoded); and that
+// validLine vouches only for valid lines, and for every line DecodeLine
+// decodes. fast is whether DecodeLine decoded raw.
+func checkView(t *testing.T, raw []byte, fast bool) {
+	t.Helper()
+	var v MessageView
+	// A view that decoded a line before: its scratch buffer and its
+	// timestamp cache are in use.
+	prev := []byte(`{"id":"m","content":"a\u003cb\n","timestamp":"2026-01-02T03:04:05.5Z"}`)
+	if !v.DecodeLine(prev) {
+		t.Fatal("the view refused a pm line")
+	}
+	ok := v.DecodeLine(raw)
+	if ok != json.Valid(raw) {
+		t.Fatalf("MessageView.DecodeLine(%q) = %v, json.Valid says %v", raw, ok, !ok)
+	}
+	if vl := validLine(raw); vl && !json.Valid(raw) || fast && !vl {
+		t.Fatalf("validLine(%q) = %v, DecodeLine %v, json.Valid %v", raw, vl, fast, json.Valid(raw))
+	}
+	if !ok {
+		return
+	}
+	var want Message
+	_ = json.Unmarshal(raw, &want) // a valid line that does not fit: what fits
+	if !sameMessage(v.Message, want) {
+		t.Fatalf("MessageView.DecodeLine(%q)\n got %#v\nwant %#v", raw, v.Message, want)
+	}
+	for _, f := range []struct {
+		name  string
+		s     string
+		class TextClass
+	}{{"author", v.Author, v.AuthorClass}, {"role", v.Role, v.RoleClass}, {"content", v.Content, v.ContentClass}} {
+		want := TextUnknown
+		if fast {
+			want = classOf(f.s)
+		}
+		if f.class != want {
+			t.Fatalf("MessageView.DecodeLine(%q): %s %q class %b, want %b", raw, f.name, f.s, f.class, want)
+		}
+	}
+}
+
+// classOf is a string's TextClass, byte by byte.
+func classOf(s string) TextClass {
+	var c TextClass
+	for i := range len(s) {
+		switch b := s[i]; {
+		case b == '\n' || b == '\t':
+			c |= TextBreaks
+		case b < 0x20 || b == 0x7f:
+			c |= TextControl
+		case b >= 0x80:
+			c |= TextNonASCII
+		}
+	}
+	return c
+}
+
 // sameMessage is ==, but for a time with an offset, whose *time.Location
 // each parse makes anew: there the instant, the zone's name and its offset
 // must be the same.
@@ -111,7 +171,9 @@ func TestDecodeLine(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if fast := checkDecodeLine(t, []byte(c.line)); fast != c.fast {
+			fast := checkDecodeLine(t, []byte(c.line))
+			checkView(t, []byte(c.line), fast)
+			if fast != c.fast {
 				t.Errorf("DecodeLine(%q) handled = %v, want %v", c.line, fast, c.fast)
 			}
 		})
@@ -202,7 +264,8 @@ func TestReadMessageLinesMatchesEncodingJSON(t *testing.T) {
 }
 
 // FuzzDecodeLine: on any line DecodeLine either leaves the message alone
-// or gives exactly what json.Unmarshal gives.
+// or gives exactly what json.Unmarshal gives; MessageView and validLine
+// agree (checkView).
 func FuzzDecodeLine(f *testing.F) {
 	for _, s := range []string{
 		`{"id":"msg-a1b2c3","phase_id":"ph-d4e5f6","author":"cedar_a1b2","role":"designer","content":"hi \"there\"\n\u003c","timestamp":"2026-01-02T03:04:05.123Z"}`,
@@ -210,10 +273,11 @@ func FuzzDecodeLine(f *testing.F) {
 		"{\"content\":\"\xff\\ud800\"}",
 		`{"ID":"a","timestamp":"2026-13-01T00:00:00Z"}`,
 		` { "content" : "` + strings.Repeat("ab\\\"", 9) + `" } `,
+		"{\"author\":\"a\x7fb\",\"role\":\"r\\t\",\"content\":\"\\u007f\\u0085\\b\xc3\xa9\"}",
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		checkDecodeLine(t, raw)
+		checkView(t, raw, checkDecodeLine(t, raw))
 	})
 }

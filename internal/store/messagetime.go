@@ -19,19 +19,27 @@ func parseUTC(b []byte) (time.Time, bool) {
 		hour < 0 || hour > 23 || minute < 0 || minute > 59 || sec < 0 || sec > 59 {
 		return time.Time{}, false
 	}
-	nsec := 0
-	if frac := b[19 : len(b)-1]; len(frac) > 0 {
-		// A period and one to nine digits, scaled to nanoseconds.
-		n, ok := decimal(frac[1:])
-		if frac[0] != '.' || len(frac) < 2 || !ok {
-			return time.Time{}, false
-		}
-		for range 10 - len(frac) {
-			n *= 10
-		}
-		nsec = n
+	nsec, ok := fraction(b[19 : len(b)-1])
+	if !ok {
+		return time.Time{}, false
 	}
 	return time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC), true
+}
+
+// fraction parses a timestamp's fraction of a second, nothing or a period
+// and one to nine digits, into nanoseconds.
+func fraction(frac []byte) (nsec int, ok bool) {
+	if len(frac) == 0 {
+		return 0, true
+	}
+	n, ok := decimal(frac[1:])
+	if frac[0] != '.' || len(frac) < 2 || !ok {
+		return 0, false
+	}
+	for range 10 - len(frac) {
+		n *= 10
+	}
+	return n, true
 }
 
 // num2 is the two-digit number c d, or -10000 (below every range the

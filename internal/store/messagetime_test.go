@@ -26,12 +26,30 @@ func checkParseUTC(t *testing.T, s string) bool {
 	return true
 }
 
+// checkStampCache asserts that a stampCache parses s as parseUTC does,
+// cold and after a timestamp of the same minute (s's first 16 bytes) or
+// second.
+func checkStampCache(t *testing.T, s string) {
+	t.Helper()
+	want, wok := parseUTC([]byte(s))
+	var c stampCache
+	for _, prime := range []string{"", s, s[:min(len(s), 19)] + "Z", s[:min(len(s), 19)] + ".9Z", s[:min(len(s), 16)] + ":59.9Z", s[:min(len(s), 16)] + ":00Z"} {
+		if prime != "" {
+			c.parse([]byte(prime))
+		}
+		if got, ok := c.parse([]byte(s)); ok != wok || got != want {
+			t.Fatalf("stampCache.parse(%q) after %q = %#v, %v; parseUTC %#v, %v", s, prime, got, ok, want, wok)
+		}
+	}
+}
+
 func TestParseUTCDates(t *testing.T) {
 	handled := 0
 	for _, year := range []int{0, 1, 4, 100, 1600, 1900, 1970, 2000, 2024, 2026, 2100, 9999} {
 		for month := 0; month <= 13; month++ {
 			for day := 0; day <= 32; day++ {
 				s := fmt.Sprintf("%04d-%02d-%02dT23:59:59Z", year, month, day)
+				checkStampCache(t, s)
 				if checkParseUTC(t, s) {
 					handled++
 				}
@@ -88,12 +106,14 @@ func TestParseUTC(t *testing.T) {
 	}
 }
 
-// FuzzParseUTC: whatever parseUTC handles, it parses as UnmarshalJSON does.
+// FuzzParseUTC: whatever parseUTC handles, it parses as UnmarshalJSON does;
+// stampCache parses as parseUTC does.
 func FuzzParseUTC(f *testing.F) {
 	f.Add("2026-11-25T13:35:27.04983976Z")
 	f.Add("2024-02-29T00:00:00Z")
 	f.Add("2023-02-29T00:00:00.1Z")
 	f.Fuzz(func(t *testing.T, s string) {
 		checkParseUTC(t, s)
+		checkStampCache(t, s)
 	})
 }

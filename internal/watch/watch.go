@@ -147,7 +147,7 @@ func drain(w source, forget func(fsnotify.Event)) {
 // Lines follows a JSONL file: it hands every complete line after r.Offset to
 // fn, then blocks on file events for more, until stop (checked after each
 // wake-up) reports true or ctx ends. Lines written before stop turned true are
-// still delivered.
+// still delivered. raw is valid only until fn returns (jsonl.Reader).
 func Lines(ctx context.Context, r *jsonl.Reader, fn func(raw []byte) error, stop func() (bool, error)) error {
 	dir := filepath.Dir(r.Path)
 	return Until(ctx, func() []string { return []string{dir} }, func() (bool, error) {

@@ -3,7 +3,7 @@
 // temporary directory and prints a table of figures against their goals.
 // See docs/benchmarks.md.
 //
-//	go run ./internal/bench/cmd/pmbench [-quick] [-pm BIN] [-only startup,scale,delivery,append,say,reads,done,roundtrip,idle,dashboard,respawn]
+//	go run ./internal/bench/cmd/pmbench [-quick] [-pm BIN] [-only startup,scale,delivery,append,say,reads,chatslope,done,roundtrip,idle,dashboard,respawn]
 //
 // The floor programs (internal/bench/cmd/floorappend, floorwatch) are built
 // from the module and run interleaved with pm: startup and delivery report
@@ -35,6 +35,8 @@ type sizes struct {
 	Files, Changed  int // pm done
 	Rounds          int
 	MessagesInPhase int
+	ChatRoom        int           // chatslope: the large room (the small one is 1,000 messages)
+	ChatRuns        int           // chatslope: runs of each command on each room
 	Calls           int           // PO round trips
 	IdleObjects     int           // idle resident agents
 	IdleWindow      time.Duration // CPU sampling window
@@ -46,17 +48,19 @@ type sizes struct {
 
 var full = sizes{Messages: 1000, Writers: 16, PerW: 500, SayW: 16, SayPer: 500, Tasks: 10_000, Events: 1_000_000,
 	Runs: 20, StartupRuns: 200, Files: 10_000, Changed: 10, Rounds: 5, MessagesInPhase: 20,
-	Calls: 200, IdleObjects: 50, IdleWindow: 10 * time.Second, Respawns: 10, Clients: 50, ScaleTasks: 100_000, ScaleRuns: 60}
+	Calls: 200, IdleObjects: 50, IdleWindow: 10 * time.Second, Respawns: 10, Clients: 50, ScaleTasks: 100_000, ScaleRuns: 60,
+	ChatRoom: 50_000, ChatRuns: 15}
 
 var quick = sizes{Messages: 200, Writers: 16, PerW: 100, SayW: 8, SayPer: 50, Tasks: 1_000, Events: 100_000,
 	Runs: 10, StartupRuns: 40, Files: 2_000, Changed: 10, Rounds: 3, MessagesInPhase: 20,
-	Calls: 30, IdleObjects: 10, IdleWindow: 3 * time.Second, Respawns: 4, Clients: 10, ScaleTasks: 5_000, ScaleRuns: 30}
+	Calls: 30, IdleObjects: 10, IdleWindow: 3 * time.Second, Respawns: 4, Clients: 10, ScaleTasks: 5_000, ScaleRuns: 30,
+	ChatRoom: 10_000, ChatRuns: 7}
 
 func main() {
 	var (
 		quickF  = flag.Bool("quick", false, "smaller sizes, for a fast check")
 		bin     = flag.String("pm", "", "pm binary to measure (default: go build ./cmd/pm)")
-		only    = flag.String("only", "", "comma-separated figures to run: startup, scale, delivery, append, say, reads, done, roundtrip, mcp, idle, dashboard, respawn")
+		only    = flag.String("only", "", "comma-separated figures to run: startup, scale, delivery, append, say, reads, chatslope, done, roundtrip, mcp, idle, dashboard, respawn")
 		keep    = flag.Bool("keep", false, "keep the temporary directory")
 		timeout = flag.Duration("timeout", 20*time.Minute, "stop the whole run after this long")
 		// Helper mode: one append writer process (used by the append figure).
@@ -159,6 +163,26 @@ func run(ctx context.Context, sz sizes, bin string, want []string, keep bool) in
 			rows = append(rows, bench.Row{Figure: fmt.Sprintf("%s / floorappend, medians of %d interleaved runs", c.Name, len(c.PM)), Goal: "<= 1.5x",
 				Result:  fmt.Sprintf("%.2fx (%s / %s)", r, bench.Ms(c.PM.Median()), bench.Ms(c.Floor.Median())),
 				Verdict: bench.Verdict(r <= 1.5)})
+		}
+		return rows, nil
+	})
+	step("chatslope", func(dir string) ([]bench.Row, error) {
+		small, large := 1_000, sz.ChatRoom
+		cases, err := bench.ChatSlope(ctx, bin, dir, small, large, sz.ChatRuns)
+		if err != nil {
+			return nil, err
+		}
+		cat := cases[0].Slope(small, large)
+		rows := []bench.Row{{Figure: fmt.Sprintf("cat messages.jsonl: wall slope per message, rooms of %d / %d, medians of %d interleaved runs", small, large, len(cases[0].Large)),
+			Result: fmt.Sprintf("%d ns (%s / %s; peak RSS at %d: %.1f MiB)", cat.Nanoseconds(), bench.Ms(cases[0].Small.Median()), bench.Ms(cases[0].Large.Median()),
+				large, float64(cases[0].LargeRSS)/1024)}}
+		for _, c := range cases[1:] {
+			sl := c.Slope(small, large)
+			r := float64(sl) / float64(max(cat, 1))
+			rows = append(rows, bench.Row{Figure: fmt.Sprintf("%s: wall slope per message / cat's, output drained from a pipe", c.Name), Goal: "<= 3x",
+				Result: fmt.Sprintf("%.2fx (%d ns; %s / %s; peak RSS at %d: %.1f MiB)", r, sl.Nanoseconds(),
+					bench.Ms(c.Small.Median()), bench.Ms(c.Large.Median()), large, float64(c.LargeRSS)/1024),
+				Verdict: bench.Verdict(r <= 3)})
 		}
 		return rows, nil
 	})
