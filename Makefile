@@ -53,6 +53,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeAgent -fuzztime $(FUZZTIME) ./internal/store
 	$(GO) test -run '^$$' -fuzz FuzzDecodePhase -fuzztime $(FUZZTIME) ./internal/store
 	$(GO) test -run '^$$' -fuzz FuzzPrintMessage -fuzztime $(FUZZTIME) ./internal/render
+	$(GO) test -run '^$$' -fuzz FuzzPrintView -fuzztime $(FUZZTIME) ./internal/render
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./internal/prompt
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./internal/ids
 	$(GO) test -run '^$$' -fuzz FuzzPrimitivePaths -fuzztime $(FUZZTIME) ./internal/capability

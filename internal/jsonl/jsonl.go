@@ -191,6 +191,13 @@ func (r *Reader) NextChecked(valid func(raw []byte) bool, fn func(raw []byte) er
 	return r.Next(fn)
 }
 
+// NextInChecked is NextChecked on a file the caller opened (NextIn).
+func (r *Reader) NextInChecked(f *os.File, valid func(raw []byte) bool, fn func(raw []byte) error) error {
+	r.valid = func(raw []byte) bool { return valid(raw) || json.Valid(raw) }
+	defer func() { r.valid = nil }()
+	return r.NextIn(f, fn)
+}
+
 // NextIn is Next on a file the caller opened, so a follower can check which
 // file it reads (a recreated one restarts) and read that same file.
 func (r *Reader) NextIn(f *os.File, fn func(raw []byte) error) error {

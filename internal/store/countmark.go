@@ -162,7 +162,7 @@ func (s *Store) countIn(taskID, phaseID string, f *os.File) (int, markAhead, err
 	mark := s.readCountMark(taskID, phaseID, f, st.Size(), ino)
 	n := mark.Messages
 	r := &jsonl.Reader{Path: f.Name(), Offset: mark.Offset} // no Bad: old torn lines are not reported on each count
-	if err := r.NextIn(f, countMessage(&n)); err != nil {
+	if err := r.NextInChecked(f, validLine, countMessage(&n)); err != nil {
 		return 0, markAhead{}, err
 	}
 	return n, markAhead{countMark{Messages: n, Offset: r.Offset, Inode: ino}, mark.Offset}, nil

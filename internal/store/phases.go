@@ -117,7 +117,7 @@ func (s *Store) Messages(taskID, phaseID string) ([]Message, error) {
 func (s *Store) MessageCount(taskID, phaseID string) (int, error) {
 	r := &jsonl.Reader{Path: s.MessagesPath(taskID, phaseID)}
 	n := 0
-	err := r.Next(countMessage(&n))
+	err := r.NextChecked(validLine, countMessage(&n))
 	return n, err
 }
 
