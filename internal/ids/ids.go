@@ -26,7 +26,7 @@ type Source struct{ Rand io.Reader }
 // PM_AGENT, see docs/security.md): what they need is to be unpredictable
 // enough not to collide, which this is. crypto/rand would cost every short
 // command a timer, the poller's set-up and the FIPS module's package
-// initialisation (docs/benchmarks.md, "Ids without crypto/rand").
+// initialisation (docs/benchmarks.md, "The rest of a say").
 var Default = Source{Rand: runtimeRand{}}
 
 // runtimeRand reads from math/rand/v2's top-level generator.

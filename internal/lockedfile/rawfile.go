@@ -11,8 +11,8 @@ import (
 // epoll_ctl, fcntl twice again) and its first call sets the poller up (an
 // epoll instance, an eventfd, a thread to wait on them). A short command
 // opens a dozen files and polls none, so the state's own files are opened
-// here, with the bare system calls (docs/benchmarks.md, "Four sessions
-// on").
+// here, with the bare system calls (docs/benchmarks.md, "The rest of a
+// say").
 
 // readFile reads path into buf (reused, grown as needed) and returns the
 // filled slice. It is os.ReadFile for the small JSON records pm reads by the
