@@ -8,9 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/plasmodium/pm/internal/store"
@@ -88,23 +85,11 @@ func ChatSlope(ctx context.Context, bin, dir string, small, large, runs int) ([]
 			}
 		}
 	}
-	const gnuTime = "/usr/bin/time"
-	if _, err := os.Stat(gnuTime); err != nil {
-		return cases, nil
-	}
 	for k, args := range [][]string{{"cat", rooms[1].path}, {bin, "chat"}, {bin, "chat", "--json"}} {
-		rssFile := filepath.Join(dir, "rss")
 		cmd := p.Command(ctx, rooms[1].owner) // pm's environment, as the agent
-		cmd.Path, cmd.Args = gnuTime, append([]string{gnuTime, "-f", "%M", "-o", rssFile}, args...)
-		if _, err := drained(ctx, cmd); err != nil {
-			return nil, fmt.Errorf("%s under %s: %w", cases[k].Name, gnuTime, err)
-		}
-		data, err := os.ReadFile(rssFile)
-		if err != nil {
-			return nil, err
-		}
-		if cases[k].LargeRSS, err = strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64); err != nil {
-			return nil, fmt.Errorf("%s: %q: %v", gnuTime, data, err)
+		cmd.Path, cmd.Args = args[0], args
+		if cases[k].LargeRSS, err = PeakRSS(ctx, cmd, dir); err != nil {
+			return nil, fmt.Errorf("%s: %w", cases[k].Name, err)
 		}
 	}
 	return cases, nil

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -124,4 +125,37 @@ func Git(ctx context.Context, dir string, env []string, args ...string) (time.Du
 		return d, fmt.Errorf("git %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return d, nil
+}
+
+// gnuTime measures a process's own peak RSS. The harness cannot read it
+// from the child's rusage: Go starts children with vfork, and at execve the
+// kernel records the shared (harness's) memory as the child's peak.
+const gnuTime = "/usr/bin/time"
+
+// PeakRSS runs cmd once under GNU time, stdout drained, and returns its peak
+// RSS in KiB; 0 (and no error) when there is no /usr/bin/time. dir holds
+// the report.
+func PeakRSS(ctx context.Context, cmd *exec.Cmd, dir string) (int64, error) {
+	if _, err := os.Stat(gnuTime); err != nil {
+		return 0, nil
+	}
+	report := filepath.Join(dir, "rss")
+	args := cmd.Args
+	if len(args) == 0 {
+		args = []string{cmd.Path}
+	}
+	cmd.Args = append([]string{gnuTime, "-f", "%M", "-o", report, cmd.Path}, args[1:]...)
+	cmd.Path = gnuTime
+	if _, err := drained(ctx, cmd); err != nil {
+		return 0, fmt.Errorf("under %s: %w", gnuTime, err)
+	}
+	data, err := os.ReadFile(report)
+	if err != nil {
+		return 0, err
+	}
+	kib, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %q: %v", gnuTime, data, err)
+	}
+	return kib, nil
 }

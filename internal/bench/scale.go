@@ -6,8 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"syscall"
-	"time"
 
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -17,7 +15,7 @@ import (
 type ScaleCase struct {
 	Name                   string
 	Small, Large           Durations
-	SmallRSS, LargeRSS     []int64 // KiB, getrusage's ru_maxrss
+	SmallRSS, LargeRSS     []int64 // KiB, one run each under GNU time (PeakRSS); empty without it
 	SmallTasks, LargeTasks int
 }
 
@@ -77,38 +75,35 @@ func Scale(ctx context.Context, bin, dir string, small, large, runs int) ([]Scal
 				if c.agent {
 					agent = owners[i]
 				}
-				d, rss, err := pms[i].runRSS(ctx, agent, c.args(k)...)
+				d, err := pms[i].Time(ctx, 1, agent, c.args(k)...)
 				if err != nil {
 					return nil, err
 				}
 				if i == 0 {
-					sc.Small, sc.SmallRSS = append(sc.Small, d), append(sc.SmallRSS, rss)
+					sc.Small = append(sc.Small, d...)
 				} else {
-					sc.Large, sc.LargeRSS = append(sc.Large, d), append(sc.LargeRSS, rss)
+					sc.Large = append(sc.Large, d...)
 				}
+			}
+		}
+		for i := range pms {
+			agent := ""
+			if c.agent {
+				agent = owners[i]
+			}
+			rss, err := PeakRSS(ctx, pms[i].Command(ctx, agent, c.args(runs)...), dir)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", c.name, err)
+			}
+			if i == 0 {
+				sc.SmallRSS = append(sc.SmallRSS, rss)
+			} else {
+				sc.LargeRSS = append(sc.LargeRSS, rss)
 			}
 		}
 		res = append(res, sc)
 	}
 	return res, nil
-}
-
-// runRSS runs pm and returns its wall time and peak RSS (KiB).
-func (p *PM) runRSS(ctx context.Context, agent string, args ...string) (time.Duration, int64, error) {
-	ctx, cancel := context.WithTimeout(ctx, CmdTimeout)
-	defer cancel()
-	cmd := p.Command(ctx, agent, args...)
-	start := time.Now()
-	out, err := cmd.CombinedOutput()
-	d := time.Since(start)
-	if err != nil {
-		return d, 0, fmt.Errorf("pm %v: %w\n%s", args, err, out)
-	}
-	var rss int64
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rss = int64(ru.Maxrss)
-	}
-	return d, rss, nil
 }
 
 func raiseActiveLimit(root string, n int) error {
