@@ -22,7 +22,7 @@ func Say(out io.Writer, s *store.Store, actor store.Actor, phaseID, message stri
 	if asJSON {
 		return json.NewEncoder(out).Encode(msg)
 	}
-	fmt.Fprintln(out, msg.ID)
+	io.WriteString(out, msg.ID+"\n")
 	if closed {
 		fmt.Fprintf(out, "phase %s reached its limit and is now closed\n", ph.ID)
 	}
@@ -61,7 +61,7 @@ func Chat(out, errOut io.Writer, s *store.Store, actor store.Actor, phaseID stri
 		return err
 	}
 	if !asJSON {
-		fmt.Fprintf(errOut, "-- %s\n", render.PhaseLine(ph, n))
+		io.WriteString(errOut, "-- "+render.PhaseLine(ph, n)+"\n")
 	}
 	return nil
 }

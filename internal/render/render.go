@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/plasmodium/pm/internal/phase"
@@ -28,7 +29,8 @@ func PrintMessage(w io.Writer, m store.Message) {
 
 // PhaseLine summarises a phase in one line.
 func PhaseLine(p *store.Phase, count int) string {
-	s := fmt.Sprintf("%s %q %s %d/%d", p.ID, p.Name, Line(p.Status), count, p.MessageLimit)
+	// As fmt's "%s %q %s %d/%d", without fmt: pm chat prints it last.
+	s := p.ID + " " + strconv.Quote(p.Name) + " " + Line(p.Status) + " " + strconv.Itoa(count) + "/" + strconv.Itoa(p.MessageLimit)
 	if p.CloseReason != "" {
 		s += " (" + Line(p.CloseReason) + ")"
 	}

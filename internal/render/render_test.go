@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 	"time"
 
@@ -37,6 +38,9 @@ func TestPhaseLine(t *testing.T) {
 			`ph-000001 "Design" active 3/10 roles designer,qa`},
 		{store.Phase{ID: "ph-000002", Name: "X", Status: store.PhaseClosed, MessageLimit: 2, CloseReason: store.CloseLimit}, 2,
 			`ph-000002 "X" closed 2/2 (limit)`},
+		// A name that needs quoting reads as fmt's %q wrote it.
+		{store.Phase{ID: "ph-000003", Name: "say \"hi\"\n\x1b[2J\u00e9\xff", Status: store.PhaseActive, MessageLimit: 5}, 0,
+			fmt.Sprintf("ph-000003 %q active 0/5", "say \"hi\"\n\x1b[2J\u00e9\xff")},
 	}
 	for _, tt := range tests {
 		if got := PhaseLine(&tt.p, tt.count); got != tt.want {
