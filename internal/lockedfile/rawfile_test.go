@@ -37,8 +37,8 @@ func TestRawFiles(t *testing.T) {
 	}
 	missing := filepath.Join(dir, "missing")
 	for name, err := range map[string]error{
-		"OpenFile": func() error { _, err := OpenFile(missing, os.O_RDONLY, 0); return err }(),
-		"ReadFile": func() error { _, err := ReadFile(missing); return err }(),
+		"OpenFile":  func() error { _, err := OpenFile(missing, os.O_RDONLY, 0); return err }(),
+		"ReadFile":  func() error { _, err := ReadFile(missing); return err }(),
 		"WriteFile": WriteFile(filepath.Join(missing, "x"), nil, 0o644),
 	} {
 		var pe *fs.PathError
