@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/plasmodium/pm/internal/lockedfile"
 	"io"
 	"os"
 	"slices"
@@ -25,7 +26,7 @@ func Tail(path string, n int, bad func(BadLine)) (lines [][]byte, end int64, err
 // openExisting opens path for reading; a missing file is no file and no
 // error (every reader takes it as empty).
 func openExisting(path string) (*os.File, error) {
-	f, err := os.Open(path)
+	f, err := lockedfile.OpenFile(path, os.O_RDONLY, 0) // a regular file: no poller
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

@@ -1,7 +1,9 @@
 package store
 
 import (
+	"maps"
 	"path/filepath"
+	"unicode/utf8"
 
 	"github.com/plasmodium/pm/internal/lockedfile"
 )
@@ -40,4 +42,63 @@ func (s *Store) MarkSeen(agent, phaseID string, n int) {
 		(*v)[phaseID] = n
 		return nil
 	})
+}
+
+// DecodeFast decodes seen.json (lockedfile.FastDecoder) without
+// encoding/json: pm chat reads it in every run, and encoding/json's map
+// decoder cost a short command ~40 µs to set up. It handles what WriteJSON
+// writes, an object of plain keys (no escapes, valid UTF-8) and integers,
+// into an empty map, with encoding/json's result (a repeated key: the last
+// wins); it reports false, leaving v alone, for anything else.
+func (v *seen) DecodeFast(raw []byte) bool {
+	if len(*v) != 0 {
+		return false // encoding/json would merge into what is there
+	}
+	out := seen{}
+	i := skipSpace(raw, 0)
+	if i == len(raw) || raw[i] != '{' {
+		return false
+	}
+	i = skipSpace(raw, i+1)
+	if i < len(raw) && raw[i] == '}' {
+		i++
+	} else {
+		for {
+			if i == len(raw) || raw[i] != '"' {
+				return false
+			}
+			end, escaped, nonASCII, ok := scanString(raw, i+1)
+			if !ok || escaped || nonASCII && !utf8.Valid(raw[i+1:end]) {
+				return false
+			}
+			key := string(raw[i+1 : end])
+			if i = skipSpace(raw, end+1); i == len(raw) || raw[i] != ':' {
+				return false
+			}
+			var n int
+			if i, ok = intInto(raw, skipSpace(raw, i+1), &n); !ok {
+				return false
+			}
+			out[key] = n
+			i = skipSpace(raw, i)
+			if i < len(raw) && raw[i] == ',' {
+				i = skipSpace(raw, i+1)
+				continue
+			}
+			if i < len(raw) && raw[i] == '}' {
+				i++
+				break
+			}
+			return false
+		}
+	}
+	if skipSpace(raw, i) != len(raw) {
+		return false
+	}
+	if *v == nil {
+		*v = out
+	} else {
+		maps.Copy(*v, out)
+	}
+	return true
 }
