@@ -18,6 +18,10 @@ import (
 // without bound.
 const MaxLine = 1 << 20
 
+// maxKeptLong is the most a Reader keeps of the buffer it assembled a line
+// longer than its read buffer in, between lines.
+const maxKeptLong = 64 << 10
+
 // TornMarker is written after an unterminated tail that is valid JSON on its
 // own, before its newline: see AppendHeld.
 const TornMarker = "!torn"
@@ -271,7 +275,11 @@ func (r *Reader) scan(src io.Reader, size int64, fn func(raw []byte) error) erro
 				r.report(lineStart, "line over the size limit")
 				continue
 			}
-			if err := r.emit(line, lineStart, fn); err != nil {
+			err := r.emit(line, lineStart, fn)
+			if cap(r.long) > maxKeptLong {
+				r.long = nil // a long-lived reader does not keep a rare long line's megabyte
+			}
+			if err != nil {
 				return err
 			}
 			continue

@@ -60,3 +60,24 @@ func TestReaderAcrossRefills(t *testing.T) {
 		}
 	}
 }
+
+// A long-lived reader that met a line far longer than its read buffer does
+// not keep the megabyte it assembled it in.
+func TestReaderDropsALongLinesBuffer(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log.jsonl")
+	long := `{"x":"` + strings.Repeat("y", 600<<10) + `"}`
+	if err := os.WriteFile(path, []byte(long+"\n"+`{"a":1}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := &Reader{Path: path}
+	var lens []int
+	if err := r.Next(func(raw []byte) error { lens = append(lens, len(raw)); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(lens) != 2 || lens[0] != len(long) {
+		t.Fatalf("lines of %v bytes, want %d then 7", lens, len(long))
+	}
+	if cap(r.long) > maxKeptLong {
+		t.Fatalf("the reader keeps %d bytes of a long line's buffer", cap(r.long))
+	}
+}

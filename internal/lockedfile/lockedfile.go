@@ -24,7 +24,7 @@ func With(path string, fn func() error) error {
 	if err != nil {
 		return err
 	}
-	defer syscall.Close(fd) // closing the only descriptor releases the lock
+	defer unlockFile(fd)
 	return fn()
 }
 
@@ -49,6 +49,14 @@ func lockFile(path string, how int) (int, error) {
 		return -1, fmt.Errorf("lock %s: %w", path, &fs.PathError{Op: "flock", Path: lock, Err: err})
 	}
 	return fd, nil
+}
+
+// unlockFile releases the lock, then closes the descriptor: unlocking first
+// releases it even while a child forked meanwhile (before its exec closes
+// the O_CLOEXEC copy) still holds the descriptor.
+func unlockFile(fd int) error {
+	_ = syscall.Flock(fd, syscall.LOCK_UN)
+	return syscall.Close(fd)
 }
 
 func retryEINTR(call func() (int, error)) (int, error) {
@@ -256,7 +264,7 @@ func (h *Held) Unlock() error {
 	if h.fd < 0 {
 		return nil
 	}
-	err := syscall.Close(h.fd)
+	err := unlockFile(h.fd)
 	h.fd = -1
 	return err
 }

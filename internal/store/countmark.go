@@ -29,6 +29,8 @@ import (
 //     readers an empty file meanwhile). A reader without the lock may see
 //     old and new bytes mixed, or a crash may leave them so: the record's
 //     check (FNV-1a of the bytes before it) tells such a mix from a mark.
+//     The check is no seal: whoever can write the mark can write the log
+//     (docs/security.md, "Not covered yet").
 //   - The mark is written only under the messages lock, and only once the
 //     counted tail exceeds countMarkEvery bytes: most says write nothing
 //     more than their line, and none checks more than that many bytes.
