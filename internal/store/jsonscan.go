@@ -21,6 +21,51 @@ func skipSpace(raw []byte, i int) int {
 	return i
 }
 
+// An object, as every decoder here walks it (no callback, so the hot
+// decoder of message lines pays no indirect call per member):
+//
+//	i, end, ok := objectStart(raw, i)
+//	for ok && !end {
+//		// scan the member whose key starts at raw[i]: key, memberValue, value
+//		i, end, ok = memberEnd(raw, i)
+//	}
+
+// objectStart scans the "{" at raw[i] and the space after it: next is the
+// first member's key, or, with end, the index after an empty object.
+func objectStart(raw []byte, i int) (next int, end, ok bool) {
+	if i >= len(raw) || raw[i] != '{' {
+		return 0, false, false
+	}
+	i = skipSpace(raw, i+1)
+	if i < len(raw) && raw[i] == '}' {
+		return i + 1, true, true
+	}
+	return i, false, true
+}
+
+// memberEnd scans what follows a member's value at raw[i]: a comma (next
+// is the next member's key) or the object's "}" (end; next is after it).
+func memberEnd(raw []byte, i int) (next int, end, ok bool) {
+	i = skipSpace(raw, i)
+	if i < len(raw) && raw[i] == ',' {
+		return skipSpace(raw, i+1), false, true
+	}
+	if i < len(raw) && raw[i] == '}' {
+		return i + 1, true, true
+	}
+	return 0, false, false
+}
+
+// memberValue is the index of a member's value, its key ending before
+// raw[i]: white space, a colon, white space.
+func memberValue(raw []byte, i int) (next int, ok bool) {
+	i = skipSpace(raw, i)
+	if i == len(raw) || raw[i] != ':' {
+		return 0, false
+	}
+	return skipSpace(raw, i+1), true
+}
+
 // skipScalar scans a string, a number, true, false or null at raw[i] and
 // returns the index after it; an object or an array is not handled.
 func skipScalar(raw []byte, i int) (next int, ok bool) {

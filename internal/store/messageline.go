@@ -43,42 +43,24 @@ type lineDecoder struct {
 
 // decode scans raw as DecodeLine documents, setting d.out's fields.
 func (d *lineDecoder) decode(raw []byte) bool {
-	i := skipSpace(raw, 0)
-	if i == len(raw) || raw[i] != '{' {
-		return false
-	}
-	i = skipSpace(raw, i+1)
-	if i < len(raw) && raw[i] == '}' {
-		i++
-	} else {
-		for {
-			f, next, ok := scanKey(raw, i)
-			if !ok {
-				return false
-			}
-			i = skipSpace(raw, next)
-			if i == len(raw) || raw[i] != ':' {
-				return false
-			}
-			if d.check {
-				f = noField
-			}
-			if i, ok = d.setField(f, raw, skipSpace(raw, i+1)); !ok {
-				return false
-			}
-			i = skipSpace(raw, i)
-			if i < len(raw) && raw[i] == ',' {
-				i = skipSpace(raw, i+1)
-				continue
-			}
-			if i < len(raw) && raw[i] == '}' {
-				i++
-				break
-			}
+	i, end, ok := objectStart(raw, skipSpace(raw, 0))
+	for ok && !end {
+		var f, next int
+		if f, next, ok = scanKey(raw, i); !ok {
 			return false
 		}
+		if i, ok = memberValue(raw, next); !ok {
+			return false
+		}
+		if d.check {
+			f = noField
+		}
+		if i, ok = d.setField(f, raw, i); !ok {
+			return false
+		}
+		i, end, ok = memberEnd(raw, i)
 	}
-	return skipSpace(raw, i) == len(raw)
+	return ok && skipSpace(raw, i) == len(raw)
 }
 
 // The members of Message, as scanKey numbers them; noField is a key that

@@ -30,24 +30,16 @@ import (
 // field the way encoding/json matches names (escaped, non-ASCII, another
 // case) is declined. keys holds at most 64 names.
 func scanObject(raw []byte, i int, keys []string, set func(k, j int) (next int, ok bool)) (next int, ok bool) {
-	if i >= len(raw) || raw[i] != '{' {
-		return 0, false
-	}
-	i = skipSpace(raw, i+1)
-	if i < len(raw) && raw[i] == '}' {
-		return i + 1, true
-	}
 	var seen uint64
-	for {
-		k, next, ok := scanMemberKey(raw, i, keys)
-		if !ok {
+	i, end, ok := objectStart(raw, i)
+	for ok && !end {
+		var k, next int
+		if k, next, ok = scanMemberKey(raw, i, keys); !ok {
 			return 0, false
 		}
-		i = skipSpace(raw, next)
-		if i == len(raw) || raw[i] != ':' {
+		if i, ok = memberValue(raw, next); !ok {
 			return 0, false
 		}
-		i = skipSpace(raw, i+1)
 		switch {
 		case k < 0:
 			i, ok = skipScalar(raw, i)
@@ -64,16 +56,9 @@ func scanObject(raw []byte, i int, keys []string, set func(k, j int) (next int, 
 		if !ok {
 			return 0, false
 		}
-		i = skipSpace(raw, i)
-		if i < len(raw) && raw[i] == ',' {
-			i = skipSpace(raw, i+1)
-			continue
-		}
-		if i < len(raw) && raw[i] == '}' {
-			return i + 1, true
-		}
-		return 0, false
+		i, end, ok = memberEnd(raw, i)
 	}
+	return i, ok
 }
 
 // scanMemberKey scans a key from its opening quote at raw[i] and returns

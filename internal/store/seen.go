@@ -55,44 +55,27 @@ func (v *seen) DecodeFast(raw []byte) bool {
 		return false // encoding/json would merge into what is there
 	}
 	out := seen{}
-	i := skipSpace(raw, 0)
-	if i == len(raw) || raw[i] != '{' {
-		return false
-	}
-	i = skipSpace(raw, i+1)
-	if i < len(raw) && raw[i] == '}' {
-		i++
-	} else {
-		for {
-			if i == len(raw) || raw[i] != '"' {
-				return false
-			}
-			end, escaped, nonASCII, ok := scanString(raw, i+1)
-			if !ok || escaped || nonASCII && !utf8.Valid(raw[i+1:end]) {
-				return false
-			}
-			key := string(raw[i+1 : end])
-			if i = skipSpace(raw, end+1); i == len(raw) || raw[i] != ':' {
-				return false
-			}
-			var n int
-			if i, ok = intInto(raw, skipSpace(raw, i+1), &n); !ok {
-				return false
-			}
-			out[key] = n
-			i = skipSpace(raw, i)
-			if i < len(raw) && raw[i] == ',' {
-				i = skipSpace(raw, i+1)
-				continue
-			}
-			if i < len(raw) && raw[i] == '}' {
-				i++
-				break
-			}
+	i, end, ok := objectStart(raw, skipSpace(raw, 0))
+	for ok && !end {
+		if i == len(raw) || raw[i] != '"' {
 			return false
 		}
+		keyEnd, escaped, nonASCII, plain := scanString(raw, i+1)
+		if !plain || escaped || nonASCII && !utf8.Valid(raw[i+1:keyEnd]) {
+			return false
+		}
+		key := string(raw[i+1 : keyEnd])
+		var n int
+		if i, ok = memberValue(raw, keyEnd+1); !ok {
+			return false
+		}
+		if i, ok = intInto(raw, i, &n); !ok {
+			return false
+		}
+		out[key] = n // a repeated key: the last wins, as in encoding/json
+		i, end, ok = memberEnd(raw, i)
 	}
-	if skipSpace(raw, i) != len(raw) {
+	if !ok || skipSpace(raw, i) != len(raw) {
 		return false
 	}
 	if *v == nil {
