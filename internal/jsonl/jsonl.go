@@ -164,9 +164,6 @@ type Reader struct {
 	// valid, when set, decides which lines are records in place of
 	// json.Valid (Decode validates by decoding; NextChecked).
 	valid func(raw []byte) bool
-	// lineStart is the offset of the line being handed on (Decode's
-	// reports of a line that is not JSON).
-	lineStart int64
 	buf       []byte // the read buffer, kept for the next call
 	long      []byte // a line longer than buf, copied as it is read
 	bufLimit  int    // tests: the read buffer's size, to make lines straddle refills
@@ -190,16 +187,21 @@ func (r *Reader) Next(fn func(raw []byte) error) error {
 // message lines: store.ReadMessageViews) validates, and may decode, the
 // lines it knows in one pass.
 func (r *Reader) NextChecked(valid func(raw []byte) bool, fn func(raw []byte) error) error {
-	r.valid = func(raw []byte) bool { return valid(raw) || json.Valid(raw) }
-	defer func() { r.valid = nil }()
+	defer r.checkWith(valid)()
 	return r.Next(fn)
 }
 
 // NextInChecked is NextChecked on a file the caller opened (NextIn).
 func (r *Reader) NextInChecked(f *os.File, valid func(raw []byte) bool, fn func(raw []byte) error) error {
-	r.valid = func(raw []byte) bool { return valid(raw) || json.Valid(raw) }
-	defer func() { r.valid = nil }()
+	defer r.checkWith(valid)()
 	return r.NextIn(f, fn)
+}
+
+// checkWith makes valid, then json.Valid, decide which lines are records,
+// until the function it returns puts json.Valid alone back.
+func (r *Reader) checkWith(valid func(raw []byte) bool) (restore func()) {
+	r.valid = func(raw []byte) bool { return valid(raw) || json.Valid(raw) }
+	return func() { r.valid = nil }
 }
 
 // NextIn is Next on a file the caller opened, so a follower can check which
@@ -336,7 +338,6 @@ func (r *Reader) emit(raw []byte, start int64, fn func([]byte) error) error {
 		r.report(start, "malformed or torn JSON line")
 		return nil
 	}
-	r.lineStart = start
 	return fn(raw)
 }
 

@@ -110,38 +110,69 @@ func scanKey(raw []byte, i int) (field, next int, ok bool) {
 
 // setField scans the value at raw[i] into field f and returns the index
 // after it: a string for a field of Message, any scalar for another key.
+// Into a Message it decodes as the records do (stringInto, timeInto); into
+// a view, see viewField.
 func (d *lineDecoder) setField(f int, raw []byte, i int) (next int, ok bool) {
-	if f == noField {
+	switch {
+	case f == noField:
 		return skipScalar(raw, i)
+	case d.view != nil:
+		return d.viewField(f, raw, i)
+	case f == fieldTimestamp:
+		return timeInto(raw, i, &d.out.Timestamp)
 	}
+	var s string
+	if next, ok = stringInto(raw, i, &d.line, &s); ok {
+		d.out.setString(f, s)
+	}
+	return next, ok
+}
+
+// setString sets the string field f.
+func (m *Message) setString(f int, s string) {
+	switch f {
+	case fieldID:
+		m.ID = s
+	case fieldPhaseID:
+		m.PhaseID = s
+	case fieldAuthor:
+		m.Author = s
+	case fieldRole:
+		m.Role = s
+	case fieldContent:
+		m.Content = s
+	}
+}
+
+// viewField is setField into a view: strings alias the line, or the view's
+// scratch buffer when they have escapes (unescaped as they are scanned),
+// each with its TextClass; timestamps go through the view's minute cache.
+func (d *lineDecoder) viewField(f int, raw []byte, i int) (next int, ok bool) {
 	if i == len(raw) || raw[i] != '"' {
 		return 0, false // encoding/json would fail or go by another path
 	}
+	v := d.view
 	var st stringScan
-	var start int // view: where the unescaped string starts in its scratch buffer
+	var start int // where the unescaped string starts in the scratch buffer
 	var dst *[]byte
-	if v := d.view; v != nil && f != fieldTimestamp {
+	if f != fieldTimestamp {
 		start, dst = len(v.scratch), &v.scratch
 	}
 	end, ok := st.scan(raw, i+1, dst)
 	if !ok {
 		return 0, false
 	}
-	m := d.out
 	if f == fieldTimestamp {
-		if d.view != nil {
-			if t, ok := d.view.stamp.parse(raw[i+1 : end]); ok {
-				m.Timestamp = t
-				return end + 1, true
-			}
-		} else if t, ok := parseUTC(raw[i+1 : end]); ok {
-			m.Timestamp = t
+		if t, ok := v.stamp.parse(raw[i+1 : end]); ok {
+			v.Timestamp = t
 			return end + 1, true
 		}
 		// encoding/json hands time.Time the raw quoted value, escapes and all.
-		return end + 1, m.Timestamp.UnmarshalJSON(raw[i:end+1]) == nil
+		return end + 1, v.Timestamp.UnmarshalJSON(raw[i:end+1]) == nil
 	}
-	var s string
+	if st.nonASCII && !utf8.Valid(raw[i+1:end]) {
+		return 0, false // encoding/json replaces what is not UTF-8
+	}
 	class := st.class
 	if st.nonASCII {
 		class |= TextNonASCII
@@ -149,40 +180,20 @@ func (d *lineDecoder) setField(f int, raw []byte, i int) (next int, ok bool) {
 	if st.del {
 		class |= TextControl
 	}
-	switch {
-	case st.nonASCII && !utf8.Valid(raw[i+1:end]):
-		return 0, false // encoding/json replaces what is not UTF-8
-	case st.escaped && d.view != nil:
-		v := d.view
+	var s string
+	if st.escaped {
 		s = unsafe.String(unsafe.SliceData(v.scratch[start:]), len(v.scratch)-start)
-	case st.escaped:
-		if s, ok = unescape(raw[i+1 : end]); !ok {
-			return 0, false
-		}
-	case d.view != nil:
+	} else {
 		s = unsafe.String(unsafe.SliceData(raw[i+1:end]), end-i-1)
-	default:
-		if d.line == "" {
-			d.line = string(raw)
-		}
-		s = d.line[i+1 : end]
 	}
-	var sink TextClass // a Message keeps no classes
-	author, role, content := &sink, &sink, &sink
-	if v := d.view; v != nil {
-		author, role, content = &v.AuthorClass, &v.RoleClass, &v.ContentClass
-	}
+	v.setString(f, s)
 	switch f {
-	case fieldID:
-		m.ID = s
-	case fieldPhaseID:
-		m.PhaseID = s
 	case fieldAuthor:
-		m.Author, *author = s, class
+		v.AuthorClass = class
 	case fieldRole:
-		m.Role, *role = s, class
+		v.RoleClass = class
 	case fieldContent:
-		m.Content, *content = s, class
+		v.ContentClass = class
 	}
 	return end + 1, true
 }
