@@ -60,7 +60,7 @@ func (d *lineDecoder) decode(raw []byte) bool {
 		}
 		i, end, ok = memberEnd(raw, i)
 	}
-	return ok && skipSpace(raw, i) == len(raw)
+	return wholeDocument(raw, i, ok)
 }
 
 // The members of Message, as scanKey numbers them; noField is a key that

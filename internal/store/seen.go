@@ -3,7 +3,6 @@ package store
 import (
 	"maps"
 	"path/filepath"
-	"unicode/utf8"
 
 	"github.com/plasmodium/pm/internal/lockedfile"
 )
@@ -47,26 +46,23 @@ func (s *Store) MarkSeen(agent, phaseID string, n int) {
 // DecodeFast decodes seen.json (lockedfile.FastDecoder) without
 // encoding/json: pm chat reads it in every run, and encoding/json's map
 // decoder cost a short command ~40 µs to set up. It handles what WriteJSON
-// writes, an object of plain keys (no escapes, valid UTF-8) and integers,
-// into an empty map, with encoding/json's result (a repeated key: the last
+// writes, an object of string keys (decoded as the records' strings:
+// stringInto) and integers, into an empty map, with encoding/json's result (a repeated key: the last
 // wins); it reports false, leaving v alone, for anything else.
 func (v *seen) DecodeFast(raw []byte) bool {
 	if len(*v) != 0 {
 		return false // encoding/json would merge into what is there
 	}
 	out := seen{}
+	var doc string // the keys are cut from one copy of raw
 	i, end, ok := objectStart(raw, skipSpace(raw, 0))
 	for ok && !end {
-		if i == len(raw) || raw[i] != '"' {
-			return false
-		}
-		keyEnd, escaped, nonASCII, plain := scanString(raw, i+1)
-		if !plain || escaped || nonASCII && !utf8.Valid(raw[i+1:keyEnd]) {
-			return false
-		}
-		key := string(raw[i+1 : keyEnd])
+		var key string
 		var n int
-		if i, ok = memberValue(raw, keyEnd+1); !ok {
+		if i, ok = stringInto(raw, i, &doc, &key); !ok {
+			return false
+		}
+		if i, ok = memberValue(raw, i); !ok {
 			return false
 		}
 		if i, ok = intInto(raw, i, &n); !ok {
@@ -75,7 +71,7 @@ func (v *seen) DecodeFast(raw []byte) bool {
 		out[key] = n // a repeated key: the last wins, as in encoding/json
 		i, end, ok = memberEnd(raw, i)
 	}
-	if !ok || skipSpace(raw, i) != len(raw) {
+	if !wholeDocument(raw, i, ok) {
 		return false
 	}
 	if *v == nil {
