@@ -6,7 +6,7 @@
 // read-modify-write of shared state happens inside With; locks are never held
 // across a process spawn or a wait. Locks and the hot files of a short
 // command are opened with the bare system calls (OpenFile, ReadFile,
-// WriteFile, lockFile), never through os.Open's poller registration: a
+// lockFile), never through os.Open's poller registration: a
 // regular file cannot be polled, and setting the poller up is a cost every
 // pm say would pay.
 package lockedfile

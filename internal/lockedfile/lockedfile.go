@@ -35,11 +35,9 @@ func With(path string, fn func() error) error {
 // is only ever locked.
 func lockFile(path string, how int) (int, error) {
 	lock := LockPath(path)
-	fd, err := retryEINTR(func() (int, error) {
-		return syscall.Open(lock, syscall.O_RDONLY|syscall.O_CREAT|syscall.O_CLOEXEC, 0o600)
-	})
+	fd, err := openFD(lock, syscall.O_RDONLY|syscall.O_CREAT, 0o600)
 	if err != nil {
-		return -1, fmt.Errorf("lock %s: %w", path, &fs.PathError{Op: "open", Path: lock, Err: err})
+		return -1, fmt.Errorf("lock %s: %w", path, err)
 	}
 	if _, err := retryEINTR(func() (int, error) { return 0, syscall.Flock(fd, how) }); err != nil {
 		syscall.Close(fd)

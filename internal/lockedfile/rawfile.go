@@ -22,16 +22,9 @@ import (
 // are *fs.PathError wrapping the errno, as from os.ReadFile, so os.IsNotExist
 // and errors.Is(err, fs.ErrNotExist) behave the same.
 func readFile(path string, buf []byte) ([]byte, error) {
-	var fd int
-	var err error
-	for {
-		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-		if err != syscall.EINTR {
-			break
-		}
-	}
+	fd, err := openFD(path, syscall.O_RDONLY, 0)
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+		return nil, err
 	}
 	defer syscall.Close(fd)
 	data := buf[:0]
@@ -57,34 +50,23 @@ func readFile(path string, buf []byte) ([]byte, error) {
 // same flags, permissions and *fs.PathError, without the poller (see above).
 // The *os.File reads, writes and closes as any other.
 func OpenFile(path string, flag int, perm os.FileMode) (*os.File, error) {
-	var fd int
-	var err error
-	for {
-		fd, err = syscall.Open(path, flag|syscall.O_CLOEXEC, uint32(perm.Perm()))
-		if err != syscall.EINTR {
-			break
-		}
-	}
+	fd, err := openFD(path, flag, perm)
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+		return nil, err
 	}
 	return os.NewFile(uintptr(fd), path), nil
+}
+
+// openFD opens path with the bare system call (O_CLOEXEC added, EINTR
+// retried); an error is os.OpenFile's *fs.PathError.
+func openFD(path string, flag int, perm os.FileMode) (int, error) {
+	fd, err := retryEINTR(func() (int, error) { return syscall.Open(path, flag|syscall.O_CLOEXEC, uint32(perm.Perm())) })
+	if err != nil {
+		return -1, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	return fd, nil
 }
 
 // ReadFile is os.ReadFile for a file of the state directory, without the
 // poller: the bytes are the caller's to keep.
 func ReadFile(path string) ([]byte, error) { return readFile(path, make([]byte, 0, 1024)) }
-
-// WriteFile is os.WriteFile without the poller: not atomic (WriteAtomic
-// is), for caches whose readers take a cut write for a missing one.
-func WriteFile(path string, data []byte, perm os.FileMode) error {
-	f, err := OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}

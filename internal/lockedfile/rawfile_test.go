@@ -8,18 +8,27 @@ import (
 	"testing"
 )
 
-// OpenFile, ReadFile and WriteFile behave as os's: the same flags, the same
-// content, the same *fs.PathError for a missing file.
+// OpenFile and ReadFile behave as os's: the same flags, the same content,
+// the same *fs.PathError for a missing file.
 func TestRawFiles(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "log.jsonl")
-	if err := WriteFile(path, []byte("a longer first content\n"), 0o644); err != nil {
+	f, err := OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteFile(path, []byte("one\n"), 0o644); err != nil { // truncates
+	if _, err := f.Write([]byte("a longer first content\n")); err != nil {
 		t.Fatal(err)
 	}
-	f, err := OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+	f.Close()
+	if f, err = OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte("one\n")); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	f, err = OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,9 +46,12 @@ func TestRawFiles(t *testing.T) {
 	}
 	missing := filepath.Join(dir, "missing")
 	for name, err := range map[string]error{
-		"OpenFile":  func() error { _, err := OpenFile(missing, os.O_RDONLY, 0); return err }(),
-		"ReadFile":  func() error { _, err := ReadFile(missing); return err }(),
-		"WriteFile": WriteFile(filepath.Join(missing, "x"), nil, 0o644),
+		"OpenFile": func() error { _, err := OpenFile(missing, os.O_RDONLY, 0); return err }(),
+		"ReadFile": func() error { _, err := ReadFile(missing); return err }(),
+		"OpenFile in a missing directory": func() error {
+			_, err := OpenFile(filepath.Join(missing, "x"), os.O_WRONLY|os.O_CREATE, 0o644)
+			return err
+		}(),
 	} {
 		var pe *fs.PathError
 		if !errors.Is(err, fs.ErrNotExist) || !errors.As(err, &pe) {
