@@ -21,18 +21,12 @@ func Post(s *store.Store, actor store.Actor, phaseID, content string) (ph *store
 // (Resolve) goes to each as it is read, decoded once, nothing held; then
 // the lines are marked seen for the actor. n is how many there were.
 func Read(s *store.Store, actor store.Actor, phaseID string, each func(raw []byte, m *store.Message) error) (ph *store.Phase, n int, err error) {
-	ph, err = Resolve(s, actor, phaseID)
-	if err != nil {
-		return nil, 0, err
-	}
-	if err := s.ReadMessageLines(ph.TaskID, ph.ID, func(raw []byte, m *store.Message) error {
-		n++
-		return each(raw, m)
-	}); err != nil {
-		return ph, n, err
-	}
-	MarkSeen(s, actor, ph, n)
-	return ph, n, nil
+	return readRoom(s, actor, phaseID, func(ph *store.Phase, n *int) error {
+		return s.ReadMessageLines(ph.TaskID, ph.ID, func(raw []byte, m *store.Message) error {
+			*n++
+			return each(raw, m)
+		})
+	})
 }
 
 // ReadViews is Read for a reader that uses each line at once and keeps
@@ -41,14 +35,21 @@ func Read(s *store.Store, actor store.Actor, phaseID string, each func(raw []byt
 // (pm chat --json prints them as written). raw and v are valid only until
 // each returns. n and the seen mark are Read's.
 func ReadViews(s *store.Store, actor store.Actor, phaseID string, v *store.MessageView, each func(raw []byte) error) (ph *store.Phase, n int, err error) {
-	ph, err = Resolve(s, actor, phaseID)
-	if err != nil {
+	return readRoom(s, actor, phaseID, func(ph *store.Phase, n *int) error {
+		return s.ReadMessageViews(ph.TaskID, ph.ID, v, func(raw []byte) error {
+			*n++
+			return each(raw)
+		})
+	})
+}
+
+// readRoom resolves phaseID, reads its room (read counts the lines it hands
+// on in *n) and marks them seen for the actor.
+func readRoom(s *store.Store, actor store.Actor, phaseID string, read func(ph *store.Phase, n *int) error) (ph *store.Phase, n int, err error) {
+	if ph, err = Resolve(s, actor, phaseID); err != nil {
 		return nil, 0, err
 	}
-	if err := s.ReadMessageViews(ph.TaskID, ph.ID, v, func(raw []byte) error {
-		n++
-		return each(raw)
-	}); err != nil {
+	if err := read(ph, &n); err != nil {
 		return ph, n, err
 	}
 	MarkSeen(s, actor, ph, n)
