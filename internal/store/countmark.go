@@ -173,11 +173,14 @@ func (s *Store) countIn(taskID, phaseID string, f *os.File) (int, markAhead, err
 // readCountMark returns the phase's mark if it can be trusted for the log f
 // (size bytes, inode ino), else the zero mark (count from the start).
 func (s *Store) readCountMark(taskID, phaseID string, f *os.File, size int64, ino uint64) countMark {
-	data, err := lockedfile.ReadFile(s.CountMarkPath(taskID, phaseID))
+	mf, err := lockedfile.OpenFile(s.CountMarkPath(taskID, phaseID), os.O_RDONLY, 0)
 	if err != nil {
 		return countMark{}
 	}
-	m, ok := decodeMark(data)
+	var rec [markSize]byte // a mark is one record: a longer file is read no further
+	n, _ := mf.ReadAt(rec[:], 0)
+	mf.Close()
+	m, ok := decodeMark(rec[:n])
 	if !ok || m.Offset <= 0 || m.Offset > size || m.Inode != ino {
 		return countMark{}
 	}

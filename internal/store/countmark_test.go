@@ -225,3 +225,31 @@ func FuzzDecodeMark(f *testing.F) {
 		}
 	})
 }
+
+// A mark file is read no further than one record: a huge one (a hostile
+// writer) costs a count no more than a true one.
+func TestCountMarkReadsOneRecord(t *testing.T) {
+	s := newInternalStore(t)
+	task, phase := "tk-000001", "ph-000001"
+	log := s.MessagesPath(task, phase)
+	if err := os.MkdirAll(filepath.Dir(log), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	line := `{"id":"msg-000001","content":"x"}` + "\n"
+	for range 3 {
+		appendTo(t, log, line)
+	}
+	rec := countMark{Messages: 2, Offset: int64(2 * len(line)), Inode: inodeAt(t, log)}.encode()
+	writeFile(t, s.CountMarkPath(task, phase), string(rec)+strings.Repeat("junk ", 1<<20))
+	f, err := os.Open(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if m := s.readCountMark(task, phase, f, int64(3*len(line)), inodeAt(t, log)); m.Messages != 2 {
+		t.Fatalf("readCountMark = %+v: the record before the junk was not taken", m)
+	}
+	if n, err := s.countHeld(task, phase); err != nil || n != 3 {
+		t.Fatalf("countHeld = %d, %v; want 3", n, err)
+	}
+}
