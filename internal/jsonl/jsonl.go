@@ -163,10 +163,10 @@ type Reader struct {
 
 	// valid, when set, decides which lines are records in place of
 	// json.Valid (Decode validates by decoding; NextChecked).
-	valid func(raw []byte) bool
-	buf       []byte // the read buffer, kept for the next call
-	long      []byte // a line longer than buf, copied as it is read
-	bufLimit  int    // tests: the read buffer's size, to make lines straddle refills
+	valid    func(raw []byte) bool
+	buf      []byte // the read buffer, kept for the next call
+	long     []byte // a line longer than buf, copied as it is read
+	bufLimit int    // tests: the read buffer's size, to make lines straddle refills
 }
 
 // Next calls fn with each complete, valid line after r.Offset, advancing it.
