@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -424,4 +425,29 @@ func TestWithUnwritableLockDir(t *testing.T) {
 	if err == nil || !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "state.json.lock") {
 		t.Fatalf("With in a missing directory: %v", err)
 	}
+}
+
+// Unlock releases the lock even while another descriptor of the same open
+// file lives on (a child forked in that moment, before its exec closes its
+// O_CLOEXEC copy): flock locks belong to the open file, so closing one
+// descriptor alone would keep it locked.
+func TestUnlockReleasesWithACopyAlive(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	h, ok, err := TryLock(path)
+	if err != nil || !ok {
+		t.Fatalf("TryLock: ok %v, err %v", ok, err)
+	}
+	child, err := syscall.Dup(h.fd) // the forked child's copy
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(child)
+	if err := h.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	h2, ok, err := TryLock(path)
+	if err != nil || !ok {
+		t.Fatalf("TryLock after Unlock with a copy of the descriptor alive: ok %v, err %v", ok, err)
+	}
+	h2.Unlock()
 }
