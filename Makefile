@@ -4,7 +4,7 @@ BINDIR    ?= $(shell $(GO) env GOPATH)/bin
 STATICCHECK_VERSION ?= v0.8.2
 FUZZTIME  ?= 20s
 
-.PHONY: all build install test test-short lint fmt bench fuzz demo demo-exec clean
+.PHONY: all build install test test-user test-short lint fmt bench fuzz demo demo-exec clean
 
 all: build
 
@@ -28,6 +28,11 @@ install:
 # the real pm binary as many processes.
 test:
 	$(GO) test -race -count=1 -timeout 20m ./...
+
+# The sandbox, process, git and security tests again as an unprivileged user
+# (as root: a user pmtest is created and the tests run with setpriv).
+test-user:
+	bash scripts/test-as-user.sh
 
 test-short:
 	$(GO) test -count=1 ./...

@@ -31,7 +31,13 @@ func TestMain(m *testing.M) {
 	// pm (the short commands) and pm-full (the rest, which pm execs) side by
 	// side, as make install puts them: every script runs through both.
 	pmBin = filepath.Join(dir, "pm")
-	for _, b := range []struct{ out, pkg string }{{pmBin, "."}, {filepath.Join(dir, "pm-full"), "../pm-full"}} {
+	builds := []struct{ out, pkg string }{{pmBin, "."}, {filepath.Join(dir, "pm-full"), "../pm-full"}}
+	if pre := os.Getenv("PM_TEST_PREBUILT"); pre != "" {
+		// scripts/test-as-user.sh: binaries built by root for a run as an
+		// unprivileged user, who may not reach root's module cache.
+		pmBin, builds = filepath.Join(pre, "pm"), nil
+	}
+	for _, b := range builds {
 		args := []string{"build", "-o", b.out}
 		if raceEnabled {
 			args = append(args, "-race")

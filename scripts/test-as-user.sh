@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Runs the tests that touch the sandbox, files, processes and git as an
+# unprivileged user, as users run pm (make test-user; CI runs it after
+# make test). As root it builds everything first (the user may not reach
+# root's Go caches), copies the tree to a directory the user owns, and runs
+# the test binaries with setpriv; as any other user it runs them directly.
+#
+# PM_TEST_USER names the user (default pmtest, created when missing).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Packages whose unit tests touch the sandbox, processes, files or git.
+pkgs=(./internal/sandbox ./internal/agent ./internal/capability ./internal/driver
+      ./internal/gitx ./internal/broker ./internal/task ./internal/supervisor)
+# Scripts that run agents confined, kill processes or commit.
+scripts='TestScripts/(security_.*|user_.*|landing_flow|llm_demo|llm_greeter|kill.*|done_git|exec_secrets|fd_inherit|supervisor_revive|blockers|subtasks)$'
+
+if [ "$(id -u)" != 0 ]; then
+  go test -race -count=1 "${pkgs[@]}"
+  go test -race -count=1 -run "$scripts" ./cmd/pm
+  exit
+fi
+
+user=${PM_TEST_USER:-pmtest}
+if ! id -u "$user" >/dev/null 2>&1; then
+  useradd --create-home --shell /bin/bash "$user"
+fi
+uid=$(id -u "$user")
+gid=$(id -g "$user")
+[ "$uid" != 0 ] || { echo "test-as-user: $user is root" >&2; exit 1; }
+
+work=$(mktemp -d /tmp/pm-as-user.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -C "$work" -xf -
+mkdir -p "$work/bin" "$work/home"
+CGO_ENABLED=1 go build -race -o "$work/bin/pm-full" ./cmd/pm-full
+CGO_ENABLED=1 go build -race -o "$work/bin/pm" ./cmd/pm
+for p in "${pkgs[@]}" ./cmd/pm; do
+  go test -race -c -o "$work/bin/$(basename "$p").test" "$p"
+done
+# The scripts' git identity and the Go toolchain (for go env) on PATH.
+cat >"$work/home/.gitconfig" <<GIT
+[user]
+	email = $user@localhost
+	name = pm test user
+GIT
+chown -R "$uid:$gid" "$work"
+chmod 0755 "$work"
+
+as_user() {
+  local dir=$1; shift
+  (cd "$work/$dir" && setpriv --reuid="$uid" --regid="$gid" --init-groups \
+    env -i HOME="$work/home" USER="$user" PATH="$(dirname "$(command -v go)"):/usr/local/bin:/usr/bin:/bin" \
+    GOCACHE="$work/home/.cache/go-build" GORACE=atexit_sleep_ms=0 PM_TEST_PREBUILT="$work/bin" \
+    "$@")
+}
+
+status=0
+echo "== as $user (uid $uid): unit tests"
+for p in "${pkgs[@]}"; do
+  as_user "$p" "$work/bin/$(basename "$p").test" -test.count=1 || status=1
+done
+echo "== as $user (uid $uid): scripts $scripts"
+as_user cmd/pm "$work/bin/pm.test" -test.count=1 -test.run "$scripts" || status=1
+exit $status
