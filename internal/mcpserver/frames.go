@@ -17,7 +17,8 @@ const maxFrame = 4 << 20
 // addition to the SDK's: a line that is not a JSON-RPC message (not JSON, or
 // JSON without "jsonrpc") is answered with a JSON-RPC error (-32700 parse
 // error, -32600 invalid request) and skipped, so one bad frame does not end
-// the session (the SDK's own reader closes the connection on it).
+// the session (the SDK's own reader closes the connection on it); so is a
+// JSON-RPC batch after a handshake in a version without batches.
 func StdioTransport(in io.Reader, out io.Writer) mcp.Transport {
 	w := &lockedWriter{w: out}
 	pr, pw := io.Pipe()
@@ -43,14 +44,18 @@ func (l *lockedWriter) Close() error { return nil } // the process's stdout stay
 func filterFrames(in io.Reader, pass *io.PipeWriter, reply io.Writer) {
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64<<10), maxFrame)
+	batches := true // until a handshake says otherwise, as the SDK assumes
 	for sc.Scan() {
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 {
 			continue
 		}
-		if code, msg := checkFrame(line); code != 0 {
+		if code, msg := checkFrame(line, batches); code != 0 {
 			_, _ = reply.Write(errorFrame(code, msg))
 			continue
+		}
+		if v, ok := initializeVersion(line); ok {
+			batches = batchVersions[v]
 		}
 		if _, err := pass.Write(append(line, '\n')); err != nil {
 			return
@@ -59,14 +64,40 @@ func filterFrames(in io.Reader, pass *io.PipeWriter, reply io.Writer) {
 	pass.CloseWithError(sc.Err()) // nil: a clean EOF
 }
 
-// checkFrame returns a JSON-RPC error code for a line the SDK cannot read,
-// or 0.
-func checkFrame(line []byte) (int, string) {
+// batchVersions are the protocol versions with JSON-RPC batches: the SDK
+// reads them there, and ends the session on one in any other version
+// (2025-06-18 removed them, and a version it does not know negotiates its
+// latest).
+var batchVersions = map[string]bool{"2024-11-05": true, "2025-03-26": true}
+
+// initializeVersion returns the protocolVersion of an initialize request.
+func initializeVersion(line []byte) (string, bool) {
+	if line[0] != '{' || !bytes.Contains(line, []byte(`"initialize"`)) {
+		return "", false
+	}
+	var req struct {
+		Method string `json:"method"`
+		Params struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(line, &req) != nil || req.Method != "initialize" {
+		return "", false
+	}
+	return req.Params.ProtocolVersion, true
+}
+
+// checkFrame returns a JSON-RPC error code for a line the SDK cannot read
+// (or would end the session on), or 0.
+func checkFrame(line []byte, batches bool) (int, string) {
 	if !json.Valid(line) {
 		return -32700, "Parse error: not JSON"
 	}
 	if line[0] == '[' {
-		return 0, "" // a batch: the SDK answers what it does not support
+		if batches {
+			return 0, "" // the SDK answers a batch in the versions that have them
+		}
+		return -32600, "Invalid Request: JSON-RPC batches are not part of the negotiated protocol version (2025-06-18 removed them); send one message per line"
 	}
 	var head struct {
 		JSONRPC string `json:"jsonrpc"`

@@ -102,6 +102,34 @@ func TestSendCancel(t *testing.T) {
 // A frame that is not JSON, or JSON but not JSON-RPC, is answered with a
 // protocol error and the session goes on.
 func TestMalformedFrames(t *testing.T) {
+	exchange(t, []frame{
+		{"garbage{", `"code":-32700`},
+		{`{"x":1}`, `"code":-32600`},
+		{`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, `"id":1,"result"`},
+		{`not json either`, `"code":-32700`},
+		{`{"jsonrpc":"2.0","id":2,"method":"ping"}`, `"id":2,"result":{}`},
+		// JSON-RPC batches are gone from the protocol since 2025-06-18: an
+		// error answer, and the session goes on (the SDK's reader ends it).
+		{`[{"jsonrpc":"2.0","id":3,"method":"ping"}]`, `"code":-32600`},
+		{`[]`, `"code":-32600`},
+		{`{"jsonrpc":"2.0","id":4,"method":"ping"}`, `"id":4,"result":{}`},
+	})
+}
+
+// In a version that has batches, the SDK answers them.
+func TestBatchInOlderVersion(t *testing.T) {
+	exchange(t, []frame{
+		{`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, `"id":1,"result"`},
+		{`[{"jsonrpc":"2.0","id":3,"method":"ping"}]`, `[{"jsonrpc":"2.0","id":3,"result":{}}]`},
+		{`{"jsonrpc":"2.0","id":4,"method":"ping"}`, `"id":4,"result":{}`},
+	})
+}
+
+type frame struct{ send, want string }
+
+// exchange sends each frame to a stdio server and checks the line it answers.
+func exchange(t *testing.T, frames []frame) {
+	t.Helper()
 	srv, err := New(newSession(t), ToolsPO)
 	if err != nil {
 		t.Fatal(err)
@@ -113,22 +141,15 @@ func TestMalformedFrames(t *testing.T) {
 	go func() { _ = srv.Run(ctx, StdioTransport(inR, outW)) }()
 	out := bufio.NewScanner(outR)
 	out.Buffer(nil, 1<<20)
-	tests := []struct{ send, want string }{
-		{"garbage{", `"code":-32700`},
-		{`{"x":1}`, `"code":-32600`},
-		{`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, `"id":1,"result"`},
-		{`not json either`, `"code":-32700`},
-		{`{"jsonrpc":"2.0","id":2,"method":"ping"}`, `"id":2,"result":{}`},
-	}
-	for _, tt := range tests {
-		if _, err := io.WriteString(inW, tt.send+"\n"); err != nil {
+	for _, f := range frames {
+		if _, err := io.WriteString(inW, f.send+"\n"); err != nil {
 			t.Fatal(err)
 		}
 		if !out.Scan() {
-			t.Fatalf("after %s: no answer (%v)", tt.send, out.Err())
+			t.Fatalf("after %s: no answer (%v)", f.send, out.Err())
 		}
-		if !strings.Contains(out.Text(), tt.want) {
-			t.Errorf("after %s: %s, want %s", tt.send, out.Text(), tt.want)
+		if !strings.Contains(out.Text(), f.want) {
+			t.Errorf("after %s: %s, want %s", f.send, out.Text(), f.want)
 		}
 	}
 	inW.Close()
