@@ -19,7 +19,7 @@ type opCall[In, Out any] func(ctx context.Context, req *mcp.CallToolRequest, in 
 // would double what tools/list costs a model); an error is a tool error
 // with the words pm's own model tools use.
 func addTool[In, Out any](s *mcp.Server, name, desc string, fn opCall[In, Out]) {
-	t := &mcp.Tool{Name: name, Description: desc, InputSchema: ops.SchemaFor[In]()}
+	t := &mcp.Tool{Name: name, Description: desc, InputSchema: ops.SchemaFor[In](), Annotations: hints[name]}
 	mcp.AddTool(s, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
 		out, err := fn(ctx, req, in)
 		if err != nil {

@@ -52,6 +52,39 @@ func TestToolSets(t *testing.T) {
 	}
 }
 
+// Every tool carries annotations (kill_task destructive, task_status
+// read-only), and every row of the table names a tool.
+func TestEveryToolAnnotated(t *testing.T) {
+	_, cs := connect(t, newSession(t), ToolsAll, nil)
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, tl := range res.Tools {
+		listed[tl.Name] = true
+		a := tl.Annotations
+		switch {
+		case a == nil || a.Title == "":
+			t.Errorf("%s: no annotations", tl.Name)
+		case a.ReadOnlyHint && a.DestructiveHint != nil && *a.DestructiveHint:
+			t.Errorf("%s: read-only and destructive", tl.Name)
+		case !a.ReadOnlyHint && a.DestructiveHint == nil:
+			t.Errorf("%s: writes, and says nothing of destroying (a client assumes it destroys)", tl.Name)
+		}
+	}
+	for name := range hints {
+		if !listed[name] {
+			t.Errorf("hints names %s, which is no tool", name)
+		}
+	}
+	for _, name := range []string{"kill_task", "end_phase"} {
+		if a := hints[name]; a == nil || a.DestructiveHint == nil || !*a.DestructiveHint {
+			t.Errorf("%s is not marked destructive", name)
+		}
+	}
+}
+
 func TestToolSchemas(t *testing.T) {
 	_, cs := connect(t, newSession(t), ToolsAll, nil)
 	res, err := cs.ListTools(context.Background(), nil)
