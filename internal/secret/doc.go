@@ -14,9 +14,11 @@
 //     is masked whole. Masking is exact-string: an encoded secret is not
 //     caught.
 //   - Every process masks what it knows: FromEnv collects the values of the
-//     secret variables of its environment (values shorter than MinEnvLen
-//     are left out: they would mask ordinary words); a value added
-//     explicitly (the provider key a host uses) is masked at any length.
+//     secret variables of its environment, and a host adds the provider key
+//     it uses. Only Maskable values are masked, whoever adds them: at least
+//     MinLen (8) bytes and not letters alone; a shorter value or a word
+//     ("x", "ollama", dummy keys of local models) would corrupt ordinary
+//     text ("suggested_fi[masked]") and guards nothing a real key is.
 //   - Event data is masked like text (MaskValue, recursively through maps,
 //     slices and anything that marshals to JSON); a value holding no secret
 //     is returned unchanged, so data without secrets is written exactly as

@@ -2,9 +2,10 @@ package secret
 
 import "strings"
 
-// MinEnvLen is the shortest value FromEnv collects: shorter values of
-// secret-looking variables (KEYBOARD=us) would mask ordinary words.
-const MinEnvLen = 8
+// MinLen is the shortest value a Set masks (Maskable): shorter values of
+// secret-looking variables (KEYBOARD=us), and dummy keys ("x"), would mask
+// ordinary words.
+const MinLen = 8
 
 // secretWords mark a variable name as secret wherever they appear in it.
 var secretWords = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL"}
@@ -44,12 +45,12 @@ func FilterEnv(environ []string) []string {
 }
 
 // FromEnv returns the Set of the values of the secret variables in environ
-// that are at least MinEnvLen long.
+// that are Maskable.
 func FromEnv(environ []string) Set {
 	var vals []string
 	for _, kv := range environ {
 		name, val, ok := strings.Cut(kv, "=")
-		if ok && IsSecretEnv(name) && len(strings.TrimSpace(val)) >= MinEnvLen {
+		if ok && IsSecretEnv(name) && Maskable(strings.TrimSpace(val)) {
 			vals = append(vals, val)
 			// ProviderFromEnv trims the key it uses; mask that form too.
 			if t := strings.TrimSpace(val); t != val {

@@ -30,13 +30,30 @@ func (s *Set) Add(values ...string) {
 func (s Set) With(values ...string) Set {
 	out := slices.Clone(s.values)
 	for _, v := range values {
-		if v != "" && !slices.Contains(out, v) {
+		if Maskable(v) && !slices.Contains(out, v) {
 			out = append(out, v)
 		}
 	}
 	// Longest first: a secret that contains another is masked whole.
 	slices.SortStableFunc(out, func(a, b string) int { return len(b) - len(a) })
 	return Set{values: out}
+}
+
+// Maskable reports whether v is masked when it is added to a Set: at least
+// MinLen bytes, and not a word (letters alone). A shorter value or a word
+// ("x", "ollama", "notneeded": dummy keys for local models) would turn
+// ordinary text into "[masked]" ("suggested_fi[masked]") while guarding
+// nothing a real key is made of.
+func Maskable(v string) bool {
+	if len(v) < MinLen {
+		return false
+	}
+	for _, c := range []byte(v) {
+		if (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') {
+			return true
+		}
+	}
+	return false
 }
 
 // Empty reports whether s masks nothing.

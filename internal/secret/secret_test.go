@@ -18,9 +18,17 @@ func TestMask(t *testing.T) {
 		text    string
 		want    string
 	}{
-		{"every occurrence", []string{"sk-1", ""}, "a sk-1 b sk-1 c", "a " + Masked + " b " + Masked + " c"},
+		{"every occurrence", []string{"sk-1-abcd", ""}, "a sk-1-abcd b sk-1-abcd c", "a " + Masked + " b " + Masked + " c"},
+		// A dummy key for a local model is no secret worth corrupting the
+		// model's text for (issue 25: "suggested_fi[masked]" for the key "x").
+		{"short dummy key", []string{"x"}, `{"suggested_fix": "x"}`, `{"suggested_fix": "x"}`},
+		{"seven characters", []string{"1234567"}, "a 1234567 b", "a 1234567 b"},
+		{"ollama", []string{"ollama"}, "run ollama serve", "run ollama serve"},
+		{"an ordinary word", []string{"notneeded"}, "the key is notneeded here", "the key is notneeded here"},
+		{"a word with capitals", []string{"Placeholder"}, "a Placeholder b", "a Placeholder b"},
+		{"eight characters with a digit", []string{"abcdefg1"}, "a abcdefg1 b", "a " + Masked + " b"},
 		{"empty secret changes nothing", []string{""}, "nothing", "nothing"},
-		{"no secrets", nil, "sk-1", "sk-1"},
+		{"no secrets", nil, "sk-1-abcd", "sk-1-abcd"},
 		{"longer first", []string{"abcd1234", "abcd1234efgh"}, "x abcd1234efgh y abcd1234", "x " + Masked + " y " + Masked},
 		{"duplicates", []string{key, key}, key, Masked},
 		{"adjacent", []string{key}, key + key, Masked + Masked},
