@@ -79,3 +79,17 @@ const (
 func POKind(k string) Kind {
 	return "po." + Kind(k)
 }
+
+// Kinds are every kind declared above (TestKindsListsEveryConstant keeps the
+// list whole), for what checks a kind a person typed (pm log --kind).
+var Kinds = []Kind{
+	EvInit, EvReset,
+	EvTaskCreated, EvTaskUnblocked, EvTaskDone, EvTaskKilled, EvTaskRestarted, EvChildDone, EvCommit,
+	EvPhaseOpened, EvPhaseExtended, EvPhaseClosed, EvMessage,
+	EvAgentCreated, EvAgentStarted, EvAgentExited, EvAgentKilled, EvAgentRespawned, EvAgentFailed,
+	EvAgentBudget, EvAgentThink, EvAgentOutput, EvAgentTurn, EvAgentActivity, EvToolCall, EvToolResult,
+	EvToolDocPreview, EvToolDocDecision,
+	EvInbox, EvPONotice, EvPORequest, EvPOReply,
+	EvRequestAsked, EvRequestAnswered, EvCapabilityCreated,
+	EvDesignRequest, EvDesignResponse, EvDesignPlan, EvDesignState,
+}

@@ -1,35 +1,46 @@
 package bus
 
-import "testing"
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"slices"
+	"testing"
+)
 
-// The kinds are on disk and in scripts: their values never change.
-func TestKindValues(t *testing.T) {
-	cases := []struct {
-		kind Kind
-		want string
-	}{
-		{EvInit, "init"}, {EvReset, "reset"},
-		{EvTaskCreated, "task.created"}, {EvTaskUnblocked, "task.unblocked"}, {EvTaskDone, "task.done"},
-		{EvTaskKilled, "task.killed"}, {EvTaskRestarted, "task.restarted"}, {EvChildDone, "task.child_done"},
-		{EvCommit, "git.commit"},
-		{EvPhaseOpened, "phase.opened"}, {EvPhaseExtended, "phase.extended"}, {EvPhaseClosed, "phase.closed"},
-		{EvMessage, "message.posted"},
-		{EvAgentCreated, "agent.created"}, {EvAgentStarted, "agent.started"}, {EvAgentExited, "agent.exited"},
-		{EvAgentKilled, "agent.killed"}, {EvAgentRespawned, "agent.respawned"}, {EvAgentFailed, "agent.failed"},
-		{EvAgentBudget, "agent.budget"}, {EvAgentThink, "agent.think"},
-		{EvAgentOutput, "agent.output"}, {EvAgentTurn, "agent.turn"}, {EvAgentActivity, "agent.activity"},
-		{EvToolCall, "tool.call"}, {EvToolResult, "tool.result"},
-		{EvToolDocPreview, "tool.doc_preview"}, {EvToolDocDecision, "tool.doc_decision"},
-		{EvInbox, "inbox.message"}, {EvPONotice, "po.notice"}, {EvPORequest, "po.request"}, {EvPOReply, "po.reply"},
-		{EvRequestAsked, "request.asked"}, {EvRequestAnswered, "request.answered"},
-		{EvCapabilityCreated, "capability.created"},
-		{EvDesignRequest, "design.request"}, {EvDesignResponse, "design.response"},
-		{EvDesignPlan, "design.plan"}, {EvDesignState, "design.state"},
-		{POKind("notice"), "po.notice"}, {POKind("reply"), "po.reply"},
+// Every Kind constant of kind.go is in Kinds, once: a kind added without
+// its entry fails here instead of being refused by pm log --kind.
+func TestKindsListsEveryConstant(t *testing.T) {
+	f, err := parser.ParseFile(token.NewFileSet(), "kind.go", nil, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, c := range cases {
-		if string(c.kind) != c.want {
-			t.Errorf("kind %q, want %q", c.kind, c.want)
+	var declared []string
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST {
+			continue
 		}
+		for _, spec := range g.Specs {
+			vs := spec.(*ast.ValueSpec)
+			if id, ok := vs.Type.(*ast.Ident); ok && id.Name == "Kind" {
+				for _, n := range vs.Names {
+					declared = append(declared, n.Name)
+				}
+			}
+		}
+	}
+	if len(declared) != len(Kinds) {
+		t.Errorf("kind.go declares %d kinds, Kinds lists %d", len(declared), len(Kinds))
+	}
+	seen := map[Kind]bool{}
+	for _, k := range Kinds {
+		if seen[k] {
+			t.Errorf("Kinds lists %s twice", k)
+		}
+		seen[k] = true
+	}
+	if !slices.Contains(Kinds, EvDesignState) || !slices.Contains(Kinds, EvInit) {
+		t.Error("Kinds misses its first or last kind")
 	}
 }

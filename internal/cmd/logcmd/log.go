@@ -8,6 +8,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/render"
 )
 
@@ -16,6 +17,7 @@ type Options struct {
 	Tail   int
 	Follow bool
 	Kind   string
+	Task   string
 	JSON   bool
 }
 
@@ -31,6 +33,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	c.Flags().IntVarP(&o.Tail, "tail", "n", 50, "how many past events to print first")
 	c.Flags().BoolVarP(&o.Follow, "follow", "f", false, "keep printing new events")
 	c.Flags().StringVar(&o.Kind, "kind", "", "only events whose kind starts with this, e.g. phase or message.posted")
+	c.Flags().StringVar(&o.Task, "task", "", "only events of this task (tk-...)")
 	c.Flags().BoolVar(&o.JSON, "json", false, "print events as JSON lines")
 	return c
 }
@@ -40,11 +43,16 @@ func run(f *cmdutil.Factory, o Options) error {
 	if err != nil {
 		return err
 	}
-	b := s.Bus()
-	var keep func(bus.Event) bool
-	if o.Kind != "" {
-		keep = func(ev bus.Event) bool { return strings.HasPrefix(string(ev.Kind), o.Kind) }
+	if err := checkKind(o.Kind); err != nil {
+		return err
 	}
+	if o.Task != "" {
+		if _, err := s.Task(o.Task); err != nil {
+			return err
+		}
+	}
+	b := s.Bus()
+	keep := filter(o)
 	p := &render.EventPrinter{W: f.IO.Out, Color: render.UseColor(f.IO.Out, f.Getenv), Width: render.Width(f.IO.Out)}
 	// Tail reads backwards from the end, so a huge bus costs what is
 	// printed; --kind filters before -n counts.
@@ -73,6 +81,34 @@ func run(f *cmdutil.Factory, o Options) error {
 		}
 	}
 	return nil
+}
+
+// filter keeps the events --kind and --task ask for (nil: every event).
+func filter(o Options) func(bus.Event) bool {
+	if o.Kind == "" && o.Task == "" {
+		return nil
+	}
+	return func(ev bus.Event) bool {
+		return strings.HasPrefix(string(ev.Kind), o.Kind) && (o.Task == "" || ev.TaskID == o.Task)
+	}
+}
+
+// checkKind refuses a --kind no event kind starts with: it would print
+// nothing, forever with -f.
+func checkKind(prefix string) error {
+	families := map[string]bool{}
+	var names []string
+	for _, k := range bus.Kinds {
+		if strings.HasPrefix(string(k), prefix) {
+			return nil
+		}
+		if fam, _, _ := strings.Cut(string(k), "."); !families[fam] {
+			families[fam] = true
+			names = append(names, fam)
+		}
+	}
+	return errs.Usagef("--kind takes the start of a kind: "+strings.Join(names, ", ")+" (or a whole kind such as message.posted)",
+		"no event kind starts with %q", prefix)
 }
 
 func printEvent(p *render.EventPrinter, d bus.Delivery, o Options) error {
