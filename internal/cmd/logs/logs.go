@@ -51,6 +51,7 @@ func run(f *cmdutil.Factory, o Options) error {
 	if err != nil {
 		return err
 	}
+	o.Name = strings.TrimPrefix(o.Name, "@") // as every view prints it
 	if !ids.ValidAgentName(o.Name) {
 		return errs.Usagef("see pm agents --all", "%q is not an agent name", o.Name)
 	}
