@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/plasmodium/pm/internal/render"
 )
 
 // DoneResult compares pm done with git add -A && git commit.
@@ -75,7 +77,7 @@ func Done(ctx context.Context, bin, dir string, files, changed, rounds int) (*Do
 		if err != nil {
 			return nil, err
 		}
-		if !strings.Contains(out, fmt.Sprintf("(%d files)", changed)) {
+		if !strings.Contains(out, "("+render.Plural(changed, "file")+")") {
 			return nil, fmt.Errorf("pm done committed something else than %d files: %q", changed, out)
 		}
 		res.PM = append(res.PM, d)

@@ -20,8 +20,8 @@ func (m *Top) View() string {
 			out = append(out, clip(l, w))
 		}
 	}
-	add(titleStyle.Render("pm top") + dimStyle.Render(fmt.Sprintf("  %d tasks · %d rooms · %d agents · %d requests",
-		len(m.data.Tasks), len(m.data.Rooms), len(m.data.Agents), len(m.data.Requests))))
+	add(titleStyle.Render("pm top") + dimStyle.Render("  "+strings.Join([]string{render.Plural(len(m.data.Tasks), "task"),
+		render.Plural(len(m.data.Rooms), "room"), render.Plural(len(m.data.Agents), "agent"), render.Plural(len(m.data.Requests), "request")}, " · ")))
 	add(sectionStyle.Render(rule("TASKS", w)))
 	for i, t := range m.data.Tasks {
 		mark := "  "

@@ -133,7 +133,7 @@ func PrintDone(w io.Writer, t *store.Task, res *task.DoneResult) {
 		if len(h) > 12 {
 			h = h[:12]
 		}
-		fmt.Fprintf(w, "committed %s (%d files): [plasmodium] %s: %s\n", h, res.Commit.Files, t.ID, render.Line(t.Description))
+		fmt.Fprintf(w, "committed %s (%s): [plasmodium] %s: %s\n", h, render.Plural(res.Commit.Files, "file"), t.ID, render.Line(t.Description))
 		for _, p := range res.Commit.Committed {
 			fmt.Fprintf(w, "  %s\n", render.Line(p))
 		}
