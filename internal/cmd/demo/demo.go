@@ -190,7 +190,7 @@ func waitAgents(ctx context.Context, s *store.Store, taskID string) error {
 
 func workspace(dir string) (string, error) {
 	if dir == "" {
-		d, err := os.MkdirTemp("", "pm-demo-")
+		d, err := tempWorkspace()
 		if err != nil {
 			return "", err
 		}
@@ -277,7 +277,7 @@ func summary(w io.Writer, s *store.Store, taskID, dir, label string) error {
 	for _, f := range c.Files {
 		fmt.Fprintf(w, "%s    %s (+%d)\n", label, render.Line(f.Name), f.Added)
 	}
-	fmt.Fprintf(w, "%sdone: %s %s; look around with PM_HOME=%s pm status --all, pm log, pm history --task %s\n",
+	fmt.Fprintf(w, "%sdone: %s %s; look around with PM_HOME=%s pm status --all, pm log, pm history --task %s (a temporary project is removed by the next pm demo)\n",
 		label, t.ID, t.Status, s.Root, t.ID)
 	return nil
 }
