@@ -4,7 +4,6 @@ package mcp
 
 import (
 	"fmt"
-	"net"
 
 	"github.com/spf13/cobra"
 
@@ -61,7 +60,7 @@ func run(f *cmdutil.Factory, o Options) error {
 	if o.HTTP == "" {
 		return srv.Run(f.Context, mcpserver.StdioTransport(f.IO.In, f.IO.Out))
 	}
-	ln, err := net.Listen("tcp", o.HTTP)
+	ln, err := cmdutil.ListenTCP(o.HTTP, "--http")
 	if err != nil {
 		return err
 	}
