@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -27,16 +28,17 @@ func (c *counter) Read(p []byte) (int, error) {
 // harness runs pm in-process with injected streams, clock, ids and
 // environment: the way every command is meant to be testable.
 type harness struct {
-	dir string
-	env map[string]string
-	ids *counter
-	now time.Time
+	dir   string
+	env   map[string]string
+	ids   *counter
+	now   time.Time
+	stdin string
 }
 
 func (h *harness) run(args ...string) (code int, stdout, stderr string) {
 	var out, errb bytes.Buffer
 	f := &cmdutil.Factory{
-		IO:         cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errb},
+		IO:         cmdutil.IOStreams{In: strings.NewReader(h.stdin), Out: &out, ErrOut: &errb},
 		Context:    context.Background(),
 		Getenv:     func(k string) string { return h.env[k] },
 		Environ:    func() []string { return nil },
@@ -75,5 +77,42 @@ func TestRunInProcess(t *testing.T) {
 		if code != st.code || !strings.Contains(out, st.out) || !strings.Contains(errOut, st.err) {
 			t.Fatalf("pm %v: exit %d (want %d)\nstdout: %s\nstderr: %s", st.args, code, st.code, out, errOut)
 		}
+	}
+}
+
+// pm reset asks a person at a terminal before it deletes everything (not
+// only when tasks are live); no is no change, --yes and scripts are not asked.
+func TestResetAsksOnATerminal(t *testing.T) {
+	h := &harness{dir: t.TempDir(), env: map[string]string{"PM_NO_SUPERVISOR": "1"}, ids: &counter{}, now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	if code, _, errOut := h.run("init"); code != 0 {
+		t.Fatal(errOut)
+	}
+	if code, _, errOut := h.run("task", "Keep me", "--runtime", "none"); code != 0 {
+		t.Fatal(errOut)
+	}
+	h.run("kill", "tk-000102") // nothing live: only the confirmation stands in the way
+	terminal := cmdutil.InteractiveTerminal
+	t.Cleanup(func() { cmdutil.InteractiveTerminal = terminal })
+	cmdutil.InteractiveTerminal = func(io.Reader) bool { return true }
+	steps := []struct {
+		stdin    string
+		args     []string
+		out, err string
+	}{
+		{"n\n", []string{"reset"}, "", "reset: nothing changed"},
+		{"\n", []string{"reset"}, "", "reset: nothing changed"},
+		{"", []string{"status", "--all"}, "Keep me", ""},
+		{"y\n", []string{"reset"}, "reset: 1 task removed", "Go on? [y/N]"},
+		{"", []string{"reset", "--yes"}, "reset: 0 tasks removed", ""},
+	}
+	for _, st := range steps {
+		h.stdin = st.stdin
+		code, out, errOut := h.run(st.args...)
+		if code != 0 || !strings.Contains(out, st.out) || !strings.Contains(errOut, st.err) {
+			t.Fatalf("pm %v <<< %q: exit %d\nstdout: %s\nstderr: %s", st.args, st.stdin, code, out, errOut)
+		}
+	}
+	if _, _, errOut := h.run("reset", "--yes"); strings.Contains(errOut, "[y/N]") {
+		t.Error("--yes asked")
 	}
 }

@@ -3,14 +3,11 @@
 package designcmd
 
 import (
-	"bufio"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
 	"github.com/plasmodium/pm/internal/cmdutil"
@@ -171,12 +168,11 @@ func apply(f *cmdutil.Factory, o Options, sess *ops.Session, id, diff string) er
 		return nil
 	}
 	if !o.Yes {
-		if !isTerminal(f.IO.In) {
+		yes, asked := f.Confirm(fmt.Sprintf("Apply design %s to the file?", id))
+		if !asked {
 			return errs.Usagef("pm design --resume "+id+" --apply --yes", "not applied: --apply asks for confirmation and there is no terminal to ask on")
 		}
-		fmt.Fprintf(f.IO.ErrOut, "Apply design %s to the file? [y/N] ", id)
-		answer, _ := bufio.NewReader(f.IO.In).ReadString('\n')
-		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+		if !yes {
 			fmt.Fprintln(f.IO.ErrOut, "not applied")
 			return nil
 		}
@@ -186,11 +182,6 @@ func apply(f *cmdutil.Factory, o Options, sess *ops.Session, id, diff string) er
 	}
 	fmt.Fprintf(f.IO.ErrOut, "applied design %s\n", id)
 	return nil
-}
-
-func isTerminal(r io.Reader) bool {
-	file, ok := r.(*os.File)
-	return ok && term.IsTerminal(file.Fd())
 }
 
 // progress prints one line per step on stderr, so a long design shows it

@@ -14,6 +14,7 @@ import (
 // Options are the inputs of pm reset.
 type Options struct {
 	Force bool
+	Yes   bool
 }
 
 // NewCmd builds `pm reset`.
@@ -26,6 +27,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		RunE:  func(c *cobra.Command, _ []string) error { return run(f, o) },
 	}
 	c.Flags().BoolVar(&o.Force, "force", false, "reset even while tasks are live")
+	c.Flags().BoolVarP(&o.Yes, "yes", "y", false, "do not ask on a terminal (scripts are never asked)")
 	return c
 }
 
@@ -33,6 +35,14 @@ func run(f *cmdutil.Factory, o Options) error {
 	sess, err := f.Session()
 	if err != nil {
 		return err
+	}
+	if !o.Yes {
+		// A person at a terminal is asked: everything goes, not only live work.
+		yes, asked := f.Confirm(fmt.Sprintf("pm reset deletes every task, event, request and log of %s (config.json and prompts/ stay). Go on?", sess.Store.Root))
+		if asked && !yes {
+			fmt.Fprintln(f.IO.ErrOut, "reset: nothing changed")
+			return nil
+		}
 	}
 	res, err := ops.Reset(f.Context, sess, ops.ResetInput{Force: o.Force})
 	if err != nil {
