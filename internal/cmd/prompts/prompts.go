@@ -2,9 +2,7 @@
 package prompts
 
 import (
-	"fmt"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +14,7 @@ import (
 // Options are the inputs of pm prompts.
 type Options struct {
 	JSON bool
+	Wide bool
 }
 
 // NewCmd builds `pm prompts`.
@@ -28,6 +27,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		RunE:  func(c *cobra.Command, _ []string) error { return run(f, o) },
 	}
 	c.Flags().BoolVar(&o.JSON, "json", false, "print as JSON")
+	c.Flags().BoolVar(&o.Wide, "wide", false, "print every column whole (on a terminal the widest are cut to fit)")
 	return c
 }
 
@@ -43,11 +43,11 @@ func run(f *cmdutil.Factory, o Options) error {
 	if o.JSON {
 		return cmdutil.PrintJSON(f.IO.Out, list)
 	}
-	tw := tabwriter.NewWriter(f.IO.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSTATE\tCAPABILITIES\tDESCRIPTION")
+	// Descriptions can be written by agents (create_capability): the table
+	// makes every cell safe.
+	tb := &render.Table{Header: []string{"NAME", "STATE", "CAPABILITIES", "DESCRIPTION"}, Width: render.Width(f.IO.Out), Wide: o.Wide}
 	for _, e := range list {
-		l := render.Line[string] // descriptions can be written by agents (create_capability)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", l(e.Name), l(e.State), l(strings.Join(e.Capabilities, ",")), l(e.Description))
+		tb.Add(e.Name, e.State, strings.Join(e.Capabilities, ","), e.Description)
 	}
-	return tw.Flush()
+	return tb.Write(f.IO.Out)
 }

@@ -5,7 +5,6 @@ package tools
 import (
 	"fmt"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -18,6 +17,7 @@ import (
 type Options struct {
 	Name string
 	JSON bool
+	Wide bool
 }
 
 // NewCmd builds `pm tools`.
@@ -35,6 +35,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		},
 	}
 	c.Flags().BoolVar(&o.JSON, "json", false, "print as JSON")
+	c.Flags().BoolVar(&o.Wide, "wide", false, "print every column whole (on a terminal the widest are cut to fit)")
 	return c
 }
 
@@ -58,11 +59,9 @@ func run(f *cmdutil.Factory, o Options) error {
 		fmt.Fprintln(f.IO.Out, strings.TrimRight(render.Terminal(res.Tools[0].Text), "\n"))
 		return nil
 	}
-	tw := tabwriter.NewWriter(f.IO.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tKIND\tSOURCE\tSUMMARY")
+	tb := &render.Table{Header: []string{"NAME", "KIND", "SOURCE", "SUMMARY"}, Width: render.Width(f.IO.Out), Wide: o.Wide}
 	for _, t := range res.Tools {
-		l := render.Line[string]
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", l(t.Name), l(t.Kind), l(t.Source), l(t.Summary))
+		tb.Add(t.Name, t.Kind, t.Source, t.Summary)
 	}
-	return tw.Flush()
+	return tb.Write(f.IO.Out)
 }
