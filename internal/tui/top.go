@@ -34,6 +34,11 @@ type Top struct {
 	status  string
 	width   int
 	height  int
+	// detail is Enter's view of the task detailID, scrolled to detailTop;
+	// nil: the panels.
+	detail    []string
+	detailID  string
+	detailTop int
 	// reading: a snapshot is in flight; stale: an event that needs one came
 	// meanwhile, so another follows it (never two at once, never one per
 	// event of a burst).
@@ -49,6 +54,12 @@ func NewTop(ctx context.Context, be TopBackend, loc *time.Location) *Top {
 	in := textinput.New()
 	in.Prompt = "answer: "
 	return &Top{be: be, feed: newFeed(ctx), loc: loc, input: in, width: 80, height: 24}
+}
+
+// detailMsg carries Enter's view of one task.
+type detailMsg struct {
+	id    string
+	lines []string
 }
 
 type snapshotMsg struct {
@@ -118,6 +129,8 @@ func (m *Top) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case doneMsg:
 		m.status = msg.text
 		return m, m.refresh()
+	case detailMsg:
+		m.detail, m.detailID, m.detailTop = msg.lines, msg.id, 0
 	case errMsg:
 		m.status = "error: " + msg.err.Error()
 	}
@@ -144,6 +157,9 @@ func (m *Top) key(k tea.KeyMsg) tea.Cmd {
 	}
 	if m.asking {
 		return m.answerKey(k)
+	}
+	if m.detail != nil {
+		return m.detailKey(k)
 	}
 	if m.confirm != "" {
 		act := m.act
@@ -174,6 +190,37 @@ func (m *Top) key(k tea.KeyMsg) tea.Cmd {
 			m.asking = true
 			m.input.Focus()
 		}
+	case "enter":
+		if t != "" && m.be.Detail != nil {
+			ctx, detail := m.feed.ctx, m.be.Detail
+			return func() tea.Msg {
+				lines, err := detail(ctx, t)
+				if err != nil {
+					return errMsg{err}
+				}
+				return detailMsg{t, lines}
+			}
+		}
+	}
+	return nil
+}
+
+// detailKey scrolls the task view; esc (or backspace, or enter) goes back
+// to the panels, q leaves.
+func (m *Top) detailKey(k tea.KeyMsg) tea.Cmd {
+	switch k.String() {
+	case "q":
+		return tea.Quit
+	case "esc", "backspace", "enter", "left":
+		m.detail, m.detailID = nil, ""
+	case "up":
+		m.detailTop = max(m.detailTop-1, 0)
+	case "down":
+		m.detailTop++
+	case "pgdown", " ":
+		m.detailTop += max(m.height-3, 1)
+	case "pgup":
+		m.detailTop = max(m.detailTop-max(m.height-3, 1), 0)
 	}
 	return nil
 }

@@ -2,8 +2,12 @@ package tui
 
 import (
 	"context"
+	"strings"
+	"time"
 
+	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/ops"
+	"github.com/plasmodium/pm/internal/render/taskview"
 	"github.com/plasmodium/pm/internal/request"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
@@ -32,7 +36,12 @@ type TopBackend struct {
 	Snapshot func(ctx context.Context) (TopData, error)
 	Kill     func(ctx context.Context, task string, restart bool) error
 	EndPhase func(ctx context.Context, task string) error
+	// Detail is Enter's view of a task: pm status tk-.. and its last events.
+	Detail func(ctx context.Context, task string) ([]string, error)
 }
+
+// detailEvents is how many of a task's last events its view shows.
+const detailEvents = 30
 
 // roomTail is how many of a room's last messages pm top shows.
 const roomTail = 2
@@ -50,7 +59,28 @@ func TopFromSession(sess *ops.Session) TopBackend {
 			_, err := ops.EndPhase(ctx, sess, ops.EndInput{Task: task})
 			return err
 		},
+		Detail: func(ctx context.Context, id string) ([]string, error) { return detail(ctx, sess, id) },
 	}
+}
+
+// detail renders a task as pm status tk-.. does, then its last events.
+func detail(ctx context.Context, sess *ops.Session, id string) ([]string, error) {
+	res, err := ops.Status(ctx, sess, ops.StatusInput{Task: id})
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	taskview.PrintTaskView(&b, res.View.View, res.View.Health, res.View.Requests, sess.Actor)
+	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+	past, _, err := sess.Store.Bus().TailWhere(detailEvents, func(ev bus.Event) bool { return ev.TaskID == id })
+	if err != nil {
+		return nil, err
+	}
+	lines = append(lines, "", "last events:")
+	for _, d := range past {
+		lines = append(lines, "  "+eventLine(d.Event, time.Local))
+	}
+	return lines, nil
 }
 
 func snapshot(ctx context.Context, sess *ops.Session) (TopData, error) {
@@ -59,7 +89,7 @@ func snapshot(ctx context.Context, sess *ops.Session) (TopData, error) {
 	if err != nil {
 		return d, err
 	}
-	d.Tasks, d.Health = st.Summary.Tasks, st.Summary.Health
+	d.Tasks, d.Health = liveFirst(st.Summary.Tasks), st.Summary.Health
 	for _, t := range d.Tasks {
 		if !t.Live() {
 			continue

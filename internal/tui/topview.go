@@ -10,8 +10,10 @@ import (
 	"github.com/plasmodium/pm/internal/task"
 )
 
-// View draws the panels top to bottom, each clipped to the width; the bus
-// tail takes the rows left.
+// View draws the title, the panels and the footer in the terminal's rows:
+// the panels share what the title, their rules and the footer leave
+// (sectionRows), the selected task stays in view, the bus tail takes the
+// rest. Enter's task view replaces the panels.
 func (m *Top) View() string {
 	w := max(m.width, 20)
 	var out []string
@@ -20,9 +22,37 @@ func (m *Top) View() string {
 			out = append(out, clip(l, w))
 		}
 	}
+	if m.detail != nil {
+		return m.detailView(w)
+	}
 	add(titleStyle.Render("pm top") + dimStyle.Render("  "+strings.Join([]string{render.Plural(len(m.data.Tasks), "task"),
 		render.Plural(len(m.data.Rooms), "room"), render.Plural(len(m.data.Agents), "agent"), render.Plural(len(m.data.Requests), "request")}, " · ")))
-	add(sectionStyle.Render(rule("TASKS", w)))
+	foot := strings.Split(strings.Join(m.footer(w), "\n"), "\n") // a confirmation box is one string of lines
+	sections := []struct {
+		name  string
+		lines []string
+		focus int
+	}{{"TASKS", m.taskLines(), m.sel}, {"ROOMS", m.roomLines(), 0}, {"AGENTS", m.agentLines(), 0}, {"REQUESTS", m.requestLines(), 0}}
+	want := make([]int, len(sections))
+	for i, sec := range sections {
+		want[i] = len(sec.lines)
+	}
+	rows := sectionRows(m.height-len(out)-len(foot)-len(sections)-1, busMin(m.height), want)
+	for i, sec := range sections {
+		add(sectionStyle.Render(rule(sec.name, w)))
+		add(window(sec.lines, rows[i], sec.focus)...)
+	}
+	add(sectionStyle.Render(rule("BUS", w)))
+	left := max(m.height-len(out)-len(foot), 0)
+	add(m.tail[max(len(m.tail)-left, 0):]...)
+	for len(out) < m.height-len(foot) {
+		out = append(out, "")
+	}
+	return strings.Join(append(out, foot...), "\n")
+}
+
+func (m *Top) taskLines() []string {
+	var l []string
 	for i, t := range m.data.Tasks {
 		mark := "  "
 		if i == m.sel {
@@ -32,31 +62,53 @@ func (m *Top) View() string {
 		if h, ok := m.data.Health[t.ID]; ok && h.State != task.StateDone && h.State != task.StateKilled {
 			line += dimStyle.Render("  · " + taskview.HealthLine(h)) // working, stalled, waiting, ... and why
 		}
-		add(line)
+		l = append(l, line)
 	}
-	add(sectionStyle.Render(rule("ROOMS", w)))
+	return l
+}
+
+func (m *Top) roomLines() []string {
+	var l []string
 	for _, r := range m.data.Rooms {
-		add(fmt.Sprintf("  %s %s  %d/%d  %s", r.Phase.ID, render.Line(r.Phase.Name), r.Count, r.Phase.MessageLimit, r.Phase.TaskID))
+		l = append(l, fmt.Sprintf("  %s %s  %d/%d  %s", r.Phase.ID, render.Line(r.Phase.Name), r.Count, r.Phase.MessageLimit, r.Phase.TaskID))
 		for _, msg := range r.Last {
-			add(fmt.Sprintf("      @%s: %s", render.Line(msg.Author), render.Line(msg.Content)))
+			l = append(l, fmt.Sprintf("      @%s: %s", render.Line(msg.Author), render.Line(msg.Content)))
 		}
 	}
-	add(sectionStyle.Render(rule("AGENTS", w)))
+	return l
+}
+
+func (m *Top) agentLines() []string {
+	var l []string
 	for _, a := range m.data.Agents {
-		add(agentLine(a))
+		l = append(l, agentLine(a))
 	}
-	add(sectionStyle.Render(rule("REQUESTS", w)))
+	return l
+}
+
+func (m *Top) requestLines() []string {
+	var l []string
 	for _, r := range m.data.Requests {
-		add(fmt.Sprintf("  %s %s asks: %s", r.ID, render.Line(r.From), render.Line(r.Question)))
+		l = append(l, fmt.Sprintf("  %s %s asks: %s", r.ID, render.Line(r.From), render.Line(r.Question)))
 	}
-	foot := m.footer(w)
-	add(sectionStyle.Render(rule("BUS", w)))
-	rows := max(m.height-len(out)-len(foot), 0)
-	add(m.tail[max(len(m.tail)-rows, 0):]...)
-	for len(out) < m.height-len(foot) {
+	return l
+}
+
+// detailView is Enter's view of one task: what pm status tk-.. prints and
+// its last events, scrolled with ↑↓.
+func (m *Top) detailView(w int) string {
+	head := clip(titleStyle.Render("pm top › "+m.detailID), w)
+	foot := dimStyle.Render(clip("↑↓ scroll · esc back · q leave", w))
+	rows := max(m.height-2, 1)
+	m.detailTop = min(m.detailTop, max(len(m.detail)-rows, 0))
+	out := []string{head}
+	for _, l := range m.detail[m.detailTop:min(m.detailTop+rows, len(m.detail))] {
+		out = append(out, clip(l, w))
+	}
+	for len(out) < m.height-1 {
 		out = append(out, "")
 	}
-	return strings.Join(append(out, foot...), "\n")
+	return strings.Join(append(out, foot), "\n")
 }
 
 func agentLine(a *store.Agent) string {
@@ -74,5 +126,5 @@ func (m *Top) footer(w int) []string {
 	case m.status != "":
 		l = append(l, errStyle.Render(clip(render.Line(m.status), w)))
 	}
-	return append(l, dimStyle.Render(clip("↑↓ task · e end phase · k kill · r restart · a answer · q leave", w)))
+	return append(l, dimStyle.Render(clip("↑↓ task · enter open · e end phase · k kill · r restart · a answer · q leave", w)))
 }
