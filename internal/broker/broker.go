@@ -2,6 +2,7 @@ package broker
 
 import (
 	"github.com/plasmodium/pm/internal/broker/wire"
+	"github.com/plasmodium/pm/internal/errs"
 
 	"bufio"
 	"context"
@@ -93,17 +94,26 @@ func NewToken() string {
 	return hex.EncodeToString(b[:])
 }
 
-// Listen makes a private directory (0700) under tmp (or /tmp when tmp would
-// make the socket's path too long for a unix address) and listens there.
-func Listen(tmp, token string, run Runner) (*Server, error) {
-	if tmp == "" || len(tmp) > 80 {
-		tmp = "/tmp"
+// Listen makes this host's socket directory under parent (RunDir when
+// parent is ""), after sweeping the directories of hosts that are gone,
+// and listens there.
+func Listen(parent, token string, run Runner) (*Server, error) {
+	if parent == "" {
+		var err error
+		if parent, err = RunDir(); err != nil {
+			return nil, err
+		}
 	}
-	dir, err := os.MkdirTemp(tmp, "pm-broker-")
+	Sweep(parent)
+	dir, err := socketDir(parent)
 	if err != nil {
-		return nil, fmt.Errorf("broker: %w", err)
+		return nil, err
 	}
 	path := filepath.Join(dir, "sock")
+	if len(path) > maxSocketPath {
+		os.RemoveAll(dir)
+		return nil, errs.Failf("set TMPDIR to a shorter directory", "broker: the socket's path %s is over the %d bytes a unix socket's address holds", path, maxSocketPath)
+	}
 	ln, err := net.Listen("unix", path)
 	if err != nil {
 		os.RemoveAll(dir)
