@@ -8,16 +8,13 @@ import (
 )
 
 // scriptCondition answers the scripts' own conditions: [landlock] holds
-// where the kernel offers Landlock, so run_command is confined; [mountns]
-// where sandboxes also get a private mount namespace; [root] when
+// where the kernel offers Landlock, so run_command is confined; [root] when
 // the tests run as root (whose capabilities read even a non-dumpable
 // process's /proc/PID/environ).
 func scriptCondition(cond string) (bool, error) {
 	switch cond {
 	case "landlock":
 		return sandbox.ABI() > 0, nil
-	case "mountns":
-		return sandbox.Available() == sandbox.ModeLandlockNS, nil
 	case "root":
 		return os.Geteuid() == 0, nil
 	}
