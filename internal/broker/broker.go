@@ -128,11 +128,20 @@ func Listen(parent, token string, run Runner) (*Server, error) {
 // is admitted as pending (closing the oldest pending one when maxPending
 // wait already) and handled in its own goroutine.
 func (s *Server) Serve() {
+	backoff := time.Duration(0)
 	for {
 		c, err := s.ln.Accept()
-		if err != nil {
+		if errors.Is(err, net.ErrClosed) {
 			return
 		}
+		if err != nil {
+			// Out of descriptors (a flood at the process's limit) is for
+			// a moment: the agent must still reach its host after it.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			time.Sleep(backoff)
+			continue
+		}
+		backoff = 0
 		if !s.admit(c) {
 			_ = c.Close()
 			return
