@@ -70,6 +70,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzAppendString -fuzztime $(FUZZTIME) ./internal/jsonl
 	$(GO) test -run '^$$' -fuzz FuzzDecodeMark -fuzztime $(FUZZTIME) ./internal/store
 	$(GO) test -run '^$$' -fuzz FuzzDecodeSeen -fuzztime $(FUZZTIME) ./internal/store
+	$(GO) test -run '^$$' -fuzz FuzzAgentRefusal -fuzztime $(FUZZTIME) ./internal/cli
 
 # The seed's landing-page flow on the llm runtime: offline (model replies
 # replayed by a local OpenAI-protocol server) unless OPENAI_API_KEY/OPENAI_BASE_URL are set.

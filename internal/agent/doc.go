@@ -28,7 +28,10 @@
 //     back to the host over internal/broker with the token the host made for
 //     this run, and run there as this agent (Host's Commands), so they need
 //     neither the key nor the state directory; with runtime.exec.sandbox the
-//     CLI runs under internal/sandbox (sandbox.go);
+//     CLI runs under internal/sandbox (sandbox.go), which hides the state
+//     directory and every host's socket (broker.Hidden) and, in a mount
+//     namespace, binds its own host's socket directory into its private
+//     TMPDIR, the one socket it reaches;
 //   - the package reaches its files only through store operations (see
 //     internal/store's doc for the whole tree and the lock order).
 //

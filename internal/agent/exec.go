@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/plasmodium/pm/internal/envlist"
-
 	"github.com/plasmodium/pm/internal/broker"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/secret"
@@ -130,17 +128,14 @@ func passes(passEnv []string, name string) bool {
 }
 
 // startBroker listens for the agent's pm commands (nil, nil when the host
-// brokers none). The socket is made under the host's TMPDIR, outside the
-// state directory, so a sandboxed agent reaches it.
-func startBroker(log *slog.Logger, env []string, token string, cmds Commands) (*broker.Server, error) {
+// brokers none). The socket is in a directory of its own, named at random,
+// under broker.RunDir: outside the state directory, and hidden from every
+// sandbox (the agent's own sandbox shows it its own socket: execSandbox).
+func startBroker(log *slog.Logger, token string, cmds Commands) (*broker.Server, error) {
 	if cmds == nil {
 		return nil, nil
 	}
-	tmp := envlist.Get(env, "TMPDIR")
-	if tmp == "" {
-		tmp = os.TempDir()
-	}
-	b, err := broker.Listen(tmp, token, cmds(token))
+	b, err := broker.Listen("", token, cmds(token))
 	if err != nil {
 		return nil, err
 	}

@@ -76,12 +76,12 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 	// An owner that ends its turn without pm done (claude -p exits 0 when
 	// the model answers without a tool call) is resumed, in its own
 	// conversation, up to runtime.exec.nudges times; then it is given up on.
-	brk, err := startBroker(log, env, token, cmds)
+	brk, err := startBroker(log, token, cmds)
 	if err != nil {
 		return finish(s, log, a, -1, err.Error())
 	}
 	defer brk.Close()
-	box, err := newExecSandbox(s, log)
+	box, err := newExecSandbox(s, log, brk)
 	if err != nil {
 		return finish(s, log, a, -1, err.Error())
 	}

@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/plasmodium/pm/internal/broker"
 	"github.com/plasmodium/pm/internal/envlist"
-
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/sandbox"
 	"github.com/plasmodium/pm/internal/store"
@@ -16,16 +16,21 @@ import (
 // execSandbox is how an exec agent's CLI is confined when
 // runtime.exec.sandbox asks for it: like run_command (internal/sandbox),
 // writing only the workspace, its private TMPDIR and sandbox.writable,
-// never seeing the state directory. Its pm commands reach pm through its
-// host's broker, which the sandbox does not block (a pathname socket).
+// never seeing the state directory nor the hosts' sockets (broker.RunDir).
+// Its pm commands reach pm through its own host's broker, a pathname
+// socket, which Landlock does not block: in a private mount namespace,
+// where the sockets' directory is covered, its host's socket directory is
+// bound (read-only) into its private TMPDIR, and socket names it there;
+// without one, it keeps its path, which the agent cannot list its way to.
 type execSandbox struct {
 	policy sandbox.Policy
 	tmp    string
+	socket string // the host's socket as the agent reaches it; "" to keep the broker's path
 }
 
 // newExecSandbox makes the private TMPDIR; nil when the config does not
-// ask for a sandbox.
-func newExecSandbox(s *store.Store, log *slog.Logger) (*execSandbox, error) {
+// ask for a sandbox. brk is the host's broker (nil: none).
+func newExecSandbox(s *store.Store, log *slog.Logger, brk *broker.Server) (*execSandbox, error) {
 	if !s.Config().Runtime.Exec.Sandbox {
 		return nil, nil
 	}
@@ -38,9 +43,32 @@ func newExecSandbox(s *store.Store, log *slog.Logger) (*execSandbox, error) {
 		return nil, err
 	}
 	cfg := s.Config().Sandbox
-	p := sandbox.Policy{Workspace: realPath(s.ProjectDir()), TempDir: realPath(tmp), Hide: []string{realPath(s.Root)}}.Configured(cfg.Network, cfg.Writable)
+	p := sandbox.Policy{Workspace: realPath(s.ProjectDir()), TempDir: realPath(tmp), Hide: broker.Hidden(realPath(s.Root))}.Configured(cfg.Network, cfg.Writable)
+	x := &execSandbox{policy: p, tmp: tmp}
+	if brk != nil && mode == sandbox.ModeLandlockNS {
+		if err := x.showSocket(brk.Path); err != nil {
+			x.close()
+			return nil, err
+		}
+	}
 	log.Info("sandbox", "mode", mode)
-	return &execSandbox{policy: p, tmp: tmp}, nil
+	return x, nil
+}
+
+// showSocket binds the directory of the host's socket into the private
+// TMPDIR, inside the agent's mount namespace only (where broker.RunDir is
+// covered): the agent reaches its own host there, and no other.
+func (x *execSandbox) showSocket(sock string) error {
+	at := filepath.Join(x.tmp, "broker")
+	x.socket = filepath.Join(at, filepath.Base(sock))
+	if len(x.socket) > 107 {
+		return errs.Failf("set TMPDIR to a shorter directory", "the agent's socket path %s is over the 107 bytes a unix socket's address holds", x.socket)
+	}
+	if err := os.Mkdir(at, 0o700); err != nil {
+		return err
+	}
+	x.policy.Overlay = append(x.policy.Overlay, sandbox.Overlay{Target: realPath(at), Source: realPath(filepath.Dir(sock))})
+	return nil
 }
 
 // sandboxRefusal: an exec agent the config asks to sandbox is not started
@@ -64,10 +92,14 @@ func (x *execSandbox) wrap(argv []string) ([]string, *syscall.SysProcAttr) {
 	return argv, attr
 }
 
-// env points TMPDIR at the private temp dir.
+// env points TMPDIR at the private temp dir, and the broker's variable at
+// the socket as the agent reaches it.
 func (x *execSandbox) env(env []string) []string {
 	if x == nil {
 		return env
+	}
+	if x.socket != "" {
+		env = envlist.Set(env, broker.SocketEnv, x.socket)
 	}
 	return envlist.Set(env, "TMPDIR", x.tmp)
 }

@@ -2,11 +2,13 @@ package broker
 
 import (
 	"github.com/plasmodium/pm/internal/broker/wire"
+	"github.com/plasmodium/pm/internal/errs"
 
 	"bufio"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -16,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -26,11 +29,28 @@ const (
 	TokenEnv  = wire.TokenEnv
 	MaxFrame  = wire.MaxFrame
 	MaxHeader = wire.MaxHeader
+	MaxToken  = wire.MaxToken
 )
 
 // drainWrites is how long a command whose context ended may still write to
 // its client (its last output and exit code) before writes fail.
 const drainWrites = 2 * time.Second
+
+// What one host serves at once. A connection is pending until its token
+// frame has been read and checked: a client sends it as soon as it
+// connects, so a pending connection that stays (an idle or slow one) is
+// only ever someone without the token.
+const (
+	// maxPending connections wait for their token at once; a new one
+	// closes the oldest, so idle connections can hold no real client off.
+	maxPending = 16
+	// maxCommands run at once; a client authenticated beyond that is told
+	// so (exit 3) and closed.
+	maxCommands = 64
+	// authTimeout bounds how long a connection may take to send its token
+	// and its request line.
+	authTimeout = 10 * time.Second
+)
 
 // Stdio are the streams of one command run for a client.
 type Stdio struct {
@@ -54,8 +74,17 @@ type Server struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // every goroutine a client started: Close waits for them
 
-	mu     sync.Mutex // closed, and wg.Add against Close's wg.Wait
-	closed bool
+	mu       sync.Mutex // closed, pending, commands, and wg.Add against Close's wg.Wait
+	closed   bool
+	pending  map[net.Conn]uint64 // connections whose token is not read yet, by arrival
+	arrivals uint64
+	commands int // authenticated commands running
+
+	// What the server took in, for tests: connections accepted, the most
+	// pending at once, and bytes read before a connection authenticated.
+	accepted    int
+	peakPending int
+	preAuthRead atomic.Int64
 }
 
 // NewToken returns a random token (256 bits, hex).
@@ -65,34 +94,55 @@ func NewToken() string {
 	return hex.EncodeToString(b[:])
 }
 
-// Listen makes a private directory (0700) under tmp (or /tmp when tmp would
-// make the socket's path too long for a unix address) and listens there.
-func Listen(tmp, token string, run Runner) (*Server, error) {
-	if tmp == "" || len(tmp) > 80 {
-		tmp = "/tmp"
+// Listen makes this host's socket directory under parent (RunDir when
+// parent is ""), after sweeping the directories of hosts that are gone,
+// and listens there.
+func Listen(parent, token string, run Runner) (*Server, error) {
+	if parent == "" {
+		var err error
+		if parent, err = RunDir(); err != nil {
+			return nil, err
+		}
 	}
-	dir, err := os.MkdirTemp(tmp, "pm-broker-")
+	Sweep(parent)
+	dir, err := socketDir(parent)
 	if err != nil {
-		return nil, fmt.Errorf("broker: %w", err)
+		return nil, err
 	}
 	path := filepath.Join(dir, "sock")
+	if len(path) > maxSocketPath {
+		os.RemoveAll(dir)
+		return nil, errs.Failf("set TMPDIR to a shorter directory", "broker: the socket's path %s is over the %d bytes a unix socket's address holds", path, maxSocketPath)
+	}
 	ln, err := net.Listen("unix", path)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("broker: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Server{Path: path, Token: token, dir: dir, ln: ln, run: run, ctx: ctx, cancel: cancel}, nil
+	return &Server{Path: path, Token: token, dir: dir, ln: ln, run: run, ctx: ctx, cancel: cancel,
+		pending: map[net.Conn]uint64{}}, nil
 }
 
-// Serve accepts clients until Close.
+// Serve accepts clients until Close. Accepting never waits: a connection
+// is admitted as pending (closing the oldest pending one when maxPending
+// wait already) and handled in its own goroutine.
 func (s *Server) Serve() {
+	backoff := time.Duration(0)
 	for {
 		c, err := s.ln.Accept()
-		if err != nil {
+		if errors.Is(err, net.ErrClosed) {
 			return
 		}
-		if !s.track() {
+		if err != nil {
+			// Out of descriptors (a flood at the process's limit) is for
+			// a moment: the agent must still reach its host after it.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			time.Sleep(backoff)
+			continue
+		}
+		backoff = 0
+		if !s.admit(c) {
 			_ = c.Close()
 			return
 		}
@@ -103,8 +153,62 @@ func (s *Server) Serve() {
 	}
 }
 
-// Close stops accepting, ends every command still running (their contexts
-// end), waits for them and removes the socket. A nil Server is closed.
+// admit records c as pending, closing the oldest pending connection when
+// maxPending wait already; false once Close has begun.
+func (s *Server) admit(c net.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	if len(s.pending) >= maxPending {
+		var oldest net.Conn
+		for p, n := range s.pending {
+			if oldest == nil || n < s.pending[oldest] {
+				oldest = p
+			}
+		}
+		delete(s.pending, oldest)
+		_ = oldest.Close() // its read fails: its goroutine ends
+	}
+	s.arrivals++
+	s.pending[c] = s.arrivals
+	s.accepted++
+	s.peakPending = max(s.peakPending, len(s.pending))
+	s.wg.Add(1)
+	return true
+}
+
+// authenticated moves c from pending to the running commands: false when
+// it is no longer pending (closed for a newer one, or by Close), and a
+// refusal when maxCommands run already.
+func (s *Server) authenticated(c net.Conn) (bool, *refusal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.pending[c]; !ok {
+		return false, nil
+	}
+	delete(s.pending, c)
+	if s.commands >= maxCommands {
+		return false, &refusal{code: 3, msg: fmt.Sprintf("this agent's host runs at most %d commands at once\nTry: let some end first (a pm wait or pm chat --follow holds one until it ends)", maxCommands)}
+	}
+	s.commands++
+	return true, nil
+}
+
+// leave forgets c, pending or running.
+func (s *Server) leave(c net.Conn, running bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.pending, c)
+	if running {
+		s.commands--
+	}
+}
+
+// Close stops accepting, closes the connections still waiting for their
+// token, ends every command still running (their contexts end), waits for
+// them and removes the socket. A nil Server is closed.
 func (s *Server) Close() {
 	if s == nil {
 		return
@@ -112,6 +216,9 @@ func (s *Server) Close() {
 	_ = s.ln.Close()
 	s.mu.Lock()
 	s.closed = true
+	for c := range s.pending {
+		_ = c.Close()
+	}
 	s.mu.Unlock()
 	s.cancel()
 	s.wg.Wait()
@@ -130,22 +237,45 @@ func (s *Server) track() bool {
 	return true
 }
 
-// handle runs one client's command.
+// refusal is an answer to a client whose command does not run: a message
+// for its stderr and an exit code. A nil refusal answers nothing.
+type refusal struct {
+	code int
+	msg  string
+}
+
+func (r *refusal) send(w *frameWriter) {
+	if r != nil && r.msg != "" {
+		_ = w.write(wire.FrameStderr, []byte("pm: "+r.msg+"\n"))
+		_ = w.exit(r.code)
+	}
+}
+
+// handle runs one client's command, once its token has been read first
+// and checked: before that, nothing but the token frame is read, at most
+// 5+MaxToken bytes, within authTimeout.
 func (s *Server) handle(c net.Conn) {
 	defer c.Close()
-	r := bufio.NewReaderSize(c, 64<<10)
 	w := &frameWriter{c: c}
-	req, err := readRequest(r)
+	_ = c.SetDeadline(time.Now().Add(authTimeout))
+	if r := s.authenticate(c); r != nil {
+		s.leave(c, false)
+		r.send(w)
+		return
+	}
+	ok, r := s.authenticated(c)
+	if !ok {
+		r.send(w)
+		return
+	}
+	defer s.leave(c, true)
+	r2 := bufio.NewReaderSize(c, 64<<10)
+	req, err := readRequest(r2)
 	if err != nil {
-		_ = w.write(wire.FrameStderr, []byte("pm: broker: "+err.Error()+"\n"))
-		_ = w.exit(2)
+		(&refusal{code: 2, msg: "broker: " + err.Error()}).send(w)
 		return
 	}
-	if subtle.ConstantTimeCompare([]byte(req.Token), []byte(s.Token)) != 1 {
-		_ = w.write(wire.FrameStderr, []byte("pm: "+TokenEnv+" is not this agent's token\nTry: run pm with the environment your host gave you\n"))
-		_ = w.exit(5)
-		return
-	}
+	_ = c.SetDeadline(time.Time{}) // a command may wait, and read its input, as long as it takes
 	ctx, cancel := context.WithCancel(s.ctx)
 	defer cancel()
 	in := &lazyStdin{want: func() error { return w.write(wire.FrameWantStdin, nil) }}
@@ -153,7 +283,7 @@ func (s *Server) handle(c net.Conn) {
 	if s.track() {
 		go func() {
 			defer s.wg.Done()
-			readStdin(r, in.pw, cancel)
+			readStdin(r2, in.pw, cancel)
 		}()
 	}
 	// Once the command's context ends (its client left, or Close), nothing
@@ -170,6 +300,38 @@ func (s *Server) handle(c net.Conn) {
 	// hold readStdin in a pipe write for good (it then drains the rest).
 	_ = in.pr.CloseWithError(io.ErrClosedPipe)
 	_ = w.exit(code)
+}
+
+// authenticate reads the token frame straight from the connection (no
+// buffer reads ahead of it) and checks it: a refusal to send, or one with
+// no message when the client is gone.
+func (s *Server) authenticate(c net.Conn) *refusal {
+	var hdr [5]byte
+	if !s.readPreAuth(c, hdr[:]) {
+		return &refusal{}
+	}
+	if hdr[0] != wire.FrameToken {
+		return &refusal{code: 2, msg: "broker: the connection did not start with its token\nTry: run the pm your host gave you (the one on PATH)"}
+	}
+	n := binary.BigEndian.Uint32(hdr[1:])
+	if n > MaxToken {
+		return &refusal{code: 2, msg: fmt.Sprintf("broker: a token frame of %d bytes is over %d", n, MaxToken)}
+	}
+	tok := make([]byte, n)
+	if !s.readPreAuth(c, tok) {
+		return &refusal{}
+	}
+	if subtle.ConstantTimeCompare(tok, []byte(s.Token)) != 1 {
+		return &refusal{code: 5, msg: TokenEnv + " is not this agent's token\nTry: run pm with the environment your host gave you"}
+	}
+	return nil
+}
+
+// readPreAuth fills b from c, counting what it read (preAuthRead).
+func (s *Server) readPreAuth(c net.Conn, b []byte) bool {
+	n, err := io.ReadFull(c, b)
+	s.preAuthRead.Add(int64(n))
+	return err == nil
 }
 
 func readRequest(r *bufio.Reader) (wire.Request, error) {

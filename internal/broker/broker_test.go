@@ -9,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -127,21 +128,115 @@ func TestCancel(t *testing.T) {
 	}
 }
 
+// What a host reads before a client authenticated is bounded: the token
+// frame comes first, at most 5+MaxToken bytes, and nothing is read past a
+// frame that is not the token or is too long; after it, the request line
+// is bounded by MaxHeader.
 func TestOversizedRequest(t *testing.T) {
 	s := listen(t, func(context.Context, []string, Stdio) int {
 		t.Error("ran an oversized request")
 		return 0
 	})
-	c, err := net.Dial("unix", s.Path)
-	if err != nil {
-		t.Fatal(err)
+	tokenFrame := func(tok string) []byte {
+		return append(binary.BigEndian.AppendUint32([]byte{wire.FrameToken}, uint32(len(tok))), tok...)
 	}
-	defer c.Close()
-	go func() { _, _ = c.Write(bytes.Repeat([]byte("a"), 2*MaxHeader)) }()
-	var errOut bytes.Buffer
-	code, err := exitAndStderr(c, &errOut)
-	if err != nil || code != 2 || !strings.Contains(errOut.String(), "over") {
-		t.Fatalf("code %d err %v stderr %q", code, err, errOut.String())
+	for _, tc := range []struct {
+		name    string
+		send    []byte
+		code    int
+		stderr  string
+		preAuth int64 // bytes the host may read before authentication
+	}{
+		{"no token first (a request line of 2 MiB)", bytes.Repeat([]byte("a"), 2*MaxHeader), 2, "did not start with its token", 5},
+		{"a token frame of 1 GiB", append([]byte{wire.FrameToken, 0x40, 0, 0, 0}, bytes.Repeat([]byte("b"), MaxFrame)...), 2, "over 256", 5},
+		{"a request line over MaxHeader", append(tokenFrame(s.Token), bytes.Repeat([]byte("c"), 2*MaxHeader)...), 2, "over", int64(5 + len(s.Token))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := s.preAuthRead.Load()
+			c, err := net.Dial("unix", s.Path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			go func() { _, _ = c.Write(tc.send) }()
+			var errOut bytes.Buffer
+			code, err := exitAndStderr(c, &errOut)
+			if err != nil || code != tc.code || !strings.Contains(errOut.String(), tc.stderr) {
+				t.Fatalf("code %d err %v stderr %q", code, err, errOut.String())
+			}
+			if got := s.preAuthRead.Load() - before; got > tc.preAuth {
+				t.Fatalf("read %d bytes before authenticating, want at most %d", got, tc.preAuth)
+			}
+		})
+	}
+}
+
+// A flood of connections without the token (issue 20: 64 connections
+// each sending up to 1 MiB took a host from 13 to 127 MB) is bounded: idle
+// ones wait in at most maxPending places, the oldest closed for a newer
+// one; large frames are refused after their 5-byte header or a token's
+// worth, so each sender gets only its socket buffer's worth in; and a
+// real client is still served, during the flood and after it.
+func TestFloodBounded(t *testing.T) {
+	s := listen(t, func(_ context.Context, _ []string, io_ Stdio) int {
+		_, _ = io.WriteString(io_.Out, "pong")
+		return 0
+	})
+	serve := func() {
+		t.Helper()
+		var out bytes.Buffer
+		code, err := wire.Forward(context.Background(), s.Path, s.Token, []string{"ping"}, readFail{t}, &out, io.Discard)
+		if err != nil || code != 0 || out.String() != "pong" {
+			t.Fatalf("a real client: code %d, err %v, out %q", code, err, out.String())
+		}
+	}
+	const idle, big = 64, 64
+	for range idle {
+		c, err := net.Dial("unix", s.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
+	serve()
+	// Each sender's socket buffer is small, so what it got in is what the
+	// host read plus a few KiB: the host that read a 1 MiB line let it
+	// write over a MiB.
+	most := 0
+	wrong := append(binary.BigEndian.AppendUint32([]byte{wire.FrameToken}, MaxToken), bytes.Repeat([]byte("w"), MaxToken)...)
+	for i := range big {
+		c, err := net.Dial("unix", s.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.(*net.UnixConn).SetWriteBuffer(4096); err != nil {
+			t.Fatal(err)
+		}
+		payload := append([]byte(`{"token":"x","args":["`), bytes.Repeat([]byte("a"), 2*MaxHeader)...) // the old request line
+		if i%2 == 1 {
+			payload = append(slices.Clip(wrong), bytes.Repeat([]byte("b"), 2*MaxHeader)...)
+		}
+		n, err := c.Write(payload)
+		c.Close()
+		most = max(most, n)
+		if err == nil || n >= 64<<10 {
+			t.Fatalf("sender %d wrote %d of %d bytes (err %v): the host read them", i, n, len(payload), err)
+		}
+	}
+	serve()
+	s.mu.Lock()
+	accepted, peak := s.accepted, s.peakPending
+	s.mu.Unlock()
+	read := s.preAuthRead.Load()
+	t.Logf("accepted %d connections, at most %d pending at once, %d bytes read before authentication; a sender got at most %d bytes in", accepted, peak, read, most)
+	if accepted != idle+big+2 {
+		t.Errorf("accepted %d connections, want %d", accepted, idle+big+2)
+	}
+	if peak > maxPending {
+		t.Errorf("%d connections pending at once, over %d", peak, maxPending)
+	}
+	if max := int64(accepted) * (5 + MaxToken); read > max {
+		t.Errorf("read %d bytes before authentication, over %d", read, max)
 	}
 }
 

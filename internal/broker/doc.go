@@ -17,6 +17,15 @@
 // Invariants:
 //   - identity is the host's agent, never anything the client sends; a
 //     connection whose token does not match (constant-time) runs nothing;
+//   - the token is read first: before it has been checked the host reads
+//     only the token frame (5+MaxToken bytes, straight from the
+//     connection, nothing buffered ahead), within authTimeout; a first
+//     frame that is not a token, or a longer one, is refused after its
+//     5-byte header;
+//   - connections are capped: at most maxPending wait for their token (a
+//     new one closes the oldest, so idle connections hold no real client
+//     off) and maxCommands run (one more is told so, exit 3, and closed);
+//     accepting never waits;
 //   - the client's standard input is read only when the command reads it
 //     (a `pm say` in a shell loop does not swallow the loop's input);
 //   - a command's context ends when its client goes away (a killed

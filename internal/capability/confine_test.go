@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/plasmodium/pm/internal/broker"
 	"github.com/plasmodium/pm/internal/capability"
 	"github.com/plasmodium/pm/internal/sandbox"
 )
@@ -224,5 +225,27 @@ func TestRunCommandConfined(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(filepath.Join(outside, "secret.txt")); string(data) != "top secret\n" {
 		t.Fatalf("the outside file was changed: %q", data)
+	}
+}
+
+// run_command cannot find or reach an exec agent's host (issue 20): the
+// hosts' sockets are in the per-user run directory, which the sandbox
+// covers in its mount namespace.
+func TestRunCommandHidesSockets(t *testing.T) {
+	if sandbox.Available() != sandbox.ModeLandlockNS {
+		t.Skip("without a private mount namespace the sandbox cannot keep the run directory from being listed (docs/security.md)")
+	}
+	env, _, _ := workspace(t)
+	host, err := broker.Listen("", broker.NewToken(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer host.Close()
+	dir := filepath.Dir(filepath.Dir(host.Path))
+	run := tool(t, env, obj("run_command"), "run_command")
+	got := call(t, run, m{"command": "ls -A " + dir + "; test -e " + host.Path + " && echo reachable || echo unreachable"})
+	mustContain(t, got, "unreachable")
+	if strings.Contains(got, filepath.Base(filepath.Dir(host.Path))) {
+		t.Fatalf("run_command listed the host's socket directory:\n%s", got)
 	}
 }

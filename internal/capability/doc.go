@@ -35,7 +35,8 @@
 //   - run_command runs `sh -c` in the workspace in its own process group,
 //     which is killed when the timeout (default 60s, at most 10m) expires,
 //     confined by internal/sandbox (Landlock: writes only the workspace and a
-//     private TMPDIR, never sees the state directory; config sandbox.*);
+//     private TMPDIR, never sees the state directory nor the exec agents'
+//     hosts' sockets (broker.Hidden); config sandbox.*);
 //     secret variables (secret.IsSecretEnv: named like *KEY*, *TOKEN*,
 //     *SECRET*, *PASSWORD*, ...) are not passed to it;
 //   - create_capability never overwrites: a new prompt object goes to

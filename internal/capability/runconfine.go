@@ -4,6 +4,7 @@ import (
 	"context"
 	"os/exec"
 
+	"github.com/plasmodium/pm/internal/broker"
 	"github.com/plasmodium/pm/internal/sandbox"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -19,7 +20,7 @@ func confinedCommand(ctx context.Context, env *Env, b *confinement, line, tmp st
 	if cfg.Off {
 		return sandbox.Unconfined(ctx, line)
 	}
-	p := sandbox.Policy{Workspace: b.root, TempDir: tmp, Hide: b.deny}.Configured(cfg.Network, cfg.Writable)
+	p := sandbox.Policy{Workspace: b.root, TempDir: tmp, Hide: broker.Hidden(b.deny...)}.Configured(cfg.Network, cfg.Writable)
 	cmd, _ := sandbox.Command(ctx, p, line)
 	return cmd
 }

@@ -28,7 +28,9 @@ func Run(f *cmdutil.Factory, args []string) int {
 		f.RunAsAgent = RunAgent
 	}
 	root := NewRoot(f)
-	root.SetArgs(args)
+	// Never nil: for nil cobra reads os.Args, which in a host is its own
+	// command line (agent-run NAME), not the one a client sent.
+	root.SetArgs(append([]string{}, args...))
 	root.SetIn(f.IO.In)
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/plasmodium/pm/internal/broker"
 	"github.com/plasmodium/pm/internal/design"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/render"
@@ -89,7 +90,7 @@ func testRefusal(off bool, mode sandbox.Mode) error {
 // (confinedGoCache), never seeing pm's state.
 func confinedPolicy(ctx context.Context, s *Session, dir, tmp string) sandbox.Policy {
 	cfg := s.Store.Config().Sandbox
-	p := sandbox.Policy{Workspace: dir, TempDir: tmp, Hide: []string{realPath(s.Store.Root)}}
+	p := sandbox.Policy{Workspace: dir, TempDir: tmp, Hide: broker.Hidden(realPath(s.Store.Root))}
 	writable := cfg.Writable
 	if d := confinedGoCache(); d != "" {
 		writable = append(append([]string(nil), writable...), d)

@@ -23,7 +23,7 @@ type Policy struct {
 	// ParentMountNS is the caller's mount namespace (/proc/self/ns/mnt): the
 	// helper mounts only when it is in another one, never in the caller's.
 	ParentMountNS string `json:"parent_mount_ns,omitempty"`
-	// Overlay shows each Source file read-only at its Target path, in the
+	// Overlay shows each Source file (or directory) read-only at its Target path, in the
 	// helper's private mount namespace only (no other process sees it; the
 	// target file is never written). Without a mount namespace the helper
 	// refuses to run the command.

@@ -26,11 +26,18 @@ func Forward(ctx context.Context, socket, token string, args []string, stdin io.
 		return 0, err
 	}
 	defer c.Close()
-	line, err := json.Marshal(Request{Token: token, Args: args})
+	if len(token) > MaxToken {
+		return 0, fmt.Errorf("%s is over %d bytes", TokenEnv, MaxToken)
+	}
+	line, err := json.Marshal(Request{Args: args})
 	if err != nil {
 		return 0, err
 	}
-	if _, err := c.Write(append(line, '\n')); err != nil {
+	// The token first, in its own frame: the host reads nothing else
+	// before it (package broker).
+	msg := binary.BigEndian.AppendUint32(append(make([]byte, 0, 5+len(token)+len(line)+1), FrameToken), uint32(len(token)))
+	msg = append(append(append(msg, token...), line...), '\n')
+	if _, err := c.Write(msg); err != nil {
 		return 0, err
 	}
 	stop := context.AfterFunc(ctx, func() { _ = c.Close() })

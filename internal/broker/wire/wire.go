@@ -16,10 +16,12 @@ const (
 const (
 	MaxFrame  = 64 << 10 // one frame's payload
 	MaxHeader = 1 << 20  // the request line (arguments: pm send takes 256 KiB)
+	MaxToken  = 256      // the token frame's payload, the first thing a host reads
 )
 
 // Frame types.
 const (
+	FrameToken     = 't' // client → host, first: the token, before anything else is read
 	FrameStdin     = 'i' // client → host: standard input; empty: end of input
 	FrameWantStdin = 'r' // host → client: the command reads its input
 	FrameStdout    = 'o'
@@ -27,10 +29,9 @@ const (
 	FrameExit      = 'x' // host → client: the exit code, 4 bytes; the last frame
 )
 
-// Request is the first line a client sends.
+// Request is the line a client sends after its token frame.
 type Request struct {
-	Token string   `json:"token"`
-	Args  []string `json:"args"`
+	Args []string `json:"args"`
 }
 
 // WriteFrame writes one frame in one Write.
