@@ -24,6 +24,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/plasmodium/pm/internal/crashpoint"
 )
 
 // Result reports what Commit did.
@@ -45,9 +47,9 @@ const (
 	fallbackEmail = "pm@localhost"
 )
 
-// ErrLocked is returned (wrapped) when the index or a ref is locked by
-// another git process.
-var ErrLocked = errors.New("gitx: locked by another git process")
+// ErrLocked is wrapped by every error of a lock pm cannot take (a
+// *LockError says which, and what ends it).
+var ErrLocked = errors.New("locked by another git process")
 
 // Commit stages every change in the work tree that contains dir — new,
 // modified and deleted files, honoring .gitignore — EXCEPT anything under the
@@ -82,7 +84,7 @@ func CommitWith(dir, stateDir, msg string, now time.Time, opt Options) (Result, 
 }
 
 func commitOnce(dir, stateDir, msg string, now time.Time, opt Options) (Result, error) {
-	st, root, err := openRepository(dir)
+	st, root, dirs, err := openRepository(dir)
 	if errors.Is(err, errNoRepo) {
 		return Result{NoRepo: true}, nil
 	}
@@ -100,6 +102,7 @@ func commitOnce(dir, stateDir, msg string, now time.Time, opt Options) (Result, 
 	c := &committer{
 		st:     st,
 		dotfs:  st.Filesystem(),
+		dirs:   dirs,
 		root:   root,
 		state:  state,
 		secret: parseExclude(opt.Exclude),
@@ -147,8 +150,9 @@ func cleanMessage(msg string) string {
 type committer struct {
 	st    *filesystem.Storage
 	dotfs billy.Filesystem
-	root  string // absolute work tree root (OS path)
-	state string // state directory, slash-separated, relative to root; "" = none
+	dirs  repoDirs // dotfs's directories (OS paths), for the lock files
+	root  string   // absolute work tree root (OS path)
+	state string   // state directory, slash-separated, relative to root; "" = none
 
 	secret   []gitignore.Pattern // untracked files never added (Options.Exclude)
 	excluded []string            // untracked files left out by secret, in walk order
@@ -183,20 +187,23 @@ func (c *committer) abs(rel string) string {
 }
 
 func (c *committer) run(msg string, now time.Time) (Result, error) {
-	// Take the index lock the way git does, so that a concurrent git
-	// command and this commit never interleave their index writes.
-	lock, err := c.dotfs.OpenFile("index.lock", os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o666)
+	// One pm commit at a time in a repository (lock.go), then the index
+	// lock the way git takes it, so that a concurrent git command and this
+	// commit never interleave their index writes; marked as pm's, so that
+	// a pm killed holding it does not strand the repository.
+	unlock, err := lockRepository(c.dirs.of("refs"))
 	if err != nil {
-		if os.IsExist(err) {
-			return Result{}, fmt.Errorf("gitx: %w: %s exists", ErrLocked, c.dotfs.Join(c.dotfs.Root(), "index.lock"))
-		}
-		return Result{}, fmt.Errorf("gitx: lock index: %w", err)
+		return Result{}, err
+	}
+	defer unlock()
+	lock, err := takeLock(c.dirs.path("index"))
+	if err != nil {
+		return Result{}, err
 	}
 	committed := false
 	defer func() {
 		if !committed {
-			lock.Close()
-			c.dotfs.Remove("index.lock")
+			lock.abort()
 		}
 	}()
 
@@ -274,10 +281,10 @@ func (c *committer) run(msg string, now time.Time) (Result, error) {
 		// Nothing to commit; still persist refreshed stat data so the
 		// next run does not rehash the same files.
 		if c.dirty {
-			if err := c.writeIndex(lock, entries); err != nil {
+			if err := c.writeIndex(lock.f, entries); err != nil {
 				return Result{}, err
 			}
-			if err := c.dotfs.Rename("index.lock", "index"); err != nil {
+			if err := lock.commit(); err != nil {
 				return Result{}, fmt.Errorf("gitx: write index: %w", err)
 			}
 			committed = true
@@ -298,13 +305,14 @@ func (c *committer) run(msg string, now time.Time) (Result, error) {
 		return Result{}, fmt.Errorf("gitx: write commit: %w", err)
 	}
 
-	if err := c.writeIndex(lock, entries); err != nil {
+	if err := c.writeIndex(lock.f, entries); err != nil {
 		return Result{}, err
 	}
+	crashpoint.Hit("gitx.commit.index")
 	if err := c.updateRef(headRefName, parent, hash); err != nil {
 		return Result{}, err
 	}
-	if err := c.dotfs.Rename("index.lock", "index"); err != nil {
+	if err := lock.commit(); err != nil {
 		return Result{}, fmt.Errorf("gitx: commit %s made but index not updated: %w", hash, err)
 	}
 	committed = true
@@ -344,7 +352,7 @@ func (c *committer) basePatterns() ([]gitignore.Pattern, error) {
 		ps = append(ps, readIgnoreFile(filepath.Join(x, "git", "ignore"), nil)...)
 	}
 	// $GIT_DIR/info/exclude (in the common dir for linked work trees).
-	if f, err := c.dotfs.Open("info/exclude"); err == nil {
+	if f, err := openRegular(c.dirs.path("info/exclude")); err == nil {
 		ps = append(ps, parseIgnore(f, nil)...)
 		f.Close()
 	}
@@ -352,7 +360,7 @@ func (c *committer) basePatterns() ([]gitignore.Pattern, error) {
 }
 
 func readIgnoreFile(name string, domain []string) []gitignore.Pattern {
-	f, err := os.Open(name)
+	f, err := openRegular(name)
 	if err != nil {
 		return nil
 	}
@@ -574,7 +582,7 @@ func (c *committer) hashFile(p string, mode filemode.FileMode) (plumbing.Hash, o
 		}
 		data = []byte(filepath.ToSlash(target))
 	} else {
-		f, err := os.Open(abs)
+		f, err := os.OpenFile(abs, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0) // a FIFO swapped in cannot hang the open
 		if err != nil {
 			return plumbing.ZeroHash, nil, err
 		}
@@ -1076,7 +1084,7 @@ func (c *committer) oldPaths(h plumbing.Hash, prefix string, out *[]string) erro
 // Index, refs, reflog.
 
 // writeIndex encodes the new index into the (already created) lock file.
-func (c *committer) writeIndex(lock billy.File, entries []*index.Entry) error {
+func (c *committer) writeIndex(lock io.Writer, entries []*index.Entry) error {
 	idx := &index.Index{Version: c.idx.Version, Entries: entries}
 	if idx.Version < 2 {
 		idx.Version = 2
@@ -1097,9 +1105,6 @@ func (c *committer) writeIndex(lock billy.File, entries []*index.Entry) error {
 	if _, err := lock.Write(buf.Bytes()); err != nil {
 		return fmt.Errorf("gitx: write index: %w", err)
 	}
-	if err := lock.Close(); err != nil {
-		return fmt.Errorf("gitx: write index: %w", err)
-	}
 	return nil
 }
 
@@ -1107,24 +1112,19 @@ func (c *committer) writeIndex(lock billy.File, entries []*index.Entry) error {
 // lock-file protocol.
 func (c *committer) updateRef(name plumbing.ReferenceName, old, next plumbing.Hash) error {
 	file := name.String()
-	lockName := file + ".lock"
 	if dir := path.Dir(file); dir != "." {
 		if err := c.dotfs.MkdirAll(dir, 0o777); err != nil {
 			return fmt.Errorf("gitx: update %s: %w", name, err)
 		}
 	}
-	f, err := c.dotfs.OpenFile(lockName, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o666)
+	lock, err := takeLock(c.dirs.path(file))
 	if err != nil {
-		if os.IsExist(err) {
-			return fmt.Errorf("gitx: update %s: %w", name, ErrLocked)
-		}
-		return fmt.Errorf("gitx: update %s: %w", name, err)
+		return err // says which lock, and what ends it
 	}
 	ok := false
 	defer func() {
 		if !ok {
-			f.Close()
-			c.dotfs.Remove(lockName)
+			lock.abort()
 		}
 	}()
 	cur := plumbing.ZeroHash
@@ -1140,13 +1140,11 @@ func (c *committer) updateRef(name plumbing.ReferenceName, old, next plumbing.Ha
 	if cur != old {
 		return fmt.Errorf("gitx: update %s: reference moved concurrently (%s, expected %s)", name, cur, old)
 	}
-	if _, err := f.Write([]byte(next.String() + "\n")); err != nil {
+	if _, err := lock.f.Write([]byte(next.String() + "\n")); err != nil {
 		return fmt.Errorf("gitx: update %s: %w", name, err)
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("gitx: update %s: %w", name, err)
-	}
-	if err := c.dotfs.Rename(lockName, file); err != nil {
+	crashpoint.Hit("gitx.commit.ref")
+	if err := lock.commit(); err != nil {
 		return fmt.Errorf("gitx: update %s: %w", name, err)
 	}
 	ok = true

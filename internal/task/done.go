@@ -1,6 +1,8 @@
 package task
 
 import (
+	"errors"
+
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/crashpoint"
@@ -115,7 +117,7 @@ func finish(s *store.Store, actor store.Actor, taskID string, res *DoneResult) (
 	res.Commit, err = gitx.CommitWith(s.ProjectDir(), store.DirName, "[plasmodium] "+t.ID+": "+t.Description, s.Now(),
 		gitx.Options{Exclude: s.Config().Commit.Exclude}) // files that look like secrets stay out
 	if err != nil {
-		return nil, errs.Failf("fix the repository (git status), then run 'pm done' again; the task is still active", "commit: %v", err)
+		return nil, commitError(err)
 	}
 	now := s.Now().UTC()
 	return s.UpdateTask(t.ID, func(x *store.Task) error {
@@ -154,4 +156,14 @@ func notifyParent(s *store.Store, actor store.Actor, t *store.Task) {
 	}
 	s.Notify(bus.Event{Kind: bus.EvChildDone, Actor: actor.Name, TaskID: p.ID, Agent: p.Owner, Text: text,
 		Data: map[string]any{"child": t.ID}})
+}
+
+// commitError is a failed commit with what fixes it: a git lock pm cannot
+// take names the lock and who holds it (gitx.LockError), anything else the
+// repository. The task stays active either way.
+func commitError(err error) error {
+	if le, ok := errors.AsType[*gitx.LockError](err); ok {
+		return errs.Failf(le.Try()+" with 'pm done'; the task is still active", "commit: %v", err)
+	}
+	return errs.Failf("fix the repository (git status), then run 'pm done' again; the task is still active", "commit: %v", err)
 }
