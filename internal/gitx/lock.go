@@ -123,6 +123,7 @@ func takeLock(target string) (*ownLock, error) {
 		err = os.Link(l.marker, l.lock)
 		if err == nil {
 			l.f = f
+			sweepMarkers(target, nil) // best effort: markers of earlier, killed pms
 			return l, nil
 		}
 		f.Close()
@@ -160,9 +161,8 @@ func (l *ownLock) abort() {
 	os.Remove(l.marker)
 }
 
-// breakStale removes target's lock if pm wrote it and its writer is dead,
-// and the markers of dead writers that no lock shares any more. A lock of
-// another git process, or of a live pm, is a *LockError.
+// breakStale removes target's lock if pm wrote it and its writer is dead.
+// A lock of another git process, or of a live pm, is a *LockError.
 func breakStale(target string) error {
 	lock := target + ".lock"
 	lfi, err := os.Lstat(lock)
@@ -172,47 +172,54 @@ func breakStale(target string) error {
 	if err != nil {
 		return fmt.Errorf("gitx: lock %s: %w", target, err)
 	}
-	dir, prefix := filepath.Dir(target), filepath.Base(target)+markerInfix
-	des, err := os.ReadDir(dir)
-	if err != nil {
-		return fmt.Errorf("gitx: lock %s: %w", target, err)
-	}
-	var ours string // the dead writer's marker the lock shares
-	for _, de := range des {
-		name := de.Name()
-		tag, ok := strings.CutPrefix(name, prefix)
-		if !ok || !strings.HasSuffix(tag, ".lock") {
-			continue
-		}
-		tag = strings.TrimSuffix(tag, ".lock")
-		marker := filepath.Join(dir, name)
-		mfi, err := os.Lstat(marker)
-		if err != nil {
-			continue
-		}
-		alive := writerAlive(tag)
-		if os.SameFile(lfi, mfi) {
-			if alive {
-				pid, _ := strconv.Atoi(strings.SplitN(tag, "-", 2)[0])
-				return &LockError{Path: lock, PmPid: pid}
-			}
-			ours = marker
-			continue
-		}
-		if !alive {
-			os.Remove(marker) // left linked to a target after its rename
-		}
-	}
-	if ours == "" {
+	marker, tag, err := sweepMarkers(target, lfi)
+	switch {
+	case err != nil:
+		return err
+	case marker == "":
 		return &LockError{Path: lock}
+	case writerAlive(tag):
+		pid, _ := strconv.Atoi(strings.SplitN(tag, "-", 2)[0])
+		return &LockError{Path: lock, PmPid: pid}
 	}
 	// The lock first: a marker without a lock is harmless, a lock without
 	// its marker would look like another git process's for good.
 	if err := os.Remove(lock); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("gitx: remove %s left by a pm that was killed: %w", lock, err)
 	}
-	os.Remove(ours)
+	os.Remove(marker)
 	return nil
+}
+
+// sweepMarkers finds the marker of target's lock (lock: its stat, nil for
+// none) and its writer's tag, and removes the markers of dead writers that
+// no lock shares (left linked to the target by a pm killed after its
+// rename). It leaves ours and the lock's own.
+func sweepMarkers(target string, lock os.FileInfo) (marker, tag string, err error) {
+	dir, prefix := filepath.Dir(target), filepath.Base(target)+markerInfix
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return "", "", fmt.Errorf("gitx: lock %s: %w", target, err)
+	}
+	for _, de := range des {
+		t, ok := strings.CutPrefix(de.Name(), prefix)
+		if !ok || !strings.HasSuffix(t, ".lock") {
+			continue
+		}
+		t = strings.TrimSuffix(t, ".lock")
+		p := filepath.Join(dir, de.Name())
+		if t == writerTag() {
+			continue
+		}
+		if fi, err := os.Lstat(p); err == nil && lock != nil && os.SameFile(lock, fi) {
+			marker, tag = p, t
+			continue
+		}
+		if !writerAlive(t) {
+			os.Remove(p)
+		}
+	}
+	return marker, tag, nil
 }
 
 // lockRepository holds flock(2) on dir (the repository's common directory)
