@@ -65,14 +65,27 @@ func Commit(dir, stateDir, msg string, now time.Time) (Result, error) {
 // CommitWith is Commit with options: untracked files matching
 // opt.Exclude are left out and listed in Result.Excluded.
 func CommitWith(dir, stateDir, msg string, now time.Time, opt Options) (Result, error) {
-	res, err := commitOnce(dir, stateDir, msg, now, opt)
+	return commitWithOpen(openRepository, dir, stateDir, msg, now, opt)
+}
+
+// opener opens the repository a commit goes to (openRepository: the one
+// that holds dir).
+type opener func(dir string) (*filesystem.Storage, string, repoDirs, error)
+
+func commitWithOpen(open opener, dir, stateDir, msg string, now time.Time, opt Options) (Result, error) {
+	res, err := commitOnce(open, dir, stateDir, msg, now, opt)
 	if errors.Is(err, plumbing.ErrObjectNotFound) {
 		// A concurrent `git gc` (git runs it in the background after
 		// commands that leave many loose objects) may have moved objects
 		// into a pack this repository handle did not list yet. Nothing has
 		// been changed at this point: start over with a fresh handle.
-		res, err = commitOnce(dir, stateDir, msg, now, opt)
+		res, err = commitOnce(open, dir, stateDir, msg, now, opt)
 	}
+	return finishResult(res, err)
+}
+
+// finishResult gives a Result's lists their sorted, non-nil form.
+func finishResult(res Result, err error) (Result, error) {
 	if res.Committed == nil {
 		res.Committed = []string{}
 	}
@@ -83,8 +96,8 @@ func CommitWith(dir, stateDir, msg string, now time.Time, opt Options) (Result, 
 	return res, err
 }
 
-func commitOnce(dir, stateDir, msg string, now time.Time, opt Options) (Result, error) {
-	st, root, dirs, err := openRepository(dir)
+func commitOnce(open opener, dir, stateDir, msg string, now time.Time, opt Options) (Result, error) {
+	st, root, dirs, err := open(dir)
 	if errors.Is(err, errNoRepo) {
 		return Result{NoRepo: true}, nil
 	}

@@ -138,6 +138,12 @@ func resolveDirs(path string) (repoDirs, error) {
 // openDirs opens the storage of the repository at dirs, with HEAD present
 // and no extension go-git would refuse.
 func openDirs(dirs repoDirs, objects cache.Object, opts filesystem.Options) (*filesystem.Storage, error) {
+	// go-git reads the config with a plain open: a FIFO there would hang.
+	if f, err := openRegular(dirs.path("config")); err == nil {
+		f.Close()
+	} else if !os.IsNotExist(err) {
+		return nil, err
+	}
 	var dot billy.Filesystem = osfs.New(dirs.git)
 	if dirs.common != "" {
 		dot = dotgit.NewRepositoryFilesystem(dot, osfs.New(dirs.common))

@@ -114,7 +114,8 @@ func finish(s *store.Store, actor store.Actor, taskID string, res *DoneResult) (
 			return nil, err
 		}
 	}
-	res.Commit, err = gitx.CommitWith(s.ProjectDir(), store.DirName, "[plasmodium] "+t.ID+": "+t.Description, s.Now(),
+	// Into the repository pinned when the task was created, nowhere else.
+	res.Commit, err = gitx.CommitPinned(s.ProjectDir(), t.Repo, store.DirName, "[plasmodium] "+t.ID+": "+t.Description, s.Now(),
 		gitx.Options{Exclude: s.Config().Commit.Exclude}) // files that look like secrets stay out
 	if err != nil {
 		return nil, commitError(err)
@@ -164,6 +165,9 @@ func notifyParent(s *store.Store, actor store.Actor, t *store.Task) {
 func commitError(err error) error {
 	if le, ok := errors.AsType[*gitx.LockError](err); ok {
 		return errs.Failf(le.Try()+" with 'pm done'; the task is still active", "commit: %v", err)
+	}
+	if me, ok := errors.AsType[*gitx.MovedError](err); ok {
+		return errs.Statef(me.Try()+", then run 'pm done' again; the task is still active", "commit: %v", err)
 	}
 	return errs.Failf("fix the repository (git status), then run 'pm done' again; the task is still active", "commit: %v", err)
 }
