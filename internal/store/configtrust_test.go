@@ -118,3 +118,21 @@ func realPath(t *testing.T, p string) string {
 	}
 	return r
 }
+
+// docs/security.md's "Config trust" names every routing key.
+func TestRoutingKeysDocumented(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "security.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(b), "### Config trust")
+	if !ok {
+		t.Fatal(`docs/security.md has no "### Config trust"`)
+	}
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	for _, k := range store.RoutingKeys() {
+		if !strings.Contains(sec, "`"+k+"`") {
+			t.Errorf("docs/security.md's Config trust does not name `%s`", k)
+		}
+	}
+}
