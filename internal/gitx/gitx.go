@@ -254,12 +254,12 @@ func (c *committer) run(msg string, now time.Time) (Result, error) {
 		return Result{}, err
 	}
 	var headTree plumbing.Hash
+	var head commitHeader
 	if !parent.IsZero() {
-		pc, err := readCommit(c.st, parent)
-		if err != nil {
+		if head, err = readCommit(c.st, parent); err != nil {
 			return Result{}, fmt.Errorf("gitx: read HEAD commit: %w", err)
 		}
-		headTree = pc.Tree
+		headTree = head.Tree
 	}
 
 	// Stage the work tree into the in-memory index.
@@ -302,6 +302,12 @@ func (c *committer) run(msg string, now time.Time) (Result, error) {
 			}
 			committed = true
 		}
+		if !parent.IsZero() && head.Message == msg {
+			// HEAD is this very commit, made by a run killed after it moved
+			// the branch and before it renamed the index into place: report
+			// it as made, so the caller records it.
+			return c.madeBefore(parent, head, rootDir)
+		}
 		return Result{NoChanges: true, Excluded: c.excluded}, nil
 	}
 
@@ -325,12 +331,33 @@ func (c *committer) run(msg string, now time.Time) (Result, error) {
 	if err := c.updateRef(headRefName, parent, hash); err != nil {
 		return Result{}, err
 	}
+	crashpoint.Hit("gitx.commit.moved")
 	if err := lock.commit(); err != nil {
 		return Result{}, fmt.Errorf("gitx: commit %s made but index not updated: %w", hash, err)
 	}
 	committed = true
 	c.appendReflog(headRefName, parent, hash, sig, msg)
 	return Result{Hash: hash.String(), Files: len(changed), Committed: changed, Excluded: c.excluded}, nil
+}
+
+// madeBefore is the Result of the commit at HEAD (h, header head, tree
+// root), which an earlier run with the same message made: the paths it
+// changed against its first parent.
+func (c *committer) madeBefore(h plumbing.Hash, head commitHeader, root *treeDir) (Result, error) {
+	var old plumbing.Hash
+	if len(head.Parents) > 0 {
+		pc, err := readCommit(c.st, head.Parents[0])
+		if err != nil {
+			return Result{}, fmt.Errorf("gitx: read HEAD's parent: %w", err)
+		}
+		old = pc.Tree
+	}
+	var changed []string
+	if err := c.diffPaths(root, old, "", &changed); err != nil {
+		return Result{}, err
+	}
+	sort.Strings(changed)
+	return Result{Hash: h.String(), Files: len(changed), Committed: changed, Excluded: c.excluded}, nil
 }
 
 // resolveHEAD returns the ref HEAD points at (plumbing.HEAD itself when

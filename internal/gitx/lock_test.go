@@ -145,7 +145,7 @@ func killedCommit(t *testing.T, dir string, after time.Duration, env ...string) 
 // and commits, and nothing pm wrote stays in .git.
 func TestCommitKilledAtCrashPoints(t *testing.T) {
 	needGit(t)
-	for _, point := range []string{"gitx.commit.index", "gitx.commit.ref"} {
+	for _, point := range []string{"gitx.commit.index", "gitx.commit.ref", "gitx.commit.moved"} {
 		t.Run(point, func(t *testing.T) {
 			isolate(t)
 			dir := t.TempDir()
@@ -154,16 +154,22 @@ func TestCommitKilledAtCrashPoints(t *testing.T) {
 			commitAll(t, dir)
 			write(t, dir, "a.txt", "changed")
 			killedCommit(t, dir, 0, "PM_TEST_CRASH_AT="+point)
-			lock := map[string]string{"gitx.commit.index": ".git/index.lock", "gitx.commit.ref": ".git/refs/heads/main.lock"}[point]
+			lock := map[string]string{"gitx.commit.index": ".git/index.lock", "gitx.commit.ref": ".git/refs/heads/main.lock",
+				"gitx.commit.moved": ".git/index.lock"}[point]
 			if _, err := os.Lstat(filepath.Join(dir, lock)); err != nil {
 				t.Fatalf("the killed commit left no %s: %v", lock, err)
 			}
-			res, err := Commit(dir, stateDir, "redone", testNow)
+			res, err := Commit(dir, stateDir, "killed maybe", testNow)
 			if err != nil {
 				t.Fatalf("Commit after the kill: %v", err)
 			}
-			if res.Hash == "" {
-				t.Fatalf("no commit: %+v", res)
+			// Killed after the branch moved, the commit is made: the redone
+			// run reports it rather than "no changes".
+			if res.Hash != run(t, dir, "rev-parse", "HEAD") || res.Files != 1 || res.Committed[0] != "a.txt" {
+				t.Fatalf("Commit after the kill = %+v; want HEAD with a.txt", res)
+			}
+			if n := run(t, dir, "rev-list", "--count", "HEAD"); n != "2" {
+				t.Fatalf("%s commits; want 2 (one made, whoever made it)", n)
 			}
 			assertNoLocks(t, filepath.Join(dir, ".git"))
 			if st := run(t, dir, "status", "--porcelain"); st != "" {
