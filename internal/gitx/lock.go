@@ -129,7 +129,9 @@ func takeLock(target string) (*ownLock, error) {
 		f.Close()
 		os.Remove(l.marker)
 		if !errors.Is(err, fs.ErrExist) {
-			return nil, fmt.Errorf("gitx: lock %s: %w", target, err)
+			// A file system without hard links: git's own create, unmarked
+			// (a pm killed holding it strands the lock, as git does).
+			return takeUnmarked(l)
 		}
 		if attempt > 0 {
 			return nil, &LockError{Path: l.lock}
@@ -138,6 +140,19 @@ func takeLock(target string) (*ownLock, error) {
 			return nil, err
 		}
 	}
+}
+
+// takeUnmarked takes l's lock with git's exclusive create and no marker.
+func takeUnmarked(l *ownLock) (*ownLock, error) {
+	f, err := os.OpenFile(l.lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o666)
+	if errors.Is(err, fs.ErrExist) {
+		return nil, &LockError{Path: l.lock}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("gitx: lock %s: %w", l.target, err)
+	}
+	l.f, l.marker = f, ""
+	return l, nil
 }
 
 // commit renames the written lock over its target and drops the marker.
@@ -149,8 +164,10 @@ func (l *ownLock) commit() error {
 		return err
 	}
 	// Killed here, the marker stays linked to the new target: a stale
-	// marker, which the next breakStale removes.
-	os.Remove(l.marker)
+	// marker, which the next lock of it removes.
+	if l.marker != "" {
+		os.Remove(l.marker)
+	}
 	return nil
 }
 
@@ -158,7 +175,9 @@ func (l *ownLock) commit() error {
 func (l *ownLock) abort() {
 	l.f.Close()
 	os.Remove(l.lock)
-	os.Remove(l.marker)
+	if l.marker != "" {
+		os.Remove(l.marker)
+	}
 }
 
 // breakStale removes target's lock if pm wrote it and its writer is dead.

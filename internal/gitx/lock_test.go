@@ -217,3 +217,27 @@ func TestCommitKilledAnywhere(t *testing.T) {
 	run(t, dir, "fsck", "--no-progress")
 	t.Logf("%d kill -9 trials, %d stranded", trials, stranded)
 }
+
+// Where hard links fail, the lock is git's plain exclusive create: it
+// works, and an existing lock is a *LockError, untouched.
+func TestTakeUnmarked(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "index")
+	l, err := takeUnmarked(&ownLock{target: target, lock: target + ".lock"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := takeUnmarked(&ownLock{target: target, lock: target + ".lock"}); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second take = %v; want ErrLocked", err)
+	}
+	if _, err := l.f.WriteString("new"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.commit(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "new" {
+		t.Fatalf("target = %q", b)
+	}
+	assertNoLocks(t, dir)
+}
