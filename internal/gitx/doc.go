@@ -35,6 +35,21 @@
 //   - The index and the branch ref are updated with git's lock-file protocol
 //     (index.lock, <ref>.lock), so a concurrent git command fails or makes
 //     Commit fail rather than interleave; a reflog entry is appended.
+//   - pm never leaves a lock of its own behind for good (lock.go): each lock
+//     is a hard link to a marker that names the writing process (pid, start
+//     time, boot); a lock whose marker names a dead process is removed and
+//     the commit redone; a lock no marker shares (another git process's) is
+//     never touched, and is a *LockError that says what ends it. pm
+//     processes commit one at a time per repository (flock on its common
+//     dir).
+//   - CommitPinned commits only into the repository a Pin recorded
+//     (pinned.go): a .git that since became a gitdir: file or a link, leads
+//     elsewhere, or is another directory is a *MovedError, nothing written.
+//   - No command a repository names ever runs: gitx never starts the git
+//     binary, so no hook, fsmonitor, filter, textconv, pager or credential
+//     helper; GIT_DIR and the like are ignored. Files read from the work
+//     tree or .git are opened non-blocking and must be regular (a FIFO
+//     cannot hang a commit).
 //   - Unmerged paths or a merge in progress make Commit fail.
 //
 // Speed: instead of go-git's Worktree.Status, which hashes every file,

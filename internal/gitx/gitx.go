@@ -24,6 +24,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/plasmodium/pm/internal/crashpoint"
 )
 
 // Result reports what Commit did.
@@ -45,9 +47,9 @@ const (
 	fallbackEmail = "pm@localhost"
 )
 
-// ErrLocked is returned (wrapped) when the index or a ref is locked by
-// another git process.
-var ErrLocked = errors.New("gitx: locked by another git process")
+// ErrLocked is wrapped by every error of a lock pm cannot take (a
+// *LockError says which, and what ends it).
+var ErrLocked = errors.New("locked by another git process")
 
 // Commit stages every change in the work tree that contains dir — new,
 // modified and deleted files, honoring .gitignore — EXCEPT anything under the
@@ -63,14 +65,27 @@ func Commit(dir, stateDir, msg string, now time.Time) (Result, error) {
 // CommitWith is Commit with options: untracked files matching
 // opt.Exclude are left out and listed in Result.Excluded.
 func CommitWith(dir, stateDir, msg string, now time.Time, opt Options) (Result, error) {
-	res, err := commitOnce(dir, stateDir, msg, now, opt)
+	return commitWithOpen(openRepository, dir, stateDir, msg, now, opt)
+}
+
+// opener opens the repository a commit goes to (openRepository: the one
+// that holds dir).
+type opener func(dir string) (*filesystem.Storage, string, repoDirs, error)
+
+func commitWithOpen(open opener, dir, stateDir, msg string, now time.Time, opt Options) (Result, error) {
+	res, err := commitOnce(open, dir, stateDir, msg, now, opt)
 	if errors.Is(err, plumbing.ErrObjectNotFound) {
 		// A concurrent `git gc` (git runs it in the background after
 		// commands that leave many loose objects) may have moved objects
 		// into a pack this repository handle did not list yet. Nothing has
 		// been changed at this point: start over with a fresh handle.
-		res, err = commitOnce(dir, stateDir, msg, now, opt)
+		res, err = commitOnce(open, dir, stateDir, msg, now, opt)
 	}
+	return finishResult(res, err)
+}
+
+// finishResult gives a Result's lists their sorted, non-nil form.
+func finishResult(res Result, err error) (Result, error) {
 	if res.Committed == nil {
 		res.Committed = []string{}
 	}
@@ -81,8 +96,8 @@ func CommitWith(dir, stateDir, msg string, now time.Time, opt Options) (Result, 
 	return res, err
 }
 
-func commitOnce(dir, stateDir, msg string, now time.Time, opt Options) (Result, error) {
-	st, root, err := openRepository(dir)
+func commitOnce(open opener, dir, stateDir, msg string, now time.Time, opt Options) (Result, error) {
+	st, root, dirs, err := open(dir)
 	if errors.Is(err, errNoRepo) {
 		return Result{NoRepo: true}, nil
 	}
@@ -100,6 +115,7 @@ func commitOnce(dir, stateDir, msg string, now time.Time, opt Options) (Result, 
 	c := &committer{
 		st:     st,
 		dotfs:  st.Filesystem(),
+		dirs:   dirs,
 		root:   root,
 		state:  state,
 		secret: parseExclude(opt.Exclude),
@@ -147,8 +163,9 @@ func cleanMessage(msg string) string {
 type committer struct {
 	st    *filesystem.Storage
 	dotfs billy.Filesystem
-	root  string // absolute work tree root (OS path)
-	state string // state directory, slash-separated, relative to root; "" = none
+	dirs  repoDirs // dotfs's directories (OS paths), for the lock files
+	root  string   // absolute work tree root (OS path)
+	state string   // state directory, slash-separated, relative to root; "" = none
 
 	secret   []gitignore.Pattern // untracked files never added (Options.Exclude)
 	excluded []string            // untracked files left out by secret, in walk order
@@ -183,20 +200,23 @@ func (c *committer) abs(rel string) string {
 }
 
 func (c *committer) run(msg string, now time.Time) (Result, error) {
-	// Take the index lock the way git does, so that a concurrent git
-	// command and this commit never interleave their index writes.
-	lock, err := c.dotfs.OpenFile("index.lock", os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o666)
+	// One pm commit at a time in a repository (lock.go), then the index
+	// lock the way git takes it, so that a concurrent git command and this
+	// commit never interleave their index writes; marked as pm's, so that
+	// a pm killed holding it does not strand the repository.
+	unlock, err := lockRepository(c.dirs.of("refs"))
 	if err != nil {
-		if os.IsExist(err) {
-			return Result{}, fmt.Errorf("gitx: %w: %s exists", ErrLocked, c.dotfs.Join(c.dotfs.Root(), "index.lock"))
-		}
-		return Result{}, fmt.Errorf("gitx: lock index: %w", err)
+		return Result{}, err
+	}
+	defer unlock()
+	lock, err := takeLock(c.dirs.path("index"))
+	if err != nil {
+		return Result{}, err
 	}
 	committed := false
 	defer func() {
 		if !committed {
-			lock.Close()
-			c.dotfs.Remove("index.lock")
+			lock.abort()
 		}
 	}()
 
@@ -234,12 +254,12 @@ func (c *committer) run(msg string, now time.Time) (Result, error) {
 		return Result{}, err
 	}
 	var headTree plumbing.Hash
+	var head commitHeader
 	if !parent.IsZero() {
-		pc, err := readCommit(c.st, parent)
-		if err != nil {
+		if head, err = readCommit(c.st, parent); err != nil {
 			return Result{}, fmt.Errorf("gitx: read HEAD commit: %w", err)
 		}
-		headTree = pc.Tree
+		headTree = head.Tree
 	}
 
 	// Stage the work tree into the in-memory index.
@@ -274,13 +294,19 @@ func (c *committer) run(msg string, now time.Time) (Result, error) {
 		// Nothing to commit; still persist refreshed stat data so the
 		// next run does not rehash the same files.
 		if c.dirty {
-			if err := c.writeIndex(lock, entries); err != nil {
+			if err := c.writeIndex(lock.f, entries); err != nil {
 				return Result{}, err
 			}
-			if err := c.dotfs.Rename("index.lock", "index"); err != nil {
+			if err := lock.commit(); err != nil {
 				return Result{}, fmt.Errorf("gitx: write index: %w", err)
 			}
 			committed = true
+		}
+		if !parent.IsZero() && head.Message == msg {
+			// HEAD is this very commit, made by a run killed after it moved
+			// the branch and before it renamed the index into place: report
+			// it as made, so the caller records it.
+			return c.madeBefore(parent, head, rootDir)
 		}
 		return Result{NoChanges: true, Excluded: c.excluded}, nil
 	}
@@ -298,18 +324,40 @@ func (c *committer) run(msg string, now time.Time) (Result, error) {
 		return Result{}, fmt.Errorf("gitx: write commit: %w", err)
 	}
 
-	if err := c.writeIndex(lock, entries); err != nil {
+	if err := c.writeIndex(lock.f, entries); err != nil {
 		return Result{}, err
 	}
+	crashpoint.Hit("gitx.commit.index")
 	if err := c.updateRef(headRefName, parent, hash); err != nil {
 		return Result{}, err
 	}
-	if err := c.dotfs.Rename("index.lock", "index"); err != nil {
+	crashpoint.Hit("gitx.commit.moved")
+	if err := lock.commit(); err != nil {
 		return Result{}, fmt.Errorf("gitx: commit %s made but index not updated: %w", hash, err)
 	}
 	committed = true
 	c.appendReflog(headRefName, parent, hash, sig, msg)
 	return Result{Hash: hash.String(), Files: len(changed), Committed: changed, Excluded: c.excluded}, nil
+}
+
+// madeBefore is the Result of the commit at HEAD (h, header head, tree
+// root), which an earlier run with the same message made: the paths it
+// changed against its first parent.
+func (c *committer) madeBefore(h plumbing.Hash, head commitHeader, root *treeDir) (Result, error) {
+	var old plumbing.Hash
+	if len(head.Parents) > 0 {
+		pc, err := readCommit(c.st, head.Parents[0])
+		if err != nil {
+			return Result{}, fmt.Errorf("gitx: read HEAD's parent: %w", err)
+		}
+		old = pc.Tree
+	}
+	var changed []string
+	if err := c.diffPaths(root, old, "", &changed); err != nil {
+		return Result{}, err
+	}
+	sort.Strings(changed)
+	return Result{Hash: h.String(), Files: len(changed), Committed: changed, Excluded: c.excluded}, nil
 }
 
 // resolveHEAD returns the ref HEAD points at (plumbing.HEAD itself when
@@ -344,7 +392,7 @@ func (c *committer) basePatterns() ([]gitignore.Pattern, error) {
 		ps = append(ps, readIgnoreFile(filepath.Join(x, "git", "ignore"), nil)...)
 	}
 	// $GIT_DIR/info/exclude (in the common dir for linked work trees).
-	if f, err := c.dotfs.Open("info/exclude"); err == nil {
+	if f, err := openRegular(c.dirs.path("info/exclude")); err == nil {
 		ps = append(ps, parseIgnore(f, nil)...)
 		f.Close()
 	}
@@ -352,7 +400,7 @@ func (c *committer) basePatterns() ([]gitignore.Pattern, error) {
 }
 
 func readIgnoreFile(name string, domain []string) []gitignore.Pattern {
-	f, err := os.Open(name)
+	f, err := openRegular(name)
 	if err != nil {
 		return nil
 	}
@@ -574,7 +622,7 @@ func (c *committer) hashFile(p string, mode filemode.FileMode) (plumbing.Hash, o
 		}
 		data = []byte(filepath.ToSlash(target))
 	} else {
-		f, err := os.Open(abs)
+		f, err := os.OpenFile(abs, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0) // a FIFO swapped in cannot hang the open
 		if err != nil {
 			return plumbing.ZeroHash, nil, err
 		}
@@ -1076,7 +1124,7 @@ func (c *committer) oldPaths(h plumbing.Hash, prefix string, out *[]string) erro
 // Index, refs, reflog.
 
 // writeIndex encodes the new index into the (already created) lock file.
-func (c *committer) writeIndex(lock billy.File, entries []*index.Entry) error {
+func (c *committer) writeIndex(lock io.Writer, entries []*index.Entry) error {
 	idx := &index.Index{Version: c.idx.Version, Entries: entries}
 	if idx.Version < 2 {
 		idx.Version = 2
@@ -1097,9 +1145,6 @@ func (c *committer) writeIndex(lock billy.File, entries []*index.Entry) error {
 	if _, err := lock.Write(buf.Bytes()); err != nil {
 		return fmt.Errorf("gitx: write index: %w", err)
 	}
-	if err := lock.Close(); err != nil {
-		return fmt.Errorf("gitx: write index: %w", err)
-	}
 	return nil
 }
 
@@ -1107,24 +1152,19 @@ func (c *committer) writeIndex(lock billy.File, entries []*index.Entry) error {
 // lock-file protocol.
 func (c *committer) updateRef(name plumbing.ReferenceName, old, next plumbing.Hash) error {
 	file := name.String()
-	lockName := file + ".lock"
 	if dir := path.Dir(file); dir != "." {
 		if err := c.dotfs.MkdirAll(dir, 0o777); err != nil {
 			return fmt.Errorf("gitx: update %s: %w", name, err)
 		}
 	}
-	f, err := c.dotfs.OpenFile(lockName, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o666)
+	lock, err := takeLock(c.dirs.path(file))
 	if err != nil {
-		if os.IsExist(err) {
-			return fmt.Errorf("gitx: update %s: %w", name, ErrLocked)
-		}
-		return fmt.Errorf("gitx: update %s: %w", name, err)
+		return err // says which lock, and what ends it
 	}
 	ok := false
 	defer func() {
 		if !ok {
-			f.Close()
-			c.dotfs.Remove(lockName)
+			lock.abort()
 		}
 	}()
 	cur := plumbing.ZeroHash
@@ -1140,13 +1180,11 @@ func (c *committer) updateRef(name plumbing.ReferenceName, old, next plumbing.Ha
 	if cur != old {
 		return fmt.Errorf("gitx: update %s: reference moved concurrently (%s, expected %s)", name, cur, old)
 	}
-	if _, err := f.Write([]byte(next.String() + "\n")); err != nil {
+	if _, err := lock.f.Write([]byte(next.String() + "\n")); err != nil {
 		return fmt.Errorf("gitx: update %s: %w", name, err)
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("gitx: update %s: %w", name, err)
-	}
-	if err := c.dotfs.Rename(lockName, file); err != nil {
+	crashpoint.Hit("gitx.commit.ref")
+	if err := lock.commit(); err != nil {
 		return fmt.Errorf("gitx: update %s: %w", name, err)
 	}
 	ok = true

@@ -765,3 +765,24 @@ func TestEstimateTokensWithoutUsage(t *testing.T) {
 		t.Errorf("estimate = %d, want 200", got)
 	}
 }
+
+// The key is read from the variable model.api_key_env names, and from no
+// other: not OPENAI_API_KEY when another is named, never GITHUB_TOKEN.
+func TestProviderFromEnvKey(t *testing.T) {
+	env := map[string]string{"OPENAI_API_KEY": "sk-openai", "ANTHROPIC_API_KEY": "sk-ant", "GITHUB_TOKEN": "ghp-x", "PM_MODEL": "m",
+		"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
+	getenv := func(k string) string { return env[k] }
+	for keyEnv, want := range map[string]string{"": "sk-openai", "OPENAI_API_KEY": "sk-openai", "ANTHROPIC_API_KEY": "sk-ant", "MISSING_API_KEY": ""} {
+		p, err := ProviderFromEnvKey(getenv, keyEnv, "", "", "")
+		if err != nil {
+			t.Fatalf("%q: %v", keyEnv, err)
+		}
+		if p.APIKey != want {
+			t.Errorf("key from %q = %q; want %q", keyEnv, p.APIKey, want)
+		}
+	}
+	delete(env, "OPENAI_BASE_URL")
+	if _, err := ProviderFromEnvKey(getenv, "MISSING_API_KEY", "", "", ""); err == nil || !strings.Contains(err.Error(), "set MISSING_API_KEY") {
+		t.Errorf("no key: %v", err)
+	}
+}

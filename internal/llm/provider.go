@@ -49,20 +49,33 @@ func (p Provider) baseURL() string {
 	return p.BaseURL
 }
 
-// ProviderFromEnv resolves the provider. The model is the first non-empty of
-// frontmatterModel, PM_MODEL and cfgModel; the base URL of OPENAI_BASE_URL and
-// cfgBaseURL (else DefaultBaseURL); the key is OPENAI_API_KEY. A key is
-// required only for the default OpenAI endpoint: an explicitly configured base
-// URL (a local Ollama or llama.cpp) may need none. The error names exactly
-// what to set.
+// DefaultKeyEnv is the variable the key is read from when the config names
+// none (model.api_key_env).
+const DefaultKeyEnv = "OPENAI_API_KEY"
+
+// ProviderFromEnv is ProviderFromEnvKey with the key in OPENAI_API_KEY.
 func ProviderFromEnv(getenv func(string) string, cfgBaseURL, cfgModel, frontmatterModel string) (Provider, error) {
+	return ProviderFromEnvKey(getenv, DefaultKeyEnv, cfgBaseURL, cfgModel, frontmatterModel)
+}
+
+// ProviderFromEnvKey resolves the provider. The model is the first non-empty
+// of frontmatterModel, PM_MODEL and cfgModel; the base URL of OPENAI_BASE_URL
+// and cfgBaseURL (else DefaultBaseURL); the key is the variable keyEnv
+// names (model.api_key_env, which the config checks names a provider key;
+// "" means OPENAI_API_KEY). A key is required only for the default OpenAI
+// endpoint: an explicitly configured base URL (a local Ollama or llama.cpp)
+// may need none. The error names exactly what to set.
+func ProviderFromEnvKey(getenv func(string) string, keyEnv, cfgBaseURL, cfgModel, frontmatterModel string) (Provider, error) {
+	if keyEnv == "" {
+		keyEnv = DefaultKeyEnv
+	}
 	p := Provider{
 		BaseURL: firstNonEmpty(getenv("OPENAI_BASE_URL"), cfgBaseURL),
-		APIKey:  strings.TrimSpace(getenv("OPENAI_API_KEY")),
+		APIKey:  strings.TrimSpace(getenv(keyEnv)),
 		Model:   firstNonEmpty(frontmatterModel, getenv("PM_MODEL"), cfgModel),
 	}
 	if p.BaseURL == "" && p.APIKey == "" {
-		return Provider{}, fmt.Errorf("%s", NoProviderMessage)
+		return Provider{}, fmt.Errorf("%s", strings.Replace(NoProviderMessage, DefaultKeyEnv, keyEnv, 1))
 	}
 	if p.BaseURL != "" {
 		u, err := url.Parse(p.BaseURL)
@@ -71,7 +84,7 @@ func ProviderFromEnv(getenv func(string) string, cfgBaseURL, cfgModel, frontmatt
 		}
 		p.BaseURL = strings.TrimRight(p.BaseURL, "/")
 		if p.APIKey == "" && isOpenAI(u) {
-			return Provider{}, fmt.Errorf("no API key for %s: set OPENAI_API_KEY", p.BaseURL)
+			return Provider{}, fmt.Errorf("no API key for %s: set %s", p.BaseURL, keyEnv)
 		}
 	}
 	if p.Model == "" {

@@ -62,7 +62,7 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 	if model == "" {
 		model = obj.Model
 	}
-	prov, err := llm.ProviderFromEnv(r.Getenv, s.Config().Model.BaseURL, s.Config().Model.Name, model)
+	prov, err := llm.ProviderFromEnvKey(r.Getenv, s.Config().Model.APIKeyEnv, s.Config().Model.BaseURL, s.Config().Model.Name, model)
 	if err != nil {
 		return err
 	}

@@ -35,7 +35,7 @@ const modelTry = "export OPENAI_API_KEY=... PM_MODEL=gpt-4o-mini (or OPENAI_BASE
 
 func checkModel(sess *Session, model, orElse string) error {
 	s := sess.Store
-	if _, err := llm.ProviderFromEnv(sess.getenv, s.Config().Model.BaseURL, s.Config().Model.Name, model); err != nil {
+	if _, err := llm.ProviderFromEnvKey(sess.getenv, s.Config().Model.APIKeyEnv, s.Config().Model.BaseURL, s.Config().Model.Name, model); err != nil {
 		return errs.Failf(modelTry+orElse, "%v", err)
 	}
 	return nil

@@ -317,7 +317,7 @@ type designProviders struct{ sup, wrk llm.Provider }
 func configuredProviders(s *Session) (designProviders, error) {
 	cfg := s.Store.Config()
 	provider := func(name string) (llm.Provider, error) {
-		p, err := llm.ProviderFromEnv(s.getenv, cfg.Model.BaseURL, cfg.Model.Name, name)
+		p, err := llm.ProviderFromEnvKey(s.getenv, cfg.Model.APIKeyEnv, cfg.Model.BaseURL, cfg.Model.Name, name)
 		if err != nil {
 			return p, errs.Usagef("configure a model: OPENAI_BASE_URL / OPENAI_API_KEY and PM_MODEL, or code_designer.supervisor_model and worker_model", "%v", err)
 		}

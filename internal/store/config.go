@@ -117,8 +117,10 @@ func (r Runtime) StopGrace() time.Duration { return time.Duration(r.StopGraceSec
 type Model struct {
 	Name    string `json:"name,omitempty"`
 	BaseURL string `json:"base_url,omitempty"`
-	// APIKeyEnv names the environment variable holding the key; the key itself
-	// is never stored in config.json.
+	// APIKeyEnv names the environment variable holding the key (default
+	// OPENAI_API_KEY); the key itself is never stored in config.json. It
+	// must name a provider's key (a name ending in _API_KEY), never another
+	// variable of pm's environment (configtrust.go).
 	APIKeyEnv string `json:"api_key_env,omitempty"`
 }
 
@@ -316,5 +318,8 @@ func (c Config) validate(path string) error {
 	default:
 		return fmt.Errorf("%s: runtime.default is %q; want llm, exec or none", path, c.Runtime.Default)
 	}
-	return nil
+	if err := c.checkTrust(path); err != nil { // configtrust.go
+		return err
+	}
+	return c.checkKeyEnv(path)
 }

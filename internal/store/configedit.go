@@ -157,7 +157,14 @@ func (s *Store) UpdateConfig(fn func(tree map[string]any) error) (Config, error)
 			return err
 		}
 		if cfg, err = parseConfig(path, out); err != nil {
-			return errs.Usagef("pm config list shows every key with its value", "config not changed: %v", err)
+			try := "pm config list shows every key with its value"
+			if t, ok := errors.AsType[interface {
+				error
+				Try() string
+			}](err); ok {
+				try = t.Try() // a routing key where agents write, a non-provider key variable
+			}
+			return errs.Usagef(try, "config not changed: %v", err)
 		}
 		return lockedfile.WriteAtomic(path, append(out, '\n'))
 	})

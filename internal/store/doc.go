@@ -18,7 +18,10 @@
 //	  config.json              limits, model, runtime, notify (written by Init; read by
 //	                           Open, unknown keys refused; pm config: UpdateConfig,
 //	                           under config.json.lock, written only if it loads;
-//	                           Store.Config() decodes it on first use)
+//	                           Store.Config() decodes it on first use). Keys that
+//	                           route the key or run a command load only where no
+//	                           other project's work tree holds it (configtrust.go);
+//	                           model.api_key_env names a *_API_KEY variable
 //	  config.checked           a cache: the digest (with the executable's identity)
 //	                           of the config.json OpenChecked last parsed; a match
 //	                           skips the parse (configload.go), anything else parses
@@ -33,7 +36,8 @@
 //	                           free is a dead supervisor: supervisor.Revive)
 //	  tasks.lock               task creation, links, done, kill, restart, reset
 //	  tasks/tk-ID/
-//	    task.json              the task (task package: WriteTask, UpdateTask),
+//	    task.json              the task (task package: WriteTask, UpdateTask;
+//	                           repo: the repository pm done commits into),
 //	                           written last by CreateTask, after its owner,
 //	                           context.md and the reverse edges (a directory
 //	                           without it is a creation killed midway)

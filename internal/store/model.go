@@ -5,6 +5,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/designmode"
 	"github.com/plasmodium/pm/internal/driver/handle"
+	"github.com/plasmodium/pm/internal/gitx/pin"
 )
 
 // TaskStatus is where a task stands.
@@ -84,6 +85,10 @@ type Task struct {
 	CreatedAt   time.Time   `json:"created_at"`
 	EndedAt     *time.Time  `json:"ended_at,omitempty"`
 	Commit      string      `json:"commit,omitempty"`
+	// Repo is the repository pm done commits into, pinned when the task
+	// was created (nil in records made before pins: pm done then commits
+	// into the repository that holds the project, as it did).
+	Repo *pin.Repo `json:"repo,omitempty"`
 }
 
 // Live reports whether the task still counts against the active-task limit.

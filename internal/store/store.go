@@ -62,7 +62,13 @@ func open(root string, cached bool) (*Store, error) {
 // ConfigTry is what to do about a config.json that does not load.
 func ConfigTry(err error, path string) string {
 	var ke *KeyError
+	var tried interface {
+		error
+		Try() string
+	} // TrustError, KeyEnvError
 	switch {
+	case errors.As(err, &tried):
+		return tried.Try()
 	case errors.As(err, &ke) && ke.Near != "":
 		return "pm config unset " + ke.Key + ", then pm config set " + ke.Near + " VALUE"
 	case errors.As(err, &ke):

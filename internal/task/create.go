@@ -7,6 +7,7 @@ import (
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/designmode"
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/gitx"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -24,6 +25,8 @@ type Spec struct {
 	// CodeDesigner is the owner's code-designer mode as pm task decided it
 	// (nil: its host decides when it starts; internal/designmode).
 	CodeDesigner *designmode.Mode
+
+	repo *gitx.Pin // set by Create (repoPin)
 }
 
 // Create records a task and its owner agent and, unless the task is blocked,
@@ -33,8 +36,13 @@ func Create(s *store.Store, l *agent.Launcher, actor store.Actor, sp Spec) (*sto
 	if err := validate(s, &sp); err != nil {
 		return nil, err
 	}
+	repo, err := repoPin(s, actor, sp.ParentID)
+	if err != nil {
+		return nil, err
+	}
+	sp.repo = repo
 	var t *store.Task
-	err := s.WithTasksLock(func() error {
+	err = s.WithTasksLock(func() error {
 		var err error
 		t, err = createHeld(s, sp)
 		return err
@@ -89,6 +97,33 @@ func validate(s *store.Store, sp *Spec) error {
 	}
 	sp.BlockedBy = blockers
 	return nil
+}
+
+// repoPin is the repository the task's work will be committed to (pm
+// done). A subtask's is its parent's, and a task an agent creates is its
+// own task's: what an agent did to .git since the human created the tree
+// cannot choose it. A task the human (or an agent without a task) creates
+// pins what holds the project now, as this process sees it; a parent
+// recorded before pins gets the same.
+func repoPin(s *store.Store, actor store.Actor, parentID string) (*gitx.Pin, error) {
+	from := parentID
+	if from == "" && actor.Agent != nil {
+		from = actor.Agent.TaskID
+	}
+	if from != "" {
+		t, err := s.Task(from)
+		if err != nil {
+			return nil, err
+		}
+		if t.Repo != nil {
+			return t.Repo, nil
+		}
+	}
+	p, err := gitx.Locate(s.ProjectDir())
+	if err != nil {
+		return nil, errs.Failf("fix the repository (git status), then create the task again", "pin the repository of %s: %v", s.ProjectDir(), err)
+	}
+	return &p, nil
 }
 
 // checkActiveLimit refuses one more live task past limits.active_tasks. The
@@ -147,6 +182,7 @@ func createHeld(s *store.Store, sp Spec) (*store.Task, error) {
 		t := &store.Task{
 			ID: id, Description: sp.Description, ParentID: sp.ParentID, BlockedBy: pending,
 			Status: status, Depth: depth, Runtime: sp.Runtime, Model: sp.Model, CreatedAt: s.Now().UTC(),
+			Repo: sp.repo,
 		}
 		if t.BlockedBy == nil {
 			t.BlockedBy = []string{}

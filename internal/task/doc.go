@@ -13,6 +13,10 @@
 //     done and wait-children never scan every task;
 //   - pm done commits before it marks the task done: a failed commit leaves
 //     the task active and changes nothing;
+//   - pm done commits into the repository pinned in the task record when
+//     the task was created (a subtask's and an agent's task's pin are
+//     inherited, never taken from a .git an agent may have changed), and
+//     nowhere else;
 //   - pm kill marks the whole tree killed first (under the tasks lock, so
 //     nothing is wanted or created under it any more), then ends its agents
 //     in parallel rounds through the launcher's driver; pm reset ends agents

@@ -1,6 +1,8 @@
 package task
 
 import (
+	"errors"
+
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/crashpoint"
@@ -112,10 +114,11 @@ func finish(s *store.Store, actor store.Actor, taskID string, res *DoneResult) (
 			return nil, err
 		}
 	}
-	res.Commit, err = gitx.CommitWith(s.ProjectDir(), store.DirName, "[plasmodium] "+t.ID+": "+t.Description, s.Now(),
+	// Into the repository pinned when the task was created, nowhere else.
+	res.Commit, err = gitx.CommitPinned(s.ProjectDir(), t.Repo, store.DirName, "[plasmodium] "+t.ID+": "+t.Description, s.Now(),
 		gitx.Options{Exclude: s.Config().Commit.Exclude}) // files that look like secrets stay out
 	if err != nil {
-		return nil, errs.Failf("fix the repository (git status), then run 'pm done' again; the task is still active", "commit: %v", err)
+		return nil, commitError(err)
 	}
 	now := s.Now().UTC()
 	return s.UpdateTask(t.ID, func(x *store.Task) error {
@@ -154,4 +157,17 @@ func notifyParent(s *store.Store, actor store.Actor, t *store.Task) {
 	}
 	s.Notify(bus.Event{Kind: bus.EvChildDone, Actor: actor.Name, TaskID: p.ID, Agent: p.Owner, Text: text,
 		Data: map[string]any{"child": t.ID}})
+}
+
+// commitError is a failed commit with what fixes it: a git lock pm cannot
+// take names the lock and who holds it (gitx.LockError), anything else the
+// repository. The task stays active either way.
+func commitError(err error) error {
+	if le, ok := errors.AsType[*gitx.LockError](err); ok {
+		return errs.Failf(le.Try()+" with 'pm done'; the task is still active", "commit: %v", err)
+	}
+	if me, ok := errors.AsType[*gitx.MovedError](err); ok {
+		return errs.Statef(me.Try()+", then run 'pm done' again; the task is still active", "commit: %v", err)
+	}
+	return errs.Failf("fix the repository (git status), then run 'pm done' again; the task is still active", "commit: %v", err)
 }
