@@ -786,3 +786,24 @@ func TestProviderFromEnvKey(t *testing.T) {
 		t.Errorf("no key: %v", err)
 	}
 }
+
+// MaxResponseTokens is sent as max_tokens; left at 0, nothing is sent and
+// the provider's own cap applies.
+func TestMaxResponseTokens(t *testing.T) {
+	for _, tt := range []struct {
+		max  int
+		want string // in the raw body; "" : no max_tokens at all
+	}{{0, ""}, {512, `"max_tokens":512`}} {
+		srv := startServer(t)
+		srv.Enqueue(openaitest.Reply{Content: "ok"})
+		l := newLoop(srv, &recorder{})
+		l.MaxResponseTokens = tt.max
+		if _, err := l.Run(ctxT(t), "hi"); err != nil {
+			t.Fatal(err)
+		}
+		body := string(srv.Requests()[0].Body)
+		if tt.want == "" && strings.Contains(body, "max_tokens") || tt.want != "" && !strings.Contains(body, tt.want) {
+			t.Errorf("MaxResponseTokens %d: body %s", tt.max, body)
+		}
+	}
+}

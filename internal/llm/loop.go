@@ -98,8 +98,11 @@ type Loop struct {
 	DocPreview func(tool string) string
 
 	CallTimeout time.Duration // each model call attempt (default DefaultCallTimeout)
-	ToolTimeout time.Duration // each tool call (default DefaultToolTimeout)
-	Retry       RetryPolicy
+	// MaxResponseTokens caps each response, sent as max_tokens (0: not
+	// sent, the provider's cap).
+	MaxResponseTokens int
+	ToolTimeout       time.Duration // each tool call (default DefaultToolTimeout)
+	Retry             RetryPolicy
 
 	// Sleep and Now are seams for tests (defaults: a context-aware timer, time.Now).
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -306,6 +309,7 @@ func (l *Loop) request() openai.ChatCompletionRequest {
 		Stream:         true,
 		StreamOptions:  &openai.StreamOptions{IncludeUsage: true},
 		ResponseFormat: l.ResponseFormat,
+		MaxTokens:      l.MaxResponseTokens,
 	}
 	for _, t := range l.Tools {
 		params := t.Parameters

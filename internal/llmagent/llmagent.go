@@ -89,10 +89,12 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 		Transcript: &llm.FileTranscript{Path: s.TranscriptPath(a.Name), Bad: s.BadLine},
 		Budget:     budget(s.Config().Budgets.Agent),
 		Used:       llm.Counters{Turns: a.Usage.Turns, ToolCalls: a.Usage.ToolCalls, Tokens: a.Usage.Tokens},
-		Retry:      r.Retry,
+		Retry:      retryPolicy(r.Retry, s.Config().Model),
 		// Tools such as chat wait, wait_children and ask_human block on
 		// other agents or the human; the budgets bound the agent instead.
-		ToolTimeout: 24 * time.Hour,
+		ToolTimeout:       24 * time.Hour,
+		CallTimeout:       time.Duration(s.Config().Model.TimeoutSeconds) * time.Second,
+		MaxResponseTokens: s.Config().Model.MaxTokens,
 	}
 	if a.StartedAt != nil && a.Restarts > 0 && a.CreatedAt.Before(*a.StartedAt) {
 		loop.Started = a.CreatedAt // wall time counts from the agent's birth across respawns
@@ -435,4 +437,14 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// retryPolicy is the model call's retry policy: the runner's (tests) when it
+// sets one, else model.retries from config (nil: llm's default).
+func retryPolicy(set llm.RetryPolicy, m store.Model) llm.RetryPolicy {
+	if set != (llm.RetryPolicy{}) || m.Retries == nil {
+		return set
+	}
+	set.MaxAttempts = *m.Retries + 1
+	return set
 }

@@ -55,6 +55,14 @@ func (p *EventPrinter) Print(ev bus.Event) error {
 	return err
 }
 
+// turnUsage is an agent.turn's usage so far: "turn 3 · 5 tool calls · 1200 tokens".
+func turnUsage(data map[string]any) string {
+	turns, _ := number(data["turns"])
+	calls, _ := number(data["tool_calls"])
+	tokens, _ := number(data["tokens"])
+	return "turn " + strconv.Itoa(turns) + " · " + Plural(calls, "tool call") + " · " + Plural(tokens, "token")
+}
+
 // extra is what the event's data and the events before it add: "exit 1",
 // "3/10", "ran 4.2s".
 func (p *EventPrinter) extra(ev bus.Event) string {
@@ -71,6 +79,12 @@ func (p *EventPrinter) extra(ev bus.Event) string {
 	}
 	if r, ok := number(ev.Data["restarts"]); ok && ev.Kind == bus.EvAgentRespawned {
 		parts = append(parts, "restart "+strconv.Itoa(r))
+	}
+	if ev.Kind == bus.EvAgentTurn {
+		parts = append(parts, turnUsage(ev.Data)) // the event has no text: its data is what it says
+	}
+	if retry, _ := ev.Data["retry"].(bool); retry && ev.Kind == bus.EvAgentOutput {
+		parts = append(parts, "model call retried: the text streamed so far is dropped")
 	}
 	if d, ok := p.duration(ev); ok {
 		parts = append(parts, "after "+Duration(d))

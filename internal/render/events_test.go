@@ -16,12 +16,17 @@ func TestEventPrinter(t *testing.T) {
 		{Time: t0.Add(4200 * time.Millisecond), Kind: bus.EvAgentExited, Actor: "oak_0001", Agent: "oak_0001", TaskID: "tk-000001", Data: map[string]any{"exit_code": float64(3)}},
 		{Time: t0, Kind: bus.EvMessage, Actor: "oak_0001", TaskID: "tk-000001", PhaseID: "ph-000001", Text: "hi\x1b[2J", Data: map[string]any{"n": float64(3), "limit": float64(10)}},
 		{Time: t0, Kind: bus.EvPhaseClosed, Actor: "oak_0001", PhaseID: "ph-000009", Text: "limit"},
+		{Time: t0, Kind: bus.EvAgentTurn, Actor: "oak_0001", Agent: "oak_0001", TaskID: "tk-000001",
+			Data: map[string]any{"turns": float64(3), "tool_calls": float64(1), "tokens": float64(1200)}},
+		{Time: t0, Kind: bus.EvAgentOutput, Actor: "oak_0001", Agent: "oak_0001", TaskID: "tk-000001", Data: map[string]any{"retry": true}},
 	}
 	want := []string{
 		"agent.started       pm              tk-000001            @oak_0001\n",
 		"agent.exited        oak_0001        tk-000001            (exit 3, after 4.2s)\n",
 		"message.posted      oak_0001        tk-000001 ph-000001  hi\\x1b[2J  (3/10)\n",
 		"phase.closed        oak_0001        ph-000009            limit\n",
+		"agent.turn          oak_0001        tk-000001            (turn 3 · 1 tool call · 1200 tokens)\n",
+		"agent.output        oak_0001        tk-000001            (model call retried: the text streamed so far is dropped)\n",
 	}
 	var b bytes.Buffer
 	p := &EventPrinter{W: &b}

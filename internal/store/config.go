@@ -122,6 +122,15 @@ type Model struct {
 	// must name a provider's key (a name ending in _API_KEY), never another
 	// variable of pm's environment (configtrust.go).
 	APIKeyEnv string `json:"api_key_env,omitempty"`
+	// TimeoutSeconds bounds one attempt of a model call (0: 300). A slow
+	// local model's first turn can take minutes.
+	TimeoutSeconds int `json:"timeout_seconds,omitempty"`
+	// Retries is how many times a failed call is tried again (nil: 4, so 5
+	// attempts; 0: none).
+	Retries *int `json:"retries,omitempty"`
+	// MaxTokens caps one response's output, sent as max_tokens (0: the
+	// provider's own cap). Not a budget: budgets.*.max_tokens is.
+	MaxTokens int `json:"max_tokens,omitempty"`
 }
 
 // Budget bounds what an agent (or all agents of a task together) may spend
@@ -286,6 +295,15 @@ func (c Config) validate(path string) error {
 		if v < 0 {
 			return fmt.Errorf("%s: limits.%s is %d; it must be 0 or more", path, name, v)
 		}
+	}
+	m := c.Model
+	for name, v := range map[string]int{"timeout_seconds": m.TimeoutSeconds, "max_tokens": m.MaxTokens} {
+		if v < 0 {
+			return fmt.Errorf("%s: model.%s is %d; it must be 0 (the default) or more", path, name, v)
+		}
+	}
+	if m.Retries != nil && (*m.Retries < 0 || *m.Retries > 20) {
+		return fmt.Errorf("%s: model.retries is %d; it must be 0 to 20", path, *m.Retries)
 	}
 	if c.Runtime.StopGraceSeconds < 0 {
 		return fmt.Errorf("%s: runtime.stop_grace_seconds is %d; it must be 0 or more", path, c.Runtime.StopGraceSeconds)
