@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"runtime"
 	"syscall"
 
@@ -28,6 +29,9 @@ func init() {
 // only when that fails: 126 when the confinement failed, 127 when the
 // command was not found.
 func helperMain(args []string) int {
+	if len(args) > 0 && args[0] == spawnArg {
+		return spawn(args[1:])
+	}
 	if len(args) == 2 && args[0] == "probe" {
 		if !ownMountNS(args[1]) || privateMounts() != nil {
 			return 1
@@ -56,6 +60,54 @@ func helperMain(args []string) int {
 	err = syscall.Exec(path, argv, os.Environ())
 	fmt.Fprintf(os.Stderr, "pm sandbox: exec %s: %v\n", path, err)
 	return 126
+}
+
+// spawnArg, after helperArg, makes the helper a spawner: it starts the
+// helper proper (the rest of its arguments) in a new user and mount
+// namespace and waits for it (see helperArgv).
+const spawnArg = "spawn"
+
+// forwarded are the signals a spawner passes on to the helper it waits for:
+// the ones pm and a terminal send to stop a command. A signal to the whole
+// process group reaches the helper directly as well (it is in the
+// spawner's group).
+var forwarded = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
+
+// spawn starts `helper args` in a new user and mount namespace, dies with
+// it (the exit code, or the same signal) and it with the spawner
+// (Pdeathsig: this thread is locked, see init). The spawner is never
+// confined: it runs nothing but the helper, and the helper, once confined,
+// can neither signal nor trace it (Landlock scoping).
+func spawn(args []string) int {
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "pm sandbox: cannot find its own binary: %v\n", err)
+		return 126
+	}
+	cmd := exec.Command(exe, append([]string{helperArg}, args...)...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.SysProcAttr = nsAttr(true)
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	sigs := make(chan os.Signal, len(forwarded))
+	signal.Notify(sigs, forwarded...)
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "pm sandbox: cannot start in a new user namespace: %v\n", err)
+		return 126
+	}
+	go func() {
+		for s := range sigs {
+			_ = cmd.Process.Signal(s)
+		}
+	}()
+	_ = cmd.Wait()
+	signal.Stop(sigs)
+	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if ok && ws.Signaled() {
+		signal.Reset(ws.Signal())
+		_ = syscall.Kill(os.Getpid(), ws.Signal())
+		return 128 + int(ws.Signal())
+	}
+	return cmd.ProcessState.ExitCode()
 }
 
 // confine overlays files and hides the state (in a mount namespace),

@@ -10,7 +10,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // fixture is a workspace with pm's state in it, a directory outside, and a
@@ -93,15 +96,65 @@ func withoutMountNS(t *testing.T) {
 	t.Cleanup(func() { probed.mountNS = saved })
 }
 
+// reprobe runs the rest of the test with a fresh probe, as a process that
+// starts with set does (the probe runs once per process).
+func reprobe(t *testing.T, set func()) {
+	probe()
+	saved, savedUserNS := probed, userNS
+	t.Cleanup(func() { probed, userNS, probeOnce = saved, savedUserNS, sync.Once{} })
+	set()
+	probed, probeOnce = support{}, sync.Once{}
+	probe()
+}
+
+// nonDumpable makes this process non-dumpable for the rest of the test, as
+// pm supervise and pm agent-run are.
+func nonDumpable(t *testing.T) {
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Prctl(unix.PR_SET_DUMPABLE, 1, 0, 0, 0) })
+}
+
+// The modes TestConfinedCommands runs each attack in. "spawner" is how an
+// ordinary user's pm supervise or agent-run starts the helper: a
+// non-dumpable process, through a user namespace (forced as root too).
+var confinedModes = []string{"mount namespace", "spawner, not dumpable", "rules only"}
+
+func setMode(t *testing.T, mode string) {
+	switch mode {
+	case "rules only":
+		withoutMountNS(t)
+	case "spawner, not dumpable":
+		reprobe(t, func() { nonDumpable(t); userNS = true })
+		if !probe().mountNS {
+			t.Skipf("no user namespace here: %s", NoMountNS())
+		}
+	default:
+		if !probe().mountNS {
+			t.Skip("no mount namespace here")
+		}
+	}
+}
+
+// A non-dumpable process (pm supervise, pm agent-run) finds the mount
+// namespace a dumpable one finds: it failed to map its user into a new user
+// namespace (the child's /proc files belong to root), so an ordinary user's
+// agents fell back to the rules-only mode.
+func TestProbeNotDumpable(t *testing.T) {
+	requireLandlock(t)
+	dumpable := probe().mountNS
+	reprobe(t, func() { nonDumpable(t) })
+	if got := probe().mountNS; got != dumpable {
+		t.Fatalf("mount namespace: %v when not dumpable, %v when dumpable (%s)", got, dumpable, NoMountNS())
+	}
+}
+
 func TestConfinedCommands(t *testing.T) {
 	requireLandlock(t)
-	for _, mode := range []string{"mount namespace", "rules only"} {
+	for _, mode := range confinedModes {
 		t.Run(mode, func(t *testing.T) {
-			if mode == "rules only" {
-				withoutMountNS(t)
-			} else if !probe().mountNS {
-				t.Skip("no mount namespace here")
-			}
+			setMode(t, mode)
 			f := newFixture(t)
 			victim := strconv.Itoa(f.victim)
 			cases := []struct {
@@ -130,7 +183,7 @@ func TestConfinedCommands(t *testing.T) {
 			}
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
-					if c.nsOnly && mode != "mount namespace" {
+					if c.nsOnly && mode == "rules only" {
 						t.Skip("a documented limitation without a mount namespace")
 					}
 					out, code := f.run(t, f.policy(), c.line)
