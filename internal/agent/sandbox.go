@@ -38,7 +38,7 @@ func newExecSandbox(s *store.Store, log *slog.Logger) (*execSandbox, error) {
 		return nil, err
 	}
 	cfg := s.Config().Sandbox
-	p := sandbox.Policy{Workspace: realPath(s.ProjectDir()), TempDir: realPath(tmp), Hide: []string{realPath(s.Root)}}.Configured(cfg.Network, cfg.Writable)
+	p := sandbox.New(realPath(s.ProjectDir()), realPath(tmp), realPath(s.Root)).Configured(cfg.Network, cfg.Writable)
 	log.Info("sandbox", "mode", mode)
 	return &execSandbox{policy: p, tmp: tmp}, nil
 }

@@ -10,7 +10,8 @@ import (
 
 // confinedCommand is run_command's `sh -c line` in its own process group,
 // confined by internal/sandbox as the config says: writing only the
-// workspace, tmp and config's sandbox.writable, never seeing pm's state.
+// workspace, tmp and config's sandbox.writable, never seeing pm's state,
+// never writing .git or prompts/ (sandbox.Steering).
 func confinedCommand(ctx context.Context, env *Env, b *confinement, line, tmp string) *exec.Cmd {
 	var cfg store.Sandbox
 	if env.Store != nil {
@@ -19,7 +20,7 @@ func confinedCommand(ctx context.Context, env *Env, b *confinement, line, tmp st
 	if cfg.Off {
 		return sandbox.Unconfined(ctx, line)
 	}
-	p := sandbox.Policy{Workspace: b.root, TempDir: tmp, Hide: b.deny}.Configured(cfg.Network, cfg.Writable)
+	p := sandbox.New(b.root, tmp, b.deny...).Configured(cfg.Network, cfg.Writable)
 	cmd, _ := sandbox.Command(ctx, p, line)
 	return cmd
 }

@@ -120,7 +120,12 @@ func confine(p Policy) error {
 		if err := privateMounts(); err != nil {
 			return fmt.Errorf("private mounts: %w", err)
 		}
-		// Overlays first: a source under a hidden path is still reachable.
+		// Read-only binds first (a bind of a directory would cover an
+		// overlay below it), overlays next: a source under a hidden path
+		// is still reachable.
+		if err := readOnly(p.ReadOnly); err != nil {
+			return err
+		}
 		if err := overlay(p.Overlay); err != nil {
 			return err
 		}
@@ -150,24 +155,46 @@ func privateMounts() error {
 }
 
 // overlay bind-mounts each source read-only over its target, in this
-// process's private mount namespace. The read-only remount keeps the flags
-// the target's mount is locked with (nosuid, nodev, ...): a user namespace
-// may not clear them.
+// process's private mount namespace.
 func overlay(files []Overlay) error {
 	for _, o := range files {
-		if err := unix.Mount(o.Source, o.Target, "", unix.MS_BIND, ""); err != nil {
+		if err := bindReadOnly(o.Source, o.Target); err != nil {
 			return fmt.Errorf("overlaying %s: %w", o.Target, err)
-		}
-		var sf unix.Statfs_t
-		if err := unix.Statfs(o.Target, &sf); err != nil {
-			return fmt.Errorf("overlaying %s: %w", o.Target, err)
-		}
-		locked := uintptr(sf.Flags) & (unix.ST_NOSUID | unix.ST_NODEV | unix.ST_NOEXEC | unix.ST_NOATIME | unix.ST_NODIRATIME | unix.ST_RELATIME)
-		if err := unix.Mount("", o.Target, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|locked, ""); err != nil {
-			return fmt.Errorf("overlaying %s read-only: %w", o.Target, err)
 		}
 	}
 	return nil
+}
+
+// readOnly bind-mounts each existing path read-only over itself, in this
+// process's private mount namespace: whatever Landlock grants, a write
+// there fails (EROFS), and the path, a mount point, cannot be removed or
+// renamed (EBUSY). A path gone since the policy was made is skipped (there
+// is nothing left to protect; one created later is not protected).
+func readOnly(paths []string) error {
+	for _, p := range paths {
+		if _, err := os.Lstat(p); err != nil {
+			continue
+		}
+		if err := bindReadOnly(p, p); err != nil {
+			return fmt.Errorf("making %s read-only: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// bindReadOnly bind-mounts source over target and makes that mount
+// read-only. The remount keeps the flags the target's mount is locked with
+// (nosuid, nodev, ...): a user namespace may not clear them.
+func bindReadOnly(source, target string) error {
+	if err := unix.Mount(source, target, "", unix.MS_BIND, ""); err != nil {
+		return err
+	}
+	var sf unix.Statfs_t
+	if err := unix.Statfs(target, &sf); err != nil {
+		return err
+	}
+	locked := uintptr(sf.Flags) & (unix.ST_NOSUID | unix.ST_NODEV | unix.ST_NOEXEC | unix.ST_NOATIME | unix.ST_NODIRATIME | unix.ST_RELATIME)
+	return unix.Mount("", target, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|locked, "")
 }
 
 // hide covers each existing directory in paths with an empty read-only

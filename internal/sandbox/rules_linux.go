@@ -40,7 +40,7 @@ func restrict(p Policy) error {
 // coverRules grants without a mount namespace: listing everywhere (names
 // in the state directory included: Landlock cannot take a right back
 // below where it granted it), reading and executing everything but the
-// hidden paths, writing the workspace but the hidden paths.
+// hidden paths, writing the workspace but the hidden and read-only paths.
 func coverRules(p Policy, writable []string) []landlock.Rule {
 	readDir := landlock.PathAccess(landlock.AccessFSSet(ll.AccessFSReadDir), "/")
 	rules := []landlock.Rule{readDir}
@@ -49,8 +49,11 @@ func coverRules(p Policy, writable []string) []landlock.Rule {
 	// reappears stays denied, so skipping it fails closed.
 	rd, rf := cover("/", p.Hide)
 	rules = append(rules, landlock.RODirs(rd...).IgnoreIfMissing(), landlock.ROFiles(rf...).IgnoreIfMissing())
+	// Writes exclude the read-only paths as well (Landlock cannot take a
+	// right back below where it granted it: they are left out instead).
+	excluded := append(append([]string(nil), p.Hide...), p.ReadOnly...)
 	for _, w := range writable {
-		wd, wf := cover(w, p.Hide)
+		wd, wf := cover(w, excluded)
 		rules = append(rules, landlock.RWDirs(wd...).WithRefer().IgnoreIfMissing(), landlock.RWFiles(wf...).IgnoreIfMissing())
 	}
 	return rules

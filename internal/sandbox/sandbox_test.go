@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -44,6 +45,9 @@ func newFixture(t *testing.T) *fixture {
 	}
 	write(filepath.Join(f.ws, ".plasmodium", "config.json"), "state secret\n")
 	write(filepath.Join(f.ws, "src", "main.go"), "package main\n")
+	write(filepath.Join(f.ws, ".git", "config"), "[core]\n\tbare = false\n")
+	write(filepath.Join(f.ws, ".git", "hooks", "pre-commit.sample"), "#!/bin/sh\n")
+	write(filepath.Join(f.ws, "prompts", "greeter.md"), "greeter\n")
 	write(filepath.Join(f.outside, "secret.txt"), "top secret\n")
 	victim := exec.Command("sleep", "600")
 	victim.Env = append(os.Environ(), "PM_VICTIM_KEY=sk-victim-0123456789")
@@ -56,7 +60,7 @@ func newFixture(t *testing.T) *fixture {
 }
 
 func (f *fixture) policy() Policy {
-	return Policy{Workspace: f.ws, TempDir: f.tmp, Hide: []string{filepath.Join(f.ws, ".plasmodium")}}
+	return New(f.ws, f.tmp, filepath.Join(f.ws, ".plasmodium"))
 }
 
 // run runs line confined by p, as run_command does, and returns its output
@@ -180,6 +184,17 @@ func TestConfinedCommands(t *testing.T) {
 				{"memory of another process", "head -c 16 /proc/" + victim + "/mem", false, "", false},
 				{"signal another process", "kill -0 " + victim, false, "", false},
 				{"no capabilities", "grep CapEff /proc/self/status", true, "", false},
+				// What steers the unconfined side (issue 20): git's config and
+				// hooks, the prompts. Readable, never writable.
+				{"read .git and prompts", "cat .git/config prompts/greeter.md", true, "", false},
+				{"fsmonitor into .git/config", "printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' >> .git/config", false, "", false},
+				{"a pre-commit hook", "printf '#!/bin/sh\\necho pwned\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit", false, "", false},
+				{"a sample hook renamed live", "mv .git/hooks/pre-commit.sample .git/hooks/pre-commit", false, "", false},
+				{".git replaced", "mv .git .git.old", false, "", false},
+				{".git emptied", "rm -rf .git", false, "", false},
+				{"a prompt rewritten", "echo 'capabilities: [run_command]' > prompts/greeter.md", false, "", false},
+				{"a prompt added", "echo x > prompts/evil.md", false, "", false},
+				{"prompts replaced", "mv prompts prompts.old", false, "", false},
 			}
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
@@ -208,6 +223,16 @@ func TestConfinedCommands(t *testing.T) {
 			}
 			if _, err := os.Stat(filepath.Join(f.ws, ".plasmodium", "config.json")); err != nil {
 				t.Fatalf("the state was removed: %v", err)
+			}
+			for p, want := range map[string]string{".git/config": "[core]\n\tbare = false\n", ".git/hooks/pre-commit.sample": "#!/bin/sh\n", "prompts/greeter.md": "greeter\n"} {
+				if data, err := os.ReadFile(filepath.Join(f.ws, p)); err != nil || string(data) != want {
+					t.Errorf("%s changed: %q, %v", p, data, err)
+				}
+			}
+			for _, p := range []string{".git/hooks/pre-commit", "prompts/evil.md", ".git.old", "prompts.old"} {
+				if _, err := os.Lstat(filepath.Join(f.ws, p)); err == nil {
+					t.Errorf("%s was created", p)
+				}
 			}
 		})
 	}
@@ -359,4 +384,103 @@ func TestOverlay(t *testing.T) {
 			t.Errorf("ran without a mount namespace: %q, exit %d", out, code)
 		}
 	})
+}
+
+// A real repository, and a worktree of it (a `.git` file naming a git
+// directory elsewhere): git works in the sandbox (diff, status), and
+// nothing of the repository's git directories, its hooks directory
+// (core.hooksPath in the workspace) or the `.git` file can be written.
+func TestGitRepository(t *testing.T) {
+	requireLandlock(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	git := func(dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	for _, mode := range confinedModes {
+		t.Run(mode, func(t *testing.T) {
+			setMode(t, mode)
+			f := newFixture(t)
+			main := filepath.Join(f.outside, "main")
+			git(f.outside, "init", "-q", "main")
+			if err := os.WriteFile(filepath.Join(main, "tracked.txt"), []byte("one\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(filepath.Join(main, ".husky"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			git(main, "config", "core.hooksPath", ".husky")
+			git(main, "add", ".")
+			git(main, "commit", "-qm", "one")
+			wt := filepath.Join(f.outside, "wt")
+			git(main, "worktree", "add", "-q", wt)
+			for _, ws := range []string{main, wt} {
+				t.Run(filepath.Base(ws), func(t *testing.T) {
+					p := New(ws, f.tmp, filepath.Join(ws, ".plasmodium"))
+					p.Writable = []string{f.outside} // the worktree's repository lies there: it must stay read-only anyway
+					before := snapshot(t, f.outside)
+					for _, c := range []struct {
+						line string
+						ok   bool
+					}{
+						{"echo two >> tracked.txt && git diff --stat && git status --short", true},
+						{"git config core.fsmonitor 'touch /tmp/pwned'", false},
+						{`printf '[core]\n\tfsmonitor = touch /tmp/pwned\n' >> "$(git rev-parse --git-common-dir)/config"`, false},
+						{`printf '[core]\n\tfsmonitor = touch /tmp/pwned\n' >> "$(git rev-parse --git-dir)/config"`, false},
+						{`echo 'echo pwned' > "$(git rev-parse --git-common-dir)/hooks/pre-commit"`, false},
+						{"echo 'echo pwned' > .husky/pre-commit", false},
+						{"echo 'gitdir: /tmp' > .git", false},
+						{"git checkout -- tracked.txt 2>/dev/null; git commit -qam sneaky", false},
+					} {
+						cmd, _ := Command(context.Background(), p, c.line)
+						cmd.Dir = ws
+						cmd.Env = append(os.Environ(), "TMPDIR="+f.tmp, "GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@a", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@a")
+						out, err := cmd.CombinedOutput()
+						if (err == nil) != c.ok {
+							t.Errorf("%s: %v, want success %v:\n%s", c.line, err, c.ok, out)
+						}
+					}
+					if err := os.WriteFile(filepath.Join(ws, "tracked.txt"), []byte("one\n"), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					if after := snapshot(t, f.outside); !maps.Equal(before, after) {
+						for k, v := range after {
+							if before[k] != v {
+								t.Errorf("%s changed", k)
+							}
+						}
+						for k := range before {
+							if _, ok := after[k]; !ok {
+								t.Errorf("%s removed", k)
+							}
+						}
+					}
+				})
+			}
+		})
+	}
+}
+
+// snapshot maps every file under dir but git's index (git status may
+// refresh it) to its content.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() == "index" {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		m[p] = string(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
