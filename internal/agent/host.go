@@ -81,12 +81,13 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 		return finish(s, log, a, -1, err.Error())
 	}
 	defer brk.Close()
-	box, err := newExecSandbox(s, log)
+	agentEnv := execEnv(s, env, brk)
+	box, err := newExecSandbox(s, log, agentEnv) // its config paths are under the agent's $HOME
 	if err != nil {
 		return finish(s, log, a, -1, err.Error())
 	}
 	defer box.close()
-	agentEnv := box.env(execEnv(s, env, brk))
+	agentEnv = box.env(agentEnv)
 	budget := newExecBudget(s)
 	session, nudge := newSessionID(), ""
 	for turn := 0; ; turn++ {

@@ -1,9 +1,12 @@
 package agent
 
 import (
+	"errors"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/plasmodium/pm/internal/envlist"
@@ -13,23 +16,31 @@ import (
 	"github.com/plasmodium/pm/internal/store"
 )
 
-// execSandbox is how an exec agent's CLI is confined when
-// runtime.exec.sandbox asks for it: like run_command (internal/sandbox),
-// writing only the workspace, its private TMPDIR and sandbox.writable,
-// never seeing the state directory. Its pm commands reach pm through its
-// host's broker, which the sandbox does not block (a pathname socket).
+// execSandbox is how an exec agent's CLI is confined (runtime.exec.sandbox,
+// on unless the config says false): like run_command (internal/sandbox),
+// writing only the workspace (not .git nor prompts/), its private TMPDIR,
+// sandbox.writable and the CLI's own config paths, never seeing the state
+// directory. Its pm commands reach pm through its host's broker, which the
+// sandbox does not block (a pathname socket).
 type execSandbox struct {
 	policy sandbox.Policy
 	tmp    string
 }
 
-// newExecSandbox makes the private TMPDIR; nil when the config does not
-// ask for a sandbox.
-func newExecSandbox(s *store.Store, log *slog.Logger) (*execSandbox, error) {
-	if !s.Config().Runtime.Exec.Sandbox {
+// newExecSandbox makes the private TMPDIR; nil when the config turns the
+// sandbox off, or when it is on by default and the kernel has none (the
+// agent runs unconfined, as its log, pm agents and pm doctor say).
+func newExecSandbox(s *store.Store, log *slog.Logger, env []string) (*execSandbox, error) {
+	x := s.Config().Runtime.Exec.Resolved()
+	if !x.Sandboxed() {
+		log.Info("sandbox", "mode", SandboxExecOff)
 		return nil, nil
 	}
 	mode := sandbox.Available()
+	if mode == sandbox.ModeNone && !x.SandboxRequired() {
+		log.Warn("sandbox", "mode", SandboxNoKernel, "why", sandbox.Why())
+		return nil, nil
+	}
 	if err := sandboxRefusal(mode, sandbox.Why()); err != nil {
 		return nil, err
 	}
@@ -38,20 +49,69 @@ func newExecSandbox(s *store.Store, log *slog.Logger) (*execSandbox, error) {
 		return nil, err
 	}
 	cfg := s.Config().Sandbox
-	p := sandbox.New(realPath(s.ProjectDir()), realPath(tmp), realPath(s.Root)).Configured(cfg.Network, cfg.Writable)
-	log.Info("sandbox", "mode", mode)
+	writable := append(configPaths(x.ConfigPaths, envlist.Get(env, "HOME"), log), cfg.Writable...)
+	p := sandbox.New(realPath(s.ProjectDir()), realPath(tmp), realPath(s.Root)).Configured(cfg.Network, writable)
+	log.Info("sandbox", "mode", mode, "writable", p.Writable)
 	return &execSandbox{policy: p, tmp: tmp}, nil
 }
 
-// sandboxRefusal: an exec agent the config asks to sandbox is not started
-// unconfined where the kernel offers no sandbox (it ran with only a warning
-// in its log before): its host ends it failed, with the reason.
+// configPaths expands "~/" in the CLI's config paths to home, and makes
+// what is missing: a path that does not exist when the sandbox is made
+// grants nothing, and the CLI could not create it (its parent, $HOME, is
+// not writable). A directory is made empty; a file (a path ending in
+// ".json") holding {}, an empty JSON object. A path that cannot be expanded
+// is left out, and said.
+func configPaths(paths []string, home string, log *slog.Logger) []string {
+	var out []string
+	for _, p := range paths {
+		if rest, ok := strings.CutPrefix(p, "~/"); ok {
+			if home == "" || !filepath.IsAbs(home) {
+				log.Warn("sandbox: no $HOME for a config path", "path", p)
+				continue
+			}
+			p = filepath.Join(home, rest)
+		}
+		if !filepath.IsAbs(p) {
+			log.Warn("sandbox: config path is not absolute", "path", p)
+			continue
+		}
+		if err := makeConfigPath(p); err != nil {
+			log.Warn("sandbox: cannot make config path", "path", p, "err", err)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// makeConfigPath makes p when it is missing (see configPaths); never
+// touches one that exists.
+func makeConfigPath(p string) error {
+	if !strings.HasSuffix(p, ".json") {
+		return os.MkdirAll(p, 0o700)
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString("{}\n")
+	return errors.Join(err, f.Close())
+}
+
+// sandboxRefusal: an exec agent the config asks to sandbox in so many
+// words is not started unconfined where the kernel offers no sandbox: its
+// host ends it failed, with the reason.
 func sandboxRefusal(mode sandbox.Mode, why string) error {
 	if mode != sandbox.ModeNone {
 		return nil
 	}
-	return errs.Statef("run it where the kernel has Landlock, or unset runtime.exec.sandbox to run it unconfined (trusted agents only)",
-		"runtime.exec.sandbox is set but this machine cannot sandbox the agent (%s); not started", why)
+	return errs.Statef("run it where the kernel has Landlock, or set runtime.exec.sandbox false to run it unconfined (trusted agents only)",
+		"runtime.exec.sandbox is true but this machine cannot sandbox the agent (%s); not started", why)
 }
 
 // wrap returns the argv and process attributes of a confined start; a nil
