@@ -31,7 +31,7 @@ type execSandbox struct {
 // sandbox off, or when it is on by default and the kernel has none (the
 // agent runs unconfined, as its log, pm agents and pm doctor say).
 func newExecSandbox(s *store.Store, log *slog.Logger, env []string) (*execSandbox, error) {
-	x := s.Config().Runtime.Exec.Resolved()
+	x := s.Config().Runtime.Exec
 	if !x.Sandboxed() {
 		log.Info("sandbox", "mode", SandboxExecOff)
 		return nil, nil
@@ -124,12 +124,37 @@ func (x *execSandbox) wrap(argv []string) ([]string, *syscall.SysProcAttr) {
 	return argv, attr
 }
 
-// env points TMPDIR at the private temp dir.
-func (x *execSandbox) env(env []string) []string {
+// env points TMPDIR at the private temp dir, and PM_PROMPT_FILE at a copy
+// of the prompt there (the original is in the state directory, which the
+// sandbox hides).
+func (x *execSandbox) env(env []string) ([]string, error) {
 	if x == nil {
-		return env
+		return env, nil
 	}
-	return envlist.Set(env, "TMPDIR", x.tmp)
+	env = envlist.Set(env, "TMPDIR", x.tmp)
+	if p := envlist.Get(env, "PM_PROMPT_FILE"); p != "" {
+		v, err := x.visible(p)
+		if err != nil {
+			return nil, err
+		}
+		env = envlist.Set(env, "PM_PROMPT_FILE", v)
+	}
+	return env, nil
+}
+
+// visible is where the sandboxed CLI reads file, one of the agent's files
+// in the state directory (prompt.md, nudge.md): a copy, made now, in its
+// private temp dir. A nil sandbox sees the state: file itself.
+func (x *execSandbox) visible(file string) (string, error) {
+	if x == nil {
+		return file, nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return "", err
+	}
+	v := filepath.Join(x.tmp, filepath.Base(file))
+	return v, os.WriteFile(v, data, 0o600)
 }
 
 // close removes the private temp dir.
