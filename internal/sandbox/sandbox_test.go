@@ -484,3 +484,39 @@ func snapshot(t *testing.T, dir string) map[string]string {
 	}
 	return m
 }
+
+// BenchmarkCommand is one confined `true` per mode: what a run_command
+// costs in process starts (the spawner adds one).
+func BenchmarkCommand(b *testing.B) {
+	if ABI() == 0 {
+		b.Skip("the kernel offers no Landlock")
+	}
+	for _, mode := range confinedModes {
+		b.Run(mode, func(b *testing.B) {
+			f := &fixture{ws: b.TempDir(), tmp: b.TempDir()}
+			switch mode {
+			case "rules only":
+				probe()
+				saved := probed.mountNS
+				probed.mountNS = false
+				defer func() { probed.mountNS = saved }()
+			case "spawner, not dumpable":
+				probe()
+				saved, savedUserNS := probed, userNS
+				userNS, probed, probeOnce = true, support{}, sync.Once{}
+				defer func() { probed, userNS, probeOnce = saved, savedUserNS, sync.Once{} }()
+			}
+			if mode != "rules only" && !probe().mountNS {
+				b.Skip("no mount namespace")
+			}
+			p := New(f.ws, f.tmp)
+			for b.Loop() {
+				cmd, _ := Command(context.Background(), p, "true")
+				cmd.Dir = f.ws
+				if out, err := cmd.CombinedOutput(); err != nil {
+					b.Fatalf("%v: %s", err, out)
+				}
+			}
+		})
+	}
+}
