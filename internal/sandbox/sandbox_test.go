@@ -213,6 +213,14 @@ func TestConfinedCommands(t *testing.T) {
 					}
 				})
 			}
+			if mode == "rules only" {
+				// The documented limitation (pm doctor, pm agents say it): no
+				// Landlock right can allow this without allowing it in .git,
+				// prompts/ and the state below.
+				if out, code := f.run(t, f.policy(), "touch top.txt"); code == 0 {
+					t.Errorf("created at the top without a mount namespace: %s", out)
+				}
+			}
 			if data, _ := os.ReadFile(filepath.Join(f.outside, "secret.txt")); string(data) != "top secret\n" {
 				t.Fatalf("the outside file was changed: %q", data)
 			}
