@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -524,6 +525,69 @@ func BenchmarkCommand(b *testing.B) {
 				if out, err := cmd.CombinedOutput(); err != nil {
 					b.Fatalf("%v: %s", err, out)
 				}
+			}
+		})
+	}
+}
+
+// The spawner passes a stop signal sent to it alone on to the command and
+// ends as the command did; killed outright, it takes the command with it
+// (Pdeathsig): nothing confined outlives it.
+func TestSpawnerSignals(t *testing.T) {
+	requireLandlock(t)
+	reprobe(t, func() { userNS = true })
+	if !probe().mountNS {
+		t.Skipf("no user namespace here: %s", NoMountNS())
+	}
+	f := newFixture(t)
+	for _, c := range []struct {
+		name string
+		sig  syscall.Signal
+	}{{"SIGTERM passed on", syscall.SIGTERM}, {"SIGKILL takes the command along", syscall.SIGKILL}} {
+		t.Run(c.name, func(t *testing.T) {
+			pidFile := filepath.Join(f.tmp, "pid")
+			os.Remove(pidFile)
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd, _ := Command(context.Background(), f.policy(), `echo $$ > "$TMPDIR/pid"; echo started; exec sleep 600`)
+			cmd.Dir, cmd.Env, cmd.Stdout = f.ws, append(os.Environ(), "TMPDIR="+f.tmp), w
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			w.Close()
+			line := make([]byte, 8)
+			if n, _ := r.Read(line); string(line[:n]) != "started\n" {
+				t.Fatalf("read %q", line[:n])
+			}
+			data, err := os.ReadFile(pidFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The pid is the command's in its own namespaces' view only when
+			// there is a pid namespace: there is none, so it is the real one.
+			pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pidfd, err := unix.PidfdOpen(pid, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer unix.Close(pidfd)
+			if err := cmd.Process.Signal(c.sig); err != nil { // the spawner alone
+				t.Fatal(err)
+			}
+			err = cmd.Wait()
+			ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+			if !ws.Signaled() || ws.Signal() != c.sig {
+				t.Fatalf("spawner ended with %v, want killed by %v", err, c.sig)
+			}
+			// The command has ended too: its pidfd becomes readable when it exits.
+			fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+			if _, err := unix.Poll(fds, -1); err != nil {
+				t.Fatal(err)
 			}
 		})
 	}
