@@ -27,11 +27,14 @@
 //     unless runtime.exec.pass_env names it (execEnv); its pm commands come
 //     back to the host over internal/broker with the token the host made for
 //     this run, and run there as this agent (Host's Commands), so they need
-//     neither the key nor the state directory; with runtime.exec.sandbox the
-//     CLI runs under internal/sandbox (sandbox.go), which hides the state
-//     directory and every host's socket (broker.Hidden) and, in a mount
-//     namespace, binds its own host's socket directory into its private
-//     TMPDIR, the one socket it reaches;
+//     neither the key nor the state directory; unless runtime.exec.sandbox
+//     is false the CLI runs under internal/sandbox (sandbox.go), which hides
+//     the state directory and every host's socket (broker.Hidden), writes
+//     its config paths, reads its prompt from a copy in its private TMPDIR
+//     and, in a mount namespace, binds its own host's socket directory into
+//     that TMPDIR, the one socket it reaches; where the kernel has no
+//     Landlock it runs unconfined by default, and is not started when the
+//     config says true;
 //   - the package reaches its files only through store operations (see
 //     internal/store's doc for the whole tree and the lock order).
 //

@@ -39,8 +39,9 @@ func nudgeText(taskID string) string {
 }
 
 // execCommand builds the CLI's start from runtime.exec: its first start
-// (nudge empty), or an owner's resume with nudge.
-func execCommand(s *store.Store, a *store.Agent, text, session, nudge string) (execRun, error) {
+// (nudge empty), or an owner's resume with nudge. {PROMPT_FILE} is where
+// the CLI sees the file in its sandbox box (nil: unconfined).
+func execCommand(s *store.Store, a *store.Agent, text, session, nudge string, box *execSandbox) (execRun, error) {
 	cfg := s.Config().Runtime.Exec
 	base := cfg.Command
 	if a.Role != "" && len(cfg.RoleCommand) > 0 {
@@ -60,6 +61,10 @@ func execCommand(s *store.Store, a *store.Agent, text, session, nudge string) (e
 	}
 	if len(base) == 0 {
 		return execRun{}, errors.New("runtime.exec.command is empty in " + s.ConfigPath())
+	}
+	file, err := box.visible(file)
+	if err != nil {
+		return execRun{}, err
 	}
 	r := strings.NewReplacer("{PROMPT}", prompt, "{PROMPT_FILE}", file, "{SESSION_ID}", session)
 	run := execRun{output: cfg.Output}

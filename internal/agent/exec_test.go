@@ -44,7 +44,7 @@ func TestExecCommand(t *testing.T) {
 			if err := s.WriteAgent(tc.agent); err != nil {
 				t.Fatal(err)
 			}
-			run, err := execCommand(s, tc.agent, tc.text, "S", tc.nudge)
+			run, err := execCommand(s, tc.agent, tc.text, "S", tc.nudge, nil)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err %v, want %q", err, tc.wantErr)
@@ -75,7 +75,7 @@ func TestExecCommandTooBigIsUsage(t *testing.T) {
 	s := storetest.New(t)
 	s.Config().Runtime.Exec = store.ExecRuntime{Command: []string{"cli"}}
 	a := &store.Agent{Name: "oak_0001", TaskID: "tk-000001"}
-	_, err := execCommand(s, a, strings.Repeat("x", maxArg), "S", "")
+	_, err := execCommand(s, a, strings.Repeat("x", maxArg), "S", "", nil)
 	var e *errs.Error
 	if !errors.As(err, &e) || !strings.Contains(e.Try, `runtime.exec.prompt to "stdin"`) {
 		t.Fatalf("err %#v: want a usage error saying what to set", err)

@@ -81,16 +81,19 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 		return finish(s, log, a, -1, err.Error())
 	}
 	defer brk.Close()
-	box, err := newExecSandbox(s, log, brk)
+	agentEnv := execEnv(s, env, brk)
+	box, err := newExecSandbox(s, log, agentEnv, brk) // its config paths are under the agent's $HOME
 	if err != nil {
 		return finish(s, log, a, -1, err.Error())
 	}
 	defer box.close()
-	agentEnv := box.env(execEnv(s, env, brk))
+	if agentEnv, err = box.env(agentEnv); err != nil {
+		return finish(s, log, a, -1, err.Error())
+	}
 	budget := newExecBudget(s)
 	session, nudge := newSessionID(), ""
 	for turn := 0; ; turn++ {
-		run, err := execCommand(s, a, text, session, nudge)
+		run, err := execCommand(s, a, text, session, nudge, box)
 		if err != nil {
 			return finish(s, log, a, -1, err.Error())
 		}

@@ -1,40 +1,53 @@
 package agent
 
 import (
+	"errors"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/plasmodium/pm/internal/broker"
 	"github.com/plasmodium/pm/internal/envlist"
+
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/sandbox"
 	"github.com/plasmodium/pm/internal/store"
 )
 
-// execSandbox is how an exec agent's CLI is confined when
-// runtime.exec.sandbox asks for it: like run_command (internal/sandbox),
-// writing only the workspace, its private TMPDIR and sandbox.writable,
-// never seeing the state directory nor the hosts' sockets (broker.RunDir).
-// Its pm commands reach pm through its own host's broker, a pathname
-// socket, which Landlock does not block: in a private mount namespace,
-// where the sockets' directory is covered, its host's socket directory is
-// bound (read-only) into its private TMPDIR, and socket names it there;
-// without one, it keeps its path, which the agent cannot list its way to.
+// execSandbox is how an exec agent's CLI is confined (runtime.exec.sandbox,
+// on unless the config says false): like run_command (internal/sandbox),
+// writing only the workspace (not .git nor prompts/), its private TMPDIR,
+// sandbox.writable and the CLI's own config paths, never seeing the state
+// directory nor the hosts' sockets (broker.RunDir). Its pm commands reach pm
+// through its own host's broker, a pathname socket, which Landlock does not
+// block: in a private mount namespace, where the sockets' directory is
+// covered, its host's socket directory is bound (read-only) into its
+// private TMPDIR, and socket names it there; without one, it keeps its
+// path, which the agent cannot list its way to.
 type execSandbox struct {
 	policy sandbox.Policy
 	tmp    string
 	socket string // the host's socket as the agent reaches it; "" to keep the broker's path
 }
 
-// newExecSandbox makes the private TMPDIR; nil when the config does not
-// ask for a sandbox. brk is the host's broker (nil: none).
-func newExecSandbox(s *store.Store, log *slog.Logger, brk *broker.Server) (*execSandbox, error) {
-	if !s.Config().Runtime.Exec.Sandbox {
+// newExecSandbox makes the private TMPDIR; nil when the config turns the
+// sandbox off, or when it is on by default and the kernel has none (the
+// agent runs unconfined, as its log, pm agents and pm doctor say). brk is
+// the host's broker (nil: none).
+func newExecSandbox(s *store.Store, log *slog.Logger, env []string, brk *broker.Server) (*execSandbox, error) {
+	x := s.Config().Runtime.Exec
+	if !x.Sandboxed() {
+		log.Info("sandbox", "mode", SandboxExecOff)
 		return nil, nil
 	}
 	mode := sandbox.Available()
+	if mode == sandbox.ModeNone && !x.SandboxRequired() {
+		log.Warn("sandbox", "mode", SandboxNoKernel, "why", sandbox.Why())
+		return nil, nil
+	}
 	if err := sandboxRefusal(mode, sandbox.Why()); err != nil {
 		return nil, err
 	}
@@ -43,16 +56,17 @@ func newExecSandbox(s *store.Store, log *slog.Logger, brk *broker.Server) (*exec
 		return nil, err
 	}
 	cfg := s.Config().Sandbox
-	p := sandbox.Policy{Workspace: realPath(s.ProjectDir()), TempDir: realPath(tmp), Hide: broker.Hidden(realPath(s.Root))}.Configured(cfg.Network, cfg.Writable)
-	x := &execSandbox{policy: p, tmp: tmp}
+	writable := append(configPaths(x.ConfigPaths, envlist.Get(env, "HOME"), log), cfg.Writable...)
+	p := sandbox.New(realPath(s.ProjectDir()), realPath(tmp), broker.Hidden(realPath(s.Root))...).Configured(cfg.Network, writable)
+	sb := &execSandbox{policy: p, tmp: tmp}
 	if brk != nil && mode == sandbox.ModeLandlockNS {
-		if err := x.showSocket(brk.Path); err != nil {
-			x.close()
+		if err := sb.showSocket(brk.Path); err != nil {
+			sb.close()
 			return nil, err
 		}
 	}
-	log.Info("sandbox", "mode", mode)
-	return x, nil
+	log.Info("sandbox", "mode", mode, "writable", p.Writable)
+	return sb, nil
 }
 
 // showSocket binds the directory of the host's socket into the private
@@ -71,15 +85,63 @@ func (x *execSandbox) showSocket(sock string) error {
 	return nil
 }
 
-// sandboxRefusal: an exec agent the config asks to sandbox is not started
-// unconfined where the kernel offers no sandbox (it ran with only a warning
-// in its log before): its host ends it failed, with the reason.
+// configPaths expands "~/" in the CLI's config paths to home, and makes
+// what is missing: a path that does not exist when the sandbox is made
+// grants nothing, and the CLI could not create it (its parent, $HOME, is
+// not writable). A directory is made empty; a file (a path ending in
+// ".json") holding {}, an empty JSON object. A path that cannot be expanded
+// is left out, and said.
+func configPaths(paths []string, home string, log *slog.Logger) []string {
+	var out []string
+	for _, p := range paths {
+		if rest, ok := strings.CutPrefix(p, "~/"); ok {
+			if home == "" || !filepath.IsAbs(home) {
+				log.Warn("sandbox: no $HOME for a config path", "path", p)
+				continue
+			}
+			p = filepath.Join(home, rest)
+		}
+		if !filepath.IsAbs(p) {
+			log.Warn("sandbox: config path is not absolute", "path", p)
+			continue
+		}
+		if err := makeConfigPath(p); err != nil {
+			log.Warn("sandbox: cannot make config path", "path", p, "err", err)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// makeConfigPath makes p when it is missing (see configPaths); never
+// touches one that exists.
+func makeConfigPath(p string) error {
+	if !strings.HasSuffix(p, ".json") {
+		return os.MkdirAll(p, 0o700)
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString("{}\n")
+	return errors.Join(err, f.Close())
+}
+
+// sandboxRefusal: an exec agent the config asks to sandbox in so many
+// words is not started unconfined where the kernel offers no sandbox: its
+// host ends it failed, with the reason.
 func sandboxRefusal(mode sandbox.Mode, why string) error {
 	if mode != sandbox.ModeNone {
 		return nil
 	}
-	return errs.Statef("run it where the kernel has Landlock, or unset runtime.exec.sandbox to run it unconfined (trusted agents only)",
-		"runtime.exec.sandbox is set but this machine cannot sandbox the agent (%s); not started", why)
+	return errs.Statef("run it where the kernel has Landlock, or set runtime.exec.sandbox false to run it unconfined (trusted agents only)",
+		"runtime.exec.sandbox is true but this machine cannot sandbox the agent (%s); not started", why)
 }
 
 // wrap returns the argv and process attributes of a confined start; a nil
@@ -92,16 +154,41 @@ func (x *execSandbox) wrap(argv []string) ([]string, *syscall.SysProcAttr) {
 	return argv, attr
 }
 
-// env points TMPDIR at the private temp dir, and the broker's variable at
-// the socket as the agent reaches it.
-func (x *execSandbox) env(env []string) []string {
+// env points TMPDIR at the private temp dir, the broker's variable at the
+// socket as the agent reaches it, and PM_PROMPT_FILE at a copy of the
+// prompt there (the original is in the state directory, which the sandbox
+// hides).
+func (x *execSandbox) env(env []string) ([]string, error) {
 	if x == nil {
-		return env
+		return env, nil
 	}
+	env = envlist.Set(env, "TMPDIR", x.tmp)
 	if x.socket != "" {
 		env = envlist.Set(env, broker.SocketEnv, x.socket)
 	}
-	return envlist.Set(env, "TMPDIR", x.tmp)
+	if p := envlist.Get(env, "PM_PROMPT_FILE"); p != "" {
+		v, err := x.visible(p)
+		if err != nil {
+			return nil, err
+		}
+		env = envlist.Set(env, "PM_PROMPT_FILE", v)
+	}
+	return env, nil
+}
+
+// visible is where the sandboxed CLI reads file, one of the agent's files
+// in the state directory (prompt.md, nudge.md): a copy, made now, in its
+// private temp dir. A nil sandbox sees the state: file itself.
+func (x *execSandbox) visible(file string) (string, error) {
+	if x == nil {
+		return file, nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return "", err
+	}
+	v := filepath.Join(x.tmp, filepath.Base(file))
+	return v, os.WriteFile(v, data, 0o600)
 }
 
 // close removes the private temp dir.

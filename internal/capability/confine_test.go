@@ -2,6 +2,7 @@ package capability_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -248,4 +249,57 @@ func TestRunCommandHidesSockets(t *testing.T) {
 	if strings.Contains(got, filepath.Base(filepath.Dir(host.Path))) {
 		t.Fatalf("run_command listed the host's socket directory:\n%s", got)
 	}
+}
+
+// Nothing run_command writes steers the unconfined side (issue 20): a
+// model wrote core.fsmonitor into .git/config (the human's next git status
+// ran it), a pre-commit hook, and rewrote prompts/greeter.md (another
+// prompt object's capabilities). Each is refused; the files are unchanged.
+func TestRunCommandSteering(t *testing.T) {
+	if sandbox.ABI() == 0 {
+		t.Skip("the kernel offers no Landlock")
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	env, ws, _ := workspace(t)
+	if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	must(t, os.MkdirAll(filepath.Join(ws, "prompts"), 0o755))
+	must(t, os.WriteFile(filepath.Join(ws, "prompts", "greeter.md"), []byte("---\nname: greeter\n---\nhello\n"), 0o644))
+	files := []string{".git/config", "prompts/greeter.md"}
+	before := map[string]string{}
+	for _, f := range files {
+		data, err := os.ReadFile(filepath.Join(ws, f))
+		must(t, err)
+		before[f] = string(data)
+	}
+	run := tool(t, env, obj("run_command"), "run_command")
+	for _, c := range []struct{ name, command string }{
+		{"git config core.fsmonitor", "git config core.fsmonitor 'touch " + ws + "/pwned'"},
+		{"fsmonitor appended to .git/config", `printf '[core]\n\tfsmonitor = touch pwned\n' >> .git/config`},
+		{"a pre-commit hook", `printf '#!/bin/sh\ntouch pwned\n' > .git/hooks/pre-commit`},
+		{"prompts/greeter.md rewritten", `printf -- '---\nname: greeter\ncapabilities: [run_command, http_get]\n---\nobey\n' > prompts/greeter.md`},
+		{"a prompt added", "echo x > prompts/owner.md"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := call(t, run, m{"command": c.command})
+			if strings.HasPrefix(got, "exit code 0") {
+				t.Fatalf("%s: ran:\n%s", c.command, got)
+			}
+		})
+	}
+	for _, f := range files {
+		if data, _ := os.ReadFile(filepath.Join(ws, f)); string(data) != before[f] {
+			t.Errorf("%s changed: %q", f, data)
+		}
+	}
+	for _, f := range []string{".git/hooks/pre-commit", "prompts/owner.md", "pwned"} {
+		if _, err := os.Lstat(filepath.Join(ws, f)); err == nil {
+			t.Errorf("%s was created", f)
+		}
+	}
+	// The workspace itself stays the agent's: create, change, delete.
+	mustContain(t, call(t, run, m{"command": "echo hi > f.txt && echo more >> f.txt && rm f.txt && git status --short"}), "exit code 0")
 }

@@ -11,7 +11,8 @@ import (
 
 // confinedCommand is run_command's `sh -c line` in its own process group,
 // confined by internal/sandbox as the config says: writing only the
-// workspace, tmp and config's sandbox.writable, never seeing pm's state.
+// workspace, tmp and config's sandbox.writable, never seeing pm's state,
+// never writing .git or prompts/ (sandbox.Steering).
 func confinedCommand(ctx context.Context, env *Env, b *confinement, line, tmp string) *exec.Cmd {
 	var cfg store.Sandbox
 	if env.Store != nil {
@@ -20,7 +21,7 @@ func confinedCommand(ctx context.Context, env *Env, b *confinement, line, tmp st
 	if cfg.Off {
 		return sandbox.Unconfined(ctx, line)
 	}
-	p := sandbox.Policy{Workspace: b.root, TempDir: tmp, Hide: broker.Hidden(b.deny...)}.Configured(cfg.Network, cfg.Writable)
+	p := sandbox.New(b.root, tmp, broker.Hidden(b.deny...)...).Configured(cfg.Network, cfg.Writable)
 	cmd, _ := sandbox.Command(ctx, p, line)
 	return cmd
 }

@@ -36,6 +36,7 @@ var examples = map[string]string{
 	"reset":         "  pm reset\n  pm reset --force   # also while tasks are live (their agents are killed first)",
 	"kill":          "  pm kill tk-1a2b3c\n  pm kill tk-1a2b3c --restart",
 	"agents":        "  pm agents\n  pm agents --all --json",
+	"doctor":        "  pm doctor\n  pm doctor --json",
 	"log":           "  pm log -n 20\n  pm log --kind phase -n 5\n  pm log -f --kind message\n  NO_COLOR=1 pm log",
 	"requests":      "  pm requests\n  pm requests --all --json",
 	"answer":        "  pm answer rq-1a2b3c \"yes, go ahead\"",

@@ -11,6 +11,7 @@ import (
 	"github.com/plasmodium/pm/internal/cmd/dashboard"
 	"github.com/plasmodium/pm/internal/cmd/demo"
 	"github.com/plasmodium/pm/internal/cmd/designcmd"
+	"github.com/plasmodium/pm/internal/cmd/doctor"
 	"github.com/plasmodium/pm/internal/cmd/done"
 	"github.com/plasmodium/pm/internal/cmd/endphase"
 	"github.com/plasmodium/pm/internal/cmd/extendphase"
@@ -67,6 +68,7 @@ func NewRoot(f *cmdutil.Factory) *cobra.Command {
 	add("po", prompts.NewCmd(f), talk.NewCmd(f), send.NewCmd(f), stop.NewCmd(f), demo.NewCmd(f))
 	add("po", mcp.NewCmd(f), tools.NewCmd(f))
 	add("human", designcmd.NewCmd(f), designcmd.NewListCmd(f))
+	add("human", doctor.NewCmd(f))
 	add("owner", phasecmd.NewCmd(f), extendphase.NewCmd(f), endphase.NewCmd(f), subtask.NewCmd(f),
 		waitchildren.NewCmd(f), done.NewCmd(f))
 	root.AddCommand(agentrun.NewCmd(f), supervise.NewCmd(f))

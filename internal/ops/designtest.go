@@ -90,7 +90,7 @@ func testRefusal(off bool, mode sandbox.Mode) error {
 // (confinedGoCache), never seeing pm's state.
 func confinedPolicy(ctx context.Context, s *Session, dir, tmp string) sandbox.Policy {
 	cfg := s.Store.Config().Sandbox
-	p := sandbox.Policy{Workspace: dir, TempDir: tmp, Hide: broker.Hidden(realPath(s.Store.Root))}
+	p := sandbox.New(dir, tmp, broker.Hidden(realPath(s.Store.Root))...)
 	writable := cfg.Writable
 	if d := confinedGoCache(); d != "" {
 		writable = append(append([]string(nil), writable...), d)

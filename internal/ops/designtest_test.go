@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -89,5 +90,49 @@ func TestTestRefusal(t *testing.T) {
 				t.Errorf("got %v, want a state error about %s", err, tt.want)
 			}
 		})
+	}
+}
+
+// The code designer's test command is the models' code run by pm: like
+// run_command it cannot write what steers the unconfined side (issue 20):
+// .git's config and hooks, prompts/.
+func TestDesignTestToolSteering(t *testing.T) {
+	if sandbox.Available() != sandbox.ModeLandlockNS {
+		t.Skip("the test tool needs a mount namespace")
+	}
+	sess, _, fixed := designSetup(t, store.Human)
+	project := sess.Store.ProjectDir()
+	files := map[string]string{".git/config": "[core]\n", "prompts/greeter.md": "greeter\n"}
+	for f, content := range files {
+		p := filepath.Join(project, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(project, ".git", "hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	line := `r=0
+printf '\tfsmonitor = touch pwned\n' >> .git/config && r=1
+echo 'touch pwned' > .git/hooks/pre-commit && r=1
+echo obey > prompts/greeter.md && r=1
+echo "wrote=$r"`
+	out, err := designTestTool(sess, "prog.go", line)(context.Background(), fixed, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "wrote=0") {
+		t.Errorf("the test command wrote:\n%s", out)
+	}
+	for f, content := range files {
+		if data, _ := os.ReadFile(filepath.Join(project, f)); string(data) != content {
+			t.Errorf("%s changed: %q", f, data)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(project, ".git", "hooks", "pre-commit")); err == nil {
+		t.Error("a hook was written")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -17,11 +18,15 @@ type support struct {
 	exe     string // this binary, re-executed as the helper
 	mountNS bool   // the helper can run in a new mount namespace
 	why     string // why there is no sandbox, when abi is 0
+	nsWhy   string // why there is no mount namespace, when mountNS is false
 }
 
 var (
 	probeOnce sync.Once
 	probed    support
+	// userNS is whether the helper needs a user namespace to mount: every
+	// user but root. A variable so the tests run that path as root too.
+	userNS = os.Getuid() != 0
 )
 
 func probe() support {
@@ -37,12 +42,48 @@ func probe() support {
 			return
 		}
 		probed.abi, probed.exe = abi, exe
-		ns, _ := os.Readlink("/proc/self/ns/mnt")
-		cmd := exec.Command(exe, helperArg, "probe", ns)
-		cmd.SysProcAttr = nsAttr()
-		probed.mountNS = cmd.Run() == nil
+		probed.mountNS, probed.nsWhy = probeMountNS(exe)
 	})
 	return probed
+}
+
+// probeMountNS starts the helper exactly as Command will (through the
+// spawner when a user namespace is needed) and asks it whether it is in a
+// mount namespace of its own where it may mount; when not, why.
+func probeMountNS(exe string) (bool, string) {
+	ns, err := os.Readlink("/proc/self/ns/mnt")
+	if err != nil {
+		return false, "cannot read this process's mount namespace: " + err.Error()
+	}
+	argv, attr := helperArgv(exe, []string{"probe", ns})
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.SysProcAttr = attr
+	attr.Setpgid = true
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		return true, ""
+	}
+	why := strings.TrimSpace(string(out))
+	if why == "" {
+		why = err.Error()
+	}
+	return false, why
+}
+
+// helperArgv is the command line and process attributes that run the
+// helper with args in a new mount namespace. As root the helper is started
+// in one directly. Any other user needs a user namespace, and the process
+// that writes the new namespace's uid_map must be able to open the child's
+// /proc files: a non-dumpable process (pm supervise and pm agent-run are,
+// to keep their environment from other processes of the user) cannot, as
+// its forked child is non-dumpable until it execs. So the helper is started
+// plainly as a spawner (dumpable, being freshly executed), which starts the
+// helper proper in the new namespaces and waits for it (spawn).
+func helperArgv(exe string, args []string) ([]string, *syscall.SysProcAttr) {
+	if userNS {
+		return append([]string{exe, helperArg, spawnArg}, args...), &syscall.SysProcAttr{}
+	}
+	return append([]string{exe, helperArg}, args...), nsAttr(false)
 }
 
 // ABI reports the kernel's Landlock ABI version (0: none).
@@ -60,18 +101,35 @@ func Available() Mode {
 	return ModeLandlock
 }
 
-// nsAttr starts the helper in a new mount namespace: as root directly, else
-// in a new user namespace where the caller is mapped to root (only there
-// may it mount; the capabilities are dropped before sh runs).
-func nsAttr() *syscall.SysProcAttr {
-	a := &syscall.SysProcAttr{Setpgid: true, Cloneflags: syscall.CLONE_NEWNS}
-	if os.Getuid() != 0 {
+// NoMountNS says why commands get no mount namespace here ("" when they do,
+// or when there is no Landlock at all: Why says that).
+func NoMountNS() string { return probe().nsWhy }
+
+// nsAttr starts a process in a new mount namespace, and with user in a new
+// user namespace too, where the caller is mapped to root (only there may an
+// ordinary user mount; the capabilities are dropped before sh runs).
+func nsAttr(user bool) *syscall.SysProcAttr {
+	a := &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS}
+	if user {
 		a.Cloneflags |= syscall.CLONE_NEWUSER
 		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
 		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
 		a.GidMappingsEnableSetgroups = false
 	}
 	return a
+}
+
+// confined is the argv and attributes that run argv confined by p.
+func confined(s support, p Policy, argv []string) ([]string, *syscall.SysProcAttr, Mode) {
+	if !s.mountNS {
+		data, _ := json.Marshal(p) // a struct of strings and bools: cannot fail
+		return append([]string{s.exe, helperArg, string(data)}, argv...), &syscall.SysProcAttr{}, ModeLandlock
+	}
+	p.MountNS = true
+	p.ParentMountNS, _ = os.Readlink("/proc/self/ns/mnt")
+	data, _ := json.Marshal(p)
+	full, attr := helperArgv(s.exe, append([]string{string(data)}, argv...))
+	return full, attr, ModeLandlockNS
 }
 
 // Command returns the command that runs `sh -c line` confined by p, in its
@@ -83,13 +141,9 @@ func Command(ctx context.Context, p Policy, line string) (*exec.Cmd, Mode) {
 		warnUnconfined(s.why)
 		return Unconfined(ctx, line), ModeNone
 	}
-	mode, attr := ModeLandlock, &syscall.SysProcAttr{Setpgid: true}
-	if s.mountNS {
-		p.MountNS, mode, attr = true, ModeLandlockNS, nsAttr()
-		p.ParentMountNS, _ = os.Readlink("/proc/self/ns/mnt")
-	}
-	data, _ := json.Marshal(p) // a struct of strings and bools: cannot fail
-	cmd := exec.CommandContext(ctx, s.exe, helperArg, string(data), "sh", "-c", line)
+	argv, attr, mode := confined(s, p, []string{"sh", "-c", line})
+	attr.Setpgid = true
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.SysProcAttr = attr
 	return cmd, mode
 }
@@ -113,14 +167,7 @@ func Wrap(p Policy, argv []string) ([]string, *syscall.SysProcAttr, Mode) {
 	if s.abi == 0 {
 		return argv, &syscall.SysProcAttr{}, ModeNone
 	}
-	mode, attr := ModeLandlock, &syscall.SysProcAttr{}
-	if s.mountNS {
-		p.MountNS, mode, attr = true, ModeLandlockNS, nsAttr()
-		attr.Setpgid = false
-		p.ParentMountNS, _ = os.Readlink("/proc/self/ns/mnt")
-	}
-	data, _ := json.Marshal(p) // a struct of strings and bools: cannot fail
-	return append([]string{s.exe, helperArg, string(data)}, argv...), attr, mode
+	return confined(s, p, argv)
 }
 
 // Why names why there is no sandbox on this machine ("" when there is one).

@@ -11,12 +11,25 @@
 // policy to itself and then execs sh, so the confinement holds for sh and
 // every process it starts, and pm itself is never restricted.
 //
+// An ordinary user needs a user namespace for the mount namespace, and the
+// process that maps the user into it must open the child's /proc files,
+// which a non-dumpable process (pm supervise, pm agent-run) cannot: such a
+// caller starts the helper plainly as a spawner (spawnArg), which starts
+// the helper proper in the new namespaces, passes stop signals on and exits
+// as it does. The probe goes the same way, so Available is what Command
+// gives in the process that asks.
+//
 // Invariants:
 //   - a confined command may write only in Policy.Workspace, Policy.TempDir
 //     (its TMPDIR, private to the command), Policy.Writable and a few device
 //     files (/dev/null, /dev/zero, /dev/full); it may read and execute the
 //     rest of the file system, except the Policy.Hide paths (pm's state),
 //     which it cannot read, list or write at all;
+//   - it cannot write Policy.ReadOnly (New fills it with Steering: .git and
+//     every git directory a gitdir: file names, a core.hooksPath directory,
+//     prompts/), in either mode: read-only bind mounts, or left out of the
+//     write rules; what does not exist when the command starts is not
+//     protected (a mount needs its target);
 //   - it cannot reach other processes: Landlock denies ptrace-like access
 //     (so /proc/PID/environ, /proc/PID/mem of any process outside the
 //     command), signals and abstract unix sockets outside its domain (ABI 6+);
@@ -31,9 +44,10 @@
 //     open_by_handle_at, CAP_SYS_ADMIN) to agents;
 //   - without a mount namespace (unprivileged user namespaces disabled), the
 //     state directory is left out of the Landlock rules instead: every entry
-//     of the workspace but it is granted, so an entry created at the top of
-//     the workspace during the command is read-only for the rest of that
-//     command (the next command's rules include it);
+//     of the workspace but it (and, for writes, but the read-only paths) is
+//     granted, so nothing can be created at the top of the workspace. That
+//     cannot be lifted: a Landlock right on the workspace would hold in
+//     .git, prompts/ and the state below it;
 //   - Policy.Overlay files are bind-mounted read-only over their targets
 //     inside the helper's private mount namespace only, before the state is
 //     hidden: no other process sees them, the targets are never written, and

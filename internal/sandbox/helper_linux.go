@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"runtime"
 	"syscall"
 
@@ -28,6 +29,9 @@ func init() {
 // only when that fails: 126 when the confinement failed, 127 when the
 // command was not found.
 func helperMain(args []string) int {
+	if len(args) > 0 && args[0] == spawnArg {
+		return spawn(args[1:])
+	}
 	if len(args) == 2 && args[0] == "probe" {
 		if !ownMountNS(args[1]) || privateMounts() != nil {
 			return 1
@@ -58,6 +62,54 @@ func helperMain(args []string) int {
 	return 126
 }
 
+// spawnArg, after helperArg, makes the helper a spawner: it starts the
+// helper proper (the rest of its arguments) in a new user and mount
+// namespace and waits for it (see helperArgv).
+const spawnArg = "spawn"
+
+// forwarded are the signals a spawner passes on to the helper it waits for:
+// the ones pm and a terminal send to stop a command. A signal to the whole
+// process group reaches the helper directly as well (it is in the
+// spawner's group).
+var forwarded = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
+
+// spawn starts `helper args` in a new user and mount namespace, dies with
+// it (the exit code, or the same signal) and it with the spawner
+// (Pdeathsig: this thread is locked, see init). The spawner is never
+// confined: it runs nothing but the helper, and the helper, once confined,
+// can neither signal nor trace it (Landlock scoping).
+func spawn(args []string) int {
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "pm sandbox: cannot find its own binary: %v\n", err)
+		return 126
+	}
+	cmd := exec.Command(exe, append([]string{helperArg}, args...)...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.SysProcAttr = nsAttr(true)
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	sigs := make(chan os.Signal, len(forwarded))
+	signal.Notify(sigs, forwarded...)
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "pm sandbox: cannot start in a new user namespace: %v\n", err)
+		return 126
+	}
+	go func() {
+		for s := range sigs {
+			_ = cmd.Process.Signal(s)
+		}
+	}()
+	_ = cmd.Wait()
+	signal.Stop(sigs)
+	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if ok && ws.Signaled() {
+		signal.Reset(ws.Signal())
+		_ = syscall.Kill(os.Getpid(), ws.Signal())
+		return 128 + int(ws.Signal())
+	}
+	return cmd.ProcessState.ExitCode()
+}
+
 // confine overlays files and hides the state (in a mount namespace),
 // restricts this process with Landlock and drops its capabilities.
 func confine(p Policy) error {
@@ -68,7 +120,12 @@ func confine(p Policy) error {
 		if err := privateMounts(); err != nil {
 			return fmt.Errorf("private mounts: %w", err)
 		}
-		// Overlays first: a source under a hidden path is still reachable.
+		// Read-only binds first (a bind of a directory would cover an
+		// overlay below it), overlays next: a source under a hidden path
+		// is still reachable.
+		if err := readOnly(p.ReadOnly); err != nil {
+			return err
+		}
 		if err := overlay(p.Overlay); err != nil {
 			return err
 		}
@@ -98,24 +155,46 @@ func privateMounts() error {
 }
 
 // overlay bind-mounts each source read-only over its target, in this
-// process's private mount namespace. The read-only remount keeps the flags
-// the target's mount is locked with (nosuid, nodev, ...): a user namespace
-// may not clear them.
+// process's private mount namespace.
 func overlay(files []Overlay) error {
 	for _, o := range files {
-		if err := unix.Mount(o.Source, o.Target, "", unix.MS_BIND, ""); err != nil {
+		if err := bindReadOnly(o.Source, o.Target); err != nil {
 			return fmt.Errorf("overlaying %s: %w", o.Target, err)
-		}
-		var sf unix.Statfs_t
-		if err := unix.Statfs(o.Target, &sf); err != nil {
-			return fmt.Errorf("overlaying %s: %w", o.Target, err)
-		}
-		locked := uintptr(sf.Flags) & (unix.ST_NOSUID | unix.ST_NODEV | unix.ST_NOEXEC | unix.ST_NOATIME | unix.ST_NODIRATIME | unix.ST_RELATIME)
-		if err := unix.Mount("", o.Target, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|locked, ""); err != nil {
-			return fmt.Errorf("overlaying %s read-only: %w", o.Target, err)
 		}
 	}
 	return nil
+}
+
+// readOnly bind-mounts each existing path read-only over itself, in this
+// process's private mount namespace: whatever Landlock grants, a write
+// there fails (EROFS), and the path, a mount point, cannot be removed or
+// renamed (EBUSY). A path gone since the policy was made is skipped (there
+// is nothing left to protect; one created later is not protected).
+func readOnly(paths []string) error {
+	for _, p := range paths {
+		if _, err := os.Lstat(p); err != nil {
+			continue
+		}
+		if err := bindReadOnly(p, p); err != nil {
+			return fmt.Errorf("making %s read-only: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// bindReadOnly bind-mounts source over target and makes that mount
+// read-only. The remount keeps the flags the target's mount is locked with
+// (nosuid, nodev, ...): a user namespace may not clear them.
+func bindReadOnly(source, target string) error {
+	if err := unix.Mount(source, target, "", unix.MS_BIND, ""); err != nil {
+		return err
+	}
+	var sf unix.Statfs_t
+	if err := unix.Statfs(target, &sf); err != nil {
+		return err
+	}
+	locked := uintptr(sf.Flags) & (unix.ST_NOSUID | unix.ST_NODEV | unix.ST_NOEXEC | unix.ST_NOATIME | unix.ST_NODIRATIME | unix.ST_RELATIME)
+	return unix.Mount("", target, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|locked, "")
 }
 
 // hide covers each existing directory in paths with an empty read-only

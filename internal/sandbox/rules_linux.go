@@ -20,8 +20,11 @@ func restrict(p Policy) error {
 	writable := append([]string{p.Workspace, p.TempDir}, p.Writable...)
 	var rules []landlock.Rule
 	if p.MountNS {
-		// The state is already hidden under an empty mount.
-		rules = append(rules, landlock.RODirs("/"), landlock.RWDirs(writable...).WithRefer())
+		// The state is already hidden under an empty mount, .git and the
+		// prompts are read-only mounts. Writable may name files (a CLI's
+		// state file): a directory rule on a file is refused.
+		dirs, files := splitDirs(writable)
+		rules = append(rules, landlock.RODirs("/"), landlock.RWDirs(dirs...).WithRefer(), landlock.RWFiles(files...).IgnoreIfMissing())
 	} else {
 		rules = append(rules, coverRules(p, writable)...)
 	}
@@ -40,7 +43,7 @@ func restrict(p Policy) error {
 // coverRules grants without a mount namespace: listing everywhere (names
 // in the state directory included: Landlock cannot take a right back
 // below where it granted it), reading and executing everything but the
-// hidden paths, writing the workspace but the hidden paths.
+// hidden paths, writing the workspace but the hidden and read-only paths.
 func coverRules(p Policy, writable []string) []landlock.Rule {
 	readDir := landlock.PathAccess(landlock.AccessFSSet(ll.AccessFSReadDir), "/")
 	rules := []landlock.Rule{readDir}
@@ -49,8 +52,11 @@ func coverRules(p Policy, writable []string) []landlock.Rule {
 	// reappears stays denied, so skipping it fails closed.
 	rd, rf := cover("/", p.Hide)
 	rules = append(rules, landlock.RODirs(rd...).IgnoreIfMissing(), landlock.ROFiles(rf...).IgnoreIfMissing())
+	// Writes exclude the read-only paths as well (Landlock cannot take a
+	// right back below where it granted it: they are left out instead).
+	excluded := append(append([]string(nil), p.Hide...), p.ReadOnly...)
 	for _, w := range writable {
-		wd, wf := cover(w, p.Hide)
+		wd, wf := cover(w, excluded)
 		rules = append(rules, landlock.RWDirs(wd...).WithRefer().IgnoreIfMissing(), landlock.RWFiles(wf...).IgnoreIfMissing())
 	}
 	return rules
@@ -95,4 +101,17 @@ func cover(top string, hidden []string) (dirs, files []string) {
 func within(dir, p string) bool {
 	rel, err := filepath.Rel(dir, p)
 	return err == nil && rel != "." && rel != ".." && !filepath.IsAbs(rel) && (len(rel) < 3 || rel[:3] != "../")
+}
+
+// splitDirs sorts paths into directories and the rest (files; what is
+// missing or unreadable goes there too, where IgnoreIfMissing skips it).
+func splitDirs(paths []string) (dirs, files []string) {
+	for _, p := range paths {
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			dirs = append(dirs, p)
+		} else {
+			files = append(files, p)
+		}
+	}
+	return dirs, files
 }

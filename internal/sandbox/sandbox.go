@@ -15,7 +15,11 @@ type Policy struct {
 	TempDir   string   `json:"temp_dir"`           // read-write: the command's private TMPDIR
 	Writable  []string `json:"writable,omitempty"` // read-write too (config sandbox.writable)
 	// Hide are paths the command may not read, list or write: pm's state.
-	Hide        []string `json:"hide,omitempty"`
+	Hide []string `json:"hide,omitempty"`
+	// ReadOnly are paths the command may read but not write, whatever
+	// grants them otherwise: the repository's git directory and the
+	// project's prompts (Steering). Files or directories.
+	ReadOnly    []string `json:"read_only,omitempty"`
 	DenyNetwork bool     `json:"deny_network,omitempty"` // refuse TCP bind and connect
 	// MountNS is set by Command when the helper runs in a new mount
 	// namespace, where Hide paths are covered by an empty read-only tmpfs.

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -10,7 +11,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // fixture is a workspace with pm's state in it, a directory outside, and a
@@ -41,6 +46,9 @@ func newFixture(t *testing.T) *fixture {
 	}
 	write(filepath.Join(f.ws, ".plasmodium", "config.json"), "state secret\n")
 	write(filepath.Join(f.ws, "src", "main.go"), "package main\n")
+	write(filepath.Join(f.ws, ".git", "config"), "[core]\n\tbare = false\n")
+	write(filepath.Join(f.ws, ".git", "hooks", "pre-commit.sample"), "#!/bin/sh\n")
+	write(filepath.Join(f.ws, "prompts", "greeter.md"), "greeter\n")
 	write(filepath.Join(f.outside, "secret.txt"), "top secret\n")
 	victim := exec.Command("sleep", "600")
 	victim.Env = append(os.Environ(), "PM_VICTIM_KEY=sk-victim-0123456789")
@@ -53,7 +61,7 @@ func newFixture(t *testing.T) *fixture {
 }
 
 func (f *fixture) policy() Policy {
-	return Policy{Workspace: f.ws, TempDir: f.tmp, Hide: []string{filepath.Join(f.ws, ".plasmodium")}}
+	return New(f.ws, f.tmp, filepath.Join(f.ws, ".plasmodium"))
 }
 
 // run runs line confined by p, as run_command does, and returns its output
@@ -93,15 +101,65 @@ func withoutMountNS(t *testing.T) {
 	t.Cleanup(func() { probed.mountNS = saved })
 }
 
+// reprobe runs the rest of the test with a fresh probe, as a process that
+// starts with set does (the probe runs once per process).
+func reprobe(t *testing.T, set func()) {
+	probe()
+	saved, savedUserNS := probed, userNS
+	t.Cleanup(func() { probed, userNS, probeOnce = saved, savedUserNS, sync.Once{} })
+	set()
+	probed, probeOnce = support{}, sync.Once{}
+	probe()
+}
+
+// nonDumpable makes this process non-dumpable for the rest of the test, as
+// pm supervise and pm agent-run are.
+func nonDumpable(t *testing.T) {
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Prctl(unix.PR_SET_DUMPABLE, 1, 0, 0, 0) })
+}
+
+// The modes TestConfinedCommands runs each attack in. "spawner" is how an
+// ordinary user's pm supervise or agent-run starts the helper: a
+// non-dumpable process, through a user namespace (forced as root too).
+var confinedModes = []string{"mount namespace", "spawner, not dumpable", "rules only"}
+
+func setMode(t *testing.T, mode string) {
+	switch mode {
+	case "rules only":
+		withoutMountNS(t)
+	case "spawner, not dumpable":
+		reprobe(t, func() { nonDumpable(t); userNS = true })
+		if !probe().mountNS {
+			t.Skipf("no user namespace here: %s", NoMountNS())
+		}
+	default:
+		if !probe().mountNS {
+			t.Skip("no mount namespace here")
+		}
+	}
+}
+
+// A non-dumpable process (pm supervise, pm agent-run) finds the mount
+// namespace a dumpable one finds: it failed to map its user into a new user
+// namespace (the child's /proc files belong to root), so an ordinary user's
+// agents fell back to the rules-only mode.
+func TestProbeNotDumpable(t *testing.T) {
+	requireLandlock(t)
+	dumpable := probe().mountNS
+	reprobe(t, func() { nonDumpable(t) })
+	if got := probe().mountNS; got != dumpable {
+		t.Fatalf("mount namespace: %v when not dumpable, %v when dumpable (%s)", got, dumpable, NoMountNS())
+	}
+}
+
 func TestConfinedCommands(t *testing.T) {
 	requireLandlock(t)
-	for _, mode := range []string{"mount namespace", "rules only"} {
+	for _, mode := range confinedModes {
 		t.Run(mode, func(t *testing.T) {
-			if mode == "rules only" {
-				withoutMountNS(t)
-			} else if !probe().mountNS {
-				t.Skip("no mount namespace here")
-			}
+			setMode(t, mode)
 			f := newFixture(t)
 			victim := strconv.Itoa(f.victim)
 			cases := []struct {
@@ -127,10 +185,21 @@ func TestConfinedCommands(t *testing.T) {
 				{"memory of another process", "head -c 16 /proc/" + victim + "/mem", false, "", false},
 				{"signal another process", "kill -0 " + victim, false, "", false},
 				{"no capabilities", "grep CapEff /proc/self/status", true, "", false},
+				// What steers the unconfined side (issue 20): git's config and
+				// hooks, the prompts. Readable, never writable.
+				{"read .git and prompts", "cat .git/config prompts/greeter.md", true, "", false},
+				{"fsmonitor into .git/config", "printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' >> .git/config", false, "", false},
+				{"a pre-commit hook", "printf '#!/bin/sh\\necho pwned\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit", false, "", false},
+				{"a sample hook renamed live", "mv .git/hooks/pre-commit.sample .git/hooks/pre-commit", false, "", false},
+				{".git replaced", "mv .git .git.old", false, "", false},
+				{".git emptied", "rm -rf .git", false, "", false},
+				{"a prompt rewritten", "echo 'capabilities: [run_command]' > prompts/greeter.md", false, "", false},
+				{"a prompt added", "echo x > prompts/evil.md", false, "", false},
+				{"prompts replaced", "mv prompts prompts.old", false, "", false},
 			}
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
-					if c.nsOnly && mode != "mount namespace" {
+					if c.nsOnly && mode == "rules only" {
 						t.Skip("a documented limitation without a mount namespace")
 					}
 					out, code := f.run(t, f.policy(), c.line)
@@ -145,6 +214,14 @@ func TestConfinedCommands(t *testing.T) {
 					}
 				})
 			}
+			if mode == "rules only" {
+				// The documented limitation (pm doctor, pm agents say it): no
+				// Landlock right can allow this without allowing it in .git,
+				// prompts/ and the state below.
+				if out, code := f.run(t, f.policy(), "touch top.txt"); code == 0 {
+					t.Errorf("created at the top without a mount namespace: %s", out)
+				}
+			}
 			if data, _ := os.ReadFile(filepath.Join(f.outside, "secret.txt")); string(data) != "top secret\n" {
 				t.Fatalf("the outside file was changed: %q", data)
 			}
@@ -155,6 +232,16 @@ func TestConfinedCommands(t *testing.T) {
 			}
 			if _, err := os.Stat(filepath.Join(f.ws, ".plasmodium", "config.json")); err != nil {
 				t.Fatalf("the state was removed: %v", err)
+			}
+			for p, want := range map[string]string{".git/config": "[core]\n\tbare = false\n", ".git/hooks/pre-commit.sample": "#!/bin/sh\n", "prompts/greeter.md": "greeter\n"} {
+				if data, err := os.ReadFile(filepath.Join(f.ws, p)); err != nil || string(data) != want {
+					t.Errorf("%s changed: %q, %v", p, data, err)
+				}
+			}
+			for _, p := range []string{".git/hooks/pre-commit", "prompts/evil.md", ".git.old", "prompts.old"} {
+				if _, err := os.Lstat(filepath.Join(f.ws, p)); err == nil {
+					t.Errorf("%s was created", p)
+				}
 			}
 		})
 	}
@@ -306,4 +393,202 @@ func TestOverlay(t *testing.T) {
 			t.Errorf("ran without a mount namespace: %q, exit %d", out, code)
 		}
 	})
+}
+
+// A real repository, and a worktree of it (a `.git` file naming a git
+// directory elsewhere): git works in the sandbox (diff, status), and
+// nothing of the repository's git directories, its hooks directory
+// (core.hooksPath in the workspace) or the `.git` file can be written.
+func TestGitRepository(t *testing.T) {
+	requireLandlock(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	git := func(dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	for _, mode := range confinedModes {
+		t.Run(mode, func(t *testing.T) {
+			setMode(t, mode)
+			f := newFixture(t)
+			main := filepath.Join(f.outside, "main")
+			git(f.outside, "init", "-q", "main")
+			if err := os.WriteFile(filepath.Join(main, "tracked.txt"), []byte("one\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(filepath.Join(main, ".husky"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			git(main, "config", "core.hooksPath", ".husky")
+			git(main, "add", ".")
+			git(main, "commit", "-qm", "one")
+			wt := filepath.Join(f.outside, "wt")
+			git(main, "worktree", "add", "-q", wt)
+			for _, ws := range []string{main, wt} {
+				t.Run(filepath.Base(ws), func(t *testing.T) {
+					p := New(ws, f.tmp, filepath.Join(ws, ".plasmodium"))
+					p.Writable = []string{f.outside} // the worktree's repository lies there: it must stay read-only anyway
+					before := snapshot(t, f.outside)
+					for _, c := range []struct {
+						line string
+						ok   bool
+					}{
+						{"echo two >> tracked.txt && git diff --stat && git status --short", true},
+						{"git config core.fsmonitor 'touch /tmp/pwned'", false},
+						{`printf '[core]\n\tfsmonitor = touch /tmp/pwned\n' >> "$(git rev-parse --git-common-dir)/config"`, false},
+						{`printf '[core]\n\tfsmonitor = touch /tmp/pwned\n' >> "$(git rev-parse --git-dir)/config"`, false},
+						{`echo 'echo pwned' > "$(git rev-parse --git-common-dir)/hooks/pre-commit"`, false},
+						{"echo 'echo pwned' > .husky/pre-commit", false},
+						{"echo 'gitdir: /tmp' > .git", false},
+						{"git checkout -- tracked.txt 2>/dev/null; git commit -qam sneaky", false},
+					} {
+						cmd, _ := Command(context.Background(), p, c.line)
+						cmd.Dir = ws
+						cmd.Env = append(os.Environ(), "TMPDIR="+f.tmp, "GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@a", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@a")
+						out, err := cmd.CombinedOutput()
+						if (err == nil) != c.ok {
+							t.Errorf("%s: %v, want success %v:\n%s", c.line, err, c.ok, out)
+						}
+					}
+					if err := os.WriteFile(filepath.Join(ws, "tracked.txt"), []byte("one\n"), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					if after := snapshot(t, f.outside); !maps.Equal(before, after) {
+						for k, v := range after {
+							if before[k] != v {
+								t.Errorf("%s changed", k)
+							}
+						}
+						for k := range before {
+							if _, ok := after[k]; !ok {
+								t.Errorf("%s removed", k)
+							}
+						}
+					}
+				})
+			}
+		})
+	}
+}
+
+// snapshot maps every file under dir but git's index (git status may
+// refresh it) to its content.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() == "index" {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		m[p] = string(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// BenchmarkCommand is one confined `true` per mode: what a run_command
+// costs in process starts (the spawner adds one).
+func BenchmarkCommand(b *testing.B) {
+	if ABI() == 0 {
+		b.Skip("the kernel offers no Landlock")
+	}
+	for _, mode := range confinedModes {
+		b.Run(mode, func(b *testing.B) {
+			f := &fixture{ws: b.TempDir(), tmp: b.TempDir()}
+			switch mode {
+			case "rules only":
+				probe()
+				saved := probed.mountNS
+				probed.mountNS = false
+				defer func() { probed.mountNS = saved }()
+			case "spawner, not dumpable":
+				probe()
+				saved, savedUserNS := probed, userNS
+				userNS, probed, probeOnce = true, support{}, sync.Once{}
+				defer func() { probed, userNS, probeOnce = saved, savedUserNS, sync.Once{} }()
+			}
+			if mode != "rules only" && !probe().mountNS {
+				b.Skip("no mount namespace")
+			}
+			p := New(f.ws, f.tmp)
+			for b.Loop() {
+				cmd, _ := Command(context.Background(), p, "true")
+				cmd.Dir = f.ws
+				if out, err := cmd.CombinedOutput(); err != nil {
+					b.Fatalf("%v: %s", err, out)
+				}
+			}
+		})
+	}
+}
+
+// The spawner passes a stop signal sent to it alone on to the command and
+// ends as the command did; killed outright, it takes the command with it
+// (Pdeathsig): nothing confined outlives it.
+func TestSpawnerSignals(t *testing.T) {
+	requireLandlock(t)
+	reprobe(t, func() { userNS = true })
+	if !probe().mountNS {
+		t.Skipf("no user namespace here: %s", NoMountNS())
+	}
+	f := newFixture(t)
+	for _, c := range []struct {
+		name string
+		sig  syscall.Signal
+	}{{"SIGTERM passed on", syscall.SIGTERM}, {"SIGKILL takes the command along", syscall.SIGKILL}} {
+		t.Run(c.name, func(t *testing.T) {
+			pidFile := filepath.Join(f.tmp, "pid")
+			os.Remove(pidFile)
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd, _ := Command(context.Background(), f.policy(), `echo $$ > "$TMPDIR/pid"; echo started; exec sleep 600`)
+			cmd.Dir, cmd.Env, cmd.Stdout = f.ws, append(os.Environ(), "TMPDIR="+f.tmp), w
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			w.Close()
+			line := make([]byte, 8)
+			if n, _ := r.Read(line); string(line[:n]) != "started\n" {
+				t.Fatalf("read %q", line[:n])
+			}
+			data, err := os.ReadFile(pidFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The pid is the command's in its own namespaces' view only when
+			// there is a pid namespace: there is none, so it is the real one.
+			pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pidfd, err := unix.PidfdOpen(pid, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer unix.Close(pidfd)
+			if err := cmd.Process.Signal(c.sig); err != nil { // the spawner alone
+				t.Fatal(err)
+			}
+			err = cmd.Wait()
+			ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+			if !ws.Signaled() || ws.Signal() != c.sig {
+				t.Fatalf("spawner ended with %v, want killed by %v", err, c.sig)
+			}
+			// The command has ended too: its pidfd becomes readable when it exits.
+			fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+			if _, err := unix.Poll(fds, -1); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
 }

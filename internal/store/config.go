@@ -61,10 +61,25 @@ type ExecRuntime struct {
 	PassEnv []string `json:"pass_env,omitempty"`
 	// Sandbox runs the CLI confined like run_command (internal/sandbox, with
 	// the config's sandbox.network and sandbox.writable): Landlock, the state
-	// directory hidden, a private TMPDIR. Its pm commands reach pm through
-	// its host's broker.
-	Sandbox bool `json:"sandbox,omitempty"`
+	// directory hidden, .git and prompts/ read-only, a private TMPDIR, and
+	// ConfigPaths writable. Its pm commands reach pm through its host's
+	// broker. Unset means on (Sandboxed); false is the explicit opt-out.
+	Sandbox *bool `json:"sandbox,omitempty"`
+	// ConfigPaths are the CLI's own files and directories, writable in the
+	// sandbox (its login, settings, sessions: "~/.claude"); "~/" is the
+	// agent's $HOME. A preset names its CLI's; set here, they replace them.
+	ConfigPaths []string `json:"config_paths,omitempty"`
 }
+
+// Sandboxed reports whether exec agents run in the sandbox: unless the
+// config says runtime.exec.sandbox false.
+func (e ExecRuntime) Sandboxed() bool { return e.Sandbox == nil || *e.Sandbox }
+
+// SandboxRequired reports whether the config asks for the sandbox in so
+// many words (runtime.exec.sandbox true): then an agent is not started
+// where there is none. By default it is started unconfined there, and
+// pm agents and pm doctor say so.
+func (e ExecRuntime) SandboxRequired() bool { return e.Sandbox != nil && *e.Sandbox }
 
 // Prompt modes of ExecRuntime.Prompt.
 const (

@@ -36,6 +36,8 @@ var Presets = map[string]ExecRuntime{
 		Nudges:  DefaultNudges,
 		// Claude Code's own credentials (docs/security.md: pass_env).
 		PassEnv: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"},
+		// Its settings, sessions and login; its state file beside them.
+		ConfigPaths: []string{"~/.claude", "~/.claude.json"},
 		Env: map[string]string{
 			// The Bash tool cuts a command at 2 minutes by default.
 			"BASH_DEFAULT_TIMEOUT_MS": longCommandMs,
@@ -46,20 +48,22 @@ var Presets = map[string]ExecRuntime{
 	// resume --last would pick the project's latest session, so an owner is
 	// restarted with its whole prompt and the nudge instead.
 	"codex": {
-		Preset:  "codex",
-		Command: []string{"codex", "exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check", "-"},
-		Prompt:  PromptStdin,
-		Nudges:  DefaultNudges,
-		PassEnv: []string{"OPENAI_API_KEY", "CODEX_API_KEY"},
+		Preset:      "codex",
+		Command:     []string{"codex", "exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check", "-"},
+		Prompt:      PromptStdin,
+		Nudges:      DefaultNudges,
+		PassEnv:     []string{"OPENAI_API_KEY", "CODEX_API_KEY"},
+		ConfigPaths: []string{"~/.codex"}, // CODEX_HOME's default
 	},
 	// Gemini CLI: a prompt on stdin runs non-interactively; --yolo approves
 	// its tools.
 	"gemini": {
-		Preset:  "gemini",
-		Command: []string{"gemini", "--yolo"},
-		Prompt:  PromptStdin,
-		Nudges:  DefaultNudges,
-		PassEnv: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"},
+		Preset:      "gemini",
+		Command:     []string{"gemini", "--yolo"},
+		Prompt:      PromptStdin,
+		Nudges:      DefaultNudges,
+		PassEnv:     []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"},
+		ConfigPaths: []string{"~/.gemini"},
 	},
 	// opencode: run takes the message as an argument, so it gets a short one
 	// naming the prompt file.
@@ -68,6 +72,8 @@ var Presets = map[string]ExecRuntime{
 		Command: []string{"opencode", "run",
 			"Your whole brief is in the file {PROMPT_FILE}. Read it first, then follow it."},
 		Nudges: DefaultNudges,
+		// Its XDG directories (the defaults): login, config, cache, state.
+		ConfigPaths: []string{"~/.local/share/opencode", "~/.config/opencode", "~/.cache/opencode", "~/.local/state/opencode"},
 	},
 }
 
@@ -90,6 +96,7 @@ func Preset(name string) (ExecRuntime, bool) {
 	p.Command = append([]string(nil), p.Command...)
 	p.Resume = append([]string(nil), p.Resume...)
 	p.PassEnv = append([]string(nil), p.PassEnv...)
+	p.ConfigPaths = append([]string(nil), p.ConfigPaths...)
 	if p.Env != nil {
 		env := make(map[string]string, len(p.Env))
 		for k, v := range p.Env {
@@ -123,6 +130,9 @@ func (e ExecRuntime) Resolved() ExecRuntime {
 	}
 	if len(e.PassEnv) > 0 {
 		p.PassEnv = e.PassEnv
+	}
+	if len(e.ConfigPaths) > 0 {
+		p.ConfigPaths = e.ConfigPaths
 	}
 	p.Sandbox = e.Sandbox
 	for k, v := range e.Env {

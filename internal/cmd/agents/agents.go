@@ -13,6 +13,7 @@ import (
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/render"
+	"github.com/plasmodium/pm/internal/sandbox"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -54,17 +55,21 @@ func run(f *cmdutil.Factory, o Options) error {
 	}
 	tw := tabwriter.NewWriter(f.IO.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tROLE\tTASK\tPHASE\tRUNTIME\tSTATUS\tPID\tRESTARTS\tACTIVITY\tCODE-DESIGNER\tSANDBOX")
-	noKernel := false
+	noKernel, rulesOnly := false, false
 	for _, a := range res.Agents {
 		l := render.Line[string] // records can be hand-edited: no raw control reaches the terminal
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", l(a.Name), l(render.AgentRole(a)), l(dash(a.TaskID)), l(dash(a.PhaseID)), l(string(a.Runtime)), l(status(a)), a.Pid, a.Restarts, l(activity(a, f.Now())), l(a.CodeDesigner.String()), l(dash(a.Sandbox)))
 		noKernel = noKernel || a.Sandbox == agent.SandboxNoKernel
+		rulesOnly = rulesOnly || a.Sandbox == string(sandbox.ModeLandlock)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	if noKernel {
 		fmt.Fprintln(f.IO.Out, "note: this kernel has no Landlock: agents' commands run with pm's file rules only (docs/security.md)")
+	}
+	if rulesOnly {
+		fmt.Fprintln(f.IO.Out, "note: landlock without a mount namespace: agents' commands cannot create files at the top of the project, and can list the names in .plasmodium/ (pm doctor says why)")
 	}
 	if res.Hidden > 0 {
 		fmt.Fprintf(f.IO.Out, "%s hidden (exited or killed): pm agents --all shows them\n", render.Plural(res.Hidden, "ended agent"))
