@@ -29,6 +29,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -239,6 +240,7 @@ func makeGroup(b, run string, v2 bool, maxProcs int) (string, bool) {
 		_ = os.WriteFile(filepath.Join(b, "cgroup.subtree_control"), []byte("+pids"), 0)
 		_ = os.WriteFile(filepath.Join(parent, "cgroup.subtree_control"), []byte("+pids"), 0)
 	}
+	removeStale(parent)
 	dir := filepath.Join(parent, run)
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return "", false
@@ -248,6 +250,30 @@ func makeGroup(b, run string, v2 bool, maxProcs int) (string, bool) {
 	}
 	err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.Itoa(maxProcs)), 0)
 	return dir, err == nil
+}
+
+// staleAfter is how old an empty group must be before a starter removes
+// it: far longer than the moment between a group's mkdir and the clone into
+// it, so a group another starter is about to use is never taken away.
+const staleAfter = time.Minute
+
+// removeStale removes the empty groups of runs whose host left without
+// anyone removing its group (it ended by itself with no supervisor to see
+// it, or was killed with its starter). rmdir refuses a group that holds a
+// process, so a live run's group stays whatever its age.
+func removeStale(parent string) {
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if !e.IsDir() || !validRun(e.Name()) {
+			continue
+		}
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > staleAfter {
+			_ = unix.Rmdir(filepath.Join(parent, e.Name()))
+		}
+	}
 }
 
 // enabled reports whether controller c is offered in group dir.
