@@ -128,7 +128,7 @@ func describe(g *cgroup.Group, maxProcs int) string {
 	case g.Limit != "":
 		return how + ", " + g.Limit
 	case maxProcs > 0:
-		return how + ", nproc " + strconv.Itoa(maxProcs) + " per command in a user namespace"
+		return how + ", nproc " + strconv.Itoa(maxProcs) + " per sandboxed command"
 	}
 	return how + ", no process limit"
 }

@@ -21,11 +21,12 @@ import (
 const RunEnv = "PLASMODIUM_RUN"
 
 // NprocEnv carries the process limit (config runtime.max_processes) to the
-// sandbox helper of a run that has no pids controller: the helper sets it
-// as RLIMIT_NPROC when it runs in a user namespace of its own, where the
-// kernel counts only that command's processes (internal/sandbox reads the
-// same name). Outside one, RLIMIT_NPROC counts every process of the user,
-// so pm sets none.
+// sandbox helper of a run that has no pids controller, which sets it as
+// RLIMIT_NPROC of each sandboxed command: the number itself in a user
+// namespace of its own (the kernel counts that command's processes only),
+// else on top of what the user runs already (the kernel counts every
+// process of the user); root is not held by it (internal/sandbox reads the
+// same name).
 const NprocEnv = "PLASMODIUM_NPROC"
 
 // newRun returns a fresh run token.
