@@ -107,7 +107,7 @@ func closePhases(s *store.Store, actor store.Actor, tree []*store.Task) error {
 // round in case one was (re)started while the previous round ran. An agent
 // that no longer runs (failed, exited, its host killed) is stopped too, once:
 // what its run left behind (its cgroup, its marked processes) ends with the
-// task; it is listed only when something was left.
+// task; it is not listed (its agent had ended already).
 func killAgents(s *store.Store, l *agent.Launcher, actor store.Actor, tree []*store.Task, res *KillResult) error {
 	inTree := map[string]bool{}
 	for _, t := range tree {
@@ -128,10 +128,8 @@ func killAgents(s *store.Store, l *agent.Launcher, actor store.Actor, tree []*st
 			}
 			if !live {
 				ended[a.Name] = true
-				if left, err := l.EndLeftovers(a); err != nil {
+				if _, err := l.EndLeftovers(a); err != nil {
 					return err
-				} else if left {
-					res.Agents = append(res.Agents, a.Name)
 				}
 				continue
 			}
