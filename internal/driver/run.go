@@ -75,7 +75,9 @@ func EndRun(h Handle) bool {
 	if killRun(h.Run) {
 		any = true
 	}
-	if proc.KillChildren(self) > 0 {
+	// Without a cgroup, an orphan that cleared its environment is found
+	// only as the subreaper's child.
+	if !Contained(h) && proc.KillChildren(self) > 0 {
 		any = true
 	}
 	return any
