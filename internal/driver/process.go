@@ -88,7 +88,7 @@ func (d *Process) Start(_ context.Context, spec Spec) (Handle, error) {
 	pid := cmd.Process.Pid
 	start, _ := proc.StartTime(pid)
 	if g.Join(pid) != nil {
-		g.Pids, g.Limit = "", ""
+		g.DropPids()
 	}
 	h := Handle{Pid: pid, PidStart: start, Run: run, Cgroup: g.V2, PidsCgroup: g.Pids, Containment: describe(g, spec.MaxProcs)}
 	c := &child{done: make(chan struct{})}

@@ -291,6 +291,15 @@ func (g *Group) Join(pid int) error {
 	return os.WriteFile(filepath.Join(g.Pids, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0)
 }
 
+// DropPids removes the v1 pids group again (the host could not join it):
+// the run has no process limit then, and says so.
+func (g *Group) DropPids() {
+	if g.Pids != "" {
+		_ = unix.Rmdir(g.Pids)
+	}
+	g.Pids, g.Limit = "", ""
+}
+
 // Drop removes the groups again (the host could not be started in them).
 func (g *Group) Drop() {
 	g.Close()
