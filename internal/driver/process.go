@@ -65,7 +65,8 @@ func (d *Process) Start(_ context.Context, spec Spec) (Handle, error) {
 	run := newRun()
 	g := cgroup.New(run, spec.MaxProcs)
 	env := withRun(spec.Env, run)
-	if g.Limit == "" && spec.MaxProcs > 0 {
+	nproc := g.Limit == "" && spec.MaxProcs > 0
+	if nproc {
 		// No pids controller: the sandbox helper sets RLIMIT_NPROC where
 		// it counts one command's processes only (a user namespace).
 		env = envlist.Set(env, NprocEnv, strconv.Itoa(spec.MaxProcs))
@@ -90,7 +91,7 @@ func (d *Process) Start(_ context.Context, spec Spec) (Handle, error) {
 	if g.Join(pid) != nil {
 		g.DropPids()
 	}
-	h := Handle{Pid: pid, PidStart: start, Run: run, Cgroup: g.V2, PidsCgroup: g.Pids, Containment: describe(g, spec.MaxProcs)}
+	h := Handle{Pid: pid, PidStart: start, Run: run, Cgroup: g.V2, PidsCgroup: g.Pids, Containment: describe(g, spec.MaxProcs, nproc)}
 	c := &child{done: make(chan struct{})}
 	d.mu.Lock()
 	if d.children == nil {
@@ -118,8 +119,9 @@ func startHost(spec Spec, env []string, cgroupFD int) (*exec.Cmd, error) {
 	return cmd, cmd.Start()
 }
 
-// describe says for people how a run is contained and bounded.
-func describe(g *cgroup.Group, maxProcs int) string {
+// describe says for people how a run is contained and bounded; nproc: the
+// sandbox helper is told the limit (NprocEnv).
+func describe(g *cgroup.Group, maxProcs int, nproc bool) string {
 	how := "run marker + subreaper"
 	if g.V2 != "" {
 		how = "cgroup"
@@ -127,7 +129,7 @@ func describe(g *cgroup.Group, maxProcs int) string {
 	switch {
 	case g.Limit != "":
 		return how + ", " + g.Limit
-	case maxProcs > 0:
+	case nproc:
 		return how + ", nproc " + strconv.Itoa(maxProcs) + " per sandboxed command"
 	}
 	return how + ", no process limit"
