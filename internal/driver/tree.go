@@ -2,8 +2,6 @@ package driver
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"sync"
@@ -20,9 +18,10 @@ const CommandEnv = "PLASMODIUM_COMMAND"
 // StartTree starts cmd (a run_command's shell) so that everything it starts
 // ends when it does, setsid'ed or not. Where the kernel allows it (as root,
 // or when cmd already gets a user namespace of its own, as the sandbox gives
-// it for an unprivileged user) cmd is the init of a new PID namespace: when
-// it exits the kernel kills every process left in the namespace before the
-// exit is reported, so end has nothing to do. Elsewhere cmd's processes
+// it for an unprivileged user) cmd is the child of a shell that is PID 1 of
+// a new PID namespace: when cmd exits the shell does, and the kernel kills
+// every process left in the namespace before that exit is reported, so end
+// has nothing to do. Elsewhere cmd's processes
 // carry a marker (CommandEnv) in their environment, and end kills the marked
 // ones. Call end after cmd.Wait returns.
 func StartTree(cmd *exec.Cmd) (end func(), err error) {
@@ -30,13 +29,14 @@ func StartTree(cmd *exec.Cmd) (end func(), err error) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
-	if exe, err := os.Executable(); err == nil && pidNamespaceWorks(cmd.SysProcAttr) {
-		// A small init of our own is the namespace's PID 1, with cmd its
+	if sh, err := exec.LookPath("sh"); err == nil && pidNamespaceWorks(cmd.SysProcAttr) {
+		// A shell is the namespace's PID 1 (cheap to start), with cmd its
 		// child: a PID 1 gets no signal it has no handler for, and the
 		// sandbox helper's all-threads system calls (signals between its
-		// threads) never finish there.
-		cmd.Args = append([]string{exe, treeInitArg, cmd.Path}, cmd.Args...)
-		cmd.Path = exe
+		// threads) never finish there. The command after "$@" keeps the
+		// shell from exec'ing cmd in its place.
+		cmd.Args = append([]string{"sh", "-c", `"$@"; s=$?; exit $s`, "sh", cmd.Path}, cmd.Args[1:]...)
+		cmd.Path = sh
 		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWPID
 		return func() {}, cmd.Start()
 	}
@@ -89,30 +89,4 @@ func pidNamespaceWorks(attr *syscall.SysProcAttr) bool {
 	}
 	pidNSProbed[attr.Cloneflags] = ok
 	return ok
-}
-
-// treeInitArg is the hidden first argument that makes a binary linking the
-// driver the init of a command's PID namespace (treeInit).
-const treeInitArg = "__pm-tree-init"
-
-func init() {
-	if len(os.Args) > 3 && os.Args[1] == treeInitArg {
-		os.Exit(treeInit(os.Args[2], os.Args[3:]))
-	}
-}
-
-// treeInit runs path with argv (argv[0] first) as its child and exits with
-// its exit code (128+n for signal n). Its own exit, as the namespace's
-// init, makes the kernel kill every process left in the namespace.
-func treeInit(path string, argv []string) int {
-	cmd := exec.Command(path)
-	cmd.Args = argv
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if err != nil && !errors.As(err, &ee) {
-		fmt.Fprintf(os.Stderr, "pm: %v\n", err)
-		return 127
-	}
-	return exitCode(err)
 }
