@@ -152,6 +152,7 @@ func (l *Launcher) spawn(d driver.Driver, a *store.Agent) (driver.Handle, error)
 	h, err := d.Start(context.Background(), driver.Spec{
 		Name: a.Name, Argv: []string{l.Exe, "agent-run", a.Name},
 		Dir: s.ProjectDir(), Env: Env(l.Env, s, a), Output: logf,
+		MaxProcs: s.Config().Runtime.MaxProcesses,
 	})
 	if err != nil {
 		return driver.Handle{}, errs.Failf("check that "+l.Exe+" exists and is executable", "start agent %s: %v", a.Name, err)
@@ -164,7 +165,7 @@ func (l *Launcher) spawn(d driver.Driver, a *store.Agent) (driver.Handle, error)
 func Env(base []string, s *store.Store, a *store.Agent) []string {
 	out := make([]string, 0, len(base)+6)
 	for _, kv := range base {
-		if hasAnyPrefix(kv, "PM_HOME=", "PM_AGENT=", "PM_TASK=", "PM_ROLE=", "PM_PHASE=", "PM_PROMPT_FILE=", driver.RunEnv+"=") {
+		if hasAnyPrefix(kv, "PM_HOME=", "PM_AGENT=", "PM_TASK=", "PM_ROLE=", "PM_PHASE=", "PM_PROMPT_FILE=", driver.RunEnv+"=", driver.NprocEnv+"=", driver.CommandEnv+"=") {
 			continue
 		}
 		out = append(out, kv)
@@ -211,15 +212,25 @@ func (l *Launcher) Kill(actor store.Actor, name string) error {
 }
 
 // StopHost stops the agent's host through l's driver without touching its
-// record (for a caller holding the record's lock: pm reset).
+// record (for a caller holding the record's lock: pm reset). A host already
+// gone is stopped too: what it left running (its cgroup, its marked
+// processes) is ended at once.
 func (l *Launcher) StopHost(a *store.Agent) error {
-	if !l.driver().Alive(a.Handle) {
-		return nil
-	}
 	if _, err := l.driver().Stop(context.Background(), a.Handle); err != nil {
 		return fmt.Errorf("stop agent %s (pid %d): %w", a.Name, a.Pid, err)
 	}
 	return nil
+}
+
+// EndLeftovers stops what the run of an agent that no longer runs left
+// behind (a failed agent's, a host killed -9's), through l's driver; it
+// reports whether anything was left. The record is not touched.
+func (l *Launcher) EndLeftovers(a *store.Agent) (bool, error) {
+	left, err := l.driver().Stop(context.Background(), a.Handle)
+	if err != nil {
+		return left, fmt.Errorf("stop what agent %s left (pid %d): %w", a.Name, a.Pid, err)
+	}
+	return left, nil
 }
 
 // HostAlive reports whether the agent's host still runs, whatever its record

@@ -19,8 +19,12 @@
 //     supervisor's crash path handles those);
 //   - no argument of 128 KiB or more is passed to exec (MAX_ARG_STRLEN):
 //     the start fails first, naming runtime.exec.prompt and {PROMPT_FILE};
-//   - a host is a child subreaper and, before recording its end, kills
-//     every process of its run (driver.EndRun), setsid ones included;
+//   - a host runs in its run's cgroup where the driver made one, else it is
+//     a child subreaper; before recording its end it kills every process of
+//     its run (driver.EndRun: its cgroup, its marker, its children), setsid
+//     ones included;
+//   - StopHost and EndLeftovers stop a run whether its host lives or not
+//     (pm reset and pm kill end a failed or killed -9 agent's leftovers);
 //   - Restart (the supervisor's respawn) spawns only if no live host is
 //     recorded, checked under the agent's lock;
 //   - an exec agent's CLI gets no secret variable of the host's environment

@@ -263,11 +263,17 @@ func after(done context.Context, d time.Duration) bool {
 	}
 }
 
-// contain makes the host the subreaper of its descendants' orphans and says
-// in the log how this run's processes are found when it ends (driver.RunEnv).
+// contain says in the log how this run's processes are held. A run in a
+// cgroup needs nothing more (an orphan stays in the group); elsewhere the
+// host becomes the subreaper of its descendants' orphans, so that it can
+// end them as it leaves, and a killed host's are found by driver.RunEnv.
 func contain(log *slog.Logger, h driver.Handle) {
+	if driver.Contained(h) {
+		log.Info("containment", "run", h.Run, "how", h.Containment, "cgroup", h.Cgroup)
+		return
+	}
 	err := driver.BecomeSubreaper()
-	log.Info("containment", "run", h.Run, "subreaper", err == nil, "cgroup", "none (processes found by "+driver.RunEnv+")")
+	log.Info("containment", "run", h.Run, "how", h.Containment, "subreaper", err == nil, "cgroup", "none (processes found by "+driver.RunEnv+")")
 }
 
 // watchPhaseClose calls closed once a's phase has closed. When the wait

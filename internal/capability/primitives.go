@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/envlist"
 
 	"github.com/plasmodium/pm/internal/errs"
@@ -252,7 +253,13 @@ func runCommand(ctx context.Context, env *Env, a runCommandArgs) (string, error)
 	// later even if something outside the group holds the pipe.
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second
-	err = cmd.Run()
+	// The command's whole tree ends with it, setsid'ed children included
+	// (a PID namespace of its own, or its marker: driver.StartTree).
+	end, err := driver.StartTree(cmd)
+	if err == nil {
+		err = cmd.Wait()
+	}
+	end()
 	if ctx.Err() != nil {
 		return "", ctx.Err()
 	}

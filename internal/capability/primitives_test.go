@@ -215,9 +215,12 @@ func TestRunCommandTimeoutKillsGroup(t *testing.T) {
 	env, ws, _ := workspace(t)
 	run := tool(t, env, obj("run_command"), "run_command")
 	// A background grandchild that would outlive its shell, and a foreground
-	// wait that never ends on its own.
-	got := call(t, run, m{"command": "sleep 300 & echo $! > bg.pid; echo started; sleep 300", "timeout_seconds": 1})
-	mustContain(t, got, "timed out after 1s", "killed", "started")
+	// wait that never ends on its own. The grandchild writes its pid as this
+	// process sees it (the command may run in a PID namespace of its own).
+	// The timeout leaves room for three starts of a race-built binary (the
+	// namespace's init, the sandbox helper) on a busy machine.
+	got := call(t, run, m{"command": "sh -c 'read -r p _ < /proc/self/stat; echo $p > bg.tmp; mv bg.tmp bg.pid; exec sleep 300' & while [ ! -e bg.pid ]; do sleep 0.01; done; echo started; sleep 300", "timeout_seconds": 5})
+	mustContain(t, got, "timed out after 5s", "killed", "started")
 	data, err := os.ReadFile(filepath.Join(ws, "bg.pid"))
 	must(t, err)
 	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))

@@ -30,6 +30,20 @@
 //     processes after the group (a setsid child left the group), and a host
 //     ends its own with EndRun. Only the driver's Start sets a token, so
 //     ending one run never touches another's processes;
+//   - one containment per run: where pm can make a cgroup v2 group
+//     (internal/cgroup: pm-agents/<run> beside pm's own cgroup, the mount
+//     found in /proc/self/mountinfo) the host is cloned into it and Stop
+//     ends it with cgroup.kill and removes it; elsewhere the marker above
+//     and the host as subreaper. Handle.Containment says which, for people;
+//   - one process limit per run (Spec.MaxProcs): pids.max of its group (v2,
+//     or a v1 pids group), else NprocEnv for the sandbox helper's
+//     RLIMIT_NPROC;
+//   - Stop works on a dead host too: what its run left (group, cgroup,
+//     marked processes) is forced at once, so the supervisor, pm kill and
+//     pm reset can end a failed or killed -9 agent's leftovers;
+//   - StartTree starts a command (run_command) whose whole tree ends with
+//     it: the child of a shell that is PID 1 of a PID namespace of its own
+//     where allowed, else a marker (CommandEnv) swept when it exits;
 //   - no spawn inherits pm's caller's descriptors: Start (and the supervisor
 //     and host spawns) call NoInherit first.
 package driver

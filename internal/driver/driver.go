@@ -43,6 +43,9 @@ type Spec struct {
 	// Output takes stdout and stderr. An *os.File is handed to the process
 	// directly, so the caller may close its copy once Start returns.
 	Output io.Writer
+	// MaxProcs bounds the processes (threads included) of the run, the host
+	// counted (config runtime.max_processes); 0: no limit.
+	MaxProcs int
 }
 
 // ExitStatus is how an agent ended.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/envlist"
 
+	"github.com/plasmodium/pm/internal/driver/internal/cgroup"
 	"github.com/plasmodium/pm/internal/driver/internal/proc"
 	"golang.org/x/sys/unix"
 )
@@ -18,6 +19,15 @@ import (
 // session). Stop ends the marked processes with the group, and a host ends
 // its own on exit (EndRun), so nothing an agent started outlives it.
 const RunEnv = "PLASMODIUM_RUN"
+
+// NprocEnv carries the process limit (config runtime.max_processes) to the
+// sandbox helper of a run that has no pids controller, which sets it as
+// RLIMIT_NPROC of each sandboxed command: the number itself in a user
+// namespace of its own (the kernel counts that command's processes only),
+// else on top of what the user runs already (the kernel counts every
+// process of the user); root is not held by it (internal/sandbox reads the
+// same name).
+const NprocEnv = "PLASMODIUM_NPROC"
 
 // newRun returns a fresh run token.
 func newRun() string {
@@ -44,12 +54,35 @@ func BecomeSubreaper() error {
 }
 
 // EndRun, called by a host as it leaves, kills every other process of its
-// run h (see RunEnv). It does nothing unless this process is h's host and
-// was started as that run (RunEnv in its environment is h.Run), so a host
-// run by hand, or inside another agent, never ends anyone else's processes.
+// run h: what is in its cgroups, what carries its marker (see RunEnv), and
+// its own children, which include the orphans it became the subreaper of
+// (an orphan that cleared its environment carries no marker). It does
+// nothing unless this process is h's host and was started as that run
+// (RunEnv in its environment is h.Run), so a host run by hand, or inside
+// another agent, never ends anyone else's processes.
 func EndRun(h Handle) bool {
-	if h.Run == "" || h.Pid != os.Getpid() || os.Getenv(RunEnv) != h.Run {
+	self := os.Getpid()
+	if h.Run == "" || h.Pid != self || os.Getenv(RunEnv) != h.Run {
 		return false
 	}
-	return killRun(h.Run)
+	any := false
+	if cgroup.Valid(h.Cgroup, h.Run, true) && cgroup.KillExcept(h.Cgroup, self) {
+		any = true
+	}
+	if cgroup.Valid(h.PidsCgroup, h.Run, false) && cgroup.KillExcept(h.PidsCgroup, self) {
+		any = true
+	}
+	if killRun(h.Run) {
+		any = true
+	}
+	// Without a cgroup, an orphan that cleared its environment is found
+	// only as the subreaper's child.
+	if !Contained(h) && proc.KillChildren(self) > 0 {
+		any = true
+	}
+	return any
 }
+
+// Contained reports whether h's run is held by a cgroup, so its host needs
+// no subreaper (an orphan stays in the group wherever it is re-parented).
+func Contained(h Handle) bool { return h.Cgroup != "" }

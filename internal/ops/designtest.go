@@ -13,6 +13,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/broker"
 	"github.com/plasmodium/pm/internal/design"
+	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/render"
 	"github.com/plasmodium/pm/internal/sandbox"
@@ -125,7 +126,8 @@ func confinedGoEnv(tmp string) []string {
 
 // runBounded runs cmd in dir with TMPDIR tmp and the secrets out of its
 // environment, killing its process group at the deadline, and returns its
-// exit code and output (at most maxTestOutput).
+// exit code and output (at most maxTestOutput). What it started ends with
+// it, setsid'ed or not.
 func runBounded(ctx context.Context, cmd *exec.Cmd, dir, tmp string, env ...string) (string, error) {
 	cmd.Dir = dir
 	cmd.Env = append(append(secret.FilterEnv(os.Environ()), "TMPDIR="+tmp), env...)
@@ -133,7 +135,12 @@ func runBounded(ctx context.Context, cmd *exec.Cmd, dir, tmp string, env ...stri
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second
-	err := cmd.Run()
+	// Its whole tree ends with it, as run_command's (driver.StartTree).
+	end, err := driver.StartTree(cmd)
+	if err == nil {
+		err = cmd.Wait()
+	}
+	end()
 	var exitErr *exec.ExitError
 	var head string
 	switch {

@@ -51,6 +51,10 @@ func helperMain(args []string) int {
 		fmt.Fprintf(os.Stderr, "pm sandbox: %v; the command did not run\n", err)
 		return 126
 	}
+	if err := limitProcesses(); err != nil {
+		fmt.Fprintf(os.Stderr, "pm sandbox: %v; the command did not run\n", err)
+		return 126
+	}
 	argv := args[1:]
 	path, err := exec.LookPath(argv[0])
 	if err != nil {

@@ -104,6 +104,14 @@ type Runtime struct {
 	// runtime it started) gets between SIGTERM and SIGKILL, whoever stops it
 	// (pm kill, pm reset, its host when its phase closed).
 	StopGraceSeconds int `json:"stop_grace_seconds"`
+	// MaxProcesses bounds how many processes (threads included) one agent
+	// may have at once, its host counted: pids.max of its cgroup where the
+	// kernel gives pm one with the pids controller, else RLIMIT_NPROC of
+	// each sandboxed command that runs in a user namespace of its own (where
+	// the kernel counts that command's processes only; elsewhere
+	// RLIMIT_NPROC would count every process of the user, so none is set).
+	// 0 means no limit. Default DefaultMaxProcesses.
+	MaxProcesses int `json:"max_processes"`
 	// ResidentIdle is how long a resident prompt object waits for its next
 	// message before its process ends ("5m"; "0" never idles out). The
 	// next message starts it again.
@@ -124,6 +132,11 @@ func (r Runtime) ResidentIdleAfter() time.Duration {
 	}
 	return d
 }
+
+// DefaultMaxProcesses is Runtime.MaxProcesses when config.json does not set
+// it: room for a parallel build (go build, make -j) and an agent CLI's
+// threads, far below what brings a machine down.
+const DefaultMaxProcesses = 1024
 
 // StopGrace is StopGraceSeconds as a duration.
 func (r Runtime) StopGrace() time.Duration { return time.Duration(r.StopGraceSeconds) * time.Second }
@@ -262,6 +275,7 @@ func DefaultConfig() Config {
 			Exec:             ExecRuntime{Preset: DefaultPreset, Nudges: DefaultNudges},
 			RoleGraceSeconds: 5,
 			StopGraceSeconds: 3,
+			MaxProcesses:     DefaultMaxProcesses,
 		},
 		Model: Model{APIKeyEnv: "OPENAI_API_KEY"},
 		Budgets: Budgets{
@@ -319,6 +333,9 @@ func (c Config) validate(path string) error {
 	}
 	if m.Retries != nil && (*m.Retries < 0 || *m.Retries > 20) {
 		return fmt.Errorf("%s: model.retries is %d; it must be 0 to 20", path, *m.Retries)
+	}
+	if c.Runtime.MaxProcesses < 0 {
+		return fmt.Errorf("%s: runtime.max_processes is %d; it must be 0 (no limit) or more", path, c.Runtime.MaxProcesses)
 	}
 	if c.Runtime.StopGraceSeconds < 0 {
 		return fmt.Errorf("%s: runtime.stop_grace_seconds is %d; it must be 0 or more", path, c.Runtime.StopGraceSeconds)

@@ -17,6 +17,9 @@ const (
 	agentPid
 	agentPidStart
 	agentRun
+	agentCgroup
+	agentPidsCgroup
+	agentContainment
 	agentRuntime
 	agentModel
 	agentStatus
@@ -36,6 +39,7 @@ const (
 var agentKeys = []string{
 	agentName: "name", agentPrompt: "prompt", agentRole: "role", agentTaskID: "task_id",
 	agentPhaseID: "phase_id", agentPid: "pid", agentPidStart: "pid_start", agentRun: "run",
+	agentCgroup: "cgroup", agentPidsCgroup: "pids_cgroup", agentContainment: "containment",
 	agentRuntime: "runtime", agentModel: "model", agentStatus: "status", agentRestarts: "restarts",
 	agentExitCode: "exit_code", agentReason: "reason", agentUsage: "usage", agentSandbox: "sandbox",
 	agentCodeDesigner: "code_designer", agentActivity: "activity", agentActiveAt: "active_at",
@@ -76,6 +80,12 @@ func (a *Agent) DecodeFast(raw []byte) bool {
 			return uintInto(raw, i, &out.PidStart)
 		case agentRun:
 			return stringInto(raw, i, &doc, &out.Run)
+		case agentCgroup:
+			return stringInto(raw, i, &doc, &out.Cgroup)
+		case agentPidsCgroup:
+			return stringInto(raw, i, &doc, &out.PidsCgroup)
+		case agentContainment:
+			return stringInto(raw, i, &doc, &out.Containment)
 		case agentRuntime:
 			return stringInto(raw, i, &doc, &out.Runtime)
 		case agentModel:

@@ -28,6 +28,9 @@
 //     start) starts again;
 //   - CrashLimit crashes within CrashWindow mark the agent failed and file a
 //     request for the human instead of retrying;
+//   - a dead run's leftovers are ended once (sweep: driver Stop of the dead
+//     host) when its exit is seen, before a respawn, at a give-up, and for a
+//     host found dead and unwanted that nobody watched;
 //   - respawns go through agent.Launcher.Restart, which re-checks under the
 //     agent's lock and never spawns while a live host is recorded;
 //   - it exits when nothing is live.

@@ -237,8 +237,8 @@ func TestCrashLoopGivesUpWithFakeDriver(t *testing.T) {
 	if a.Status != store.AgentFailed || !strings.Contains(a.Reason, "crashed 3 times") || a.Restarts != 2 {
 		t.Fatalf("given up: %+v", a)
 	}
-	if n, m := len(r.fake.Started()), len(r.fake.Stopped()); n != 3 || m != 2 {
-		t.Fatalf("%d starts and %d stops, want 3 (first + 2 respawns) and 2 (each respawn clears the old run)", n, m)
+	if n, m := len(r.fake.Started()), len(r.fake.Stopped()); n != 3 || m != 3 {
+		t.Fatalf("%d starts and %d stops, want 3 (first + 2 respawns) and 3 (each dead run's leftovers ended once: 2 before a respawn, 1 at the give-up)", n, m)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

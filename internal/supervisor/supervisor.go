@@ -51,6 +51,7 @@ type Supervisor struct {
 	watching map[string]driver.Handle // agent name -> run whose exit we wait for
 	stopping map[string]driver.Handle // unwanted runs being stopped
 	stopAt   map[string]time.Time     // when an unwanted run is due to be stopped
+	swept    map[driver.Handle]bool   // dead runs whose leftovers were ended
 	known    map[string]bool          // agents live at the last reconcile (scope.go)
 	dirty    map[string]bool          // agents named by events since
 	rescan   bool                     // read every record next time
@@ -123,7 +124,7 @@ func start(l *agent.Launcher) error {
 func filterEnv(env []string) []string {
 	out := env[:0:0]
 	for _, kv := range env {
-		if len(kv) >= 8 && (kv[:8] == "PM_HOME=" || kv[:8] == "PM_AGENT" || kv[:8] == "PM_TASK=" || kv[:8] == "PM_ROLE=" || kv[:8] == "PM_PHASE" || strings.HasPrefix(kv, driver.RunEnv+"=")) {
+		if len(kv) >= 8 && (kv[:8] == "PM_HOME=" || kv[:8] == "PM_AGENT" || kv[:8] == "PM_TASK=" || kv[:8] == "PM_ROLE=" || kv[:8] == "PM_PHASE" || strings.HasPrefix(kv, driver.RunEnv+"=") || strings.HasPrefix(kv, driver.NprocEnv+"=") || strings.HasPrefix(kv, driver.CommandEnv+"=")) {
 			continue
 		}
 		out = append(out, kv)
@@ -217,6 +218,7 @@ func (sv *Supervisor) Run(ctx context.Context) error {
 func (sv *Supervisor) init(ctx context.Context) {
 	sv.crashes, sv.pending, sv.watching = map[string][]time.Time{}, map[string]*time.Timer{}, map[string]driver.Handle{}
 	sv.stopping, sv.stopAt = map[string]driver.Handle{}, map[string]time.Time{}
+	sv.swept = map[driver.Handle]bool{}
 	sv.known, sv.dirty, sv.rescan = map[string]bool{}, map[string]bool{}, true
 	sv.wake = make(chan struct{}, 1)
 	sv.ctx = ctx
@@ -300,6 +302,10 @@ func (sv *Supervisor) reconcile() (bool, error) {
 			sv.stopUnwanted(a)
 		case want && sv.crashed(a, alive):
 			sv.scheduleRespawn(a)
+		case !alive && a.Status == store.AgentRunning:
+			// A host that died (kill -9) while nobody watched it, and is not
+			// wanted again: what it started may run on.
+			go sv.sweep(a.Name, a.Handle)
 		}
 	}
 	sv.mu.Lock()
@@ -414,9 +420,9 @@ func (sv *Supervisor) respawn(name string) {
 	if err != nil || !sv.wanted(a) || sv.drv.Alive(a.Handle) {
 		return
 	}
-	// The host died; whatever it started may linger in its process group.
-	// Its leader is gone, so the driver forces the rest at once (no grace).
-	_, _ = sv.drv.Stop(sv.ctx, a.Handle)
+	// The host died; whatever it started may linger (its group, its
+	// cgroup). Its leader is gone, so the driver forces the rest at once.
+	sv.sweep(name, a.Handle)
 	if sv.beforeRespawn != nil {
 		sv.beforeRespawn(name)
 	}
@@ -453,6 +459,9 @@ func (sv *Supervisor) giveUp(name string, crashes int) {
 		return
 	}
 	sv.Log.Warn("giving up on agent", "agent", name, "reason", reason)
+	// Its last host is dead; what that host started may not be: end it
+	// before the human is told.
+	sv.sweep(name, a.Handle)
 	s.Notify(bus.Event{Kind: bus.EvAgentFailed, Actor: "supervisor", Agent: name, TaskID: a.TaskID, PhaseID: a.PhaseID, Text: reason})
 	if a.IsOwner() && a.TaskID != "" {
 		// No role talks on in a room whose owner is gone for good.
@@ -494,7 +503,27 @@ func (sv *Supervisor) watchExit(name string, h driver.Handle) {
 	go func() {
 		_, _ = sv.drv.Wait(sv.ctx, h)
 		if sv.ctx.Err() == nil {
+			sv.sweep(name, h)
 			sv.poke()
 		}
 	}()
+}
+
+// sweep ends, once per run, what a host that is gone left running: its
+// cgroup and its marked processes (the driver's Stop of a dead host forces
+// them at once). A host killed -9 ends nothing itself; this is where its
+// death is noticed, whether it is respawned, given up on or not wanted.
+func (sv *Supervisor) sweep(name string, h driver.Handle) {
+	sv.mu.Lock()
+	done := sv.swept[h]
+	sv.swept[h] = true
+	sv.mu.Unlock()
+	if done {
+		return
+	}
+	if left, err := sv.drv.Stop(sv.ctx, h); err != nil {
+		sv.Log.Error("end what a dead host left", "agent", name, "err", err)
+	} else if left {
+		sv.Log.Info("ended what a dead host left running", "agent", name, "pid", h.Pid)
+	}
 }

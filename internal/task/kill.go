@@ -104,7 +104,10 @@ func closePhases(s *store.Store, actor store.Actor, tree []*store.Task) error {
 
 // killAgents ends the agents of tree through l's driver, all of a round at
 // once (each gets the stop grace in parallel), listing them again after each
-// round in case one was (re)started while the previous round ran.
+// round in case one was (re)started while the previous round ran. An agent
+// that no longer runs (failed, exited, its host killed) is stopped too, once:
+// what its run left behind (its cgroup, its marked processes) ends with the
+// task; it is not listed (its agent had ended already).
 func killAgents(s *store.Store, l *agent.Launcher, actor store.Actor, tree []*store.Task, res *KillResult) error {
 	inTree := map[string]bool{}
 	for _, t := range tree {
@@ -120,7 +123,14 @@ func killAgents(s *store.Store, l *agent.Launcher, actor store.Actor, tree []*st
 		for _, a := range agents {
 			alive := l.HostAlive(a)
 			live := a.Status == store.AgentRunning || a.Status == store.AgentPending || alive
-			if !inTree[a.TaskID] || !live || (ended[a.Name] && !alive) {
+			if !inTree[a.TaskID] || (ended[a.Name] && !alive) {
+				continue
+			}
+			if !live {
+				ended[a.Name] = true
+				if _, err := l.EndLeftovers(a); err != nil {
+					return err
+				}
 				continue
 			}
 			round = append(round, a.Name)

@@ -54,11 +54,11 @@ func run(f *cmdutil.Factory, o Options) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(f.IO.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tROLE\tTASK\tPHASE\tRUNTIME\tSTATUS\tPID\tRESTARTS\tACTIVITY\tCODE-DESIGNER\tSANDBOX")
+	fmt.Fprintln(tw, "NAME\tROLE\tTASK\tPHASE\tRUNTIME\tSTATUS\tPID\tRESTARTS\tACTIVITY\tCONTAINMENT\tCODE-DESIGNER\tSANDBOX")
 	noKernel, rulesOnly := false, false
 	for _, a := range res.Agents {
 		l := render.Line[string] // records can be hand-edited: no raw control reaches the terminal
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", l(a.Name), l(render.AgentRole(a)), l(dash(a.TaskID)), l(dash(a.PhaseID)), l(string(a.Runtime)), l(status(a)), a.Pid, a.Restarts, l(activity(a, f.Now())), l(a.CodeDesigner.String()), l(dash(a.Sandbox)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", l(a.Name), l(render.AgentRole(a)), l(dash(a.TaskID)), l(dash(a.PhaseID)), l(string(a.Runtime)), l(status(a)), a.Pid, a.Restarts, l(activity(a, f.Now())), l(dash(a.Containment)), l(a.CodeDesigner.String()), l(dash(a.Sandbox)))
 		noKernel = noKernel || a.Sandbox == agent.SandboxNoKernel
 		rulesOnly = rulesOnly || a.Sandbox == string(sandbox.ModeLandlock)
 	}

@@ -19,4 +19,13 @@ type Handle struct {
 	// Stop finds what left the host's process group; empty for a handle
 	// recorded before runs were marked.
 	Run string `json:"run,omitempty"`
+	// Cgroup is the run's cgroup v2 group (.../pm-agents/<Run>), which holds
+	// the host and everything it starts; empty where pm could make none.
+	Cgroup string `json:"cgroup,omitempty"`
+	// PidsCgroup is a cgroup v1 pids group of the run, for its process
+	// limit where the v2 hierarchy has no pids controller.
+	PidsCgroup string `json:"pids_cgroup,omitempty"`
+	// Containment says, for people, how the run's processes are held and
+	// bounded: "cgroup, pids.max 1024", "run marker + subreaper, ...".
+	Containment string `json:"containment,omitempty"`
 }

@@ -99,3 +99,42 @@ func hasEnv(pid int, entry []byte) envAnswer {
 	}
 	return envNo
 }
+
+// KillChildren SIGKILLs every live child of process parent, again until it
+// has none (a killed child's own children are re-parented to parent when it
+// is their subreaper), and returns how many it killed. Zombies are left to
+// their reaper.
+func KillChildren(parent int) int {
+	killed := map[int]bool{}
+	for range 100 {
+		found := 0
+		for _, pid := range pids() {
+			if killed[pid] || pid == parent {
+				continue
+			}
+			if pp, live := parentOf(pid); live && pp == parent {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				killed[pid] = true
+				found++
+			}
+		}
+		if found == 0 {
+			break
+		}
+	}
+	return len(killed)
+}
+
+// parentOf returns pid's parent and whether pid is live (not a zombie).
+func parentOf(pid int) (int, bool) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	f, err := statFields(data)
+	if err != nil || string(f[0]) == "Z" || string(f[0]) == "X" {
+		return 0, false
+	}
+	pp, err := strconv.Atoi(string(f[1]))
+	return pp, err == nil
+}
