@@ -21,7 +21,8 @@ type PhaseTx struct {
 	count int // -1 until counted
 }
 
-// WithPhase runs fn in the phase's critical section (messages.jsonl's lock).
+// WithPhase runs fn in the phase's critical section (messages.jsonl's lock),
+// with the record as derived there (settleHeld).
 // An unknown or malformed id is refused (exit 4 / exit 2) before any lock
 // file is made.
 func (s *Store) WithPhase(taskID, phaseID string, fn func(tx *PhaseTx) error) error {
@@ -29,16 +30,22 @@ func (s *Store) WithPhase(taskID, phaseID string, fn func(tx *PhaseTx) error) er
 	// the lock. A stat settles the common case; anything else gets Phase's
 	// own error (bad id, missing, unreadable).
 	if ids.Parse(ids.Task, taskID) != nil || ids.Parse(ids.Phase, phaseID) != nil || !isFile(s.PhasePath(taskID, phaseID)) {
-		if _, err := s.Phase(taskID, phaseID); err != nil {
+		if _, err := s.readPhase(taskID, phaseID); err != nil {
 			return err
 		}
 	}
 	return lockedfile.With(s.MessagesPath(taskID, phaseID), func() error {
-		ph, err := s.Phase(taskID, phaseID)
+		ph, err := s.readPhase(taskID, phaseID)
 		if err != nil {
 			return err
 		}
-		return fn(&PhaseTx{s: s, Phase: ph, count: -1})
+		tx := &PhaseTx{s: s, Phase: ph, count: -1}
+		// fn sees the room as it is (RoomClosedBy): a close a crash left
+		// undone is written first.
+		if err := tx.settleHeld(); err != nil {
+			return err
+		}
+		return fn(tx)
 	})
 }
 
@@ -79,7 +86,7 @@ func (tx *PhaseTx) Update(fn func(p *Phase)) error {
 // UpdatePhase rewrites phase.json under its own lock, for fields no critical
 // section reads (the role agents started for it).
 func (s *Store) UpdatePhase(taskID, phaseID string, fn func(p *Phase)) (*Phase, error) {
-	if _, err := s.Phase(taskID, phaseID); err != nil {
+	if _, err := s.readPhase(taskID, phaseID); err != nil {
 		return nil, err
 	}
 	return s.updatePhase(taskID, phaseID, fn)
