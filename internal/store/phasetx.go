@@ -109,6 +109,14 @@ func (s *Store) updatePhase(taskID, phaseID string, fn func(p *Phase)) (*Phase, 
 // to write (or an error, and nothing is written). The store makes the phase's
 // directory, an empty messages.jsonl, then phase.json.
 func (s *Store) CreatePhase(taskID string, build func(t *Task, existing []*Phase, id string) (*Phase, error)) (*Phase, error) {
+	return s.CreatePhaseThen(taskID, build, nil)
+}
+
+// CreatePhaseThen is CreatePhase with then run under the same phases lock
+// once phase.json is written (pm phase records its role agents there): no
+// one who takes that lock (EnsureRoles' repair) sees the phase before then
+// ran, unless the process died in between.
+func (s *Store) CreatePhaseThen(taskID string, build func(t *Task, existing []*Phase, id string) (*Phase, error), then func(ph *Phase) error) (*Phase, error) {
 	// The lock lives in the task's directory: look the task up first so an
 	// unknown id is exit 4, not a failure to create the lock file.
 	if _, err := s.Task(taskID); err != nil {
@@ -143,10 +151,13 @@ func (s *Store) CreatePhase(taskID string, build func(t *Task, existing []*Phase
 			return err
 		}
 		s.indexPhase(taskID, id)
+		if then != nil {
+			return then(ph)
+		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return ph, err
 	}
 	return ph, nil
 }
