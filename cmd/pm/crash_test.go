@@ -359,8 +359,9 @@ var crashScenarios = []crashScenario{{
 	crash: func(h *crashHome) []string { return []string{"kill", h.ids["T"]} },
 	next: []func(h *crashHome) (string, string){
 		func(h *crashHome) (string, string) {
-			for _, ph := range []string{h.ids["PH"], h.ids["PC"]} {
-				killed := h.tasks()[h.ids["T"]].Status == "killed"
+			for _, room := range [][2]string{{"T", "PH"}, {"C", "PC"}} {
+				ph := h.ids[room[1]]
+				killed := h.tasks()[h.ids[room[0]]].Status == "killed"
 				_, _, code := h.run(nil, "say", "still here?", "--phase", ph)
 				if killed != (code == 5) {
 					return "pm say", fmt.Sprintf("say into %s with the task killed=%v: exit %d", ph, killed, code)
@@ -369,7 +370,7 @@ var crashScenarios = []crashScenario{{
 			return "pm say", ""
 		},
 		func(h *crashHome) (string, string) {
-			h.must("status", "--json")
+			h.must("status", h.ids["T"], "--json")
 			h.must("status", h.ids["C"], "--json")
 			return "pm status", ""
 		},
@@ -435,18 +436,26 @@ var crashScenarios = []crashScenario{{
 		// Issue 21 item 4: whoever looks at a dependant blocked only by done
 		// tasks sees it unblocked, and the records say so after.
 		func(h *crashHome) (string, string) {
-			out := h.must("status", h.ids["D1"], "--json")
-			if strings.Contains(out, `"state": "blocked"`) || strings.Contains(out, `"state":"blocked"`) {
-				if h.tasks()[h.ids["B"]].Status == "done" {
-					return "pm status", "pm status shows D1 blocked by a done task: " + out
+			var st struct {
+				Health map[string]struct{ State string } `json:"health"`
+			}
+			out := h.must("status", "--json")
+			if err := json.Unmarshal([]byte(out), &st); err != nil {
+				return "pm status", "pm status --json: " + err.Error()
+			}
+			for _, d := range []string{"D1", "D2"} {
+				if st.Health[h.ids[d]].State == "blocked" && h.tasks()[h.ids["B"]].Status == "done" {
+					return "pm status", "pm status shows " + d + " blocked by a done task"
 				}
 			}
 			return "pm status", ""
 		},
 		func(h *crashHome) (string, string) {
-			_, errs, code := h.run(nil, "wait", h.ids["D2"], "--timeout", "1ms")
-			if code != 124 && code != 0 {
-				return "pm wait", fmt.Sprintf("wait exit %d: %s", code, errs)
+			for _, d := range []string{"D1", "D2"} {
+				_, errs, code := h.run(nil, "wait", h.ids[d], "--timeout", "1ms")
+				if code != 124 && code != 0 {
+					return "pm wait", fmt.Sprintf("wait %s exit %d: %s", d, code, errs)
+				}
 			}
 			return "pm wait", ""
 		},
