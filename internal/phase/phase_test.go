@@ -779,3 +779,79 @@ func countEvents(t *testing.T, s *store.Store, kind bus.Kind) int {
 	}
 	return n
 }
+
+// Lines of a room that are JSON but no message (a corrupted or hand-written
+// line) are not messages for anyone: every reader counts and hands on what
+// the say's count counts, so pm chat --json never shows a room "4/3" that
+// pm say still posts into (issue 21 item 8).
+func TestEveryReaderCountsWhatSayCounts(t *testing.T) {
+	const tk = "tk-000001"
+	s := newStore(t)
+	addTask(t, s, tk, store.TaskActive)
+	ph := mustCreate(t, s, tk, 3)
+	for _, c := range []string{"one", "two"} {
+		if _, _, err := phase.Say(s, store.Human, tk, ph.ID, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := os.OpenFile(s.MessagesPath(tk, ph.ID), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"x":1}` + "\n" + `{"id":"","content":"no id"}` + "\n" + "42\n" + `{"id":"msg-torn","conte` + "\n")
+	f.Close()
+	want, err := s.MessageCount(tk, ph.ID)
+	if err != nil || want != 2 {
+		t.Fatalf("MessageCount = %d, %v; want 2", want, err)
+	}
+	readers := []struct {
+		name string
+		read func() (int, error)
+	}{
+		{"Read", func() (int, error) {
+			got := 0
+			_, n, err := phase.Read(s, store.Human, ph.ID, func([]byte, *store.Message) error { got++; return nil })
+			return cmpCount(n, got, err)
+		}},
+		{"ReadViews raw", func() (int, error) {
+			got := 0
+			_, n, err := phase.ReadViews(s, store.Human, ph.ID, nil, func([]byte) error { got++; return nil })
+			return cmpCount(n, got, err)
+		}},
+		{"ReadViews decoded", func() (int, error) {
+			got := 0
+			_, n, err := phase.ReadViews(s, store.Human, ph.ID, new(store.MessageView), func([]byte) error { got++; return nil })
+			return cmpCount(n, got, err)
+		}},
+		{"Messages", func() (int, error) { m, err := s.Messages(tk, ph.ID); return len(m), err }},
+		{"LastMessages", func() (int, error) { _, n, err := s.LastMessages(tk, ph.ID, 10); return n, err }},
+		{"FollowMessages", func() (int, error) {
+			n := 0
+			stop := func() (bool, error) { return true, nil }
+			for _, err := range s.FollowMessages(tk, ph.ID, stop).Lines(context.Background(), bus.Cursor{}) {
+				if err != nil {
+					return n, err
+				}
+				n++
+			}
+			return n, nil
+		}},
+	}
+	for _, r := range readers {
+		if n, err := r.read(); err != nil || n != want {
+			t.Errorf("%s: %d messages, %v; want %d", r.name, n, err, want)
+		}
+	}
+	// The room takes exactly one more message, and is then closed.
+	if _, closed, err := phase.Say(s, store.Human, tk, ph.ID, "three"); err != nil || !closed {
+		t.Fatalf("third say: closed %v, %v", closed, err)
+	}
+}
+
+// cmpCount is n when the reader handed on as many lines as it counted.
+func cmpCount(n, handed int, err error) (int, error) {
+	if err == nil && n != handed {
+		err = fmt.Errorf("counted %d, handed on %d", n, handed)
+	}
+	return n, err
+}
