@@ -29,6 +29,11 @@
 //     this run, and run there as this agent (Host's Commands), so they need
 //     neither the key nor the state directory; with runtime.exec.sandbox the
 //     CLI runs under internal/sandbox (sandbox.go);
+//   - OpenPhase records a room's role agents under the task's phases lock
+//     with the room itself (phase.CreateThen), then starts them; EnsureRoles
+//     finishes a room a killed pm phase left (roles missing or never
+//     started) under the same lock, so it never races a live pm phase, and
+//     a retried pm phase with the same spec finds the room and succeeds;
 //   - the package reaches its files only through store operations (see
 //     internal/store's doc for the whole tree and the lock order).
 //
