@@ -192,11 +192,23 @@ func TestRoomsSettleAfterKill9(t *testing.T) {
 		check: statusOf("D"),
 	}}
 	bases := make([]*crashHome, len(kinds))
+	spans := make([]time.Duration, len(kinds)) // how long each command runs unkilled
 	for i, k := range kinds {
 		h := newCrashHome(t, t.TempDir())
 		h.must("init")
 		k.setup(h)
 		bases[i] = h
+		c := newCrashHome(t, t.TempDir())
+		copyTree(t, h.dir, c.dir)
+		c.ids = h.ids
+		start := time.Now()
+		if _, errs, code := c.run(nil, k.cmd(c)...); code != 0 {
+			t.Fatalf("%s: exit %d: %s", k.name, code, errs)
+		}
+		spans[i] = time.Since(start)
+		if k.after != nil {
+			k.after(c)
+		}
 	}
 	rng := rand.New(rand.NewPCG(21, 1))
 	deadline := time.Now().Add(budget)
@@ -213,8 +225,9 @@ func TestRoomsSettleAfterKill9(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The moment of the kill is the trial's random input, not a wait
-		// for something to happen: anywhere from before main to the end.
-		time.Sleep(time.Duration(rng.IntN(30000)) * time.Microsecond)
+		// for something to happen: anywhere from before main to a little
+		// past the time the command took unkilled.
+		time.Sleep(time.Duration(rng.Int64N(int64(spans[i]) * 5 / 4)))
 		_ = cmd.Process.Signal(syscall.SIGKILL)
 		if err := cmd.Wait(); err != nil {
 			killed++
