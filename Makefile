@@ -4,7 +4,7 @@ BINDIR    ?= $(shell $(GO) env GOPATH)/bin
 STATICCHECK_VERSION ?= v0.8.2
 FUZZTIME  ?= 20s
 
-.PHONY: all build install test test-user test-short lint fmt bench fuzz demo demo-exec clean
+.PHONY: all build install test test-user test-short stress lint fmt bench fuzz demo demo-exec clean
 
 all: build
 
@@ -36,6 +36,19 @@ test-user:
 
 test-short:
 	$(GO) test -count=1 ./...
+
+# The long crash and kill -9 trials (docs/design.md, "Crash safety"): the
+# real binaries killed at every crash point and then at random ones, and
+# with SIGKILL at random moments; each test logs its trials and how many
+# left anything stranded (the test fails on any).
+STRESS_CRASH_TRIALS   ?= 1000
+STRESS_CRASH_SECONDS  ?= 3600
+STRESS_KILL9_TRIALS   ?= 400
+STRESS_KILL9_SECONDS  ?= 3600
+stress:
+	PM_CRASH_TRIALS=$(STRESS_CRASH_TRIALS) PM_CRASH_SECONDS=$(STRESS_CRASH_SECONDS) \
+	PM_KILL9_TRIALS=$(STRESS_KILL9_TRIALS) PM_KILL9_SECONDS=$(STRESS_KILL9_SECONDS) \
+	$(GO) test -count=1 -timeout 0 -v -run 'TestNoStrandedWorkAfterKill9|TestRoomsSettleAfterKill9|TestAcknowledgedSaysSurviveKill9' ./cmd/pm
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1)

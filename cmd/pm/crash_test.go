@@ -142,8 +142,135 @@ func (h *crashHome) stranded() []string {
 		if t.Status == "blocked" && pending == 0 {
 			bad = append(bad, t.ID+" is blocked with every blocker done")
 		}
+		bad = append(bad, h.strandedRooms(t)...)
 	}
 	return bad
+}
+
+type crashPhase struct {
+	ID     string   `json:"id"`
+	Status string   `json:"status"`
+	Limit  int      `json:"message_limit"`
+	Roles  []string `json:"roles"`
+	Agents []string `json:"agents"`
+}
+
+// phases reads a task's phase.json files and counts each log's messages
+// (valid JSON lines with an id) as written, not through pm.
+func (h *crashHome) phases(taskID string) (map[*crashPhase]int, error) {
+	dir := filepath.Join(h.dir, ".plasmodium", "tasks", taskID, "phases")
+	ents, _ := os.ReadDir(dir)
+	out := map[*crashPhase]int{}
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, e.Name(), "phase.json"))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // an opening killed before its record
+		}
+		ph := &crashPhase{}
+		if err != nil || json.Unmarshal(data, ph) != nil {
+			return nil, fmt.Errorf("phase %s unreadable: %v", e.Name(), err)
+		}
+		log, _ := os.ReadFile(filepath.Join(dir, e.Name(), "messages.jsonl"))
+		n := 0
+		for line := range bytes.SplitSeq(log, []byte("\n")) {
+			var m struct{ ID string }
+			if json.Unmarshal(line, &m) == nil && m.ID != "" {
+				n++
+			}
+		}
+		out[ph] = n
+	}
+	return out, nil
+}
+
+// strandedRooms: a room whose log is full, or whose task ended, recorded
+// open; an open room of an active task with a role that has no agent, or
+// one never started (issue 21 items 1, 2 and 8).
+func (h *crashHome) strandedRooms(t *crashTask) []string {
+	var bad []string
+	phs, err := h.phases(t.ID)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	for ph, n := range phs {
+		if ph.Status != "active" {
+			continue
+		}
+		if n >= ph.Limit {
+			bad = append(bad, fmt.Sprintf("room %s holds %d of %d messages and is open", ph.ID, n, ph.Limit))
+		}
+		if t.Status != "active" {
+			bad = append(bad, "room "+ph.ID+" of "+t.Status+" task "+t.ID+" is open")
+			continue
+		}
+		if len(ph.Agents) != len(ph.Roles) {
+			bad = append(bad, fmt.Sprintf("room %s has %d role agents for its %d roles", ph.ID, len(ph.Agents), len(ph.Roles)))
+		}
+		for _, name := range ph.Agents {
+			var a struct{ Status, Runtime string }
+			data, err := os.ReadFile(filepath.Join(h.dir, ".plasmodium", "agents", name, "agent.json"))
+			if err != nil || json.Unmarshal(data, &a) != nil {
+				bad = append(bad, "role agent "+name+" of "+ph.ID+" has no record")
+			} else if a.Status == "pending" && a.Runtime != "none" {
+				bad = append(bad, "role agent "+name+" of open room "+ph.ID+" was never started")
+			}
+		}
+	}
+	return bad
+}
+
+// messages is how many messages the room holds, counted from its log.
+func (h *crashHome) messages(taskID, phaseID string) int {
+	phs, err := h.phases(taskID)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	for ph, n := range phs {
+		if ph.ID == phaseID {
+			return n
+		}
+	}
+	return 0
+}
+
+// runBounded runs pm like run, but a command that does not end within a
+// minute is killed and reported as hung (a guard, not a threshold: the
+// commands it runs end at once when the state is right).
+func (h *crashHome) runBounded(args ...string) (code int, hung bool) {
+	cmd := exec.Command(pmBin, args...)
+	cmd.Dir, cmd.Env = h.dir, slices.Clone(h.base)
+	if err := cmd.Start(); err != nil {
+		h.t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode(), false
+		}
+		return 0, false
+	case <-time.After(time.Minute):
+		_ = cmd.Process.Kill()
+		<-done
+		return -1, true
+	}
+}
+
+// phaseID opens nothing: it reads the id of the task's only phase.
+func (h *crashHome) onlyPhase(taskID string) string {
+	phs, err := h.phases(taskID)
+	if err != nil || len(phs) != 1 {
+		h.t.Fatalf("phases of %s: %v %v", taskID, phs, err)
+	}
+	for ph := range phs {
+		return ph.ID
+	}
+	return ""
 }
 
 // crashScenario is one multi-step command, killed at one of its points.
@@ -152,9 +279,131 @@ type crashScenario struct {
 	setup func(h *crashHome)                    // the state before (run once, copied)
 	crash func(h *crashHome) []string           // the command to kill
 	next  []func(h *crashHome) (string, string) // "the next command", one picked per trial; returns what it did and a violation
+	after func(h *crashHome)                    // ends what a trial started (agent processes), if anything
 }
 
+// roomSetup is a limit-3 room on a task run by hand, with two messages.
+func roomSetup(h *crashHome) {
+	h.newTask("T", "task", "talk", "--runtime", "none")
+	h.must("phase", "Talk", "--limit", "3", "--task", h.ids["T"])
+	h.ids["PH"] = h.onlyPhase(h.ids["T"])
+	h.must("say", "one", "--phase", h.ids["PH"])
+	h.must("say", "two", "--phase", h.ids["PH"])
+}
+
+// rolesSetup is an active exec task whose role agents run a long sleep (its
+// owner's CLI exits at once: only the roles matter here).
+func rolesSetup(h *crashHome) {
+	h.must("config", "set", "runtime.exec.command", `["sh","-c","exit 3"]`)
+	h.must("config", "set", "runtime.exec.role_command", `["sleep","300"]`)
+	h.must("config", "set", "runtime.exec.nudges", "0")
+	h.newTask("T", "task", "roles", "--runtime", "exec")
+}
+
+var rolesPhase = []string{"phase", "Talk", "--limit", "4", "--roles", "designer,developer"}
+
+// endRoles stops the role agents a trial started.
+func endRoles(h *crashHome) { h.run(nil, "kill", h.ids["T"]) }
+
 var crashScenarios = []crashScenario{{
+	// Issue 21 item 1: the say that appends the last message dies before
+	// it closes the phase; the room is full, so it is closed for everyone.
+	name:  "say closes a full room",
+	setup: roomSetup,
+	crash: func(h *crashHome) []string { return []string{"say", "three", "--phase", h.ids["PH"]} },
+	next: []func(h *crashHome) (string, string){
+		func(h *crashHome) (string, string) {
+			full := h.messages(h.ids["T"], h.ids["PH"]) >= 3
+			_, _, code := h.run(nil, "say", "again", "--phase", h.ids["PH"])
+			if full != (code == 5) || (code != 0 && code != 5) {
+				return "pm say", fmt.Sprintf("say into a room full=%v: exit %d", full, code)
+			}
+			if code, hung := h.runBounded("chat", "--follow", "--phase", h.ids["PH"]); hung || code != 0 {
+				return "pm say; pm chat --follow", fmt.Sprintf("chat --follow of the closed room: exit %d, hung %v", code, hung)
+			}
+			return "pm say; pm chat --follow", ""
+		},
+		func(h *crashHome) (string, string) {
+			full := h.messages(h.ids["T"], h.ids["PH"]) >= 3
+			_, errs, code := h.run(nil, "phase", "Next", "--limit", "2", "--task", h.ids["T"])
+			if full != (code == 0) {
+				return "pm phase", fmt.Sprintf("a new phase with the room full=%v: exit %d: %s", full, code, errs)
+			}
+			return "pm phase", ""
+		},
+		func(h *crashHome) (string, string) {
+			full := h.messages(h.ids["T"], h.ids["PH"]) >= 3
+			_, _, code := h.run(nil, "extend-phase", "2", "--task", h.ids["T"])
+			if full != (code == 5) {
+				return "pm extend-phase", fmt.Sprintf("extend with the room full=%v: exit %d", full, code)
+			}
+			return "pm extend-phase", ""
+		},
+		func(h *crashHome) (string, string) {
+			h.must("status", h.ids["T"], "--json")
+			return "pm status", ""
+		},
+	},
+}, {
+	// Issue 21 item 8: a pm kill killed between marking its task and
+	// closing the task's room leaves no room anyone can post into.
+	name: "kill closes its rooms",
+	setup: func(h *crashHome) {
+		h.newTask("T", "task", "to kill", "--runtime", "none")
+		h.newTask("C", "subtask", "child", "--task", h.ids["T"], "--context-file", "ctx.md")
+		h.must("phase", "Talk", "--limit", "5", "--task", h.ids["T"])
+		h.must("phase", "Kid", "--limit", "5", "--task", h.ids["C"])
+		h.ids["PH"] = h.onlyPhase(h.ids["T"])
+		h.ids["PC"] = h.onlyPhase(h.ids["C"])
+	},
+	crash: func(h *crashHome) []string { return []string{"kill", h.ids["T"]} },
+	next: []func(h *crashHome) (string, string){
+		func(h *crashHome) (string, string) {
+			for _, room := range [][2]string{{"T", "PH"}, {"C", "PC"}} {
+				ph := h.ids[room[1]]
+				killed := h.tasks()[h.ids[room[0]]].Status == "killed"
+				_, _, code := h.run(nil, "say", "still here?", "--phase", ph)
+				if killed != (code == 5) {
+					return "pm say", fmt.Sprintf("say into %s with the task killed=%v: exit %d", ph, killed, code)
+				}
+			}
+			return "pm say", ""
+		},
+		func(h *crashHome) (string, string) {
+			h.must("status", h.ids["T"], "--json")
+			h.must("status", h.ids["C"], "--json")
+			return "pm status", ""
+		},
+	},
+}, {
+	// Issue 21 item 2: pm phase killed between recording the phase and
+	// starting its roles leaves an open room nobody is in.
+	name:  "phase starts its roles",
+	setup: rolesSetup,
+	crash: func(h *crashHome) []string { return append(slices.Clone(rolesPhase), "--task", h.ids["T"]) },
+	next: []func(h *crashHome) (string, string){
+		func(h *crashHome) (string, string) {
+			_, errs, code := h.run(nil, append(slices.Clone(rolesPhase), "--task", h.ids["T"])...)
+			if code != 0 {
+				return "retry pm phase", fmt.Sprintf("retry exit %d: %s", code, errs)
+			}
+			return "retry pm phase", ""
+		},
+		func(h *crashHome) (string, string) {
+			h.must("status", h.ids["T"], "--json")
+			return "pm status", ""
+		},
+		func(h *crashHome) (string, string) {
+			h.must("status")
+			return "pm status (all)", ""
+		},
+		func(h *crashHome) (string, string) {
+			h.must("task", "another", "--runtime", "none")
+			return "pm task", ""
+		},
+	},
+	after: endRoles,
+}, {
 	name: "done unblocks its dependants",
 	setup: func(h *crashHome) {
 		h.newTask("B", "task", "blocker", "--runtime", "none")
@@ -183,6 +432,32 @@ var crashScenarios = []crashScenario{{
 				return "pm supervise", fmt.Sprintf("supervise exit %d: %s", code, errs)
 			}
 			return "pm supervise", ""
+		},
+		// Issue 21 item 4: whoever looks at a dependant blocked only by done
+		// tasks sees it unblocked, and the records say so after.
+		func(h *crashHome) (string, string) {
+			var st struct {
+				Health map[string]struct{ State string } `json:"health"`
+			}
+			out := h.must("status", "--json")
+			if err := json.Unmarshal([]byte(out), &st); err != nil {
+				return "pm status", "pm status --json: " + err.Error()
+			}
+			for _, d := range []string{"D1", "D2"} {
+				if st.Health[h.ids[d]].State == "blocked" && h.tasks()[h.ids["B"]].Status == "done" {
+					return "pm status", "pm status shows " + d + " blocked by a done task"
+				}
+			}
+			return "pm status", ""
+		},
+		func(h *crashHome) (string, string) {
+			for _, d := range []string{"D1", "D2"} {
+				_, errs, code := h.run(nil, "wait", h.ids[d], "--timeout", "1ms")
+				if code != 124 && code != 0 {
+					return "pm wait", fmt.Sprintf("wait %s exit %d: %s", d, code, errs)
+				}
+			}
+			return "pm wait", ""
 		},
 	},
 }, {
@@ -266,6 +541,9 @@ func crashTrial(t *testing.T, sc *crashScenario, base *crashHome, n int, next in
 	for _, s := range h.stranded() {
 		bad = append(bad, s+" (after "+what+")")
 	}
+	if sc.after != nil {
+		sc.after(h)
+	}
 	return code == -9, bad
 }
 
@@ -275,6 +553,9 @@ func crashPoints(t *testing.T, sc *crashScenario, base *crashHome) int {
 	copyTree(t, base.dir, h.dir)
 	h.ids = base.ids
 	_, errs, code := h.run([]string{"PM_TEST_CRASH_TRACE=1"}, sc.crash(h)...)
+	if sc.after != nil {
+		sc.after(h)
+	}
 	if code != 0 {
 		t.Fatalf("%s: exit %d: %s", sc.name, code, errs)
 	}

@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -115,4 +118,132 @@ func TestAcknowledgedSaysSurviveKill9(t *testing.T) {
 		t.Fatalf("say past the limit: %v, want exit 5", err)
 	}
 	t.Logf("%d says acknowledged, all present; phase filled to %d", len(acked), limit)
+}
+
+// TestRoomsSettleAfterKill9 kills the real pm with SIGKILL at a random moment
+// (not at a chosen point: wherever the signal lands) in the commands that
+// leave a room half-done: the say that fills a limit-3 room, pm kill of a
+// task with an open room, pm phase opening a room with two roles (exec
+// role agents that sleep), and pm done between its mark and unblocking its
+// dependant. After each, one reader runs (pm status of the task, which is
+// what a person does) and the records must hold nothing stranded
+// (crashHome.stranded: no full or ended room open, no role of an open room
+// missing or never started, no dependant blocked by a done task), and a
+// pm chat --follow of a full room must end (issue 21 items 1, 2, 4, 8).
+// PM_KILL9_TRIALS sets the number of trials (default 24, 8 with -short) and
+// PM_KILL9_SECONDS their time bound (default 120 s); make stress runs more.
+func TestRoomsSettleAfterKill9(t *testing.T) {
+	trials, budget := 24, 120*time.Second
+	if testing.Short() {
+		trials = 8
+	}
+	if v, err := strconv.Atoi(os.Getenv("PM_KILL9_TRIALS")); err == nil {
+		trials = v
+	}
+	if v, err := strconv.Atoi(os.Getenv("PM_KILL9_SECONDS")); err == nil {
+		budget = time.Duration(v) * time.Second
+	}
+	type kind struct {
+		name  string
+		setup func(h *crashHome)
+		cmd   func(h *crashHome) []string
+		check func(h *crashHome) string // one reader, then a violation or ""
+		after func(h *crashHome)
+	}
+	statusOf := func(name string) func(h *crashHome) string {
+		return func(h *crashHome) string {
+			if _, errs, code := h.run(nil, "status", h.ids[name], "--json"); code != 0 {
+				return fmt.Sprintf("pm status: exit %d: %s", code, errs)
+			}
+			return ""
+		}
+	}
+	kinds := []kind{{
+		name: "say fills the room", setup: roomSetup,
+		cmd: func(h *crashHome) []string { return []string{"say", "three", "--phase", h.ids["PH"]} },
+		check: func(h *crashHome) string {
+			if h.messages(h.ids["T"], h.ids["PH"]) < 3 {
+				return statusOf("T")(h)
+			}
+			if code, hung := h.runBounded("chat", "--follow", "--phase", h.ids["PH"]); hung || code != 0 {
+				return fmt.Sprintf("chat --follow of the full room: exit %d, hung %v", code, hung)
+			}
+			return ""
+		},
+	}, {
+		name: "kill with an open room",
+		setup: func(h *crashHome) {
+			h.newTask("T", "task", "to kill", "--runtime", "none")
+			h.must("phase", "Talk", "--limit", "5", "--task", h.ids["T"])
+		},
+		cmd:   func(h *crashHome) []string { return []string{"kill", h.ids["T"]} },
+		check: statusOf("T"),
+	}, {
+		name: "phase opens its roles", setup: rolesSetup,
+		cmd:   func(h *crashHome) []string { return append(slices.Clone(rolesPhase), "--task", h.ids["T"]) },
+		check: statusOf("T"), after: endRoles,
+	}, {
+		name: "done unblocks its dependant",
+		setup: func(h *crashHome) {
+			h.newTask("B", "task", "blocker", "--runtime", "none")
+			h.newTask("D", "task", "dependant", "--runtime", "none", "--blocked-by", h.ids["B"])
+		},
+		cmd:   func(h *crashHome) []string { return []string{"done", "--task", h.ids["B"]} },
+		check: statusOf("D"),
+	}}
+	bases := make([]*crashHome, len(kinds))
+	spans := make([]time.Duration, len(kinds)) // how long each command runs unkilled
+	for i, k := range kinds {
+		h := newCrashHome(t, t.TempDir())
+		h.must("init")
+		k.setup(h)
+		bases[i] = h
+		c := newCrashHome(t, t.TempDir())
+		copyTree(t, h.dir, c.dir)
+		c.ids = h.ids
+		start := time.Now()
+		if _, errs, code := c.run(nil, k.cmd(c)...); code != 0 {
+			t.Fatalf("%s: exit %d: %s", k.name, code, errs)
+		}
+		spans[i] = time.Since(start)
+		if k.after != nil {
+			k.after(c)
+		}
+	}
+	rng := rand.New(rand.NewPCG(21, 1))
+	deadline := time.Now().Add(budget)
+	ran, killed, stranded := 0, 0, 0
+	for ; ran < trials && time.Now().Before(deadline); ran++ {
+		i := ran % len(kinds)
+		k, base := kinds[i], bases[i]
+		h := newCrashHome(t, t.TempDir())
+		copyTree(t, base.dir, h.dir)
+		h.ids = base.ids
+		cmd := exec.Command(pmBin, k.cmd(h)...)
+		cmd.Dir, cmd.Env = h.dir, slices.Clone(h.base)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// The moment of the kill is the trial's random input, not a wait
+		// for something to happen: anywhere from before main to a little
+		// past the time the command took unkilled.
+		time.Sleep(time.Duration(rng.Int64N(int64(spans[i]) * 5 / 4)))
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		if err := cmd.Wait(); err != nil {
+			killed++
+		}
+		var bad []string
+		if v := k.check(h); v != "" {
+			bad = append(bad, v)
+		}
+		bad = append(bad, h.stranded()...)
+		if k.after != nil {
+			k.after(h)
+		}
+		if len(bad) > 0 {
+			stranded++
+			t.Errorf("%s, trial %d: %s", k.name, ran, strings.Join(bad, "; "))
+		}
+	}
+	t.Logf("%d trials, %d killed before they finished, %d stranded", ran, killed, stranded)
 }

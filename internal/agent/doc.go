@@ -39,6 +39,11 @@
 //     that TMPDIR, the one socket it reaches; where the kernel has no
 //     Landlock it runs unconfined by default, and is not started when the
 //     config says true;
+//   - OpenPhase records a room's role agents under the task's phases lock
+//     with the room itself (phase.CreateThen), then starts them; EnsureRoles
+//     finishes a room a killed pm phase left (roles missing or never
+//     started) under the same lock, so it never races a live pm phase, and
+//     a retried pm phase with the same spec finds the room and succeeds;
 //   - the package reaches its files only through store operations (see
 //     internal/store's doc for the whole tree and the lock order).
 //

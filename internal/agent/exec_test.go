@@ -134,3 +134,40 @@ func TestOverRestarts(t *testing.T) {
 		}
 	}
 }
+
+// Every preset hands its CLI the prompt itself, on stdin or in an argument,
+// never only a file name: under runtime.exec.sandbox the state directory,
+// where the prompt file lives, is hidden from the CLI, and the opencode
+// preset, which named only the file, started its CLI without the prompt
+// (issue 21 item 8). opencode run appends a standard input that is not a
+// terminal to its message, so stdin reaches it.
+func TestPresetsHandThePromptItself(t *testing.T) {
+	owner := &store.Agent{Name: "oak_0001", TaskID: "tk-000001"}
+	for _, name := range store.PresetNames() {
+		for _, nudge := range []string{"", "NUDGE-TEXT"} {
+			t.Run(name+"/nudge="+nudge, func(t *testing.T) {
+				s := storetest.New(t)
+				p, _ := store.Preset(name)
+				s.Config().Runtime.Exec = p
+				if err := s.WriteAgent(owner); err != nil {
+					t.Fatal(err)
+				}
+				run, err := execCommand(s, owner, "THE-PROMPT", "S", nudge, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := "THE-PROMPT"
+				if nudge != "" {
+					want = nudge
+				}
+				got := run.stdin != nil && strings.Contains(*run.stdin, want)
+				for _, a := range run.argv {
+					got = got || strings.Contains(a, want)
+				}
+				if !got {
+					t.Fatalf("%s: the CLI gets neither stdin nor an argument holding %q: argv %q", name, want, run.argv)
+				}
+			})
+		}
+	}
+}

@@ -10,10 +10,15 @@ import (
 )
 
 // OpenPhase is pm phase (ops.OpenPhase): it checks that every role names a
-// prompt object, records the phase (phase.Create) and starts one role agent
-// per role with l. The owner check is the caller's. Agent names come back
-// parallel to sp.Roles. It is here, not in package phase, because it starts
-// agents: phase stays light enough for the short commands' executable.
+// prompt object, records the phase and its role agents (phase.CreateThen:
+// both under the task's phases lock) and starts them with l. The owner
+// check is the caller's. Agent names come back parallel to sp.Roles. It is
+// here, not in package phase, because it starts agents: phase stays light
+// enough for the short commands' executable.
+//
+// A pm phase killed part-way leaves an open room whose roles are missing
+// or never started; its retry (the same name, limit, roles and rules) finds
+// that room, finishes it (EnsureRoles) and succeeds.
 func OpenPhase(s *store.Store, l *Launcher, actor store.Actor, sp phase.Spec) (*store.Phase, []string, error) {
 	roles := make([]string, 0, len(sp.Roles))
 	for _, r := range sp.Roles {
@@ -35,31 +40,112 @@ func OpenPhase(s *store.Store, l *Launcher, actor store.Actor, sp phase.Spec) (*
 	if err != nil {
 		return nil, nil, err
 	}
-	ph, err := phase.Create(s, actor, sp)
-	if err != nil {
-		return nil, nil, err
+	ph, err := phase.CreateThen(s, actor, sp, func(ph *store.Phase) error {
+		_, err := recordRoles(s, t, ph)
+		return err
+	})
+	if errs.Is(err, errs.State) && ph == nil {
+		// A retry of a pm phase killed part-way: the same room, open.
+		if act, aerr := s.ActivePhase(t.ID); aerr == nil && act != nil && phase.SameSpec(act, sp) {
+			ph, err = act, nil
+		}
 	}
-	names, err := startRoles(s, l, t, ph)
-	return ph, names, err
+	if err != nil {
+		return ph, nil, err
+	}
+	names, err := EnsureRoles(s, l, t.ID)
+	if ph.Agents = names; err != nil {
+		return ph, names, err
+	}
+	return ph, names, nil
 }
 
-func startRoles(s *store.Store, l *Launcher, t *store.Task, ph *store.Phase) ([]string, error) {
+// EnsureRoles finishes the open room of taskID, if it has one: a role with
+// no agent gets one, and a role agent never started is started. pm phase
+// does this for the room it opens; every command that sees a room left so
+// (a pm phase killed part-way: task.Settle, pm status, pm wait) does it
+// again. Roles are recorded under the task's phases lock, the lock pm phase
+// holds from the phase's record to its roles', so nobody creates a role a
+// live pm phase is creating; starting is Launcher.Start, which never runs
+// two hosts for one agent. It returns the room's role agents, in the order
+// of its roles.
+func EnsureRoles(s *store.Store, l *Launcher, taskID string) ([]string, error) {
+	var ph *store.Phase
 	var names []string
+	err := s.WithPhasesLock(taskID, func() error {
+		t, err := s.Task(taskID)
+		if err != nil || t.Status != store.TaskActive {
+			return err
+		}
+		if ph, err = s.ActivePhase(taskID); err != nil || ph == nil {
+			return err
+		}
+		names, err = recordRoles(s, t, ph)
+		return err
+	})
+	if err != nil || ph == nil {
+		return names, err
+	}
+	for _, n := range names {
+		if err := l.Start(n); err != nil && !errs.Is(err, errs.State) {
+			return names, err
+		}
+	}
+	return names, nil
+}
+
+// RolesPending reports whether the open room ph has a role with no agent
+// recorded, or one recorded but never started: what only a pm phase killed
+// part-way (or still running) leaves. Reads only the records ph names.
+func RolesPending(s *store.Store, ph *store.Phase) bool {
+	if len(ph.Agents) < len(ph.Roles) {
+		return true
+	}
+	for _, n := range ph.Agents {
+		if a, err := s.Agent(n); err == nil && a.Status == store.AgentPending && a.Runtime != store.RuntimeNone {
+			return true
+		}
+	}
+	return false
+}
+
+// recordRoles makes sure each role of ph has an agent record (one found
+// from an earlier, killed attempt is kept) and that phase.json names them;
+// the caller holds the task's phases lock.
+func recordRoles(s *store.Store, t *store.Task, ph *store.Phase) ([]string, error) {
+	if len(ph.Agents) == len(ph.Roles) && len(ph.Roles) > 0 {
+		return ph.Agents, nil
+	}
+	have := map[string]string{} // role -> agent, from an earlier attempt
+	if len(ph.Roles) > 0 {
+		agents, err := s.AgentsOf(t.ID)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range agents {
+			if a.PhaseID == ph.ID && a.Role != "" && have[a.Role] == "" {
+				have[a.Role] = a.Name
+			}
+		}
+	}
+	names := make([]string, 0, len(ph.Roles))
 	for _, r := range ph.Roles {
+		if n := have[r]; n != "" {
+			names = append(names, n)
+			continue
+		}
 		a, err := New(s, store.Agent{Prompt: r, Role: r, TaskID: t.ID, PhaseID: ph.ID, Runtime: t.Runtime, Model: t.Model})
 		if err != nil {
 			return names, err
 		}
 		names = append(names, a.Name)
 	}
+	if len(names) == 0 {
+		return names, nil
+	}
 	if err := phase.SetAgents(s, t.ID, ph.ID, names); err != nil {
 		return names, err
 	}
 	ph.Agents = names
-	for _, n := range names {
-		if err := l.Start(n); err != nil {
-			return names, err
-		}
-	}
 	return names, nil
 }

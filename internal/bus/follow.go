@@ -36,6 +36,9 @@ type Follower struct {
 	// turned true are still delivered) and ends.
 	Until func() (bool, error)
 	Wait  WaitFunc // nil: watch.Until
+	// Keep, if set, says which valid lines are records of the file (a
+	// room's messages: store.isMessage); the others are passed over.
+	Keep func(raw []byte) bool
 }
 
 // errStop unwinds a read when the consumer stopped ranging.
@@ -105,6 +108,9 @@ func (fr *fileReader) read(give func(Line) bool) error {
 			return err
 		}
 		fr.pos, fr.line = Cursor{off: r.Offset, id: sum}, r.Line
+		if fr.Keep != nil && !fr.Keep(raw) {
+			return nil
+		}
 		// raw is the reader's buffer, valid during this call only; a
 		// Line is the subscriber's to keep.
 		if !give(Line{Raw: bytes.Clone(raw), Next: fr.pos}) {

@@ -325,6 +325,10 @@ func TestFramesCarryTaskHealth(t *testing.T) {
 	r.sess.Launcher = &agent.Launcher{Store: r.s, Exe: host} // the process driver
 	model := map[string]string{"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "http://127.0.0.1:1/v1", "PM_MODEL": "m"}
 	r.sess.Getenv = func(k string) string { return model[k] } // the host runs no model
+	// The server starts agents too (a health that shows a never-started
+	// owner runs Settle, ops.settleSeen): it gets the same launcher.
+	_ = r.srv.Close()
+	r.open(nil)
 	c, _, err := r.dial(r.snapshot().Cursor.String(), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -19,7 +19,13 @@ func TestRoomsTailDoesNotDecodeAll(t *testing.T) {
 	s := newStore(t)
 	sess := &Session{Store: s, Actor: store.Human}
 	addTask(t, s, "tk-000001", store.TaskActive, 0)
-	addPhase(t, s, "tk-000001", "ph-000001", store.PhaseActive, 0)
+	ph := addPhase(t, s, "tk-000001", "ph-000001", store.PhaseActive, 0)
+	// A room big enough for what the test writes: a full one is closed
+	// (store.RoomClosedBy), and Rooms shows a closed room's count only.
+	ph.MessageLimit = 2000
+	if err := os.WriteFile(s.PhasePath("tk-000001", "ph-000001"), mustJSON(t, ph), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	written := 0
 	appendMessages := func(n int) {
 		f, err := os.OpenFile(s.MessagesPath("tk-000001", "ph-000001"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)

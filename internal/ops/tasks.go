@@ -80,7 +80,14 @@ func Status(ctx context.Context, sess *Session, in StatusInput) (StatusResult, e
 		if err != nil {
 			return StatusResult{}, err
 		}
-		ts := &TaskStatus{View: v, Health: task.HealthOf(sess.Store, v.Task, pending), Requests: []*store.Request{}}
+		h := task.HealthOf(sess.Store, v.Task, pending)
+		if settleSeen(sess, h) {
+			if v, err = task.Describe(sess.Store, id); err != nil {
+				return StatusResult{}, err
+			}
+			h = task.HealthOf(sess.Store, v.Task, pending)
+		}
+		ts := &TaskStatus{View: v, Health: h, Requests: []*store.Request{}}
 		for _, r := range pending {
 			if r.TaskID == id {
 				ts.Requests = append(ts.Requests, r)
@@ -88,15 +95,47 @@ func Status(ctx context.Context, sess *Session, in StatusInput) (StatusResult, e
 		}
 		return StatusResult{View: ts}, nil
 	}
-	sum, err := task.Summarize(sess.Store, in.All)
+	out, err := summary(sess, in.All, pending)
 	if err != nil {
 		return StatusResult{}, err
+	}
+	for _, h := range out.Health {
+		if settleSeen(sess, h) {
+			if out, err = summary(sess, in.All, pending); err != nil {
+				return StatusResult{}, err
+			}
+			break
+		}
+	}
+	return StatusResult{Summary: out}, nil
+}
+
+// summary is the overview with each listed task's health.
+func summary(sess *Session, all bool, pending []*store.Request) (*StatusSummary, error) {
+	sum, err := task.Summarize(sess.Store, all)
+	if err != nil {
+		return nil, err
 	}
 	out := &StatusSummary{Summary: sum, Health: map[string]task.Health{}}
 	for _, t := range sum.Tasks {
 		out.Health[t.ID] = task.HealthOf(sess.Store, t, pending)
 	}
-	return StatusResult{Summary: out}, nil
+	return out, nil
+}
+
+// settleSeen repairs, where it is seen, a state only a crash leaves (h.Repair:
+// a task blocked only by done tasks, an agent of a live task or open room
+// never started, a role with no agent): it runs task.Settle when this
+// session can start agents, and reports whether it did (the caller reads
+// again).
+func settleSeen(sess *Session, h task.Health) bool {
+	if !h.Repair || sess.Launcher == nil {
+		return false
+	}
+	if _, err := task.Settle(sess.Store, sess.Launcher, sess.Actor); err != nil {
+		sess.Store.Warnf("settle: %v", err)
+	}
+	return true
 }
 
 // SubtaskInput is pm subtask.
@@ -268,5 +307,12 @@ func TaskHealth(sess *Session, id string) (task.Health, error) {
 			pending = append(pending, r)
 		}
 	}
-	return task.HealthOf(sess.Store, t, pending), nil
+	h := task.HealthOf(sess.Store, t, pending)
+	if settleSeen(sess, h) {
+		if t, err = sess.Store.Task(id); err != nil {
+			return task.Health{}, err
+		}
+		h = task.HealthOf(sess.Store, t, pending)
+	}
+	return h, nil
 }

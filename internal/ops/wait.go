@@ -49,6 +49,12 @@ func Wait(ctx context.Context, sess *Session, in WaitInput) (WaitResult, error) 
 			return false, err
 		}
 		res = WaitResult{Task: t, Health: task.HealthOf(sess.Store, t, nil)}
+		if settleSeen(sess, res.Health) {
+			if t, err = sess.Store.Task(in.Task); err != nil {
+				return false, err
+			}
+			res = WaitResult{Task: t, Health: task.HealthOf(sess.Store, t, nil)}
+		}
 		switch res.Health.State {
 		case task.StateDone, task.StateKilled, task.StateStalled:
 			return true, nil

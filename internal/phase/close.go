@@ -7,16 +7,8 @@ import (
 )
 
 // closeHeld marks the phase closed inside its critical section.
-func closeHeld(s *store.Store, actor store.Actor, tx *store.PhaseTx, reason store.CloseReason) error {
-	now := s.Now().UTC()
-	if err := tx.Update(func(p *store.Phase) { p.Status, p.ClosedAt, p.CloseReason = store.PhaseClosed, &now, reason }); err != nil {
-		return err
-	}
-	n, _ := tx.Count()
-	ph := tx.Phase
-	s.Notify(bus.Event{Kind: bus.EvPhaseClosed, Actor: actor.Name, TaskID: ph.TaskID, PhaseID: ph.ID, Text: string(reason),
-		Data: map[string]any{"messages": n, "limit": ph.MessageLimit}})
-	return nil
+func closeHeld(actor store.Actor, tx *store.PhaseTx, reason store.CloseReason) error {
+	return tx.Close(actor, reason)
 }
 
 // Close closes an active phase early (pm end-phase, or its task ending).
@@ -26,7 +18,7 @@ func Close(s *store.Store, actor store.Actor, taskID, phaseID string, reason sto
 		if tx.Phase.Status != store.PhaseActive {
 			return closedErr(tx.Phase)
 		}
-		if err := closeHeld(s, actor, tx, reason); err != nil {
+		if err := closeHeld(actor, tx, reason); err != nil {
 			return err
 		}
 		out = tx.Phase

@@ -8,6 +8,14 @@
 //     Say locks messages.jsonl, re-reads phase.json, counts, appends and, on
 //     the last message, closes — one critical section, so racing writers beyond
 //     the limit get a "closed" error (exit 5) and change nothing;
+//   - a room's state is derived (store.RoomClosedBy): it is closed when its
+//     log holds message_limit messages or its task is no longer active,
+//     whatever phase.json says; the store's phase reads return it so and
+//     WithPhase derives again under the lock, writing the close a crash left
+//     undone, so say, extend, end-phase and every reader agree;
+//   - a message is a valid line with an id, for the count and for every
+//     reader (Read, ReadViews, WaitNew): a room never shows more than it
+//     counts;
 //   - lock order is messages.jsonl, then phase.json; nothing takes them the
 //     other way round;
 //   - message_limit never exceeds limits.messages_per_phase, extensions included;
@@ -17,5 +25,6 @@
 //     Say, and Read is pm chat's read-and-mark-seen, the bodies ops.Say and
 //     ops.ChatStream wrap and the small pm executable calls directly;
 //   - phase links no agent code (opening a phase with its role agents is
-//     agent.OpenPhase), so the short commands' executable can link it.
+//     agent.OpenPhase, which records them through CreateThen under the
+//     task's phases lock), so the short commands' executable can link it.
 package phase

@@ -1,6 +1,7 @@
 package phase
 
 import (
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -25,10 +26,18 @@ type Spec struct {
 // Create opens a new phase on an active task, enforcing one active phase per
 // task and the breakers. It records the phase; the caller starts role agents.
 func Create(s *store.Store, actor store.Actor, sp Spec) (*store.Phase, error) {
+	return CreateThen(s, actor, sp, nil)
+}
+
+// CreateThen is Create with then run under the task's phases lock once the
+// phase is recorded (store.CreatePhaseThen). An error from then comes back
+// with the phase, which is open.
+func CreateThen(s *store.Store, actor store.Actor, sp Spec, then func(ph *store.Phase) error) (*store.Phase, error) {
 	if err := validate(s, sp); err != nil {
 		return nil, err
 	}
-	ph, err := s.CreatePhase(sp.TaskID, func(t *store.Task, existing []*store.Phase, id string) (*store.Phase, error) {
+	var opened *store.Phase
+	ph, err := s.CreatePhaseThen(sp.TaskID, func(t *store.Task, existing []*store.Phase, id string) (*store.Phase, error) {
 		if t.Status != store.TaskActive {
 			return nil, errs.Statef("phases open only on active tasks; see 'pm status "+t.ID+"'", "task %s is %s", t.ID, t.Status)
 		}
@@ -44,13 +53,27 @@ func Create(s *store.Store, actor store.Actor, sp Spec) (*store.Phase, error) {
 			ID: id, TaskID: sp.TaskID, Name: sp.Name, MessageLimit: sp.Limit,
 			Roles: sp.Roles, Rules: sp.Rules, Status: store.PhaseActive, CreatedAt: s.Now().UTC(),
 		}, nil
+	}, func(ph *store.Phase) error {
+		opened = ph
+		if then != nil {
+			return then(ph)
+		}
+		return nil
 	})
-	if err != nil {
+	if opened == nil {
 		return nil, err
 	}
+	ph = opened
 	s.Notify(bus.Event{Kind: bus.EvPhaseOpened, Actor: actor.Name, TaskID: ph.TaskID, PhaseID: ph.ID, Text: ph.Name,
 		Data: map[string]any{"limit": ph.MessageLimit, "roles": ph.Roles, "rules": ph.Rules}})
-	return ph, nil
+	return ph, err
+}
+
+// SameSpec reports whether ph is what sp asks for: a pm phase retried after
+// it was killed part-way finds the phase it opened (and goes on with it)
+// rather than "already has an active phase".
+func SameSpec(ph *store.Phase, sp Spec) bool {
+	return ph.Name == sp.Name && ph.MessageLimit == sp.Limit && ph.Rules == sp.Rules && slices.Equal(ph.Roles, sp.Roles)
 }
 
 func validate(s *store.Store, sp Spec) error {

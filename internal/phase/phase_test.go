@@ -581,8 +581,17 @@ func TestExtendBadRecordedLimit(t *testing.T) {
 		if _, err := lockedfileSetLimit(s, ph, lim); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := phase.Extend(s, store.Human, "tk-000001", ph.ID, 1); errs.CodeOf(err) != errs.Limit {
-			t.Fatalf("recorded limit %d: Extend = %v; want exit 3", lim, err)
+		want := errs.Limit
+		if lim <= 0 {
+			// A room whose limit its log already reaches is closed
+			// (store.RoomClosedBy): refused as closed, not extended.
+			want = errs.State
+		}
+		if _, err := phase.Extend(s, store.Human, "tk-000001", ph.ID, 1); errs.CodeOf(err) != want {
+			t.Fatalf("recorded limit %d: Extend = %v; want exit %d", lim, err, want)
+		}
+		if got, _ := s.FindPhase(ph.ID); got.MessageLimit != lim {
+			t.Fatalf("recorded limit %d became %d", lim, got.MessageLimit)
 		}
 	}
 }
@@ -635,4 +644,214 @@ func TestSayNeverRevivesTornWholeRecord(t *testing.T) {
 	if _, _, err := phase.Say(s, store.Human, "tk-000001", ph.ID, "one more"); !errs.Is(err, errs.State) {
 		t.Fatalf("say past the limit = %v, want exit 5", err)
 	}
+}
+
+// A room a crash left with phase.json active but its log full (a say killed
+// between its append and the close), or whose task ended meanwhile (a pm
+// kill killed between its mark and closing the phases), is closed for
+// every reader and writer: the state is derived from the log and the task
+// (store.RoomClosedBy), and phase.json, a cache of it, is repaired where it
+// is seen (issue 21 items 1 and 8).
+func TestStrandedRoomIsClosedForEveryone(t *testing.T) {
+	const tk = "tk-000001"
+	tests := []struct {
+		name   string
+		strand func(t *testing.T, s *store.Store, ph *store.Phase)
+		reason store.CloseReason
+	}{
+		{"full log", func(t *testing.T, s *store.Store, ph *store.Phase) {
+			for i := range ph.MessageLimit {
+				if err := jsonl.Append(s.MessagesPath(tk, ph.ID), store.Message{ID: fmt.Sprintf("msg-00000%d", i), PhaseID: ph.ID, Content: "x"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}, store.CloseLimit},
+		{"task killed", func(t *testing.T, s *store.Store, ph *store.Phase) {
+			if _, err := s.UpdateTask(tk, func(x *store.Task) error { x.Status = store.TaskKilled; return nil }); err != nil {
+				t.Fatal(err)
+			}
+		}, store.CloseKilled},
+		{"task done", func(t *testing.T, s *store.Store, ph *store.Phase) {
+			if _, err := s.UpdateTask(tk, func(x *store.Task) error { x.Status = store.TaskDone; return nil }); err != nil {
+				t.Fatal(err)
+			}
+		}, store.CloseTask},
+	}
+	checks := []struct {
+		name  string
+		check func(s *store.Store, ph *store.Phase) error
+	}{
+		{"Phase", func(s *store.Store, ph *store.Phase) error {
+			return isClosed(s.Phase(tk, ph.ID))
+		}},
+		{"FindPhase", func(s *store.Store, ph *store.Phase) error { return isClosed(s.FindPhase(ph.ID)) }},
+		{"Phases", func(s *store.Store, ph *store.Phase) error {
+			ps, err := s.Phases(tk)
+			if err != nil || len(ps) != 1 {
+				return fmt.Errorf("Phases = %v, %v", ps, err)
+			}
+			return isClosed(ps[0], nil)
+		}},
+		{"ActivePhase", func(s *store.Store, ph *store.Phase) error {
+			if p, err := s.ActivePhase(tk); p != nil || err != nil {
+				return fmt.Errorf("ActivePhase = %+v, %v; want none", p, err)
+			}
+			return nil
+		}},
+		{"Say", func(s *store.Store, ph *store.Phase) error {
+			if _, _, err := phase.Say(s, store.Human, tk, ph.ID, "one more"); !errs.Is(err, errs.State) {
+				return fmt.Errorf("Say = %v, want exit 5", err)
+			}
+			return nil
+		}},
+		{"Extend", func(s *store.Store, ph *store.Phase) error {
+			if _, err := phase.Extend(s, store.Human, tk, ph.ID, 2); !errs.Is(err, errs.State) {
+				return fmt.Errorf("Extend = %v, want exit 5", err)
+			}
+			return nil
+		}},
+		{"Close", func(s *store.Store, ph *store.Phase) error {
+			if _, err := phase.Close(s, store.Human, tk, ph.ID, store.CloseEnded); !errs.Is(err, errs.State) {
+				return fmt.Errorf("Close = %v, want exit 5", err)
+			}
+			return nil
+		}},
+		{"WaitNew", func(s *store.Store, ph *store.Phase) error {
+			// A guard, not a threshold: the old code waited here forever.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			w, err := phase.WaitNew(ctx, s, store.Human, ph)
+			if !errs.Is(err, errs.State) || w == nil || !w.Closed {
+				return fmt.Errorf("WaitNew = %+v, %v; want closed, exit 5", w, err)
+			}
+			return nil
+		}},
+	}
+	for _, tc := range tests {
+		for _, c := range checks {
+			t.Run(tc.name+"/"+c.name, func(t *testing.T) {
+				s := newStore(t)
+				addTask(t, s, tk, store.TaskActive)
+				ph := mustCreate(t, s, tk, 2)
+				tc.strand(t, s, ph)
+				if err := c.check(s, ph); err != nil {
+					t.Fatal(err)
+				}
+				// Whoever saw it repaired the cache: phase.json says closed,
+				// with the derived reason, and the bus says so once.
+				var rec store.Phase
+				data, err := os.ReadFile(s.PhasePath(tk, ph.ID))
+				if err != nil || json.Unmarshal(data, &rec) != nil {
+					t.Fatalf("phase.json: %v", err)
+				}
+				if rec.Status != store.PhaseClosed || rec.CloseReason != tc.reason {
+					t.Fatalf("phase.json = %s %s, want closed %s", rec.Status, rec.CloseReason, tc.reason)
+				}
+				if n := countEvents(t, s, bus.EvPhaseClosed); n != 1 {
+					t.Fatalf("%d phase.closed events, want 1", n)
+				}
+			})
+		}
+	}
+}
+
+func isClosed(p *store.Phase, err error) error {
+	if err != nil {
+		return err
+	}
+	if p.Status != store.PhaseClosed || p.CloseReason == "" {
+		return fmt.Errorf("phase = %s (%s), want closed", p.Status, p.CloseReason)
+	}
+	return nil
+}
+
+func countEvents(t *testing.T, s *store.Store, kind bus.Kind) int {
+	t.Helper()
+	ds, _, err := s.Bus().Tail(1 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, d := range ds {
+		if d.Event.Kind == kind {
+			n++
+		}
+	}
+	return n
+}
+
+// Lines of a room that are JSON but no message (a corrupted or hand-written
+// line) are not messages for anyone: every reader counts and hands on what
+// the say's count counts, so pm chat --json never shows a room "4/3" that
+// pm say still posts into (issue 21 item 8).
+func TestEveryReaderCountsWhatSayCounts(t *testing.T) {
+	const tk = "tk-000001"
+	s := newStore(t)
+	addTask(t, s, tk, store.TaskActive)
+	ph := mustCreate(t, s, tk, 3)
+	for _, c := range []string{"one", "two"} {
+		if _, _, err := phase.Say(s, store.Human, tk, ph.ID, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := os.OpenFile(s.MessagesPath(tk, ph.ID), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"x":1}` + "\n" + `{"id":"","content":"no id"}` + "\n" + "42\n" + `{"id":"msg-torn","conte` + "\n")
+	f.Close()
+	want, err := s.MessageCount(tk, ph.ID)
+	if err != nil || want != 2 {
+		t.Fatalf("MessageCount = %d, %v; want 2", want, err)
+	}
+	readers := []struct {
+		name string
+		read func() (int, error)
+	}{
+		{"Read", func() (int, error) {
+			got := 0
+			_, n, err := phase.Read(s, store.Human, ph.ID, func([]byte, *store.Message) error { got++; return nil })
+			return cmpCount(n, got, err)
+		}},
+		{"ReadViews raw", func() (int, error) {
+			got := 0
+			_, n, err := phase.ReadViews(s, store.Human, ph.ID, nil, func([]byte) error { got++; return nil })
+			return cmpCount(n, got, err)
+		}},
+		{"ReadViews decoded", func() (int, error) {
+			got := 0
+			_, n, err := phase.ReadViews(s, store.Human, ph.ID, new(store.MessageView), func([]byte) error { got++; return nil })
+			return cmpCount(n, got, err)
+		}},
+		{"Messages", func() (int, error) { m, err := s.Messages(tk, ph.ID); return len(m), err }},
+		{"LastMessages", func() (int, error) { _, n, err := s.LastMessages(tk, ph.ID, 10); return n, err }},
+		{"FollowMessages", func() (int, error) {
+			n := 0
+			stop := func() (bool, error) { return true, nil }
+			for _, err := range s.FollowMessages(tk, ph.ID, stop).Lines(context.Background(), bus.Cursor{}) {
+				if err != nil {
+					return n, err
+				}
+				n++
+			}
+			return n, nil
+		}},
+	}
+	for _, r := range readers {
+		if n, err := r.read(); err != nil || n != want {
+			t.Errorf("%s: %d messages, %v; want %d", r.name, n, err, want)
+		}
+	}
+	// The room takes exactly one more message, and is then closed.
+	if _, closed, err := phase.Say(s, store.Human, tk, ph.ID, "three"); err != nil || !closed {
+		t.Fatalf("third say: closed %v, %v", closed, err)
+	}
+}
+
+// cmpCount is n when the reader handed on as many lines as it counted.
+func cmpCount(n, handed int, err error) (int, error) {
+	if err == nil && n != handed {
+		err = fmt.Errorf("counted %d, handed on %d", n, handed)
+	}
+	return n, err
 }

@@ -27,17 +27,37 @@ func (s *Store) Agent(name string) (*Agent, error) {
 
 // WriteAgent creates an agent record.
 func (s *Store) WriteAgent(a *Agent) error {
+	fresh := !s.AgentDirExists(a.Name)
 	if err := os.MkdirAll(s.AgentDir(a.Name), 0o755); err != nil {
 		return err
 	}
 	p := s.AgentPath(a.Name)
-	return lockedfile.With(p, func() error { return lockedfile.WriteJSON(p, a) })
+	err := lockedfile.With(p, func() error { return lockedfile.WriteJSON(p, a) })
+	if err != nil && fresh {
+		s.dropStillborn(a.Name)
+	}
+	return err
+}
+
+// dropStillborn removes the directory a creation just made when its record
+// could not be written (a full disk): an agents/NAME/ with no record is
+// nobody, and would only be listed and skipped forever.
+func (s *Store) dropStillborn(name string) {
+	if _, err := os.Stat(s.AgentPath(name)); os.IsNotExist(err) {
+		_ = os.RemoveAll(s.AgentDir(name))
+	}
 }
 
 // CreateAgent writes a's record unless one exists, both under the agent's
 // lock: of two creators racing, one writes and both then read the same
 // record. created reports whether this call wrote it.
 func (s *Store) CreateAgent(a *Agent) (created bool, err error) {
+	fresh := !s.AgentDirExists(a.Name)
+	defer func() {
+		if err != nil && fresh {
+			s.dropStillborn(a.Name)
+		}
+	}()
 	// The lock is a sidecar in the agent's directory, so the directory comes first.
 	if err := os.MkdirAll(s.AgentDir(a.Name), 0o755); err != nil {
 		return false, err

@@ -43,9 +43,14 @@
 //	                           without it is a creation killed midway)
 //	    context.md             a subtask's context, written once at creation
 //	                           under tasks.lock (ReadContext)
-//	    phases.lock            phase creation and pm done for this task
+//	    phases.lock            phase creation (with its role agents' records),
+//	                           pm done and EnsureRoles' repair for this task
 //	    phases/ph-ID/
-//	      phase.json           the phase (phase package)
+//	      phase.json           the phase (phase package); its status is a cache
+//	                           of RoomClosedBy (room.go: full log, or task not
+//	                           active, is closed): Phase/Phases return the
+//	                           derived status and repair the record under
+//	                           messages.jsonl.lock, WithPhase derives under it
 //	      messages.jsonl       its messages: pm say appends under
 //	                           messages.jsonl.lock, counting and closing in the
 //	                           same critical section

@@ -85,10 +85,21 @@ func validLine(raw []byte) bool {
 // until fn returns.
 func (s *Store) ReadMessageViews(taskID, phaseID string, v *MessageView, fn func(raw []byte) error) error {
 	r := &jsonl.Reader{Path: s.MessagesPath(taskID, phaseID), Bad: s.BadLine}
+	// Only messages (isMessage, the count's definition) go to fn.
 	if v == nil {
-		return r.NextChecked(validLine, fn)
+		return r.NextChecked(validLine, func(raw []byte) error {
+			if !isMessage(raw) {
+				return nil
+			}
+			return fn(raw)
+		})
 	}
-	return r.NextChecked(v.DecodeLine, fn)
+	return r.NextChecked(v.DecodeLine, func(raw []byte) error {
+		if v.ID == "" {
+			return nil
+		}
+		return fn(raw)
+	})
 }
 
 // stampCache parses pm's timestamps (parseUTC) a minute at a time: the

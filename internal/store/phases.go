@@ -12,8 +12,19 @@ import (
 	"github.com/plasmodium/pm/internal/lockedfile"
 )
 
-// Phase reads one phase of a task.
+// Phase reads one phase of a task, its status as derived (settleRoom: a
+// room whose log is full or whose task ended is closed, and phase.json is
+// repaired to say so).
 func (s *Store) Phase(taskID, phaseID string) (*Phase, error) {
+	p, err := s.readPhase(taskID, phaseID)
+	if err != nil {
+		return nil, err
+	}
+	return s.settleRoom(p), nil
+}
+
+// readPhase reads phase.json as written (WithPhase derives under the lock).
+func (s *Store) readPhase(taskID, phaseID string) (*Phase, error) {
 	if err := ids.Parse(ids.Task, taskID); err != nil { // both ids become a path: check both
 		return nil, errs.Usagef("task ids look like tk-a1b2c3; see 'pm status'", "%v", err)
 	}
@@ -27,7 +38,7 @@ func (s *Store) Phase(taskID, phaseID string) (*Phase, error) {
 	return &p, nil
 }
 
-// Phases reads every phase of a task, oldest first.
+// Phases reads every phase of a task, oldest first, each as Phase derives it.
 func (s *Store) Phases(taskID string) ([]*Phase, error) {
 	if err := ids.Parse(ids.Task, taskID); err != nil {
 		return nil, errs.Usagef("task ids look like tk-a1b2c3; see 'pm status'", "%v", err)
@@ -51,7 +62,7 @@ func (s *Store) Phases(taskID string) ([]*Phase, error) {
 			}
 			continue
 		}
-		out = append(out, &p)
+		out = append(out, s.settleRoom(&p))
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt.Before(out[j].CreatedAt) })
 	return out, nil

@@ -21,7 +21,8 @@ type PhaseTx struct {
 	count int // -1 until counted
 }
 
-// WithPhase runs fn in the phase's critical section (messages.jsonl's lock).
+// WithPhase runs fn in the phase's critical section (messages.jsonl's lock),
+// with the record as derived there (settleHeld).
 // An unknown or malformed id is refused (exit 4 / exit 2) before any lock
 // file is made.
 func (s *Store) WithPhase(taskID, phaseID string, fn func(tx *PhaseTx) error) error {
@@ -29,16 +30,22 @@ func (s *Store) WithPhase(taskID, phaseID string, fn func(tx *PhaseTx) error) er
 	// the lock. A stat settles the common case; anything else gets Phase's
 	// own error (bad id, missing, unreadable).
 	if ids.Parse(ids.Task, taskID) != nil || ids.Parse(ids.Phase, phaseID) != nil || !isFile(s.PhasePath(taskID, phaseID)) {
-		if _, err := s.Phase(taskID, phaseID); err != nil {
+		if _, err := s.readPhase(taskID, phaseID); err != nil {
 			return err
 		}
 	}
 	return lockedfile.With(s.MessagesPath(taskID, phaseID), func() error {
-		ph, err := s.Phase(taskID, phaseID)
+		ph, err := s.readPhase(taskID, phaseID)
 		if err != nil {
 			return err
 		}
-		return fn(&PhaseTx{s: s, Phase: ph, count: -1})
+		tx := &PhaseTx{s: s, Phase: ph, count: -1}
+		// fn sees the room as it is (RoomClosedBy): a close a crash left
+		// undone is written first.
+		if err := tx.settleHeld(); err != nil {
+			return err
+		}
+		return fn(tx)
 	})
 }
 
@@ -79,7 +86,7 @@ func (tx *PhaseTx) Update(fn func(p *Phase)) error {
 // UpdatePhase rewrites phase.json under its own lock, for fields no critical
 // section reads (the role agents started for it).
 func (s *Store) UpdatePhase(taskID, phaseID string, fn func(p *Phase)) (*Phase, error) {
-	if _, err := s.Phase(taskID, phaseID); err != nil {
+	if _, err := s.readPhase(taskID, phaseID); err != nil {
 		return nil, err
 	}
 	return s.updatePhase(taskID, phaseID, fn)
@@ -102,6 +109,14 @@ func (s *Store) updatePhase(taskID, phaseID string, fn func(p *Phase)) (*Phase, 
 // to write (or an error, and nothing is written). The store makes the phase's
 // directory, an empty messages.jsonl, then phase.json.
 func (s *Store) CreatePhase(taskID string, build func(t *Task, existing []*Phase, id string) (*Phase, error)) (*Phase, error) {
+	return s.CreatePhaseThen(taskID, build, nil)
+}
+
+// CreatePhaseThen is CreatePhase with then run under the same phases lock
+// once phase.json is written (pm phase records its role agents there): no
+// one who takes that lock (EnsureRoles' repair) sees the phase before then
+// ran, unless the process died in between.
+func (s *Store) CreatePhaseThen(taskID string, build func(t *Task, existing []*Phase, id string) (*Phase, error), then func(ph *Phase) error) (*Phase, error) {
 	// The lock lives in the task's directory: look the task up first so an
 	// unknown id is exit 4, not a failure to create the lock file.
 	if _, err := s.Task(taskID); err != nil {
@@ -136,10 +151,13 @@ func (s *Store) CreatePhase(taskID string, build func(t *Task, existing []*Phase
 			return err
 		}
 		s.indexPhase(taskID, id)
+		if then != nil {
+			return then(ph)
+		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return ph, err
 	}
 	return ph, nil
 }
@@ -154,12 +172,18 @@ func (s *Store) freshPhaseID(taskID string) (string, error) {
 	return "", errs.Failf("", "could not find a free phase id")
 }
 
-// ReadMessageLines calls fn with each valid line of the phase's messages, in
+// ReadMessageLines calls fn with each message of the phase's log, in
 // order, as written, and the line decoded (torn and malformed lines are
-// skipped and reported): one decode per line, nothing held.
+// skipped and reported; JSON lines that are no message, isMessage, are
+// skipped as the count skips them): one decode per line, nothing held.
 func (s *Store) ReadMessageLines(taskID, phaseID string, fn func(raw []byte, m *Message) error) error {
 	r := &jsonl.Reader{Path: s.MessagesPath(taskID, phaseID), Bad: s.BadLine}
-	return jsonl.Decode(r, fn)
+	return jsonl.Decode(r, func(raw []byte, m *Message) error {
+		if m.ID == "" {
+			return nil
+		}
+		return fn(raw, m)
+	})
 }
 
 // MessageLines counts the lines of a phase's messages file.
@@ -170,7 +194,7 @@ func (s *Store) MessageLines(taskID, phaseID string) (int, error) {
 // FollowMessages follows a phase's messages.jsonl from its start until until
 // reports true (see bus.Follower).
 func (s *Store) FollowMessages(taskID, phaseID string, until func() (bool, error)) *bus.Follower {
-	return &bus.Follower{Path: s.MessagesPath(taskID, phaseID), Bad: s.BadLine, Until: until}
+	return &bus.Follower{Path: s.MessagesPath(taskID, phaseID), Bad: s.BadLine, Until: until, Keep: isMessage}
 }
 
 // isFile reports whether path names a regular file.

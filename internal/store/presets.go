@@ -65,13 +65,16 @@ var Presets = map[string]ExecRuntime{
 		PassEnv:     []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"},
 		ConfigPaths: []string{"~/.gemini"},
 	},
-	// opencode: run takes the message as an argument, so it gets a short one
-	// naming the prompt file.
+	// opencode: run takes its message as arguments and appends a standard
+	// input that is not a terminal to it, so the prompt goes on stdin after
+	// a short argument. Naming only the prompt file started it without its
+	// prompt where the file cannot be read (runtime.exec.sandbox hides the
+	// state directory).
 	"opencode": {
-		Preset: "opencode",
-		Command: []string{"opencode", "run",
-			"Your whole brief is in the file {PROMPT_FILE}. Read it first, then follow it."},
-		Nudges: DefaultNudges,
+		Preset:  "opencode",
+		Command: []string{"opencode", "run", "Your whole brief follows."},
+		Prompt:  PromptStdin,
+		Nudges:  DefaultNudges,
 		// Its XDG directories (the defaults): login, config, cache, state.
 		ConfigPaths: []string{"~/.local/share/opencode", "~/.config/opencode", "~/.cache/opencode", "~/.local/state/opencode"},
 	},

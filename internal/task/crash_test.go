@@ -9,6 +9,7 @@ import (
 	"github.com/plasmodium/pm/internal/driver/drivertest"
 
 	"github.com/plasmodium/pm/internal/crashpoint"
+	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
@@ -142,5 +143,163 @@ func TestStillbornChildIsSkipped(t *testing.T) {
 	}
 	if _, err := task.Done(e.s, e.l, store.Human, p.ID); err != nil {
 		t.Fatalf("Done: %v", err)
+	}
+}
+
+// pm kill A --restart at the active-task limit, with another pm task taking
+// the slot the kill frees: either A restarts or the command fails with A
+// untouched, never "killed, and refused to restart" (issue 21 item 8). The
+// hook runs the other creation at the exact point between the kill's mark
+// and its restart, where the old code let it in.
+func TestKillRestartKeepsItsSlot(t *testing.T) {
+	e := newEnv(t)
+	e.s.Config().Limits.ActiveTasks = 2
+	a := e.create(t, task.Spec{Description: "A"})
+	e.create(t, task.Spec{Description: "B"})
+	var other error
+	remove := crashpoint.SetHook(func(name string) {
+		if name == "task.kill.marked" {
+			_, other = task.Create(e.s, e.l, store.Human, task.Spec{Description: "takes the slot"})
+		}
+	})
+	res, err := task.Kill(e.s, e.l, store.Human, a.ID, true)
+	remove()
+	got := e.task(t, a.ID)
+	switch {
+	case err == nil:
+		if res.Restarted == nil || got.Status != store.TaskActive || got.Owner == a.Owner {
+			t.Fatalf("kill --restart succeeded but A is %s with owner %s (was %s)", got.Status, got.Owner, a.Owner)
+		}
+		if other == nil {
+			t.Fatal("a third task was created past the limit of 2")
+		}
+	default:
+		if got.Status != store.TaskActive || got.Owner != a.Owner {
+			t.Fatalf("kill --restart failed (%v) and A is %s with owner %s: not untouched", err, got.Status, got.Owner)
+		}
+	}
+}
+
+// At the limit with nothing freed, kill --restart of a live task restarts it
+// (its own slot is reused); of a killed task it is refused with exit 3 and
+// changes nothing.
+func TestKillRestartAtTheLimit(t *testing.T) {
+	e := newEnv(t)
+	e.s.Config().Limits.ActiveTasks = 1
+	a := e.create(t, task.Spec{Description: "A"})
+	if _, err := task.Kill(e.s, e.l, store.Human, a.ID, true); err != nil {
+		t.Fatalf("kill --restart of the only task: %v", err)
+	}
+	if got := e.task(t, a.ID); got.Status != store.TaskActive || got.Owner == a.Owner {
+		t.Fatalf("A = %s owner %s, want active with a fresh owner", got.Status, got.Owner)
+	}
+	if _, err := task.Kill(e.s, e.l, store.Human, a.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	e.create(t, task.Spec{Description: "B"})
+	if _, err := task.Kill(e.s, e.l, store.Human, a.ID, true); errs.CodeOf(err) != errs.Limit {
+		t.Fatalf("restart of a killed task at the limit = %v, want exit 3", err)
+	}
+	if got := e.task(t, a.ID); got.Status != store.TaskKilled {
+		t.Fatalf("A = %s, want still killed", got.Status)
+	}
+}
+
+// errCrash unwinds an operation stopped at a crash point (the in-process
+// stand-in for kill -9: the locks a dead process held are released).
+type errCrash struct{}
+
+// pm phase stopped at each of its points leaves an open room that Settle
+// (run by pm task, done, kill, status, wait and a starting supervisor)
+// finishes: every role gets one agent, started once; and the same pm phase
+// retried succeeds with that room (issue 21 item 2). The real binary is
+// killed at the same points in cmd/pm's TestNoStrandedWorkAfterKill9.
+func TestPhaseStoppedPartWayIsFinished(t *testing.T) {
+	spec := func(tk string) phase.Spec {
+		return phase.Spec{TaskID: tk, Name: "Talk", Limit: 4, Roles: []string{"designer", "developer"}}
+	}
+	for n := 1; ; n++ {
+		e := newEnv(t)
+		fake := drivertest.New()
+		l := &agent.Launcher{Store: e.s, Exe: "pm", Driver: fake}
+		tk := e.create(t, task.Spec{Description: "roles", Runtime: store.RuntimeLLM})
+		_, _ = task.Settle(e.s, l, store.Human) // its owner starts now, not counted below
+		hits := 0
+		remove := crashpoint.SetHook(func(string) {
+			if hits++; hits == n {
+				panic(errCrash{})
+			}
+		})
+		crashed := func() (crashed bool) {
+			defer func() {
+				if r := recover(); r != nil {
+					if _, ok := r.(errCrash); !ok {
+						panic(r)
+					}
+					crashed = true
+				}
+			}()
+			if _, _, err := agent.OpenPhase(e.s, l, store.Human, spec(tk.ID)); err != nil {
+				t.Fatalf("point %d: OpenPhase: %v", n, err)
+			}
+			return false
+		}()
+		remove()
+		if _, err := task.Settle(e.s, l, store.Human); err != nil {
+			t.Fatal(err)
+		}
+		checkRoles(t, e, fake, tk.ID, n)
+		// The retry finds the room (or opens it, if the crash came first).
+		ph, names, err := agent.OpenPhase(e.s, l, store.Human, spec(tk.ID))
+		if err != nil || len(names) != 2 {
+			t.Fatalf("point %d: retried pm phase = %v, %v", n, names, err)
+		}
+		checkRoles(t, e, fake, tk.ID, n)
+		if other := spec(tk.ID); true {
+			other.Limit = 5
+			if _, _, err := agent.OpenPhase(e.s, l, store.Human, other); !errs.Is(err, errs.State) {
+				t.Fatalf("point %d: another phase beside %s = %v, want exit 5", n, ph.ID, err)
+			}
+		}
+		if !crashed {
+			if n < 4 {
+				t.Fatalf("pm phase passes only %d crash points", n-1)
+			}
+			return
+		}
+	}
+}
+
+// checkRoles: the open room of tk has one agent per role, each started once.
+func checkRoles(t *testing.T, e *env, fake *drivertest.Driver, tk string, n int) {
+	t.Helper()
+	ph, err := e.s.ActivePhase(tk)
+	if err != nil || ph == nil {
+		return // the crash came before the phase's record: nothing opened
+	}
+	agents, err := e.s.AgentsOf(tk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roles := map[string]int{}
+	for _, a := range agents {
+		if a.PhaseID == ph.ID {
+			roles[a.Role]++
+			if a.Status != store.AgentRunning {
+				t.Errorf("point %d: role agent %s (%s) is %s", n, a.Name, a.Role, a.Status)
+			}
+		}
+	}
+	if roles["designer"] != 1 || roles["developer"] != 1 || len(ph.Agents) != 2 {
+		t.Errorf("point %d: role agents %v, phase.json names %v", n, roles, ph.Agents)
+	}
+	starts := map[string]int{}
+	for _, sp := range fake.Started() {
+		starts[sp.Name]++
+	}
+	for _, name := range ph.Agents {
+		if starts[name] != 1 {
+			t.Errorf("point %d: %s started %d times", n, name, starts[name])
+		}
 	}
 }

@@ -128,14 +128,18 @@ func repoPin(s *store.Store, actor store.Actor, parentID string) (*gitx.Pin, err
 
 // checkActiveLimit refuses one more live task past limits.active_tasks. The
 // caller holds the tasks lock.
-func checkActiveLimit(s *store.Store) error {
+func checkActiveLimit(s *store.Store) error { return checkActiveLimitFreeing(s, 0) }
+
+// checkActiveLimitFreeing is checkActiveLimit for a change that also ends
+// freed live tasks in the same critical section (pm kill --restart).
+func checkActiveLimitFreeing(s *store.Store, freed int) error {
 	live, err := s.LiveTasksHeld()
 	if err != nil {
 		return err
 	}
-	if max := s.Config().Limits.ActiveTasks; len(live) >= max {
+	if max := s.Config().Limits.ActiveTasks; len(live)-freed >= max {
 		return errs.Limitf("finish or kill a task first (pm status), or raise limits.active_tasks in "+s.ConfigPath(),
-			"%d tasks are active or blocked; the limit is %d", len(live), max)
+			"%d tasks are active or blocked; the limit is %d", len(live)-freed, max)
 	}
 	return nil
 }

@@ -17,6 +17,15 @@
 //     the task was created (a subtask's and an agent's task's pin are
 //     inherited, never taken from a .git an agent may have changed), and
 //     nowhere else;
+//   - a task is blocked while a blocker is not done (Blocking): one recorded
+//     blocked with every blocker done is shown as unblocked (HealthOf) and
+//     unblocked by Settle; HealthOf's Repair says a record holds what only
+//     a crash leaves, and whoever can start agents runs Settle then;
+//   - Settle also finishes an open room whose roles are missing or never
+//     started (agent.EnsureRoles);
+//   - pm kill --restart of a live task checks the limit, marks, and revives
+//     in one critical section under the tasks lock: it restarts or fails
+//     with nothing changed;
 //   - pm kill marks the whole tree killed first (under the tasks lock, so
 //     nothing is wanted or created under it any more), then ends its agents
 //     in parallel rounds through the launcher's driver; pm reset ends agents

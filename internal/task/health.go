@@ -38,6 +38,12 @@ type Health struct {
 	ExitCode *int   `json:"exit_code,omitempty"`
 	// Next is the command a person would run next, if any.
 	Next string `json:"next,omitempty"`
+	// Repair: the records hold a state only a crash leaves (a task recorded
+	// blocked whose blockers are all done, an owner or role agent of a live
+	// task or open room never started, a role with no agent): whoever sees
+	// it and can start agents runs Settle (ops does, for pm status, pm wait
+	// and the views), which finishes the step the crash cut off.
+	Repair bool `json:"-"`
 }
 
 // PhaseCount is a phase's id, name and how full its room is.
@@ -58,8 +64,21 @@ func HealthOf(s *store.Store, t *store.Task, pending []*store.Request) Health {
 	case store.TaskKilled:
 		return Health{State: StateKilled}
 	case store.TaskBlocked:
-		return blockedHealth(s, t)
+		if h := blockedHealth(s, t); h.State != StateBlocked || len(h.Waiting) > 0 {
+			return h
+		}
+		// Blocked only by done tasks: not blocked (a pm done killed between
+		// its mark and the unblocking). It is what it would be unblocked.
+		h := activeHealth(s, t, pending)
+		h.Repair = true
+		return h
 	}
+	return activeHealth(s, t, pending)
+}
+
+// activeHealth is HealthOf for a task that is (or, by its blockers, should
+// be) active.
+func activeHealth(s *store.Store, t *store.Task, pending []*store.Request) Health {
 	h := Health{State: StateWorking}
 	for _, r := range pending {
 		if r.TaskID == t.ID {
@@ -69,6 +88,9 @@ func HealthOf(s *store.Store, t *store.Task, pending []*store.Request) Health {
 	if p, err := s.ActivePhase(t.ID); err == nil && p != nil {
 		n, _ := s.MessageCount(t.ID, p.ID)
 		h.Phase = &PhaseCount{ID: p.ID, Name: p.Name, Messages: n, Limit: p.MessageLimit}
+		if agent.RolesPending(s, p) {
+			h.Repair = true
+		}
 	}
 	if owner, err := s.Agent(t.Owner); err == nil {
 		if stalled(owner) {
@@ -80,7 +102,7 @@ func HealthOf(s *store.Store, t *store.Task, pending []*store.Request) Health {
 		case owner.Status == store.AgentPending && t.Runtime == store.RuntimeNone:
 			h.State = StateManual
 		case owner.Status == store.AgentPending:
-			h.State = StateStarting
+			h.State, h.Repair = StateStarting, true
 		}
 	}
 	if len(h.Requests) > 0 {
@@ -97,21 +119,36 @@ func HealthOf(s *store.Store, t *store.Task, pending []*store.Request) Health {
 // them is killed it will never start (only done blockers unblock), and it is
 // stalled: somebody must run the blocker again or kill the task.
 func blockedHealth(s *store.Store, t *store.Task) Health {
-	var waiting []string
+	waiting, killed := Blocking(s, t)
+	if killed != "" {
+		return Health{
+			State:  StateStalled,
+			Reason: "waits for " + killed + ", which was killed: it will never start",
+			Next:   "pm kill " + killed + " --restart to run it again, or pm kill " + t.ID,
+		}
+	}
+	return Health{State: StateBlocked, Waiting: waiting}
+}
+
+// Blocking is the one definition of what holds a task back: its blockers
+// that are not done (live, or unreadable: shown rather than hidden, as liveOf
+// does), and the first that was killed, if any. A task recorded blocked with
+// none is not blocked: HealthOf shows it as what it would be unblocked, and
+// Settle unblocks it.
+func Blocking(s *store.Store, t *store.Task) (waiting []string, killed string) {
 	for _, id := range t.BlockedBy {
 		b, err := s.Task(id)
 		switch {
 		case err == nil && b.Status == store.TaskKilled:
-			return Health{
-				State:  StateStalled,
-				Reason: "waits for " + id + ", which was killed: it will never start",
-				Next:   "pm kill " + id + " --restart to run it again, or pm kill " + t.ID,
+			if killed == "" {
+				killed = id
 			}
-		case err != nil || b.Live(): // unreadable: shown rather than hidden, as liveOf does
+			waiting = append(waiting, id)
+		case err != nil || b.Live():
 			waiting = append(waiting, id)
 		}
 	}
-	return Health{State: StateBlocked, Waiting: slices.Clip(waiting)}
+	return slices.Clip(waiting), killed
 }
 
 // stalled: the owner of a live task is not running and will not be

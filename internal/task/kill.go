@@ -26,35 +26,61 @@ type KillResult struct {
 // The tasks are marked first, under the tasks lock: from then on none of their
 // agents is wanted (the supervisor respawns nothing) and no subtask can be
 // created under them. Then agents are ended until none of the tree runs.
+//
+// With restart, a live task is given its fresh owner in that same critical
+// section, after the active-task limit is checked there (counting the tasks
+// the kill frees): other commands cannot take the slot in between, so either
+// the task restarts or the command fails with nothing changed (issue 21).
 func Kill(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string, restart bool) (*KillResult, error) {
-	root, err := s.Task(taskID)
-	if err != nil {
+	if _, err := s.Task(taskID); err != nil {
 		return nil, err
 	}
 	res := &KillResult{Tasks: []string{}, Agents: []string{}}
 	var tree []*store.Task
-	err = s.WithTasksLock(func() error {
-		var err error
+	var revived *store.Task
+	var fresh *store.Agent
+	err := s.WithTasksLock(func() error {
+		root, err := s.Task(taskID)
+		if err != nil {
+			return err
+		}
 		if tree, err = descendants(s, root); err != nil {
 			return err
+		}
+		revive := restart && root.Live()
+		if revive {
+			freed := 0
+			for _, t := range tree {
+				if t.Live() {
+					freed++
+				}
+			}
+			if err := checkActiveLimitFreeing(s, freed); err != nil {
+				return err
+			}
 		}
 		now := s.Now().UTC()
 		for _, t := range tree {
 			if t.Status == store.TaskDone || t.Status == store.TaskKilled {
 				continue
 			}
-			if _, err := s.UpdateTask(t.ID, func(x *store.Task) error {
-				if x.Status != store.TaskDone {
-					x.Status, x.EndedAt = store.TaskKilled, &now
+			if !(revive && t.ID == root.ID) {
+				if _, err := s.UpdateTask(t.ID, func(x *store.Task) error {
+					if x.Status != store.TaskDone {
+						x.Status, x.EndedAt = store.TaskKilled, &now
+					}
+					return nil
+				}); err != nil {
+					return err
 				}
-				return nil
-			}); err != nil {
-				return err
 			}
 			res.Tasks = append(res.Tasks, t.ID)
 			s.Notify(bus.Event{Kind: bus.EvTaskKilled, Actor: actor.Name, TaskID: t.ID, Text: t.Description})
 		}
-		return nil
+		if revive {
+			revived, fresh, err = reviveHeld(s, actor, root)
+		}
+		return err
 	})
 	if err != nil {
 		return res, err
@@ -63,11 +89,21 @@ func Kill(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string, r
 	if err := closePhases(s, actor, tree); err != nil {
 		return res, err
 	}
-	if err := killAgents(s, l, actor, tree, res); err != nil {
+	var keep string // the fresh owner: of the tree, but not to be ended
+	if fresh != nil {
+		keep = fresh.Name
+	}
+	if err := killAgents(s, l, actor, tree, keep, res); err != nil {
 		return res, err
 	}
-	if restart {
-		t, owner, err := Restart(s, l, actor, root.ID)
+	switch {
+	case revived != nil:
+		if err := startRevived(s, l, actor, revived, fresh); err != nil {
+			return res, err
+		}
+		res.Restarted, res.NewOwner = revived, fresh.Name
+	case restart:
+		t, owner, err := Restart(s, l, actor, taskID)
 		if err != nil {
 			return res, err
 		}
@@ -107,8 +143,9 @@ func closePhases(s *store.Store, actor store.Actor, tree []*store.Task) error {
 // round in case one was (re)started while the previous round ran. An agent
 // that no longer runs (failed, exited, its host killed) is stopped too, once:
 // what its run left behind (its cgroup, its marked processes) ends with the
-// task; it is not listed (its agent had ended already).
-func killAgents(s *store.Store, l *agent.Launcher, actor store.Actor, tree []*store.Task, res *KillResult) error {
+// task; it is not listed (its agent had ended already). keep names an agent
+// of the tree that is not ended (a restarted task's fresh owner).
+func killAgents(s *store.Store, l *agent.Launcher, actor store.Actor, tree []*store.Task, keep string, res *KillResult) error {
 	inTree := map[string]bool{}
 	for _, t := range tree {
 		inTree[t.ID] = true
@@ -123,7 +160,7 @@ func killAgents(s *store.Store, l *agent.Launcher, actor store.Actor, tree []*st
 		for _, a := range agents {
 			alive := l.HostAlive(a)
 			live := a.Status == store.AgentRunning || a.Status == store.AgentPending || alive
-			if !inTree[a.TaskID] || (ended[a.Name] && !alive) {
+			if !inTree[a.TaskID] || a.Name == keep || (ended[a.Name] && !alive) {
 				continue
 			}
 			if !live {
@@ -159,51 +196,72 @@ func killAgents(s *store.Store, l *agent.Launcher, actor store.Actor, tree []*st
 
 // Restart gives a killed task a fresh owner with the same description.
 func Restart(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string) (*store.Task, string, error) {
-	old, err := s.Task(taskID)
-	if err != nil {
+	if _, err := s.Task(taskID); err != nil {
 		return nil, "", err
-	}
-	if old.Status != store.TaskKilled {
-		return nil, "", errs.Statef("only killed tasks restart", "task %s is %s", old.ID, old.Status)
 	}
 	var t *store.Task
 	var owner *store.Agent
 	// Bringing a task back to life counts against the active-task limit like
 	// creating one, checked under the same lock.
-	err = s.WithTasksLock(func() error {
+	err := s.WithTasksLock(func() error {
+		old, err := s.Task(taskID)
+		if err != nil {
+			return err
+		}
+		if old.Status != store.TaskKilled {
+			return errs.Statef("only killed tasks restart", "task %s is %s", old.ID, old.Status)
+		}
 		if err := checkActiveLimit(s); err != nil {
 			return err
 		}
-		var err error
-		if owner, err = agent.New(s, store.Agent{Prompt: "owner", TaskID: old.ID, Runtime: old.Runtime, Model: old.Model}); err != nil {
-			return err
-		}
-		t, err = s.UpdateTask(old.ID, func(x *store.Task) error {
-			x.Owner, x.EndedAt = owner.Name, nil
-			x.Status = store.TaskActive
-			if len(x.BlockedBy) > 0 {
-				x.Status = store.TaskBlocked
-			}
-			return nil
-		})
-		if err != nil || t.Status != store.TaskBlocked {
-			return err
-		}
-		// Blockers done meanwhile (or by a pm done killed before it
-		// unblocked this task) no longer hold it.
-		t, err = unblockDone(s, actor, t)
+		t, owner, err = reviveHeld(s, actor, old)
 		return err
 	})
 	if err != nil {
 		return nil, "", err
 	}
+	return t, owner.Name, startRevived(s, l, actor, t, owner)
+}
+
+// reviveHeld gives old a fresh owner and makes it live again (blocked while
+// a blocker is not done); the caller holds the tasks lock and has checked
+// the active-task limit. The task's room, closed since its kill, is closed
+// in its record first, so it does not open again with the task.
+func reviveHeld(s *store.Store, actor store.Actor, old *store.Task) (*store.Task, *store.Agent, error) {
+	if err := s.WithPhasesLock(old.ID, func() error {
+		return phase.CloseActive(s, actor, old.ID, store.CloseKilled)
+	}); err != nil {
+		return nil, nil, err
+	}
+	owner, err := agent.New(s, store.Agent{Prompt: "owner", TaskID: old.ID, Runtime: old.Runtime, Model: old.Model})
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := s.UpdateTask(old.ID, func(x *store.Task) error {
+		x.Owner, x.EndedAt = owner.Name, nil
+		x.Status = store.TaskActive
+		if len(x.BlockedBy) > 0 {
+			x.Status = store.TaskBlocked
+		}
+		return nil
+	})
+	if err != nil || t.Status != store.TaskBlocked {
+		return t, owner, err
+	}
+	// Blockers done meanwhile (or by a pm done killed before it
+	// unblocked this task) no longer hold it.
+	t, err = unblockDone(s, actor, t)
+	return t, owner, err
+}
+
+// startRevived announces a revived task and starts its owner when it is
+// active (a blocked one starts when its blockers are done).
+func startRevived(s *store.Store, l *agent.Launcher, actor store.Actor, t *store.Task, owner *store.Agent) error {
 	s.Notify(bus.Event{Kind: bus.EvTaskRestarted, Actor: actor.Name, TaskID: t.ID, Agent: owner.Name, Text: t.Description})
 	if t.Status == store.TaskActive {
-		if err := l.Start(owner.Name); err != nil {
-			return t, owner.Name, err
-		}
+		return l.Start(owner.Name)
 	}
-	return t, owner.Name, nil
+	return nil
 }
 
 // descendants returns root and every task below it, parents first.

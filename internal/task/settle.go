@@ -12,11 +12,14 @@ import (
 //   - a blocked task whose blockers are all done becomes active (pm done
 //     killed after its mark, before it unblocked its dependants);
 //   - the owner of an active task that was never started is started (a
-//     command killed between its mark and its start).
+//     command killed between its mark and its start);
+//   - the open room of an active task whose roles are missing or never
+//     started gets them (a pm phase killed part-way: agent.EnsureRoles).
 //
-// It returns the tasks it made active.
+// (A room whose log is full or whose task ended is closed by whoever reads
+// it: store.RoomClosedBy.) It returns the tasks it made active.
 func Settle(s *store.Store, l *agent.Launcher, actor store.Actor) ([]string, error) {
-	var unblocked, owners []string
+	var unblocked, owners, active []string
 	err := s.WithTasksLock(func() error {
 		live, err := s.LiveTasksHeld()
 		if err != nil {
@@ -33,6 +36,7 @@ func Settle(s *store.Store, l *agent.Launcher, actor store.Actor) ([]string, err
 			}
 			if t.Status == store.TaskActive {
 				owners = append(owners, t.Owner)
+				active = append(active, t.ID)
 			}
 		}
 		return nil
@@ -43,7 +47,22 @@ func Settle(s *store.Store, l *agent.Launcher, actor store.Actor) ([]string, err
 	for _, name := range owners {
 		startIfNeverStarted(s, l, name)
 	}
+	for _, id := range active {
+		ensureRoles(s, l, id)
+	}
 	return unblocked, nil
+}
+
+// ensureRoles finishes the open room of task id when its roles are missing
+// or never started (and reads only its phases otherwise).
+func ensureRoles(s *store.Store, l *agent.Launcher, id string) {
+	ph, err := s.ActivePhase(id)
+	if err != nil || ph == nil || !agent.RolesPending(s, ph) {
+		return
+	}
+	if _, err := agent.EnsureRoles(s, l, id); err != nil {
+		s.Warnf("start the roles of %s: %v", ph.ID, err)
+	}
 }
 
 // unblockDone drops t's done blockers; the caller holds tasks.lock.
