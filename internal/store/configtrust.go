@@ -42,6 +42,8 @@ var routingKeys = []struct {
 	{"runtime.exec.resume", func(c Config) bool { return len(c.Runtime.Exec.Resume) > 0 }},
 	{"runtime.exec.env", func(c Config) bool { return len(c.Runtime.Exec.Env) > 0 }},
 	{"runtime.exec.pass_env", func(c Config) bool { return len(c.Runtime.Exec.PassEnv) > 0 }},
+	{"runtime.exec.sandbox", func(c Config) bool { return c.Runtime.Exec.Sandbox != nil && !*c.Runtime.Exec.Sandbox }},
+	{"runtime.exec.config_paths", func(c Config) bool { return len(c.Runtime.Exec.ConfigPaths) > 0 }},
 }
 
 // RoutingKeys lists the keys only a trusted config.json may set.

@@ -27,6 +27,8 @@ func TestConfigTrust(t *testing.T) {
 		"runtime.exec.resume":       `{"runtime": {"exec": {"resume": ["sh", "evil.sh"]}}}`,
 		"runtime.exec.env":          `{"runtime": {"exec": {"env": {"LD_PRELOAD": "/x.so"}}}}`,
 		"runtime.exec.pass_env":     `{"runtime": {"exec": {"pass_env": ["GITHUB_TOKEN"]}}}`,
+		"runtime.exec.sandbox":      `{"runtime": {"exec": {"sandbox": false}}}`,
+		"runtime.exec.config_paths": `{"runtime": {"exec": {"config_paths": ["~/.ssh"]}}}`,
 	}
 	if len(routing) != len(store.RoutingKeys()) {
 		t.Fatalf("the test covers %d keys; RoutingKeys has %d", len(routing), len(store.RoutingKeys()))
