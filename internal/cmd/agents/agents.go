@@ -3,8 +3,8 @@ package agents
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -21,6 +21,7 @@ import (
 type Options struct {
 	All  bool
 	JSON bool
+	Wide bool
 }
 
 // NewCmd builds `pm agents`.
@@ -34,6 +35,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	}
 	c.Flags().BoolVarP(&o.All, "all", "a", false, "include agents that have ended")
 	c.Flags().BoolVar(&o.JSON, "json", false, "print as JSON")
+	c.Flags().BoolVar(&o.Wide, "wide", false, "print every column whole (on a terminal the widest are cut to fit)")
 	return c
 }
 
@@ -53,16 +55,17 @@ func run(f *cmdutil.Factory, o Options) error {
 		fmt.Fprintf(f.IO.Out, "no agents running%s\n", hiddenNote(res.Hidden))
 		return nil
 	}
-	tw := tabwriter.NewWriter(f.IO.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tROLE\tTASK\tPHASE\tRUNTIME\tSTATUS\tPID\tRESTARTS\tACTIVITY\tCONTAINMENT\tCODE-DESIGNER\tSANDBOX")
+	// Records can be hand-edited: the table makes every cell safe.
+	tb := &render.Table{Header: []string{"NAME", "ROLE", "TASK", "PHASE", "RUNTIME", "STATUS", "PID", "RESTARTS", "ACTIVITY", "CONTAINMENT", "CODE-DESIGNER", "SANDBOX"},
+		Width: render.Width(f.IO.Out), Wide: o.Wide}
 	noKernel, rulesOnly := false, false
 	for _, a := range res.Agents {
-		l := render.Line[string] // records can be hand-edited: no raw control reaches the terminal
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", l(a.Name), l(render.AgentRole(a)), l(dash(a.TaskID)), l(dash(a.PhaseID)), l(string(a.Runtime)), l(status(a)), a.Pid, a.Restarts, l(activity(a, f.Now())), l(dash(a.Containment)), l(a.CodeDesigner.String()), l(dash(a.Sandbox)))
+		tb.Add(a.Name, render.AgentRole(a), dash(a.TaskID), dash(a.PhaseID), string(a.Runtime), status(a), strconv.Itoa(a.Pid), strconv.Itoa(a.Restarts),
+			activity(a, f.Now()), dash(a.Containment), a.CodeDesigner.String(), dash(a.Sandbox))
 		noKernel = noKernel || a.Sandbox == agent.SandboxNoKernel
 		rulesOnly = rulesOnly || a.Sandbox == string(sandbox.ModeLandlock)
 	}
-	if err := tw.Flush(); err != nil {
+	if err := tb.Write(f.IO.Out); err != nil {
 		return err
 	}
 	if noKernel {
