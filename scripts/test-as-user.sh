@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 pkgs=(./internal/sandbox ./internal/agent ./internal/capability ./internal/driver
       ./internal/gitx ./internal/broker ./internal/task ./internal/supervisor)
 # Scripts that run agents confined, kill processes or commit.
-scripts='TestScripts/(security_.*|user_.*|landing_flow|llm_demo|llm_greeter|kill.*|done_git|exec_secrets|fd_inherit|supervisor_revive|blockers|subtasks)$'
+scripts='TestScripts/(security_.*|contain_.*|doctor|landing_flow|llm_demo|llm_greeter|kill.*|done_git.*|exec_secrets|fd_inherit|supervisor_revive|blockers|subtasks|reset)$'
 
 if [ "$(id -u)" != 0 ]; then
   go test -race -count=1 "${pkgs[@]}"
@@ -30,7 +30,9 @@ gid=$(id -g "$user")
 [ "$uid" != 0 ] || { echo "test-as-user: $user is root" >&2; exit 1; }
 
 work=$(mktemp -d /tmp/pm-as-user.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+# pm's hosts are non-dumpable, so the scripts' cleanup cannot read their
+# environment as this user: end whatever the user left, then the tree.
+trap 'pkill -KILL -u "$uid" 2>/dev/null; rm -rf "$work"' EXIT
 git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -C "$work" -xf -
 mkdir -p "$work/bin" "$work/home"
 CGO_ENABLED=1 go build -race -o "$work/bin/pm-full" ./cmd/pm-full
