@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/plasmodium/pm/internal/bus"
-	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/listen"
 	"github.com/plasmodium/pm/internal/task"
 	"io/fs"
 	"net"
@@ -103,7 +103,7 @@ func Open(cfg Config) (*Server, error) {
 	if !loop && cfg.Token == "" {
 		return nil, fmt.Errorf("dashboard: refusing to listen on %s without a token (only loopback may go without)", cfg.Addr)
 	}
-	ln, err := cmdutil.ListenTCP(cfg.Addr, "--addr")
+	ln, err := listen.TCP(cfg.Addr, "--addr")
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/listen"
 	"github.com/plasmodium/pm/internal/mcpserver"
 )
 
@@ -60,7 +61,7 @@ func run(f *cmdutil.Factory, o Options) error {
 	if o.HTTP == "" {
 		return srv.Run(f.Context, mcpserver.StdioTransport(f.IO.In, f.IO.Out))
 	}
-	ln, err := cmdutil.ListenTCP(o.HTTP, "--http")
+	ln, err := listen.TCP(o.HTTP, "--http")
 	if err != nil {
 		return err
 	}

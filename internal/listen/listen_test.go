@@ -1,4 +1,4 @@
-package cmdutil
+package listen
 
 import (
 	"net"
@@ -10,13 +10,13 @@ import (
 
 // A port in use is a state error with a way on that names the flag, not a
 // raw bind error with an unrelated Try.
-func TestListenTCPPortInUse(t *testing.T) {
+func TestTCPPortInUse(t *testing.T) {
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer busy.Close()
-	ln, err := ListenTCP(busy.Addr().String(), "--addr")
+	ln, err := TCP(busy.Addr().String(), "--addr")
 	if err == nil {
 		ln.Close()
 		t.Fatal("listened on a port in use")
@@ -27,7 +27,7 @@ func TestListenTCPPortInUse(t *testing.T) {
 	if try := errs.TryOf(err); !strings.Contains(try, "--addr 127.0.0.1:0") || !strings.Contains(err.Error(), "is in use") {
 		t.Errorf("error %q, Try %q", err, try)
 	}
-	ok, err := ListenTCP("127.0.0.1:0", "--addr")
+	ok, err := TCP("127.0.0.1:0", "--addr")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,7 @@
-package cmdutil
+// Package listen opens the listeners of pm's servers (pm dashboard, pm mcp
+// --http) with errors a person can act on: a port in use names the flag
+// and how to find the listener.
+package listen
 
 import (
 	"errors"
@@ -8,10 +11,10 @@ import (
 	"github.com/plasmodium/pm/internal/errs"
 )
 
-// ListenTCP listens on addr for a server command (pm dashboard, pm mcp
+// TCP listens on addr for a server command (pm dashboard, pm mcp
 // --http), whose flag is named by flag. A port in use or refused is a
 // state error that says what to do about it.
-func ListenTCP(addr, flag string) (net.Listener, error) {
+func TCP(addr, flag string) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	switch {
 	case err == nil:
