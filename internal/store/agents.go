@@ -141,17 +141,6 @@ func (s *Store) HasTranscript(name string) bool {
 	return err == nil && st.Size() > 0
 }
 
-// TryLockSupervisor takes the supervisor's lifetime lock if it is free,
-// without waiting; ok is false when a live supervisor holds it. unlock
-// releases it (twice is harmless); the lock also ends with the process.
-func (s *Store) TryLockSupervisor() (unlock func() error, ok bool, err error) {
-	h, ok, err := lockedfile.TryLock(s.SupervisorLockPath())
-	if err != nil || !ok {
-		return nil, ok, err
-	}
-	return h.Unlock, true, nil
-}
-
 // AgentNames lists the agent directories, records or not (a creation killed
 // before its record leaves a directory only).
 func (s *Store) AgentNames() ([]string, error) {

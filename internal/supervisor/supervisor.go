@@ -61,18 +61,13 @@ type Supervisor struct {
 	beforeRespawn func(name string)
 }
 
-// Running reports whether a supervisor holds the lock of s.
-func Running(s *store.Store) bool {
-	unlock, ok, err := s.TryLockSupervisor()
-	if err != nil {
-		return false
-	}
-	if ok {
-		_ = unlock()
-		return false
-	}
-	return true
-}
+// Running reports whether a live supervisor holds the lock of s (a lock
+// still held by a supervisor being killed is not one: store.SupervisorLive).
+func Running(s *store.Store) bool { return s.SupervisorLive() }
+
+// lockPatience bounds how long a starting supervisor waits for the lock of
+// one that is dying (kill -9 releases it only once every thread is gone).
+const lockPatience = 5 * time.Second
 
 // Ensure starts `pm supervise` in the background unless one is running.
 // Two commands racing may both start one; the loser exits at once because
@@ -132,9 +127,10 @@ func filterEnv(env []string) []string {
 }
 
 // Run holds the supervisor lock and reconciles until nothing is live or ctx
-// ends. If another supervisor holds the lock it returns at once.
+// ends. If another live supervisor holds the lock it returns at once; a lock
+// held by one that is dying is waited for (LockSupervisor).
 func (sv *Supervisor) Run(ctx context.Context) error {
-	unlock, ok, err := sv.Store.TryLockSupervisor()
+	unlock, ok, err := sv.Store.LockSupervisor(lockPatience)
 	if err != nil {
 		return err
 	}
