@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"os"
@@ -53,3 +54,9 @@ func EndRun(h Handle) bool {
 	}
 	return killRun(h.Run)
 }
+
+// WaitPid blocks until the process pid (verified by its start time) exits
+// or ctx ends (its error then): a pidfd, so the kernel wakes it. It is how a
+// waiter watches the supervisor (supervisor.Keep), a process no driver
+// started.
+func WaitPid(ctx context.Context, pid int, start uint64) error { return proc.Wait(ctx, pid, start) }

@@ -165,6 +165,7 @@ func WaitChildren(ctx context.Context, sess *Session, in WaitChildrenInput) (Wai
 	if err != nil {
 		return WaitChildrenResult{}, err
 	}
+	defer sess.KeepSupervisor(ctx)()
 	children, err := task.WaitChildren(ctx, sess.Store, t.ID, d)
 	if children == nil {
 		children = []*store.Task{}

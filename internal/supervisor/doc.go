@@ -23,9 +23,16 @@
 //     events since; every record only at the first look and after a reset
 //     (scope.go);
 //   - supervisor.wanted is written by Ensure and Run and removed only by a
-//     supervisor that found nothing live, under its lock: a marker with the
-//     lock free is a dead supervisor, which Revive (every command's session
-//     start) starts again;
+//     supervisor that found nothing live, under its lock: a marker with no
+//     live supervisor is a dead one, which Revive (every command's session
+//     start) starts again, and Keep (beside every waiter: pm wait, chat
+//     --follow, wait-children, log -f) starts again whenever it dies while
+//     they wait (it watches the live one's pidfd);
+//   - live means the lock is held and its holder, recorded in
+//     supervisor.json when it took the lock, runs and is not being killed
+//     (store.SupervisorLive): a lock still held for the milliseconds a
+//     kill -9 takes, or by a child forked in that instant, is not live, and a
+//     starting supervisor waits for it (bounded) instead of leaving;
 //   - CrashLimit crashes within CrashWindow mark the agent failed and file a
 //     request for the human instead of retrying;
 //   - respawns go through agent.Launcher.Restart, which re-checks under the
