@@ -34,7 +34,9 @@
 //     kill -9 takes, or by a child forked in that instant, is not live, and a
 //     starting supervisor waits for it (bounded) instead of leaving;
 //   - CrashLimit crashes within CrashWindow mark the agent failed and file a
-//     request for the human instead of retrying;
+//     request for the human instead of retrying; the crashes are counted in
+//     the agent's record (agent.json "crashes", once per dead run), so
+//     killing the supervisor between crashes does not reset the count;
 //   - respawns go through agent.Launcher.Restart, which re-checks under the
 //     agent's lock and never spawns while a live host is recorded;
 //   - it exits when nothing is live.

@@ -46,7 +46,6 @@ type Supervisor struct {
 	drv      driver.Driver
 	ctx      context.Context // Run's: ends the exit watchers with it
 	mu       sync.Mutex
-	crashes  map[string][]time.Time
 	pending  map[string]*time.Timer   // respawns scheduled
 	watching map[string]driver.Handle // agent name -> run whose exit we wait for
 	stopping map[string]driver.Handle // unwanted runs being stopped
@@ -211,7 +210,7 @@ func (sv *Supervisor) Run(ctx context.Context) error {
 
 // init readies the maps, the wake-up channel and the driver.
 func (sv *Supervisor) init(ctx context.Context) {
-	sv.crashes, sv.pending, sv.watching = map[string][]time.Time{}, map[string]*time.Timer{}, map[string]driver.Handle{}
+	sv.pending, sv.watching = map[string]*time.Timer{}, map[string]driver.Handle{}
 	sv.stopping, sv.stopAt = map[string]driver.Handle{}, map[string]time.Time{}
 	sv.known, sv.dirty, sv.rescan = map[string]bool{}, map[string]bool{}, true
 	sv.wake = make(chan struct{}, 1)
@@ -360,24 +359,26 @@ func (sv *Supervisor) crashed(a *store.Agent, alive bool) bool {
 
 func (sv *Supervisor) scheduleRespawn(a *store.Agent) {
 	sv.mu.Lock()
-	defer sv.mu.Unlock()
 	if _, ok := sv.pending[a.Name]; ok {
+		sv.mu.Unlock()
 		return
 	}
-	now := time.Now()
-	recent := sv.crashes[a.Name][:0]
-	for _, t := range sv.crashes[a.Name] {
-		if now.Sub(t) < sv.Policy.CrashWindow {
-			recent = append(recent, t)
+	sv.pending[a.Name] = nil // taken: a reconcile meanwhile does not count it again
+	sv.mu.Unlock()
+	n, err := sv.countCrash(a)
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if err != nil {
+		delete(sv.pending, a.Name)
+		if !errors.Is(err, errNotWanted) { // errNotWanted: it runs again already
+			sv.Log.Error("count the crash", "agent", a.Name, "err", err)
 		}
+		return
 	}
-	recent = append(recent, now)
-	sv.crashes[a.Name] = recent
-	if len(recent) >= sv.Policy.CrashLimit {
+	if n >= sv.Policy.CrashLimit {
 		// Pending until it is marked failed, so a reconcile in between
-		// neither counts the same crash again nor gives up twice.
-		name, n := a.Name, len(recent)
-		sv.pending[name] = nil
+		// does not give up twice.
+		name := a.Name
 		go func() {
 			sv.giveUp(name, n)
 			sv.mu.Lock()
@@ -387,11 +388,11 @@ func (sv *Supervisor) scheduleRespawn(a *store.Agent) {
 		}()
 		return
 	}
-	delay := sv.Policy.BaseBackoff << (len(recent) - 1)
-	if delay > sv.Policy.MaxBackoff {
+	delay := sv.Policy.BaseBackoff << (n - 1)
+	if delay > sv.Policy.MaxBackoff || delay <= 0 {
 		delay = sv.Policy.MaxBackoff
 	}
-	sv.Log.Info("agent down; respawning", "agent", a.Name, "in", delay, "crashes", len(recent))
+	sv.Log.Info("agent down; respawning", "agent", a.Name, "in", delay, "crashes", n)
 	name := a.Name
 	sv.pending[name] = time.AfterFunc(delay, func() {
 		sv.respawn(name)
@@ -400,6 +401,42 @@ func (sv *Supervisor) scheduleRespawn(a *store.Agent) {
 		sv.mu.Unlock()
 		sv.poke()
 	})
+}
+
+// countCrash records a's dead run as a crash in its record (once per run:
+// a supervisor killed after counting it and before the respawn does not make
+// the next one count it again) and returns the crashes within the window.
+// On record, not in memory, so that killing the supervisor between crashes
+// does not reset the count (the give-up would never come).
+func (sv *Supervisor) countCrash(a *store.Agent) (int, error) {
+	now := sv.Store.Now().UTC()
+	n := 0
+	_, err := sv.Store.UpdateAgent(a.Name, func(r *store.Agent) error {
+		if r.Handle != a.Handle {
+			return errNotWanted // another run since: not the crash we saw
+		}
+		var had []store.Crash
+		if r.Crashes != nil {
+			had = r.Crashes.Runs
+		}
+		recent := make([]store.Crash, 0, len(had)+1)
+		for _, c := range had {
+			if now.Sub(c.At) < sv.Policy.CrashWindow {
+				recent = append(recent, c)
+			}
+		}
+		seen := len(recent) > 0 && recent[len(recent)-1].Run == a.Handle
+		if !seen {
+			recent = append(recent, store.Crash{At: now, Run: a.Handle})
+		}
+		n = len(recent)
+		if seen && len(recent) == len(had) {
+			return store.ErrUnchanged
+		}
+		r.Crashes = &store.CrashLog{Runs: recent}
+		return nil
+	})
+	return n, err
 }
 
 var errNotWanted = errors.New("agent no longer wanted")
