@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"reflect"
 	"strings"
 	"sync"
 	"syscall"
@@ -54,6 +55,7 @@ type Supervisor struct {
 	dirty    map[string]bool          // agents named by events since
 	rescan   bool                     // read every record next time
 	wake     chan struct{}
+	info     *store.SupervisorInfo // what supervisor.json says (report)
 
 	// beforeRespawn, when set (tests), runs between respawn's look at the
 	// dead host and its locked re-check, to force a racing start there.
@@ -186,6 +188,9 @@ func (sv *Supervisor) Run(ctx context.Context) error {
 				return err // another supervisor took over
 			}
 			unlock = again
+			sv.mu.Lock()
+			sv.info = nil // the lock rewrote supervisor.json: report afresh
+			sv.mu.Unlock()
 			if err := sv.Store.MarkSupervisorWanted(); err != nil {
 				sv.Log.Error("mark the supervisor wanted", "err", err)
 			}
@@ -208,12 +213,36 @@ func (sv *Supervisor) Run(ctx context.Context) error {
 	}
 }
 
+// report updates what supervisor.json says about this supervisor (written
+// only when it changes).
+func (sv *Supervisor) report(change func(in *store.SupervisorInfo)) {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if sv.info == nil {
+		if sv.info = sv.Store.SupervisorInfo(); sv.info == nil || sv.info.Pid != os.Getpid() {
+			sv.info = nil
+			return // not ours (a test's reconcile without Run)
+		}
+	}
+	next := *sv.info
+	change(&next)
+	if reflect.DeepEqual(&next, sv.info) {
+		return
+	}
+	if err := sv.Store.SetSupervisorInfo(&next); err != nil {
+		sv.Log.Error("write supervisor.json", "err", err)
+		return
+	}
+	*sv.info = next
+}
+
 // init readies the maps, the wake-up channel and the driver.
 func (sv *Supervisor) init(ctx context.Context) {
 	sv.pending, sv.watching = map[string]*time.Timer{}, map[string]driver.Handle{}
 	sv.stopping, sv.stopAt = map[string]driver.Handle{}, map[string]time.Time{}
 	sv.known, sv.dirty, sv.rescan = map[string]bool{}, map[string]bool{}, true
 	sv.wake = make(chan struct{}, 1)
+	sv.info = nil
 	sv.ctx = ctx
 	sv.drv = sv.Driver
 	if sv.drv == nil && sv.Launcher != nil {
@@ -275,11 +304,17 @@ func (sv *Supervisor) poke() {
 // what runs and is not wanted (stop.go). It reports whether anything is
 // still live.
 func (sv *Supervisor) reconcile() (bool, error) {
-	agents, err := sv.read(sv.toRead())
+	agents, bad, err := sv.read(sv.toRead())
 	if err != nil {
 		return true, err
 	}
-	live := false
+	// A record it cannot read may be a live agent's: stay on for it, look
+	// at it again next time, and say so (pm status, pm doctor).
+	live := len(bad) > 0
+	for _, name := range bad {
+		sv.keep(name, true)
+	}
+	sv.report(func(in *store.SupervisorInfo) { in.Unreadable = bad })
 	for _, a := range agents {
 		alive := sv.drv.Alive(a.Handle)
 		want := sv.wanted(a)
@@ -307,8 +342,8 @@ func (sv *Supervisor) reconcile() (bool, error) {
 
 // anyLive reports, without acting, whether any agent runs or is wanted.
 func (sv *Supervisor) anyLive() bool {
-	agents, err := sv.Store.Agents()
-	if err != nil {
+	agents, bad, err := sv.Store.AgentsChecked()
+	if err != nil || len(bad) > 0 {
 		return true
 	}
 	for _, a := range agents {
