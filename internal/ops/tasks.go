@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"errors"
+	"strconv"
 
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/store"
@@ -59,12 +60,36 @@ type TaskStatus struct {
 	*task.View
 	Health   task.Health      `json:"health"`
 	Requests []*store.Request `json:"requests"`
+	// Warnings are what is wrong beside the tasks (SupervisorWarnings).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // StatusSummary is pm status: the overview with each listed task's health.
 type StatusSummary struct {
 	*task.Summary
-	Health map[string]task.Health `json:"health"`
+	Health   map[string]task.Health `json:"health"`
+	Warnings []string               `json:"warnings,omitempty"`
+}
+
+// SupervisorWarnings is what the live supervisor reports that a person
+// should know: it polls the bus (inotify used up), or it cannot read some
+// agent records.
+func SupervisorWarnings(s *store.Store) []string {
+	if !s.SupervisorWanted() || !s.SupervisorLive() {
+		return nil
+	}
+	in := s.SupervisorInfo()
+	if in == nil {
+		return nil
+	}
+	var out []string
+	if in.Polling != "" {
+		out = append(out, "supervisor "+strconv.Itoa(in.Pid)+" is "+in.Polling)
+	}
+	for _, name := range in.Unreadable {
+		out = append(out, "supervisor cannot read the record of agent "+name+" ("+s.AgentPath(name)+"); pm doctor --check lists what is wrong")
+	}
+	return out
 }
 
 // Status shows a task with its phases and agents: the named one, else the
@@ -80,7 +105,7 @@ func Status(ctx context.Context, sess *Session, in StatusInput) (StatusResult, e
 		if err != nil {
 			return StatusResult{}, err
 		}
-		ts := &TaskStatus{View: v, Health: task.HealthOf(sess.Store, v.Task, pending), Requests: []*store.Request{}}
+		ts := &TaskStatus{View: v, Health: task.HealthOf(sess.Store, v.Task, pending), Requests: []*store.Request{}, Warnings: SupervisorWarnings(sess.Store)}
 		for _, r := range pending {
 			if r.TaskID == id {
 				ts.Requests = append(ts.Requests, r)
@@ -92,7 +117,7 @@ func Status(ctx context.Context, sess *Session, in StatusInput) (StatusResult, e
 	if err != nil {
 		return StatusResult{}, err
 	}
-	out := &StatusSummary{Summary: sum, Health: map[string]task.Health{}}
+	out := &StatusSummary{Summary: sum, Health: map[string]task.Health{}, Warnings: SupervisorWarnings(sess.Store)}
 	for _, t := range sum.Tasks {
 		out.Health[t.ID] = task.HealthOf(sess.Store, t, pending)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
+	"github.com/plasmodium/pm/internal/watch"
 )
 
 // Policy is how the supervisor retries.
@@ -32,6 +33,10 @@ type Policy struct {
 // DefaultPolicy: 5 crashes in 10 minutes stops retrying.
 var DefaultPolicy = Policy{CrashLimit: 5, CrashWindow: 10 * time.Minute, BaseBackoff: 200 * time.Millisecond, MaxBackoff: 30 * time.Second}
 
+// DefaultPollEvery: a supervisor that cannot watch the bus reads it once a
+// second (a bounded fallback; respawns then wait up to that long).
+const DefaultPollEvery = time.Second
+
 // Supervisor keeps wanted agents running: one per state directory.
 type Supervisor struct {
 	Store    *store.Store
@@ -43,6 +48,12 @@ type Supervisor struct {
 	// Driver watches and stops the hosts; nil means the Launcher's (the
 	// process driver unless the Launcher names another).
 	Driver driver.Driver
+	// Watch is how it waits for file events (nil: watch.Until); tests
+	// inject the kernel's refusal when inotify is used up.
+	Watch watch.UntilFunc
+	// PollEvery is how often it reads the bus when it cannot watch it
+	// (inotify used up); 0 means DefaultPollEvery.
+	PollEvery time.Duration
 
 	drv      driver.Driver
 	ctx      context.Context // Run's: ends the exit watchers with it
@@ -56,6 +67,7 @@ type Supervisor struct {
 	rescan   bool                     // read every record next time
 	wake     chan struct{}
 	info     *store.SupervisorInfo // what supervisor.json says (report)
+	polling  string                // why it polls the bus ("" while it watches)
 
 	// beforeRespawn, when set (tests), runs between respawn's look at the
 	// dead host and its locked re-check, to force a racing start there.
@@ -204,9 +216,10 @@ func (sv *Supervisor) Run(ctx context.Context) error {
 			if err == nil {
 				return nil // ctx ended the subscription first
 			}
-			// The bus cannot be followed (inotify used up, say): exit
-			// rather than run deaf, loudly; the marker stays, so the next
-			// pm command starts a supervisor again.
+			// The bus cannot be followed (inotify used up is not this:
+			// that falls back to polling, waitOrPoll): exit rather than
+			// run deaf, loudly; the marker stays, so the next pm command
+			// or waiter starts a supervisor again.
 			sv.Log.Error("cannot follow the bus; exiting", "err", err)
 			return fmt.Errorf("follow the bus: %w", err)
 		}
@@ -226,6 +239,7 @@ func (sv *Supervisor) report(change func(in *store.SupervisorInfo)) {
 	}
 	next := *sv.info
 	change(&next)
+	next.Polling = sv.polling
 	if reflect.DeepEqual(&next, sv.info) {
 		return
 	}
@@ -242,7 +256,7 @@ func (sv *Supervisor) init(ctx context.Context) {
 	sv.stopping, sv.stopAt = map[string]driver.Handle{}, map[string]time.Time{}
 	sv.known, sv.dirty, sv.rescan = map[string]bool{}, map[string]bool{}, true
 	sv.wake = make(chan struct{}, 1)
-	sv.info = nil
+	sv.info, sv.polling = nil, ""
 	sv.ctx = ctx
 	sv.drv = sv.Driver
 	if sv.drv == nil && sv.Launcher != nil {
@@ -256,7 +270,11 @@ func (sv *Supervisor) init(ctx context.Context) {
 // follow pokes the loop on every bus event that can change which agents are
 // wanted or running. It returns when ctx ends (nil) or the bus fails.
 func (sv *Supervisor) follow(ctx context.Context, from bus.Cursor) error {
-	for d, err := range sv.Store.Bus().Subscribe(ctx, from) {
+	b := sv.Store.Bus()
+	if f, ok := b.(*bus.File); ok {
+		f.Wait = sv.waitOrPoll
+	}
+	for d, err := range b.Subscribe(ctx, from) {
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -269,6 +287,25 @@ func (sv *Supervisor) follow(ctx context.Context, from bus.Cursor) error {
 		}
 	}
 	return nil
+}
+
+// waitOrPoll waits for file events, or, when the inotify limits are used
+// up, reads every PollEvery instead of leaving (a supervisor that left would
+// strand every agent until the next command): loudly, in its log and in
+// supervisor.json, which pm status shows.
+func (sv *Supervisor) waitOrPoll(ctx context.Context, dirs func() []string, check func() (bool, error)) error {
+	every := sv.PollEvery
+	if every <= 0 {
+		every = DefaultPollEvery
+	}
+	return watch.UntilOrPollWith(ctx, sv.Watch, dirs, check, every, func(err error) {
+		why := fmt.Sprintf("polling the bus every %s: %v; %s", every, err, watch.LimitTry)
+		sv.Log.Warn("cannot watch the bus; polling", "every", every, "err", err)
+		sv.mu.Lock()
+		sv.polling = why
+		sv.mu.Unlock()
+		sv.report(func(*store.SupervisorInfo) {})
+	})
 }
 
 // wakes are the events after which the wanted agents, or the running ones,

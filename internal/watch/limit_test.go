@@ -57,21 +57,21 @@ func TestUntilOrPollFallsBack(t *testing.T) {
 	until := func(ctx context.Context, dirs func() []string, check func() (bool, error)) error {
 		return explain(syscall.EMFILE)
 	}
-	err := untilOrPoll(context.Background(), until, nil, func() (bool, error) {
+	err := UntilOrPollWith(context.Background(), until, nil, func() (bool, error) {
 		n++
 		return n == 3, nil
 	}, time.Millisecond, func(err error) { said = append(said, err) })
 	if err != nil || n != 3 {
-		t.Fatalf("untilOrPoll = %v after %d checks", err, n)
+		t.Fatalf("UntilOrPollWith = %v after %d checks", err, n)
 	}
 	if len(said) != 1 || !errors.Is(said[0], ErrLimit) {
 		t.Fatalf("degraded reported %v", said)
 	}
 	// Any other error is returned as it is.
 	boom := errors.New("boom")
-	err = untilOrPoll(context.Background(), func(context.Context, func() []string, func() (bool, error)) error { return boom }, nil,
+	err = UntilOrPollWith(context.Background(), func(context.Context, func() []string, func() (bool, error)) error { return boom }, nil,
 		func() (bool, error) { return false, nil }, time.Millisecond, func(error) { t.Fatal("degraded on another error") })
 	if err != boom {
-		t.Fatalf("untilOrPoll = %v, want boom", err)
+		t.Fatalf("UntilOrPollWith = %v, want boom", err)
 	}
 }

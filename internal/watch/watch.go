@@ -54,11 +54,18 @@ func explain(err error) error {
 // reason, so the caller says so where a person will look. Any other error
 // ends it as it ends Until.
 func UntilOrPoll(ctx context.Context, dirs func() []string, check func() (bool, error), every time.Duration, degraded func(error)) error {
-	return untilOrPoll(ctx, Until, dirs, check, every, degraded)
+	return UntilOrPollWith(ctx, nil, dirs, check, every, degraded)
 }
 
-func untilOrPoll(ctx context.Context, until func(context.Context, func() []string, func() (bool, error)) error,
-	dirs func() []string, check func() (bool, error), every time.Duration, degraded func(error)) error {
+// UntilFunc is Until's signature: tests inject a wait that fails as the
+// kernel does when inotify is used up.
+type UntilFunc func(ctx context.Context, dirs func() []string, check func() (bool, error)) error
+
+// UntilOrPollWith is UntilOrPoll waiting with until (nil: Until).
+func UntilOrPollWith(ctx context.Context, until UntilFunc, dirs func() []string, check func() (bool, error), every time.Duration, degraded func(error)) error {
+	if until == nil {
+		until = Until
+	}
 	err := until(ctx, dirs, check)
 	if !errors.Is(err, ErrLimit) {
 		return err
