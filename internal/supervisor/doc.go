@@ -39,5 +39,12 @@
 //     killing the supervisor between crashes does not reset the count;
 //   - respawns go through agent.Launcher.Restart, which re-checks under the
 //     agent's lock and never spawns while a live host is recorded;
+//   - a run recorded running whose host is gone while its agent is not
+//     wanted (an owner killed -9 past pm done) is recorded exited where the
+//     reconcile sees it, never left "running";
+//   - an agent record it cannot read keeps it on (it may be a live agent's)
+//     and is reported in supervisor.json (pm status); with the inotify
+//     limits used up it follows the bus by polling every PollEvery, also
+//     reported there, rather than leave;
 //   - it exits when nothing is live.
 package supervisor

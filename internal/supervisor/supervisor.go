@@ -367,6 +367,8 @@ func (sv *Supervisor) reconcile() (bool, error) {
 			sv.stopUnwanted(a)
 		case want && sv.crashed(a, alive):
 			sv.scheduleRespawn(a)
+		case !alive && !want && a.Status == store.AgentRunning:
+			sv.recordGone(a)
 		}
 	}
 	sv.mu.Lock()
@@ -375,6 +377,24 @@ func (sv *Supervisor) reconcile() (bool, error) {
 	}
 	sv.mu.Unlock()
 	return live, nil
+}
+
+// recordGone records the end of a run that died while its agent was not
+// wanted (an owner killed -9 after pm done, a role agent after its room
+// closed): nothing respawns it, and a record left "running" would say it
+// still works. Only the run it saw is touched.
+func (sv *Supervisor) recordGone(a *store.Agent) {
+	now := sv.Store.Now().UTC()
+	_, err := sv.Store.UpdateAgent(a.Name, func(r *store.Agent) error {
+		if r.Handle != a.Handle || r.Status != store.AgentRunning {
+			return store.ErrUnchanged
+		}
+		r.Status, r.EndedAt, r.Reason = store.AgentExited, &now, "its host ended after it was no longer wanted (no exit status recorded)"
+		return nil
+	})
+	if err != nil {
+		sv.Log.Error("record a gone host", "agent", a.Name, "err", err)
+	}
 }
 
 // anyLive reports, without acting, whether any agent runs or is wanted.
