@@ -11,6 +11,7 @@ import (
 	"github.com/plasmodium/pm/internal/cmd/dashboard"
 	"github.com/plasmodium/pm/internal/cmd/demo"
 	"github.com/plasmodium/pm/internal/cmd/designcmd"
+	"github.com/plasmodium/pm/internal/cmd/doctor"
 	"github.com/plasmodium/pm/internal/cmd/done"
 	"github.com/plasmodium/pm/internal/cmd/endphase"
 	"github.com/plasmodium/pm/internal/cmd/extendphase"
@@ -60,7 +61,7 @@ func NewRoot(f *cmdutil.Factory) *cobra.Command {
 			root.AddCommand(c)
 		}
 	}
-	add("human", initcmd.NewCmd(f), taskcmd.NewCmd(f), status.NewCmd(f), reset.NewCmd(f), kill.NewCmd(f),
+	add("human", initcmd.NewCmd(f), taskcmd.NewCmd(f), status.NewCmd(f), reset.NewCmd(f), kill.NewCmd(f), doctor.NewCmd(f),
 		agents.NewCmd(f), logs.NewCmd(f), logcmd.NewCmd(f), requests.NewCmd(f), answer.NewCmd(f), configcmd.NewCmd(f), wait.NewCmd(f), top.NewCmd(f), dashboard.NewCmd(f))
 	add("agent", chat.NewCmd(f), say.NewCmd(f), history.NewCmd(f))
 	root.AddGroup(&cobra.Group{ID: "po", Title: "Prompt objects:"})
