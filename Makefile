@@ -4,7 +4,7 @@ BINDIR    ?= $(shell $(GO) env GOPATH)/bin
 STATICCHECK_VERSION ?= v0.8.2
 FUZZTIME  ?= 20s
 
-.PHONY: all build install test test-short lint fmt bench fuzz demo demo-exec clean
+.PHONY: all build install test test-short lint fmt bench fuzz demo demo-exec clean stress
 
 all: build
 
@@ -28,6 +28,17 @@ install:
 # the real pm binary as many processes.
 test:
 	$(GO) test -race -count=1 -timeout 20m ./...
+
+# The kill -9 stress run (docs/design.md, "Crash safety"): random kill -9
+# over every command and agent process, with and without a supervisor, each
+# trial ending with pm doctor --check; it prints the findings by kind.
+# STRESS_TRIALS trials (seeded by STRESS_SEED), none started after STRESS_TIME.
+STRESS_TRIALS ?= 1000
+STRESS_SEED   ?= 1
+STRESS_TIME   ?= 90m
+stress:
+	PM_STRESS_TRIALS=$(STRESS_TRIALS) PM_STRESS_SEED=$(STRESS_SEED) PM_STRESS_TIME=$(STRESS_TIME) \
+		$(GO) test -count=1 -timeout 120m -run 'TestStrandedUnderKill9$$' -v ./cmd/pm
 
 test-short:
 	$(GO) test -count=1 ./...
