@@ -69,6 +69,9 @@ func TestStrandedUnderKill9(t *testing.T) {
 			kind, _, _ := strings.Cut(f, " ")
 			byKind[kind]++
 			t.Logf("trial %d (supervisor %v): %s", i, withSupervisor, f)
+			if os.Getenv("PM_STRESS_DEBUG") == "1" {
+				tr.explain(f)
+			}
 		}
 		tr.cleanup()
 	}
@@ -314,6 +317,23 @@ func (tr *trial) doctor() []string {
 		found = append(found, f.Kind+" "+f.Subject+": "+f.Text)
 	}
 	return found
+}
+
+// explain logs what the state says about a finding's subject
+// (PM_STRESS_DEBUG=1): its record and its events, and the supervisor's log.
+func (tr *trial) explain(finding string) {
+	_, rest, _ := strings.Cut(finding, " ")
+	subject, _, _ := strings.Cut(rest, ":")
+	rec, _ := os.ReadFile(filepath.Join(tr.home, "agents", subject, "agent.json"))
+	tr.t.Logf("  record: %s", rec)
+	evs, _ := os.ReadFile(filepath.Join(tr.home, "events.jsonl"))
+	for _, l := range strings.Split(string(evs), "\n") {
+		if strings.Contains(l, subject) || strings.Contains(l, `"task.`) {
+			tr.t.Logf("  event: %s", l)
+		}
+	}
+	log, _ := os.ReadFile(filepath.Join(tr.home, "logs", "supervisor.log"))
+	tr.t.Logf("  supervisor.log:\n%s", log)
 }
 
 // cleanup ends whatever the trial left running.
