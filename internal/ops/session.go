@@ -91,3 +91,15 @@ func KeepSupervisor(ctx context.Context, l *agent.Launcher, getenv func(string) 
 func (s *Session) KeepSupervisor(ctx context.Context) (stop func()) {
 	return KeepSupervisor(ctx, s.Launcher, s.getenv)
 }
+
+// wantSupervisor marks a supervisor wanted before a command writes work
+// that needs one (a task whose owner it starts): killed after the task is
+// recorded and before the owner starts, it leaves the marker, so the next
+// command or waiter starts a supervisor, whose Settle starts the owner.
+// Unless PM_NO_SUPERVISOR is set.
+func (s *Session) wantSupervisor() error {
+	if s.getenv("PM_NO_SUPERVISOR") != "" {
+		return nil
+	}
+	return s.Store.MarkSupervisorWanted()
+}
