@@ -22,7 +22,8 @@
 //   - a reconcile reads the agents live at the last look and those named by
 //     events since; every record only at the first look and after a reset
 //     (scope.go);
-//   - supervisor.wanted is written by Ensure and Run and removed only by a
+//   - supervisor.wanted is written by Ensure and Run (and by pm task and
+//     pm subtask before they write, ops) and removed only by a
 //     supervisor that found nothing live, under its lock: a marker with no
 //     live supervisor is a dead one, which Revive (every command's session
 //     start) starts again, and Keep (beside every waiter: pm wait, chat
