@@ -367,7 +367,7 @@ func (sv *Supervisor) reconcile() (bool, error) {
 			sv.stopUnwanted(a)
 		case want && sv.crashed(a, alive):
 			sv.scheduleRespawn(a)
-		case !alive && !want && a.Status == store.AgentRunning:
+		case !alive && !want && a.Status == store.AgentRunning && a.Runtime != store.RuntimeNone:
 			sv.recordGone(a)
 		}
 	}
