@@ -160,3 +160,52 @@ func TestSupervisorHolderDying(t *testing.T) {
 	}
 	_ = cmd.Wait()
 }
+
+// What every command pays for its revive check while a supervisor runs:
+// the marker's stat, a lock probe, supervisor.json and /proc/PID/stat.
+func BenchmarkSupervisorDownWhileLive(b *testing.B) {
+	root, _, err := store.Init(b.TempDir(), time.Now)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := store.Open(root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := s.MarkSupervisorWanted(); err != nil {
+		b.Fatal(err)
+	}
+	unlock, ok, err := s.TryLockSupervisor()
+	if err != nil || !ok {
+		b.Fatal(ok, err)
+	}
+	defer unlock()
+	for b.Loop() {
+		if s.SupervisorDown() {
+			b.Fatal("down while this process holds the lock")
+		}
+	}
+}
+
+// The lock probe alone (what the revive check cost before the holder was
+// checked), for comparison.
+func BenchmarkSupervisorLockProbe(b *testing.B) {
+	root, _, err := store.Init(b.TempDir(), time.Now)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := store.Open(root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	unlock, ok, err := s.TryLockSupervisor()
+	if err != nil || !ok {
+		b.Fatal(ok, err)
+	}
+	defer unlock()
+	for b.Loop() {
+		if _, free, _ := lockedfile.TryLock(s.SupervisorLockPath()); free {
+			b.Fatal("free")
+		}
+	}
+}
