@@ -159,7 +159,7 @@ func (c *checker) agents(agents []*store.Agent, byID map[string]*store.Task) {
 		}
 		alive := c.drv.Alive(a.Handle)
 		wanted := c.wanted(a, byID)
-		if wanted && work == "" {
+		if (wanted || c.unstarted(a, byID)) && work == "" {
 			work = a.Name
 		}
 		if a.Status == store.AgentRunning && !alive && !(wanted && live) {
@@ -170,13 +170,18 @@ func (c *checker) agents(agents []*store.Agent, byID map[string]*store.Task) {
 			c.add(DeadRunning, a.Name, "recorded running as pid %d, which is gone: %s", a.Pid, why)
 		}
 	}
-	switch {
-	case live:
-	case work != "":
+	// The marker alone, with no live work, strands nothing: the next
+	// command's supervisor finds nothing live and removes it.
+	if !live && work != "" {
 		c.add(NoSupervisor, c.s.Root, "agent %s has live work and no supervisor runs", work)
-	case c.s.SupervisorWanted():
-		c.add(NoSupervisor, c.s.Root, "supervisor.wanted is there and no supervisor runs")
 	}
+}
+
+// unstarted: the owner of an active task that was never started (a pm task
+// killed before the start): a supervisor's Settle starts it.
+func (c *checker) unstarted(a *store.Agent, byID map[string]*store.Task) bool {
+	t := byID[a.TaskID]
+	return a.Status == store.AgentPending && a.Role == "" && t != nil && t.Status == store.TaskActive && t.Owner == a.Name
 }
 
 // wanted: the agent's task is active and it is its owner, or its room is

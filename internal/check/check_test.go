@@ -113,6 +113,17 @@ func TestRunFindsWhatACrashLeaves(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, []check.Kind{check.DeadRunning, check.NoSupervisor}},
+		{"the marker alone strands nothing", func(t *testing.T, s *store.Store, l *agent.Launcher) {
+			if err := s.MarkSupervisorWanted(); err != nil {
+				t.Fatal(err)
+			}
+		}, nil},
+		{"an owner never started, no supervisor", func(t *testing.T, s *store.Store, l *agent.Launcher) {
+			tk := mkTask(t, s, l)
+			if _, err := s.UpdateAgent(tk.Owner, func(a *store.Agent) error { a.Runtime = "exec"; return nil }); err != nil {
+				t.Fatal(err)
+			}
+		}, []check.Kind{check.NoSupervisor}},
 		{"an unreadable agent record", func(t *testing.T, s *store.Store, l *agent.Launcher) {
 			tk := mkTask(t, s, l)
 			if err := os.WriteFile(s.AgentPath(tk.Owner), []byte(`{"name": "x`), 0o644); err != nil {
