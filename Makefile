@@ -4,7 +4,7 @@ BINDIR    ?= $(shell $(GO) env GOPATH)/bin
 STATICCHECK_VERSION ?= v0.8.2
 FUZZTIME  ?= 20s
 
-.PHONY: all build install test test-user test-short stress lint fmt bench fuzz demo demo-exec clean
+.PHONY: all build install test test-user test-short stress stress-rooms stress-all lint fmt bench fuzz demo demo-exec clean
 
 all: build
 
@@ -34,8 +34,23 @@ test:
 test-user:
 	bash scripts/test-as-user.sh
 
+# The kill -9 stress run (docs/design.md, "Crash safety"): random kill -9
+# over every command and agent process, with and without a supervisor, each
+# trial ending with pm doctor --check; it prints the findings by kind.
+# STRESS_TRIALS trials (seeded by STRESS_SEED), none started after STRESS_TIME.
+STRESS_TRIALS ?= 1000
+STRESS_SEED   ?= 1
+STRESS_TIME   ?= 90m
+stress-all:
+	PM_STRESS_TRIALS=$(STRESS_TRIALS) PM_STRESS_SEED=$(STRESS_SEED) PM_STRESS_TIME=$(STRESS_TIME) \
+		$(GO) test -count=1 -timeout 120m -run 'TestStrandedUnderKill9$$' -v ./cmd/pm
+
 test-short:
 	$(GO) test -count=1 ./...
+
+# make stress runs both long runs below: the rooms' crash points and kill -9
+# trials, then random kill -9 over every process checked by pm doctor --check.
+stress: stress-rooms stress-all
 
 # The long crash and kill -9 trials (docs/design.md, "Crash safety"): the
 # real binaries killed at every crash point and then at random ones, and
@@ -45,7 +60,7 @@ STRESS_CRASH_TRIALS   ?= 1000
 STRESS_CRASH_SECONDS  ?= 3600
 STRESS_KILL9_TRIALS   ?= 400
 STRESS_KILL9_SECONDS  ?= 3600
-stress:
+stress-rooms:
 	PM_CRASH_TRIALS=$(STRESS_CRASH_TRIALS) PM_CRASH_SECONDS=$(STRESS_CRASH_SECONDS) \
 	PM_KILL9_TRIALS=$(STRESS_KILL9_TRIALS) PM_KILL9_SECONDS=$(STRESS_KILL9_SECONDS) \
 	$(GO) test -count=1 -timeout 0 -v -run 'TestNoStrandedWorkAfterKill9|TestRoomsSettleAfterKill9|TestAcknowledgedSaysSurviveKill9' ./cmd/pm

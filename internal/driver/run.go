@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"os"
@@ -86,3 +87,9 @@ func EndRun(h Handle) bool {
 // Contained reports whether h's run is held by a cgroup, so its host needs
 // no subreaper (an orphan stays in the group wherever it is re-parented).
 func Contained(h Handle) bool { return h.Cgroup != "" }
+
+// WaitPid blocks until the process pid (verified by its start time) exits
+// or ctx ends (its error then): a pidfd, so the kernel wakes it. It is how a
+// waiter watches the supervisor (supervisor.Keep), a process no driver
+// started.
+func WaitPid(ctx context.Context, pid int, start uint64) error { return proc.Wait(ctx, pid, start) }

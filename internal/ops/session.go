@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"context"
 	"os"
 
 	"github.com/plasmodium/pm/internal/agent"
@@ -66,4 +67,39 @@ func ReviveSupervisor(l *agent.Launcher, getenv func(string) string) {
 	if err := supervisor.Revive(l); err != nil {
 		l.Store.Warnf("%v", err)
 	}
+}
+
+// KeepSupervisor keeps a supervisor alive while ctx lasts (supervisor.Keep),
+// unless PM_NO_SUPERVISOR is set: what every waiter (pm wait, pm chat
+// --follow, pm wait-children, pm log -f) runs beside its wait, so a
+// supervisor killed meanwhile is started again without another command.
+// stop ends it.
+func KeepSupervisor(ctx context.Context, l *agent.Launcher, getenv func(string) string) (stop func()) {
+	if l == nil || getenv("PM_NO_SUPERVISOR") != "" {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		supervisor.Keep(ctx, l)
+	}()
+	return func() { cancel(); <-done }
+}
+
+// KeepSupervisor is the package's KeepSupervisor for this session.
+func (s *Session) KeepSupervisor(ctx context.Context) (stop func()) {
+	return KeepSupervisor(ctx, s.Launcher, s.getenv)
+}
+
+// wantSupervisor marks a supervisor wanted before a command writes work
+// that needs one (a task whose owner it starts): killed after the task is
+// recorded and before the owner starts, it leaves the marker, so the next
+// command or waiter starts a supervisor, whose Settle starts the owner.
+// Unless PM_NO_SUPERVISOR is set.
+func (s *Session) wantSupervisor() error {
+	if s.getenv("PM_NO_SUPERVISOR") != "" {
+		return nil
+	}
+	return s.Store.MarkSupervisorWanted()
 }

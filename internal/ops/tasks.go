@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"errors"
+	"strconv"
 
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/store"
@@ -27,6 +28,11 @@ func CreateTask(ctx context.Context, sess *Session, in TaskInput) (*store.Task, 
 	l, err := sess.launcher()
 	if err != nil {
 		return nil, err
+	}
+	if in.Runtime != store.RuntimeNone {
+		if err := sess.wantSupervisor(); err != nil {
+			return nil, err
+		}
 	}
 	owner, err := lookupPO(sess, "owner")
 	if err != nil {
@@ -59,12 +65,36 @@ type TaskStatus struct {
 	*task.View
 	Health   task.Health      `json:"health"`
 	Requests []*store.Request `json:"requests"`
+	// Warnings are what is wrong beside the tasks (SupervisorWarnings).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // StatusSummary is pm status: the overview with each listed task's health.
 type StatusSummary struct {
 	*task.Summary
-	Health map[string]task.Health `json:"health"`
+	Health   map[string]task.Health `json:"health"`
+	Warnings []string               `json:"warnings,omitempty"`
+}
+
+// SupervisorWarnings is what the live supervisor reports that a person
+// should know: it polls the bus (inotify used up), or it cannot read some
+// agent records.
+func SupervisorWarnings(s *store.Store) []string {
+	if !s.SupervisorWanted() || !s.SupervisorLive() {
+		return nil
+	}
+	in := s.SupervisorInfo()
+	if in == nil {
+		return nil
+	}
+	var out []string
+	if in.Polling != "" {
+		out = append(out, "supervisor "+strconv.Itoa(in.Pid)+" is "+in.Polling)
+	}
+	for _, name := range in.Unreadable {
+		out = append(out, "supervisor cannot read the record of agent "+name+" ("+s.AgentPath(name)+"); pm doctor --check lists what is wrong")
+	}
+	return out
 }
 
 // Status shows a task with its phases and agents: the named one, else the
@@ -87,7 +117,7 @@ func Status(ctx context.Context, sess *Session, in StatusInput) (StatusResult, e
 			}
 			h = task.HealthOf(sess.Store, v.Task, pending)
 		}
-		ts := &TaskStatus{View: v, Health: h, Requests: []*store.Request{}}
+		ts := &TaskStatus{View: v, Health: h, Requests: []*store.Request{}, Warnings: SupervisorWarnings(sess.Store)}
 		for _, r := range pending {
 			if r.TaskID == id {
 				ts.Requests = append(ts.Requests, r)
@@ -116,7 +146,7 @@ func summary(sess *Session, all bool, pending []*store.Request) (*StatusSummary,
 	if err != nil {
 		return nil, err
 	}
-	out := &StatusSummary{Summary: sum, Health: map[string]task.Health{}}
+	out := &StatusSummary{Summary: sum, Health: map[string]task.Health{}, Warnings: SupervisorWarnings(sess.Store)}
 	for _, t := range sum.Tasks {
 		out.Health[t.ID] = task.HealthOf(sess.Store, t, pending)
 	}
@@ -173,6 +203,11 @@ func Subtask(ctx context.Context, sess *Session, in SubtaskInput) (SubtaskResult
 	if err != nil {
 		return SubtaskResult{}, err
 	}
+	if rt != store.RuntimeNone {
+		if err := sess.wantSupervisor(); err != nil {
+			return SubtaskResult{}, err
+		}
+	}
 	t, err := task.Subtask(sess.Store, l, sess.Actor, parent, in.Description, []byte(in.Context), in.Runtime)
 	return SubtaskResult{Task: t, Parent: parent}, err
 }
@@ -204,6 +239,7 @@ func WaitChildren(ctx context.Context, sess *Session, in WaitChildrenInput) (Wai
 	if err != nil {
 		return WaitChildrenResult{}, err
 	}
+	defer sess.KeepSupervisor(ctx)()
 	children, err := task.WaitChildren(ctx, sess.Store, t.ID, d)
 	if children == nil {
 		children = []*store.Task{}

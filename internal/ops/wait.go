@@ -42,6 +42,7 @@ func Wait(ctx context.Context, sess *Session, in WaitInput) (WaitResult, error) 
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
+	defer sess.KeepSupervisor(ctx)()
 	var res WaitResult
 	check := func() (bool, error) {
 		t, err := sess.Store.Task(in.Task)

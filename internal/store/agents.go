@@ -115,13 +115,23 @@ func (s *Store) AgentsOf(taskID string) ([]*Agent, error) {
 	return out, nil
 }
 
+// AgentsChecked is Agents that also names the records it could not read
+// (there, but torn or corrupt): the supervisor stays on for them and
+// reports them, pm doctor lists them.
+func (s *Store) AgentsChecked() ([]*Agent, []string, error) { return s.agentsBad("") }
+
 func (s *Store) agents(mention string) ([]*Agent, error) {
+	out, _, err := s.agentsBad(mention)
+	return out, err
+}
+
+func (s *Store) agentsBad(mention string) ([]*Agent, []string, error) {
 	ents, err := os.ReadDir(s.AgentsDir())
 	if err != nil {
 		if os.IsNotExist(err) {
-			return nil, nil
+			return nil, nil, nil
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	names := make([]string, 0, len(ents))
 	for _, e := range ents {
@@ -134,9 +144,9 @@ func (s *Store) agents(mention string) ([]*Agent, error) {
 		quoted := []byte(`"` + mention + `"`)
 		keep = func(raw []byte) bool { return bytes.Contains(raw, quoted) }
 	}
-	out := readRecords[Agent](s, "agent", names, s.AgentPath, keep)
+	out, bad := readRecordsBad[Agent](s, "agent", names, s.AgentPath, keep)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt.Before(out[j].CreatedAt) })
-	return out, nil
+	return out, bad, nil
 }
 
 // OpenLog opens logs/NAME.log for appending, creating logs/ if needed: the
@@ -159,17 +169,6 @@ func (s *Store) WritePromptFile(name, text string) error {
 func (s *Store) HasTranscript(name string) bool {
 	st, err := os.Stat(s.TranscriptPath(name))
 	return err == nil && st.Size() > 0
-}
-
-// TryLockSupervisor takes the supervisor's lifetime lock if it is free,
-// without waiting; ok is false when a live supervisor holds it. unlock
-// releases it (twice is harmless); the lock also ends with the process.
-func (s *Store) TryLockSupervisor() (unlock func() error, ok bool, err error) {
-	h, ok, err := lockedfile.TryLock(s.SupervisorLockPath())
-	if err != nil || !ok {
-		return nil, ok, err
-	}
-	return h.Unlock, true, nil
 }
 
 // AgentNames lists the agent directories, records or not (a creation killed

@@ -28,12 +28,17 @@
 //	  events.jsonl             the bus (internal/bus): every process appends
 //	                           under events.jsonl.lock; pm reset removes it
 //	  supervisor.lock          the live supervisor's lifetime flock (TryLockSupervisor)
+//	  supervisor.json          its holder {pid, pid_start, started_at} written when the
+//	                           lock is taken, and what the supervisor reports (polling,
+//	                           unreadable records: SetSupervisorInfo); live = lock held
+//	                           and that holder runs, not exiting, no SIGKILL pending
+//	                           (SupervisorLive)
 //	  notify.cursor            the notifier's bus cursor (internal/notify:
 //	                           SetNotifyCursor, under notify.cursor.lock)
 //	  supervisor.wanted        empty marker: a supervisor should run (written by
 //	                           supervisor.Ensure and Run, removed by a supervisor
-//	                           that found nothing live; a marker with the lock
-//	                           free is a dead supervisor: supervisor.Revive)
+//	                           that found nothing live; a marker with no live
+//	                           supervisor is a dead one: supervisor.Revive, Keep)
 //	  tasks.lock               task creation, links, done, kill, restart, reset
 //	  tasks/tk-ID/
 //	    task.json              the task (task package: WriteTask, UpdateTask;

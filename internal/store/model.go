@@ -133,9 +133,13 @@ type Agent struct {
 	Model    string      `json:"model,omitempty"`
 	Status   AgentStatus `json:"status"`
 	Restarts int         `json:"restarts"`
-	ExitCode *int        `json:"exit_code,omitempty"`
-	Reason   string      `json:"reason,omitempty"`
-	Usage    Usage       `json:"usage"`
+	// Crashes is the supervisor's crash-loop count, on record so that it
+	// outlives any one supervisor (nil until the agent first crashes; a
+	// pointer keeps Agent comparable, which DecodeFast relies on).
+	Crashes  *CrashLog `json:"crashes,omitempty"`
+	ExitCode *int      `json:"exit_code,omitempty"`
+	Reason   string    `json:"reason,omitempty"`
+	Usage    Usage     `json:"usage"`
 	// Sandbox is what confines the commands this agent runs, as its host
 	// found it when it started (agent.SandboxOf): "landlock", "landlock (no
 	// mount namespace)", "off (config)" or "none (...)".
@@ -149,6 +153,18 @@ type Agent struct {
 	CreatedAt    time.Time        `json:"created_at"`
 	StartedAt    *time.Time       `json:"started_at,omitempty"`
 	EndedAt      *time.Time       `json:"ended_at,omitempty"`
+}
+
+// CrashLog is an agent's recent crashes: one entry per crashed run (its
+// handle), those older than the crash window dropped as new ones come.
+type CrashLog struct {
+	Runs []Crash `json:"runs"`
+}
+
+// Crash is one crashed run of an agent, as the supervisor counted it.
+type Crash struct {
+	At  time.Time     `json:"at"`
+	Run handle.Handle `json:"run"`
 }
 
 // IsOwner reports whether the agent owns its task (rather than playing a role in a phase).

@@ -1,17 +1,27 @@
 package store
 
 import (
+	"bytes"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/plasmodium/pm/internal/lockedfile"
 )
 
 // supervisorWantedPath marks that a supervisor should be running: written
 // whenever an agent is started (and by the supervisor itself), removed only
-// by a supervisor that found nothing live. A marker without a supervisor
-// holding its lock is one that died (kill -9): the next command starts one.
+// by a supervisor that found nothing live. A marker without a live
+// supervisor holding its lock is one that died (kill -9): the next command
+// starts one.
 func (s *Store) supervisorWantedPath() string { return filepath.Join(s.Root, "supervisor.wanted") }
+
+// SupervisorInfoPath is supervisor.json: who holds the supervisor lock, and
+// how it runs.
+func (s *Store) SupervisorInfoPath() string { return filepath.Join(s.Root, "supervisor.json") }
 
 // MarkSupervisorWanted records that a supervisor should be running.
 func (s *Store) MarkSupervisorWanted() error {
@@ -40,19 +50,180 @@ func (s *Store) ClearSupervisorWanted() error {
 	return nil
 }
 
-// SupervisorDown reports that a supervisor is wanted and none holds its
-// lock: one died (kill -9) and the next command is to start it again
+// SupervisorDown reports that a supervisor is wanted and none is live: one
+// died (kill -9) and the next command is to start it again
 // (supervisor.Revive). A stat when none is wanted.
 func (s *Store) SupervisorDown() bool {
-	if !s.SupervisorWanted() {
+	return s.SupervisorWanted() && !s.SupervisorLive()
+}
+
+// SupervisorInfo is supervisor.json, written by the process that holds the
+// supervisor lock: who it is (so a lock still held by a process that is
+// dying, or by a child forked a moment before its parent was killed, is not
+// taken for a live supervisor), and what pm status should show about it.
+type SupervisorInfo struct {
+	Pid       int       `json:"pid"`
+	PidStart  uint64    `json:"pid_start"`
+	StartedAt time.Time `json:"started_at"`
+	// Polling, when set, says why the supervisor follows the bus by polling
+	// instead of file events (the inotify limits are used up).
+	Polling string `json:"polling,omitempty"`
+	// Unreadable lists the agent records it could not read at its last
+	// look: it stays on for them, and reports them.
+	Unreadable []string `json:"unreadable,omitempty"`
+}
+
+// SupervisorInfo reads supervisor.json (nil when there is none or it does
+// not decode). It says who held the lock last; SupervisorLive says whether
+// that one still does.
+func (s *Store) SupervisorInfo() *SupervisorInfo {
+	var in SupervisorInfo
+	if err := lockedfile.ReadJSON(s.SupervisorInfoPath(), &in); err != nil {
+		return nil
+	}
+	return &in
+}
+
+// SetSupervisorInfo rewrites supervisor.json (atomically). Only the holder
+// of the supervisor lock calls it.
+func (s *Store) SetSupervisorInfo(in *SupervisorInfo) error {
+	return lockedfile.WriteJSON(s.SupervisorInfoPath(), in)
+}
+
+// TryLockSupervisor takes the supervisor's lifetime lock if it is free,
+// without waiting, and records this process as its holder
+// (supervisor.json); ok is false when the lock is held. unlock releases it
+// (twice is harmless); the lock also ends with the process.
+func (s *Store) TryLockSupervisor() (unlock func() error, ok bool, err error) {
+	h, ok, err := lockedfile.TryLock(s.SupervisorLockPath())
+	if err != nil || !ok {
+		return nil, ok, err
+	}
+	pid := os.Getpid()
+	start, _ := processStart(pid)
+	if err := s.SetSupervisorInfo(&SupervisorInfo{Pid: pid, PidStart: start, StartedAt: s.Now().UTC()}); err != nil {
+		_ = h.Unlock()
+		return nil, false, err
+	}
+	return h.Unlock, true, nil
+}
+
+// LockSupervisor is TryLockSupervisor for a supervisor starting up: when
+// the lock is held by no live supervisor (its recorded holder is dead or
+// dying: a kill -9 takes a few milliseconds to release a process's
+// descriptors), it waits up to patience for the lock to be let go, with a
+// bounded backoff: a rare path, not a polling loop. ok is false when a live
+// supervisor holds it, or it is still held after patience.
+func (s *Store) LockSupervisor(patience time.Duration) (unlock func() error, ok bool, err error) {
+	deadline := time.Now().Add(patience)
+	delay := time.Millisecond
+	for {
+		unlock, ok, err := s.TryLockSupervisor()
+		if err != nil || ok {
+			return unlock, ok, err
+		}
+		if s.holderLive() || time.Now().After(deadline) {
+			return nil, false, nil
+		}
+		time.Sleep(delay)
+		delay = min(2*delay, 100*time.Millisecond)
+	}
+}
+
+// SupervisorLive reports whether a live supervisor holds the lock: the lock
+// is held and its recorded holder is a process that runs and is not being
+// killed. A probe of the lock, and while it is held a read of
+// supervisor.json and of the holder's /proc/PID/stat.
+func (s *Store) SupervisorLive() bool {
+	h, free, err := lockedfile.TryLock(s.SupervisorLockPath())
+	if err != nil {
+		return true // cannot tell: never start a second one on a guess
+	}
+	if free {
+		_ = h.Unlock()
 		return false
 	}
-	unlock, free, err := s.TryLockSupervisor()
+	return s.holderLive()
+}
+
+// holderLive: the process supervisor.json names runs, is the same process
+// (start time) and is not on its way out.
+func (s *Store) holderLive() bool {
+	in := s.SupervisorInfo()
+	return in != nil && processLive(in.Pid, in.PidStart)
+}
+
+// Bits of /proc/PID/stat read by processLive.
+const (
+	pfExiting  = 0x4          // PF_EXITING in the flags field: do_exit has begun
+	sigKillBit = 1 << (9 - 1) // SIGKILL in the pending-signals field
+	statState  = 0            // fields counted from the state (field 3)
+	statFlags  = 9 - 3        // field 9
+	statStart  = 22 - 3       // field 22: start time, clock ticks since boot
+	statSignal = 31 - 3       // field 31: the thread's pending signals
+)
+
+// statPath is the main thread's stat: the same fields for what is read
+// here, without the kernel summing every thread's times (the process's own
+// /proc/PID/stat costs ~10x more for a Go process with its threads).
+func statPath(pid int) string {
+	p := strconv.Itoa(pid)
+	return "/proc/" + p + "/task/" + p + "/stat"
+}
+
+// processLive reports whether pid (with that start time, when known) runs
+// and will go on running: not a zombie, not exiting, no SIGKILL pending. A
+// kill -9 is sent in an instant but the process takes a while to go (every
+// thread must leave; its descriptors, and so its flocks, are closed on the
+// way): in that window it is dead for pm's purposes. The store keeps its own
+// reading of /proc (the driver has one too) because the short executable
+// links the store but not the driver.
+func processLive(pid int, start uint64) bool {
+	if pid <= 0 {
+		return false
+	}
+	f, err := readStat(pid)
 	if err != nil {
 		return false
 	}
-	if free {
-		_ = unlock()
+	if st := string(f[statState]); st == "Z" || st == "X" {
+		return false
 	}
-	return free
+	flags, _ := strconv.ParseUint(string(f[statFlags]), 10, 64)
+	pending, _ := strconv.ParseUint(string(f[statSignal]), 10, 64)
+	if flags&pfExiting != 0 || pending&sigKillBit != 0 {
+		return false
+	}
+	if start == 0 {
+		return true
+	}
+	got, err := strconv.ParseUint(string(f[statStart]), 10, 64)
+	return err == nil && got == start
+}
+
+// processStart is pid's start time (field 22 of /proc/PID/stat).
+func processStart(pid int) (uint64, error) {
+	f, err := readStat(pid)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseUint(string(f[statStart]), 10, 64)
+}
+
+// readStat returns the fields of /proc/PID/stat after "pid (comm)" (comm
+// may hold spaces or parentheses): f[0] is the state.
+func readStat(pid int) ([][]byte, error) {
+	data, err := lockedfile.ReadFile(statPath(pid)) // bare system calls: a short command pays this
+	if err != nil {
+		return nil, err
+	}
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 || i+2 > len(data) {
+		return nil, errors.New(statPath(pid) + ": unexpected format")
+	}
+	f := bytes.Fields(data[i+2:])
+	if len(f) <= statSignal {
+		return nil, errors.New(statPath(pid) + ": too few fields")
+	}
+	return f, nil
 }

@@ -151,6 +151,13 @@ func (s *Store) scanLiveTasks() ([]*Task, error) {
 // unreadable ones as kind NAME. When keep is not nil, a record whose raw
 // bytes keep rejects is skipped before it is decoded.
 func readRecords[T any](s *Store, kind string, names []string, path func(string) string, keep func(raw []byte) bool) []*T {
+	recs, _ := readRecordsBad[T](s, kind, names, path, keep)
+	return recs
+}
+
+// readRecordsBad is readRecords that also returns the names whose record
+// is there but cannot be read (reported through s.Warnf as well).
+func readRecordsBad[T any](s *Store, kind string, names []string, path func(string) string, keep func(raw []byte) bool) ([]*T, []string) {
 	out := make([]*T, len(names))
 	errsSeen := make([]error, len(names))
 	var wg sync.WaitGroup
@@ -175,6 +182,7 @@ func readRecords[T any](s *Store, kind string, names []string, path func(string)
 	}
 	wg.Wait()
 	recs := out[:0]
+	var bad []string
 	for i, v := range out {
 		switch {
 		case v != nil:
@@ -182,9 +190,10 @@ func readRecords[T any](s *Store, kind string, names []string, path func(string)
 		case errsSeen[i] == lockedfile.ErrSkipped || os.IsNotExist(errsSeen[i]):
 		default:
 			s.Warnf("skipped %s %s: %v", kind, names[i], errsSeen[i])
+			bad = append(bad, names[i])
 		}
 	}
-	return recs
+	return recs, bad
 }
 
 // TaskDirExists reports whether id names a task directory (used to pick fresh ids).

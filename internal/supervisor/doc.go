@@ -22,16 +22,33 @@
 //   - a reconcile reads the agents live at the last look and those named by
 //     events since; every record only at the first look and after a reset
 //     (scope.go);
-//   - supervisor.wanted is written by Ensure and Run and removed only by a
-//     supervisor that found nothing live, under its lock: a marker with the
-//     lock free is a dead supervisor, which Revive (every command's session
-//     start) starts again;
+//   - supervisor.wanted is written by Ensure and Run (and by pm task and
+//     pm subtask before they write, ops) and removed only by a
+//     supervisor that found nothing live, under its lock: a marker with no
+//     live supervisor is a dead one, which Revive (every command's session
+//     start) starts again, and Keep (beside every waiter: pm wait, chat
+//     --follow, wait-children, log -f) starts again whenever it dies while
+//     they wait (it watches the live one's pidfd);
+//   - live means the lock is held and its holder, recorded in
+//     supervisor.json when it took the lock, runs and is not being killed
+//     (store.SupervisorLive): a lock still held for the milliseconds a
+//     kill -9 takes, or by a child forked in that instant, is not live, and a
+//     starting supervisor waits for it (bounded) instead of leaving;
 //   - CrashLimit crashes within CrashWindow mark the agent failed and file a
-//     request for the human instead of retrying;
+//     request for the human instead of retrying; the crashes are counted in
+//     the agent's record (agent.json "crashes", once per dead run), so
+//     killing the supervisor between crashes does not reset the count;
 //   - a dead run's leftovers are ended once (sweep: driver Stop of the dead
 //     host) when its exit is seen, before a respawn, at a give-up, and for a
 //     host found dead and unwanted that nobody watched;
 //   - respawns go through agent.Launcher.Restart, which re-checks under the
 //     agent's lock and never spawns while a live host is recorded;
+//   - a run recorded running whose host is gone while its agent is not
+//     wanted (an owner killed -9 past pm done) is recorded exited where the
+//     reconcile sees it, never left "running";
+//   - an agent record it cannot read keeps it on (it may be a live agent's)
+//     and is reported in supervisor.json (pm status); with the inotify
+//     limits used up it follows the bus by polling every PollEvery, also
+//     reported there, rather than leave;
 //   - it exits when nothing is live.
 package supervisor

@@ -2,8 +2,10 @@ package supervisor
 
 import (
 	"maps"
+	"slices"
 
 	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -42,30 +44,37 @@ func (sv *Supervisor) toRead() (names map[string]bool, all bool) {
 	return names, false
 }
 
-// read returns the records of names (every agent when all); an agent whose
-// record is gone is dropped. On failure the next reconcile reads everything.
-func (sv *Supervisor) read(names map[string]bool, all bool) ([]*store.Agent, error) {
+// read returns the records of names (every agent when all), and the names
+// whose record is there but cannot be read (torn, corrupt): those stay
+// known, to be read again next time. An agent whose record is gone is
+// dropped. On failure the next reconcile reads everything.
+func (sv *Supervisor) read(names map[string]bool, all bool) ([]*store.Agent, []string, error) {
 	if all {
-		agents, err := sv.Store.Agents()
+		agents, bad, err := sv.Store.AgentsChecked()
 		if err != nil {
 			sv.mu.Lock()
 			sv.rescan = true
 			sv.mu.Unlock()
 		}
-		return agents, err
+		return agents, bad, err
 	}
 	agents := make([]*store.Agent, 0, len(names))
+	var bad []string
 	for name := range names {
 		a, err := sv.Store.Agent(name)
-		if err != nil {
+		switch {
+		case err == nil:
+			agents = append(agents, a)
+		case errs.CodeOf(err) == errs.NotFound:
 			sv.mu.Lock()
 			delete(sv.known, name)
 			sv.mu.Unlock()
-			continue
+		default:
+			bad = append(bad, name)
 		}
-		agents = append(agents, a)
 	}
-	return agents, nil
+	slices.Sort(bad)
+	return agents, bad, nil
 }
 
 // keep remembers whether a must be looked at again next time.

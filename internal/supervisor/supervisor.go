@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"reflect"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,6 +19,7 @@ import (
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
+	"github.com/plasmodium/pm/internal/watch"
 )
 
 // Policy is how the supervisor retries.
@@ -31,6 +33,10 @@ type Policy struct {
 // DefaultPolicy: 5 crashes in 10 minutes stops retrying.
 var DefaultPolicy = Policy{CrashLimit: 5, CrashWindow: 10 * time.Minute, BaseBackoff: 200 * time.Millisecond, MaxBackoff: 30 * time.Second}
 
+// DefaultPollEvery: a supervisor that cannot watch the bus reads it once a
+// second (a bounded fallback; respawns then wait up to that long).
+const DefaultPollEvery = time.Second
+
 // Supervisor keeps wanted agents running: one per state directory.
 type Supervisor struct {
 	Store    *store.Store
@@ -42,11 +48,16 @@ type Supervisor struct {
 	// Driver watches and stops the hosts; nil means the Launcher's (the
 	// process driver unless the Launcher names another).
 	Driver driver.Driver
+	// Watch is how it waits for file events (nil: watch.Until); tests
+	// inject the kernel's refusal when inotify is used up.
+	Watch watch.UntilFunc
+	// PollEvery is how often it reads the bus when it cannot watch it
+	// (inotify used up); 0 means DefaultPollEvery.
+	PollEvery time.Duration
 
 	drv      driver.Driver
 	ctx      context.Context // Run's: ends the exit watchers with it
 	mu       sync.Mutex
-	crashes  map[string][]time.Time
 	pending  map[string]*time.Timer   // respawns scheduled
 	watching map[string]driver.Handle // agent name -> run whose exit we wait for
 	stopping map[string]driver.Handle // unwanted runs being stopped
@@ -56,24 +67,21 @@ type Supervisor struct {
 	dirty    map[string]bool          // agents named by events since
 	rescan   bool                     // read every record next time
 	wake     chan struct{}
+	info     *store.SupervisorInfo // what supervisor.json says (report)
+	polling  string                // why it polls the bus ("" while it watches)
 
 	// beforeRespawn, when set (tests), runs between respawn's look at the
 	// dead host and its locked re-check, to force a racing start there.
 	beforeRespawn func(name string)
 }
 
-// Running reports whether a supervisor holds the lock of s.
-func Running(s *store.Store) bool {
-	unlock, ok, err := s.TryLockSupervisor()
-	if err != nil {
-		return false
-	}
-	if ok {
-		_ = unlock()
-		return false
-	}
-	return true
-}
+// Running reports whether a live supervisor holds the lock of s (a lock
+// still held by a supervisor being killed is not one: store.SupervisorLive).
+func Running(s *store.Store) bool { return s.SupervisorLive() }
+
+// lockPatience bounds how long a starting supervisor waits for the lock of
+// one that is dying (kill -9 releases it only once every thread is gone).
+const lockPatience = 5 * time.Second
 
 // Ensure starts `pm supervise` in the background unless one is running.
 // Two commands racing may both start one; the loser exits at once because
@@ -133,9 +141,10 @@ func filterEnv(env []string) []string {
 }
 
 // Run holds the supervisor lock and reconciles until nothing is live or ctx
-// ends. If another supervisor holds the lock it returns at once.
+// ends. If another live supervisor holds the lock it returns at once; a lock
+// held by one that is dying is waited for (LockSupervisor).
 func (sv *Supervisor) Run(ctx context.Context) error {
-	unlock, ok, err := sv.Store.TryLockSupervisor()
+	unlock, ok, err := sv.Store.LockSupervisor(lockPatience)
 	if err != nil {
 		return err
 	}
@@ -192,6 +201,9 @@ func (sv *Supervisor) Run(ctx context.Context) error {
 				return err // another supervisor took over
 			}
 			unlock = again
+			sv.mu.Lock()
+			sv.info = nil // the lock rewrote supervisor.json: report afresh
+			sv.mu.Unlock()
 			if err := sv.Store.MarkSupervisorWanted(); err != nil {
 				sv.Log.Error("mark the supervisor wanted", "err", err)
 			}
@@ -205,22 +217,48 @@ func (sv *Supervisor) Run(ctx context.Context) error {
 			if err == nil {
 				return nil // ctx ended the subscription first
 			}
-			// The bus cannot be followed (inotify used up, say): exit
-			// rather than run deaf, loudly; the marker stays, so the next
-			// pm command starts a supervisor again.
+			// The bus cannot be followed (inotify used up is not this:
+			// that falls back to polling, waitOrPoll): exit rather than
+			// run deaf, loudly; the marker stays, so the next pm command
+			// or waiter starts a supervisor again.
 			sv.Log.Error("cannot follow the bus; exiting", "err", err)
 			return fmt.Errorf("follow the bus: %w", err)
 		}
 	}
 }
 
+// report updates what supervisor.json says about this supervisor (written
+// only when it changes).
+func (sv *Supervisor) report(change func(in *store.SupervisorInfo)) {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if sv.info == nil {
+		if sv.info = sv.Store.SupervisorInfo(); sv.info == nil || sv.info.Pid != os.Getpid() {
+			sv.info = nil
+			return // not ours (a test's reconcile without Run)
+		}
+	}
+	next := *sv.info
+	change(&next)
+	next.Polling = sv.polling
+	if reflect.DeepEqual(&next, sv.info) {
+		return
+	}
+	if err := sv.Store.SetSupervisorInfo(&next); err != nil {
+		sv.Log.Error("write supervisor.json", "err", err)
+		return
+	}
+	*sv.info = next
+}
+
 // init readies the maps, the wake-up channel and the driver.
 func (sv *Supervisor) init(ctx context.Context) {
-	sv.crashes, sv.pending, sv.watching = map[string][]time.Time{}, map[string]*time.Timer{}, map[string]driver.Handle{}
+	sv.pending, sv.watching = map[string]*time.Timer{}, map[string]driver.Handle{}
 	sv.stopping, sv.stopAt = map[string]driver.Handle{}, map[string]time.Time{}
 	sv.swept = map[driver.Handle]bool{}
 	sv.known, sv.dirty, sv.rescan = map[string]bool{}, map[string]bool{}, true
 	sv.wake = make(chan struct{}, 1)
+	sv.info, sv.polling = nil, ""
 	sv.ctx = ctx
 	sv.drv = sv.Driver
 	if sv.drv == nil && sv.Launcher != nil {
@@ -234,7 +272,11 @@ func (sv *Supervisor) init(ctx context.Context) {
 // follow pokes the loop on every bus event that can change which agents are
 // wanted or running. It returns when ctx ends (nil) or the bus fails.
 func (sv *Supervisor) follow(ctx context.Context, from bus.Cursor) error {
-	for d, err := range sv.Store.Bus().Subscribe(ctx, from) {
+	b := sv.Store.Bus()
+	if f, ok := b.(*bus.File); ok {
+		f.Wait = sv.waitOrPoll
+	}
+	for d, err := range b.Subscribe(ctx, from) {
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -247,6 +289,25 @@ func (sv *Supervisor) follow(ctx context.Context, from bus.Cursor) error {
 		}
 	}
 	return nil
+}
+
+// waitOrPoll waits for file events, or, when the inotify limits are used
+// up, reads every PollEvery instead of leaving (a supervisor that left would
+// strand every agent until the next command): loudly, in its log and in
+// supervisor.json, which pm status shows.
+func (sv *Supervisor) waitOrPoll(ctx context.Context, dirs func() []string, check func() (bool, error)) error {
+	every := sv.PollEvery
+	if every <= 0 {
+		every = DefaultPollEvery
+	}
+	return watch.UntilOrPollWith(ctx, sv.Watch, dirs, check, every, func(err error) {
+		why := fmt.Sprintf("polling the bus every %s: %v; %s", every, err, watch.LimitTry)
+		sv.Log.Warn("cannot watch the bus; polling", "every", every, "err", err)
+		sv.mu.Lock()
+		sv.polling = why
+		sv.mu.Unlock()
+		sv.report(func(*store.SupervisorInfo) {})
+	})
 }
 
 // wakes are the events after which the wanted agents, or the running ones,
@@ -282,11 +343,17 @@ func (sv *Supervisor) poke() {
 // what runs and is not wanted (stop.go). It reports whether anything is
 // still live.
 func (sv *Supervisor) reconcile() (bool, error) {
-	agents, err := sv.read(sv.toRead())
+	agents, bad, err := sv.read(sv.toRead())
 	if err != nil {
 		return true, err
 	}
-	live := false
+	// A record it cannot read may be a live agent's: stay on for it, look
+	// at it again next time, and say so (pm status, pm doctor).
+	live := len(bad) > 0
+	for _, name := range bad {
+		sv.keep(name, true)
+	}
+	sv.report(func(in *store.SupervisorInfo) { in.Unreadable = bad })
 	for _, a := range agents {
 		alive := sv.drv.Alive(a.Handle)
 		want := sv.wanted(a)
@@ -303,9 +370,12 @@ func (sv *Supervisor) reconcile() (bool, error) {
 		case want && sv.crashed(a, alive):
 			sv.scheduleRespawn(a)
 		case !alive && a.Status == store.AgentRunning:
-			// A host that died (kill -9) while nobody watched it, and is not
-			// wanted again: what it started may run on.
+			// A host that died (kill -9) while nobody watched it: what it
+			// started may run on. Not wanted again, its record says it ended.
 			go sv.sweep(a.Name, a.Handle)
+			if !want && a.Runtime != store.RuntimeNone {
+				sv.recordGone(a)
+			}
 		}
 	}
 	sv.mu.Lock()
@@ -316,10 +386,28 @@ func (sv *Supervisor) reconcile() (bool, error) {
 	return live, nil
 }
 
+// recordGone records the end of a run that died while its agent was not
+// wanted (an owner killed -9 after pm done, a role agent after its room
+// closed): nothing respawns it, and a record left "running" would say it
+// still works. Only the run it saw is touched.
+func (sv *Supervisor) recordGone(a *store.Agent) {
+	now := sv.Store.Now().UTC()
+	_, err := sv.Store.UpdateAgent(a.Name, func(r *store.Agent) error {
+		if r.Handle != a.Handle || r.Status != store.AgentRunning {
+			return store.ErrUnchanged
+		}
+		r.Status, r.EndedAt, r.Reason = store.AgentExited, &now, "its host ended after it was no longer wanted (no exit status recorded)"
+		return nil
+	})
+	if err != nil {
+		sv.Log.Error("record a gone host", "agent", a.Name, "err", err)
+	}
+}
+
 // anyLive reports, without acting, whether any agent runs or is wanted.
 func (sv *Supervisor) anyLive() bool {
-	agents, err := sv.Store.Agents()
-	if err != nil {
+	agents, bad, err := sv.Store.AgentsChecked()
+	if err != nil || len(bad) > 0 {
 		return true
 	}
 	for _, a := range agents {
@@ -370,24 +458,26 @@ func (sv *Supervisor) crashed(a *store.Agent, alive bool) bool {
 
 func (sv *Supervisor) scheduleRespawn(a *store.Agent) {
 	sv.mu.Lock()
-	defer sv.mu.Unlock()
 	if _, ok := sv.pending[a.Name]; ok {
+		sv.mu.Unlock()
 		return
 	}
-	now := time.Now()
-	recent := sv.crashes[a.Name][:0]
-	for _, t := range sv.crashes[a.Name] {
-		if now.Sub(t) < sv.Policy.CrashWindow {
-			recent = append(recent, t)
+	sv.pending[a.Name] = nil // taken: a reconcile meanwhile does not count it again
+	sv.mu.Unlock()
+	n, err := sv.countCrash(a)
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if err != nil {
+		delete(sv.pending, a.Name)
+		if !errors.Is(err, errNotWanted) { // errNotWanted: it runs again already
+			sv.Log.Error("count the crash", "agent", a.Name, "err", err)
 		}
+		return
 	}
-	recent = append(recent, now)
-	sv.crashes[a.Name] = recent
-	if len(recent) >= sv.Policy.CrashLimit {
+	if n >= sv.Policy.CrashLimit {
 		// Pending until it is marked failed, so a reconcile in between
-		// neither counts the same crash again nor gives up twice.
-		name, n := a.Name, len(recent)
-		sv.pending[name] = nil
+		// does not give up twice.
+		name := a.Name
 		go func() {
 			sv.giveUp(name, n)
 			sv.mu.Lock()
@@ -397,11 +487,11 @@ func (sv *Supervisor) scheduleRespawn(a *store.Agent) {
 		}()
 		return
 	}
-	delay := sv.Policy.BaseBackoff << (len(recent) - 1)
-	if delay > sv.Policy.MaxBackoff {
+	delay := sv.Policy.BaseBackoff << (n - 1)
+	if delay > sv.Policy.MaxBackoff || delay <= 0 {
 		delay = sv.Policy.MaxBackoff
 	}
-	sv.Log.Info("agent down; respawning", "agent", a.Name, "in", delay, "crashes", len(recent))
+	sv.Log.Info("agent down; respawning", "agent", a.Name, "in", delay, "crashes", n)
 	name := a.Name
 	sv.pending[name] = time.AfterFunc(delay, func() {
 		sv.respawn(name)
@@ -410,6 +500,42 @@ func (sv *Supervisor) scheduleRespawn(a *store.Agent) {
 		sv.mu.Unlock()
 		sv.poke()
 	})
+}
+
+// countCrash records a's dead run as a crash in its record (once per run:
+// a supervisor killed after counting it and before the respawn does not make
+// the next one count it again) and returns the crashes within the window.
+// On record, not in memory, so that killing the supervisor between crashes
+// does not reset the count (the give-up would never come).
+func (sv *Supervisor) countCrash(a *store.Agent) (int, error) {
+	now := sv.Store.Now().UTC()
+	n := 0
+	_, err := sv.Store.UpdateAgent(a.Name, func(r *store.Agent) error {
+		if r.Handle != a.Handle {
+			return errNotWanted // another run since: not the crash we saw
+		}
+		var had []store.Crash
+		if r.Crashes != nil {
+			had = r.Crashes.Runs
+		}
+		recent := make([]store.Crash, 0, len(had)+1)
+		for _, c := range had {
+			if now.Sub(c.At) < sv.Policy.CrashWindow {
+				recent = append(recent, c)
+			}
+		}
+		seen := len(recent) > 0 && recent[len(recent)-1].Run == a.Handle
+		if !seen {
+			recent = append(recent, store.Crash{At: now, Run: a.Handle})
+		}
+		n = len(recent)
+		if seen && len(recent) == len(had) {
+			return store.ErrUnchanged
+		}
+		r.Crashes = &store.CrashLog{Runs: recent}
+		return nil
+	})
+	return n, err
 }
 
 var errNotWanted = errors.New("agent no longer wanted")

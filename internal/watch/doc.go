@@ -4,5 +4,9 @@
 // Invariant: the state is checked after the watches are added, so a change
 // that happens between "check" and "wait" cannot be missed. When the user's
 // inotify instances or watches are used up, Until fails with ErrLimit (the
-// kernel's error kept), never silently.
+// kernel's error kept, and a Try: line naming the inotify sysctls, not
+// ulimit -n), never silently. UntilOrPoll is the one way to wait on
+// regardless: it falls back to a check every interval (Poll) and tells its
+// caller, who says so where a person looks (the supervisor records it for
+// pm status).
 package watch

@@ -1,11 +1,16 @@
 package watch
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/plasmodium/pm/internal/errs"
 )
 
 // Used-up inotify instances (EMFILE) or watches (ENOSPC, "no space left on
@@ -25,5 +30,48 @@ func TestExplainLimit(t *testing.T) {
 		if errors.Is(got, ErrLimit) != c.limit || (c.err != nil && !errors.Is(got, c.err)) || (c.err == nil && got != nil) {
 			t.Errorf("explain(%v) = %v", c.err, got)
 		}
+	}
+}
+
+// A waiting command that cannot watch says which limit to raise: the
+// inotify sysctls, not the open-files limit (ulimit -n) that the bare EMFILE
+// would suggest.
+func TestLimitTry(t *testing.T) {
+	for _, cause := range []error{syscall.EMFILE, syscall.ENOSPC} {
+		err := explain(cause)
+		try := errs.TryOf(err)
+		if !strings.Contains(try, "fs.inotify.max_user_instances") || !strings.Contains(try, "fs.inotify.max_user_watches") || strings.Contains(try, "ulimit") {
+			t.Errorf("explain(%v): Try %q", cause, try)
+		}
+		if errs.CodeOf(err) != errs.Failure {
+			t.Errorf("explain(%v): exit %d", cause, errs.CodeOf(err))
+		}
+	}
+}
+
+// With inotify used up, UntilOrPoll falls back to checking on a timer,
+// says so once, and still ends when check does.
+func TestUntilOrPollFallsBack(t *testing.T) {
+	n := 0
+	var said []error
+	until := func(ctx context.Context, dirs func() []string, check func() (bool, error)) error {
+		return explain(syscall.EMFILE)
+	}
+	err := UntilOrPollWith(context.Background(), until, nil, func() (bool, error) {
+		n++
+		return n == 3, nil
+	}, time.Millisecond, func(err error) { said = append(said, err) })
+	if err != nil || n != 3 {
+		t.Fatalf("UntilOrPollWith = %v after %d checks", err, n)
+	}
+	if len(said) != 1 || !errors.Is(said[0], ErrLimit) {
+		t.Fatalf("degraded reported %v", said)
+	}
+	// Any other error is returned as it is.
+	boom := errors.New("boom")
+	err = UntilOrPollWith(context.Background(), func(context.Context, func() []string, func() (bool, error)) error { return boom }, nil,
+		func() (bool, error) { return false, nil }, time.Millisecond, func(error) { t.Fatal("degraded on another error") })
+	if err != boom {
+		t.Fatalf("UntilOrPollWith = %v, want boom", err)
 	}
 }

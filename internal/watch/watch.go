@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/jsonl"
 )
 
@@ -32,12 +34,63 @@ func Until(ctx context.Context, dirs func() []string, check func() (bool, error)
 // caller can say why it cannot wait, and what to raise.
 var ErrLimit = errors.New("inotify limit reached: raise fs.inotify.max_user_instances / max_user_watches (sysctl), or end other watchers")
 
-// explain turns an exhausted-inotify error into ErrLimit (wrapping both).
+// LimitTry is what to do when inotify is used up: the limits are the
+// inotify sysctls (per user), not the open-files limit (ulimit -n) that the
+// kernel's EMFILE suggests.
+const LimitTry = "raise fs.inotify.max_user_instances and fs.inotify.max_user_watches (sudo sysctl -w fs.inotify.max_user_instances=1024 fs.inotify.max_user_watches=524288), or end other file watchers"
+
+// explain turns an exhausted-inotify error into ErrLimit (wrapping both),
+// with the Try: line that names the limits to raise.
 func explain(err error) error {
 	if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENOSPC) {
-		return fmt.Errorf("%w (%w)", ErrLimit, err)
+		return &errs.Error{Code: errs.Failure, Try: LimitTry, Err: fmt.Errorf("%w (%w)", ErrLimit, err)}
 	}
 	return err
+}
+
+// UntilOrPoll is Until for a process that must not stop waiting when the
+// inotify limits are used up (the supervisor, a waiter keeping it alive):
+// then it checks every `every` instead, and calls degraded once with the
+// reason, so the caller says so where a person will look. Any other error
+// ends it as it ends Until.
+func UntilOrPoll(ctx context.Context, dirs func() []string, check func() (bool, error), every time.Duration, degraded func(error)) error {
+	return UntilOrPollWith(ctx, nil, dirs, check, every, degraded)
+}
+
+// UntilFunc is Until's signature: tests inject a wait that fails as the
+// kernel does when inotify is used up.
+type UntilFunc func(ctx context.Context, dirs func() []string, check func() (bool, error)) error
+
+// UntilOrPollWith is UntilOrPoll waiting with until (nil: Until).
+func UntilOrPollWith(ctx context.Context, until UntilFunc, dirs func() []string, check func() (bool, error), every time.Duration, degraded func(error)) error {
+	if until == nil {
+		until = Until
+	}
+	err := until(ctx, dirs, check)
+	if !errors.Is(err, ErrLimit) {
+		return err
+	}
+	if degraded != nil {
+		degraded(err)
+	}
+	return Poll(ctx, every, check)
+}
+
+// Poll calls check now and then every `every` until it reports done or ctx
+// ends: the fallback when file events cannot be had, never the first choice.
+func Poll(ctx context.Context, every time.Duration, check func() (bool, error)) error {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		if done, err := check(); done || err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
 }
 
 // source is the part of an fsnotify watcher that Until uses, so a test can

@@ -79,6 +79,7 @@ func run(f *cmdutil.Factory, o Options) error {
 // follow prints the phase's messages as they land until it closes.
 func follow(f *cmdutil.Factory, sess *ops.Session, o Options) error {
 	s, actor := sess.Store, sess.Actor
+	defer sess.KeepSupervisor(f.Context)()
 	ph, err := followed(f, sess, o)
 	if err != nil {
 		return err

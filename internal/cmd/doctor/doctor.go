@@ -1,5 +1,6 @@
 // Package doctor implements `pm doctor`: what pm can and cannot confine on
-// this machine, and why (confinement.go).
+// this machine, and why (confinement.go), and with --check what a crash
+// left in this state directory (check.go).
 package doctor
 
 import (
@@ -10,7 +11,8 @@ import (
 
 // Options are the inputs of pm doctor.
 type Options struct {
-	JSON bool
+	Check bool
+	JSON  bool
 }
 
 // NewCmd builds `pm doctor`.
@@ -18,18 +20,30 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	var o Options
 	c := &cobra.Command{
 		Use:   "doctor",
-		Short: "Say what pm can and cannot confine on this machine, and why",
+		Short: "Say what pm can confine on this machine, and why; --check the state for what a crash left",
 		Long: "pm doctor probes the sandbox as pm's agent hosts do (Landlock, a mount namespace of its own)\n" +
 			"and reads the project's config, then says what confines run_command, exec agents and\n" +
-			"pm design --test here, and what each fallback gives up (docs/security.md).",
+			"pm design --test here, and what each fallback gives up (docs/security.md).\n\n" +
+			"pm doctor --check looks at the whole state without changing it: rooms at their limit still open, " +
+			"roles never started, tasks blocked only by done tasks, agents recorded running whose process is gone, " +
+			"live work with no supervisor, a git index.lock nobody holds, processes of runs no agent has, " +
+			"count marks and indexes that disagree with the logs and records, and records that cannot be read.\n\n" +
+			"Exit codes with --check: 0 nothing found · 1 findings (each listed).",
+		Example: `  pm doctor
+  pm doctor --check
+  pm doctor --check --json | jq '.findings[].kind'`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return run(f, o) },
 	}
+	c.Flags().BoolVar(&o.Check, "check", false, "check the whole state; exit 1 with each finding listed")
 	c.Flags().BoolVar(&o.JSON, "json", false, "print as JSON")
 	return c
 }
 
 func run(f *cmdutil.Factory, o Options) error {
+	if o.Check {
+		return runCheck(f, o)
+	}
 	r := Confinement(f)
 	if o.JSON {
 		return cmdutil.PrintJSON(f.IO.Out, r)

@@ -9,6 +9,7 @@ import (
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/render"
 )
 
@@ -68,6 +69,13 @@ func run(f *cmdutil.Factory, o Options) error {
 	if !o.Follow {
 		return nil
 	}
+	// Revive a supervisor that died, now and while this follows.
+	l, err := f.Launcher(s)
+	if err != nil {
+		return err
+	}
+	ops.ReviveSupervisor(l, f.Getenv)
+	defer ops.KeepSupervisor(f.Context, l, f.Getenv)()
 	// From the end cursor: a pm reset meanwhile restarts at the new bus's start.
 	for d, err := range b.Subscribe(f.Context, end) {
 		if err != nil {

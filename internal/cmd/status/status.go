@@ -2,10 +2,13 @@
 package status
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/ops"
+	"github.com/plasmodium/pm/internal/render"
 	"github.com/plasmodium/pm/internal/render/taskview"
 )
 
@@ -49,11 +52,20 @@ func run(f *cmdutil.Factory, o Options) error {
 			return cmdutil.PrintJSON(f.IO.Out, res.View)
 		}
 		taskview.PrintTaskView(f.IO.Out, res.View.View, res.View.Health, res.View.Requests, sess.Actor)
+		printWarnings(f, res.View.Warnings)
 		return nil
 	}
 	if o.JSON {
 		return cmdutil.PrintJSON(f.IO.Out, res.Summary)
 	}
 	taskview.PrintSummary(f.IO.Out, res.Summary.Summary, res.Summary.Health)
+	printWarnings(f, res.Summary.Warnings)
 	return nil
+}
+
+// printWarnings ends the output with what is wrong beside the tasks.
+func printWarnings(f *cmdutil.Factory, warnings []string) {
+	for _, w := range warnings {
+		fmt.Fprintf(f.IO.Out, "warning: %s\n", render.Line(w))
+	}
 }

@@ -1,0 +1,275 @@
+package check
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/driver"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// Kind is what sort of wrong a finding is.
+type Kind string
+
+// The kinds of finding, in the order Run looks.
+const (
+	Unreadable    Kind = "unreadable"      // a record that cannot be read
+	RoomAtLimit   Kind = "room-at-limit"   // an active room whose log holds its limit
+	PendingRole   Kind = "pending-role"    // a role never started in an open room
+	BlockedByDone Kind = "blocked-by-done" // a blocked task whose blockers are all done
+	DeadRunning   Kind = "dead-running"    // recorded running, its host gone, nobody to notice
+	NoSupervisor  Kind = "no-supervisor"   // live work (or the marker) and no live supervisor
+	GitLock       Kind = "git-lock"        // .git/index.lock with no process holding it
+	Orphan        Kind = "orphan"          // a process of a run whose agent is not running it
+	Count         Kind = "count"           // a room's count mark disagrees with its log
+	Index         Kind = "index"           // the task or phase index disagrees with the records
+)
+
+// Kinds lists every kind, for reports.
+var Kinds = []Kind{Unreadable, RoomAtLimit, PendingRole, BlockedByDone, DeadRunning, NoSupervisor, GitLock, Orphan, Count, Index}
+
+// Finding is one thing wrong.
+type Finding struct {
+	Kind    Kind   `json:"kind"`
+	Subject string `json:"subject"` // the task, phase, agent, pid or path
+	Text    string `json:"text"`
+}
+
+func (f Finding) String() string { return fmt.Sprintf("%s %s: %s", f.Kind, f.Subject, f.Text) }
+
+// Run checks the whole state of s and returns what is wrong, sorted by kind
+// then subject; none is a clean state.
+func Run(s *store.Store) ([]Finding, error) {
+	c := &checker{s: s, drv: agent.DefaultDriver(s)}
+	agents, bad, err := s.AgentsChecked()
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range bad {
+		c.add(Unreadable, name, "agents/%s/agent.json cannot be read: fix it by hand or remove the agent's directory", name)
+	}
+	tasks, err := s.Tasks()
+	if err != nil {
+		return nil, err
+	}
+	byID := map[string]*store.Task{}
+	for _, t := range tasks {
+		byID[t.ID] = t
+	}
+	if err := c.rooms(tasks, agents); err != nil {
+		return nil, err
+	}
+	c.blockers(tasks, byID)
+	c.agents(agents, byID)
+	c.gitLock()
+	c.orphans(agents)
+	if err := c.indexes(); err != nil {
+		return nil, err
+	}
+	sort.SliceStable(c.out, func(i, j int) bool {
+		a, b := c.out[i], c.out[j]
+		if a.Kind != b.Kind {
+			return slices.Index(Kinds, a.Kind) < slices.Index(Kinds, b.Kind)
+		}
+		return a.Subject < b.Subject
+	})
+	return c.out, nil
+}
+
+type checker struct {
+	s   *store.Store
+	drv driver.Driver
+	out []Finding
+}
+
+func (c *checker) add(k Kind, subject, format string, args ...any) {
+	c.out = append(c.out, Finding{Kind: k, Subject: subject, Text: fmt.Sprintf(format, args...)})
+}
+
+// rooms: every room of a live task is open only below its limit, counts the
+// same through its mark as through its log, and has its roles started.
+func (c *checker) rooms(tasks []*store.Task, agents []*store.Agent) error {
+	for _, t := range tasks {
+		phases, err := c.s.Phases(t.ID)
+		if err != nil {
+			return err
+		}
+		for _, ph := range phases {
+			viaMark, whole, err := c.s.CheckCount(t.ID, ph.ID)
+			if err != nil {
+				c.add(Count, ph.ID, "cannot count its log: %v", err)
+				continue
+			}
+			if viaMark != whole {
+				c.add(Count, ph.ID, "the count mark makes %d messages, the log holds %d", viaMark, whole)
+			}
+			if ph.Status != store.PhaseActive {
+				continue
+			}
+			if t.Status != store.TaskActive {
+				c.add(RoomAtLimit, ph.ID, "still active while its task %s is %s", t.ID, t.Status)
+				continue
+			}
+			if whole >= ph.MessageLimit {
+				c.add(RoomAtLimit, ph.ID, "holds %d of %d messages and is still active", whole, ph.MessageLimit)
+			}
+			for _, a := range agents {
+				if a.TaskID == t.ID && a.PhaseID == ph.ID && a.Role != "" && a.Status == store.AgentPending && a.Runtime != store.RuntimeNone {
+					c.add(PendingRole, a.Name, "role %s of open room %s was never started", a.Role, ph.ID)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// blockers: a blocked task has a blocker that is not done.
+func (c *checker) blockers(tasks []*store.Task, byID map[string]*store.Task) {
+	for _, t := range tasks {
+		if t.Status != store.TaskBlocked || len(t.BlockedBy) == 0 {
+			continue
+		}
+		open := false
+		for _, id := range t.BlockedBy {
+			if b := byID[id]; b == nil || b.Status != store.TaskDone {
+				open = true
+			}
+		}
+		if !open {
+			c.add(BlockedByDone, t.ID, "blocked, but every blocker (%s) is done", strings.Join(t.BlockedBy, ", "))
+		}
+	}
+}
+
+// agents: a run recorded running whose host is gone is stranded unless a
+// live supervisor is there to respawn it (its agent wanted) — and live work
+// needs a live supervisor.
+func (c *checker) agents(agents []*store.Agent, byID map[string]*store.Task) {
+	live := c.s.SupervisorLive()
+	work := ""
+	for _, a := range agents {
+		if a.Runtime == store.RuntimeNone {
+			continue
+		}
+		alive := c.drv.Alive(a.Handle)
+		wanted := c.wanted(a, byID)
+		if (wanted || c.unstarted(a, byID)) && work == "" {
+			work = a.Name
+		}
+		if a.Status == store.AgentRunning && !alive && !(wanted && live) {
+			why := "its agent is not wanted any more, yet the record says running"
+			if wanted {
+				why = "no live supervisor will respawn it"
+			}
+			c.add(DeadRunning, a.Name, "recorded running as pid %d, which is gone: %s", a.Pid, why)
+		}
+	}
+	// The marker alone, with no live work, strands nothing: the next
+	// command's supervisor finds nothing live and removes it.
+	if !live && work != "" {
+		c.add(NoSupervisor, c.s.Root, "agent %s has live work and no supervisor runs", work)
+	}
+}
+
+// unstarted: the owner of an active task that was never started (a pm task
+// killed before the start): a supervisor's Settle starts it.
+func (c *checker) unstarted(a *store.Agent, byID map[string]*store.Task) bool {
+	t := byID[a.TaskID]
+	return a.Status == store.AgentPending && a.Role == "" && t != nil && t.Status == store.TaskActive && t.Owner == a.Name
+}
+
+// wanted: the agent's task is active and it is its owner, or its room is
+// open (the supervisor's rule, from the records already read).
+func (c *checker) wanted(a *store.Agent, byID map[string]*store.Task) bool {
+	switch a.Status {
+	case store.AgentKilled, store.AgentFailed, store.AgentPending:
+		return false
+	case store.AgentExited:
+		if a.ExitCode == nil || *a.ExitCode == 0 {
+			return false
+		}
+	}
+	t := byID[a.TaskID]
+	if a.TaskID == "" || t == nil || t.Status != store.TaskActive {
+		return false
+	}
+	if a.Role == "" {
+		return t.Owner == a.Name
+	}
+	ph, err := c.s.Phase(a.TaskID, a.PhaseID)
+	return err == nil && ph.Status == store.PhaseActive
+}
+
+// gitLock: the repository's index lock with no process holding it open.
+func (c *checker) gitLock() {
+	p := filepath.Join(c.s.ProjectDir(), ".git", "index.lock")
+	if _, err := os.Lstat(p); err != nil {
+		return
+	}
+	if holders(p) == 0 {
+		c.add(GitLock, p, "no process holds it: a git command was killed with it (remove it once no git runs)")
+	}
+}
+
+// holders counts the processes with path open (those whose descriptors
+// this user can read).
+func holders(path string) int {
+	n := 0
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		if _, err := strconv.Atoi(p.Name()); err != nil {
+			continue
+		}
+		fds, _ := os.ReadDir("/proc/" + p.Name() + "/fd")
+		for _, fd := range fds {
+			if l, err := os.Readlink("/proc/" + p.Name() + "/fd/" + fd.Name()); err == nil && l == path {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// orphans: every process of a run of this state directory belongs to a run
+// an agent is recorded running with a live host.
+func (c *checker) orphans(agents []*store.Agent) {
+	runs := map[string]bool{}
+	for _, a := range agents {
+		if a.Run != "" && a.Status == store.AgentRunning && c.drv.Alive(a.Handle) {
+			runs[a.Run] = true
+		}
+	}
+	for pid, run := range driver.Marked(c.s.Root) {
+		if !runs[run] {
+			c.add(Orphan, strconv.Itoa(pid), "process of run %s, which no running agent has (%s)", run, comm(pid))
+		}
+	}
+}
+
+func comm(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+	if err != nil {
+		return "gone"
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// indexes: the task and phase indexes agree with the records.
+func (c *checker) indexes() error {
+	for _, check := range []func() ([]string, error){c.s.CheckTaskIndex, c.s.CheckPhaseIndex} {
+		found, err := check()
+		if err != nil {
+			return err
+		}
+		for _, f := range found {
+			c.add(Index, "index", "%s", f)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,12 @@
+// Package check looks at the whole state of a state directory for what only
+// a crash could leave, without changing anything: pm doctor --check, and
+// the kill -9 stress run that ends each trial with it.
+//
+// Invariants:
+//   - it only reads (the state, /proc, the repository's lock files); the
+//     repairs belong to the commands and the supervisor that see a state;
+//   - every finding has a kind (Kinds lists them) and names what it is about,
+//     so a harness can count them by kind;
+//   - it is meant for a state at rest: a command running meanwhile may show
+//     as a finding (a pending role its pm phase is about to start, say).
+package check

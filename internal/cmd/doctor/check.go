@@ -1,0 +1,49 @@
+package doctor
+
+import (
+	"fmt"
+
+	"github.com/plasmodium/pm/internal/check"
+	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/render"
+)
+
+// CheckResult is pm doctor --check --json.
+type CheckResult struct {
+	OK       bool            `json:"ok"`
+	Findings []check.Finding `json:"findings"`
+}
+
+// runCheck is pm doctor --check. It opens the store without a session: a
+// session would revive a dead supervisor before the check could see it.
+func runCheck(f *cmdutil.Factory, o Options) error {
+	s, err := f.Store()
+	if err != nil {
+		return err
+	}
+	found, err := check.Run(s)
+	if err != nil {
+		return err
+	}
+	if found == nil {
+		found = []check.Finding{}
+	}
+	if o.JSON {
+		if err := cmdutil.PrintJSON(f.IO.Out, CheckResult{OK: len(found) == 0, Findings: found}); err != nil {
+			return err
+		}
+	} else {
+		for _, fd := range found {
+			fmt.Fprintf(f.IO.Out, "%s  %s  %s\n", fd.Kind, render.Line(fd.Subject), render.Line(fd.Text))
+		}
+		if len(found) == 0 {
+			fmt.Fprintln(f.IO.Out, "nothing stranded, no orphan process, counts equal to the logs")
+		}
+	}
+	if len(found) > 0 {
+		return errs.Failf("any pm command repairs what it sees and revives the supervisor (pm status); pm kill tk-... --restart starts a task afresh",
+			"%s found", render.Plural(len(found), "problem"))
+	}
+	return nil
+}
