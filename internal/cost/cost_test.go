@@ -148,3 +148,14 @@ func TestShippedTable(t *testing.T) {
 		t.Error("a price without a model passed")
 	}
 }
+
+func TestSameModel(t *testing.T) {
+	for rest, want := range map[string]bool{
+		"": true, "-latest": true, "-2024-08-06": true, "-20250514": true, "-001": true, "@20250805": true,
+		"-20250514@v1": true, "-mini": false, "-audio-preview": false, "-2024-08": false, "@": false, "-1": false, "@X!": false,
+	} {
+		if got := sameModel(rest); got != want {
+			t.Errorf("sameModel(%q) = %v, want %v", rest, got, want)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package cost
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 )
@@ -76,10 +75,29 @@ var Table = []Price{
 	{Model: "gemini-2.0-flash", Input: 0.10, CachedInput: 0.025, Output: 0.40},
 }
 
-// suffix is what may follow a table name in a model name that has the same
-// price: a release date (-2024-08-06, -20250514), -latest, a version
-// (-001), or Vertex's @date.
-var suffix = regexp.MustCompile(`^(-(\d{4}-\d{2}-\d{2}|\d{8}|latest|\d{3}))?(@[0-9a-z-]+)?$`)
+// sameModel reports whether rest, what follows a table name in a model
+// name, keeps its price: a release date (-2024-08-06, -20250514), -latest,
+// a version (-001), then Vertex's @date. (No regexp: the store links this
+// package, and pm's start-up must stay cheap.)
+func sameModel(rest string) bool {
+	if i := strings.IndexByte(rest, '@'); i >= 0 {
+		if i == len(rest)-1 || strings.Trim(rest[i+1:], "0123456789abcdefghijklmnopqrstuvwxyz-") != "" {
+			return false
+		}
+		rest = rest[:i]
+	}
+	if rest == "" || rest == "-latest" {
+		return true
+	}
+	digits := func(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
+	switch {
+	case len(rest) == 11 && rest[0] == '-' && rest[5] == '-' && rest[8] == '-': // -YYYY-MM-DD
+		return digits(rest[1:5]) && digits(rest[6:8]) && digits(rest[9:])
+	case len(rest) == 9 || len(rest) == 4: // -YYYYMMDD, -001
+		return rest[0] == '-' && digits(rest[1:])
+	}
+	return false
+}
 
 // Normalize is the name looked up: lower case, without a provider prefix
 // ("openai/gpt-4o", "models/gemini-2.5-pro").
@@ -113,7 +131,7 @@ func lookupIn(model string, table []Price) (Price, bool) {
 		if name == m {
 			return p, true
 		}
-		if strings.HasPrefix(m, name) && suffix.MatchString(m[len(name):]) &&
+		if strings.HasPrefix(m, name) && sameModel(m[len(name):]) &&
 			(best < 0 || len(name) > len(Normalize(table[best].Model))) {
 			best = i
 		}

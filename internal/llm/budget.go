@@ -3,6 +3,8 @@ package llm
 import (
 	"fmt"
 	"time"
+
+	"github.com/plasmodium/pm/internal/cost"
 )
 
 // Budget bounds one Loop. A zero field means no limit.
@@ -30,14 +32,27 @@ const (
 )
 
 // BudgetError reports the budget that stopped a Loop. For BudgetWall, Limit
-// and Used are nanoseconds.
+// and Used are nanoseconds. A budget in dollars (Key set: the config key of
+// the cap) has them in LimitUSD and UsedUSD instead, and Next, the least the
+// call it refused would have cost.
 type BudgetError struct {
 	What  string
 	Limit int64
 	Used  int64
+
+	Key               string
+	LimitUSD, UsedUSD float64
+	Next              float64
 }
 
 func (e *BudgetError) Error() string {
+	if e.Key != "" {
+		next := ""
+		if e.Next > 0 {
+			next = " + the next call's " + cost.USD(e.Next)
+		}
+		return fmt.Sprintf("budget exceeded: %s %s%s of %s (%s)", e.What, cost.USD(e.UsedUSD), next, cost.USD(e.LimitUSD), e.Key)
+	}
 	if e.What == BudgetWall {
 		return fmt.Sprintf("budget exceeded: %s %s of %s", e.What,
 			time.Duration(e.Used).Round(time.Millisecond), time.Duration(e.Limit))
