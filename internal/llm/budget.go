@@ -46,6 +46,9 @@ type BudgetError struct {
 }
 
 func (e *BudgetError) Error() string {
+	if e.Key != "" && e.LimitUSD == 0 {
+		return fmt.Sprintf("budget exceeded: %s (%s is set)", e.What, e.Key)
+	}
 	if e.Key != "" {
 		next := ""
 		if e.Next > 0 {
