@@ -159,3 +159,41 @@ func TestSameModel(t *testing.T) {
 		}
 	}
 }
+
+func TestCapsFirst(t *testing.T) {
+	spent := func(agent, task, hour, day float64) Spent {
+		return Spent{Agent: func() float64 { return agent }, Task: func() float64 { return task },
+			Window: func(d time.Duration) float64 {
+				if d == time.Hour {
+					return hour
+				}
+				return day
+			}}
+	}
+	for _, tc := range []struct {
+		name  string
+		caps  Caps
+		sp    Spent
+		next  float64
+		extra map[string]float64
+		want  string // key, "" for none
+		limit float64
+	}{
+		{"none set", Caps{}, spent(100, 100, 100, 100), 1, nil, "", 0},
+		{"agent first", Caps{Agent: 1, Task: 1}, spent(1, 1, 0, 0), 0, nil, KeyAgent, 1},
+		{"task", Caps{Agent: 10, Task: 2}, spent(1, 1.5, 0, 0), 0.6, nil, KeyTask, 2},
+		{"no task", Caps{Task: 2}, Spent{Agent: func() float64 { return 0 }, Window: func(time.Duration) float64 { return 0 }}, 5, nil, "", 0},
+		{"hour", Caps{Hour: 5, Day: 50}, spent(0, 0, 4.8, 4.8), 1, nil, KeyHour, 5},
+		{"day", Caps{Hour: 5, Day: 10}, spent(0, 0, 1, 9.5), 1, nil, KeyDay, 10},
+		{"one more allowed", Caps{Agent: 2}, spent(2.4, 0, 0, 0), 1, map[string]float64{KeyAgent: 2}, "", 0},
+		{"one more used up", Caps{Agent: 2}, spent(3.6, 0, 0, 0), 1, map[string]float64{KeyAgent: 2}, KeyAgent, 4},
+	} {
+		st := tc.caps.First(tc.sp, tc.next, tc.extra)
+		switch {
+		case tc.want == "" && st != nil:
+			t.Errorf("%s: stopped by %+v", tc.name, st)
+		case tc.want != "" && (st == nil || st.Key != tc.want || st.Limit != tc.limit):
+			t.Errorf("%s: %+v, want %s at %g", tc.name, st, tc.want, tc.limit)
+		}
+	}
+}

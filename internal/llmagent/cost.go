@@ -3,9 +3,9 @@ package llmagent
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/plasmodium/pm/internal/cost"
 	"github.com/plasmodium/pm/internal/llm"
@@ -104,9 +104,9 @@ func (r *Runner) before(a *store.Agent, sp *spend) func(context.Context, llm.Cou
 			if !goOn {
 				return be
 			}
-			if r.dollarBudget(a, sp, r.freshConfig()) != nil {
+			if cfg := r.freshConfig(); r.dollarBudget(a, sp, cfg) != nil {
 				sp.mu.Lock()
-				sp.extra[be.Key] += capOf(be.Key, r.freshConfig())
+				sp.extra[be.Key] += cfg.Budgets.Caps().Limit(be.Key)
 				sp.mu.Unlock()
 			}
 		}
@@ -123,99 +123,29 @@ func (r *Runner) freshConfig() *store.Config {
 	return &c
 }
 
-// capOf is the configured limit of the cap named by key.
-func capOf(key string, cfg *store.Config) float64 {
-	b := cfg.Budgets
-	return map[string]float64{
-		keyAgentUSD: b.Agent.MaxUSD, keyTaskUSD: b.Task.MaxUSD,
-		keyHourUSD: b.Project.USDPerHour, keyDayUSD: b.Project.USDPerDay,
-	}[key]
-}
-
-// The dollar caps' config keys.
-const (
-	keyAgentUSD = "budgets.agent.max_usd"
-	keyTaskUSD  = "budgets.task.max_usd"
-	keyHourUSD  = "budgets.project.usd_per_hour"
-	keyDayUSD   = "budgets.project.usd_per_day"
-)
-
 // dollarBudget reports the first dollar cap the next call may not start
 // under: the agent's, its task's, the project's last hour and last 24 hours.
 // With a cap set and the model unpriced (or an endpoint that reports no
 // usage) the spend is unknown: that stops the agent too, rather than spend
 // without a bound.
 func (r *Runner) dollarBudget(a *store.Agent, sp *spend, cfg *store.Config) *llm.BudgetError {
-	b := cfg.Budgets
-	if b.Agent.MaxUSD == 0 && b.Task.MaxUSD == 0 && b.Project.USDPerHour == 0 && b.Project.USDPerDay == 0 {
+	caps := cfg.Budgets.Caps()
+	if !caps.Any() {
 		return nil
 	}
 	sp.mu.Lock()
 	usd, unpriced, next := sp.usd, sp.unpriced, sp.next
-	extra := func(key string) float64 { return sp.extra[key] }
+	extra := maps.Clone(sp.extra)
 	sp.mu.Unlock()
 	if _, ok := cost.Lookup(sp.model, cfg.Prices); !ok || unpriced > 0 {
-		key := firstSet(b)
 		return &llm.BudgetError{What: fmt.Sprintf("dollars unknown (model %q has no price, or its endpoint reports no usage; add it to prices in config.json)", sp.model),
-			Key: key, UsedUSD: usd}
+			Key: caps.FirstKey(), UsedUSD: usd}
 	}
-	type check struct {
-		what, key string
-		limit     float64
-		spent     func() float64
+	st := caps.First(r.Store.Spent(a, func() float64 { return usd }), next, extra)
+	if st == nil {
+		return nil
 	}
-	checks := []check{
-		{"agent dollars", keyAgentUSD, b.Agent.MaxUSD, func() float64 { return usd }},
-		{"task dollars", keyTaskUSD, b.Task.MaxUSD, func() float64 { return r.taskUSD(a) }},
-		{"project dollars in the last hour", keyHourUSD, b.Project.USDPerHour, func() float64 { return r.windowUSD(time.Hour) }},
-		{"project dollars in the last 24 hours", keyDayUSD, b.Project.USDPerDay, func() float64 { return r.windowUSD(24 * time.Hour) }},
-	}
-	for _, c := range checks {
-		if c.limit == 0 || (c.key == keyTaskUSD && a.TaskID == "") {
-			continue
-		}
-		limit := c.limit + extra(c.key)
-		if spent := c.spent(); (cost.Cap{Key: c.key, Limit: limit}).Stops(spent, next) {
-			return &llm.BudgetError{What: c.what, Key: c.key, LimitUSD: limit, UsedUSD: spent, Next: next}
-		}
-	}
-	return nil
-}
-
-func firstSet(b store.Budgets) string {
-	for _, c := range []struct {
-		key string
-		v   float64
-	}{{keyAgentUSD, b.Agent.MaxUSD}, {keyTaskUSD, b.Task.MaxUSD}, {keyHourUSD, b.Project.USDPerHour}, {keyDayUSD, b.Project.USDPerDay}} {
-		if c.v > 0 {
-			return c.key
-		}
-	}
-	return ""
-}
-
-// taskUSD sums the known dollars of every agent of a's task.
-func (r *Runner) taskUSD(a *store.Agent) float64 {
-	agents, err := r.Store.Agents()
-	if err != nil {
-		return 0
-	}
-	var usd float64
-	for _, x := range agents {
-		if x.TaskID == a.TaskID {
-			usd += x.Usage.USD
-		}
-	}
-	return usd
-}
-
-// windowUSD is the project's known spend over the last d (the ledger).
-func (r *Runner) windowUSD(d time.Duration) float64 {
-	entries, err := r.Store.Costs()
-	if err != nil {
-		return 0
-	}
-	return cost.Since(entries, r.Store.Now().Add(-d)).USD
+	return &llm.BudgetError{What: st.What, Key: st.Key, LimitUSD: st.Limit, UsedUSD: st.Spent, Next: st.Next}
 }
 
 // askMore puts the stop to the human as a request and waits for the
@@ -223,7 +153,7 @@ func (r *Runner) windowUSD(d time.Duration) float64 {
 // (with the cap raised in config.json, or one more of it for this host).
 func (r *Runner) askMore(ctx context.Context, a *store.Agent, be *llm.BudgetError) (bool, error) {
 	s := r.Store
-	limit := capOf(be.Key, r.freshConfig())
+	limit := r.freshConfig().Budgets.Caps().Limit(be.Key)
 	q := fmt.Sprintf("@%s paused before a model call: %v. Raise the cap with `pm config set %s %g` and answer this request, "+
 		"or answer \"yes\" to allow one more %s (%s) for this agent; \"no\" stops it.",
 		a.Name, be, be.Key, limit*2, windowWord(be.Key), cost.USD(limit))
@@ -247,9 +177,9 @@ func (r *Runner) askMore(ctx context.Context, a *store.Agent, be *llm.BudgetErro
 // windowWord names what answering allows once more.
 func windowWord(key string) string {
 	switch key {
-	case keyHourUSD:
+	case cost.KeyHour:
 		return "hour's worth"
-	case keyDayUSD:
+	case cost.KeyDay:
 		return "day's worth"
 	}
 	return "budget"

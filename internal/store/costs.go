@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
+	"time"
 
 	"github.com/plasmodium/pm/internal/cost"
 	"github.com/plasmodium/pm/internal/jsonl"
@@ -34,4 +35,38 @@ func (s *Store) Costs() ([]cost.Entry, error) {
 		return nil, nil
 	}
 	return out, err
+}
+
+// Caps are b's dollar budgets.
+func (b Budgets) Caps() cost.Caps {
+	return cost.Caps{Agent: b.Agent.MaxUSD, Task: b.Task.MaxUSD, Hour: b.Project.USDPerHour, Day: b.Project.USDPerDay}
+}
+
+// Spent is what the dollar caps of agent a are checked against: agentUSD
+// (its own, as its host counts it), the known dollars of every agent of its
+// task (agent.json), the project's windows (the ledger).
+func (s *Store) Spent(a *Agent, agentUSD func() float64) cost.Spent {
+	sp := cost.Spent{Agent: agentUSD, Window: func(d time.Duration) float64 {
+		entries, err := s.Costs()
+		if err != nil {
+			return 0
+		}
+		return cost.Since(entries, s.Now().Add(-d)).USD
+	}}
+	if a.TaskID != "" {
+		sp.Task = func() float64 {
+			agents, err := s.Agents()
+			if err != nil {
+				return 0
+			}
+			var usd float64
+			for _, x := range agents {
+				if x.TaskID == a.TaskID {
+					usd += x.Usage.USD
+				}
+			}
+			return usd
+		}
+	}
+	return sp
 }
