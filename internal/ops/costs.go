@@ -152,3 +152,25 @@ func TaskCosts(s *store.Store) (map[string]cost.Sum, error) {
 	}
 	return out, nil
 }
+
+// TaskCost is a task's dollars against its budget, from its agents'
+// records (what pm status has read already): the known dollars, how many
+// model calls (or exec runs) have no price, and budgets.task.max_usd.
+type TaskCost struct {
+	USD     float64 `json:"usd"`
+	Unknown int64   `json:"unknown"`
+	Cost    string  `json:"text"` // "$0.0123", "unknown", "$0.01 + unknown (2)"
+	MaxUSD  float64 `json:"max_usd,omitempty"`
+}
+
+func taskCost(agents []*store.Agent, maxUSD float64) TaskCost {
+	var sum cost.Sum
+	for _, a := range agents {
+		known := int64(0)
+		if a.Usage.USD > 0 {
+			known = 1
+		}
+		sum = sum.Plus(cost.Sum{Entries: known + a.Usage.Unpriced, USD: a.Usage.USD, Unknown: a.Usage.Unpriced})
+	}
+	return TaskCost{USD: sum.USD, Unknown: sum.Unknown, Cost: sum.String(), MaxUSD: maxUSD}
+}

@@ -59,6 +59,7 @@ type TaskStatus struct {
 	*task.View
 	Health   task.Health      `json:"health"`
 	Requests []*store.Request `json:"requests"`
+	Cost     TaskCost         `json:"cost"`
 }
 
 // StatusSummary is pm status: the overview with each listed task's health.
@@ -80,7 +81,8 @@ func Status(ctx context.Context, sess *Session, in StatusInput) (StatusResult, e
 		if err != nil {
 			return StatusResult{}, err
 		}
-		ts := &TaskStatus{View: v, Health: task.HealthOf(sess.Store, v.Task, pending), Requests: []*store.Request{}}
+		ts := &TaskStatus{View: v, Health: task.HealthOf(sess.Store, v.Task, pending), Requests: []*store.Request{},
+			Cost: taskCost(v.Agents, sess.Store.Config().Budgets.Task.MaxUSD)}
 		for _, r := range pending {
 			if r.TaskID == id {
 				ts.Requests = append(ts.Requests, r)

@@ -2,9 +2,12 @@
 package status
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/cost"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/render/taskview"
 )
@@ -49,6 +52,7 @@ func run(f *cmdutil.Factory, o Options) error {
 			return cmdutil.PrintJSON(f.IO.Out, res.View)
 		}
 		taskview.PrintTaskView(f.IO.Out, res.View.View, res.View.Health, res.View.Requests, sess.Actor)
+		printCost(f, res.View.Cost)
 		return nil
 	}
 	if o.JSON {
@@ -56,4 +60,14 @@ func run(f *cmdutil.Factory, o Options) error {
 	}
 	taskview.PrintSummary(f.IO.Out, res.Summary.Summary, res.Summary.Health)
 	return nil
+}
+
+// printCost is the task's dollars against budgets.task.max_usd (pm costs
+// --task has the detail).
+func printCost(f *cmdutil.Factory, c ops.TaskCost) {
+	line := "  cost " + c.Cost
+	if c.MaxUSD > 0 {
+		line += " of " + cost.USD(c.MaxUSD) + " (budgets.task.max_usd)"
+	}
+	fmt.Fprintln(f.IO.Out, line)
 }
