@@ -147,8 +147,8 @@ type ProjectBudget struct {
 }
 
 // Budgets are enforced in code by the llm runtime; the exec runtime's host
-// enforces wall time and restarts (an agent CLI reports no turns or tokens
-// pm could trust).
+// enforces wall time and restarts, and turns, tool calls, tokens and
+// dollars when its CLI reports them (Claude Code's stream-json).
 type Budgets struct {
 	Agent   Budget        `json:"agent"`
 	Task    Budget        `json:"task"`
