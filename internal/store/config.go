@@ -136,14 +136,14 @@ type Budget struct {
 	// MaxUSD bounds the dollars spent (internal/cost: priced usage, or the
 	// runtime's own figure); checked before each model call of an llm
 	// agent and after each result an exec agent's CLI reports.
-	MaxUSD float64 `json:"max_usd,omitempty"`
+	MaxUSD float64 `json:"max_usd"`
 }
 
 // ProjectBudget caps the whole project's spend in dollars over a sliding
 // window (the last hour, the last 24 hours) of the cost ledger.
 type ProjectBudget struct {
-	USDPerHour float64 `json:"usd_per_hour,omitempty"`
-	USDPerDay  float64 `json:"usd_per_day,omitempty"`
+	USDPerHour float64 `json:"usd_per_hour"`
+	USDPerDay  float64 `json:"usd_per_day"`
 }
 
 // Budgets are enforced in code by the llm runtime; the exec runtime's host
@@ -152,7 +152,7 @@ type ProjectBudget struct {
 type Budgets struct {
 	Agent   Budget        `json:"agent"`
 	Task    Budget        `json:"task"`
-	Project ProjectBudget `json:"project,omitzero"`
+	Project ProjectBudget `json:"project"`
 }
 
 // Requests configures who may answer agents' questions (pm answer).
