@@ -68,19 +68,27 @@ type Entry struct {
 
 // Priced fills e.USD from the table (and overrides) when the runtime
 // reported no figure of its own; it leaves USD nil for an unknown model or
-// missing usage.
+// missing usage, except for a model priced at zero (a local one): that
+// costs $0 whatever it used.
 func (e Entry) Priced(overrides []Price) Entry {
-	if e.USD != nil || e.Usage == nil {
+	if e.USD != nil {
 		return e
 	}
 	p, ok := Lookup(e.Model, overrides)
-	if !ok {
+	switch {
+	case !ok:
 		return e
+	case e.Usage == nil && p.free():
+		v := 0.0
+		e.USD, e.Source = &v, SourceTable
+	case e.Usage != nil:
+		v := p.Dollars(*e.Usage)
+		e.USD, e.Source = &v, SourceTable
 	}
-	v := p.Dollars(*e.Usage)
-	e.USD, e.Source = &v, SourceTable
 	return e
 }
+
+func (p Price) free() bool { return p.Input == 0 && p.CachedInput == 0 && p.CacheWrite == 0 && p.Output == 0 }
 
 // Sum is the total of some entries, with what is unknown kept apart.
 type Sum struct {

@@ -80,6 +80,8 @@ func TestPricedAndSum(t *testing.T) {
 		{"no usage", []Entry{{Runtime: "exec"}}, "unknown", 0, 1},
 		{"some unknown", []Entry{{Model: "replay", Usage: u}, {Model: "mystery", Usage: u}}, "$0.1500 + unknown (1)", 0.15, 1},
 		{"free model is $0, not unknown", []Entry{{Model: "free", Usage: u}}, "$0", 0, 0},
+		{"free model without usage is $0 too", []Entry{{Model: "free"}}, "$0", 0, 0},
+		{"priced model without usage is unknown", []Entry{{Model: "replay"}}, "unknown", 0, 1},
 	} {
 		var s Sum
 		for _, e := range tc.entries {
