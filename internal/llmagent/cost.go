@@ -154,9 +154,10 @@ func (r *Runner) dollarBudget(a *store.Agent, sp *spend, cfg *store.Config) *llm
 func (r *Runner) askMore(ctx context.Context, a *store.Agent, be *llm.BudgetError) (bool, error) {
 	s := r.Store
 	limit := r.freshConfig().Budgets.Caps().Limit(be.Key)
-	q := fmt.Sprintf("@%s paused before a model call: %v. Raise the cap with `pm config set %s %g` and answer this request, "+
+	raise := (cost.Cap{Key: be.Key, Limit: be.LimitUSD}).Raise()
+	q := fmt.Sprintf("@%s paused before a model call: %v. Raise the cap with `%s` and answer this request, "+
 		"or answer \"yes\" to allow one more %s (%s) for this agent; \"no\" stops it.",
-		a.Name, be, be.Key, limit*2, windowWord(be.Key), cost.USD(limit))
+		a.Name, be, raise, windowWord(be.Key), cost.USD(limit))
 	r.activity(a.Name, "waiting")
 	defer r.activity(a.Name, "working")
 	rq, err := request.Create(s, store.Actor{Name: a.Name, Agent: a}, q)
