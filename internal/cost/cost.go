@@ -88,7 +88,9 @@ func (e Entry) Priced(overrides []Price) Entry {
 	return e
 }
 
-func (p Price) free() bool { return p.Input == 0 && p.CachedInput == 0 && p.CacheWrite == 0 && p.Output == 0 }
+func (p Price) free() bool {
+	return p.Input == 0 && p.CachedInput == 0 && p.CacheWrite == 0 && p.Output == 0
+}
 
 // Sum is the total of some entries, with what is unknown kept apart.
 type Sum struct {
