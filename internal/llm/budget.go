@@ -92,3 +92,12 @@ func (b Budget) checkResponse(used Counters, calls int, elapsed time.Duration) *
 	}
 	return nil
 }
+
+// Bill is u as the cost ledger prices it: the uncached prompt, its cached
+// part and the completion; nil for an estimate, which is no bill (unknown).
+func (u Usage) Bill() *cost.Usage {
+	if u.Estimated {
+		return nil
+	}
+	return &cost.Usage{Input: u.Prompt - u.Cached, Cached: u.Cached, Output: u.Completion}
+}

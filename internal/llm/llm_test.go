@@ -17,6 +17,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/plasmodium/pm/internal/cost"
 	"github.com/plasmodium/pm/internal/openaitest"
 	"github.com/plasmodium/pm/internal/secret"
 )
@@ -829,5 +830,14 @@ func TestBeforeStopsTheCall(t *testing.T) {
 	}
 	if b := rec.kinds(EventBudget); len(b) != 1 || !strings.Contains(b[0].Text, "budgets.agent.max_usd") {
 		t.Errorf("budget events: %+v", b)
+	}
+}
+
+func TestUsageBill(t *testing.T) {
+	if b := (Usage{Prompt: 100, Completion: 5, Estimated: true}).Bill(); b != nil {
+		t.Errorf("an estimate billed: %+v", b)
+	}
+	if b := (Usage{Prompt: 2048, Cached: 1024, Completion: 10}).Bill(); b == nil || *b != (cost.Usage{Input: 1024, Cached: 1024, Output: 10}) {
+		t.Errorf("bill = %+v", b)
 	}
 }

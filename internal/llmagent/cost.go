@@ -47,10 +47,8 @@ func (sp *spend) reset() {
 // returns the entry as recorded (USD nil: unknown).
 func (r *Runner) record(a *store.Agent, sp *spend, ev llm.Event) cost.Entry {
 	s := r.Store
-	e := cost.Entry{Agent: a.Name, Task: a.TaskID, Runtime: string(store.RuntimeLLM), Model: sp.model, Turns: 1}
-	if !ev.Usage.Estimated { // an estimate is no bill: unknown
-		e.Usage = &cost.Usage{Input: ev.Usage.Prompt - ev.Usage.Cached, Cached: ev.Usage.Cached, Output: ev.Usage.Completion}
-	}
+	e := cost.Entry{Agent: a.Name, Task: a.TaskID, Runtime: string(store.RuntimeLLM), Model: sp.model, Turns: 1,
+		Usage: ev.Usage.Bill()} // an estimate is no bill: unknown
 	e, err := s.AppendCost(e)
 	if err != nil {
 		r.Log.Warn("cost not recorded", "err", err)

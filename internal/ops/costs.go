@@ -7,6 +7,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/cost"
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/llm"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -173,4 +174,15 @@ func taskCost(agents []*store.Agent, maxUSD float64) TaskCost {
 		sum = sum.Plus(cost.Sum{Entries: known + a.Usage.Unpriced, USD: a.Usage.USD, Unknown: a.Usage.Unpriced})
 	}
 	return TaskCost{USD: sum.USD, Unknown: sum.Unknown, Cost: sum.String(), MaxUSD: maxUSD}
+}
+
+// recordDesignCost puts one model call of a code design (pm design,
+// design_review) in the cost ledger, as the "design" agent of the actor's
+// task, so pm costs and the project's windows count it.
+func recordDesignCost(s *Session, model string, u llm.Usage) {
+	e := cost.Entry{Agent: "design", Runtime: string(store.RuntimeLLM), Model: model, Turns: 1, Usage: u.Bill()}
+	if s.Actor.Agent != nil {
+		e.Task = s.Actor.Agent.TaskID
+	}
+	_, _ = s.Store.AppendCost(e) // the design goes on; a lost line is a cost unseen, not a failure
 }
