@@ -2,7 +2,6 @@ package cost
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 )
 
@@ -140,15 +139,4 @@ func lookupIn(model string, table []Price) (Price, bool) {
 		return Price{}, false
 	}
 	return table[best], true
-}
-
-// Models lists the shipped table's model names, sorted (pm costs --json,
-// docs).
-func Models() []string {
-	out := make([]string, len(Table))
-	for i, p := range Table {
-		out[i] = p.Model
-	}
-	sort.Strings(out)
-	return out
 }

@@ -136,24 +136,6 @@ func lines(m map[string]*CostLine) []CostLine {
 	return out
 }
 
-// TaskCosts is every task's known dollars and unknown entries from the
-// ledger, for views that show cost against budget (pm status).
-func TaskCosts(s *store.Store) (map[string]cost.Sum, error) {
-	all, err := s.Costs()
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]cost.Sum{}
-	for _, e := range all {
-		if e.Task != "" {
-			sum := out[e.Task]
-			sum.Add(e)
-			out[e.Task] = sum
-		}
-	}
-	return out, nil
-}
-
 // TaskCost is a task's dollars against its budget, from its agents'
 // records (what pm status has read already): the known dollars, how many
 // model calls (or exec runs) have no price, and budgets.task.max_usd.
