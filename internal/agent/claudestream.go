@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/plasmodium/pm/internal/cost"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -23,6 +24,12 @@ type claudeStream struct {
 	buf      []byte
 	seen     map[string]bool // assistant message ids already counted
 	estimate int64           // tokens counted from this run's assistant events
+	// billed, when set, gets each result's cost (execcost.go); model is
+	// the run's, from its init or assistant events; reported is set once a
+	// result said what the run used.
+	billed   func(cost.Entry)
+	model    string
+	reported bool
 }
 
 func newClaudeStream(out io.Writer, spent func(store.Usage)) *claudeStream {
@@ -72,6 +79,7 @@ type streamEvent struct {
 	Session string `json:"session_id"`
 	Message struct {
 		ID      string `json:"id"`
+		Model   string `json:"model"`
 		Content []struct {
 			Type    string          `json:"type"`
 			Text    string          `json:"text"`
@@ -84,7 +92,7 @@ type streamEvent struct {
 	NumTurns int64       `json:"num_turns"`
 	Result   string      `json:"result"`
 	Usage    streamUsage `json:"usage"`
-	Cost     float64     `json:"total_cost_usd"`
+	Cost     *float64    `json:"total_cost_usd"`
 }
 
 func (c *claudeStream) line(raw []byte) {
@@ -100,8 +108,12 @@ func (c *claudeStream) line(raw []byte) {
 	case "system":
 		if ev.Subtype == "init" {
 			c.printf("claude: session %s, model %s\n", ev.Session, ev.Model)
+			c.model = ev.Model
 		}
 	case "assistant":
+		if ev.Message.Model != "" {
+			c.model = ev.Message.Model
+		}
 		c.assistant(&ev)
 	case "user":
 		for _, b := range ev.Message.Content {
@@ -110,11 +122,33 @@ func (c *claudeStream) line(raw []byte) {
 			}
 		}
 	case "result":
-		c.printf("claude: %s after %d turns, %d tokens, $%.4f\n", ev.Subtype, ev.NumTurns, ev.Usage.total(), ev.Cost)
+		usd := "cost unknown"
+		if ev.Cost != nil {
+			usd = fmt.Sprintf("$%.4f", *ev.Cost)
+		}
+		c.printf("claude: %s after %d turns, %d tokens, %s\n", ev.Subtype, ev.NumTurns, ev.Usage.total(), usd)
 		// The result's usage is the run's exact total: replace the estimate.
 		c.spent(store.Usage{Tokens: ev.Usage.total() - c.estimate})
 		c.estimate = ev.Usage.total()
+		c.bill(&ev)
 	}
+}
+
+// bill hands a result's cost on: Claude Code's own total_cost_usd when it
+// sent one, else the usage priced by the table (unknown for a model
+// without a price).
+func (c *claudeStream) bill(ev *streamEvent) {
+	c.reported = true
+	if c.billed == nil {
+		return
+	}
+	u := ev.Usage
+	e := cost.Entry{Model: c.model, Turns: ev.NumTurns,
+		Usage: &cost.Usage{Input: u.Input, Cached: u.CacheRead, CacheWrite: u.CacheCreation, Output: u.Output}}
+	if ev.Cost != nil {
+		e.USD, e.Source = ev.Cost, cost.SourceReported
+	}
+	c.billed(e)
 }
 
 func (c *claudeStream) assistant(ev *streamEvent) {

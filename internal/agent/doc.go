@@ -17,6 +17,11 @@
 //     failed, room closed, human asked); the host never resumes an agent
 //     that was killed, stopped by a signal or whose CLI failed (the
 //     supervisor's crash path handles those);
+//   - every run of an exec agent's CLI is one line of the cost ledger
+//     (execcost.go): Claude Code's result as it reports it (total_cost_usd),
+//     any other CLI's with an unknown cost (never $0); the dollar caps are
+//     checked after each result and before each run, and past one the agent
+//     is given up on with the cap and the command that raises it;
 //   - no argument of 128 KiB or more is passed to exec (MAX_ARG_STRLEN):
 //     the start fails first, naming runtime.exec.prompt and {PROMPT_FILE};
 //   - a host runs in its run's cgroup where the driver made one, else it is

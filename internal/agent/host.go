@@ -93,6 +93,9 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 	budget := newExecBudget(s)
 	session, nudge := newSessionID(), ""
 	for turn := 0; ; turn++ {
+		if reason := overDollars(s, a); reason != "" { // checked before each run
+			return giveUp(s, log, a, -1, reason, onGiveUp)
+		}
 		run, err := execCommand(s, a, text, session, nudge, box)
 		if err != nil {
 			return finish(s, log, a, -1, err.Error())
@@ -147,6 +150,7 @@ func runExec(ctx context.Context, s *store.Store, log *slog.Logger, masked io.Wr
 	var stream *claudeStream
 	if run.output == store.OutputClaudeStream {
 		stream = newClaudeStream(cmd.Stdout, budget.spender(s, a))
+		stream.billed = budget.biller(s, log, a)
 		cmd.Stdout = stream
 	}
 	// If the host is killed outright, its runtime must not outlive it.
@@ -176,6 +180,9 @@ func runExec(ctx context.Context, s *store.Store, log *slog.Logger, masked io.Wr
 		case err := <-waited:
 			if stream != nil {
 				stream.Flush()
+			}
+			if stream == nil || !stream.reported {
+				budget.unreported(s, log, a) // unknown, not $0
 			}
 			end.code = exitCode(err)
 			return end, nil

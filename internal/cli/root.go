@@ -8,6 +8,7 @@ import (
 	"github.com/plasmodium/pm/internal/cmd/answer"
 	"github.com/plasmodium/pm/internal/cmd/chat"
 	"github.com/plasmodium/pm/internal/cmd/configcmd"
+	"github.com/plasmodium/pm/internal/cmd/costs"
 	"github.com/plasmodium/pm/internal/cmd/dashboard"
 	"github.com/plasmodium/pm/internal/cmd/demo"
 	"github.com/plasmodium/pm/internal/cmd/designcmd"
@@ -62,7 +63,7 @@ func NewRoot(f *cmdutil.Factory) *cobra.Command {
 		}
 	}
 	add("human", initcmd.NewCmd(f), taskcmd.NewCmd(f), status.NewCmd(f), reset.NewCmd(f), kill.NewCmd(f), doctor.NewCmd(f),
-		agents.NewCmd(f), logs.NewCmd(f), logcmd.NewCmd(f), requests.NewCmd(f), answer.NewCmd(f), configcmd.NewCmd(f), wait.NewCmd(f), top.NewCmd(f), dashboard.NewCmd(f))
+		agents.NewCmd(f), logs.NewCmd(f), logcmd.NewCmd(f), requests.NewCmd(f), answer.NewCmd(f), configcmd.NewCmd(f), costs.NewCmd(f), wait.NewCmd(f), top.NewCmd(f), dashboard.NewCmd(f))
 	add("agent", chat.NewCmd(f), say.NewCmd(f), history.NewCmd(f))
 	root.AddGroup(&cobra.Group{ID: "po", Title: "Prompt objects:"})
 	add("po", prompts.NewCmd(f), talk.NewCmd(f), send.NewCmd(f), stop.NewCmd(f), demo.NewCmd(f))

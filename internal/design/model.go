@@ -30,6 +30,8 @@ type LLM struct {
 	Secrets  secret.Set
 	Retry    llm.RetryPolicy
 	Sleep    func(ctx context.Context, d time.Duration) error
+	// OnUsage, when set, gets each response's usage (the cost ledger).
+	OnUsage func(llm.Usage)
 }
 
 // Name is the model's name, as its metrics report it.
@@ -47,6 +49,13 @@ func (m *LLM) Ask(ctx context.Context, system, user string, f Format) (string, i
 	}
 	if m.Spent != nil {
 		l.Used = *m.Spent
+	}
+	if m.OnUsage != nil {
+		l.OnEvent = func(ev llm.Event) {
+			if ev.Kind == llm.EventResponse {
+				m.OnUsage(ev.Usage)
+			}
+		}
 	}
 	before := l.Used.Tokens
 	text, err := l.Run(ctx, user)

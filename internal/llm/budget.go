@@ -3,6 +3,8 @@ package llm
 import (
 	"fmt"
 	"time"
+
+	"github.com/plasmodium/pm/internal/cost"
 )
 
 // Budget bounds one Loop. A zero field means no limit.
@@ -30,14 +32,30 @@ const (
 )
 
 // BudgetError reports the budget that stopped a Loop. For BudgetWall, Limit
-// and Used are nanoseconds.
+// and Used are nanoseconds. A budget in dollars (Key set: the config key of
+// the cap) has them in LimitUSD and UsedUSD instead, and Next, the least the
+// call it refused would have cost.
 type BudgetError struct {
 	What  string
 	Limit int64
 	Used  int64
+
+	Key               string
+	LimitUSD, UsedUSD float64
+	Next              float64
 }
 
 func (e *BudgetError) Error() string {
+	if e.Key != "" && e.LimitUSD == 0 {
+		return fmt.Sprintf("budget exceeded: %s (%s is set)", e.What, e.Key)
+	}
+	if e.Key != "" {
+		next := ""
+		if e.Next > 0 {
+			next = " + the next call's " + cost.USD(e.Next)
+		}
+		return fmt.Sprintf("budget exceeded: %s %s%s of %s (%s)", e.What, cost.USD(e.UsedUSD), next, cost.USD(e.LimitUSD), e.Key)
+	}
 	if e.What == BudgetWall {
 		return fmt.Sprintf("budget exceeded: %s %s of %s", e.What,
 			time.Duration(e.Used).Round(time.Millisecond), time.Duration(e.Limit))
@@ -73,4 +91,13 @@ func (b Budget) checkResponse(used Counters, calls int, elapsed time.Duration) *
 		return &BudgetError{What: BudgetWall, Limit: int64(b.MaxWall), Used: int64(elapsed)}
 	}
 	return nil
+}
+
+// Bill is u as the cost ledger prices it: the uncached prompt, its cached
+// part and the completion; nil for an estimate, which is no bill (unknown).
+func (u Usage) Bill() *cost.Usage {
+	if u.Estimated {
+		return nil
+	}
+	return &cost.Usage{Input: u.Prompt - u.Cached, Cached: u.Cached, Output: u.Completion}
 }

@@ -48,8 +48,11 @@
 //     tool calls is the answer and is returned even if it used the last
 //     tokens. Tokens come from the usage the stream reports
 //     (stream_options.include_usage); an endpoint that reports none is
-//     estimated at four characters a token. Loop.Used and Loop.Started may
-//     be seeded by a host so budgets span respawns.
+//     estimated at four characters a token (Usage.Estimated: a host prices
+//     no estimate). Loop.Used and Loop.Started may be seeded by a host so
+//     budgets span respawns. Loop.Before is asked before each call too, for
+//     what only the host knows (a task's sum, dollars, a project's window);
+//     its error stops the loop before the call is made.
 //   - Secrets never leave masked: Provider.APIKey and Loop.Secrets are
 //     replaced by secret.Masked in every message before it enters the
 //     history (so the model and the transcript never see them), in tool

@@ -17,6 +17,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/plasmodium/pm/internal/cost"
 	"github.com/plasmodium/pm/internal/openaitest"
 	"github.com/plasmodium/pm/internal/secret"
 )
@@ -761,8 +762,83 @@ func TestTruncate(t *testing.T) {
 func TestEstimateTokensWithoutUsage(t *testing.T) {
 	prompt := []openai.ChatCompletionMessage{{Role: "user", Content: strings.Repeat("x", 396)}}
 	reply := openai.ChatCompletionMessage{Role: "assistant", ToolCalls: []openai.ToolCall{{Function: openai.FunctionCall{Name: "abcd", Arguments: strings.Repeat("y", 392)}}}}
-	if got := estimateTokens(prompt, reply); got != 200 {
-		t.Errorf("estimate = %d, want 200", got)
+	if p, r := estimateTokens(prompt, reply); p != 100 || r != 100 {
+		t.Errorf("estimate = %d + %d, want 100 + 100", p, r)
+	}
+}
+
+// The endpoint's usage is split the way it is priced: cached tokens are a
+// part of the prompt's; none reported is an estimate, marked so.
+func TestUsageOf(t *testing.T) {
+	prompt := []openai.ChatCompletionMessage{{Role: "user", Content: strings.Repeat("x", 396)}}
+	reply := openai.ChatCompletionMessage{Role: "assistant", Content: strings.Repeat("y", 396)}
+	for _, tc := range []struct {
+		name string
+		u    *openai.Usage
+		want Usage
+	}{
+		{"none", nil, Usage{Prompt: 100, Completion: 100, Estimated: true}},
+		{"zero", &openai.Usage{}, Usage{Prompt: 100, Completion: 100, Estimated: true}},
+		{"plain", &openai.Usage{PromptTokens: 120, CompletionTokens: 3, TotalTokens: 123}, Usage{Prompt: 120, Completion: 3}},
+		{"cached", &openai.Usage{PromptTokens: 2048, CompletionTokens: 10, TotalTokens: 2058,
+			PromptTokensDetails: &openai.PromptTokensDetails{CachedTokens: 1024}}, Usage{Prompt: 2048, Cached: 1024, Completion: 10}},
+		{"total only", &openai.Usage{TotalTokens: 50}, Usage{Completion: 50}},
+		{"parts over the total", &openai.Usage{PromptTokens: 80, CompletionTokens: 40, TotalTokens: 60,
+			PromptTokensDetails: &openai.PromptTokensDetails{CachedTokens: 70}}, Usage{Prompt: 60, Cached: 60}},
+	} {
+		if got := usageOf(tc.u, prompt, reply); got != tc.want {
+			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// Loop.Before is asked before every model call; a budget it reports stops
+// the loop before the call is made, and the usage of each response comes
+// split as the endpoint sent it (the cached part of the prompt through the
+// real client from prompt_tokens_details).
+func TestBeforeStopsTheCall(t *testing.T) {
+	srv := startServer(t)
+	srv.Enqueue(
+		openaitest.Reply{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "echo", Arguments: `{"text":"x"}`}},
+			Usage: &openaitest.Usage{PromptTokens: 2048, CachedTokens: 1024, CompletionTokens: 10}},
+		openaitest.Reply{Content: "never"},
+	)
+	rec := &recorder{}
+	l := newLoop(srv, rec, echoTool("echo"))
+	var asked []Counters
+	l.Before = func(ctx context.Context, used Counters) error {
+		asked = append(asked, used)
+		if used.Turns > 0 {
+			return &BudgetError{What: "agent dollars", Key: "budgets.agent.max_usd", LimitUSD: 0.01, UsedUSD: 0.009, Next: 0.002}
+		}
+		return nil
+	}
+	_, err := l.Run(ctxT(t), "go")
+	var be *BudgetError
+	if !errors.As(err, &be) || be.Error() != "budget exceeded: agent dollars $0.0090 + the next call's $0.0020 of $0.0100 (budgets.agent.max_usd)" {
+		t.Fatalf("err = %v", err)
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Errorf("%d model calls, want 1: the second was refused before it started", n)
+	}
+	if len(asked) != 2 || asked[1].Turns != 1 || asked[1].Tokens != 2058 {
+		t.Errorf("Before saw %+v", asked)
+	}
+	resp := rec.kinds(EventResponse)
+	if len(resp) != 1 || resp[0].Usage != (Usage{Prompt: 2048, Cached: 1024, Completion: 10}) {
+		t.Errorf("responses: %+v", resp)
+	}
+	if b := rec.kinds(EventBudget); len(b) != 1 || !strings.Contains(b[0].Text, "budgets.agent.max_usd") {
+		t.Errorf("budget events: %+v", b)
+	}
+}
+
+func TestUsageBill(t *testing.T) {
+	if b := (Usage{Prompt: 100, Completion: 5, Estimated: true}).Bill(); b != nil {
+		t.Errorf("an estimate billed: %+v", b)
+	}
+	if b := (Usage{Prompt: 2048, Cached: 1024, Completion: 10}).Bill(); b == nil || *b != (cost.Usage{Input: 1024, Cached: 1024, Output: 10}) {
+		t.Errorf("bill = %+v", b)
 	}
 }
 

@@ -69,8 +69,21 @@ type Event struct {
 	Status  int
 	Finish  string
 	Tokens  int64 // tokens of this response
+	Usage   Usage // this response's tokens, split (EventResponse)
 	Calls   int   // tool calls this response asks for
 	Used    Counters
+}
+
+// Usage is one response's tokens as the endpoint reported them: the prompt
+// (Cached of it read from the provider's cache: OpenAI's
+// prompt_tokens_details.cached_tokens) and the completion. Estimated is
+// set when the endpoint reported none and the counts are the four-characters
+// estimate: good enough for a token budget, not for a bill.
+type Usage struct {
+	Prompt     int64
+	Cached     int64
+	Completion int64
+	Estimated  bool
 }
 
 // Loop is the model loop of one agent. Configure its fields, then call Run;
@@ -90,6 +103,12 @@ type Loop struct {
 
 	OnDelta func(text string) // streamed assistant text, as it arrives
 	OnEvent func(Event)
+	// Before, when set, is asked before each model call, after Budget: an
+	// error stops the loop without making the call (a *BudgetError is
+	// reported as EventBudget). The host checks what the loop cannot see
+	// here: a task's shared budget, dollars, a project's window. It may
+	// block (to ask the human).
+	Before func(ctx context.Context, used Counters) error
 
 	// DocPreview turns code-designer mode's doc preview on (nil: off, and
 	// the loop is exactly as without it): it returns the first lines of a
@@ -165,10 +184,14 @@ func (l *Loop) Run(ctx context.Context, userMessage string) (final string, err e
 			l.emit(Event{Kind: EventBudget, Text: be.Error(), Used: l.Used})
 			return "", be
 		}
-		msg, tokens, finish, err := l.complete(runCtx)
+		if err := l.before(runCtx); err != nil {
+			return "", wallStop(err)
+		}
+		msg, usage, finish, err := l.complete(runCtx)
 		if err != nil {
 			return "", wallStop(l.mask(err))
 		}
+		tokens := usage.Prompt + usage.Completion
 		l.Used.Turns++
 		l.Used.Tokens += tokens
 		answer := msg.Content
@@ -180,7 +203,7 @@ func (l *Loop) Run(ctx context.Context, userMessage string) (final string, err e
 		if err := l.append(msg); err != nil {
 			return "", err
 		}
-		l.emit(Event{Kind: EventResponse, Turn: l.Used.Turns, Finish: finish, Tokens: tokens, Calls: len(msg.ToolCalls), Used: l.Used})
+		l.emit(Event{Kind: EventResponse, Turn: l.Used.Turns, Finish: finish, Tokens: tokens, Usage: usage, Calls: len(msg.ToolCalls), Used: l.Used})
 		if len(msg.ToolCalls) == 0 {
 			l.decide(nil) // an answer drops what was previewed
 			return l.secrets().Mask(answer), nil
@@ -213,6 +236,22 @@ func (l *Loop) Run(ctx context.Context, userMessage string) (final string, err e
 			return "", wallStop(runCtx.Err())
 		}
 	}
+}
+
+// before asks Loop.Before; a budget it reports is an EventBudget.
+func (l *Loop) before(ctx context.Context) error {
+	if l.Before == nil {
+		return nil
+	}
+	err := l.Before(ctx, l.Used)
+	var be *BudgetError
+	if errors.As(err, &be) {
+		l.emit(Event{Kind: EventBudget, Text: be.Error(), Used: l.Used})
+	}
+	if err != nil {
+		return l.mask(err)
+	}
+	return nil
 }
 
 // History returns a copy of the conversation as of the last Run (without the
@@ -269,7 +308,7 @@ func (l *Loop) appendResults(calls []openai.ToolCall, results []string) error {
 
 // complete makes one model call with retries: each attempt under
 // CallTimeout, waits per RetryPolicy, events for each retry.
-func (l *Loop) complete(ctx context.Context) (msg openai.ChatCompletionMessage, tokens int64, finish string, err error) {
+func (l *Loop) complete(ctx context.Context) (msg openai.ChatCompletionMessage, usage Usage, finish string, err error) {
 	req := l.request()
 	policy := l.Retry.withDefaults()
 	turn := l.Used.Turns + 1
@@ -277,22 +316,22 @@ func (l *Loop) complete(ctx context.Context) (msg openai.ChatCompletionMessage, 
 	for attempt := 1; ; attempt++ {
 		callCtx, cancel := context.WithTimeout(ctx, l.callTimeout())
 		callCtx, info := withRespInfo(callCtx)
-		msg, tokens, finish, err = l.stream(callCtx, req, turn)
+		msg, usage, finish, err = l.stream(callCtx, req, turn)
 		timedOut := callCtx.Err() != nil && ctx.Err() == nil
 		cancel()
 		if err == nil {
-			return msg, tokens, finish, nil
+			return msg, usage, finish, nil
 		}
 		if timedOut {
 			err = fmt.Errorf("model call timed out after %s: %w", l.callTimeout(), err)
 		}
 		if !retryable(ctx, err) || attempt >= policy.MaxAttempts {
-			return msg, 0, "", fmt.Errorf("llm: %s: model call failed after %d attempt(s): %w", l.Provider, attempt, err)
+			return msg, Usage{}, "", fmt.Errorf("llm: %s: model call failed after %d attempt(s): %w", l.Provider, attempt, err)
 		}
 		d := policy.backoff(attempt, info)
 		l.emit(Event{Kind: EventRetry, Turn: turn, Attempt: attempt, Delay: d, Status: statusOf(err), Text: l.secrets().Mask(err.Error())})
 		if serr := l.sleep(ctx, d); serr != nil {
-			return msg, 0, "", fmt.Errorf("llm: waiting to retry the model call: %w (last error: %v)", serr, err)
+			return msg, Usage{}, "", fmt.Errorf("llm: waiting to retry the model call: %w (last error: %v)", serr, err)
 		}
 	}
 }
@@ -328,7 +367,7 @@ func (l *Loop) request() openai.ChatCompletionRequest {
 // Tool-call deltas are merged by their index (id, type and name come on the
 // first delta of a call, argument fragments on the following ones). A stream
 // that ends without a finish_reason is errTruncated.
-func (l *Loop) stream(ctx context.Context, req openai.ChatCompletionRequest, turn int64) (openai.ChatCompletionMessage, int64, string, error) {
+func (l *Loop) stream(ctx context.Context, req openai.ChatCompletionRequest, turn int64) (openai.ChatCompletionMessage, Usage, string, error) {
 	var (
 		content strings.Builder
 		calls   []*openai.ToolCall
@@ -341,7 +380,7 @@ func (l *Loop) stream(ctx context.Context, req openai.ChatCompletionRequest, tur
 	)
 	s, err := l.client.CreateChatCompletionStream(ctx, req)
 	if err != nil {
-		return openai.ChatCompletionMessage{}, 0, "", err
+		return openai.ChatCompletionMessage{}, Usage{}, "", err
 	}
 	defer s.Close()
 	for {
@@ -350,7 +389,7 @@ func (l *Loop) stream(ctx context.Context, req openai.ChatCompletionRequest, tur
 			break
 		}
 		if err != nil {
-			return openai.ChatCompletionMessage{}, 0, "", err
+			return openai.ChatCompletionMessage{}, Usage{}, "", err
 		}
 		if chunk.Usage != nil {
 			usage = chunk.Usage
@@ -401,7 +440,7 @@ func (l *Loop) stream(ctx context.Context, req openai.ChatCompletionRequest, tur
 		}
 	}
 	if finish == "" {
-		return openai.ChatCompletionMessage{}, 0, "", errTruncated
+		return openai.ChatCompletionMessage{}, Usage{}, "", errTruncated
 	}
 	if pend != "" {
 		l.delta(secrets.Mask(pend)) // held back as a possible secret's start; it was not one
@@ -424,30 +463,49 @@ func (l *Loop) stream(ctx context.Context, req openai.ChatCompletionRequest, tur
 		}
 		msg.ToolCalls = append(msg.ToolCalls, tc)
 	}
-	var tokens int64
-	if usage != nil && usage.TotalTokens > 0 {
-		tokens = int64(usage.TotalTokens)
-	} else {
-		tokens = estimateTokens(req.Messages, msg)
+	return msg, usageOf(usage, req.Messages, msg), finish, nil
+}
+
+// usageOf is what a response used: the endpoint's usage, or an estimate
+// when it reported none.
+func usageOf(u *openai.Usage, prompt []openai.ChatCompletionMessage, reply openai.ChatCompletionMessage) Usage {
+	if u == nil || u.TotalTokens <= 0 {
+		p, c := estimateTokens(prompt, reply)
+		return Usage{Prompt: p, Completion: c, Estimated: true}
 	}
-	return msg, tokens, finish, nil
+	out := Usage{Prompt: int64(u.PromptTokens), Completion: int64(u.CompletionTokens)}
+	if d := u.PromptTokensDetails; d != nil {
+		out.Cached = int64(min(d.CachedTokens, u.PromptTokens))
+	}
+	if out.Prompt+out.Completion != int64(u.TotalTokens) {
+		// An endpoint whose parts do not add up: keep its total (the token
+		// budget has always counted it) in the completion.
+		out.Completion = int64(u.TotalTokens) - out.Prompt
+		if out.Completion < 0 {
+			out.Prompt, out.Completion = int64(u.TotalTokens), 0
+			out.Cached = min(out.Cached, out.Prompt)
+		}
+	}
+	return out
 }
 
 // estimateTokens stands in for usage an endpoint did not report (about four
-// characters a token), so the token budget still bites.
-func estimateTokens(prompt []openai.ChatCompletionMessage, reply openai.ChatCompletionMessage) int64 {
-	n := 0
-	count := func(m openai.ChatCompletionMessage) {
-		n += len(m.Content) + 4
+// characters a token), so the token budget still bites: the prompt's and
+// the reply's.
+func estimateTokens(prompt []openai.ChatCompletionMessage, reply openai.ChatCompletionMessage) (int64, int64) {
+	count := func(m openai.ChatCompletionMessage) int {
+		n := len(m.Content) + 4
 		for _, tc := range m.ToolCalls {
 			n += len(tc.Function.Name) + len(tc.Function.Arguments)
 		}
+		return n
 	}
+	p := 0
 	for _, m := range prompt {
-		count(m)
+		p += count(m)
 	}
-	count(reply)
-	return int64(n+3) / 4
+	r := count(reply)
+	return int64(p+3) / 4, int64(r+3) / 4
 }
 
 // runTools runs every call of one turn concurrently and returns their

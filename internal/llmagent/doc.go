@@ -8,8 +8,13 @@
 //     survive the process, so a respawned agent resumes and its budgets keep
 //     counting;
 //   - budgets are enforced in code: per agent by the loop, per task (the sum
-//     of its agents' usage) before every model turn; a stop is recorded and
-//     told to the owner and the human;
+//     of its agents' usage) and in dollars (agent, task, project windows)
+//     before every model call (llm.Loop.Before: a refused call is never
+//     sent); a stop is recorded and told to the owner and the human;
+//   - every response is one line of the cost ledger, priced once, when it
+//     arrives; an estimate or an unpriced model is unknown, never $0, and
+//     with a dollar cap set it stops the agent; a dollar cap reached pauses
+//     the agent on a request to the human (cost.go: yes, no, or raise it);
 //   - a role agent is woken only by messages from others;
 //   - code-designer mode (docs/code-designer.md) is read from the agent
 //     record before every run (a resident's mode is decided per call by pm

@@ -43,6 +43,8 @@ type Runner struct {
 	// prompt object's request and reply, ask_human's question and answer):
 	// their tool events say so (Data["message"]), so a log shows it once.
 	messaging atomic.Value // map[string]bool
+	// spend is the agent's dollars (cost.go), set by Run.
+	spend *spend
 }
 
 // Run plays agent a with the rendered prompt as its system message: an owner
@@ -104,7 +106,9 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 		out = newOutput(s, a)
 		loop.OnDelta = out.delta
 	}
-	loop.OnEvent = r.onEvent(a, cancel, out)
+	r.spend = newSpend(prov.Model, a.Usage)
+	loop.Before = r.before(a, r.spend)
+	loop.OnEvent = r.onEvent(a, out)
 	r.decideMode(a, obj)
 	previews := r.docPreviews()
 	r.reload = func() {
@@ -257,6 +261,7 @@ func (r *Runner) serve(ctx context.Context, a *store.Agent, loop *llm.Loop) erro
 		// A resident serves many callers: its budget bounds each request, so
 		// one caller cannot spend it for all the others.
 		loop.Used, loop.Started = llm.Counters{}, time.Time{}
+		r.spend.reset()
 		// Stream the reply's text for callers that show it as it comes (pm talk).
 		loop.OnDelta = func(text string) { _ = inbox.Stream(r.Store, a.Name, m.Corr, text) }
 		defer func() { loop.OnDelta = nil }()
@@ -269,27 +274,20 @@ func (r *Runner) serve(ctx context.Context, a *store.Agent, loop *llm.Loop) erro
 	return err
 }
 
-// onEvent records usage and activity, puts tool calls, the end of each
-// response with the usage (and out's streamed text, when out is not nil) on
-// the bus and checks the task's shared budget before each model turn.
-func (r *Runner) onEvent(a *store.Agent, stop context.CancelCauseFunc, out *output) func(llm.Event) {
+// onEvent records usage, its cost and activity, and puts tool calls and the
+// end of each response with the usage (and out's streamed text, when out is
+// not nil) on the bus. The budgets the loop cannot see are checked before
+// each model call (Loop.Before: cost.go).
+func (r *Runner) onEvent(a *store.Agent, out *output) func(llm.Event) {
 	s := r.Store
 	return func(ev llm.Event) {
 		switch ev.Kind {
-		case llm.EventTurn:
-			if be := r.taskBudget(a); be != nil {
-				stop(be)
-			}
 		case llm.EventResponse:
-			used := ev.Used
-			_, _ = s.UpdateAgent(a.Name, func(x *store.Agent) error {
-				x.Usage = store.Usage{Turns: used.Turns, ToolCalls: used.ToolCalls, Tokens: used.Tokens}
-				return nil
-			})
+			e := r.record(a, r.spend, ev)
 			if out != nil {
 				out.end()
 			}
-			s.Notify(turnEvent(a, used))
+			s.Notify(turnEvent(a, ev.Used, e))
 		case llm.EventToolCall:
 			s.Notify(agentEvent(a, bus.EvToolCall, ev.Tool+" "+clip(ev.Args, 300), r.causeData(ev.Tool, map[string]any{})))
 		case llm.EventToolResult:

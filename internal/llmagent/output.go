@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/cost"
 	"github.com/plasmodium/pm/internal/llm"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -75,8 +76,9 @@ func (o *output) retry() {
 }
 
 // turnEvent is agent.turn: a model response ended, with the agent's usage.
-func turnEvent(a *store.Agent, used llm.Counters) bus.Event {
-	return agentEvent(a, bus.EvAgentTurn, "", map[string]any{"turns": used.Turns, "tool_calls": used.ToolCalls, "tokens": used.Tokens})
+func turnEvent(a *store.Agent, used llm.Counters, e cost.Entry) bus.Event {
+	// usd is this call's dollars, null when unknown (never 0 for unknown).
+	return agentEvent(a, bus.EvAgentTurn, "", map[string]any{"turns": used.Turns, "tool_calls": used.ToolCalls, "tokens": used.Tokens, "usd": e.USD})
 }
 
 // agentEvent is an event of the agent a itself: it is the actor, and the

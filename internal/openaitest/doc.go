@@ -76,6 +76,8 @@
 //     reply that breaks the schema, as real models sometimes do).
 //   - Token usage is estimated at about four characters a token unless the
 //     Reply sets it; there is no tokenizer and no context-length limit.
+//     Nothing is cached unless a Reply's Usage says so (CachedTokens, sent
+//     as prompt_tokens_details.cached_tokens, a part of prompt_tokens).
 //   - Chunking is deterministic: words for content, a few characters for
 //     arguments, not real tokens; there are no logprobs, refusals,
 //     reasoning, audio or annotation contents, and no errors in the middle

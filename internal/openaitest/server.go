@@ -333,7 +333,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 			Logprobs:     jsonNull,
 			FinishReason: finishReason(reply),
 		}},
-		Usage:             wireUsage{Usage: usage},
+		Usage:             usage.wire(),
 		ServiceTier:       "default",
 		SystemFingerprint: "fp_openaitest",
 	}
@@ -378,7 +378,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req Request, rep
 	if req.IncludeUsage {
 		u := base
 		u.Choices = []chunkChoice{}
-		u.Usage, _ = json.Marshal(wireUsage{Usage: usage})
+		u.Usage, _ = json.Marshal(usage.wire())
 		events = append(events, u)
 	}
 

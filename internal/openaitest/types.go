@@ -53,6 +53,10 @@ type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	TotalTokens      int `json:"total_tokens"`
+	// CachedTokens is the part of PromptTokens read from the provider's
+	// prompt cache, sent as prompt_tokens_details.cached_tokens as the API
+	// does (its price is lower; internal/cost).
+	CachedTokens int `json:"cached_tokens,omitempty"`
 }
 
 // Request is a decoded chat completion request as the server received it.

@@ -366,7 +366,9 @@ type responseMessage struct {
 }
 
 type wireUsage struct {
-	Usage
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	TotalTokens         int `json:"total_tokens"`
 	PromptTokensDetails struct {
 		CachedTokens int `json:"cached_tokens"`
 		AudioTokens  int `json:"audio_tokens"`
@@ -515,6 +517,14 @@ func promptTokens(req Request) int {
 			estimateTokens(string(t.Function.Parameters))
 	}
 	return total
+}
+
+// wire is u as the API sends it: the cached part of the prompt in
+// prompt_tokens_details.
+func (u Usage) wire() wireUsage {
+	w := wireUsage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+	w.PromptTokensDetails.CachedTokens = u.CachedTokens
+	return w
 }
 
 func replyUsage(req Request, r Reply) Usage {

@@ -341,7 +341,8 @@ func (p designProviders) models(s *Session, spent *llm.Counters, started time.Ti
 		// The key is masked in what the model answers. The store's own set is
 		// not changed: a long-lived process (pm mcp) shares the store between
 		// goroutines, and its set already holds the environment's secrets.
-		return &design.LLM{Provider: p, Budget: budget, Spent: spent, Started: started, Secrets: s.Store.Secrets.With(p.APIKey)}
+		return &design.LLM{Provider: p, Budget: budget, Spent: spent, Started: started, Secrets: s.Store.Secrets.With(p.APIKey),
+			OnUsage: func(u llm.Usage) { recordDesignCost(s, p.Model, u) }}
 	}
 	return model(p.sup), model(p.wrk)
 }

@@ -67,6 +67,7 @@ type TaskStatus struct {
 	Requests []*store.Request `json:"requests"`
 	// Warnings are what is wrong beside the tasks (SupervisorWarnings).
 	Warnings []string `json:"warnings,omitempty"`
+	Cost     TaskCost `json:"cost"`
 }
 
 // StatusSummary is pm status: the overview with each listed task's health.
@@ -117,7 +118,8 @@ func Status(ctx context.Context, sess *Session, in StatusInput) (StatusResult, e
 			}
 			h = task.HealthOf(sess.Store, v.Task, pending)
 		}
-		ts := &TaskStatus{View: v, Health: h, Requests: []*store.Request{}, Warnings: SupervisorWarnings(sess.Store)}
+		ts := &TaskStatus{View: v, Health: h, Requests: []*store.Request{}, Warnings: SupervisorWarnings(sess.Store),
+			Cost: taskCost(v.Agents, sess.Store.Config().Budgets.Task.MaxUSD)}
 		for _, r := range pending {
 			if r.TaskID == id {
 				ts.Requests = append(ts.Requests, r)

@@ -29,6 +29,9 @@ type Step struct {
 	// with it.
 	Status     int    `json:"status,omitempty"`
 	RetryAfter string `json:"retry_after,omitempty"`
+	// Usage, when set, is the token usage the model reports for this step
+	// (a cost test's fixed figures); otherwise the server estimates it.
+	Usage *openaitest.Usage `json:"usage,omitempty"`
 }
 
 // Script is the recorded turns of each agent, by role ("owner", "designer",
@@ -163,9 +166,9 @@ func (p *Player) Reply(req openaitest.Request) openaitest.Reply {
 		if args == "" {
 			args = "{}"
 		}
-		return openaitest.Reply{ToolCalls: []openaitest.ToolCall{{Name: st.Tool, Arguments: args}}, Delay: delay}
+		return openaitest.Reply{ToolCalls: []openaitest.ToolCall{{Name: st.Tool, Arguments: args}}, Delay: delay, Usage: st.Usage}
 	}
-	return openaitest.Reply{Content: st.Content, Delay: delay}
+	return openaitest.Reply{Content: st.Content, Delay: delay, Usage: st.Usage}
 }
 
 func (p *Player) next(name string, steps []Step, last openaitest.Message) *Step {

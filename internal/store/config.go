@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/plasmodium/pm/internal/cost"
 	"github.com/plasmodium/pm/internal/lockedfile"
 	"github.com/plasmodium/pm/internal/netguard"
 )
@@ -171,14 +172,26 @@ type Budget struct {
 	// MaxRestarts bounds how often an exec agent is started again after a
 	// crash (its record's restarts).
 	MaxRestarts int `json:"max_restarts,omitempty"`
+	// MaxUSD bounds the dollars spent (internal/cost: priced usage, or the
+	// runtime's own figure); checked before each model call of an llm
+	// agent and after each result an exec agent's CLI reports.
+	MaxUSD float64 `json:"max_usd"`
+}
+
+// ProjectBudget caps the whole project's spend in dollars over a sliding
+// window (the last hour, the last 24 hours) of the cost ledger.
+type ProjectBudget struct {
+	USDPerHour float64 `json:"usd_per_hour"`
+	USDPerDay  float64 `json:"usd_per_day"`
 }
 
 // Budgets are enforced in code by the llm runtime; the exec runtime's host
-// enforces wall time and restarts (an agent CLI reports no turns or tokens
-// pm could trust).
+// enforces wall time and restarts, and turns, tool calls, tokens and
+// dollars when its CLI reports them (Claude Code's stream-json).
 type Budgets struct {
-	Agent Budget `json:"agent"`
-	Task  Budget `json:"task"`
+	Agent   Budget        `json:"agent"`
+	Task    Budget        `json:"task"`
+	Project ProjectBudget `json:"project"`
 }
 
 // Requests configures who may answer agents' questions (pm answer).
@@ -211,6 +224,9 @@ type Config struct {
 	Notify   Notify   `json:"notify,omitzero"`
 	// CodeDesigner is code-designer mode's project settings (issue 12).
 	CodeDesigner CodeDesigner `json:"code_designer,omitzero"`
+	// Prices override or add to the shipped price table (internal/cost),
+	// one entry per model name, in dollars per million tokens.
+	Prices []cost.Price `json:"prices,omitempty"`
 }
 
 // CodeDesigner configures code-designer mode (internal/designmode).
@@ -357,6 +373,9 @@ func (c Config) validate(path string) error {
 	if d, err := time.ParseDuration(c.Runtime.ResidentIdle); c.Runtime.ResidentIdle != "" && (err != nil || d < 0) {
 		return fmt.Errorf("%s: runtime.resident_idle is %q; want a duration such as \"5m\", or \"0\" for never", path, c.Runtime.ResidentIdle)
 	}
+	if err := c.checkCosts(path); err != nil {
+		return err
+	}
 	if _, err := netguard.Parse(c.Sandbox.HTTPAllow); err != nil {
 		return fmt.Errorf("%s: %v", path, err)
 	}
@@ -372,4 +391,22 @@ func (c Config) validate(path string) error {
 		return err
 	}
 	return c.checkKeyEnv(path)
+}
+
+// checkCosts refuses prices and dollar budgets that cannot be meant.
+func (c Config) checkCosts(path string) error {
+	for _, p := range c.Prices {
+		if err := p.Check(); err != nil {
+			return fmt.Errorf("%s: prices: %v", path, err)
+		}
+	}
+	for key, v := range map[string]float64{
+		"budgets.agent.max_usd": c.Budgets.Agent.MaxUSD, "budgets.task.max_usd": c.Budgets.Task.MaxUSD,
+		"budgets.project.usd_per_hour": c.Budgets.Project.USDPerHour, "budgets.project.usd_per_day": c.Budgets.Project.USDPerDay,
+	} {
+		if v < 0 {
+			return fmt.Errorf("%s: %s is %g; it must be 0 (no cap) or more", path, key, v)
+		}
+	}
+	return nil
 }

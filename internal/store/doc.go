@@ -27,6 +27,9 @@
 //	                           skips the parse (configload.go), anything else parses
 //	  events.jsonl             the bus (internal/bus): every process appends
 //	                           under events.jsonl.lock; pm reset removes it
+//	  costs.jsonl              the cost ledger (AppendCost, Costs: cost.Entry
+//	                           per llm call or exec run, usd null when unknown);
+//	                           pm reset keeps it (the project windows count it)
 //	  supervisor.lock          the live supervisor's lifetime flock (TryLockSupervisor)
 //	  supervisor.json          its holder {pid, pid_start, started_at} written when the
 //	                           lock is taken, and what the supervisor reports (polling,

@@ -175,4 +175,10 @@ type Usage struct {
 	Turns     int64 `json:"turns"`
 	ToolCalls int64 `json:"tool_calls"`
 	Tokens    int64 `json:"tokens"`
+	// USD is the known dollars of the agent's ledger entries (costs.jsonl),
+	// kept here as Tokens is, so a budget check reads one record; Unpriced
+	// counts its entries without dollars (unknown model, no usage
+	// reported): the agent's cost is then not fully known.
+	USD      float64 `json:"usd,omitempty"`
+	Unpriced int64   `json:"unpriced,omitempty"`
 }

@@ -124,12 +124,15 @@ func (a *Agent) DecodeFast(raw []byte) bool {
 	return true
 }
 
-var usageKeys = []string{"turns", "tool_calls", "tokens"}
+var usageKeys = []string{"turns", "tool_calls", "tokens", "unpriced", "usd"}
 
 // scan scans a Usage object at raw[i] into the zero u.
 func (u *Usage) scan(raw []byte, i int) (next int, ok bool) {
 	return scanObject(raw, i, usageKeys, func(k, i int) (next int, ok bool) {
-		return intInto(raw, i, [...]*int64{&u.Turns, &u.ToolCalls, &u.Tokens}[k])
+		if k == 4 {
+			return floatInto(raw, i, &u.USD)
+		}
+		return intInto(raw, i, [...]*int64{&u.Turns, &u.ToolCalls, &u.Tokens, &u.Unpriced}[k])
 	})
 }
 

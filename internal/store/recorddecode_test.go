@@ -54,7 +54,7 @@ func sampleAgents() []Agent {
 		{Name: "cedar_a1b2", Prompt: "owner", TaskID: "tk-a1b2c3", Runtime: RuntimeNone, Status: AgentPending, CreatedAt: at},
 		{Name: "oak_1a2b", Prompt: "designer", Role: "designer", TaskID: "tk-a1b2c3", PhaseID: "ph-d4e5f6",
 			Handle: driver.Handle{Pid: 4242, PidStart: 1234567890123, Run: "run-x1y2", Cgroup: "/sys/fs/cgroup/pm-agents/run-x1y2", Containment: "cgroup, pids.max 1024"}, Runtime: RuntimeLLM,
-			Model: "gpt-5", Status: AgentRunning, Restarts: 2, Usage: Usage{Turns: 3, ToolCalls: 14, Tokens: 1 << 40},
+			Model: "gpt-5", Status: AgentRunning, Restarts: 2, Usage: Usage{Turns: 3, ToolCalls: 14, Tokens: 1 << 40, USD: 0.1 + 0.2, Unpriced: 2},
 			Sandbox: "landlock (no mount namespace)", CodeDesigner: &designmode.Mode{Enabled: true, Source: designmode.SourceCLI, Since: &at},
 			Activity: "working", ActiveAt: &later, CreatedAt: at, StartedAt: &at},
 		{Name: "elm_9z8y", Prompt: "reviewer", Runtime: RuntimeExec, Status: AgentFailed, ExitCode: &code,

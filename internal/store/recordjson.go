@@ -178,6 +178,16 @@ func intInto[I ~int | ~int64](raw []byte, i int, dst *I) (next int, ok bool) {
 	return next, err == nil && int64(*dst) == n
 }
 
+// floatInto scans a JSON number into a float64, as encoding/json does.
+func floatInto(raw []byte, i int, dst *float64) (next int, ok bool) {
+	if next, ok = numberAt(raw, i); !ok {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(raw[i:next]), 64)
+	*dst = f
+	return next, err == nil
+}
+
 // uintInto is intInto for a uint64 (a minus sign, even on zero, fails as
 // in encoding/json).
 func uintInto(raw []byte, i int, dst *uint64) (next int, ok bool) {

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/cost"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/render"
 	"github.com/plasmodium/pm/internal/render/taskview"
@@ -52,6 +53,7 @@ func run(f *cmdutil.Factory, o Options) error {
 			return cmdutil.PrintJSON(f.IO.Out, res.View)
 		}
 		taskview.PrintTaskView(f.IO.Out, res.View.View, res.View.Health, res.View.Requests, sess.Actor)
+		printCost(f, res.View.Cost)
 		printWarnings(f, res.View.Warnings)
 		return nil
 	}
@@ -68,4 +70,14 @@ func printWarnings(f *cmdutil.Factory, warnings []string) {
 	for _, w := range warnings {
 		fmt.Fprintf(f.IO.Out, "warning: %s\n", render.Line(w))
 	}
+}
+
+// printCost is the task's dollars against budgets.task.max_usd (pm costs
+// --task has the detail).
+func printCost(f *cmdutil.Factory, c ops.TaskCost) {
+	line := "  cost " + c.Cost
+	if c.MaxUSD > 0 {
+		line += " of " + cost.USD(c.MaxUSD) + " (budgets.task.max_usd)"
+	}
+	fmt.Fprintln(f.IO.Out, line)
 }

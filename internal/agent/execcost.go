@@ -1,0 +1,82 @@
+package agent
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/plasmodium/pm/internal/cost"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// Dollars of exec agents. A CLI that reports what a run cost (Claude Code's
+// stream-json result: its usage and total_cost_usd) gets one ledger entry
+// per run, and the dollar caps are checked after it and before the next
+// run; a CLI that reports nothing gets an entry of unknown cost per run,
+// and no dollar cap can bound it (docs/design.md).
+
+// biller records a run's reported cost in the ledger and the agent's usage
+// and signals over when a dollar cap is reached.
+func (b *execBudget) biller(s *store.Store, log *slog.Logger, a *store.Agent) func(cost.Entry) {
+	return func(e cost.Entry) {
+		e.Agent, e.Task, e.Runtime = a.Name, a.TaskID, string(store.RuntimeExec)
+		if err := b.record(s, a, e); err != nil {
+			log.Warn("cost not recorded", "err", err)
+			return
+		}
+		if reason := overDollars(s, a); reason != "" {
+			select {
+			case b.over <- reason:
+			default:
+			}
+		}
+	}
+}
+
+// unreported records a run of a CLI that said nothing of its usage: its
+// cost is unknown, not zero.
+func (b *execBudget) unreported(s *store.Store, log *slog.Logger, a *store.Agent) {
+	e := cost.Entry{Agent: a.Name, Task: a.TaskID, Runtime: string(store.RuntimeExec), Model: a.Model}
+	if err := b.record(s, a, e); err != nil {
+		log.Warn("cost not recorded", "err", err)
+	}
+}
+
+func (b *execBudget) record(s *store.Store, a *store.Agent, e cost.Entry) error {
+	e, err := s.AppendCost(e)
+	if err != nil {
+		return err
+	}
+	_, err = s.UpdateAgent(a.Name, func(r *store.Agent) error {
+		if e.USD != nil {
+			r.Usage.USD += *e.USD
+		} else {
+			r.Usage.Unpriced++
+		}
+		return nil
+	})
+	return err
+}
+
+// overDollars names the dollar cap the agent has reached, with how to
+// raise it, or "". Only known dollars count: an exec run is checked after
+// the fact, so nothing is known of the next one.
+func overDollars(s *store.Store, a *store.Agent) string {
+	cfg, err := store.LoadConfig(s.ConfigPath()) // a cap raised since the host started counts
+	if err != nil {
+		cfg = *s.Config()
+	}
+	caps := cfg.Budgets.Caps()
+	if !caps.Any() {
+		return ""
+	}
+	r, err := s.Agent(a.Name)
+	if err != nil {
+		return ""
+	}
+	st := caps.First(s.Spent(r, func() float64 { return r.Usage.USD }), 0, nil)
+	if st == nil {
+		return ""
+	}
+	return fmt.Sprintf("over its dollar budget: %s %s of %s (%s); raise it with `%s`",
+		st.What, cost.USD(st.Spent), cost.USD(st.Limit), st.Key, (cost.Cap{Key: st.Key, Limit: caps.Limit(st.Key)}).Raise())
+}
