@@ -348,7 +348,8 @@ func (l *Loop) request() openai.ChatCompletionRequest {
 		Stream:         true,
 		StreamOptions:  &openai.StreamOptions{IncludeUsage: true},
 		ResponseFormat: l.ResponseFormat,
-		MaxTokens:      l.MaxResponseTokens,
+		//lint:ignore SA1019 max_tokens is what OpenAI-protocol servers other than OpenAI's (ollama, vLLM, llama.cpp) read
+		MaxTokens: l.MaxResponseTokens,
 	}
 	for _, t := range l.Tools {
 		params := t.Parameters

@@ -37,7 +37,7 @@ func CreateThen(s *store.Store, actor store.Actor, sp Spec, then func(ph *store.
 		return nil, err
 	}
 	var opened *store.Phase
-	ph, err := s.CreatePhaseThen(sp.TaskID, func(t *store.Task, existing []*store.Phase, id string) (*store.Phase, error) {
+	_, err := s.CreatePhaseThen(sp.TaskID, func(t *store.Task, existing []*store.Phase, id string) (*store.Phase, error) {
 		if t.Status != store.TaskActive {
 			return nil, errs.Statef("phases open only on active tasks; see 'pm status "+t.ID+"'", "task %s is %s", t.ID, t.Status)
 		}
@@ -63,7 +63,7 @@ func CreateThen(s *store.Store, actor store.Actor, sp Spec, then func(ph *store.
 	if opened == nil {
 		return nil, err
 	}
-	ph = opened
+	ph := opened
 	s.Notify(bus.Event{Kind: bus.EvPhaseOpened, Actor: actor.Name, TaskID: ph.TaskID, PhaseID: ph.ID, Text: ph.Name,
 		Data: map[string]any{"limit": ph.MessageLimit, "roles": ph.Roles, "rules": ph.Rules}})
 	return ph, err

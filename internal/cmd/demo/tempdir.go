@@ -15,10 +15,6 @@ import (
 // free: a person keeps the last demo to look around in, and /tmp does not
 // fill with one directory per run.
 
-// running keeps this demo's lock for the life of the process (the kernel
-// releases it at exit, however the demo ends).
-var running *lockedfile.Held
-
 // tempWorkspace sweeps the earlier demos' directories, then makes a new one
 // and marks it as this running demo's.
 func tempWorkspace() (string, error) {
@@ -27,11 +23,11 @@ func tempWorkspace() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	h, ok, err := lockedfile.TryLock(dir)
-	if err != nil || !ok {
+	// The lock is held for the life of the process: a Held has no
+	// finalizer, and the kernel releases it at exit, however the demo ends.
+	if _, ok, err := lockedfile.TryLock(dir); err != nil || !ok {
 		return "", errors.Join(errors.New("pm demo: cannot mark its directory"), err)
 	}
-	running = h
 	return dir, nil
 }
 
