@@ -49,7 +49,11 @@ func TestRunFindsWhatACrashLeaves(t *testing.T) {
 		want  []check.Kind
 	}{
 		{"clean", func(*testing.T, *store.Store, *agent.Launcher) {}, nil},
-		{"room at its limit still active", func(t *testing.T, s *store.Store, l *agent.Launcher) {
+		// A room whose log holds its limit is closed for every reader
+		// (store.RoomClosedBy), phase.json saying active or not: nothing
+		// stranded to report. RoomAtLimit stays the guard should a reader
+		// ever see such a room active again.
+		{"room at its limit, phase.json left active", func(t *testing.T, s *store.Store, l *agent.Launcher) {
 			tk := mkTask(t, s, l)
 			ph, err := phase.Create(s, store.Human, phase.Spec{TaskID: tk.ID, Name: "Talk", Limit: 2, Roles: []string{"designer"}})
 			if err != nil {
@@ -62,7 +66,7 @@ func TestRunFindsWhatACrashLeaves(t *testing.T) {
 			if err := os.WriteFile(s.MessagesPath(tk.ID, ph.ID), []byte(log), 0o644); err != nil {
 				t.Fatal(err)
 			}
-		}, []check.Kind{check.RoomAtLimit}},
+		}, nil},
 		{"blocked only by done tasks", func(t *testing.T, s *store.Store, l *agent.Launcher) {
 			a := mkTask(t, s, l)
 			b, err := task.Create(s, l, store.Human, task.Spec{Description: "after", Runtime: "none", BlockedBy: []string{a.ID}})
