@@ -57,11 +57,25 @@ as_user() {
     "$@")
 }
 
+# run prints which tests ran, passed and were skipped (a run that skips
+# everything must show), and the whole output when one fails.
+run() {
+  local dir=$1; shift
+  local log="$work/home/test.log"
+  if as_user "$dir" "$@" -test.count=1 -test.v >"$log" 2>&1; then
+    grep -E '^ *--- (PASS|SKIP)|^(PASS|ok)' "$log" | sed 's/ (.*//'
+    return 0
+  fi
+  cat "$log"
+  return 1
+}
+
 status=0
 echo "== as $user (uid $uid): unit tests"
 for p in "${pkgs[@]}"; do
-  as_user "$p" "$work/bin/$(basename "$p").test" -test.count=1 || status=1
+  echo "-- $p"
+  run "$p" "$work/bin/$(basename "$p").test" -test.run '.' | grep -v '^ *--- PASS: .*/' || status=1
 done
 echo "== as $user (uid $uid): scripts $scripts"
-as_user cmd/pm "$work/bin/pm.test" -test.count=1 -test.run "$scripts" || status=1
+run cmd/pm "$work/bin/pm.test" -test.run "$scripts" || status=1
 exit $status
