@@ -57,15 +57,7 @@ func TestStopEndsUnmarkedChild(t *testing.T) {
 			if host.Cgroup == "" {
 				continue
 			}
-			if err := syscall.Kill(host.Pid, syscall.SIGKILL); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := d.Wait(waitCtx(t), host); err != nil {
-				t.Fatal(err)
-			}
-			if !d.Alive(child) {
-				t.Fatal("the child died with its host: the test shows nothing")
-			}
+			killHost(t, d, host, child)
 		}
 		if _, err := d.Stop(context.Background(), host); err != nil {
 			t.Fatal(err)

@@ -55,15 +55,7 @@ func TestStopEndsDetachedChildren(t *testing.T) {
 			t.Fatal("the handle names no run")
 		}
 		if hostKilled {
-			if err := syscall.Kill(host.Pid, syscall.SIGKILL); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := d.Wait(waitCtx(t), host); err != nil {
-				t.Fatal(err)
-			}
-			if !d.Alive(child) {
-				t.Fatal("the detached child died with its host: the test shows nothing")
-			}
+			killHost(t, d, host, child)
 		}
 		if _, err := d.Stop(context.Background(), host); err != nil {
 			t.Fatal(err)
@@ -93,5 +85,21 @@ func TestEndRunOnlyForItsOwnRun(t *testing.T) {
 		if driver.EndRun(c.h) {
 			t.Errorf("%s: EndRun ended something", c.name)
 		}
+	}
+}
+
+// killHost kills host with SIGKILL, waits for it, and fails the test when
+// child died with it (a leftover the test means to see ended would be gone
+// already: the test would show nothing).
+func killHost(t *testing.T, d *driver.Process, host, child driver.Handle) {
+	t.Helper()
+	if err := syscall.Kill(host.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Wait(waitCtx(t), host); err != nil {
+		t.Fatal(err)
+	}
+	if !d.Alive(child) {
+		t.Fatal("the child died with its host: the test shows nothing")
 	}
 }
