@@ -80,12 +80,7 @@ func TestRunFindsWhatACrashLeaves(t *testing.T) {
 		}, []check.Kind{check.BlockedByDone}},
 		{"owner recorded running past done, host gone", func(t *testing.T, s *store.Store, l *agent.Launcher) {
 			tk := mkTask(t, s, l)
-			if _, err := s.UpdateAgent(tk.Owner, func(a *store.Agent) error {
-				a.Runtime, a.Status, a.Pid, a.PidStart = "exec", store.AgentRunning, deadPid(t), 1
-				return nil
-			}); err != nil {
-				t.Fatal(err)
-			}
+			recordDeadRun(t, s, tk.Owner)
 			if _, err := s.UpdateTask(tk.ID, func(x *store.Task) error { x.Status = store.TaskDone; return nil }); err != nil {
 				t.Fatal(err)
 			}
@@ -107,12 +102,7 @@ func TestRunFindsWhatACrashLeaves(t *testing.T) {
 		}, []check.Kind{check.Index}},
 		{"live work and no supervisor", func(t *testing.T, s *store.Store, l *agent.Launcher) {
 			tk := mkTask(t, s, l)
-			if _, err := s.UpdateAgent(tk.Owner, func(a *store.Agent) error {
-				a.Runtime, a.Status, a.Pid, a.PidStart = "exec", store.AgentRunning, deadPid(t), 1
-				return nil
-			}); err != nil {
-				t.Fatal(err)
-			}
+			recordDeadRun(t, s, tk.Owner)
 			if err := s.MarkSupervisorWanted(); err != nil {
 				t.Fatal(err)
 			}
@@ -174,4 +164,16 @@ func deadPid(t *testing.T) int {
 		t.Fatal(err)
 	}
 	return p.Pid
+}
+
+// recordDeadRun records the agent name as a running exec agent whose process is gone
+// (its host killed -9 while nobody watched).
+func recordDeadRun(t *testing.T, s *store.Store, name string) {
+	t.Helper()
+	if _, err := s.UpdateAgent(name, func(a *store.Agent) error {
+		a.Runtime, a.Status, a.Pid, a.PidStart = "exec", store.AgentRunning, deadPid(t), 1
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 }
