@@ -62,16 +62,7 @@ func TestTakeLockLeftBehind(t *testing.T) {
 				if err != nil {
 					t.Fatalf("takeLock: %v; want the lock taken", err)
 				}
-				if _, err := l.f.WriteString("new"); err != nil {
-					t.Fatal(err)
-				}
-				if err := l.commit(); err != nil {
-					t.Fatal(err)
-				}
-				if b, _ := os.ReadFile(target); string(b) != "new" {
-					t.Fatalf("target = %q", b)
-				}
-				assertNoLocks(t, dir)
+				commitThrough(t, l, target, dir)
 				return
 			}
 			var le *LockError
@@ -97,6 +88,22 @@ func TestTakeLockLeftBehind(t *testing.T) {
 }
 
 // assertNoLocks fails if a lock file or a marker is left in dir.
+// commitThrough writes through the lock l and commits it: target holds
+// what was written, and no lock or marker is left in dir.
+func commitThrough(t *testing.T, l *ownLock, target, dir string) {
+	t.Helper()
+	if _, err := l.f.WriteString("new"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.commit(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "new" {
+		t.Fatalf("target = %q", b)
+	}
+	assertNoLocks(t, dir)
+}
+
 func assertNoLocks(t *testing.T, dir string) {
 	t.Helper()
 	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
@@ -230,14 +237,5 @@ func TestTakeUnmarked(t *testing.T) {
 	if _, err := takeUnmarked(&ownLock{target: target, lock: target + ".lock"}); !errors.Is(err, ErrLocked) {
 		t.Fatalf("second take = %v; want ErrLocked", err)
 	}
-	if _, err := l.f.WriteString("new"); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.commit(); err != nil {
-		t.Fatal(err)
-	}
-	if b, _ := os.ReadFile(target); string(b) != "new" {
-		t.Fatalf("target = %q", b)
-	}
-	assertNoLocks(t, dir)
+	commitThrough(t, l, target, dir)
 }
