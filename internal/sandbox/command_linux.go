@@ -17,6 +17,7 @@ type support struct {
 	abi     int    // Landlock ABI version; 0: none
 	exe     string // this binary, re-executed as the helper
 	mountNS bool   // the helper can run in a new mount namespace
+	pidNS   bool   // ... and in a new PID namespace, under initArg
 	why     string // why there is no sandbox, when abi is 0
 	nsWhy   string // why there is no mount namespace, when mountNS is false
 }
@@ -42,7 +43,14 @@ func probe() support {
 			return
 		}
 		probed.abi, probed.exe = abi, exe
-		probed.mountNS, probed.nsWhy = probeMountNS(exe)
+		probed.mountNS, probed.nsWhy = probeMountNS(exe, true)
+		probed.pidNS = probed.mountNS
+		if !probed.mountNS {
+			// A kernel or seccomp filter may refuse PID namespaces alone.
+			if ok, _ := probeMountNS(exe, false); ok {
+				probed.mountNS, probed.nsWhy = true, ""
+			}
+		}
 	})
 	return probed
 }
@@ -50,12 +58,16 @@ func probe() support {
 // probeMountNS starts the helper exactly as Command will (through the
 // spawner when a user namespace is needed) and asks it whether it is in a
 // mount namespace of its own where it may mount; when not, why.
-func probeMountNS(exe string) (bool, string) {
+func probeMountNS(exe string, pidNS bool) (bool, string) {
 	ns, err := os.Readlink("/proc/self/ns/mnt")
 	if err != nil {
 		return false, "cannot read this process's mount namespace: " + err.Error()
 	}
-	argv, attr := helperArgv(exe, []string{"probe", ns})
+	args := []string{"probe", ns}
+	if pidNS {
+		args = append(args, probeProcArg)
+	}
+	argv, attr := helperArgv(exe, pidNS, args)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.SysProcAttr = attr
 	attr.Setpgid = true
@@ -70,6 +82,9 @@ func probeMountNS(exe string) (bool, string) {
 	return false, why
 }
 
+// probeProcArg asks the probe to mount a /proc of its PID namespace too.
+const probeProcArg = "proc"
+
 // helperArgv is the command line and process attributes that run the
 // helper with args in a new mount namespace. As root the helper is started
 // in one directly. Any other user needs a user namespace, and the process
@@ -79,11 +94,23 @@ func probeMountNS(exe string) (bool, string) {
 // its forked child is non-dumpable until it execs. So the helper is started
 // plainly as a spawner (dumpable, being freshly executed), which starts the
 // helper proper in the new namespaces and waits for it (spawn).
-func helperArgv(exe string, args []string) ([]string, *syscall.SysProcAttr) {
+//
+// With pidNS the namespaces include a new PID namespace whose PID 1 is the
+// helper's init (nsInit), which starts the helper proper: when it exits or
+// dies with its parent, the kernel ends every process left in the
+// namespace, whatever session it left or environment it cleared.
+func helperArgv(exe string, pidNS bool, args []string) ([]string, *syscall.SysProcAttr) {
+	if pidNS {
+		args = append([]string{initArg}, args...)
+	}
 	if userNS {
 		return append([]string{exe, helperArg, spawnArg}, args...), &syscall.SysProcAttr{}
 	}
-	return append([]string{exe, helperArg}, args...), nsAttr(false)
+	attr := nsAttr(false)
+	if pidNS {
+		attr.Cloneflags |= syscall.CLONE_NEWPID
+	}
+	return append([]string{exe, helperArg}, args...), attr
 }
 
 // ABI reports the kernel's Landlock ABI version (0: none).
@@ -125,10 +152,10 @@ func confined(s support, p Policy, argv []string) ([]string, *syscall.SysProcAtt
 		data, _ := json.Marshal(p) // a struct of strings and bools: cannot fail
 		return append([]string{s.exe, helperArg, string(data)}, argv...), &syscall.SysProcAttr{}, ModeLandlock
 	}
-	p.MountNS = true
+	p.MountNS, p.PIDNS = true, s.pidNS
 	p.ParentMountNS, _ = os.Readlink("/proc/self/ns/mnt")
 	data, _ := json.Marshal(p)
-	full, attr := helperArgv(s.exe, append([]string{string(data)}, argv...))
+	full, attr := helperArgv(s.exe, s.pidNS, append([]string{string(data)}, argv...))
 	return full, attr, ModeLandlockNS
 }
 

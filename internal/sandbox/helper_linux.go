@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -32,9 +34,23 @@ func helperMain(args []string) int {
 	if len(args) > 0 && args[0] == spawnArg {
 		return spawn(args[1:])
 	}
-	if len(args) == 2 && args[0] == "probe" {
-		if !ownMountNS(args[1]) || privateMounts() != nil {
+	if len(args) > 0 && (args[0] == initArg || args[0] == initReportArg) {
+		return nsInit(args[0] == initReportArg, args[1:])
+	}
+	if (len(args) == 2 || len(args) == 3) && args[0] == "probe" {
+		if !ownMountNS(args[1]) {
+			fmt.Fprintln(os.Stderr, "not in a mount namespace of its own")
 			return 1
+		}
+		if err := privateMounts(); err != nil {
+			fmt.Fprintf(os.Stderr, "private mounts: %v\n", err)
+			return 1
+		}
+		if len(args) == 3 && args[2] == probeProcArg {
+			if err := mountProc(); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
 		}
 		return 0
 	}
@@ -77,24 +93,51 @@ const spawnArg = "spawn"
 // spawner's group).
 var forwarded = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
 
-// spawn starts `helper args` in a new user and mount namespace, dies with
-// it (the exit code, or the same signal) and it with the spawner
-// (Pdeathsig: this thread is locked, see init). The spawner is never
-// confined: it runs nothing but the helper, and the helper, once confined,
-// can neither signal nor trace it (Landlock scoping).
+// spawn starts `helper args` in a new user and mount namespace (and PID
+// namespace, when args start with initArg), dies with it (the exit code, or
+// the same signal) and it with the spawner (Pdeathsig: this thread is
+// locked, see init). The spawner is never confined: it runs nothing but the
+// helper, and the helper, once confined, can neither signal nor trace it
+// (Landlock scoping).
 func spawn(args []string) int {
 	exe, err := os.Executable()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "pm sandbox: cannot find its own binary: %v\n", err)
 		return 126
 	}
+	attr := nsAttr(true)
+	attr.Pdeathsig = syscall.SIGKILL
+	if len(args) == 0 || args[0] != initArg {
+		return spawnAndWait(exe, args, attr, nil, nil)
+	}
+	// A PID 1 cannot die of a signal it sends itself: the init reports how
+	// the helper ended through a pipe, so that the spawner can.
+	r, w, err := os.Pipe()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "pm sandbox: %v\n", err)
+		return 126
+	}
+	defer r.Close()
+	attr.Cloneflags |= syscall.CLONE_NEWPID
+	return spawnAndWait(exe, append([]string{initReportArg}, args[1:]...), attr, w, r)
+}
+
+// spawnAndWait runs `exe helperArg args` with attr, passing the forwarded
+// signals on, and ends as it did (or as its init reported on status).
+func spawnAndWait(exe string, args []string, attr *syscall.SysProcAttr, report, status *os.File) int {
 	cmd := exec.Command(exe, append([]string{helperArg}, args...)...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.SysProcAttr = nsAttr(true)
-	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	cmd.SysProcAttr = attr
+	if report != nil {
+		cmd.ExtraFiles = []*os.File{report}
+	}
 	sigs := make(chan os.Signal, len(forwarded))
 	signal.Notify(sigs, forwarded...)
-	if err := cmd.Start(); err != nil {
+	err := cmd.Start()
+	if report != nil {
+		report.Close()
+	}
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "pm sandbox: cannot start in a new user namespace: %v\n", err)
 		return 126
 	}
@@ -105,13 +148,86 @@ func spawn(args []string) int {
 	}()
 	_ = cmd.Wait()
 	signal.Stop(sigs)
-	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
-	if ok && ws.Signaled() {
+	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if status != nil {
+		if data, err := io.ReadAll(status); err == nil {
+			if n, err := strconv.ParseUint(string(data), 10, 32); err == nil {
+				ws = syscall.WaitStatus(n)
+			}
+		}
+	}
+	if ws.Signaled() {
 		signal.Reset(ws.Signal())
 		_ = syscall.Kill(os.Getpid(), ws.Signal())
 		return 128 + int(ws.Signal())
 	}
-	return cmd.ProcessState.ExitCode()
+	return ws.ExitStatus()
+}
+
+// initArg, after helperArg, makes the helper the init of a new PID
+// namespace (nsInit); initReportArg also has it write how the helper ended
+// to descriptor 3 (for the spawner).
+const (
+	initArg       = "init"
+	initReportArg = "init-report"
+)
+
+// nsInit is PID 1 of the helper's PID namespace: it starts the helper
+// proper (args) as its child, passes the forwarded signals on (a PID 1 gets
+// only the signals it handles), reaps every orphan of the namespace, and
+// exits as the helper did (a signal as 128+N: a PID 1 cannot die of its
+// own). When it exits, or dies with its parent (Pdeathsig, set by whoever
+// started it), the kernel kills every process left in the namespace. It is
+// not the helper itself: the helper's all-threads system calls (Landlock)
+// never finish in a PID 1.
+func nsInit(report bool, args []string) int {
+	var status *os.File
+	if report {
+		syscall.CloseOnExec(3)
+		status = os.NewFile(3, "status")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "pm sandbox: cannot find its own binary: %v\n", err)
+		return 126
+	}
+	sigs := make(chan os.Signal, len(forwarded))
+	signal.Notify(sigs, forwarded...)
+	cmd := exec.Command(exe, append([]string{helperArg}, args...)...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "pm sandbox: %v\n", err)
+		return 126
+	}
+	go func() {
+		for s := range sigs {
+			_ = cmd.Process.Signal(s)
+		}
+	}()
+	ws := reapUntil(cmd.Process.Pid)
+	if status != nil {
+		fmt.Fprintf(status, "%d", uint32(ws))
+		status.Close()
+	}
+	if ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ws.ExitStatus()
+}
+
+// reapUntil reaps every child (orphans of the namespace come to its PID 1)
+// until pid has ended, and returns how it did.
+func reapUntil(pid int) syscall.WaitStatus {
+	for {
+		var ws syscall.WaitStatus
+		got, err := syscall.Wait4(-1, &ws, 0, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil || got == pid {
+			return ws
+		}
+	}
 }
 
 // confine overlays files and hides the state (in a mount namespace),
@@ -123,6 +239,11 @@ func confine(p Policy) error {
 		}
 		if err := privateMounts(); err != nil {
 			return fmt.Errorf("private mounts: %w", err)
+		}
+		if p.PIDNS {
+			if err := mountProc(); err != nil {
+				return err
+			}
 		}
 		// Read-only binds first (a bind of a directory would cover an
 		// overlay below it), overlays next: a source under a hidden path
@@ -151,6 +272,18 @@ func confine(p Policy) error {
 func ownMountNS(parent string) bool {
 	ns, err := os.Readlink("/proc/self/ns/mnt")
 	return err == nil && parent != "" && ns != parent
+}
+
+// mountProc mounts a /proc of this process's PID namespace over the one
+// it inherited, which shows the outer namespace: pids read there would not
+// be the ones getpid and kill use (libpsx, which Landlock uses in cgo
+// builds, lists /proc/<getpid()>/task), and it would show every process of
+// the machine.
+func mountProc() error {
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mount /proc of its own PID namespace: %w", err)
+	}
+	return nil
 }
 
 // privateMounts stops mounts of this namespace from propagating out.

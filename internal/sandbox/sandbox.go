@@ -27,6 +27,10 @@ type Policy struct {
 	// ParentMountNS is the caller's mount namespace (/proc/self/ns/mnt): the
 	// helper mounts only when it is in another one, never in the caller's.
 	ParentMountNS string `json:"parent_mount_ns,omitempty"`
+	// PIDNS is set by Command when the helper runs under its init in a new
+	// PID namespace, where it mounts a /proc of that namespace (a process
+	// sees its own pids there, and none of the processes outside).
+	PIDNS bool `json:"pid_ns,omitempty"`
 	// Overlay shows each Source file (or directory) read-only at its Target path, in the
 	// helper's private mount namespace only (no other process sees it; the
 	// target file is never written). Without a mount namespace the helper

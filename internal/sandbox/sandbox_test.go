@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"maps"
@@ -545,13 +547,12 @@ func TestSpawnerSignals(t *testing.T) {
 		sig  syscall.Signal
 	}{{"SIGTERM passed on", syscall.SIGTERM}, {"SIGKILL takes the command along", syscall.SIGKILL}} {
 		t.Run(c.name, func(t *testing.T) {
-			pidFile := filepath.Join(f.tmp, "pid")
-			os.Remove(pidFile)
+			token := "pm-cmd-" + strconv.Itoa(os.Getpid()) + "-" + strconv.Itoa(int(c.sig))
 			r, w, err := os.Pipe()
 			if err != nil {
 				t.Fatal(err)
 			}
-			cmd, _ := Command(context.Background(), f.policy(), `echo $$ > "$TMPDIR/pid"; echo started; exec sleep 600`)
+			cmd, _ := Command(context.Background(), f.policy(), `sh -c 'echo started; sleep 600; :' `+splitToken(token))
 			cmd.Dir, cmd.Env, cmd.Stdout = f.ws, append(os.Environ(), "TMPDIR="+f.tmp), w
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
@@ -561,17 +562,7 @@ func TestSpawnerSignals(t *testing.T) {
 			if n, _ := r.Read(line); string(line[:n]) != "started\n" {
 				t.Fatalf("read %q", line[:n])
 			}
-			data, err := os.ReadFile(pidFile)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// The pid is the command's in its own namespaces' view only when
-			// there is a pid namespace: there is none, so it is the real one.
-			pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			pidfd, err := unix.PidfdOpen(pid, 0)
+			pidfd, err := unix.PidfdOpen(findProcess(t, token), 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -591,4 +582,95 @@ func TestSpawnerSignals(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A process the command started in a session of its own with an empty
+// environment (no marker finds it, no process group holds it) ends when the
+// command's top process is killed outright, as when the host that started
+// an agent is killed -9: the helper runs in a PID namespace of its own,
+// whose PID 1 dies with its parent and takes every process in it along.
+// Without a mount namespace there is no PID namespace either: the
+// documented gap of rules-only mode (docs/security.md).
+func TestNothingOutlivesKilledCommand(t *testing.T) {
+	requireLandlock(t)
+	for _, mode := range confinedModes[:2] {
+		t.Run(mode, func(t *testing.T) {
+			setMode(t, mode)
+			f := newFixture(t)
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The process reports its pid (as this side sees it) through a
+			// FIFO; the command prints it once it is running.
+			token := "pm-bg-" + strconv.Itoa(os.Getpid()) + "-" + strings.ReplaceAll(mode, " ", "")
+			line := `mkfifo "$TMPDIR/f"; setsid env -i sh -c 'echo up > "$1"; sleep 600; :' ` + splitToken(token) + ` "$TMPDIR/f" </dev/null >/dev/null 2>&1 &
+read up < "$TMPDIR/f"; echo "$up"; exec sleep 600`
+			cmd, _ := Command(context.Background(), f.policy(), line)
+			cmd.Dir, cmd.Env, cmd.Stdout = f.ws, append(os.Environ(), "TMPDIR="+f.tmp), w
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			w.Close()
+			first, err := bufio.NewReader(r).ReadString('\n')
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first != "up\n" {
+				t.Fatalf("first line %q", first)
+			}
+			bg := findProcess(t, token)
+			pidfd, err := unix.PidfdOpen(bg, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer unix.Close(pidfd)
+			t.Cleanup(func() { _ = unix.PidfdSendSignal(pidfd, unix.SIGKILL, nil, 0) })
+			if err := cmd.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			_ = cmd.Wait()
+			// Bounded: on a fault the process sleeps for 600 s.
+			fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+			if n, err := unix.Poll(fds, 30_000); err != nil || n == 0 {
+				t.Fatalf("the detached, unmarked process %d outlived its command killed -9 (poll: %d, %v)", bg, n, err)
+			}
+		})
+	}
+}
+
+// findProcess returns the pid (as this process sees it) of the one process
+// whose command line holds token: a confined command sees its own pids in
+// a PID namespace of its own, so it cannot report this side's.
+func findProcess(t *testing.T, token string) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil || !bytes.Contains(cmdline, []byte(token)) {
+			continue
+		}
+		if found != 0 {
+			t.Fatalf("processes %d and %d both hold %q", found, pid, token)
+		}
+		found = pid
+	}
+	if found == 0 {
+		t.Fatalf("no process holds %q", token)
+	}
+	return found
+}
+
+// splitToken is token as shell words that make it only when the shell runs
+// them, so the command lines that carry the shell's script do not hold it.
+func splitToken(token string) string {
+	return "'" + token[:3] + "'" + token[3:]
 }
