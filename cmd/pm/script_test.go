@@ -1,8 +1,10 @@
 package main_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/plasmodium/pm/internal/testproc"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -111,19 +113,21 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"waitfor":   cmdWaitFor,
-			"parallel":  cmdParallel,
-			"alive":     cmdAlive,
-			"lines":     cmdLines,
-			"jsonlines": cmdJSONLines,
-			"jsonget":   cmdJSONGet,
-			"jsoneq":    cmdJSONEq,
-			"readvar":   cmdReadVar,
-			"waitgone":  cmdWaitGone,
-			"exits":     cmdExits,
-			"openai":    cmdOpenAI,
-			"anthropic": cmdAnthropic,
-			"screen":    cmdScreen,
+			"waitfor":    cmdWaitFor,
+			"parallel":   cmdParallel,
+			"alive":      cmdAlive,
+			"lines":      cmdLines,
+			"jsonlines":  cmdJSONLines,
+			"jsonget":    cmdJSONGet,
+			"jsoneq":     cmdJSONEq,
+			"readvar":    cmdReadVar,
+			"readpids":   cmdReadPids,
+			"waitgone":   cmdWaitGone,
+			"waitnoproc": cmdWaitNoProc,
+			"exits":      cmdExits,
+			"openai":     cmdOpenAI,
+			"anthropic":  cmdAnthropic,
+			"screen":     cmdScreen,
 		},
 		Condition:           scriptCondition,
 		RequireExplicitExec: false,
@@ -362,6 +366,71 @@ func cmdReadVar(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: readvar VAR file")
 	}
 	ts.Setenv(args[0], strings.TrimSpace(ts.ReadFile(args[1])))
+}
+
+// readpids VAR file: VAR is the pids the file's lines name, as this side
+// sees them. Each line is a process's PID namespace and pids in it
+// (testproc.SelfPID): a sandboxed agent runs in a PID namespace of its own,
+// where $$ and $PPID are not this side's pids.
+func cmdReadPids(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 || neg {
+		ts.Fatalf("usage: readpids VAR file")
+	}
+	pids, err := testproc.OuterPIDs(ts.ReadFile(args[1]))
+	ts.Check(err)
+	out := make([]string, len(pids))
+	for i, p := range pids {
+		out[i] = strconv.Itoa(p)
+	}
+	ts.Setenv(args[0], strings.Join(out, " "))
+}
+
+// waitnoproc [-t secs] regexp: block until no live process's command line
+// (its arguments joined by spaces) matches regexp: for a process whose pid
+// this side cannot learn (it ran in a PID namespace of its own). The
+// timeout only guards against a hang.
+func cmdWaitNoProc(ts *testscript.TestScript, neg bool, args []string) {
+	timeout := 60 * time.Second
+	if len(args) > 1 && args[0] == "-t" {
+		secs, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		timeout, args = time.Duration(secs)*time.Second, args[2:]
+	}
+	if len(args) != 1 || neg {
+		ts.Fatalf("usage: waitnoproc [-t secs] regexp")
+	}
+	re, err := regexp.Compile(args[0])
+	ts.Check(err)
+	deadline := time.Now().Add(timeout)
+	for {
+		pid := matchingProc(re)
+		if pid == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("process %d still matches %q after %s", pid, args[0], timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// matchingProc is a live process whose command line matches re (0: none).
+func matchingProc(re *regexp.Regexp) int {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil || !pidAlive(pid) {
+			continue
+		}
+		if re.Match(bytes.ReplaceAll(bytes.TrimRight(cmdline, "\x00"), []byte{0}, []byte{' '})) {
+			return pid
+		}
+	}
+	return 0
 }
 
 // waitgone [-t secs] pid...: block until none of the pids is a live process

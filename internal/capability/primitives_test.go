@@ -212,29 +212,42 @@ func TestRunCommand(t *testing.T) {
 }
 
 func TestRunCommandTimeoutKillsGroup(t *testing.T) {
-	env, ws, _ := workspace(t)
+	env, _, _ := workspace(t)
 	run := tool(t, env, obj("run_command"), "run_command")
 	// A background grandchild that would outlive its shell, and a foreground
-	// wait that never ends on its own. The grandchild writes its pid as this
-	// process sees it (the command may run in a PID namespace of its own).
+	// wait that never ends on its own. The grandchild runs in the command's
+	// PID namespace where there is one (its pids are not this side's): it is
+	// found by its command line, sleep 300.7, which no process may hold
+	// once the call returned.
 	// The timeout leaves room for three starts of a race-built binary (the
 	// namespace's init, the sandbox helper) on a busy machine.
-	got := call(t, run, m{"command": "sh -c 'read -r p _ < /proc/self/stat; echo $p > bg.tmp; mv bg.tmp bg.pid; exec sleep 300' & while [ ! -e bg.pid ]; do sleep 0.01; done; echo started; sleep 300", "timeout_seconds": 5})
+	got := call(t, run, m{"command": "sh -c 'echo up > bg.tmp; mv bg.tmp bg.pid; exec sleep 300.7' & while [ ! -e bg.pid ]; do sleep 0.01; done; echo started; sleep 300", "timeout_seconds": 5})
 	mustContain(t, got, "timed out after 5s", "killed", "started")
-	data, err := os.ReadFile(filepath.Join(ws, "bg.pid"))
-	must(t, err)
-	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	must(t, err)
-	// SIGKILL was sent to the group; wait (bounded only as a hang guard) for
-	// the background sleep to be gone or a zombie.
+	// Bounded only as a hang guard: it may take a moment to be reaped.
 	deadline := time.Now().Add(30 * time.Second)
-	for alive(pid) {
+	for pid := sleeper("300.7"); pid != 0; pid = sleeper("300.7") {
 		if time.Now().After(deadline) {
 			syscall.Kill(pid, syscall.SIGKILL)
 			t.Fatalf("background process %d survived the timeout", pid)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// sleeper is a live `sleep arg` process (0: none).
+func sleeper(arg string) int {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && string(cmdline) == "sleep\x00"+arg+"\x00" && alive(pid) {
+			return pid
+		}
+	}
+	return 0
 }
 
 func alive(pid int) bool {
