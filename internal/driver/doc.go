@@ -42,7 +42,8 @@
 //     marked processes) is forced at once, so the supervisor, pm kill and
 //     pm reset can end a failed or killed -9 agent's leftovers;
 //   - StartTree starts a command (run_command) whose whole tree ends with
-//     it: the child of a shell that is PID 1 of a PID namespace of its own
+//     it: the child of a PID 1 of a PID namespace of its own (the sandbox
+//     helper's init when the command is sandboxed, else a shell)
 //     where allowed, else a marker (CommandEnv) swept when it exits;
 //   - no spawn inherits pm's caller's descriptors: Start (and the supervisor
 //     and host spawns) call NoInherit first.

@@ -29,6 +29,11 @@ func StartTree(cmd *exec.Cmd) (end func(), err error) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
+	if cmd.SysProcAttr.Cloneflags&syscall.CLONE_NEWPID != 0 {
+		// cmd is already PID 1 of a namespace of its own (the sandbox
+		// helper's init), which ends the namespace when it exits.
+		return func() {}, cmd.Start()
+	}
 	if sh, err := exec.LookPath("sh"); err == nil && pidNamespaceWorks(cmd.SysProcAttr) {
 		// A shell is the namespace's PID 1 (cheap to start), with cmd its
 		// child: a PID 1 gets no signal it has no handler for, and the

@@ -128,6 +128,10 @@ func Available() Mode {
 	return ModeLandlock
 }
 
+// PIDNamespace reports whether confined commands run in a PID namespace of
+// their own (under the helper's init), so nothing they start outlives them.
+func PIDNamespace() bool { return probe().pidNS }
+
 // NoMountNS says why commands get no mount namespace here ("" when they do,
 // or when there is no Landlock at all: Why says that).
 func NoMountNS() string { return probe().nsWhy }

@@ -14,6 +14,10 @@ func ABI() int { return 0 }
 // Available reports the mode Command gives commands: none off Linux.
 func Available() Mode { return ModeNone }
 
+// PIDNamespace reports whether confined commands run in a PID namespace of
+// their own: not off Linux.
+func PIDNamespace() bool { return false }
+
 // Command runs `sh -c line` unconfined: Landlock is Linux only.
 func Command(ctx context.Context, p Policy, line string) (*exec.Cmd, Mode) {
 	warnUnconfined("Landlock is Linux only")

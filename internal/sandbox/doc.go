@@ -19,6 +19,12 @@
 // as it does. The probe goes the same way, so Available is what Command
 // gives in the process that asks.
 //
+// Where the mount namespace is available, a new PID namespace comes with
+// it: its PID 1 is the helper's init (initArg: pm re-executed, unconfined,
+// doing nothing but starting the helper proper, passing stop signals on,
+// reaping orphans and exiting as the helper did), which dies with whoever
+// started it (Pdeathsig). The helper mounts a /proc of that namespace.
+//
 // Invariants:
 //   - a confined command may write only in Policy.Workspace, Policy.TempDir
 //     (its TMPDIR, private to the command), Policy.Writable and a few device
@@ -48,6 +54,11 @@
 //     granted, so nothing can be created at the top of the workspace. That
 //     cannot be lifted: a Landlock right on the workspace would hold in
 //     .git, prompts/ and the state below it;
+//   - with a mount namespace (where the kernel allows a PID namespace too)
+//     nothing the command starts outlives its init: when the command ends,
+//     or the process that started the init is killed, the kernel kills the
+//     whole namespace, whatever session or environment a process took; the
+//     command sees only its own processes in /proc;
 //   - Policy.Overlay files are bind-mounted read-only over their targets
 //     inside the helper's private mount namespace only, before the state is
 //     hidden: no other process sees them, the targets are never written, and
