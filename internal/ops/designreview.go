@@ -69,6 +69,9 @@ type DesignCallInput struct {
 // DesignCall runs (or resumes) a design and, with Apply, writes a result
 // that changed something back, as pm design --apply --yes does.
 func DesignCall(ctx context.Context, s *Session, in DesignCallInput) (*DesignResult, error) {
+	if err := CheckDesign(s.Actor); err != nil {
+		return nil, err
+	}
 	if in.Resume != "" && in.File != "" {
 		return nil, errs.Usagef("give file and goal, or resume with a design id", "give file or resume, not both")
 	}

@@ -83,3 +83,14 @@ func CheckReset(actor store.Actor) error {
 	}
 	return errs.Statef("ask the human to run pm reset", "@%s may not reset the state directory", actor.Name)
 }
+
+// CheckDesign refuses the code designer's own entry (pm design, MCP's
+// design) to every agent: it calls models with the human's key and writes
+// files from the unconfined side. An agent that owns a task reviews its
+// work with design_review, which checks that it owns the task.
+func CheckDesign(actor store.Actor) error {
+	if actor.IsHuman() {
+		return nil
+	}
+	return errs.Statef("a task's owner uses design_review; ask the human to run pm design", "@%s may not run the code designer", actor.Name)
+}

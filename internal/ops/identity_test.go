@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"context"
 	"testing"
 
 	"github.com/plasmodium/pm/internal/errs"
@@ -168,5 +169,19 @@ func TestSayToolRefusesForeignPhase(t *testing.T) {
 	}
 	if _, err := say.Call(t.Context(), sess, []byte(`{"message":"mine"}`)); err != nil {
 		t.Fatalf("say into own phase: %v", err)
+	}
+}
+
+// The code designer calls models with the human's key and rewrites files
+// from the unconfined side: an agent reaching MCP's design tool (pm mcp
+// through its broker) may not run, resume or apply a design (an owner has
+// design_review, which checks the task it owns).
+func TestDesignIsTheHumans(t *testing.T) {
+	sess := &Session{Actor: agentActor("o1", "tk-aaaaaa", "", "")}
+	ctx := context.Background()
+	for _, in := range []DesignCallInput{{File: "main.go", Goal: "faster"}, {Resume: "ds-000000", Apply: true}} {
+		if _, err := DesignCall(ctx, sess, in); errs.CodeOf(err) != errs.State {
+			t.Fatalf("agent design %+v: %v; want exit 5", in, err)
+		}
 	}
 }
