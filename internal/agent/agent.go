@@ -21,6 +21,12 @@ type Launcher struct {
 	// AfterStart runs after an agent was spawned (the CLI uses it to make
 	// sure a supervisor is watching).
 	AfterStart func()
+	// BeforeWork runs before a command records work that needs a
+	// supervisor (a task whose owner will run), after every check that
+	// could refuse it: the CLI marks a supervisor wanted there, so a
+	// refused command changes nothing and a crash after the write leaves
+	// the mark for the next command to act on.
+	BeforeWork func() error
 	// Driver runs the hosts; nil means the process driver with the store's
 	// stop grace (DefaultDriver).
 	Driver driver.Driver

@@ -48,6 +48,11 @@ func (s *Session) launcher() (*agent.Launcher, error) {
 func NewLauncher(st *store.Store, exe string, environ []string, getenv func(string) string) *agent.Launcher {
 	l := &agent.Launcher{Store: st, Exe: exe, Env: environ}
 	if getenv("PM_NO_SUPERVISOR") == "" {
+		// Marked before a task whose owner it starts is written: killed
+		// after the write and before the owner starts, the command leaves
+		// the mark, so the next command or waiter starts a supervisor,
+		// whose Settle starts the owner.
+		l.BeforeWork = st.MarkSupervisorWanted
 		l.AfterStart = func() {
 			if err := supervisor.Ensure(l); err != nil {
 				st.Warnf("%v", err)
@@ -92,14 +97,3 @@ func (s *Session) KeepSupervisor(ctx context.Context) (stop func()) {
 	return KeepSupervisor(ctx, s.Launcher, s.getenv)
 }
 
-// wantSupervisor marks a supervisor wanted before a command writes work
-// that needs one (a task whose owner it starts): killed after the task is
-// recorded and before the owner starts, it leaves the marker, so the next
-// command or waiter starts a supervisor, whose Settle starts the owner.
-// Unless PM_NO_SUPERVISOR is set.
-func (s *Session) wantSupervisor() error {
-	if s.getenv("PM_NO_SUPERVISOR") != "" {
-		return nil
-	}
-	return s.Store.MarkSupervisorWanted()
-}

@@ -29,11 +29,6 @@ func CreateTask(ctx context.Context, sess *Session, in TaskInput) (*store.Task, 
 	if err != nil {
 		return nil, err
 	}
-	if in.Runtime != store.RuntimeNone {
-		if err := sess.wantSupervisor(); err != nil {
-			return nil, err
-		}
-	}
 	owner, err := lookupPO(sess, "owner")
 	if err != nil {
 		return nil, err
@@ -204,11 +199,6 @@ func Subtask(ctx context.Context, sess *Session, in SubtaskInput) (SubtaskResult
 	l, err := sess.launcher()
 	if err != nil {
 		return SubtaskResult{}, err
-	}
-	if rt != store.RuntimeNone {
-		if err := sess.wantSupervisor(); err != nil {
-			return SubtaskResult{}, err
-		}
 	}
 	t, err := task.Subtask(sess.Store, l, sess.Actor, parent, in.Description, []byte(in.Context), in.Runtime)
 	return SubtaskResult{Task: t, Parent: parent}, err

@@ -44,7 +44,7 @@ func Create(s *store.Store, l *agent.Launcher, actor store.Actor, sp Spec) (*sto
 	var t *store.Task
 	err = s.WithTasksLock(func() error {
 		var err error
-		t, err = createHeld(s, sp)
+		t, err = createHeld(s, l, sp)
 		return err
 	})
 	if err != nil {
@@ -144,7 +144,7 @@ func checkActiveLimitFreeing(s *store.Store, freed int) error {
 	return nil
 }
 
-func createHeld(s *store.Store, sp Spec) (*store.Task, error) {
+func createHeld(s *store.Store, l *agent.Launcher, sp Spec) (*store.Task, error) {
 	lim := s.Config().Limits
 	if err := checkActiveLimit(s); err != nil {
 		return nil, err
@@ -181,6 +181,11 @@ func createHeld(s *store.Store, sp Spec) (*store.Task, error) {
 	}
 	if len(pending) > 0 {
 		status = store.TaskBlocked
+	}
+	if sp.Runtime != store.RuntimeNone && l.BeforeWork != nil {
+		if err := l.BeforeWork(); err != nil {
+			return nil, err
+		}
 	}
 	return s.CreateTask(func(id string) (*store.Task, []byte, error) {
 		t := &store.Task{
