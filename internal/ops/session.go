@@ -96,4 +96,3 @@ func KeepSupervisor(ctx context.Context, l *agent.Launcher, getenv func(string) 
 func (s *Session) KeepSupervisor(ctx context.Context) (stop func()) {
 	return KeepSupervisor(ctx, s.Launcher, s.getenv)
 }
-
