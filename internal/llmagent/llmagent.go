@@ -14,6 +14,7 @@ import (
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/capability"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/inbox"
 	"github.com/plasmodium/pm/internal/llm"
@@ -153,7 +154,7 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 	return err
 }
 
-func budget(b store.Budget) llm.Budget {
+func budget(b config.Budget) llm.Budget {
 	return llm.Budget{MaxTurns: b.MaxTurns, MaxToolCalls: b.MaxToolCalls, MaxTokens: b.MaxTokens,
 		MaxWall: time.Duration(b.MaxWallSeconds) * time.Second}
 }
@@ -439,7 +440,7 @@ func clip(s string, n int) string {
 
 // retryPolicy is the model call's retry policy: the runner's (tests) when it
 // sets one, else model.retries from config (nil: llm's default).
-func retryPolicy(set llm.RetryPolicy, m store.Model) llm.RetryPolicy {
+func retryPolicy(set llm.RetryPolicy, m config.Model) llm.RetryPolicy {
 	if set != (llm.RetryPolicy{}) || m.Retries == nil {
 		return set
 	}

@@ -5,10 +5,10 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/llm"
 	"github.com/plasmodium/pm/internal/prompt"
-	"github.com/plasmodium/pm/internal/store"
 )
 
 // ConversationInput is a prompt object's conversation (MCP get_conversation).
@@ -80,12 +80,12 @@ type Capabilities struct {
 
 // POConfig is an object's frontmatter.
 type POConfig struct {
-	Name         string            `json:"name"`
-	Description  string            `json:"description"`
-	Capabilities []string          `json:"capabilities"`
-	Model        string            `json:"model,omitempty"`
-	Runtime      store.RuntimeName `json:"runtime,omitempty"`
-	Source       string            `json:"source"`
+	Name         string             `json:"name"`
+	Description  string             `json:"description"`
+	Capabilities []string           `json:"capabilities"`
+	Model        string             `json:"model,omitempty"`
+	Runtime      config.RuntimeName `json:"runtime,omitempty"`
+	Source       string             `json:"source"`
 }
 
 // InspectResult is everything about one prompt object.

@@ -20,7 +20,7 @@
 //	                           under config.json.lock, written only if it loads;
 //	                           Store.Config() decodes it on first use). Keys that
 //	                           route the key or run a command load only where no
-//	                           other project's work tree holds it (configtrust.go);
+//	                           other project's work tree holds it (internal/config);
 //	                           model.api_key_env names a *_API_KEY variable
 //	  config.checked           a cache: the digest (with the executable's identity)
 //	                           of the config.json OpenChecked last parsed; a match
