@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/lockedfile"
 )
 
@@ -61,4 +62,22 @@ func Mark(err, sentinel error) error {
 func Errorf(sentinel error, try, format string, args ...any) error {
 	e := &errs.Error{Code: codes[sentinel], Msg: fmt.Sprintf(format, args...), Try: try}
 	return Mark(e, sentinel)
+}
+
+// CheckName refuses a malformed agent name (ErrInvalid): names become
+// keys, paths and subjects in the implementations.
+func CheckName(name string) error {
+	if !ids.ValidAgentName(name) {
+		return Errorf(ErrInvalid, "agent names look like cedar_a1b2; see 'pm agents'", "%q is not a valid agent name", name)
+	}
+	return nil
+}
+
+// CheckID refuses an id that is not of kind (ids.Task, ids.Phase, …) with
+// ErrInvalid.
+func CheckID(kind, id string) error {
+	if err := ids.Parse(kind, id); err != nil {
+		return Errorf(ErrInvalid, "ids look like "+kind+"-a1b2c3", "%v", err)
+	}
+	return nil
 }

@@ -36,6 +36,12 @@ const (
 	CloseKilled      = store.CloseKilled
 	CloseOwnerFailed = store.CloseOwnerFailed
 
+	AgentPending = store.AgentPending
+	AgentRunning = store.AgentRunning
+	AgentExited  = store.AgentExited
+	AgentKilled  = store.AgentKilled
+	AgentFailed  = store.AgentFailed
+
 	RequestPending  = store.RequestPending
 	RequestAnswered = store.RequestAnswered
 )

@@ -39,7 +39,8 @@ type Tasks interface {
 	// UpdateTask applies fn to the task as stored and writes the result, as
 	// one compare-and-set: concurrent updates of a task are serialised and
 	// none is lost. fn returning ErrUnchanged writes nothing and is no
-	// error; any other error writes nothing and is returned.
+	// error (fn should then leave the record as it found it: the record
+	// returned is fn's); any other error writes nothing and is returned.
 	UpdateTask(id string, fn func(t *Task) error) (*Task, error)
 	// Context is the text a subtask was created with (nil when none).
 	Context(taskID string) ([]byte, error)
