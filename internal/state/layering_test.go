@@ -44,10 +44,7 @@ var pending = map[string]int{
 	"internal/cmd/logs":             7, // pm logs -f follows logs/ and events.jsonl
 	"internal/inbox":                6, // waits on two agents' directories at once
 	"internal/llm":                  2, // FileTranscript
-	"internal/llmagent":             1, // the transcript's path
-	"internal/ops":                  1, // the transcript's path
 	"internal/prompt":               1, // prompts/ of the project
-	"internal/request":              3, // Wait watches requests/
 	"internal/supervisor":           2, // watches agents/ and the lock
 }
 
