@@ -42,7 +42,7 @@ var pending = map[string]int{
 	"internal/capability":           1, // create_capability's prompt file
 	"internal/cmd/demo":             4,
 	"internal/cmd/logs":             7, // pm logs -f follows logs/ and events.jsonl
-	"internal/inbox":                6, // waits on two agents' directories at once
+	"internal/inbox":                4, // Call waits on two agents' directories at once
 	"internal/llm":                  2, // FileTranscript
 	"internal/prompt":               1, // prompts/ of the project
 	"internal/supervisor":           2, // watches agents/ and the lock
