@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/watch"
@@ -242,9 +243,11 @@ func (f *FS) taskDirs(taskID string) []string {
 func (f *FS) Watch(ctx context.Context, scope state.Scope, check func() (bool, error)) error {
 	switch {
 	case scope.Task != "":
-		if _, err := f.Task(scope.Task); err != nil {
+		if err := state.CheckID(ids.Task, scope.Task); err != nil {
 			return err
 		}
+		// A task not (or no longer) there is watched all the same: its
+		// directories are watched once they appear, and check decides.
 		return watch.Until(ctx, func() []string { return f.taskDirs(scope.Task) }, check)
 	case scope.Agent != "":
 		if err := state.CheckName(scope.Agent); err != nil {
