@@ -14,10 +14,12 @@ import (
 
 	"github.com/plasmodium/pm/internal/broker"
 	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/state"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
-	"github.com/plasmodium/pm/internal/watch"
 )
 
 // outputDrain bounds how long the host waits for an exec agent's output
@@ -67,7 +69,7 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 	if err != nil {
 		return finish(s, log, a, -1, "render prompt: "+err.Error())
 	}
-	if a.Runtime == store.RuntimeLLM {
+	if a.Runtime == config.RuntimeLLM {
 		return hostLLM(ctx, s, log, a, text, runLLM)
 	}
 	if reason := overRestarts(s, a); reason != "" {
@@ -148,7 +150,7 @@ func runExec(ctx context.Context, s *store.Store, log *slog.Logger, masked io.Wr
 		cmd.WaitDelay = outputDrain
 	}
 	var stream *claudeStream
-	if run.output == store.OutputClaudeStream {
+	if run.output == config.OutputClaudeStream {
 		stream = newClaudeStream(cmd.Stdout, budget.spender(s, a))
 		stream.billed = budget.biller(s, log, a)
 		cmd.Stdout = stream
@@ -297,9 +299,10 @@ func watchPhaseClose(ctx context.Context, s *store.Store, log *slog.Logger, a *s
 	}
 }
 
+// waitPhaseClosed wakes on the task's changes (its rooms among them:
+// state.Scope{Task}) and reads the phase's derived status.
 func waitPhaseClosed(ctx context.Context, s *store.Store, taskID, phaseID string) error {
-	dir := s.PhaseDir(taskID, phaseID)
-	return watch.Until(ctx, func() []string { return []string{dir} }, func() (bool, error) {
+	return fsstate.New(s).Watch(ctx, state.Scope{Task: taskID}, func() (bool, error) {
 		ph, err := s.Phase(taskID, phaseID)
 		if err != nil {
 			return false, nil

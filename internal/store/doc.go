@@ -5,6 +5,13 @@
 // lock, append no line and join no path onto a store directory themselves.
 // layering_test.go keeps it so.
 //
+// The store is the file implementation of the state seam: internal/state
+// declares the interfaces and their guarantees, and fsstate.New puts a
+// *Store behind them (state/fsstate), so what the seam promises is what
+// these operations do. config.json's types, defaults and checks are
+// internal/config's; the store loads it for a session (Config,
+// UpdateConfig, the config.checked cache).
+//
 // # On-disk layout
 //
 // Every lock is a sidecar file NAME.lock next to the file it guards (flock,
@@ -20,11 +27,12 @@
 //	                           under config.json.lock, written only if it loads;
 //	                           Store.Config() decodes it on first use). Keys that
 //	                           route the key or run a command load only where no
-//	                           other project's work tree holds it (configtrust.go);
+//	                           other project's work tree holds it (internal/config);
 //	                           model.api_key_env names a *_API_KEY variable
 //	  config.checked           a cache: the digest (with the executable's identity)
 //	                           of the config.json OpenChecked last parsed; a match
 //	                           skips the parse (configload.go), anything else parses
+//	                           (its gain: docs/benchmarks.md, "Caches")
 //	  events.jsonl             the bus (internal/bus): every process appends
 //	                           under events.jsonl.lock; pm reset removes it
 //	  costs.jsonl              the cost ledger (AppendCost, Costs: cost.Entry
@@ -67,16 +75,18 @@
 //	                           (countmark.go); a cache, one 128-byte record
 //	                           with a check, rewritten in place every 4 KiB
 //	                           of log, ignored and rewritten when it does not
-//	                           fit the log
+//	                           fit the log (its gain: docs/benchmarks.md, "Caches")
 //	  task-index/              live/, done/, killed/tk-ID empty markers and
 //	                           complete: which tasks are in each class, for
 //	                           the limit check and pm status without reading
 //	                           finished tasks (taskindex.go); a cache, the new
 //	                           marker written before task.json, the old one
-//	                           removed after it; repaired by readers
+//	                           removed after it; repaired by readers (its
+//	                           gain: docs/benchmarks.md, "Caches")
 //	  phase-index/ph-ID        the task holding a phase, for FindPhase without
 //	                           a scan (phaseindex.go); a cache, repaired by a
 //	                           scan when it does not fit the task directories
+//	                           (its gain: docs/benchmarks.md, "Caches")
 //	  agents/NAME/
 //	    agent.json             the agent record (agent.New: WriteAgent;
 //	                           inbox.Resident: CreateAgent; Launcher.Start,
