@@ -108,6 +108,7 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 	}
 	r.spend = newSpend(prov.Model, a.Usage)
 	loop.Before = r.before(a, r.spend)
+	r.loopBreaker(a, loop)
 	loop.OnEvent = r.onEvent(a, out)
 	r.decideMode(a, obj)
 	previews := r.docPreviews()
@@ -147,8 +148,12 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 		err = cause
 	}
 	var be *llm.BudgetError
-	if errors.As(err, &be) {
+	var re *llm.RepeatError
+	switch {
+	case errors.As(err, &be):
 		r.budgetStop(a, be)
+	case errors.As(err, &re):
+		r.tell(a, fmt.Sprintf("@%s stopped: %v", a.Name, re))
 	}
 	return err
 }
@@ -406,6 +411,13 @@ func (r *Runner) budgetStop(a *store.Agent, be *llm.BudgetError) {
 	s := r.Store
 	text := fmt.Sprintf("@%s stopped: %v", a.Name, be) // be says "budget exceeded: ..."
 	s.Notify(agentEvent(a, bus.EvAgentBudget, text, nil))
+	r.tell(a, text)
+}
+
+// tell sends why the agent stopped to whoever must act: the task's owner
+// (for a role agent) and the human.
+func (r *Runner) tell(a *store.Agent, text string) {
+	s := r.Store
 	if a.TaskID != "" {
 		if t, err := s.Task(a.TaskID); err == nil && t.Owner != a.Name {
 			_, _ = inbox.Send(s, inbox.Message{Kind: inbox.KindNotice, From: a.Name, To: t.Owner, TaskID: t.ID, Text: text})

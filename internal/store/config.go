@@ -227,6 +227,8 @@ type Config struct {
 	// Prices override or add to the shipped price table (internal/cost),
 	// one entry per model name, in dollars per million tokens.
 	Prices []cost.Price `json:"prices,omitempty"`
+	// Governance is the loop breaker and the confirmations (governance.go).
+	Governance Governance `json:"governance"`
 }
 
 // CodeDesigner configures code-designer mode (internal/designmode).
@@ -298,8 +300,9 @@ func DefaultConfig() Config {
 			Agent: Budget{MaxTurns: 200, MaxToolCalls: 400, MaxTokens: 2_000_000, MaxWallSeconds: 4 * 3600, MaxRestarts: 20},
 			Task:  Budget{MaxTurns: 1000, MaxToolCalls: 2000, MaxTokens: 10_000_000},
 		},
-		Requests: Requests{Answerers: []string{}},
-		Commit:   Commit{Exclude: append([]string(nil), DefaultCommitExclude...)},
+		Requests:   Requests{Answerers: []string{}},
+		Commit:     Commit{Exclude: append([]string(nil), DefaultCommitExclude...)},
+		Governance: defaultGovernance(),
 	}
 }
 
