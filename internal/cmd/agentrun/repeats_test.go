@@ -87,4 +87,3 @@ func answerNext(t *testing.T, s *store.Store, answer string) <-chan *store.Reque
 	}()
 	return out
 }
-
