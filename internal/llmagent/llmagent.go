@@ -74,6 +74,9 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 	env := &capability.Env{
 		Store: s, Actor: store.Actor{Name: a.Name, Agent: a}, Launcher: r.Launcher, Workspace: s.ProjectDir(), Getenv: r.Getenv,
 		CallPO: func(ctx context.Context, to, msg string) (string, error) {
+			if err := r.cascade(ctx, a, to, cancel); err != nil {
+				return "", err
+			}
 			r.activity(a.Name, "waiting")
 			defer r.activity(a.Name, "working")
 			return inbox.Call(ctx, s, r.Launcher, a.Name, to, msg, nil)
@@ -149,11 +152,14 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 	}
 	var be *llm.BudgetError
 	var re *llm.RepeatError
+	var le *LoopError
 	switch {
 	case errors.As(err, &be):
 		r.budgetStop(a, be)
 	case errors.As(err, &re):
 		r.tell(a, fmt.Sprintf("@%s stopped: %v", a.Name, re))
+	case errors.As(err, &le):
+		r.tell(a, fmt.Sprintf("@%s stopped: %v", a.Name, le))
 	}
 	return err
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plasmodium/pm/internal/inbox"
+	"github.com/plasmodium/pm/internal/prompt"
 	"github.com/plasmodium/pm/internal/request"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/watch"
@@ -91,5 +93,65 @@ func TestLoopBreakerStop(t *testing.T) {
 	}
 	if !told {
 		t.Fatal("the human was not told")
+	}
+}
+
+// A cascade back to an object that waits on it (greeter asked coordinator,
+// which now calls greeter: greeter → coordinator → greeter) pauses the
+// caller before the call is sent; the human's words are the refusal the
+// model reads, and no request reaches greeter.
+func TestLoopBreakerCascade(t *testing.T) {
+	f := newFixture(t)
+	set, err := prompt.LoadProject(f.s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := inbox.Resident(f.s, set["coordinator"], "llm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []inbox.Message{
+		{Kind: inbox.KindRequest, From: "human", To: "greeter", Corr: "rq-0000c0", Text: "say hi to the coordinator"},
+		{Kind: inbox.KindRequest, From: "greeter", To: "coordinator", Corr: "rq-0000c1", Cause: "rq-0000c0", Text: "hi! what can you do?"},
+	} {
+		if _, err := inbox.Send(f.s, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.srv.Enqueue(tool("greeter", `{"message":"what can YOU do?"}`), text("I coordinate."))
+	asked := answerNext(t, f.s, "answer greeter yourself")
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- f.r.Run(ctx, a, "# Coordinator") }()
+	wctx, wcancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer wcancel()
+	var reply *inbox.Message
+	if err := watch.Until(wctx, func() []string { return []string{f.s.AgentDir("greeter")} }, func() (bool, error) {
+		for _, m := range inboxOf(t, f.s, "greeter") {
+			if m.Kind == inbox.KindReply && m.Corr == "rq-0000c1" {
+				reply = &m
+			}
+		}
+		return reply != nil, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	<-ran
+	rq := <-asked
+	if rq == nil || rq.Kind != request.KindLoop || !strings.Contains(rq.Question, "@greeter → @coordinator → @greeter") {
+		t.Fatalf("request %+v", rq)
+	}
+	if reply.Text != "I coordinate." {
+		t.Fatalf("reply %+v", reply)
+	}
+	held := f.srv.Requests()[1].LastMessage()
+	if !strings.Contains(held.Content, "refused (limit): loop: @greeter → @coordinator → @greeter; the human says: answer greeter yourself") {
+		t.Fatalf("the model read %q", held.Content)
+	}
+	for _, m := range inboxOf(t, f.s, "greeter") {
+		if m.Kind == inbox.KindRequest && m.From == "coordinator" {
+			t.Fatalf("the call was sent: %+v", m)
+		}
 	}
 }
