@@ -10,5 +10,7 @@
 //   - Serve answers requests one at a time and advances a cursor only after
 //     the reply is written: a respawned agent never loses a request (it may
 //     answer the one it was working on again);
-//   - a resident prompt object's agent is named after the object.
+//   - a resident prompt object's agent is named after the object;
+//   - Chain walks a cascade back through the requests' causes (bounded by
+//     MaxChain), for the loop breaker.
 package inbox

@@ -35,6 +35,9 @@
 //     the bus cursor before their first check so no event slips between;
 //   - config.json is changed only by the human (ConfigSet, ConfigUnset) and
 //     only to a config that loads;
+//   - the loop breaker pauses an agent in one way (LoopPause: a request of
+//     kind loop, the evidence, yes/stop/anything else); an agent's phase is
+//     checked for progress before it opens (progress.go);
 //   - ops imports domain packages (task, phase, agent, request, inbox, store)
 //     and is imported by surfaces; no domain package imports it, and it
 //     imports no surface (cmdutil, cli, capability).

@@ -7,5 +7,8 @@
 // answered at most once (a second answer is exit 5 and changes nothing); the
 // asker blocks on file events in requests/ (fsnotify), never a sleep loop;
 // every ask and answer is also an event on the bus (request.asked,
-// request.answered).
+// request.answered). Decide (decide.go) is the same request with a kind
+// (loop, confirm) and a yes/always/stop/no reading of its answer
+// (ParseVerdict); unanswered within its timeout, pm answers it "no (timed
+// out ...)".
 package request
