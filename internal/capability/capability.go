@@ -114,6 +114,9 @@ func builtinTool(env *Env, name string, b impl) llm.Tool {
 	return llm.Tool{
 		Name: name, Description: b.desc, Parameters: b.params(),
 		Call: func(ctx context.Context, args json.RawMessage) (string, error) {
+			if err := env.confirm(ctx, name, args); err != nil {
+				return result(ctx, "", err)
+			}
 			out, err := b.call(ctx, env, args)
 			return result(ctx, out, err)
 		},
@@ -143,6 +146,9 @@ func objectTool(env *Env, po *prompt.Object) llm.Tool {
 			}
 			if strings.TrimSpace(a.Message) == "" {
 				return result(ctx, "", errs.Usagef(`{"message": "..."}`, "empty message to %s", po.Name))
+			}
+			if err := env.confirm(ctx, po.Name, args); err != nil {
+				return result(ctx, "", err)
 			}
 			if env.CallPO == nil {
 				return result(ctx, "", errs.Failf("", "messaging prompt objects is not available in this host"))

@@ -39,6 +39,9 @@
 //     hosts' sockets (broker.Hidden); config sandbox.*);
 //     secret variables (secret.IsSecretEnv: named like *KEY*, *TOKEN*,
 //     *SECRET*, *PASSWORD*, ...) are not passed to it;
+//   - a call governance.confirm names waits for the human before it runs
+//     (confirm.go, ops.Confirm), with write_file's diff; a denial is the
+//     tool's result;
 //   - create_capability never overwrites: a new prompt object goes to
 //     .plasmodium/prompts/NAME.md only when no object or built-in has that
 //     name, is parsed and validated before it is kept, and is visible to

@@ -379,6 +379,9 @@ func (c Config) validate(path string) error {
 	if err := c.checkCosts(path); err != nil {
 		return err
 	}
+	if err := c.Governance.check(path); err != nil { // governance.go
+		return err
+	}
 	if _, err := netguard.Parse(c.Sandbox.HTTPAllow); err != nil {
 		return fmt.Errorf("%s: %v", path, err)
 	}

@@ -1,6 +1,9 @@
 package store
 
 import (
+	"fmt"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/plasmodium/pm/internal/loopguard"
@@ -60,4 +63,63 @@ func (g Governance) ConfirmTimeout() time.Duration {
 		return DefaultConfirmTimeout
 	}
 	return time.Duration(g.ConfirmTimeoutSeconds) * time.Second
+}
+
+// check refuses thresholds and rules that cannot be meant.
+func (g Governance) check(path string) error {
+	for key, v := range map[string]int{"governance.loop.repeat": g.Loop.Repeat, "governance.loop.phases": g.Loop.Phases,
+		"governance.confirm_timeout_seconds": g.ConfirmTimeoutSeconds} {
+		if v < 0 {
+			return fmt.Errorf("%s: %s is %d; it must be 0 (off, or the default for a timeout) or more", path, key, v)
+		}
+	}
+	if g.Loop.Repeat == 1 {
+		return fmt.Errorf("%s: governance.loop.repeat is 1, which would hold every call; use 2 or more, or 0 for off", path)
+	}
+	for i, r := range g.Confirm {
+		if strings.TrimSpace(r.Tool) == "" {
+			return fmt.Errorf("%s: governance.confirm[%d] names no tool; want {\"tool\": \"run_command\", \"match\": [\"git push*\"]}", path, i)
+		}
+		if r.NewHosts && r.Tool != "http_get" {
+			return fmt.Errorf("%s: governance.confirm[%d]: new_hosts is for http_get, not %s", path, i, r.Tool)
+		}
+	}
+	return nil
+}
+
+// Matches reports whether the rule holds a call of tool whose subject
+// (run_command's command, write_file's path, http_get's host) is subject.
+func (r ConfirmRule) Matches(tool, subject string) bool {
+	if r.Tool != tool {
+		return false
+	}
+	if len(r.Match) == 0 {
+		return true
+	}
+	for _, m := range r.Match {
+		if glob(m, strings.TrimSpace(subject)) {
+			return true
+		}
+	}
+	return false
+}
+
+// glob matches s against pattern whole: * is any text (slashes and spaces
+// included), ? one character, anything else itself.
+func glob(pattern, s string) bool {
+	var b strings.Builder
+	b.WriteString("^")
+	for _, r := range pattern {
+		switch r {
+		case '*':
+			b.WriteString(".*")
+		case '?':
+			b.WriteString(".")
+		default:
+			b.WriteString(regexp.QuoteMeta(string(r)))
+		}
+	}
+	b.WriteString("$")
+	re, err := regexp.Compile(b.String())
+	return err == nil && re.MatchString(s)
 }
