@@ -12,7 +12,9 @@
 //   - primitives (read_file, list_files, write_file, run_command, http_get)
 //     are deterministic code confined to Env.Workspace;
 //   - universal capabilities (think, ask_human, create_capability) are given
-//     to every prompt object, declared or not;
+//     to every resident prompt object, declared or not; an agent of a task
+//     (owner, role agent) gets only what its prompt declares (each tool is
+//     paid for on every model call);
 //   - any other prompt object, reached with a {message} through Env.CallPO.
 //
 // Invariants:
