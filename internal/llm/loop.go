@@ -367,17 +367,25 @@ func (l *Loop) request() openai.ChatCompletionRequest {
 		//lint:ignore SA1019 max_tokens is what OpenAI-protocol servers other than OpenAI's (ollama, vLLM, llama.cpp) read
 		MaxTokens: l.MaxResponseTokens,
 	}
-	for _, t := range l.Tools {
+	req.Tools = ToolDefs(l.Tools)
+	return req
+}
+
+// ToolDefs are tools as a request sends them (what each model call pays
+// for them, and what pm's overhead is measured on).
+func ToolDefs(tools []Tool) []openai.Tool {
+	var defs []openai.Tool
+	for _, t := range tools {
 		params := t.Parameters
 		if len(params) == 0 {
 			params = json.RawMessage(`{"type":"object","properties":{}}`)
 		}
-		req.Tools = append(req.Tools, openai.Tool{
+		defs = append(defs, openai.Tool{
 			Type:     openai.ToolTypeFunction,
 			Function: &openai.FunctionDefinition{Name: t.Name, Description: t.Description, Parameters: params},
 		})
 	}
-	return req
+	return defs
 }
 
 // stream makes one streaming attempt and assembles the assistant message.

@@ -175,7 +175,7 @@ func (r *Runner) own(ctx context.Context, a *store.Agent, loop *llm.Loop, resume
 	if err != nil {
 		return err
 	}
-	msg := fmt.Sprintf("Begin. You own task %s: %s", t.ID, t.Description)
+	msg := fmt.Sprintf(ownerBegin, t.ID, t.Description)
 	if resumed {
 		msg = "You were restarted. Check status and history, then continue where you left off."
 	}
@@ -207,7 +207,7 @@ func (r *Runner) discuss(ctx context.Context, a *store.Agent, loop *llm.Loop, re
 	if err != nil {
 		return err
 	}
-	msg := fmt.Sprintf("Enter the room: phase %q. Read the room with chat, then give your view with say.", ph.Name)
+	msg := fmt.Sprintf(roleEnter, ph.Name)
 	if resumed {
 		msg = ""
 	}
@@ -234,7 +234,7 @@ func (r *Runner) discuss(ctx context.Context, a *store.Agent, loop *llm.Loop, re
 			return err // a failed wait is a crash, so the supervisor brings us back
 		}
 		var b strings.Builder
-		b.WriteString("New in the room:\n")
+		b.WriteString(roomNew)
 		for _, m := range w.Messages() {
 			who := "@" + m.Author
 			if m.Role != "" {
@@ -242,7 +242,7 @@ func (r *Runner) discuss(ctx context.Context, a *store.Agent, loop *llm.Loop, re
 			}
 			fmt.Fprintf(&b, "%s: %s\n", who, m.Content)
 		}
-		b.WriteString("If you have something to add, call say with one short message; otherwise answer PASS.")
+		b.WriteString(roomAsk)
 		msg = b.String()
 		if p, err := s.Phase(a.TaskID, a.PhaseID); err == nil {
 			ph = p
