@@ -59,6 +59,7 @@ func (m *Top) taskLines() []string {
 			mark = "▸ "
 		}
 		line := fmt.Sprintf("%s%s%s %-8s %s", mark, strings.Repeat("  ", t.Depth), t.ID, t.Status, render.Line(t.Description))
+		line += m.taskCost(t)
 		if h, ok := m.data.Health[t.ID]; ok && h.State != task.StateDone && h.State != task.StateKilled {
 			line += dimStyle.Render("  · " + taskview.HealthLine(h)) // working, stalled, waiting, ... and why
 		}
@@ -81,7 +82,10 @@ func (m *Top) roomLines() []string {
 func (m *Top) agentLines() []string {
 	var l []string
 	for _, a := range m.data.Agents {
-		l = append(l, agentLine(a))
+		l = append(l, agentLine(a)+m.agentCost(a))
+	}
+	if p := m.projectCost(); p != "" {
+		l = append(l, p)
 	}
 	return l
 }
