@@ -1,7 +1,8 @@
 package inbox
 
 import (
-	"github.com/plasmodium/pm/internal/jsonl"
+	"encoding/json"
+
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -15,17 +16,15 @@ const MaxChain = 32
 func Chain(s *store.Store, from, cause string) []string {
 	chain := []string{from}
 	for name := from; cause != "" && len(chain) < MaxChain; {
-		msgs, err := jsonl.ReadAll[Message](s.InboxPath(name), nil)
-		if err != nil {
-			break
-		}
 		var req *Message
-		for i := len(msgs) - 1; i >= 0; i-- {
-			if msgs[i].Kind == KindRequest && msgs[i].Corr == cause {
-				req = &msgs[i]
-				break
+		want := cause
+		_ = s.InboxFrom(name, 0).Next(func(raw []byte) error {
+			var m Message
+			if json.Unmarshal(raw, &m) == nil && m.Kind == KindRequest && m.Corr == want {
+				req = &m
 			}
-		}
+			return nil
+		})
 		if req == nil || req.From == "human" || req.From == "" {
 			break
 		}

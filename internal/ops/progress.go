@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 
 	"github.com/plasmodium/pm/internal/errs"
-	"github.com/plasmodium/pm/internal/jsonl"
 	"github.com/plasmodium/pm/internal/request"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -21,13 +20,6 @@ import (
 // governance.loop.phases phases all opened on the mark the task has now,
 // they all closed with no file changed and no subtask done, and the next
 // one waits for the human (LoopPause). A "yes" starts the count again.
-
-// progressEntry is one line of progress.jsonl.
-type progressEntry struct {
-	Phase   string `json:"phase"`
-	Mark    string `json:"mark"`
-	Allowed bool   `json:"allowed,omitempty"` // the human let it go on here
-}
 
 // maxProgressFiles bounds the walk: a larger project has no mark (it is
 // never taken for a loop).
@@ -69,10 +61,6 @@ func progressMark(s *store.Store, t *store.Task) string {
 	return fmt.Sprintf("%x/%d", h.Sum(nil)[:12], done)
 }
 
-func progressPath(s *store.Store, taskID string) string {
-	return filepath.Join(s.TaskDir(taskID), "progress.jsonl")
-}
-
 // checkProgress is asked before an agent opens a phase on t: it returns
 // the mark to record with the phase, whether the human allowed it past
 // the breaker, or the refusal.
@@ -85,7 +73,7 @@ func checkProgress(ctx context.Context, sess *Session, t *store.Task) (mark stri
 	if mark == "" {
 		return "", false, nil
 	}
-	entries, _ := jsonl.ReadAll[progressEntry](progressPath(sess.Store, t.ID), nil)
+	entries, _ := sess.Store.PhasesProgress(t.ID)
 	row := 0
 	for i := len(entries) - 1; i >= 0 && entries[i].Mark == mark; i-- {
 		row++
@@ -115,10 +103,7 @@ func recordProgress(s *store.Store, t *store.Task, ph *store.Phase, mark string,
 	if mark == "" || ph == nil {
 		return
 	}
-	if last, _, _ := jsonl.LastRecords[progressEntry](progressPath(s, t.ID), 1, nil, nil); len(last) == 1 && last[0].Phase == ph.ID {
-		return // the same pm phase run again (after a kill) found its room
-	}
-	if err := jsonl.Append(progressPath(s, t.ID), progressEntry{Phase: ph.ID, Mark: mark, Allowed: allowed}); err != nil {
+	if err := s.AppendPhaseProgress(t.ID, store.PhaseProgress{Phase: ph.ID, Mark: mark, Allowed: allowed}); err != nil {
 		s.Warnf("phase progress not recorded: %v", err)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/plasmodium/pm/internal/errs"
-	"github.com/plasmodium/pm/internal/jsonl"
 	"github.com/plasmodium/pm/internal/request"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/watch"
@@ -82,7 +81,7 @@ func TestPhasesWithoutProgress(t *testing.T) {
 	if err := open("ph-000005"); err != nil { // a file changed: progress
 		t.Fatalf("after a change: %v", err)
 	}
-	got, _ := jsonl.ReadAll[progressEntry](progressPath(s, tk.ID), nil)
+	got, _ := s.PhasesProgress(tk.ID)
 	if len(got) != 5 || !got[2].Allowed || got[4].Mark == got[3].Mark {
 		t.Fatalf("progress %+v", got)
 	}
@@ -101,7 +100,7 @@ func TestPhaseProgressRecordedOnce(t *testing.T) {
 	ph := &store.Phase{ID: "ph-000001"}
 	recordProgress(s, tk, ph, "m", false)
 	recordProgress(s, tk, ph, "m", false)
-	if got, _ := jsonl.ReadAll[progressEntry](progressPath(s, tk.ID), nil); len(got) != 1 {
+	if got, _ := s.PhasesProgress(tk.ID); len(got) != 1 {
 		t.Fatalf("progress %+v", got)
 	}
 }
