@@ -91,6 +91,14 @@ const (
 // OutputClaudeStream is ExecRuntime.Output for Claude Code's stream-json.
 const OutputClaudeStream = "claude-stream-json"
 
+// OutputCodexJSON is ExecRuntime.Output for `codex exec --json`'s events,
+// OutputGeminiJSON for `gemini --output-format json`'s result (their
+// usage: internal/agent, cliusage.go).
+const (
+	OutputCodexJSON  = "codex-json"
+	OutputGeminiJSON = "gemini-json"
+)
+
 // DefaultNudges matches the llm runtime's owner (llmagent.MaxNudges).
 const DefaultNudges = 3
 
@@ -365,8 +373,10 @@ func (c Config) validate(path string) error {
 	if _, ok := Presets[c.Runtime.Exec.Preset]; !ok && c.Runtime.Exec.Preset != "" && len(c.Runtime.Exec.Command) == 0 {
 		return fmt.Errorf("%s: runtime.exec.preset is %q; want one of %v, or set runtime.exec.command", path, c.Runtime.Exec.Preset, PresetNames())
 	}
-	if o := c.Runtime.Exec.Output; o != "" && o != OutputClaudeStream {
-		return fmt.Errorf("%s: runtime.exec.output is %q; want %q or nothing", path, o, OutputClaudeStream)
+	switch o := c.Runtime.Exec.Output; o {
+	case "", OutputClaudeStream, OutputCodexJSON, OutputGeminiJSON:
+	default:
+		return fmt.Errorf("%s: runtime.exec.output is %q; want %s, %s, %s or nothing", path, o, OutputClaudeStream, OutputCodexJSON, OutputGeminiJSON)
 	}
 	switch c.Runtime.Exec.Prompt {
 	case "", PromptArg, PromptStdin:
