@@ -8,9 +8,10 @@ import (
 	"github.com/plasmodium/pm/internal/store"
 )
 
-// pm top's dollars: each agent's and task's cost against its cap and the
-// project's windows (ops.Spend, the ledger as pm costs reads it); unknown
-// is shown as unknown, never $0.
+// pm top's dollars: each agent's cost against its cap and the project's
+// windows (ops.Spend, the ledger as pm costs reads it), in the AGENTS
+// panel; a task's against budgets.task.max_usd is in its detail view (pm
+// status tk-..). Unknown is shown as unknown, never $0.
 
 // agentCost is " · $0.0123 of $2.00 (budgets.agent.max_usd)" for an agent
 // the ledger knows, "" for one that made no call.
@@ -18,16 +19,6 @@ func (m *Top) agentCost(a *store.Agent) string {
 	for _, l := range m.data.Spend.Agents {
 		if l.Name == a.Name {
 			return " · " + l.Against("budgets.agent.max_usd")
-		}
-	}
-	return ""
-}
-
-// taskCost is a task's cost against budgets.task.max_usd, like agentCost.
-func (m *Top) taskCost(t *store.Task) string {
-	for _, l := range m.data.Spend.Tasks {
-		if l.Task == t.ID {
-			return " · " + l.Against("budgets.task.max_usd")
 		}
 	}
 	return ""

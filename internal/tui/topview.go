@@ -59,7 +59,6 @@ func (m *Top) taskLines() []string {
 			mark = "▸ "
 		}
 		line := fmt.Sprintf("%s%s%s %-8s %s", mark, strings.Repeat("  ", t.Depth), t.ID, t.Status, render.Line(t.Description))
-		line += m.taskCost(t)
 		if h, ok := m.data.Health[t.ID]; ok && h.State != task.StateDone && h.State != task.StateKilled {
 			line += dimStyle.Render("  · " + taskview.HealthLine(h)) // working, stalled, waiting, ... and why
 		}
