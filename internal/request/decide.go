@@ -57,7 +57,8 @@ type Decision struct {
 
 // Decide records d as a pending request from actor, announces it like any
 // request (pm requests, pm answer, the dashboard, pm top, MCP) and waits
-// for the answer or d.Timeout.
+// for the answer or d.Timeout. If ctx ends first, pm answers it "no (the
+// agent stopped waiting)": a decision nobody waits on is not left pending.
 func Decide(ctx context.Context, s *store.Store, actor store.Actor, d Decision) (*Request, error) {
 	if err := checkText("question", d.Question); err != nil {
 		return nil, err
@@ -84,7 +85,13 @@ func Decide(ctx context.Context, s *store.Store, actor store.Actor, d Decision) 
 	if err == nil {
 		return done, nil
 	}
-	if ctx.Err() != nil || !errors.Is(wctx.Err(), context.DeadlineExceeded) {
+	if ctx.Err() != nil {
+		// The asker stopped waiting (stopped, its room closed): nobody
+		// will act on an answer, so the request is not left pending.
+		_, _ = Answer(s, store.Actor{Name: "pm"}, r.ID, "no (the agent stopped waiting)")
+		return nil, err
+	}
+	if !errors.Is(wctx.Err(), context.DeadlineExceeded) {
 		return nil, err
 	}
 	// Timed out: pm answers it, unless the human just did.

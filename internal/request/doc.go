@@ -10,5 +10,6 @@
 // request.answered). Decide (decide.go) is the same request with a kind
 // (loop, confirm) and a yes/always/stop/no reading of its answer
 // (ParseVerdict); unanswered within its timeout, pm answers it "no (timed
-// out ...)".
+// out ...)", and one whose asker stopped waiting "no (the agent stopped
+// waiting)", so no decision is left pending for nobody.
 package request
