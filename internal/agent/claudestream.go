@@ -37,22 +37,8 @@ func newClaudeStream(out io.Writer, spent func(store.Usage)) *claudeStream {
 }
 
 func (c *claudeStream) Write(p []byte) (int, error) {
-	n := len(p)
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			if len(c.buf)+len(p) <= maxStreamLine {
-				c.buf = append(c.buf, p...)
-			}
-			break
-		}
-		if len(c.buf)+i <= maxStreamLine {
-			c.buf = append(c.buf, p[:i]...)
-		}
-		c.line(c.buf)
-		c.buf, p = c.buf[:0], p[i+1:]
-	}
-	return n, nil
+	c.buf = feedLines(c.buf, p, c.line)
+	return len(p), nil
 }
 
 // Flush handles a last line without its newline.

@@ -19,7 +19,9 @@
 //     supervisor's crash path handles those);
 //   - every run of an exec agent's CLI is one line of the cost ledger
 //     (execcost.go): Claude Code's result as it reports it (total_cost_usd),
-//     any other CLI's with an unknown cost (never $0); the dollar caps are
+//     Codex's turns and Gemini CLI's models priced by their usage
+//     (cliusage.go), any other CLI's with an unknown cost (never $0); the
+//     loop breaker sees its pm commands (cmd/agentrun); the dollar caps are
 //     checked after each result and before each run, and past one the agent
 //     is given up on with the cap and the command that raises it;
 //   - no argument of 128 KiB or more is passed to exec (MAX_ARG_STRLEN):

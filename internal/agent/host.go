@@ -149,10 +149,8 @@ func runExec(ctx context.Context, s *store.Store, log *slog.Logger, masked io.Wr
 		cmd.Stdout, cmd.Stderr = masked, masked
 		cmd.WaitDelay = outputDrain
 	}
-	var stream *claudeStream
-	if run.output == config.OutputClaudeStream {
-		stream = newClaudeStream(cmd.Stdout, budget.spender(s, a))
-		stream.billed = budget.biller(s, log, a)
+	stream := newUsageStream(run.output, cmd.Stdout, s, log, a, budget) // cliusage.go
+	if stream != nil {
 		cmd.Stdout = stream
 	}
 	// If the host is killed outright, its runtime must not outlive it.
@@ -183,7 +181,7 @@ func runExec(ctx context.Context, s *store.Store, log *slog.Logger, masked io.Wr
 			if stream != nil {
 				stream.Flush()
 			}
-			if stream == nil || !stream.reported {
+			if stream == nil || !stream.Reported() {
 				budget.unreported(s, log, a) // unknown, not $0
 			}
 			end.code = exitCode(err)

@@ -7,6 +7,11 @@
 // threshold. Correctness checks that do not depend on speed (no lost or torn
 // line, a phase closing at exactly its limit) are reported as failures.
 //
+// Overheads and LandingFlow (overhead.go) are the exception to "real
+// processes": what pm adds to each llm call per role is measured in
+// process, and the replayed landing flow's ledger is priced at
+// ReferenceModel's price.
+//
 // Every loop is bounded by a count and every process by a deadline, so a run
 // always stops by itself.
 package bench

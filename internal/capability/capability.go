@@ -70,10 +70,14 @@ func builtin[In any](name, desc string, run func(ctx context.Context, env *Env, 
 		}}
 }
 
-// Tools builds the tools of obj: its declared capabilities in order, then
-// the universal ones it did not declare. A capability naming another prompt
-// object becomes a tool of that name taking {message}. An unknown capability
-// is an error naming obj's file and the line of the capability.
+// Tools builds the tools of obj: its declared capabilities in order, then,
+// for a prompt object that is not an agent of a task (a resident, or the
+// human's view of it), the universal ones it did not declare. An owner or a
+// role agent gets exactly what its prompt declares: each tool is paid for
+// on every model call, and one its prompt does not name is one it was not
+// told to use. A capability naming another prompt object becomes a tool of
+// that name taking {message}. An unknown capability is an error naming
+// obj's file and the line of the capability.
 func Tools(env *Env, obj *prompt.Object) ([]llm.Tool, error) {
 	if env == nil || env.Store == nil {
 		return nil, errors.New("capability: no store to act on")
@@ -83,9 +87,11 @@ func Tools(env *Env, obj *prompt.Object) ([]llm.Tool, error) {
 		return nil, err
 	}
 	names := slices.Clone(obj.Capabilities)
-	for _, u := range prompt.Universals() {
-		if !slices.Contains(names, u) {
-			names = append(names, u)
+	if a := env.Actor.Agent; a == nil || a.TaskID == "" {
+		for _, u := range prompt.Universals() {
+			if !slices.Contains(names, u) {
+				names = append(names, u)
+			}
 		}
 	}
 	var tools []llm.Tool
@@ -114,6 +120,9 @@ func builtinTool(env *Env, name string, b impl) llm.Tool {
 	return llm.Tool{
 		Name: name, Description: b.desc, Parameters: b.params(),
 		Call: func(ctx context.Context, args json.RawMessage) (string, error) {
+			if err := env.confirm(ctx, name, args); err != nil {
+				return result(ctx, "", err)
+			}
 			out, err := b.call(ctx, env, args)
 			return result(ctx, out, err)
 		},
@@ -143,6 +152,9 @@ func objectTool(env *Env, po *prompt.Object) llm.Tool {
 			}
 			if strings.TrimSpace(a.Message) == "" {
 				return result(ctx, "", errs.Usagef(`{"message": "..."}`, "empty message to %s", po.Name))
+			}
+			if err := env.confirm(ctx, po.Name, args); err != nil {
+				return result(ctx, "", err)
 			}
 			if env.CallPO == nil {
 				return result(ctx, "", errs.Failf("", "messaging prompt objects is not available in this host"))

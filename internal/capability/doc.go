@@ -12,7 +12,9 @@
 //   - primitives (read_file, list_files, write_file, run_command, http_get)
 //     are deterministic code confined to Env.Workspace;
 //   - universal capabilities (think, ask_human, create_capability) are given
-//     to every prompt object, declared or not;
+//     to every resident prompt object, declared or not; an agent of a task
+//     (owner, role agent) gets only what its prompt declares (each tool is
+//     paid for on every model call);
 //   - any other prompt object, reached with a {message} through Env.CallPO.
 //
 // Invariants:
@@ -39,6 +41,9 @@
 //     hosts' sockets (broker.Hidden); config sandbox.*);
 //     secret variables (secret.IsSecretEnv: named like *KEY*, *TOKEN*,
 //     *SECRET*, *PASSWORD*, ...) are not passed to it;
+//   - a call governance.confirm names waits for the human before it runs
+//     (confirm.go, ops.Confirm), with write_file's diff; a denial is the
+//     tool's result;
 //   - create_capability never overwrites: a new prompt object goes to
 //     .plasmodium/prompts/NAME.md only when no object or built-in has that
 //     name, is parsed and validated before it is kept, and is visible to

@@ -57,7 +57,7 @@ func TestAskHumanBlocksUntilAnswered(t *testing.T) {
 	s := newStore(t)
 	a := &store.Agent{Name: "cedar_0001", TaskID: "tk-000001"}
 	env := &capability.Env{Store: s, Actor: store.Actor{Name: a.Name, Agent: a}}
-	ask := tool(t, env, obj(), "ask_human")
+	ask := tool(t, env, obj("ask_human"), "ask_human") // an agent of a task: declared
 	got := make(chan string, 1)
 	go func() {
 		out, err := ask.Call(context.Background(), []byte(`{"question":"Delete all files in spec/?"}`))

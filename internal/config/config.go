@@ -105,6 +105,14 @@ const (
 // OutputClaudeStream is ExecRuntime.Output for Claude Code's stream-json.
 const OutputClaudeStream = "claude-stream-json"
 
+// OutputCodexJSON is ExecRuntime.Output for `codex exec --json`'s events,
+// OutputGeminiJSON for `gemini --output-format json`'s result (their
+// usage: internal/agent, cliusage.go).
+const (
+	OutputCodexJSON  = "codex-json"
+	OutputGeminiJSON = "gemini-json"
+)
+
 // DefaultNudges matches the llm runtime's owner (llmagent.MaxNudges).
 const DefaultNudges = 3
 
@@ -241,6 +249,8 @@ type Config struct {
 	// Prices override or add to the shipped price table (internal/cost),
 	// one entry per model name, in dollars per million tokens.
 	Prices []cost.Price `json:"prices,omitempty"`
+	// Governance is the loop breaker and the confirmations (governance.go).
+	Governance Governance `json:"governance"`
 }
 
 // CodeDesigner configures code-designer mode (internal/designmode).
@@ -312,8 +322,9 @@ func DefaultConfig() Config {
 			Agent: Budget{MaxTurns: 200, MaxToolCalls: 400, MaxTokens: 2_000_000, MaxWallSeconds: 4 * 3600, MaxRestarts: 20},
 			Task:  Budget{MaxTurns: 1000, MaxToolCalls: 2000, MaxTokens: 10_000_000},
 		},
-		Requests: Requests{Answerers: []string{}},
-		Commit:   Commit{Exclude: append([]string(nil), DefaultCommitExclude...)},
+		Requests:   Requests{Answerers: []string{}},
+		Commit:     Commit{Exclude: append([]string(nil), DefaultCommitExclude...)},
+		Governance: defaultGovernance(),
 	}
 }
 
@@ -376,8 +387,10 @@ func (c Config) validate(path string) error {
 	if _, ok := Presets[c.Runtime.Exec.Preset]; !ok && c.Runtime.Exec.Preset != "" && len(c.Runtime.Exec.Command) == 0 {
 		return fmt.Errorf("%s: runtime.exec.preset is %q; want one of %v, or set runtime.exec.command", path, c.Runtime.Exec.Preset, PresetNames())
 	}
-	if o := c.Runtime.Exec.Output; o != "" && o != OutputClaudeStream {
-		return fmt.Errorf("%s: runtime.exec.output is %q; want %q or nothing", path, o, OutputClaudeStream)
+	switch o := c.Runtime.Exec.Output; o {
+	case "", OutputClaudeStream, OutputCodexJSON, OutputGeminiJSON:
+	default:
+		return fmt.Errorf("%s: runtime.exec.output is %q; want %s, %s, %s or nothing", path, o, OutputClaudeStream, OutputCodexJSON, OutputGeminiJSON)
 	}
 	switch c.Runtime.Exec.Prompt {
 	case "", PromptArg, PromptStdin:
@@ -388,6 +401,9 @@ func (c Config) validate(path string) error {
 		return fmt.Errorf("%s: runtime.resident_idle is %q; want a duration such as \"5m\", or \"0\" for never", path, c.Runtime.ResidentIdle)
 	}
 	if err := c.checkCosts(path); err != nil {
+		return err
+	}
+	if err := c.Governance.check(path); err != nil { // governance.go
 		return err
 	}
 	if _, err := netguard.Parse(c.Sandbox.HTTPAllow); err != nil {

@@ -49,8 +49,9 @@ var Presets = map[string]ExecRuntime{
 	// restarted with its whole prompt and the nudge instead.
 	"codex": {
 		Preset:      "codex",
-		Command:     []string{"codex", "exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check", "-"},
+		Command:     []string{"codex", "exec", "--json", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check", "-"},
 		Prompt:      PromptStdin,
+		Output:      OutputCodexJSON, // its events: each turn's usage
 		Nudges:      DefaultNudges,
 		PassEnv:     []string{"OPENAI_API_KEY", "CODEX_API_KEY"},
 		ConfigPaths: []string{"~/.codex"}, // CODEX_HOME's default
@@ -59,8 +60,9 @@ var Presets = map[string]ExecRuntime{
 	// its tools.
 	"gemini": {
 		Preset:      "gemini",
-		Command:     []string{"gemini", "--yolo"},
+		Command:     []string{"gemini", "--yolo", "--output-format", "json"},
 		Prompt:      PromptStdin,
+		Output:      OutputGeminiJSON, // its result: each model's usage
 		Nudges:      DefaultNudges,
 		PassEnv:     []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"},
 		ConfigPaths: []string{"~/.gemini"},

@@ -185,6 +185,21 @@ func TestBrowserDemoFlow(t *testing.T) {
 		waitText(ctx, t, `.room[data-phase="`+ph.ID+`"] .streams`, "Thinking about a bold hero")
 	})
 
+	t.Run("dollars show as pm costs words them, unknown as unknown", func(t *testing.T) {
+		role := ph.Agents[0]
+		turn := func(usd any) {
+			r.s.Notify(bus.Event{Kind: bus.EvAgentTurn, Actor: role, Agent: role, TaskID: tk.ID, PhaseID: ph.ID,
+				Data: map[string]any{"turns": 1, "tool_calls": 0, "tokens": 10, "usd": usd}})
+		}
+		turn(nil) // a call without a price
+		waitText(ctx, t, `[data-usage-agent="`+role+`"]`, "unknown")
+		turn(0.5)
+		waitText(ctx, t, `[data-usage-agent="`+role+`"]`, "$0.5000 + unknown (1)")
+		waitText(ctx, t, `[data-usage-task="`+tk.ID+`"]`, "$0.5000 + unknown (1)")
+		// The windows are the ledger's, from the snapshot: nothing spent there.
+		waitText(ctx, t, "#spend", "project, last hour: $0 · last 24 hours: $0")
+	})
+
 	t.Run("the message log nests a call under the call that caused it", func(t *testing.T) {
 		// The ids the inbox and the llm loop put on these events (msglog).
 		r.s.Notify(bus.Event{Kind: bus.POKind("request"), Actor: "human", Agent: "coordinator", Text: "human → coordinator: map the repo",

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -32,6 +33,9 @@ type Snapshot struct {
 	Rooms    []ops.Room               `json:"rooms"`
 	// Budgets are the configured limits usage is drawn against.
 	Budgets config.Budgets `json:"budgets"`
+	// Windows are the project's dollars over its budget windows (last hour,
+	// 24 hours) against their caps (ops.Spend); unknown stays unknown.
+	Windows []ops.Window `json:"windows"`
 	// Log is the last events of the bus, oldest first, each with its
 	// message-log line when it has one.
 	Log []LogEntry `json:"log"`
@@ -76,7 +80,7 @@ func (s *Server) snapshot(r *http.Request, all bool, limit, logN int) (*Snapshot
 	if err != nil {
 		return nil, err
 	}
-	snap := &Snapshot{Cursor: cur, Log: make([]LogEntry, 0, len(tail)), Budgets: s.sess.Store.Config().Budgets}
+	snap := &Snapshot{Cursor: cur, Log: make([]LogEntry, 0, len(tail)), Budgets: s.sess.Store.Config().Budgets, Windows: windows(ctx, s.sess)}
 	lines := msglog.NewCascade()
 	for _, d := range tail {
 		snap.Log = append(snap.Log, LogEntry{Event: json.RawMessage(d.Raw), Line: lineOf(lines, d.Event)})
@@ -153,4 +157,14 @@ func lineOf(c *msglog.Cascade, ev bus.Event) *msglog.Line {
 		return &l
 	}
 	return nil
+}
+
+// windows is the project's spend for a snapshot: none when the ledger cannot
+// be read (the rest of the page still draws).
+func windows(ctx context.Context, sess *ops.Session) []ops.Window {
+	res, err := ops.Spend(ctx, sess, ops.CostsInput{})
+	if err != nil {
+		return []ops.Window{}
+	}
+	return res.Windows
 }

@@ -13,5 +13,7 @@
 //     its cursor and waits through the state interfaces (state.Mailboxes,
 //     state.Watcher), reaching no file itself; Call still watches the two
 //     agents' directories (pending in internal/state/layering_test.go);
-//   - a resident prompt object's agent is named after the object.
+//   - a resident prompt object's agent is named after the object;
+//   - Chain walks a cascade back through the requests' causes (bounded by
+//     MaxChain), for the loop breaker.
 package inbox

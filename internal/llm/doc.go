@@ -64,6 +64,11 @@
 //     model saw its tool's doc preview and called it again (docpreview.go:
 //     the preview is the held-back call's tool result; confirmed, revised
 //     and dropped are EventDocDecision); with it nil nothing changes.
+//   - With Repeats set (the loop breaker, repeat.go), a call that would be
+//     the Limit-th in a row with the same arguments, the ones before it with
+//     the same result, is held before any call of its response runs and
+//     OnRepeat decides: run it, answer it with a refusal, or stop the loop
+//     (every call of the response answered, *RepeatError or OnRepeat's).
 //   - OnDelta and OnEvent are never called concurrently with each other or
 //     themselves. Run calls on one Loop are serialized.
 //

@@ -14,6 +14,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/plasmodium/pm/internal/loopguard"
 	"github.com/plasmodium/pm/internal/secret"
 )
 
@@ -50,6 +51,7 @@ const (
 	EventToolResult EventKind = "tool_result" // a tool call ended; Tool, CallID, Text, IsError
 	EventRepair     EventKind = "repair"      // the loaded transcript was repaired after a crash; Text
 	EventBudget     EventKind = "budget"      // a budget stopped the loop; Text
+	EventRepeat     EventKind = "repeat"      // the loop breaker held a repeated call (Repeats); Tool, CallID, Args, Text (what happened to it)
 	// Code-designer mode (Loop.DocPreview; docpreview.go).
 	EventDocPreview  EventKind = "doc_preview"  // a call held back with its doc's preview; Tool, CallID, Args, Text (the preview)
 	EventDocDecision EventKind = "doc_decision" // the model's decision on a previewed call; Tool, CallID, Args, Text (confirmed, revised, dropped)
@@ -109,6 +111,16 @@ type Loop struct {
 	// here: a task's shared budget, dollars, a project's window. It may
 	// block (to ask the human).
 	Before func(ctx context.Context, used Counters) error
+
+	// Repeats, when set, is the loop breaker for tool calls (loopguard): a
+	// call that would be its Limit-th in a row with the same arguments and
+	// the same result is held, and OnRepeat decides (repeat.go).
+	Repeats *loopguard.Guard
+	// OnRepeat is asked about a held call: "" runs it (and the count starts
+	// again), any other text is its tool result instead and the model goes
+	// on; an error stops the loop (the calls of that response are answered
+	// with it). nil: a hit stops the loop with a *RepeatError.
+	OnRepeat func(ctx context.Context, h loopguard.Hit) (refusal string, err error)
 
 	// DocPreview turns code-designer mode's doc preview on (nil: off, and
 	// the loop is exactly as without it): it returns the first lines of a
@@ -226,7 +238,11 @@ func (l *Loop) Run(ctx context.Context, userMessage string) (final string, err e
 			continue
 		}
 		decisions := l.decide(msg.ToolCalls)
-		results := l.runTools(runCtx, msg.ToolCalls)
+		held, err := l.holdRepeats(runCtx, msg.ToolCalls)
+		if err != nil {
+			return "", wallStop(err)
+		}
+		results := l.runTools(runCtx, msg.ToolCalls, held)
 		noteDecisions(results, decisions)
 		l.Used.ToolCalls += int64(len(msg.ToolCalls))
 		if err := l.appendResults(msg.ToolCalls, results); err != nil {
@@ -351,17 +367,25 @@ func (l *Loop) request() openai.ChatCompletionRequest {
 		//lint:ignore SA1019 max_tokens is what OpenAI-protocol servers other than OpenAI's (ollama, vLLM, llama.cpp) read
 		MaxTokens: l.MaxResponseTokens,
 	}
-	for _, t := range l.Tools {
+	req.Tools = ToolDefs(l.Tools)
+	return req
+}
+
+// ToolDefs are tools as a request sends them (what each model call pays
+// for them, and what pm's overhead is measured on).
+func ToolDefs(tools []Tool) []openai.Tool {
+	var defs []openai.Tool
+	for _, t := range tools {
 		params := t.Parameters
 		if len(params) == 0 {
 			params = json.RawMessage(`{"type":"object","properties":{}}`)
 		}
-		req.Tools = append(req.Tools, openai.Tool{
+		defs = append(defs, openai.Tool{
 			Type:     openai.ToolTypeFunction,
 			Function: &openai.FunctionDefinition{Name: t.Name, Description: t.Description, Parameters: params},
 		})
 	}
-	return req
+	return defs
 }
 
 // stream makes one streaming attempt and assembles the assistant message.
@@ -510,11 +534,16 @@ func estimateTokens(prompt []openai.ChatCompletionMessage, reply openai.ChatComp
 }
 
 // runTools runs every call of one turn concurrently and returns their
-// results in call order.
-func (l *Loop) runTools(ctx context.Context, calls []openai.ToolCall) []string {
+// results in call order. A call held by the loop breaker (held[i] set) is
+// not run: held[i] is its result.
+func (l *Loop) runTools(ctx context.Context, calls []openai.ToolCall, held []string) []string {
 	results := make([]string, len(calls))
 	var wg sync.WaitGroup
 	for i, tc := range calls {
+		if held != nil && held[i] != "" {
+			results[i] = l.secrets().Mask(held[i])
+			continue
+		}
 		// A tool gets the arguments masked too: whatever it records (a
 		// thought on the bus, a message in a room, a file) never holds a secret.
 		tc.Function.Arguments = l.secrets().Mask(tc.Function.Arguments)
@@ -527,6 +556,11 @@ func (l *Loop) runTools(ctx context.Context, calls []openai.ToolCall) []string {
 		})
 	}
 	wg.Wait()
+	for i, tc := range calls { // in call order: the loop breaker counts calls in a row
+		if held == nil || held[i] == "" {
+			l.Repeats.Record(tc.Function.Name, l.secrets().Mask(tc.Function.Arguments), results[i])
+		}
+	}
 	return results
 }
 

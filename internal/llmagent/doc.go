@@ -15,6 +15,13 @@
 //     arrives; an estimate or an unpriced model is unknown, never $0, and
 //     with a dollar cap set it stops the agent; a dollar cap reached pauses
 //     the agent on a request to the human (cost.go: yes, no, or raise it);
+//   - the loop breaker (loop.go, governance.loop): a repeated tool call and
+//     a call back into a waiting cascade pause the agent on a request to
+//     the human (ops.LoopPause); "stop" ends it failed, and the owner and
+//     the human are told;
+//   - what pm sends with every call of a role (system prompt, tools) and
+//     writes into its conversation is measured by Overheads (overhead.go)
+//     and kept within 10% of docs/benchmarks.md's figures by a test;
 //   - a role agent is woken only by messages from others;
 //   - code-designer mode (docs/code-designer.md) is read from the agent
 //     record before every run (a resident's mode is decided per call by pm

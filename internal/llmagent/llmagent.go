@@ -76,6 +76,9 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 	env := &capability.Env{
 		Store: s, Actor: store.Actor{Name: a.Name, Agent: a}, Launcher: r.Launcher, Workspace: s.ProjectDir(), Getenv: r.Getenv,
 		CallPO: func(ctx context.Context, to, msg string) (string, error) {
+			if err := r.cascade(ctx, a, to, cancel); err != nil {
+				return "", err
+			}
 			r.activity(a.Name, "waiting")
 			defer r.activity(a.Name, "working")
 			return inbox.Call(ctx, s, r.Launcher, a.Name, to, msg, nil)
@@ -110,6 +113,7 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 	}
 	r.spend = newSpend(prov.Model, a.Usage)
 	loop.Before = r.before(a, r.spend)
+	r.loopBreaker(a, loop)
 	loop.OnEvent = r.onEvent(a, out)
 	r.decideMode(a, obj)
 	previews := r.docPreviews()
@@ -149,8 +153,15 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 		err = cause
 	}
 	var be *llm.BudgetError
-	if errors.As(err, &be) {
+	var re *llm.RepeatError
+	var le *LoopError
+	switch {
+	case errors.As(err, &be):
 		r.budgetStop(a, be)
+	case errors.As(err, &re):
+		r.tell(a, fmt.Sprintf("@%s stopped: %v", a.Name, re))
+	case errors.As(err, &le):
+		r.tell(a, fmt.Sprintf("@%s stopped: %v", a.Name, le))
 	}
 	return err
 }
@@ -166,7 +177,7 @@ func (r *Runner) own(ctx context.Context, a *store.Agent, loop *llm.Loop, resume
 	if err != nil {
 		return err
 	}
-	msg := fmt.Sprintf("Begin. You own task %s: %s", t.ID, t.Description)
+	msg := fmt.Sprintf(ownerBegin, t.ID, t.Description)
 	if resumed {
 		msg = "You were restarted. Check status and history, then continue where you left off."
 	}
@@ -198,7 +209,7 @@ func (r *Runner) discuss(ctx context.Context, a *store.Agent, loop *llm.Loop, re
 	if err != nil {
 		return err
 	}
-	msg := fmt.Sprintf("Enter the room: phase %q. Read the room with chat, then give your view with say.", ph.Name)
+	msg := fmt.Sprintf(roleEnter, ph.Name)
 	if resumed {
 		msg = ""
 	}
@@ -225,7 +236,7 @@ func (r *Runner) discuss(ctx context.Context, a *store.Agent, loop *llm.Loop, re
 			return err // a failed wait is a crash, so the supervisor brings us back
 		}
 		var b strings.Builder
-		b.WriteString("New in the room:\n")
+		b.WriteString(roomNew)
 		for _, m := range w.Messages() {
 			who := "@" + m.Author
 			if m.Role != "" {
@@ -233,7 +244,7 @@ func (r *Runner) discuss(ctx context.Context, a *store.Agent, loop *llm.Loop, re
 			}
 			fmt.Fprintf(&b, "%s: %s\n", who, m.Content)
 		}
-		b.WriteString("If you have something to add, call say with one short message; otherwise answer PASS.")
+		b.WriteString(roomAsk)
 		msg = b.String()
 		if p, err := s.Phase(a.TaskID, a.PhaseID); err == nil {
 			ph = p
@@ -408,6 +419,13 @@ func (r *Runner) budgetStop(a *store.Agent, be *llm.BudgetError) {
 	s := r.Store
 	text := fmt.Sprintf("@%s stopped: %v", a.Name, be) // be says "budget exceeded: ..."
 	s.Notify(agentEvent(a, bus.EvAgentBudget, text, nil))
+	r.tell(a, text)
+}
+
+// tell sends why the agent stopped to whoever must act: the task's owner
+// (for a role agent) and the human.
+func (r *Runner) tell(a *store.Agent, text string) {
+	s := r.Store
 	if a.TaskID != "" {
 		if t, err := s.Task(a.TaskID); err == nil && t.Owner != a.Name {
 			_, _ = inbox.Send(s, inbox.Message{Kind: inbox.KindNotice, From: a.Name, To: t.Owner, TaskID: t.ID, Text: text})

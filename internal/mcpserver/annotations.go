@@ -15,6 +15,7 @@ var hints = map[string]*mcp.ToolAnnotations{
 	"get_conversation":     readOnly("A prompt object's conversation"),
 	"inspect_po":           readOnly("Inspect a prompt object"),
 	"get_pending_requests": readOnly("Pending requests"),
+	"costs":                readOnly("Costs against budgets"),
 	// Additive: they add a record and take nothing away.
 	"say":                additive("Post to a phase", false),
 	"respond_to_request": additive("Answer a request", false),

@@ -52,6 +52,7 @@ func (s *Server) addTaskTools(withRequests bool) {
 	addTool(s.MCP, "end_phase", "Close a task's active phase early (pm end-phase).", op(s.sess, ops.EndPhase))
 	addTool(s.MCP, "kill_task", "Kill a task's agents and subtasks; restart=true starts a fresh owner (pm kill).", op(s.sess, ops.Kill))
 	addTool(s.MCP, "wait_task", "Block until a task is done, killed or stalled (pm wait).", op(s.sess, ops.Wait))
+	addTool(s.MCP, "costs", "Dollars spent, against the budgets (pm costs).", op(s.sess, ops.Spend))
 	if withRequests {
 		s.addRequestTools()
 	}

@@ -17,7 +17,7 @@ import (
 
 var (
 	poTools   = []string{"get_conversation", "get_pending_requests", "inspect_po", "list_prompt_objects", "respond_to_request", "send_message"}
-	taskTools = []string{"chat", "create_task", "design", "designs", "end_phase", "get_pending_requests", "kill_task", "respond_to_request", "say", "task_status", "wait_task"}
+	taskTools = []string{"chat", "costs", "create_task", "design", "designs", "end_phase", "get_pending_requests", "kill_task", "respond_to_request", "say", "task_status", "wait_task"}
 )
 
 // Each --tools set lists exactly its tools, each with a description and a

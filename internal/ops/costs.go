@@ -14,8 +14,8 @@ import (
 
 // CostsInput selects what pm costs sums.
 type CostsInput struct {
-	Task  string `json:"task,omitempty" jsonschema:"only this task's model calls (tk-...)"`
-	Since string `json:"since,omitempty" jsonschema:"only calls in this last duration, such as 24h or 90m"`
+	Task  string `json:"task,omitempty" jsonschema:"only this task (tk-...)"`
+	Since string `json:"since,omitempty" jsonschema:"only the last 24h, 90m, ..."`
 }
 
 // CostLine is the cost of one agent or one task: the sum of its ledger

@@ -35,6 +35,13 @@
 //     the bus cursor before their first check so no event slips between;
 //   - config.json is changed only by the human (ConfigSet, ConfigUnset) and
 //     only to a config that loads;
+//   - the loop breaker pauses an agent in one way (LoopPause: a request of
+//     kind loop, the evidence, yes/stop/anything else); an agent's phase is
+//     checked for progress before it opens (progress.go);
+//   - governance.confirm is one gate (Confirm, confirm.go): an agent's call
+//     a rule names waits on a request of kind confirm; done and kill call it
+//     themselves (so an exec agent's pm done is held too), capability calls
+//     it for every other tool; a denial is exit 3 with the human's words;
 //   - ops imports domain packages (task, phase, agent, request, inbox, store)
 //     and is imported by surfaces; no domain package imports it, and it
 //     imports no surface (cmdutil, cli, capability).

@@ -41,7 +41,12 @@ func OpenPhase(ctx context.Context, sess *Session, in PhaseInput) (PhaseResult, 
 	if err != nil {
 		return PhaseResult{}, err
 	}
+	mark, allowed, err := checkProgress(ctx, sess, t)
+	if err != nil {
+		return PhaseResult{}, err
+	}
 	ph, names, err := agent.OpenPhase(sess.Store, l, sess.Actor, phase.Spec{TaskID: t.ID, Name: in.Name, Limit: in.Limit, Roles: in.Roles, Rules: in.Rules})
+	recordProgress(sess.Store, t, ph, mark, allowed)
 	return PhaseResult{Phase: ph, Agents: names}, err
 }
 

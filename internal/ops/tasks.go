@@ -255,6 +255,9 @@ func Done(ctx context.Context, sess *Session, in DoneInput) (*task.DoneResult, e
 	if err != nil {
 		return nil, err
 	}
+	if err := Confirm(ctx, sess, Call{Tool: "done", Args: argsJSON(in), Subject: t.ID}); err != nil {
+		return nil, err
+	}
 	return task.Done(sess.Store, l, sess.Actor, t.ID)
 }
 
@@ -274,6 +277,9 @@ func Kill(ctx context.Context, sess *Session, in KillInput) (*task.KillResult, e
 			return nil, err
 		}
 		if err := CheckKill(sess.Store, sess.Actor, t); err != nil {
+			return nil, err
+		}
+		if err := Confirm(ctx, sess, Call{Tool: "kill", Args: argsJSON(in), Subject: t.ID}); err != nil {
 			return nil, err
 		}
 	}

@@ -8,5 +8,9 @@
 // answer is exit 5 and changes nothing); the asker blocks on the state's
 // watcher (state.Scope{Requests: true}), never a sleep loop;
 // every ask and answer is also an event on the bus (request.asked,
-// request.answered).
+// request.answered). Decide (decide.go) is the same request with a kind
+// (loop, confirm) and a yes/always/stop/no reading of its answer
+// (ParseVerdict); unanswered within its timeout, pm answers it "no (timed
+// out ...)", and one whose asker stopped waiting "no (the agent stopped
+// waiting)", so no decision is left pending for nobody.
 package request

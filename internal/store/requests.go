@@ -31,6 +31,21 @@ type Request struct {
 	AnsweredBy string        `json:"answered_by,omitempty"`
 	CreatedAt  time.Time     `json:"created_at"`
 	AnsweredAt *time.Time    `json:"answered_at,omitempty"`
+	// Kind is what is asked: "" a question (ask_human), "loop" the loop
+	// breaker's pause, "confirm" a call waiting for confirmation,
+	// "budget" a dollar cap reached (internal/request, decide.go).
+	Kind string `json:"kind,omitempty"`
+	// Confirm is the call a "confirm" request holds.
+	Confirm *ConfirmCall `json:"confirm,omitempty"`
+}
+
+// ConfirmCall is a call held for a human's confirmation: the tool, its
+// arguments, and Scope, what an "always" answer allows for the rest of the
+// task (the rule, or for http_get's new_hosts the host).
+type ConfirmCall struct {
+	Tool  string `json:"tool"`
+	Args  string `json:"args"`
+	Scope string `json:"scope"`
 }
 
 // CreateRequest stores r under a fresh id and sets r.ID. Each try draws an

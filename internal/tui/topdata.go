@@ -27,6 +27,7 @@ type TopData struct {
 	Rooms    []Room
 	Agents   []*store.Agent
 	Requests []*request.Request
+	Spend    ops.CostsResult // dollars against budgets (topcost.go)
 }
 
 // TopBackend is everything pm top reads and does; TopFromSession is the
@@ -114,6 +115,7 @@ func snapshot(ctx context.Context, sess *ops.Session) (TopData, error) {
 		return d, err
 	}
 	d.Agents = agents.Agents
+	d.Spend = spend(ctx, sess)
 	d.Requests, err = ops.Requests(ctx, sess, ops.RequestsInput{})
 	return d, err
 }

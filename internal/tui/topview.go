@@ -81,7 +81,10 @@ func (m *Top) roomLines() []string {
 func (m *Top) agentLines() []string {
 	var l []string
 	for _, a := range m.data.Agents {
-		l = append(l, agentLine(a))
+		l = append(l, agentLine(a)+m.agentCost(a))
+	}
+	if p := m.projectCost(); p != "" {
+		l = append(l, p)
 	}
 	return l
 }

@@ -52,7 +52,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 // and this store; what they write masks the token (Commands' argument) too.
 func asAgent(f *cmdutil.Factory, s *store.Store, name string) agent.Commands {
 	return func(token string) broker.Runner {
-		return func(ctx context.Context, args []string, stdio broker.Stdio) int {
+		return guardRepeats(s, name, s.Config().Governance.Loop.Repeat, func(ctx context.Context, args []string, stdio broker.Stdio) int {
 			g := *f
 			g.Context = ctx
 			g.IO = cmdutil.IOStreams{In: stdio.In, Out: stdio.Out, ErrOut: stdio.Err}
@@ -68,6 +68,6 @@ func asAgent(f *cmdutil.Factory, s *store.Store, name string) agent.Commands {
 			g.Getwd = func() (string, error) { return s.ProjectDir(), nil }
 			g.MaskAlso = append(slices.Clip(f.MaskAlso), token)
 			return f.RunAsAgent(&g, args)
-		}
+		})
 	}
 }

@@ -95,6 +95,7 @@ async function start() {
     prompts: s.prompts,
     rooms: new Map(s.rooms.map((r) => [r.phase.id, { ...r, messages: r.messages || [] }])),
     budgets: s.budgets,
+    windows: s.windows || [],
     budgetStops: [],
   };
   cursor = s.cursor;
@@ -259,7 +260,7 @@ function apply(ev, changes) {
       pushBudgetStop(ev); dirty.add("attention"); break;
     case "agent.turn":
       if (agent) {
-        agent.usage = { turns: num(d.turns), tool_calls: num(d.tool_calls), tokens: num(d.tokens) };
+        agent.usage = withDollars({ turns: num(d.turns), tool_calls: num(d.tool_calls), tokens: num(d.tokens) }, agent.usage, d);
         dirty.add("usage");
       }
       endStream(ev.agent);
@@ -534,7 +535,44 @@ function against(used, limit) {
 function usageRow(name, task, status, u, wall, b, restarts, extra) {
   return el("tr", extra || {}, el("td", {}, name), el("td", {}, task), el("td", {}, status),
     against(u.turns, b.max_turns), against(u.tool_calls, b.max_tool_calls), against(u.tokens, b.max_tokens),
-    against(wall, b.max_wall_seconds), el("td", {}, restarts === "" ? "" : String(restarts)));
+    againstUSD(u, b.max_usd), against(wall, b.max_wall_seconds), el("td", {}, restarts === "" ? "" : String(restarts)));
+}
+
+// ---- dollars: as pm costs words them; unknown is unknown, never $0
+
+// usdText formats dollars like internal/cost.USD.
+function usdText(v) {
+  if (v === 0) return "$0";
+  return v < 1 ? "$" + v.toFixed(4) : "$" + v.toFixed(2);
+}
+
+// dollars is a usage's cost: its known dollars, and the calls without a
+// price (or without usage) kept apart.
+function dollars(u) {
+  const usd = num(u.usd), unknown = num(u.unpriced);
+  if (unknown > 0 && usd === 0) return "unknown";
+  return unknown > 0 ? usdText(usd) + " + unknown (" + unknown + ")" : usdText(usd);
+}
+
+// againstUSD shows dollars against a cap, marked from 80% of it.
+function againstUSD(u, limit) {
+  const over = limit > 0 && num(u.usd) >= 0.8 * limit;
+  return el("td", { class: over ? "over" : "" }, limit > 0 ? dollars(u) + " / " + usdText(limit) : dollars(u));
+}
+
+// withDollars carries an agent's dollars into its new usage from an
+// agent.turn event (d.usd: the call's dollars, null when unknown).
+function withDollars(u, prev, d) {
+  const p = prev || {};
+  u.usd = num(p.usd) + (d.usd == null ? 0 : num(d.usd));
+  u.unpriced = num(p.unpriced) + (d.usd == null ? 1 : 0);
+  return u;
+}
+
+// renderSpend is the project's windows against their caps (GET /api/state).
+function renderSpend() {
+  const out = (state.windows || []).map(w => w.window + ": " + w.cost + (w.limit > 0 ? " of " + usdText(w.limit) + " (" + w.key + ")" : ""));
+  $("spend").textContent = out.length ? "project, " + out.join(" · ") : "";
 }
 
 function usageRows(agents, budgets) {
@@ -547,7 +585,7 @@ function usageRows(agents, budgets) {
   const rows = [];
   for (const [task, list] of byTask) {
     if (task) {
-      const sum = { turns: 0, tool_calls: 0, tokens: 0 };
+      const sum = { turns: 0, tool_calls: 0, tokens: 0, usd: 0, unpriced: 0 };
       for (const a of list) for (const k of Object.keys(sum)) sum[k] += num(a.usage && a.usage[k]);
       rows.push(usageRow("task total", task, "", sum, "", b.task || {}, "", { class: "total", "data-usage-task": task }));
     }
@@ -560,6 +598,7 @@ function usageRows(agents, budgets) {
 
 function renderUsage() {
   $("usage").tBodies[0].replaceChildren(...usageRows([...state.agents.values()], state.budgets));
+  renderSpend();
 }
 
 // ---- the task detail: its tree, every phase with messages, agents,

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -60,7 +61,7 @@ func main() {
 	var (
 		quickF  = flag.Bool("quick", false, "smaller sizes, for a fast check")
 		bin     = flag.String("pm", "", "pm binary to measure (default: go build ./cmd/pm)")
-		only    = flag.String("only", "", "comma-separated figures to run: startup, scale, delivery, append, say, reads, chatslope, done, roundtrip, mcp, idle, dashboard, respawn")
+		only    = flag.String("only", "", "comma-separated figures to run: overhead, startup, scale, delivery, append, say, reads, chatslope, done, roundtrip, mcp, idle, dashboard, respawn")
 		keep    = flag.Bool("keep", false, "keep the temporary directory")
 		timeout = flag.Duration("timeout", 20*time.Minute, "stop the whole run after this long")
 		// Helper mode: one append writer process (used by the append figure).
@@ -164,6 +165,24 @@ func run(ctx context.Context, sz sizes, bin string, want []string, keep bool) in
 				Result:  fmt.Sprintf("%.2fx (%s / %s)", r, bench.Ms(c.PM.Median()), bench.Ms(c.Floor.Median())),
 				Verdict: bench.Verdict(r <= 1.5)})
 		}
+		return rows, nil
+	})
+	step("overhead", func(dir string) ([]bench.Row, error) {
+		ovs, err := bench.Overheads(filepath.Join(dir, "project"))
+		if err != nil {
+			return nil, err
+		}
+		var rows []bench.Row
+		for _, o := range ovs {
+			rows = append(rows, bench.Row{Figure: fmt.Sprintf("pm's overhead per llm call, %s: system prompt + %d tools (+ pm's messages)", o.Role, len(o.Names)),
+				Result: fmt.Sprintf("%d + %d = %d bytes, ≈ %d tokens (+ %d bytes)", o.Prompt, o.Tools, o.Fixed(), o.Tokens(), o.Context)})
+		}
+		f, err := bench.LandingFlow(ctx, bin, dir)
+		if err != nil {
+			return rows, err
+		}
+		rows = append(rows, bench.Row{Figure: fmt.Sprintf("landing flow (pm demo, replayed): %d model calls, tokens in / out", f.Calls),
+			Result: fmt.Sprintf("%d / %d; $%.4f at %s's price", f.Usage.Input+f.Usage.Cached, f.Usage.Output, f.USD, bench.ReferenceModel)})
 		return rows, nil
 	})
 	step("chatslope", func(dir string) ([]bench.Row, error) {

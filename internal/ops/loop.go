@@ -1,0 +1,26 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/plasmodium/pm/internal/request"
+)
+
+// LoopPause is the loop breaker's one way to stop an agent that repeats
+// itself (a tool call, a pm command, phases without progress): it asks the
+// human with the evidence and waits, as long as it takes, for the verdict:
+// Allow (go on), Stop, or Deny with the human's words for the agent.
+func LoopPause(ctx context.Context, sess *Session, evidence string) (request.Verdict, string, error) {
+	q := fmt.Sprintf("@%s looks stuck: %s. Answer \"yes\" to let it go on, \"stop\" to stop it, "+
+		"or anything else to tell it what to do instead (it gets your answer in place of the call).", sess.Actor.Name, evidence)
+	r, err := request.Decide(ctx, sess.Store, sess.Actor, request.Decision{Kind: request.KindLoop, Question: q})
+	if err != nil {
+		return request.Deny, "", err
+	}
+	v, why := request.ParseVerdict(r.Answer)
+	if v == request.AllowAlways {
+		v = request.Allow
+	}
+	return v, why, nil
+}
