@@ -342,7 +342,7 @@ func finish(s *store.Store, log *slog.Logger, a *store.Agent, code int, reason s
 	})
 	log.Info("ended", "exit_code", code, "reason", reason)
 	s.Notify(bus.Event{Kind: bus.EvAgentExited, Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID, Text: reason,
-		Data: map[string]any{"exit_code": code}})
+		Data: bus.AgentExited{ExitCode: code}})
 	if err != nil {
 		return err
 	}
