@@ -154,7 +154,7 @@ func runExec(ctx context.Context, s *store.Store, log *slog.Logger, masked io.Wr
 		cmd.Stdout = stream
 	}
 	// If the host is killed outright, its runtime must not outlive it.
-	attr.Pdeathsig = syscall.SIGKILL
+	driver.DieWithParent(attr)
 	cmd.SysProcAttr = attr
 	log.Info("starting", "runtime", a.Runtime, "argv0", run.argv[0], "role", a.Role, "task", a.TaskID, "phase", a.PhaseID)
 	driver.NoInherit()
