@@ -61,7 +61,7 @@ func New(s *store.Store, a store.Agent) (*store.Agent, error) {
 		return nil, err
 	}
 	s.Notify(bus.Event{Kind: bus.EvAgentCreated, Actor: "pm", Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID,
-		Data: map[string]any{"prompt": a.Prompt, "role": a.Role, "runtime": a.Runtime}})
+		Data: bus.AgentCreated{Prompt: a.Prompt, Role: a.Role, Runtime: string(a.Runtime)}})
 	return &a, nil
 }
 
@@ -139,7 +139,7 @@ func (l *Launcher) start(name string, check func(*store.Agent) error) (*store.Ag
 		return a, errNothingStarted
 	}
 	s.Notify(bus.Event{Kind: bus.EvAgentStarted, Actor: "pm", Agent: name, TaskID: a.TaskID, PhaseID: a.PhaseID,
-		Data: map[string]any{"pid": a.Pid, "role": a.Role, "restarts": a.Restarts}})
+		Data: bus.AgentStarted{Pid: a.Pid, Role: a.Role, Restarts: a.Restarts}})
 	if l.AfterStart != nil {
 		l.AfterStart()
 	}
@@ -213,7 +213,7 @@ func (l *Launcher) Kill(actor store.Actor, name string) error {
 	}
 	if killed || a.Status == store.AgentKilled {
 		s.Notify(bus.Event{Kind: bus.EvAgentKilled, Actor: actor.Name, Agent: name, TaskID: a.TaskID, PhaseID: a.PhaseID,
-			Data: map[string]any{"pid": a.Pid}})
+			Data: bus.AgentKilled{Pid: a.Pid}})
 	}
 	return nil
 }

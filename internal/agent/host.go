@@ -154,7 +154,7 @@ func runExec(ctx context.Context, s *store.Store, log *slog.Logger, masked io.Wr
 		cmd.Stdout = stream
 	}
 	// If the host is killed outright, its runtime must not outlive it.
-	attr.Pdeathsig = syscall.SIGKILL
+	driver.DieWithParent(attr)
 	cmd.SysProcAttr = attr
 	log.Info("starting", "runtime", a.Runtime, "argv0", run.argv[0], "role", a.Role, "task", a.TaskID, "phase", a.PhaseID)
 	driver.NoInherit()
@@ -343,7 +343,7 @@ func finish(s *store.Store, log *slog.Logger, a *store.Agent, code int, reason s
 	})
 	log.Info("ended", "exit_code", code, "reason", reason)
 	s.Notify(bus.Event{Kind: bus.EvAgentExited, Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID, Text: reason,
-		Data: map[string]any{"exit_code": code}})
+		Data: bus.AgentExited{ExitCode: code}})
 	if err != nil {
 		return err
 	}

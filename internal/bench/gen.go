@@ -128,7 +128,7 @@ func WriteEvents(path string, n int) error {
 	for i := range n {
 		ev := bus.Event{Time: base.Add(time.Duration(i) * time.Millisecond), Kind: bus.EvMessage, Actor: "owner_000001",
 			TaskID: "tk-000011", PhaseID: "ph-000001", MsgID: fmt.Sprintf("msg-%06x", i&0xffffff),
-			Text: fmt.Sprintf("event %d: a message posted to the room", i), Data: map[string]any{"n": i%50 + 1, "limit": 50}}
+			Text: fmt.Sprintf("event %d: a message posted to the room", i), Data: bus.MessagePosted{N: i%50 + 1, Limit: 50}}
 		if err := enc.Encode(ev); err != nil {
 			f.Close()
 			return err

@@ -270,7 +270,8 @@ func TestTailWhere(t *testing.T) {
 		t.Run(impl.name, func(t *testing.T) {
 			b := impl.new(t)
 			for i, k := range []Kind{EvPhaseOpened, EvMessage, EvMessage, EvPhaseClosed, EvMessage, EvMessage} {
-				if err := b.Publish(Event{Kind: k, TaskID: "tk-000001", Text: fmt.Sprint(i), Data: map[string]any{"i": i}}); err != nil {
+				data := map[Kind]Payload{EvPhaseOpened: PhaseOpened{Limit: i + 1}, EvMessage: MessagePosted{N: i + 1}, EvPhaseClosed: PhaseClosed{Messages: i + 1}}[k]
+				if err := b.Publish(Event{Kind: k, TaskID: "tk-000001", Text: fmt.Sprint(i), Data: data}); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -5,8 +5,8 @@ import "context"
 type causeKey struct{}
 
 // WithCause marks ctx as work done for call id (an inbox request's
-// correlation id). Publishers acting under it put the id in the event's
-// Data["cause"], so a follower nests what a call caused under that call (pm
+// correlation id). Publishers acting under it put the id in their
+// payload's Cause (data.cause), so a follower nests what a call caused under that call (pm
 // talk's message log) from ids, not from guesses about timing or names.
 func WithCause(ctx context.Context, id string) context.Context {
 	if id == "" {

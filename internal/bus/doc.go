@@ -2,9 +2,24 @@
 // (pm log -f, pm demo, the supervisor, later a dashboard) to read and resume.
 //
 // Every event kind is a Kind constant declared in this package; no other
-// package spells a kind as a string literal.
+// package spells a kind as a string literal. Every kind's data is a struct
+// declared here too (payload.go, PayloadFor), so publishers and readers
+// (the dashboard, pm top and pm talk through msglog, pm log, notify, MCP)
+// share typed fields instead of a map's keys.
 //
 // Invariants:
+//   - An event's Data is its kind's payload struct (PayloadFor), or nil, or
+//     Other for a kind this pm does not declare: Publish refuses any other
+//     type (PayloadError), and a reader gets the struct back; data that does
+//     not fit its kind's struct exactly (another version's line) is read as
+//     Other, whole, never dropped;
+//   - the line is what encoding/json writes (keys of the payload in their
+//     order, which is the order a map of them was written in, so
+//     events.jsonl did not change with the types): Event.MarshalJSON
+//     writes it without building encoding/json's encoders (a short command
+//     publishes one event), reading a payload's fields from its struct,
+//     so a field added to a payload needs no codec change
+//     (TestPayloadsRoundTrip fills every field of every kind's payload);
 //   - Publish stamps the time (and "human" as the actor when none is given),
 //     masks the publisher's secrets, and appends the event as one whole line
 //     (File: jsonl.Append under the file's lock), or fails: it never writes

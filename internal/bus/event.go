@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/plasmodium/pm/internal/secret"
@@ -8,21 +9,58 @@ import (
 
 // Event is one line of events.jsonl.
 type Event struct {
-	Time    time.Time      `json:"ts"`
-	Kind    Kind           `json:"kind"`
-	Actor   string         `json:"actor"`
-	TaskID  string         `json:"task_id,omitempty"`
-	PhaseID string         `json:"phase_id,omitempty"`
-	MsgID   string         `json:"msg_id,omitempty"`
-	Agent   string         `json:"agent,omitempty"`
-	Text    string         `json:"text,omitempty"`
-	Data    map[string]any `json:"data,omitempty"`
+	Time    time.Time `json:"ts"`
+	Kind    Kind      `json:"kind"`
+	Actor   string    `json:"actor"`
+	TaskID  string    `json:"task_id,omitempty"`
+	PhaseID string    `json:"phase_id,omitempty"`
+	MsgID   string    `json:"msg_id,omitempty"`
+	Agent   string    `json:"agent,omitempty"`
+	Text    string    `json:"text,omitempty"`
+	// Data is the kind's payload (payload.go): nil, the struct PayloadFor
+	// names, or Other. A payload that writes no field (`{}`) is left out,
+	// as an empty map was.
+	Data Payload `json:"data,omitempty"`
+}
+
+// wire is Event as encoding/json reads it, with the payload left as JSON
+// text for decodePayload.
+type wire struct {
+	Time    time.Time       `json:"ts"`
+	Kind    Kind            `json:"kind"`
+	Actor   string          `json:"actor"`
+	TaskID  string          `json:"task_id,omitempty"`
+	PhaseID string          `json:"phase_id,omitempty"`
+	MsgID   string          `json:"msg_id,omitempty"`
+	Agent   string          `json:"agent,omitempty"`
+	Text    string          `json:"text,omitempty"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// UnmarshalJSON reads an event and its payload as its kind's struct
+// (decodePayload).
+func (ev *Event) UnmarshalJSON(b []byte) error {
+	var w wire
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	data, err := decodePayload(w.Kind, w.Data)
+	if err != nil {
+		return err
+	}
+	*ev = Event{Time: w.Time, Kind: w.Kind, Actor: w.Actor, TaskID: w.TaskID, PhaseID: w.PhaseID,
+		MsgID: w.MsgID, Agent: w.Agent, Text: w.Text, Data: data}
+	return nil
 }
 
 // stamp fills what a publisher may leave out (the time, the human as actor)
 // and masks secrets in the text and data (internal/secret is the policy):
-// every implementation publishes the same line.
-func stamp(ev Event, now func() time.Time, secrets secret.Set) Event {
+// every implementation publishes the same line. A payload of the wrong
+// type for its kind is refused (checkPayload).
+func stamp(ev Event, now func() time.Time, secrets secret.Set) (Event, error) {
+	if err := checkPayload(ev); err != nil {
+		return Event{}, err
+	}
 	if ev.Time.IsZero() {
 		if now == nil {
 			now = time.Now
@@ -32,6 +70,9 @@ func stamp(ev Event, now func() time.Time, secrets secret.Set) Event {
 	if ev.Actor == "" {
 		ev.Actor = "human"
 	}
-	ev.Text, ev.Data = secrets.Mask(ev.Text), secrets.MaskData(ev.Data)
-	return ev
+	ev.Text = secrets.Mask(ev.Text)
+	if ev.Data != nil {
+		ev.Data = secrets.MaskValue(ev.Data).(Payload)
+	}
+	return ev, nil
 }

@@ -2,30 +2,28 @@ package bus
 
 import (
 	"encoding/json"
-	"slices"
+	"reflect"
 	"strconv"
+	"strings"
 
 	"github.com/plasmodium/pm/internal/jsonl"
 )
 
-// MarshalJSON writes ev as encoding/json writes it from its tags, without
-// building the struct's encoder by reflection, which cost a short command
-// (every pm say publishes one event) more than the encoding.
-// FuzzEventJSON keeps the bytes identical to the reflective encoding.
+// MarshalJSON writes ev as encoding/json writes it from its tags (the
+// payload as json.Marshal writes the kind's struct; one that writes no
+// field is left out, as an empty map was), without encoding/json's
+// encoders: building them by reflection in a fresh process cost a short
+// command (every pm say publishes one event) 0.3-0.4 ms, more than the
+// rest of its encoding (docs/benchmarks.md, issue 22). The header's fields
+// are listed here (TestEventCodecKeepsEveryField fills every one); a
+// payload's are read from its struct by appendPayload, so a field added to
+// a payload is written with no change here (TestPayloadsRoundTrip).
 func (ev Event) MarshalJSON() ([]byte, error) {
 	ts, err := ev.Time.MarshalJSON()
 	if err != nil {
 		return nil, err
 	}
-	var data []byte
-	if len(ev.Data) > 0 {
-		if data = appendFlatData(nil, ev.Data); data == nil {
-			if data, err = json.Marshal(ev.Data); err != nil {
-				return nil, err
-			}
-		}
-	}
-	b := make([]byte, 0, 96+len(ev.Text)+len(data))
+	b := make([]byte, 0, 160+len(ev.Text))
 	b = append(b, `{"ts":`...)
 	b = append(b, ts...)
 	b = jsonl.AppendField(b, ',', "kind", string(ev.Kind))
@@ -37,52 +35,80 @@ func (ev Event) MarshalJSON() ([]byte, error) {
 			b = jsonl.AppendField(b, ',', f.key, f.value)
 		}
 	}
-	if data != nil {
+	if ev.Data != nil {
+		head := len(b)
 		b = append(b, `,"data":`...)
-		b = append(b, data...)
+		start := len(b)
+		if b, err = appendPayload(b, ev.Data); err != nil {
+			return nil, err
+		}
+		if string(b[start:]) == "{}" || string(b[start:]) == "null" {
+			b = b[:head]
+		}
 	}
 	return append(b, '}'), nil
 }
 
 // MarshalsExactly marks MarshalJSON as writing json.Marshal's bytes
-// (jsonl.ExactMarshaler): FuzzEventJSON compares them.
+// (jsonl.ExactMarshaler): FuzzEventJSON and TestPayloadsRoundTrip compare
+// them with encoding/json's.
 func (Event) MarshalsExactly() {}
 
 var _ jsonl.ExactMarshaler = Event{}
 
-// appendFlatData appends data as json.Marshal encodes it (keys sorted
-// bytewise, strings quoted as it quotes them) when every value is a string,
-// an int, an int64 or a bool, as most events' are (pm say's n and limit);
-// it returns nil for any other value, which json.Marshal then encodes.
-func appendFlatData(b []byte, data map[string]any) []byte {
-	keys := make([]string, 0, len(data))
-	for k, v := range data {
-		switch v.(type) {
-		case string, int, int64, bool:
-		default:
-			return nil
-		}
-		keys = append(keys, k)
+// appendPayload appends p as json.Marshal writes it. A payload struct's
+// fields are read by reflection from its type and tags, each time, so
+// nothing here names a field: strings, integers and bools are written
+// here, any other field (a list, a pointer) and Other by json.Marshal.
+// The payload structs use plain `json:"name"` and `json:"name,omitempty"`
+// tags only (TestPayloadsRoundTrip compares every kind's bytes with
+// json.Marshal's).
+func appendPayload(b []byte, p Payload) ([]byte, error) {
+	v := reflect.ValueOf(p)
+	if v.Kind() != reflect.Struct {
+		raw, err := json.Marshal(p)
+		return append(b, raw...), err
 	}
-	slices.Sort(keys)
-	for i, k := range keys {
-		sep := byte(',')
-		if i == 0 {
-			sep = '{'
+	t := v.Type()
+	sep := byte('{')
+	for i := range t.NumField() {
+		name, opts, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		f := v.Field(i)
+		if opts == "omitempty" && isEmpty(f) {
+			continue
 		}
 		b = append(b, sep)
-		b = jsonl.AppendString(b, k)
+		sep = ','
+		b = jsonl.AppendString(b, name)
 		b = append(b, ':')
-		switch v := data[k].(type) {
-		case string:
-			b = jsonl.AppendString(b, v)
-		case int:
-			b = strconv.AppendInt(b, int64(v), 10)
-		case int64:
-			b = strconv.AppendInt(b, v, 10)
-		case bool:
-			b = strconv.AppendBool(b, v)
+		switch f.Kind() {
+		case reflect.String:
+			b = jsonl.AppendString(b, f.String())
+		case reflect.Int, reflect.Int64:
+			b = strconv.AppendInt(b, f.Int(), 10)
+		case reflect.Bool:
+			b = strconv.AppendBool(b, f.Bool())
+		default:
+			raw, err := json.Marshal(f.Interface())
+			if err != nil {
+				return nil, err
+			}
+			b = append(b, raw...)
 		}
 	}
-	return append(b, '}')
+	if sep == '{' {
+		b = append(b, '{')
+	}
+	return append(b, '}'), nil
+}
+
+// isEmpty is encoding/json's omitempty test.
+func isEmpty(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Array, reflect.Map, reflect.Slice, reflect.String:
+		return v.Len() == 0
+	case reflect.Struct:
+		return false
+	}
+	return v.IsZero()
 }

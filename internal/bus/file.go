@@ -27,7 +27,11 @@ var _ Bus = (*File)(nil)
 
 // Publish appends ev as one line under the file's lock.
 func (b *File) Publish(ev Event) error {
-	return jsonl.Append(b.Path, stamp(ev, b.Now, b.Secrets))
+	ev, err := stamp(ev, b.Now, b.Secrets)
+	if err != nil {
+		return err
+	}
+	return jsonl.Append(b.Path, ev)
 }
 
 // Tail reads the last n events backwards from the end of the file.

@@ -30,7 +30,10 @@ var _ Bus = (*Mem)(nil)
 
 // Publish stamps ev, encodes it as File would and appends it.
 func (b *Mem) Publish(ev Event) error {
-	ev = stamp(ev, b.Now, b.Secrets)
+	ev, err := stamp(ev, b.Now, b.Secrets)
+	if err != nil {
+		return err
+	}
 	raw, err := json.Marshal(ev)
 	if err != nil {
 		return err

@@ -179,7 +179,7 @@ func Create(s *store.Store, actor store.Actor, name, description string, caps []
 		return "", nil, errors.Join(errs.Failf("", "the new prompt object broke the prompt set; removed it"), err)
 	}
 	s.Notify(bus.Event{Kind: bus.EvCapabilityCreated, Actor: actor.Name, Text: name,
-		Data: map[string]any{"name": name, "description": description, "capabilities": clean, "path": path}})
+		Data: bus.CapabilityCreated{Name: name, Description: description, Capabilities: clean, Path: path}})
 	return path, o, nil
 }
 

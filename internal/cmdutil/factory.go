@@ -11,9 +11,9 @@ import (
 
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/ids"
+	"github.com/plasmodium/pm/internal/lite"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/request"
-	"github.com/plasmodium/pm/internal/secret"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -80,27 +80,22 @@ func (f *Factory) Store() (*store.Store, error) { return f.openStore(store.Open)
 func (f *Factory) StoreForConfig() (*store.Store, error) { return f.openStore(store.OpenForConfig) }
 
 func (f *Factory) openStore(open func(root string) (*store.Store, error)) (*store.Store, error) {
-	wd, err := f.Getwd()
+	s, err := f.opening().OpenStore(open)
 	if err != nil {
 		return nil, err
 	}
-	root, err := store.Find(f.Getenv("PM_HOME"), wd)
-	if err != nil {
-		return nil, err
-	}
-	s, err := open(root)
-	if err != nil {
-		return nil, err
-	}
-	s.Now, s.IDs, s.Warn = f.Now, f.IDs, f.IO.ErrOut
-	s.Secrets = secret.FromEnv(f.Environ()).With(f.MaskAlso...) // every process masks the secrets it knows
+	s.Now, s.IDs = f.Now, f.IDs
 	return s, nil
 }
 
-// Actor is who runs this command: the agent named by PM_AGENT, or the human.
-func (f *Factory) Actor(s *store.Store) (store.Actor, error) {
-	return s.ActorNamed(f.Getenv("PM_AGENT"))
+// opening is what this factory opens sessions from: lite.Opening, the one
+// opening pm's short commands use too.
+func (f *Factory) opening() lite.Opening {
+	return lite.Opening{Getenv: f.Getenv, Environ: f.Environ, Getwd: f.Getwd, Warn: f.IO.ErrOut, MaskAlso: f.MaskAlso}
 }
+
+// Actor is who runs this command: the agent named by PM_AGENT, or the human.
+func (f *Factory) Actor(s *store.Store) (store.Actor, error) { return f.opening().Actor(s) }
 
 // Launcher returns the process launcher for agents of s (ops.NewLauncher
 // with this process's binary and environment).

@@ -5,8 +5,6 @@ import (
 	"regexp"
 	"strings"
 	"time"
-
-	"github.com/plasmodium/pm/internal/loopguard"
 )
 
 // Governance is pm's own checks on agents beyond budgets (issue 26): the
@@ -46,6 +44,10 @@ type ConfirmRule struct {
 	NewHosts bool `json:"new_hosts,omitempty"`
 }
 
+// DefaultLoopRepeat is governance.loop.repeat unset: the fifth same call
+// with the same result pauses the agent (internal/loopguard).
+const DefaultLoopRepeat = 5
+
 // DefaultConfirmTimeout is how long a confirmation waits for an answer.
 const DefaultConfirmTimeout = 10 * time.Minute
 
@@ -54,7 +56,7 @@ const DefaultPhasesWithoutProgress = 3
 
 // defaultGovernance is what a project gets when config.json says nothing.
 func defaultGovernance() Governance {
-	return Governance{Loop: LoopBreaker{Repeat: loopguard.DefaultRepeat, Phases: DefaultPhasesWithoutProgress}}
+	return Governance{Loop: LoopBreaker{Repeat: DefaultLoopRepeat, Phases: DefaultPhasesWithoutProgress}}
 }
 
 // ConfirmTimeout is how long a confirmation waits.

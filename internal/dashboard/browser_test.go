@@ -187,13 +187,14 @@ func TestBrowserDemoFlow(t *testing.T) {
 
 	t.Run("dollars show as pm costs words them, unknown as unknown", func(t *testing.T) {
 		role := ph.Agents[0]
-		turn := func(usd any) {
+		turn := func(usd *float64) {
 			r.s.Notify(bus.Event{Kind: bus.EvAgentTurn, Actor: role, Agent: role, TaskID: tk.ID, PhaseID: ph.ID,
-				Data: map[string]any{"turns": 1, "tool_calls": 0, "tokens": 10, "usd": usd}})
+				Data: bus.AgentTurn{Turns: 1, Tokens: 10, USD: usd}})
 		}
 		turn(nil) // a call without a price
 		waitText(ctx, t, `[data-usage-agent="`+role+`"]`, "unknown")
-		turn(0.5)
+		half := 0.5
+		turn(&half)
 		waitText(ctx, t, `[data-usage-agent="`+role+`"]`, "$0.5000 + unknown (1)")
 		waitText(ctx, t, `[data-usage-task="`+tk.ID+`"]`, "$0.5000 + unknown (1)")
 		// The windows are the ledger's, from the snapshot: nothing spent there.
@@ -203,10 +204,10 @@ func TestBrowserDemoFlow(t *testing.T) {
 	t.Run("the message log nests a call under the call that caused it", func(t *testing.T) {
 		// The ids the inbox and the llm loop put on these events (msglog).
 		r.s.Notify(bus.Event{Kind: bus.POKind("request"), Actor: "human", Agent: "coordinator", Text: "human → coordinator: map the repo",
-			Data: map[string]any{"corr": "c1"}})
+			Data: bus.POMessage{Corr: "c1"}})
 		r.s.Notify(bus.Event{Kind: bus.POKind("request"), Actor: "coordinator", Agent: "reader", Text: "coordinator → reader: list the root",
-			Data: map[string]any{"corr": "c2", "cause": "c1"}})
-		r.s.Notify(bus.Event{Kind: bus.EvToolCall, Actor: "reader", Agent: "reader", Text: `list_files {"path":"."}`, Data: map[string]any{"cause": "c2"}})
+			Data: bus.POMessage{Corr: "c2", Cause: "c1"}})
+		r.s.Notify(bus.Event{Kind: bus.EvToolCall, Actor: "reader", Agent: "reader", Text: `list_files {"path":"."}`, Data: bus.ToolCall{Cause: "c2"}})
 		waitText(ctx, t, `#log li.line[data-depth="1"]`, "coordinator → reader: list the root")
 		waitText(ctx, t, `#log li.line.primitive[data-depth="2"]`, "reader → list_files")
 		waitText(ctx, t, `[data-prompt="reader"]`, "working")
@@ -224,9 +225,9 @@ func TestBrowserDemoFlow(t *testing.T) {
 	t.Run("a capability created by an agent appears in the bar", func(t *testing.T) {
 		// The log shows the create_capability call; the event updates the bar.
 		r.s.Notify(bus.Event{Kind: bus.EvToolCall, Actor: "coordinator", Agent: "coordinator", Text: `create_capability {"name":"spec_writer"}`,
-			Data: map[string]any{"cause": "c1"}})
+			Data: bus.ToolCall{Cause: "c1"}})
 		r.s.Notify(bus.Event{Kind: bus.EvCapabilityCreated, Actor: "coordinator", Text: "spec_writer",
-			Data: map[string]any{"name": "spec_writer", "description": "writes specs", "capabilities": []string{"write_file"}}})
+			Data: bus.CapabilityCreated{Name: "spec_writer", Description: "writes specs", Capabilities: []string{"write_file"}}})
 		waitText(ctx, t, `[data-prompt="spec_writer"]`, "spec_writer · idle")
 		waitText(ctx, t, `#log`, `coordinator → create_capability: {"name":"spec_writer"}`)
 	})

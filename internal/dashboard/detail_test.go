@@ -137,9 +137,9 @@ func TestStopResident(t *testing.T) {
 func TestEventsCarryLogLines(t *testing.T) {
 	r := newRig(t, nil)
 	start := r.snapshot().Cursor.String()
-	r.s.Notify(bus.Event{Kind: bus.POKind("request"), Actor: "human", Agent: "coord", Text: "human → coord: map it", Data: map[string]any{"corr": "c1"}})
-	r.s.Notify(bus.Event{Kind: bus.POKind("request"), Actor: "coord", Agent: "reader", Text: "coord → reader: list", Data: map[string]any{"corr": "c2", "cause": "c1"}})
-	r.s.Notify(bus.Event{Kind: bus.EvToolCall, Actor: "reader", Text: `list_files {}`, Data: map[string]any{"cause": "c2"}})
+	r.s.Notify(bus.Event{Kind: bus.POKind("request"), Actor: "human", Agent: "coord", Text: "human → coord: map it", Data: bus.POMessage{Corr: "c1"}})
+	r.s.Notify(bus.Event{Kind: bus.POKind("request"), Actor: "coord", Agent: "reader", Text: "coord → reader: list", Data: bus.POMessage{Corr: "c2", Cause: "c1"}})
+	r.s.Notify(bus.Event{Kind: bus.EvToolCall, Actor: "reader", Text: `list_files {}`, Data: bus.ToolCall{Cause: "c2"}})
 	r.s.Notify(bus.Event{Kind: bus.EvTaskDone, Actor: "reader"})
 	want := []string{
 		`{"from":"human","to":"coord","text":"map it","depth":0}`,

@@ -366,11 +366,11 @@ func TestFramesCarryTaskHealth(t *testing.T) {
 func TestResumeKeepsLogDepth(t *testing.T) {
 	r := newRig(t, nil)
 	start := r.snapshot().Cursor.String()
-	call := func(kind, from, to, text string, data map[string]any) {
+	call := func(kind, from, to, text string, data bus.POMessage) {
 		r.s.Notify(bus.Event{Kind: bus.POKind(kind), Actor: from, Agent: to, Text: from + " → " + to + ": " + text, Data: data})
 	}
-	call("request", "human", "coord", "help", map[string]any{"corr": "c1"})
-	call("request", "coord", "reader", "list files", map[string]any{"corr": "c2", "cause": "c1"})
+	call("request", "human", "coord", "help", bus.POMessage{Corr: "c1"})
+	call("request", "coord", "reader", "list files", bus.POMessage{Corr: "c2", Cause: "c1"})
 	c, _, err := r.dial(start, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -382,8 +382,8 @@ func TestResumeKeepsLogDepth(t *testing.T) {
 	}
 	c.Close()
 	publish(r, 0, 3) // not log lines: the seed reads past them
-	call("reply", "reader", "coord", "README.md", map[string]any{"corr": "c2"})
-	call("reply", "coord", "human", "done", map[string]any{"corr": "c1"})
+	call("reply", "reader", "coord", "README.md", bus.POMessage{Corr: "c2"})
+	call("reply", "coord", "human", "done", bus.POMessage{Corr: "c1"})
 	for _, tc := range []struct {
 		name, cursor string
 		depths       []int

@@ -5,6 +5,12 @@
 // is the driver.) Process is the real implementation; drivertest holds an
 // in-memory fake for unit tests.
 //
+// Linux is where pm contains agents; on macOS the package builds with the
+// Linux-only parts (cgroups, the subreaper, the parent-death signal, PID
+// namespaces, close_range, PR_SET_DUMPABLE) in _linux.go files and a
+// _darwin.go beside each that does without and says so (PlatformLimits,
+// which pm doctor prints): a run is held by its process group there.
+//
 // Invariants:
 //   - only this package signals agent processes: the launcher, the
 //     supervisor, pm kill and pm reset go through a Driver, and the

@@ -3,8 +3,7 @@ package driver
 import (
 	"os"
 	"strconv"
-
-	"golang.org/x/sys/unix"
+	"syscall"
 )
 
 // NoInherit marks every descriptor of this process above 2 close-on-exec,
@@ -15,17 +14,17 @@ import (
 // Stderr, ExtraFiles) is dup'ed into the child whatever the flag. Every
 // spawn calls it first; it is idempotent and cheap.
 func NoInherit() {
-	if unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC) == nil {
+	if closeRangeCloexec() {
 		return
 	}
-	// Kernels before 5.11: flag each open descriptor in turn.
-	ents, err := os.ReadDir("/proc/self/fd")
+	// Kernels before 5.11, and macOS: flag each open descriptor in turn.
+	ents, err := os.ReadDir(fdDir)
 	if err != nil {
 		return
 	}
 	for _, e := range ents {
 		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
-			unix.CloseOnExec(fd)
+			syscall.CloseOnExec(fd)
 		}
 	}
 }

@@ -114,7 +114,7 @@ func startHost(spec Spec, env []string, cgroupFD int) (*exec.Cmd, error) {
 	cmd.Stdout, cmd.Stderr = spec.Output, spec.Output
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if cgroupFD >= 0 {
-		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, cgroupFD
+		intoCgroup(cmd.SysProcAttr, cgroupFD)
 	}
 	return cmd, cmd.Start()
 }
@@ -122,7 +122,7 @@ func startHost(spec Spec, env []string, cgroupFD int) (*exec.Cmd, error) {
 // describe says for people how a run is contained and bounded; nproc: the
 // sandbox helper is told the limit (NprocEnv).
 func describe(g *cgroup.Group, maxProcs int, nproc bool) string {
-	how := "run marker + subreaper"
+	how := noCgroup
 	if g.V2 != "" {
 		how = "cgroup"
 	}

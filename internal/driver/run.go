@@ -10,7 +10,6 @@ import (
 
 	"github.com/plasmodium/pm/internal/driver/internal/cgroup"
 	"github.com/plasmodium/pm/internal/driver/internal/proc"
-	"golang.org/x/sys/unix"
 )
 
 // RunEnv marks every process of one run: the process driver sets
@@ -43,15 +42,6 @@ func withRun(env []string, run string) []string { return envlist.Set(env, RunEnv
 // killRun SIGKILLs every process marked with run; it reports whether any was.
 func killRun(run string) bool {
 	return run != "" && proc.KillMarked(RunEnv+"="+run) > 0
-}
-
-// BecomeSubreaper makes the calling host the parent of whatever its
-// descendants orphan (PR_SET_CHILD_SUBREAPER), instead of PID 1: a detached
-// child stays under the host while the host lives. Orphans that exit stay
-// zombies until the host does (the host cannot tell them from the children
-// os/exec waits for, so it reaps none; pm counts a zombie as gone).
-func BecomeSubreaper() error {
-	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 }
 
 // EndRun, called by a host as it leaves, kills every other process of its

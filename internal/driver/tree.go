@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"sync"
 	"syscall"
 
 	"github.com/plasmodium/pm/internal/driver/internal/proc"
@@ -29,7 +28,7 @@ func StartTree(cmd *exec.Cmd) (end func(), err error) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
-	if cmd.SysProcAttr.Cloneflags&syscall.CLONE_NEWPID != 0 {
+	if hasPIDNamespace(cmd.SysProcAttr) {
 		// cmd is already PID 1 of a namespace of its own (the sandbox
 		// helper's init), which ends the namespace when it exits.
 		return func() {}, cmd.Start()
@@ -42,7 +41,7 @@ func StartTree(cmd *exec.Cmd) (end func(), err error) {
 		// shell from exec'ing cmd in its place.
 		cmd.Args = append([]string{"sh", "-c", `"$@"; s=$?; exit $s`, "sh", cmd.Path}, cmd.Args[1:]...)
 		cmd.Path = sh
-		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWPID
+		newPIDNamespace(cmd.SysProcAttr)
 		return func() {}, cmd.Start()
 	}
 	mark := CommandEnv + "=" + newRun()
@@ -62,36 +61,4 @@ func StartTree(cmd *exec.Cmd) (end func(), err error) {
 		proc.KillMarked(mark)
 	}()
 	return func() { <-swept }, nil
-}
-
-var (
-	pidNSMu     sync.Mutex
-	pidNSProbed = map[uintptr]bool{} // clone flags -> a PID namespace works with them
-)
-
-// pidNamespaceWorks reports whether a child started with attr may also get
-// a new PID namespace: root may make one, and so may a process in a user
-// namespace of its own; whether the kernel (or a seccomp filter) allows it
-// is probed once per set of clone flags, by starting `true` that way.
-func pidNamespaceWorks(attr *syscall.SysProcAttr) bool {
-	if os.Geteuid() != 0 && attr.Cloneflags&syscall.CLONE_NEWUSER == 0 {
-		return false
-	}
-	pidNSMu.Lock()
-	defer pidNSMu.Unlock()
-	if ok, done := pidNSProbed[attr.Cloneflags]; done {
-		return ok
-	}
-	ok := false
-	if path, err := exec.LookPath("true"); err == nil {
-		probe := exec.Command(path)
-		a := *attr
-		a.Cloneflags |= syscall.CLONE_NEWPID
-		a.Setpgid, a.Setsid, a.Setctty, a.Foreground, a.Noctty = false, false, false, false, false
-		a.Pdeathsig = syscall.SIGKILL
-		probe.SysProcAttr = &a
-		ok = probe.Run() == nil
-	}
-	pidNSProbed[attr.Cloneflags] = ok
-	return ok
 }

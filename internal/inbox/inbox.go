@@ -61,12 +61,8 @@ func Send(s *store.Store, m Message) (Message, error) {
 	if m.Error != "" {
 		text = "error: " + m.Error
 	}
-	data := map[string]any{"corr": m.Corr}
-	if m.Cause != "" {
-		data["cause"] = m.Cause
-	}
 	s.Notify(bus.Event{Kind: bus.POKind(m.Kind), Actor: m.From, Agent: m.To, TaskID: m.TaskID, MsgID: m.ID,
-		Text: m.From + " → " + m.To + ": " + text, Data: data})
+		Text: m.From + " → " + m.To + ": " + text, Data: bus.POMessage{Corr: m.Corr, Cause: m.Cause}})
 	return m, nil
 }
 

@@ -25,7 +25,7 @@ func TestAppendExactMarshalers(t *testing.T) {
 		store.Message{Content: "offset", Timestamp: at.In(time.FixedZone("x", -3600))},
 		bus.Event{},
 		bus.Event{Time: at, Kind: bus.EvMessage, Actor: "oak", TaskID: "tk-a1b2c3", PhaseID: "ph-d4e5f6",
-			MsgID: "msg-a1b2c3", Text: "hi <&>", Data: map[string]any{"n": 3, "s": "<x>", "l": []any{1, nil}}},
+			MsgID: "msg-a1b2c3", Text: "hi <&>", Data: bus.PhaseOpened{Limit: 3, Rules: "<x>", Roles: []string{"a", "\u2028"}}},
 	}
 	path := filepath.Join(t.TempDir(), "log.jsonl")
 	var want []byte

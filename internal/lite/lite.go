@@ -12,7 +12,6 @@ import (
 
 	"github.com/plasmodium/pm/internal/broker/wire"
 	"github.com/plasmodium/pm/internal/phase"
-	"github.com/plasmodium/pm/internal/secret"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -103,24 +102,11 @@ func (p Process) chat(args []string) (code int, ok bool) {
 	return p.exit(s, err), true
 }
 
-// session opens the state directory and the actor as cmdutil.Factory.Session
-// does. ok is false when a supervisor is to be revived: pm-full does that
-// (supervisor.Revive), and then the command.
+// session opens the state directory and the actor (Open, the opening
+// pm-full's commands share). ok is false when a supervisor is to be
+// revived: pm-full does that (supervisor.Revive), and then the command.
 func (p Process) session() (s *store.Store, actor store.Actor, ok bool, err error) {
-	wd, err := p.Getwd()
-	if err != nil {
-		return nil, actor, true, err
-	}
-	root, err := store.Find(p.Getenv("PM_HOME"), wd)
-	if err != nil {
-		return nil, actor, true, err
-	}
-	if s, err = store.OpenChecked(root); err != nil {
-		return nil, actor, true, err
-	}
-	s.Warn = p.Stderr
-	s.Secrets = secret.FromEnv(p.Environ()) // every process masks the secrets it knows
-	if actor, err = s.ActorNamed(p.Getenv("PM_AGENT")); err != nil {
+	if s, actor, err = p.Open(); err != nil {
 		return nil, actor, true, err
 	}
 	if s.SupervisorDown() {

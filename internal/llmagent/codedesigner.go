@@ -67,12 +67,9 @@ func (r *Runner) applyMode(name string, loop *llm.Loop, preview func(string) str
 
 // docEvent puts a preview or a decision on the bus.
 func docEvent(a *store.Agent, ev llm.Event) bus.Event {
-	e := agentEvent(a, "", "", map[string]any{"tool": ev.Tool, "call_id": ev.CallID, "args": clip(ev.Args, 300)})
+	args := clip(ev.Args, 300)
 	if ev.Kind == llm.EventDocPreview {
-		e.Kind, e.Text = bus.EvToolDocPreview, ev.Tool+" "+clip(ev.Args, 300)+"\n"+ev.Text
-	} else {
-		e.Kind, e.Text = bus.EvToolDocDecision, ev.Tool+" "+ev.Text
-		e.Data["decision"] = ev.Text
+		return agentEvent(a, bus.EvToolDocPreview, ev.Tool+" "+args+"\n"+ev.Text, bus.ToolDocPreview{Tool: ev.Tool, CallID: ev.CallID, Args: args})
 	}
-	return e
+	return agentEvent(a, bus.EvToolDocDecision, ev.Tool+" "+ev.Text, bus.ToolDocDecision{Tool: ev.Tool, CallID: ev.CallID, Args: args, Decision: ev.Text})
 }

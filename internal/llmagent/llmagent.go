@@ -43,7 +43,7 @@ type Runner struct {
 	serving atomic.Value // string
 	// messaging are the tools whose call is itself a message on the bus (a
 	// prompt object's request and reply, ask_human's question and answer):
-	// their tool events say so (Data["message"]), so a log shows it once.
+	// their tool events say so (bus.ToolCall.Message), so a log shows it once.
 	messaging atomic.Value // map[string]bool
 	// spend is the agent's dollars (cost.go), set by Run.
 	spend *spend
@@ -302,10 +302,12 @@ func (r *Runner) onEvent(a *store.Agent, out *output) func(llm.Event) {
 			}
 			s.Notify(turnEvent(a, ev.Used, e))
 		case llm.EventToolCall:
-			s.Notify(agentEvent(a, bus.EvToolCall, ev.Tool+" "+clip(ev.Args, 300), r.causeData(ev.Tool, map[string]any{})))
+			cause, message := r.cause(ev.Tool)
+			s.Notify(agentEvent(a, bus.EvToolCall, ev.Tool+" "+clip(ev.Args, 300), bus.ToolCall{Cause: cause, Message: message}))
 		case llm.EventToolResult:
+			cause, message := r.cause(ev.Tool)
 			s.Notify(agentEvent(a, bus.EvToolResult, ev.Tool+": "+clip(ev.Text, 300),
-				r.causeData(ev.Tool, map[string]any{"error": ev.IsError || refused(ev.Text)})))
+				bus.ToolResult{Cause: cause, Message: message, Error: ev.IsError || refused(ev.Text)}))
 		case llm.EventDocPreview, llm.EventDocDecision:
 			s.Notify(docEvent(a, ev))
 		case llm.EventRetry:
@@ -317,19 +319,12 @@ func (r *Runner) onEvent(a *store.Agent, out *output) func(llm.Event) {
 	}
 }
 
-// causeData adds to a tool event's data the request being answered, if
-// any, and whether the tool's call is a message of its own.
-func (r *Runner) causeData(tool string, data map[string]any) map[string]any {
-	if c, _ := r.serving.Load().(string); c != "" {
-		data["cause"] = c
-	}
-	if m, _ := r.messaging.Load().(map[string]bool); m[tool] {
-		data["message"] = true
-	}
-	if len(data) == 0 {
-		return nil
-	}
-	return data
+// cause is what a tool event of tool carries: the request being answered,
+// if any, and whether the tool's call is a message of its own.
+func (r *Runner) cause(tool string) (cause string, message bool) {
+	cause, _ = r.serving.Load().(string)
+	m, _ := r.messaging.Load().(map[string]bool)
+	return cause, m[tool]
 }
 
 // waiting tools block on someone else; while they run the agent is "waiting".

@@ -317,7 +317,8 @@ func TestRoleAgentInTheRoom(t *testing.T) {
 		case d.Event.Kind == bus.EvAgentOutput:
 			streamed.WriteString(d.Event.Text)
 		case d.Event.Kind == bus.EvAgentTurn:
-			turns = append(turns, d.Event.Data["turns"])
+			d, _ := d.Event.Data.(bus.AgentTurn)
+			turns = append(turns, d.Turns)
 		}
 	}
 	if streamed.String() != "Said it.PASS" {

@@ -24,7 +24,7 @@ const (
 // output gathers one agent's streamed text into bus events. Its methods are
 // called from the loop's callbacks, which never run concurrently.
 type output struct {
-	publish func(text string, data map[string]any)
+	publish func(text string, data bus.Payload)
 	now     func() time.Time
 	buf     strings.Builder
 	last    time.Time
@@ -32,7 +32,7 @@ type output struct {
 }
 
 func newOutput(s *store.Store, a *store.Agent) *output {
-	return &output{now: time.Now, publish: func(text string, data map[string]any) {
+	return &output{now: time.Now, publish: func(text string, data bus.Payload) {
 		s.Notify(agentEvent(a, bus.EvAgentOutput, text, data))
 	}}
 }
@@ -69,7 +69,7 @@ func (o *output) end() {
 // readers are told to drop what they were shown of it.
 func (o *output) retry() {
 	if o.sent {
-		o.publish("", map[string]any{"retry": true})
+		o.publish("", bus.AgentOutput{Retry: true})
 	}
 	o.buf.Reset()
 	o.last, o.sent = time.Time{}, false
@@ -78,11 +78,11 @@ func (o *output) retry() {
 // turnEvent is agent.turn: a model response ended, with the agent's usage.
 func turnEvent(a *store.Agent, used llm.Counters, e cost.Entry) bus.Event {
 	// usd is this call's dollars, null when unknown (never 0 for unknown).
-	return agentEvent(a, bus.EvAgentTurn, "", map[string]any{"turns": used.Turns, "tool_calls": used.ToolCalls, "tokens": used.Tokens, "usd": e.USD})
+	return agentEvent(a, bus.EvAgentTurn, "", bus.AgentTurn{Turns: used.Turns, ToolCalls: used.ToolCalls, Tokens: used.Tokens, USD: e.USD})
 }
 
 // agentEvent is an event of the agent a itself: it is the actor, and the
 // event carries its task and phase, so followers of either see it.
-func agentEvent(a *store.Agent, kind bus.Kind, text string, data map[string]any) bus.Event {
+func agentEvent(a *store.Agent, kind bus.Kind, text string, data bus.Payload) bus.Event {
 	return bus.Event{Kind: kind, Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID, Text: text, Data: data}
 }

@@ -1,6 +1,7 @@
 package llmagent
 
 import (
+	"github.com/plasmodium/pm/internal/bus"
 	"strings"
 	"testing"
 	"time"
@@ -32,8 +33,8 @@ func TestOutputCoalesces(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			now := time.Unix(0, 0)
 			var got []string
-			o := &output{now: func() time.Time { return now }, publish: func(text string, data map[string]any) {
-				if data["retry"] == true {
+			o := &output{now: func() time.Time { return now }, publish: func(text string, data bus.Payload) {
+				if d, _ := data.(bus.AgentOutput); d.Retry {
 					text = "!retry"
 				}
 				got = append(got, text)

@@ -7,10 +7,6 @@ import (
 	"sync"
 )
 
-// DefaultRepeat is how many identical calls with identical results in a
-// row pause an agent when config sets no other number.
-const DefaultRepeat = 5
-
 // Guard counts one agent's identical calls in a row.
 type Guard struct {
 	Limit int // the call that would be the Limit-th in a row is a hit

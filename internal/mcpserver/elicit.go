@@ -24,7 +24,8 @@ var answerSchema = map[string]any{
 // declined or cancelled elicitation leaves the request pending for pm
 // answer or respond_to_request; so does a request answered meanwhile.
 func (s *Server) elicit(ctx context.Context, ev bus.Event) {
-	id, _ := ev.Data["request"].(string)
+	d, _ := ev.Data.(bus.RequestAsked)
+	id := d.Request
 	if id == "" {
 		return
 	}

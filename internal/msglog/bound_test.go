@@ -15,11 +15,11 @@ func TestCascadeForgetsTheOldestOpenCalls(t *testing.T) {
 	c := NewCascade()
 	request := func(corr, cause string) bus.Event {
 		return bus.Event{Kind: bus.POKind("request"), Actor: "a", Agent: "b", Text: "a → b: hi",
-			Data: map[string]any{"corr": corr, "cause": cause}}
+			Data: bus.POMessage{Corr: corr, Cause: cause}}
 	}
 	for i := range 10 * maxOpenCalls {
 		c.Line(request(fmt.Sprintf("c-%d", i), ""))
-		c.Line(bus.Event{Kind: bus.EvRequestAsked, Actor: "a", Text: "?", Data: map[string]any{"request": fmt.Sprintf("rq-%d", i)}})
+		c.Line(bus.Event{Kind: bus.EvRequestAsked, Actor: "a", Text: "?", Data: bus.RequestAsked{Request: fmt.Sprintf("rq-%d", i)}})
 	}
 	if n := len(c.level); n > maxOpenCalls {
 		t.Fatalf("%d open calls kept, want at most %d", n, maxOpenCalls)

@@ -22,9 +22,9 @@ type Line struct {
 
 // Cascade turns bus events into log lines, indenting each under the call
 // that caused it, from the ids the events carry (never from timing or
-// names): an inbox request's Data["corr"] is its call id and Data["cause"]
-// the call its sender was answering; a tool call or result, or a question
-// to the human, carries the call it was made in as Data["cause"]. A call is
+// names): an inbox request's bus.POMessage has its call id (Corr) and the
+// call its sender was answering (Cause); a tool call or result, or a
+// question to the human, carries the call it was made in as Cause. A call is
 // one level under its cause, what happens in a call one level under the
 // call, and a reply at its call's level. An event whose cause is unknown (no
 // id, or the call began before the log did) is at the top.
@@ -76,35 +76,43 @@ func (c *Cascade) under(cause string) int {
 // Line is the log line for ev, or false when ev is not a message.
 func (c *Cascade) Line(ev bus.Event) (Line, bool) {
 	l := Line{Time: ev.Time}
-	corr, cause := dataString(ev, "corr"), dataString(ev, "cause")
-	if msg, _ := ev.Data["message"].(bool); msg {
-		return Line{}, false // a call to an object or the human: its messages are the lines
-	}
 	switch ev.Kind {
 	case bus.POKind("request"), bus.POKind("notice"):
+		d, _ := ev.Data.(bus.POMessage)
 		l.From, l.To, l.Text = ev.Actor, ev.Agent, body(ev)
-		l.Depth = c.under(cause)
-		if corr != "" {
-			c.open(corr, l.Depth)
+		l.Depth = c.under(d.Cause)
+		if d.Corr != "" {
+			c.open(d.Corr, l.Depth)
 		}
 	case bus.POKind("reply"):
+		d, _ := ev.Data.(bus.POMessage)
 		l.From, l.To, l.Text = ev.Actor, ev.Agent, body(ev)
-		l.Depth = c.level[corr]
-		delete(c.level, corr) // the call is over
+		l.Depth = c.level[d.Corr]
+		delete(c.level, d.Corr) // the call is over
 	case bus.EvToolCall:
+		d, _ := ev.Data.(bus.ToolCall)
+		if d.Message {
+			return Line{}, false // a call to an object or the human: its messages are the lines
+		}
 		tool, args, _ := strings.Cut(ev.Text, " ")
 		l.From, l.To, l.Text, l.Primitive = ev.Actor, tool, args, true
-		l.Depth = c.under(cause)
+		l.Depth = c.under(d.Cause)
 	case bus.EvToolResult:
+		d, _ := ev.Data.(bus.ToolResult)
+		if d.Message {
+			return Line{}, false
+		}
 		tool, res, _ := strings.Cut(ev.Text, ": ")
 		l.From, l.To, l.Text, l.Primitive = tool, ev.Actor, res, true
-		l.Depth = c.under(cause)
+		l.Depth = c.under(d.Cause)
 	case bus.EvRequestAsked:
+		d, _ := ev.Data.(bus.RequestAsked)
 		l.From, l.To, l.Text = ev.Actor, "human", ev.Text
-		l.Depth = c.under(cause)
-		c.open("?"+dataString(ev, "request"), l.Depth)
+		l.Depth = c.under(d.Cause)
+		c.open("?"+d.Request, l.Depth)
 	case bus.EvRequestAnswered:
-		q := "?" + dataString(ev, "request")
+		d, _ := ev.Data.(bus.RequestAnswered)
+		q := "?" + d.Request
 		l.From, l.To, l.Text = ev.Actor, ev.Agent, ev.Text
 		l.Depth = c.level[q]
 		delete(c.level, q)
@@ -112,12 +120,6 @@ func (c *Cascade) Line(ev bus.Event) (Line, bool) {
 		return Line{}, false
 	}
 	return l, true
-}
-
-// dataString is ev.Data[key] when it is a string.
-func dataString(ev bus.Event, key string) string {
-	s, _ := ev.Data[key].(string)
-	return s
 }
 
 // body is an inbox event's text without the "from → to: " the inbox

@@ -16,13 +16,14 @@ var t0 = time.Date(2026, 1, 2, 14, 23, 1, 0, time.UTC)
 // carries the ids of the call it belongs to.
 func seedEvents() []bus.Event {
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
-	in := func(cause string) map[string]any { return map[string]any{"cause": cause} }
+	in := func(cause string) bus.ToolCall { return bus.ToolCall{Cause: cause} }
+	out := func(cause string) bus.ToolResult { return bus.ToolResult{Cause: cause} }
 	return []bus.Event{
-		{Time: at(0), Kind: bus.POKind("request"), Actor: "human", Agent: "coord", Text: "human → coord: help me understand this codebase", Data: map[string]any{"corr": "c1"}},
-		{Time: at(1), Kind: bus.POKind("request"), Actor: "coord", Agent: "reader", Text: "coord → reader: list the files in root", Data: map[string]any{"corr": "c2", "cause": "c1"}},
+		{Time: at(0), Kind: bus.POKind("request"), Actor: "human", Agent: "coord", Text: "human → coord: help me understand this codebase", Data: bus.POMessage{Corr: "c1"}},
+		{Time: at(1), Kind: bus.POKind("request"), Actor: "coord", Agent: "reader", Text: "coord → reader: list the files in root", Data: bus.POMessage{Corr: "c2", Cause: "c1"}},
 		{Time: at(1), Kind: bus.EvToolCall, Actor: "reader", Text: `list_files {"path":"."}`, Data: in("c2")},
-		{Time: at(1), Kind: bus.EvToolResult, Actor: "reader", Text: "list_files: README.md\nlib/\nspec/", Data: in("c2")},
-		{Time: at(2), Kind: bus.POKind("reply"), Actor: "reader", Agent: "coord", Text: "reader → coord: Found: README.md, lib/, spec/", Data: map[string]any{"corr": "c2"}},
+		{Time: at(1), Kind: bus.EvToolResult, Actor: "reader", Text: "list_files: README.md\nlib/\nspec/", Data: out("c2")},
+		{Time: at(2), Kind: bus.POKind("reply"), Actor: "reader", Agent: "coord", Text: "reader → coord: Found: README.md, lib/, spec/", Data: bus.POMessage{Corr: "c2"}},
 		{Time: at(2), Kind: bus.EvMessage, Actor: "coord", Text: "not a log line"},
 		{Time: at(3), Kind: bus.EvToolCall, Actor: "coord", Text: `create_capability {"name":"spec_writer"}`, Data: in("c1")},
 		{Time: at(3), Kind: bus.EvCapabilityCreated, Actor: "coord", Text: "spec_writer"}, // shown by the tool call
@@ -64,25 +65,25 @@ func TestCascade(t *testing.T) {
 // the call it was asked in, its answer beside it; a call whose start was
 // never seen, and an event with no ids, are at the top.
 func TestCascadeByIDs(t *testing.T) {
-	ev := func(kind bus.Kind, actor, agent, text string, data map[string]any) bus.Event {
+	ev := func(kind bus.Kind, actor, agent, text string, data bus.Payload) bus.Event {
 		return bus.Event{Time: t0, Kind: kind, Actor: actor, Agent: agent, Text: text, Data: data}
 	}
 	req, reply := bus.POKind("request"), bus.POKind("reply")
 	c := NewCascade()
 	var got []int
 	for _, e := range []bus.Event{
-		ev(req, "human", "coord", "human → coord: go", map[string]any{"corr": "c1"}),
-		ev(req, "coord", "reader", "coord → reader: look", map[string]any{"corr": "c2", "cause": "c1"}),
-		ev(req, "reader", "greeter", "reader → greeter: hi", map[string]any{"corr": "c3", "cause": "c2"}),
-		ev(bus.EvRequestAsked, "greeter", "greeter", "ok?", map[string]any{"request": "rq-1", "cause": "c3"}),
-		ev(bus.EvRequestAnswered, "human", "greeter", "yes", map[string]any{"request": "rq-1"}),
-		ev(reply, "greeter", "reader", "greeter → reader: hello", map[string]any{"corr": "c3"}),
-		ev(bus.EvToolCall, "reader", "", "read_file {}", map[string]any{"cause": "c2"}),
-		ev(reply, "reader", "coord", "reader → coord: done", map[string]any{"corr": "c2"}),
-		ev(bus.EvToolCall, "reader", "", "read_file {}", map[string]any{"cause": "c2"}), // c2 is over
-		ev(bus.EvToolCall, "coord", "", "list_files {}", map[string]any{"cause": "c0"}), // never seen
+		ev(req, "human", "coord", "human → coord: go", bus.POMessage{Corr: "c1"}),
+		ev(req, "coord", "reader", "coord → reader: look", bus.POMessage{Corr: "c2", Cause: "c1"}),
+		ev(req, "reader", "greeter", "reader → greeter: hi", bus.POMessage{Corr: "c3", Cause: "c2"}),
+		ev(bus.EvRequestAsked, "greeter", "greeter", "ok?", bus.RequestAsked{Request: "rq-1", Cause: "c3"}),
+		ev(bus.EvRequestAnswered, "human", "greeter", "yes", bus.RequestAnswered{Request: "rq-1"}),
+		ev(reply, "greeter", "reader", "greeter → reader: hello", bus.POMessage{Corr: "c3"}),
+		ev(bus.EvToolCall, "reader", "", "read_file {}", bus.ToolCall{Cause: "c2"}),
+		ev(reply, "reader", "coord", "reader → coord: done", bus.POMessage{Corr: "c2"}),
+		ev(bus.EvToolCall, "reader", "", "read_file {}", bus.ToolCall{Cause: "c2"}), // c2 is over
+		ev(bus.EvToolCall, "coord", "", "list_files {}", bus.ToolCall{Cause: "c0"}), // never seen
 		ev(bus.EvToolCall, "owner", "", "say {}", nil),
-		ev(reply, "coord", "human", "coord → human: all done", map[string]any{"corr": "c1"}),
+		ev(reply, "coord", "human", "coord → human: all done", bus.POMessage{Corr: "c1"}),
 	} {
 		l, ok := c.Line(e)
 		if !ok {
@@ -103,8 +104,8 @@ func TestCascadeByIDs(t *testing.T) {
 // shown once, by its messages: its tool events make no line.
 func TestCascadeSkipsMessagingTools(t *testing.T) {
 	c := NewCascade()
-	for _, kind := range []bus.Kind{bus.EvToolCall, bus.EvToolResult} {
-		ev := bus.Event{Time: t0, Kind: kind, Actor: "coord", Text: `reader {"message":"hi"}`, Data: map[string]any{"message": true}}
+	for kind, data := range map[bus.Kind]bus.Payload{bus.EvToolCall: bus.ToolCall{Message: true}, bus.EvToolResult: bus.ToolResult{Message: true}} {
+		ev := bus.Event{Time: t0, Kind: kind, Actor: "coord", Text: `reader {"message":"hi"}`, Data: data}
 		if l, ok := c.Line(ev); ok {
 			t.Fatalf("%s: line %q, want none", kind, l.Format(time.UTC))
 		}

@@ -48,7 +48,8 @@ func Classify(s *store.Store, ev bus.Event) (Event, bool) {
 	switch ev.Kind {
 	case bus.EvRequestAsked:
 		n.Kind = AskHuman
-		n.Request, _ = ev.Data["request"].(string)
+		d, _ := ev.Data.(bus.RequestAsked)
+		n.Request = d.Request
 		n.Next = "pm answer " + n.Request + " \"...\""
 	case bus.EvTaskDone:
 		n.Kind = TaskDone
@@ -71,8 +72,8 @@ func Classify(s *store.Store, ev bus.Event) (Event, bool) {
 // will not be restarted (a crash would be, or end as failed): nobody works
 // on the task any more.
 func stalled(s *store.Store, ev bus.Event, n Event) (Event, bool) {
-	code, ok := ev.Data["exit_code"].(float64)
-	if !ok || code != 0 || ev.TaskID == "" {
+	d, ok := ev.Data.(bus.AgentExited)
+	if !ok || d.ExitCode != 0 || ev.TaskID == "" {
 		return Event{}, false
 	}
 	t, err := s.Task(ev.TaskID)

@@ -31,12 +31,12 @@ func TestClassify(t *testing.T) {
 	if err := s.WriteAgent(&store.Agent{Name: "oak", TaskID: "tk-00000a", Status: store.AgentExited, ExitCode: &zero}); err != nil {
 		t.Fatal(err)
 	}
-	exit := func(code float64) map[string]any { return map[string]any{"exit_code": code} }
+	exit := func(code int) bus.AgentExited { return bus.AgentExited{ExitCode: code} }
 	cases := []struct {
 		ev   bus.Event
 		want notify.Kind // "" for none
 	}{
-		{bus.Event{Kind: bus.EvRequestAsked, TaskID: "tk-00000a", Data: map[string]any{"request": "rq-000001"}}, notify.AskHuman},
+		{bus.Event{Kind: bus.EvRequestAsked, TaskID: "tk-00000a", Data: bus.RequestAsked{Request: "rq-000001"}}, notify.AskHuman},
 		{bus.Event{Kind: bus.EvTaskDone, TaskID: "tk-00000b"}, notify.TaskDone},
 		{bus.Event{Kind: bus.EvAgentFailed, Agent: "oak", TaskID: "tk-00000a"}, notify.Failed},
 		{bus.Event{Kind: bus.EvAgentBudget, Agent: "oak", TaskID: "tk-00000a"}, notify.Budget},

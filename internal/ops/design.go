@@ -370,21 +370,22 @@ func (j *designJournal) Record(e design.Entry) error {
 	if j.progress != nil {
 		j.progress(e)
 	}
-	ev := bus.Event{Actor: j.s.Actor.Name, Data: map[string]any{"design": j.id, "unit": e.Unit, "pass": e.Pass}}
+	ev := bus.Event{Actor: j.s.Actor.Name}
 	switch e.Kind {
 	case design.EntryRequest:
 		ev.Kind, ev.Text = bus.EvDesignRequest, fmt.Sprintf("%s %s: %s unit %d pass %d", j.id, e.Request.RequestID, e.Request.Type, e.Unit, e.Pass)
-		ev.Data["request_id"], ev.Data["type"] = e.Request.RequestID, string(e.Request.Type)
+		ev.Data = bus.DesignRequest{Design: j.id, Unit: e.Unit, Pass: e.Pass, RequestID: e.Request.RequestID, Type: string(e.Request.Type)}
 	case design.EntryResponse:
-		ev.Kind, ev.Text = bus.EvDesignResponse, fmt.Sprintf("%s %s: %s (%s, %d tokens)", j.id, e.Response.RequestID, e.Response.Status, e.Response.Metrics.Model, e.Response.Metrics.TokensUsed)
-		ev.Data["request_id"], ev.Data["status"] = e.Response.RequestID, string(e.Response.Status)
-		ev.Data["tokens"], ev.Data["duration_ms"], ev.Data["model"] = e.Response.Metrics.TokensUsed, e.Response.Metrics.DurationMS, e.Response.Metrics.Model
+		m := e.Response.Metrics
+		ev.Kind, ev.Text = bus.EvDesignResponse, fmt.Sprintf("%s %s: %s (%s, %d tokens)", j.id, e.Response.RequestID, e.Response.Status, m.Model, m.TokensUsed)
+		ev.Data = bus.DesignResponse{Design: j.id, Unit: e.Unit, Pass: e.Pass, RequestID: e.Response.RequestID, Status: string(e.Response.Status),
+			Tokens: m.TokensUsed, DurationMS: m.DurationMS, Model: m.Model}
 	case design.EntryPlan:
 		ev.Kind, ev.Text = bus.EvDesignPlan, fmt.Sprintf("%s: supervisor plans %s for unit %d pass %d", j.id, e.Plan.Type, e.Unit, e.Pass)
-		ev.Data["type"] = string(e.Plan.Type)
+		ev.Data = bus.DesignPlan{Design: j.id, Unit: e.Unit, Pass: e.Pass, Type: string(e.Plan.Type)}
 	default:
 		ev.Kind, ev.Text = bus.EvDesignState, fmt.Sprintf("%s: %s", j.id, e.Status)
-		ev.Data["status"] = string(e.Status)
+		ev.Data = bus.DesignState{Design: j.id, Unit: e.Unit, Pass: e.Pass, Status: string(e.Status)}
 	}
 	j.s.Store.Notify(ev)
 	return nil

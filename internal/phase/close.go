@@ -57,7 +57,7 @@ func Extend(s *store.Store, actor store.Actor, taskID, phaseID string, n int) (*
 		return nil, err
 	}
 	s.Notify(bus.Event{Kind: bus.EvPhaseExtended, Actor: actor.Name, TaskID: taskID, PhaseID: phaseID,
-		Data: map[string]any{"by": n, "limit": out.MessageLimit}})
+		Data: bus.PhaseExtended{By: n, Limit: out.MessageLimit}})
 	return out, nil
 }
 

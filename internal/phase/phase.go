@@ -65,7 +65,7 @@ func CreateThen(s *store.Store, actor store.Actor, sp Spec, then func(ph *store.
 	}
 	ph := opened
 	s.Notify(bus.Event{Kind: bus.EvPhaseOpened, Actor: actor.Name, TaskID: ph.TaskID, PhaseID: ph.ID, Text: ph.Name,
-		Data: map[string]any{"limit": ph.MessageLimit, "roles": ph.Roles, "rules": ph.Rules}})
+		Data: bus.PhaseOpened{Limit: ph.MessageLimit, Roles: ph.Roles, Rules: ph.Rules}})
 	return ph, err
 }
 

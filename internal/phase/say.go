@@ -43,7 +43,7 @@ func Say(s *store.Store, actor store.Actor, taskID, phaseID, content string) (ms
 			return err
 		}
 		s.Notify(bus.Event{Kind: bus.EvMessage, Actor: actor.Name, TaskID: taskID, PhaseID: phaseID, MsgID: msg.ID, Text: content,
-			Data: map[string]any{"n": n + 1, "limit": ph.MessageLimit}})
+			Data: bus.MessagePosted{N: n + 1, Limit: ph.MessageLimit}})
 		if n+1 >= ph.MessageLimit {
 			closed = true
 			return closeHeld(actor, tx, store.CloseLimit)

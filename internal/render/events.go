@@ -56,35 +56,29 @@ func (p *EventPrinter) Print(ev bus.Event) error {
 }
 
 // turnUsage is an agent.turn's usage so far: "turn 3 · 5 tool calls · 1200 tokens".
-func turnUsage(data map[string]any) string {
-	turns, _ := number(data["turns"])
-	calls, _ := number(data["tool_calls"])
-	tokens, _ := number(data["tokens"])
-	return "turn " + strconv.Itoa(turns) + " · " + Plural(calls, "tool call") + " · " + Plural(tokens, "token")
+func turnUsage(d bus.AgentTurn) string {
+	return "turn " + strconv.FormatInt(d.Turns, 10) + " · " + Plural(int(d.ToolCalls), "tool call") + " · " + Plural(int(d.Tokens), "token")
 }
 
 // extra is what the event's data and the events before it add: "exit 1",
 // "3/10", "ran 4.2s".
 func (p *EventPrinter) extra(ev bus.Event) string {
 	var parts []string
-	if code, ok := number(ev.Data["exit_code"]); ok {
-		parts = append(parts, "exit "+strconv.Itoa(code))
-	}
-	n, okN := number(ev.Data["n"])
-	if !okN {
-		n, okN = number(ev.Data["messages"])
-	}
-	if limit, ok := number(ev.Data["limit"]); ok && okN {
-		parts = append(parts, strconv.Itoa(n)+"/"+strconv.Itoa(limit))
-	}
-	if r, ok := number(ev.Data["restarts"]); ok && ev.Kind == bus.EvAgentRespawned {
-		parts = append(parts, "restart "+strconv.Itoa(r))
-	}
-	if ev.Kind == bus.EvAgentTurn {
-		parts = append(parts, turnUsage(ev.Data)) // the event has no text: its data is what it says
-	}
-	if retry, _ := ev.Data["retry"].(bool); retry && ev.Kind == bus.EvAgentOutput {
-		parts = append(parts, "model call retried: the text streamed so far is dropped")
+	switch d := ev.Data.(type) {
+	case bus.AgentExited:
+		parts = append(parts, "exit "+strconv.Itoa(d.ExitCode))
+	case bus.MessagePosted:
+		parts = append(parts, strconv.Itoa(d.N)+"/"+strconv.Itoa(d.Limit))
+	case bus.PhaseClosed:
+		parts = append(parts, strconv.Itoa(d.Messages)+"/"+strconv.Itoa(d.Limit))
+	case bus.AgentRespawned:
+		parts = append(parts, "restart "+strconv.Itoa(d.Restarts))
+	case bus.AgentTurn:
+		parts = append(parts, turnUsage(d)) // the event has no text: its data is what it says
+	case bus.AgentOutput:
+		if d.Retry {
+			parts = append(parts, "model call retried: the text streamed so far is dropped")
+		}
 	}
 	if d, ok := p.duration(ev); ok {
 		parts = append(parts, "after "+Duration(d))
@@ -137,14 +131,6 @@ func Duration(d time.Duration) string {
 		return d.Round(time.Second).String()
 	}
 	return strings.TrimSuffix(d.Round(time.Minute).String(), "0s")
-}
-
-func number(v any) (int, bool) {
-	f, ok := v.(float64) // what encoding/json gives a number in map[string]any
-	if !ok || f != float64(int(f)) {
-		return 0, false
-	}
-	return int(f), true
 }
 
 // ANSI colours for pm log on a terminal.

@@ -13,12 +13,12 @@ func TestEventPrinter(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	evs := []bus.Event{
 		{Time: t0, Kind: bus.EvAgentStarted, Actor: "pm", Agent: "oak_0001", TaskID: "tk-000001"},
-		{Time: t0.Add(4200 * time.Millisecond), Kind: bus.EvAgentExited, Actor: "oak_0001", Agent: "oak_0001", TaskID: "tk-000001", Data: map[string]any{"exit_code": float64(3)}},
-		{Time: t0, Kind: bus.EvMessage, Actor: "oak_0001", TaskID: "tk-000001", PhaseID: "ph-000001", Text: "hi\x1b[2J", Data: map[string]any{"n": float64(3), "limit": float64(10)}},
+		{Time: t0.Add(4200 * time.Millisecond), Kind: bus.EvAgentExited, Actor: "oak_0001", Agent: "oak_0001", TaskID: "tk-000001", Data: bus.AgentExited{ExitCode: 3}},
+		{Time: t0, Kind: bus.EvMessage, Actor: "oak_0001", TaskID: "tk-000001", PhaseID: "ph-000001", Text: "hi\x1b[2J", Data: bus.MessagePosted{N: 3, Limit: 10}},
 		{Time: t0, Kind: bus.EvPhaseClosed, Actor: "oak_0001", PhaseID: "ph-000009", Text: "limit"},
 		{Time: t0, Kind: bus.EvAgentTurn, Actor: "oak_0001", Agent: "oak_0001", TaskID: "tk-000001",
-			Data: map[string]any{"turns": float64(3), "tool_calls": float64(1), "tokens": float64(1200)}},
-		{Time: t0, Kind: bus.EvAgentOutput, Actor: "oak_0001", Agent: "oak_0001", TaskID: "tk-000001", Data: map[string]any{"retry": true}},
+			Data: bus.AgentTurn{Turns: 3, ToolCalls: 1, Tokens: 1200}},
+		{Time: t0, Kind: bus.EvAgentOutput, Actor: "oak_0001", Agent: "oak_0001", TaskID: "tk-000001", Data: bus.AgentOutput{Retry: true}},
 	}
 	want := []string{
 		"agent.started       pm              tk-000001            @oak_0001\n",

@@ -70,10 +70,7 @@ func Decide(ctx context.Context, s *store.Store, actor store.Actor, d Decision) 
 	if err := s.CreateRequest(r); err != nil {
 		return nil, err
 	}
-	data := map[string]any{"request": r.ID, "kind": d.Kind}
-	if c := bus.CauseOf(ctx); c != "" {
-		data["cause"] = c
-	}
+	data := bus.RequestAsked{Request: r.ID, Kind: string(d.Kind), Cause: bus.CauseOf(ctx)}
 	s.Notify(bus.Event{Kind: bus.EvRequestAsked, Actor: actor.Name, TaskID: r.TaskID, Agent: actor.Name, Text: d.Question, Data: data})
 	wctx := ctx
 	if d.Timeout > 0 {

@@ -59,11 +59,8 @@ func create(s *store.Store, actor store.Actor, question, cause string) (*Request
 	if err := records(s).CreateRequest(r); err != nil {
 		return nil, err
 	}
-	data := map[string]any{"request": r.ID}
-	if cause != "" {
-		data["cause"] = cause
-	}
-	s.Notify(bus.Event{Kind: bus.EvRequestAsked, Actor: actor.Name, TaskID: r.TaskID, Agent: actor.Name, Text: question, Data: data})
+	s.Notify(bus.Event{Kind: bus.EvRequestAsked, Actor: actor.Name, TaskID: r.TaskID, Agent: actor.Name, Text: question,
+		Data: bus.RequestAsked{Request: r.ID, Cause: cause}})
 	return r, nil
 }
 
@@ -122,7 +119,7 @@ func Answer(s *store.Store, actor store.Actor, id, text string) (*Request, error
 		return nil, err
 	}
 	s.Notify(bus.Event{Kind: bus.EvRequestAnswered, Actor: actor.Name, TaskID: r.TaskID, Agent: r.From, Text: text,
-		Data: map[string]any{"request": r.ID}})
+		Data: bus.RequestAnswered{Request: r.ID}})
 	return r, nil
 }
 

@@ -38,3 +38,6 @@ func Wrap(p Policy, argv []string) ([]string, *syscall.SysProcAttr, Mode) {
 
 // Why names why there is no sandbox here.
 func Why() string { return "Landlock is Linux only" }
+
+// NoMountNS says why commands get no mount namespace: none off Linux.
+func NoMountNS() string { return "mount namespaces are Linux only" }

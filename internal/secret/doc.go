@@ -19,10 +19,10 @@
 //     MinLen (8) bytes and not letters alone; a shorter value or a word
 //     ("x", "ollama", dummy keys of local models) would corrupt ordinary
 //     text ("suggested_fi[masked]") and guards nothing a real key is.
-//   - Event data is masked like text (MaskValue, recursively through maps,
-//     slices and anything that marshals to JSON); a value holding no secret
-//     is returned unchanged, so data without secrets is written exactly as
-//     before.
+//   - Event data is masked like text (MaskValue, recursively through
+//     structs, maps, slices and pointers, keeping the value's type: a bus
+//     payload stays its struct); a value holding no secret is returned
+//     unchanged, so data without secrets is written exactly as before.
 //   - Streams: a Writer never passes on a secret even when it arrives split
 //     across writes. A possible start of a secret at the end of a write is
 //     held back until the next write settles it, or until Flush. MaskStream

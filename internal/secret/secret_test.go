@@ -2,6 +2,7 @@ package secret
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"reflect"
 	"strings"
@@ -253,9 +254,11 @@ func TestMaskData(t *testing.T) {
 		{"string", map[string]any{"s": "k=" + key, "n": 2}, map[string]any{"s": "k=" + Masked, "n": 2}},
 		{"nested", map[string]any{"m": map[string]any{"l": []any{"a", key, 3}}}, map[string]any{"m": map[string]any{"l": []any{"a", Masked, 3}}}},
 		{"key of a map", map[string]any{key: true}, map[string]any{Masked: true}},
-		{"typed slice", map[string]any{"files": []string{"a.go", key + ".txt"}}, map[string]any{"files": []any{"a.go", Masked + ".txt"}}},
-		{"typed string", map[string]any{"l": label(key)}, map[string]any{"l": Masked}},
-		{"struct", map[string]any{"r": record{Name: "n", Notes: []string{key}}}, map[string]any{"r": map[string]any{"Name": "n", "Notes": []any{Masked}}}},
+		{"typed slice", map[string]any{"files": []string{"a.go", key + ".txt"}}, map[string]any{"files": []string{"a.go", Masked + ".txt"}}},
+		{"typed string", map[string]any{"l": label(key)}, map[string]any{"l": label(Masked)}},
+		{"struct", map[string]any{"r": record{Name: "n", Notes: []string{key}}}, map[string]any{"r": record{Name: "n", Notes: []string{Masked}}}},
+		{"pointer", map[string]any{"p": &record{Notes: []string{key}}}, map[string]any{"p": &record{Notes: []string{Masked}}}},
+		{"marshaler", map[string]any{"j": json.RawMessage(`{"k":"` + key + `"}`)}, map[string]any{"j": map[string]any{"k": Masked}}},
 		{"struct without secret", map[string]any{"r": record{Name: "n"}}, map[string]any{"r": record{Name: "n"}}},
 	}
 	for _, tt := range tests {
@@ -277,11 +280,32 @@ func TestMaskDataCopies(t *testing.T) {
 	}
 }
 
+// A secret JSON would escape is caught in a value that writes its own
+// JSON (the escaped form), and in a struct's field (the raw string).
 func TestMaskValueEscapedSecret(t *testing.T) {
 	odd := `sk-<odd>&"quoted"`
 	set := New(odd)
-	got := set.MaskValue(struct{ V string }{"x " + odd})
-	if want := map[string]any{"V": "x " + Masked}; !reflect.DeepEqual(got, want) {
+	raw, _ := json.Marshal(map[string]string{"V": "x " + odd})
+	if got, want := set.MaskValue(json.RawMessage(raw)), map[string]any{"V": "x " + Masked}; !reflect.DeepEqual(got, want) {
+		t.Errorf("MaskValue(RawMessage) = %#v, want %#v", got, want)
+	}
+	if got, want := set.MaskValue(struct{ V string }{"x " + odd}), (struct{ V string }{"x " + Masked}); !reflect.DeepEqual(got, want) {
+		t.Errorf("MaskValue(struct) = %#v, want %#v", got, want)
+	}
+}
+
+// A struct keeps its type and the caller's copy (its slices too) is
+// never written: a bus payload is masked this way.
+func TestMaskValueKeepsTypeAndCopies(t *testing.T) {
+	in := record{Name: "n " + key, Notes: []string{"a", key}}
+	got := New(key).MaskValue(in)
+	if want := (record{Name: "n " + Masked, Notes: []string{"a", Masked}}); !reflect.DeepEqual(got, want) {
 		t.Errorf("MaskValue = %#v, want %#v", got, want)
+	}
+	if in.Name != "n "+key || in.Notes[1] != key {
+		t.Errorf("MaskValue changed its input: %#v", in)
+	}
+	if clean := (record{Name: "n"}); !reflect.DeepEqual(New(key).MaskValue(clean), clean) {
+		t.Error("a value without a secret changed")
 	}
 }

@@ -1,7 +1,9 @@
 package secret
 
 import (
+	"encoding"
 	"encoding/json"
+	"reflect"
 	"strings"
 )
 
@@ -20,10 +22,13 @@ func (s Set) MaskData(data map[string]any) map[string]any {
 }
 
 // MaskValue returns v with every secret in its strings masked, looking
-// through maps, slices and anything else that marshals to JSON. A value
-// holding no secret is returned unchanged; a changed one is a copy: strings,
-// []any and map[string]any keep their type, other types come back in the
-// shape json.Unmarshal gives them (the shape they are written in anyway).
+// through structs (exported fields), maps (keys too), slices, arrays,
+// pointers and interfaces. A value holding no secret is returned
+// unchanged; a changed one is a copy of the same type (what changed is
+// copied, the caller's value is never written), so a bus event's typed
+// payload stays its type. A value that writes its own JSON or text (a
+// json.Marshaler, an encoding.TextMarshaler) is masked through that form
+// and comes back in the shape json.Unmarshal gives it.
 func (s Set) MaskValue(v any) any {
 	m, _ := s.maskValue(v)
 	return m
@@ -31,54 +36,134 @@ func (s Set) MaskValue(v any) any {
 
 // maskValue is MaskValue that also reports whether anything was masked.
 func (s Set) maskValue(v any) (any, bool) {
-	if s.Empty() {
+	if s.Empty() || v == nil {
 		return v, false
 	}
-	switch x := v.(type) {
-	case nil, bool, int, int64, float64:
-		return v, false
-	case string:
-		m := s.Mask(x)
-		return m, m != x
-	case []any:
-		return s.maskSlice(x)
-	case map[string]any:
-		return s.maskMap(x)
+	if _, ok := v.(json.Marshaler); ok {
+		return s.maskJSON(v)
 	}
-	return s.maskJSON(v)
+	if _, ok := v.(encoding.TextMarshaler); ok {
+		return s.maskJSON(v)
+	}
+	out, changed := s.maskReflect(reflect.ValueOf(v))
+	if !changed {
+		return v, false
+	}
+	return out.Interface(), true
 }
 
-func (s Set) maskSlice(x []any) (any, bool) {
-	out := make([]any, len(x))
-	changed := false
-	for i, e := range x {
-		var c bool
-		out[i], c = s.maskValue(e)
-		changed = changed || c
+// maskReflect is maskValue on a reflect.Value: the masked copy, or v itself
+// when nothing under it holds a secret.
+func (s Set) maskReflect(v reflect.Value) (reflect.Value, bool) {
+	switch v.Kind() {
+	case reflect.String:
+		m := s.Mask(v.String())
+		if m == v.String() {
+			return v, false
+		}
+		out := reflect.New(v.Type()).Elem()
+		out.SetString(m)
+		return out, true
+	case reflect.Interface:
+		if v.IsNil() {
+			return v, false
+		}
+		m, changed := s.maskValue(v.Interface())
+		if !changed {
+			return v, false
+		}
+		out := reflect.New(v.Type()).Elem()
+		out.Set(reflect.ValueOf(m))
+		return out, true
+	case reflect.Pointer:
+		if v.IsNil() {
+			return v, false
+		}
+		m, changed := s.maskReflect(v.Elem())
+		if !changed {
+			return v, false
+		}
+		out := reflect.New(v.Type().Elem())
+		out.Elem().Set(m)
+		return out, true
+	case reflect.Struct:
+		return s.maskFields(v)
+	case reflect.Slice, reflect.Array:
+		return s.maskElems(v)
+	case reflect.Map:
+		return s.maskMapValue(v)
 	}
-	if !changed {
-		return x, false
+	return v, false // numbers, bools: nothing to mask
+}
+
+// maskFields masks a struct's exported fields (the ones written to JSON).
+func (s Set) maskFields(v reflect.Value) (reflect.Value, bool) {
+	var out reflect.Value
+	for i := range v.NumField() {
+		if !v.Type().Field(i).IsExported() {
+			continue
+		}
+		m, changed := s.maskReflect(v.Field(i))
+		if !changed {
+			continue
+		}
+		if !out.IsValid() {
+			out = reflect.New(v.Type()).Elem()
+			out.Set(v)
+		}
+		out.Field(i).Set(m)
+	}
+	if !out.IsValid() {
+		return v, false
 	}
 	return out, true
 }
 
-func (s Set) maskMap(x map[string]any) (any, bool) {
-	out := make(map[string]any, len(x))
-	changed := false
-	for k, e := range x {
-		m, c := s.maskValue(e)
-		mk := s.Mask(k)
-		out[mk] = m
-		changed = changed || c || mk != k
+// maskElems masks a slice's or an array's elements into a new one.
+func (s Set) maskElems(v reflect.Value) (reflect.Value, bool) {
+	var out reflect.Value
+	for i := range v.Len() {
+		m, changed := s.maskReflect(v.Index(i))
+		if !changed {
+			continue
+		}
+		if !out.IsValid() {
+			if v.Kind() == reflect.Slice {
+				out = reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+			} else {
+				out = reflect.New(v.Type()).Elem()
+			}
+			reflect.Copy(out, v)
+		}
+		out.Index(i).Set(m)
 	}
-	if !changed {
-		return x, false
+	if !out.IsValid() {
+		return v, false
 	}
 	return out, true
 }
 
-// maskJSON masks any other value through its JSON form, and only if that
-// form holds a secret, so a value without one keeps its type.
+// maskMapValue masks a map's keys and values into a new map.
+func (s Set) maskMapValue(v reflect.Value) (reflect.Value, bool) {
+	if v.IsNil() {
+		return v, false
+	}
+	out := reflect.MakeMapWithSize(v.Type(), v.Len())
+	changed := false
+	for it := v.MapRange(); it.Next(); {
+		k, ck := s.maskReflect(it.Key())
+		e, ce := s.maskReflect(it.Value())
+		out.SetMapIndex(k, e)
+		changed = changed || ck || ce
+	}
+	if !changed {
+		return v, false
+	}
+	return out, true
+}
+
+// maskJSON masks a value that writes its own JSON or text through that
+// form, and only if it holds a secret, so a value without one keeps its type.
 func (s Set) maskJSON(v any) (any, bool) {
 	b, err := json.Marshal(v)
 	if err != nil || !s.inJSON(string(b)) {

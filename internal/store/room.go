@@ -124,6 +124,6 @@ func (tx *PhaseTx) Close(actor Actor, reason CloseReason) error {
 	n, _ := tx.Count()
 	ph := tx.Phase
 	tx.s.Notify(bus.Event{Kind: bus.EvPhaseClosed, Actor: actor.Name, TaskID: ph.TaskID, PhaseID: ph.ID, Text: string(reason),
-		Data: map[string]any{"messages": n, "limit": ph.MessageLimit}})
+		Data: bus.PhaseClosed{Messages: n, Limit: ph.MessageLimit}})
 	return nil
 }

@@ -419,19 +419,19 @@ func TestPublishMasksSecrets(t *testing.T) {
 	const key = "sk-emit-0123456789"
 	s, _ := newStore(t)
 	s.Secrets = secret.New(key, "tiny")
-	data := map[string]any{"rules": "no " + key, "files": []string{key + ".txt"}, "n": 3}
-	s.Notify(bus.Event{Kind: bus.EvMessage, Text: "key " + key + " and tiny", Data: data})
+	data := bus.PhaseOpened{Rules: "no " + key, Roles: []string{key + ".txt"}, Limit: 3}
+	s.Notify(bus.Event{Kind: bus.EvPhaseOpened, Text: "key " + key + " and tiny", Data: data})
 	b, err := os.ReadFile(s.EventsPath())
 	if err != nil {
 		t.Fatal(err)
 	}
 	line := string(b)
-	for _, want := range []string{`"text":"key [masked] and tiny"`, `"files":["[masked].txt"]`, `"n":3`, `"rules":"no [masked]"`} {
+	for _, want := range []string{`"text":"key [masked] and tiny"`, `"roles":["[masked].txt"]`, `"limit":3`, `"rules":"no [masked]"`} {
 		if !strings.Contains(line, want) {
 			t.Errorf("event %s: want %s", line, want)
 		}
 	}
-	if strings.Contains(line, key) || data["rules"] != "no "+key {
+	if strings.Contains(line, key) || data.Rules != "no "+key || data.Roles[0] != key+".txt" {
 		t.Errorf("event holds the key, or the caller's data changed: %s %v", line, data)
 	}
 }

@@ -120,5 +120,5 @@ func (sv *Supervisor) stop(name string, h driver.Handle, why string) {
 		return // already recorded as ended (pm kill): its event is out
 	}
 	s.Notify(bus.Event{Kind: bus.EvAgentKilled, Actor: "supervisor", Agent: name, TaskID: a.TaskID, PhaseID: a.PhaseID, Text: why,
-		Data: map[string]any{"pid": h.Pid}})
+		Data: bus.AgentKilled{Pid: h.Pid}})
 }

@@ -570,7 +570,7 @@ func (sv *Supervisor) respawn(name string) {
 		return
 	}
 	s.Notify(bus.Event{Kind: bus.EvAgentRespawned, Actor: "supervisor", Agent: name, TaskID: r.TaskID, PhaseID: r.PhaseID,
-		Data: map[string]any{"restarts": r.Restarts}})
+		Data: bus.AgentRespawned{Restarts: r.Restarts}})
 }
 
 func (sv *Supervisor) giveUp(name string, crashes int) {

@@ -52,7 +52,7 @@ func Create(s *store.Store, l *agent.Launcher, actor store.Actor, sp Spec) (*sto
 		return nil, err
 	}
 	s.Notify(bus.Event{Kind: bus.EvTaskCreated, Actor: actor.Name, TaskID: t.ID, Agent: t.Owner, Text: t.Description,
-		Data: map[string]any{"status": t.Status, "parent_id": t.ParentID, "blocked_by": t.BlockedBy, "runtime": t.Runtime, "depth": t.Depth}})
+		Data: bus.TaskCreated{Status: string(t.Status), ParentID: t.ParentID, BlockedBy: t.BlockedBy, Runtime: string(t.Runtime), Depth: t.Depth}})
 	if t.Status == store.TaskActive {
 		if err := l.Start(t.Owner); err != nil {
 			return t, err

@@ -50,10 +50,10 @@ func Done(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string) (
 	res.Task = t
 	if res.Commit.Hash != "" {
 		s.Notify(bus.Event{Kind: bus.EvCommit, Actor: actor.Name, TaskID: t.ID, Text: res.Commit.Hash,
-			Data: map[string]any{"files": res.Commit.Files, "excluded": res.Commit.Excluded}})
+			Data: bus.Commit{Files: res.Commit.Files, Excluded: res.Commit.Excluded}})
 	}
 	s.Notify(bus.Event{Kind: bus.EvTaskDone, Actor: actor.Name, TaskID: t.ID, Text: t.Description,
-		Data: map[string]any{"commit": res.Commit.Hash, "no_repo": res.Commit.NoRepo, "no_changes": res.Commit.NoChanges}})
+		Data: bus.TaskDone{Commit: res.Commit.Hash, NoRepo: res.Commit.NoRepo, NoChanges: res.Commit.NoChanges}})
 	for _, dep := range t.Blocks {
 		now, err := unblock(s, actor, dep, t.ID)
 		if errs.Is(err, errs.NotFound) {
@@ -156,7 +156,7 @@ func notifyParent(s *store.Store, actor store.Actor, t *store.Task) {
 		s.Warnf("notify %s: %v", p.Owner, err)
 	}
 	s.Notify(bus.Event{Kind: bus.EvChildDone, Actor: actor.Name, TaskID: p.ID, Agent: p.Owner, Text: text,
-		Data: map[string]any{"child": t.ID}})
+		Data: bus.ChildDone{Child: t.ID}})
 }
 
 // commitError is a failed commit with what fixes it: a git lock pm cannot

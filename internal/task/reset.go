@@ -56,7 +56,7 @@ func ResetWith(s *store.Store, l *agent.Launcher, actor store.Actor, force bool)
 	if err := s.Bus().Reset(); err != nil {
 		return res, err
 	}
-	s.Notify(bus.Event{Kind: bus.EvReset, Actor: actor.Name, Data: map[string]any{"tasks": res.Tasks, "killed": res.Killed}})
+	s.Notify(bus.Event{Kind: bus.EvReset, Actor: actor.Name, Data: bus.Reset{Tasks: res.Tasks, Killed: res.Killed}})
 	return res, nil
 }
 

@@ -12,8 +12,8 @@
 //     render.Terminal for replies) before it reaches the screen; a reply is
 //     rendered as markdown (markdown.go) from the escaped text, so only
 //     the renderer's own styling reaches the terminal.
-//   - The message log is nested by the ids the events carry (Data corr,
-//     cause, message), never by timing or names.
+//   - The message log is nested by the ids the events' payloads carry
+//     (corr, cause, message: internal/msglog), never by timing or names.
 //   - A screen opens on what came before: the bus's last events (log or
 //     tail only: no state is inferred from them) and, in pm talk, the
 //     object's transcript.

@@ -50,16 +50,17 @@ func fakeBackend(pending []*request.Request, answered *[]string) Backend {
 // the cascade (Data corr and cause, as internal/inbox and llmagent publish).
 func cascadeEvents() []bus.Event {
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
-	in := func(cause string) map[string]any { return map[string]any{"cause": cause} }
+	in := func(cause string) bus.ToolCall { return bus.ToolCall{Cause: cause} }
+	out := func(cause string) bus.ToolResult { return bus.ToolResult{Cause: cause} }
 	return []bus.Event{
 		{Time: at(0), Kind: bus.POKind("request"), Actor: "human", Agent: "coord", Text: "human → coord: help me understand this codebase",
-			Data: map[string]any{"corr": "rq-1"}},
+			Data: bus.POMessage{Corr: "rq-1"}},
 		{Time: at(1), Kind: bus.POKind("request"), Actor: "coord", Agent: "reader", Text: "coord → reader: list the files in root",
-			Data: map[string]any{"corr": "rq-2", "cause": "rq-1"}},
+			Data: bus.POMessage{Corr: "rq-2", Cause: "rq-1"}},
 		{Time: at(1), Kind: bus.EvToolCall, Actor: "reader", Text: `list_files {"path":"."}`, Data: in("rq-2")},
-		{Time: at(1), Kind: bus.EvToolResult, Actor: "reader", Text: "list_files: README.md\nlib/\nspec/", Data: in("rq-2")},
+		{Time: at(1), Kind: bus.EvToolResult, Actor: "reader", Text: "list_files: README.md\nlib/\nspec/", Data: out("rq-2")},
 		{Time: at(2), Kind: bus.POKind("reply"), Actor: "reader", Agent: "coord", Text: "reader → coord: Found: README.md, lib/, spec/",
-			Data: map[string]any{"corr": "rq-2"}},
+			Data: bus.POMessage{Corr: "rq-2"}},
 		{Time: at(3), Kind: bus.EvToolCall, Actor: "coord", Text: `create_capability {"name":"spec_writer"}`, Data: in("rq-1")},
 		{Time: at(3), Kind: bus.EvCapabilityCreated, Actor: "coord", Text: "spec_writer"},
 	}

@@ -54,7 +54,7 @@ func Forward(ctx context.Context, socket, token string, args []string, stdin io.
 // goroutine (ctx's end) ends a Read blocked on it. A host whose backlog is
 // full answers EAGAIN: the connect is tried again until ctx ends.
 func dial(ctx context.Context, path string) (*os.File, error) {
-	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC|syscall.SOCK_NONBLOCK, 0)
+	fd, err := unixSocket()
 	if err != nil {
 		return nil, dialError(path, "socket", err)
 	}

@@ -8,11 +8,11 @@ import (
 	"slices"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/broker"
 	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/llmagent"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
@@ -29,7 +29,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 			// The host holds the API key in its environment: keep other
 			// processes of the same user (run_command among them) from reading
 			// it through /proc/PID/environ.
-			_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+			driver.NotDumpable()
 			s, err := f.Store()
 			if err != nil {
 				return err

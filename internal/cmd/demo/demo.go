@@ -243,13 +243,16 @@ func describe(ev bus.Event) string { return render.Line(describeRaw(ev)) }
 func describeRaw(ev bus.Event) string {
 	switch ev.Kind {
 	case bus.EvPhaseOpened:
-		return fmt.Sprintf("phase %s %q opened: limit %v, roles %s", ev.PhaseID, ev.Text, ev.Data["limit"], words(ev.Data["roles"]))
+		d, _ := ev.Data.(bus.PhaseOpened)
+		return fmt.Sprintf("phase %s %q opened: limit %d, roles %s", ev.PhaseID, ev.Text, d.Limit, strings.Join(d.Roles, ", "))
 	case bus.EvMessage:
 		return fmt.Sprintf("@%s: %s", ev.Actor, ev.Text)
 	case bus.EvPhaseClosed:
-		return fmt.Sprintf("phase %s closed (%s) %v/%v", ev.PhaseID, ev.Text, ev.Data["messages"], ev.Data["limit"])
+		d, _ := ev.Data.(bus.PhaseClosed)
+		return fmt.Sprintf("phase %s closed (%s) %d/%d", ev.PhaseID, ev.Text, d.Messages, d.Limit)
 	case bus.EvAgentStarted:
-		return fmt.Sprintf("agent @%s started (pid %v)", ev.Agent, ev.Data["pid"])
+		d, _ := ev.Data.(bus.AgentStarted)
+		return fmt.Sprintf("agent @%s started (pid %d)", ev.Agent, d.Pid)
 	case bus.EvAgentExited:
 		return fmt.Sprintf("agent @%s left", ev.Agent)
 	case bus.EvToolCall:
@@ -281,14 +284,4 @@ func summary(w io.Writer, s *store.Store, taskID, dir, label string) error {
 	fmt.Fprintf(w, "%sdone: %s %s; look around with PM_HOME=%s pm status --all, pm log, pm history --task %s (a temporary project is removed by the next pm demo)\n",
 		label, t.ID, t.Status, s.Root, t.ID)
 	return nil
-}
-
-// words lists a JSON array of strings as "a, b" (not Go's [a b]).
-func words(v any) string {
-	list, _ := v.([]any)
-	out := make([]string, 0, len(list))
-	for _, x := range list {
-		out = append(out, fmt.Sprint(x))
-	}
-	return strings.Join(out, ", ")
 }

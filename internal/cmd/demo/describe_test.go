@@ -15,7 +15,7 @@ func TestDescribeEscapesModelText(t *testing.T) {
 	for _, ev := range []bus.Event{
 		{Kind: bus.EvMessage, Actor: "oak\x1b[31m", Text: hostile},
 		{Kind: bus.EvToolCall, Actor: "oak", Text: "write_file " + hostile},
-		{Kind: bus.EvPhaseOpened, PhaseID: "ph-a1b2c3", Text: hostile, Data: map[string]any{"limit": 3, "roles": []any{"qa\x1b[1m"}}},
+		{Kind: bus.EvPhaseOpened, PhaseID: "ph-a1b2c3", Text: hostile, Data: bus.PhaseOpened{Limit: 3, Roles: []string{"qa\x1b[1m"}}},
 		{Kind: bus.EvCommit, Text: hostile},
 	} {
 		line := describe(ev)

@@ -214,7 +214,8 @@ func (p *player) answer(ctx context.Context, ev bus.Event) {
 	}
 	fmt.Fprintf(p.out, "%s%s asks: %s\n%sYou answer: %s\n", p.label, render.Line(ev.Actor), render.Line(ev.Text), p.label, text)
 	p.mu.Unlock()
-	id, _ := ev.Data["request"].(string)
+	d, _ := ev.Data.(bus.RequestAsked)
+	id := d.Request
 	if _, err := ops.Answer(ctx, p.sess, ops.AnswerInput{ID: id, Text: text}); err != nil {
 		p.say("%sanswer %s: %v\n", p.label, id, err)
 	}

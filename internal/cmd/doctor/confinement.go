@@ -9,17 +9,21 @@ import (
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/config"
+	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/sandbox"
 )
 
 // Report is what pm can confine on this machine with this project's config.
 type Report struct {
-	Kernel       string `json:"kernel,omitempty"`
-	User         string `json:"user"`
-	LandlockABI  int    `json:"landlock_abi"`
-	NoLandlock   string `json:"no_landlock,omitempty"` // why there is none
-	MountNS      bool   `json:"mount_namespace"`
-	NoMountNS    string `json:"no_mount_namespace,omitempty"` // why there is none
+	Kernel      string `json:"kernel,omitempty"`
+	User        string `json:"user"`
+	LandlockABI int    `json:"landlock_abi"`
+	NoLandlock  string `json:"no_landlock,omitempty"` // why there is none
+	MountNS     bool   `json:"mount_namespace"`
+	NoMountNS   string `json:"no_mount_namespace,omitempty"` // why there is none
+	// Platform is what this OS lacks besides the sandbox (macOS: cgroups,
+	// the run marker, the subreaper...); empty on Linux.
+	Platform     string `json:"platform_limits,omitempty"`
 	MountNSVia   string `json:"mount_namespace_via,omitempty"`
 	Mode         string `json:"mode"` // sandbox.Available()
 	Config       string `json:"config"`
@@ -46,7 +50,7 @@ type Item struct {
 func Confinement(f *cmdutil.Factory) Report {
 	asHost()
 	r := Report{Kernel: kernel(), User: whoami(), LandlockABI: sandbox.ABI(), NoLandlock: sandbox.Why(),
-		Mode: string(sandbox.Available()), NoMountNS: sandbox.NoMountNS()}
+		Mode: string(sandbox.Available()), NoMountNS: sandbox.NoMountNS(), Platform: driver.PlatformLimits()}
 	r.MountNS = sandbox.Available() == sandbox.ModeLandlockNS
 	if r.MountNS {
 		r.MountNSVia = "a new mount namespace (pm runs as root)"
@@ -159,6 +163,9 @@ func (r Report) Print(w io.Writer) error {
 		fmt.Fprintf(&b, "mount namespace: yes, through %s\n", r.MountNSVia)
 	case r.LandlockABI > 0:
 		fmt.Fprintf(&b, "mount namespace: no (%s)\n", r.NoMountNS)
+	}
+	if r.Platform != "" {
+		fmt.Fprintf(&b, "not available: %s\n", r.Platform)
 	}
 	fmt.Fprintf(&b, "config: %s\n\n", r.Config)
 	fmt.Fprintf(&b, "run_command:     %s\n", r.RunCommand)

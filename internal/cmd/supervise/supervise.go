@@ -7,9 +7,9 @@ import (
 	"log/slog"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 
 	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/notify"
 	"github.com/plasmodium/pm/internal/supervisor"
 )
@@ -25,7 +25,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 			// The supervisor holds the environment every host it starts gets,
 			// the provider key among it: no other process of the user (an
 			// exec agent) may read it through /proc/PID/environ.
-			_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+			driver.NotDumpable()
 			s, err := f.Store()
 			if err != nil {
 				return err
