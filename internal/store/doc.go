@@ -100,8 +100,9 @@
 //	                           answered (inbox.Serve: SetInboxCursor)
 //	    stream.jsonl           streamed reply text of a resident object
 //	                           (inbox.Stream: AppendStream)
-//	    transcript.jsonl       the llm runtime's conversation (llm.FileTranscript
-//	                           at TranscriptPath), appended by the agent's host
+//	    transcript.jsonl       the llm runtime's conversation (transcript.File,
+//	                           internal/state/fsstate/transcript, at
+//	                           TranscriptPath), appended by the agent's host
 //	    seen.json              how many messages of each phase NAME was shown
 //	                           (phase package)
 //	  requests/rq-ID.json      ask_human questions (request package:
@@ -139,6 +140,6 @@
 // lines through a reader the store opened (InboxFrom, InboxTail,
 // StreamTail) and keep its Offset as their cursor. Paths are still handed
 // out where a library or a watcher needs one (TranscriptPath for
-// llm.FileTranscript, AgentDir and RequestsDir for watch.Until,
+// fsstate/transcript, AgentDir and RequestsDir for watch.Until,
 // PromptFilePath for an agent's environment); they are built only here.
 package store
