@@ -15,6 +15,7 @@ type State interface {
 	Mailboxes
 	Requests
 	Designs
+	Prompts
 	Watcher
 }
 
@@ -156,6 +157,23 @@ type Designs interface {
 	AppendDesignLog(id string, v any) error
 	// DesignIDs lists the designs, sorted.
 	DesignIDs() ([]string, error)
+}
+
+// Prompts are the project's own prompt objects (create_capability writes
+// them) and the overrides people keep beside them: markdown files the
+// loader (internal/prompt) parses, layered over the built-ins.
+type Prompts interface {
+	// PromptFiles calls fn with each NAME.md kept under sub ("" the prompt
+	// objects, "tools" tool docs, "angles" the code designer's angles), in
+	// name order, each named where it is kept (what an error about it
+	// shows); none when there are none. The first error fn returns stops it.
+	PromptFiles(sub string, fn func(where string, data []byte) error) error
+	// CreatePrompt keeps data as prompt object name unless one of that name
+	// exists (ErrConflict, nothing written): of two creators racing, one
+	// wins. It returns where the object is kept. ErrInvalid for a bad name.
+	CreatePrompt(name string, data []byte) (where string, err error)
+	// RemovePrompt removes prompt object name (ErrNotFound when none).
+	RemovePrompt(name string) error
 }
 
 // Watcher wakes waiters on changes instead of a sleep loop.
