@@ -43,7 +43,6 @@ var pending = map[string]int{
 	"internal/cmd/demo":             4,
 	"internal/cmd/logs":             7, // pm logs -f follows logs/ and events.jsonl
 	"internal/inbox":                4, // Call waits on two agents' directories at once
-	"internal/prompt":               1, // prompts/ of the project
 	"internal/supervisor":           2, // watches agents/ and the lock
 }
 
