@@ -39,7 +39,6 @@ var pending = map[string]int{
 	"internal/agent":                2,  // prompt and nudge files handed to the CLI
 	"internal/bench":                14, // builds synthetic .plasmodium/ trees to measure the store
 	"internal/bench/cmd/floorwatch": 1,
-	"internal/capability":           1, // create_capability's prompt file
 	"internal/cmd/demo":             4,
 	"internal/cmd/logs":             7, // pm logs -f follows logs/ and events.jsonl
 	"internal/inbox":                4, // Call waits on two agents' directories at once
