@@ -14,13 +14,13 @@ func Seen(s *store.Store, actor store.Actor, phaseID string) int {
 	if actor.IsHuman() {
 		return 0
 	}
-	return s.Seen(actor.Name, phaseID)
+	return records(s).Seen(actor.Name, phaseID)
 }
 
 // MarkSeen records that the actor has been shown the first n messages of ph.
 func MarkSeen(s *store.Store, actor store.Actor, ph *store.Phase, n int) {
 	if !actor.IsHuman() {
-		s.MarkSeen(actor.Name, ph.ID, n)
+		records(s).MarkSeen(actor.Name, ph.ID, n)
 	}
 }
 

@@ -67,6 +67,10 @@
 // where it is kept. (Added for internal/prompt and create_capability, which
 // read and wrote .plasmodium/prompts/ by path.)
 //
+// Seen marks. Seen and MarkSeen (how many of a room's messages an agent
+// has been shown) are best effort and only move forward; RemoveAgent
+// drops them. (Added for internal/phase's chat reads and waits.)
+//
 // Watching. Watch never polls in a loop of sleeps and never misses a change
 // acknowledged after it was called; it may wake with nothing changed.
 //

@@ -77,6 +77,14 @@ type Phases interface {
 	WithPhase(taskID, phaseID string, fn func(tx RoomTx) error) error
 	// Messages reads a room's messages in the order they were accepted.
 	Messages(taskID, phaseID string) ([]Message, error)
+	// Seen is how many of phaseID's messages agent has been shown: 0 when
+	// none is recorded, or the mark cannot be read.
+	Seen(agent, phaseID string) int
+	// MarkSeen records that agent has been shown phaseID's first n
+	// messages. A mark never moves back; it is best effort (a lost mark
+	// shows a message twice, never hides one). RemoveAgent drops the
+	// agent's marks.
+	MarkSeen(agent, phaseID string, n int)
 }
 
 // RoomTx is one transaction on a room, valid only inside WithPhase's fn.

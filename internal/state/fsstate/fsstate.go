@@ -108,6 +108,21 @@ func (f *FS) Messages(taskID, phaseID string) ([]state.Message, error) {
 	return f.s.Messages(taskID, phaseID)
 }
 
+// Seen and MarkSeen are agents/NAME/seen.json, the store's; a malformed
+// name (it becomes a path) has no marks.
+func (f *FS) Seen(agent, phaseID string) int {
+	if state.CheckName(agent) != nil {
+		return 0
+	}
+	return f.s.Seen(agent, phaseID)
+}
+
+func (f *FS) MarkSeen(agent, phaseID string, n int) {
+	if state.CheckName(agent) == nil {
+		f.s.MarkSeen(agent, phaseID, n)
+	}
+}
+
 // roomTx is the store's phase transaction with the limit kept by Append
 // itself, not only by its callers.
 type roomTx struct{ tx *store.PhaseTx }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -32,6 +33,7 @@ type Mem struct {
 	requests map[string][]byte
 	designs  map[string]*design
 	prompts  map[string][]byte // prompt objects by name (sub "" only)
+	seen     map[string]int    // seen marks by agent + " " + phase id
 	changed  chan struct{}     // closed and replaced on every write
 }
 
@@ -56,6 +58,7 @@ func New() *Mem {
 		phasesMu: map[string]*sync.Mutex{}, roomMu: map[string]*sync.Mutex{},
 		agents: map[string][]byte{}, boxes: map[string][][]byte{}, cursors: map[string]int64{},
 		requests: map[string][]byte{}, designs: map[string]*design{}, prompts: map[string][]byte{},
+		seen:    map[string]int{},
 		changed: make(chan struct{}),
 	}
 }
@@ -492,6 +495,11 @@ func (m *Mem) RemoveAgent(name string, fn func(a *state.Agent) error) error {
 	delete(m.agents, name)
 	delete(m.boxes, name)
 	delete(m.cursors, name)
+	for k := range m.seen {
+		if strings.HasPrefix(k, name+" ") {
+			delete(m.seen, k)
+		}
+	}
 	m.wrote()
 	return nil
 }
@@ -678,6 +686,25 @@ func (m *Mem) DesignIDs() ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// Seen marks.
+
+func (m *Mem) Seen(agent, phaseID string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.seen[agent+" "+phaseID]
+}
+
+func (m *Mem) MarkSeen(agent, phaseID string, n int) {
+	if state.CheckName(agent) != nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if k := agent + " " + phaseID; n > m.seen[k] {
+		m.seen[k] = n
+	}
 }
 
 // Prompts: the objects CreatePrompt kept, named prompts/NAME.md; nothing

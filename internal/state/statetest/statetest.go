@@ -47,6 +47,7 @@ func Run(t *testing.T, open func(t *testing.T) state.State) {
 		{"Requests", testRequests},
 		{"Designs", testDesigns},
 		{"PromptsCreateOnce", testPromptsCreateOnce},
+		{"SeenMarks", testSeenMarks},
 		{"WatchTask", testWatchTask},
 		{"WatchTaskRoom", testWatchTaskRoom},
 		{"WatchAgent", testWatchAgent},
@@ -680,6 +681,38 @@ func testDesigns(t *testing.T, st state.State) {
 	list, err := st.DesignIDs()
 	if err != nil || !slices.Equal(list, slices.Sorted(slices.Values([]string{a, b}))) {
 		t.Fatalf("design ids %v, %v", list, err)
+	}
+}
+
+// A seen mark starts at 0, moves forward only, is kept per agent and
+// phase, and goes with its agent.
+func testSeenMarks(t *testing.T, st state.State) {
+	if _, err := st.CreateAgent(&state.Agent{Name: "elm_0001", Status: state.AgentRunning, CreatedAt: at(1)}); err != nil {
+		t.Fatal(err)
+	}
+	if n := st.Seen("elm_0001", "ph-000001"); n != 0 {
+		t.Fatalf("a fresh agent has seen %d", n)
+	}
+	st.MarkSeen("elm_0001", "ph-000001", 3)
+	st.MarkSeen("elm_0001", "ph-000001", 2) // never back
+	st.MarkSeen("elm_0001", "ph-000002", 1)
+	for _, c := range []struct {
+		agent, phase string
+		want         int
+	}{{"elm_0001", "ph-000001", 3}, {"elm_0001", "ph-000002", 1}, {"oak_0002", "ph-000001", 0}, {"../x", "ph-000001", 0}} {
+		if n := st.Seen(c.agent, c.phase); n != c.want {
+			t.Errorf("Seen(%s, %s) = %d, want %d", c.agent, c.phase, n, c.want)
+		}
+	}
+	st.MarkSeen("../x", "ph-000001", 5) // a bad name marks nothing
+	if n := st.Seen("../x", "ph-000001"); n != 0 {
+		t.Errorf("a bad name holds a mark of %d", n)
+	}
+	if err := st.RemoveAgent("elm_0001", func(*state.Agent) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if n := st.Seen("elm_0001", "ph-000001"); n != 0 {
+		t.Errorf("a removed agent's mark is still %d", n)
 	}
 }
 
