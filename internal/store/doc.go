@@ -111,8 +111,9 @@
 //	                           (OpenLog: O_APPEND, no lock; the driver hands the
 //	                           file to the host as its stdout and stderr)
 //	  prompts/NAME.md          prompt objects made by create_capability
-//	                           (CreatePrompt, under NAME.md.lock; loaded by
-//	                           internal/prompt)
+//	                           (CreatePrompt, under NAME.md.lock; read with
+//	                           MarkdownFiles; both reached through fsstate's
+//	                           state.Prompts, loaded by internal/prompt)
 //	  designs/ds-ID/           a code design (pm design; designs.go):
 //	    design.json            its whole state (WriteDesign, under design.json.lock)
 //	    log.jsonl              requests, responses, plans, state changes
