@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -14,6 +13,8 @@ import (
 	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/prompt"
 	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/state"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -162,20 +163,24 @@ func Create(s *store.Store, actor store.Actor, name, description string, caps []
 	if !strings.HasSuffix(string(data), "\n") {
 		data = append(data, '\n')
 	}
-	path := s.PromptPath(name)
-	o, err := prompt.Parse(path, data)
+	// Parsed before it is kept (named by its file's name until it has a
+	// place), so a text that does not parse is never kept.
+	o, err := prompt.Parse(name+".md", data)
 	if err != nil {
 		return "", nil, errs.Failf("", "the new prompt object does not parse: %v", err)
 	}
-	if err := s.CreatePrompt(name, data); err != nil {
-		if errors.Is(err, os.ErrExist) {
+	st := fsstate.New(s)
+	path, err := st.CreatePrompt(name, data)
+	if err != nil {
+		if errors.Is(err, state.ErrConflict) {
 			return "", nil, errs.Statef("pick another name", "a prompt object %q was just created by someone else", name)
 		}
 		return "", nil, err
 	}
+	o.Source = path
 	if _, err := prompt.LoadProject(s); err != nil {
 		// Should not happen (checked above); never leave a file that breaks every load.
-		_ = s.RemovePrompt(name)
+		_ = st.RemovePrompt(name)
 		return "", nil, errors.Join(errs.Failf("", "the new prompt object broke the prompt set; removed it"), err)
 	}
 	s.Notify(bus.Event{Kind: bus.EvCapabilityCreated, Actor: actor.Name, Text: name,

@@ -2,13 +2,14 @@
 // chat completions endpoint through github.com/sashabaranov/go-openai,
 // streams each answer, runs the structured tool calls the model asks for and
 // feeds their results back, until the model answers without tool calls. It
-// knows nothing of pm's store: the agent host gives it a Provider, Tools, a
+// knows nothing of pm's store (its state files are kept by
+// internal/state/fsstate/transcript, not here): the agent host gives it a Provider, Tools, a
 // system prompt, a Transcript and a Budget, and records its Events.
 //
 //	p, err := llm.ProviderFromEnv(os.Getenv, cfg.BaseURL, cfg.Model, fm.Model)
 //	if err != nil { ... } // says exactly what to set
 //	l := &llm.Loop{Provider: p, Tools: tools, System: prompt,
-//		Transcript: &llm.FileTranscript{Path: dir + "/transcript.jsonl"},
+//		Transcript: transcript.Of(store, name), // internal/state/fsstate/transcript
 //		Budget: llm.Budget{MaxTurns: 50, MaxWall: time.Hour}}
 //	answer, err := l.Run(ctx, "the task") // "" resumes the transcript
 //

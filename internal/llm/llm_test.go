@@ -20,6 +20,7 @@ import (
 	"github.com/plasmodium/pm/internal/cost"
 	"github.com/plasmodium/pm/internal/openaitest"
 	"github.com/plasmodium/pm/internal/secret"
+	"github.com/plasmodium/pm/internal/state/fsstate/transcript"
 )
 
 const testKey = "sk-test-SECRET-0123456789abcdef"
@@ -433,7 +434,7 @@ func TestBudgets(t *testing.T) {
 				return inner(ctx, args)
 			}
 			rec := &recorder{}
-			tr := &FileTranscript{Path: filepath.Join(t.TempDir(), "transcript.jsonl")}
+			tr := &transcript.File{Path: filepath.Join(t.TempDir(), "transcript.jsonl")}
 			l := newLoop(srv, rec, tool)
 			l.Transcript = tr
 			l.Budget = tt.budget
@@ -470,12 +471,12 @@ func TestTranscriptResume(t *testing.T) {
 	srv.Enqueue(openaitest.Reply{Content: "first answer"}, openaitest.Reply{Content: "second answer"})
 
 	l1 := newLoop(srv, &recorder{})
-	l1.Transcript = &FileTranscript{Path: path}
+	l1.Transcript = &transcript.File{Path: path}
 	if _, err := l1.Run(ctxT(t), "first question"); err != nil {
 		t.Fatal(err)
 	}
 	l2 := newLoop(srv, &recorder{})
-	l2.Transcript = &FileTranscript{Path: path}
+	l2.Transcript = &transcript.File{Path: path}
 	if got, err := l2.Run(ctxT(t), "second question"); err != nil || got != "second answer" {
 		t.Fatalf("Run = %q, %v", got, err)
 	}
@@ -495,7 +496,7 @@ func TestTranscriptResume(t *testing.T) {
 func TestResumeAfterKill(t *testing.T) {
 	srv := startServer(t)
 	path := filepath.Join(t.TempDir(), "transcript.jsonl")
-	tr := &FileTranscript{Path: path}
+	tr := &transcript.File{Path: path}
 	err := tr.Append(
 		openai.ChatCompletionMessage{Role: "user", Content: "do two things"},
 		openai.ChatCompletionMessage{Role: "assistant", ToolCalls: []openai.ToolCall{
@@ -600,7 +601,7 @@ func TestSecretsNeverRecorded(t *testing.T) {
 		return "OPENAI_API_KEY=" + testKey, nil
 	}})
 	l.System = "key is " + testKey
-	l.Transcript = &FileTranscript{Path: path}
+	l.Transcript = &transcript.File{Path: path}
 	if _, err := l.Run(ctxT(t), "my key is "+testKey); err != nil {
 		t.Fatal(err)
 	}

@@ -1,50 +1,18 @@
 package llm
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 
 	openai "github.com/sashabaranov/go-openai"
-
-	"github.com/plasmodium/pm/internal/jsonl"
 )
 
 // Transcript is the durable conversation of one agent: every message except
 // the system prompt, in order. A Loop appends each message as soon as it
-// exists, so a respawned agent resumes from Load.
+// exists, so a respawned agent resumes from Load. The state directory's
+// is internal/state/fsstate/transcript (transcript.Of).
 type Transcript interface {
 	Load() ([]openai.ChatCompletionMessage, error)
 	Append(msgs ...openai.ChatCompletionMessage) error
-}
-
-// FileTranscript is a Transcript in a JSONL file, one message a line, written
-// through jsonl.Append (whole lines under the file lock) and read through
-// jsonl.ReadAll (torn or malformed lines skipped and reported to Bad).
-type FileTranscript struct {
-	Path string
-	Bad  func(jsonl.BadLine) // optional
-}
-
-// Load returns the messages recorded so far; a missing file is empty.
-func (t *FileTranscript) Load() ([]openai.ChatCompletionMessage, error) {
-	return jsonl.ReadAll[openai.ChatCompletionMessage](t.Path, t.Bad)
-}
-
-// Append records msgs, one line each, creating the directory if needed.
-func (t *FileTranscript) Append(msgs ...openai.ChatCompletionMessage) error {
-	if len(msgs) > 0 {
-		if err := os.MkdirAll(filepath.Dir(t.Path), 0o755); err != nil {
-			return err
-		}
-	}
-	for _, m := range msgs {
-		if err := jsonl.Append(t.Path, m); err != nil {
-			return fmt.Errorf("transcript: %w", err)
-		}
-	}
-	return nil
 }
 
 // MemTranscript is an in-memory Transcript (tests, one-shot runs).

@@ -20,7 +20,7 @@ import (
 	"github.com/plasmodium/pm/internal/llm"
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/prompt"
-	"github.com/plasmodium/pm/internal/state/fsstate"
+	"github.com/plasmodium/pm/internal/state/fsstate/transcript"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -93,7 +93,7 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 	}
 	loop := &llm.Loop{
 		Provider: prov, Tools: tools, System: system, Secrets: s.Secrets,
-		Transcript: fsstate.Transcript(s, a.Name),
+		Transcript: transcript.Of(s, a.Name),
 		Budget:     budget(s.Config().Budgets.Agent),
 		Used:       llm.Counters{Turns: a.Usage.Turns, ToolCalls: a.Usage.ToolCalls, Tokens: a.Usage.Tokens},
 		Retry:      retryPolicy(r.Retry, s.Config().Model),

@@ -9,9 +9,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/plasmodium/pm/internal/llm"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/state/fsstate/transcript"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -132,7 +132,7 @@ func TestTools(t *testing.T) {
 	sess := newSession(t)
 	s := sess.Store
 	ctx := context.Background()
-	tr := &llm.FileTranscript{Path: s.TranscriptPath("echo")}
+	tr := transcript.Of(s, "echo")
 	if err := tr.Append(openai.ChatCompletionMessage{Role: "user", Content: "hi"}, openai.ChatCompletionMessage{Role: "assistant", Content: "hi!"},
 		openai.ChatCompletionMessage{Role: "user", Content: "bye"}); err != nil {
 		t.Fatal(err)

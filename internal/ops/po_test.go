@@ -9,13 +9,13 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/plasmodium/pm/internal/errs"
-	"github.com/plasmodium/pm/internal/llm"
+	"github.com/plasmodium/pm/internal/state/fsstate/transcript"
 	"github.com/plasmodium/pm/internal/store"
 )
 
 func TestConversation(t *testing.T) {
 	s := newStore(t)
-	tr := &llm.FileTranscript{Path: s.TranscriptPath("greeter")}
+	tr := transcript.Of(s, "greeter")
 	if err := tr.Append(openai.ChatCompletionMessage{Role: "user", Content: "a"}, openai.ChatCompletionMessage{Role: "assistant", Content: "b"},
 		openai.ChatCompletionMessage{Role: "user", Content: "c"}); err != nil {
 		t.Fatal(err)
@@ -112,7 +112,7 @@ func TestWaitForMCP(t *testing.T) {
 func TestConversationLimitDoesNotDecodeAll(t *testing.T) {
 	s := newStore(t)
 	sess := &Session{Store: s, Actor: store.Human}
-	tr := &llm.FileTranscript{Path: s.TranscriptPath("greeter")}
+	tr := transcript.Of(s, "greeter")
 	allocs := func() float64 {
 		return testing.AllocsPerRun(3, func() {
 			r, err := Conversation(context.Background(), sess, ConversationInput{PO: "greeter", Limit: 5})

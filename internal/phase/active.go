@@ -8,7 +8,7 @@ import (
 // Active returns the task's active phase, or an exit-5 error saying what to
 // do (try) when it has none.
 func Active(s *store.Store, taskID, try string) (*store.Phase, error) {
-	ph, err := s.ActivePhase(taskID)
+	ph, err := activePhase(s, taskID)
 	if err != nil {
 		return nil, err
 	}
@@ -16,4 +16,19 @@ func Active(s *store.Store, taskID, try string) (*store.Phase, error) {
 		return nil, errs.Statef(try, "task %s has no active phase", taskID)
 	}
 	return ph, nil
+}
+
+// activePhase is the task's active phase (its Status derived), nil when it
+// has none.
+func activePhase(s *store.Store, taskID string) (*store.Phase, error) {
+	ps, err := records(s).Phases(taskID)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range ps {
+		if p.Status == store.PhaseActive {
+			return p, nil
+		}
+	}
+	return nil, nil
 }

@@ -3,25 +3,33 @@ package phase
 import (
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
-// closeHeld marks the phase closed inside its critical section.
-func closeHeld(actor store.Actor, tx *store.PhaseTx, reason store.CloseReason) error {
-	return tx.Close(actor, reason)
+// closeHeld marks the phase closed inside its room's transaction and
+// announces it: the same change and event as the store's own repair close
+// (store.Closing, store.PhaseClosedEvent).
+func closeHeld(s *store.Store, actor store.Actor, tx state.RoomTx, reason store.CloseReason) error {
+	if err := tx.Update(store.Closing(s.Now(), reason)); err != nil {
+		return err
+	}
+	n, _ := tx.Count()
+	s.Notify(store.PhaseClosedEvent(actor, tx.Phase(), n))
+	return nil
 }
 
 // Close closes an active phase early (pm end-phase, or its task ending).
 func Close(s *store.Store, actor store.Actor, taskID, phaseID string, reason store.CloseReason) (*store.Phase, error) {
 	var out *store.Phase
-	err := s.WithPhase(taskID, phaseID, func(tx *store.PhaseTx) error {
-		if tx.Phase.Status != store.PhaseActive {
-			return closedErr(tx.Phase)
+	err := records(s).WithPhase(taskID, phaseID, func(tx state.RoomTx) error {
+		if tx.Phase().Status != store.PhaseActive {
+			return closedErr(tx.Phase())
 		}
-		if err := closeHeld(actor, tx, reason); err != nil {
+		if err := closeHeld(s, actor, tx, reason); err != nil {
 			return err
 		}
-		out = tx.Phase
+		out = tx.Phase()
 		return nil
 	})
 	return out, err
@@ -33,8 +41,8 @@ func Extend(s *store.Store, actor store.Actor, taskID, phaseID string, n int) (*
 		return nil, errs.Usagef("pm extend-phase 5", "extend by 1 or more messages, got %d", n)
 	}
 	var out *store.Phase
-	err := s.WithPhase(taskID, phaseID, func(tx *store.PhaseTx) error {
-		ph := tx.Phase
+	err := records(s).WithPhase(taskID, phaseID, func(tx state.RoomTx) error {
+		ph := tx.Phase()
 		if ph.Status != store.PhaseActive {
 			return closedErr(ph)
 		}
@@ -50,7 +58,7 @@ func Extend(s *store.Store, actor store.Actor, taskID, phaseID string, n int) (*
 		if err := tx.Update(func(p *store.Phase) { p.MessageLimit += n }); err != nil {
 			return err
 		}
-		out = tx.Phase
+		out = tx.Phase()
 		return nil
 	})
 	if err != nil {
@@ -70,6 +78,6 @@ func fitsLimit(cur, n, max int) bool {
 
 // SetAgents records the role agent names started for a phase.
 func SetAgents(s *store.Store, taskID, phaseID string, names []string) error {
-	_, err := s.UpdatePhase(taskID, phaseID, func(p *store.Phase) { p.Agents = names })
+	_, err := records(s).UpdatePhase(taskID, phaseID, func(p *store.Phase) { p.Agents = names })
 	return err
 }

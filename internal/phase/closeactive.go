@@ -9,7 +9,7 @@ import (
 // role agents see it closed and leave. A phase that closed meanwhile is not
 // an error.
 func CloseActive(s *store.Store, actor store.Actor, taskID string, reason store.CloseReason) error {
-	ph, err := s.ActivePhase(taskID)
+	ph, err := activePhase(s, taskID)
 	if err != nil || ph == nil {
 		return err
 	}

@@ -37,7 +37,7 @@ func CreateThen(s *store.Store, actor store.Actor, sp Spec, then func(ph *store.
 		return nil, err
 	}
 	var opened *store.Phase
-	_, err := s.CreatePhaseThen(sp.TaskID, func(t *store.Task, existing []*store.Phase, id string) (*store.Phase, error) {
+	_, err := records(s).CreatePhase(sp.TaskID, func(t *store.Task, existing []*store.Phase, id string) (*store.Phase, error) {
 		if t.Status != store.TaskActive {
 			return nil, errs.Statef("phases open only on active tasks; see 'pm status "+t.ID+"'", "task %s is %s", t.ID, t.Status)
 		}

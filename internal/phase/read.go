@@ -14,13 +14,13 @@ func Seen(s *store.Store, actor store.Actor, phaseID string) int {
 	if actor.IsHuman() {
 		return 0
 	}
-	return s.Seen(actor.Name, phaseID)
+	return records(s).Seen(actor.Name, phaseID)
 }
 
 // MarkSeen records that the actor has been shown the first n messages of ph.
 func MarkSeen(s *store.Store, actor store.Actor, ph *store.Phase, n int) {
 	if !actor.IsHuman() {
-		s.MarkSeen(actor.Name, ph.ID, n)
+		records(s).MarkSeen(actor.Name, ph.ID, n)
 	}
 }
 
@@ -74,7 +74,7 @@ func WaitNew(ctx context.Context, s *store.Store, actor store.Actor, ph *store.P
 		if others {
 			return true, nil
 		}
-		p, err := s.Phase(ph.TaskID, ph.ID)
+		p, err := records(s).Phase(ph.TaskID, ph.ID)
 		if err != nil {
 			return false, err
 		}
@@ -107,13 +107,14 @@ type Entry struct {
 // History returns the last tail messages of all of the task's phases, oldest
 // phase first (tail < 0: all of them).
 func History(s *store.Store, taskID string, tail int) ([]Entry, error) {
-	phases, err := s.Phases(taskID)
+	st := records(s)
+	phases, err := st.Phases(taskID)
 	if err != nil {
 		return nil, err
 	}
 	var all []Entry
 	for _, p := range phases {
-		msgs, err := s.Messages(taskID, p.ID)
+		msgs, err := st.Messages(taskID, p.ID)
 		if err != nil {
 			return nil, err
 		}

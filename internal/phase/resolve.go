@@ -12,11 +12,11 @@ import (
 // else (for the human) the only active phase.
 func Resolve(s *store.Store, actor store.Actor, id string) (*store.Phase, error) {
 	if id != "" {
-		return s.FindPhase(id)
+		return records(s).FindPhase(id)
 	}
 	if a := actor.Agent; a != nil {
 		if a.PhaseID != "" {
-			return s.Phase(a.TaskID, a.PhaseID)
+			return records(s).Phase(a.TaskID, a.PhaseID)
 		}
 		if a.TaskID != "" {
 			return ownersRoom(s, a.TaskID)
@@ -28,7 +28,7 @@ func Resolve(s *store.Store, actor store.Actor, id string) (*store.Phase, error)
 // ownersRoom is an owner's room: its task's active phase, or else the one it
 // had last (reading it still works, posting says it is closed).
 func ownersRoom(s *store.Store, taskID string) (*store.Phase, error) {
-	phases, err := s.Phases(taskID)
+	phases, err := records(s).Phases(taskID)
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +53,7 @@ func onlyActivePhase(s *store.Store) (*store.Phase, error) {
 		if t.Status != store.TaskActive {
 			continue
 		}
-		ph, err := s.ActivePhase(t.ID)
+		ph, err := activePhase(s, t.ID)
 		if err != nil {
 			return nil, err
 		}

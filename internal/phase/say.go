@@ -7,6 +7,7 @@ import (
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/ids"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -24,8 +25,8 @@ func Say(s *store.Store, actor store.Actor, taskID, phaseID, content string) (ms
 		return msg, false, errs.Usagef("keep messages under 16 KiB of UTF-8 text; put long material in a file", "message of %d bytes is too long or not UTF-8", len(content))
 	}
 	content = s.Secrets.Mask(content) // the room is state: no secret reaches it
-	err = s.WithPhase(taskID, phaseID, func(tx *store.PhaseTx) error {
-		ph := tx.Phase
+	err = records(s).WithPhase(taskID, phaseID, func(tx state.RoomTx) error {
+		ph := tx.Phase()
 		if ph.Status != store.PhaseActive {
 			return closedErr(ph)
 		}
@@ -46,7 +47,7 @@ func Say(s *store.Store, actor store.Actor, taskID, phaseID, content string) (ms
 			Data: bus.MessagePosted{N: n + 1, Limit: ph.MessageLimit}})
 		if n+1 >= ph.MessageLimit {
 			closed = true
-			return closeHeld(actor, tx, store.CloseLimit)
+			return closeHeld(s, actor, tx, store.CloseLimit)
 		}
 		return nil
 	})

@@ -7,8 +7,11 @@
 // every object's frontmatter against them on every load (LoadProject): the
 // one place prompt objects are found, loaded and checked.
 //
-// LoadFiles and ProjectDirs are the one layered lookup of markdown files
-// beside the prompt objects (tool docs in prompts/tools/ use it too).
+// LoadFiles and ProjectLayers are the one layered lookup of markdown files
+// beside the prompt objects (tool docs in prompts/tools/ use it too). The
+// files the project's state keeps (.plasmodium/prompts/) are read through
+// the state interfaces (state.Prompts: Kept); this package joins no path
+// onto the state directory.
 //
 // Invariants: a later source overrides an earlier one by name (builtin, then
 // .plasmodium/prompts/, then ./prompts/); a malformed file is an error that

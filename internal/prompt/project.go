@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/prompts"
 )
@@ -15,7 +16,7 @@ import (
 // load validates the set (an unknown capability is an error naming file and
 // line), so a broken edit is caught on the next load, never half-used.
 func LoadProject(s *store.Store) (Set, error) {
-	set, err := Load(prompts.FS, ProjectDirs(s, "")...)
+	set, err := Load(prompts.FS, ProjectLayers(s, "")...)
 	if err == nil {
 		err = set.Validate()
 	}
@@ -29,12 +30,13 @@ func LoadProject(s *store.Store) (Set, error) {
 	return set, nil
 }
 
-// ProjectDirs are the directories that override the built-ins, in order
-// (later wins): .plasmodium/prompts/SUB, then ./prompts/SUB ("" for the
-// prompt objects themselves; "tools" for tool docs; "angles" for the code
-// designer's angles).
-func ProjectDirs(s *store.Store, sub string) []string {
-	return []string{filepath.Join(s.PromptsDir(), sub), filepath.Join(s.ProjectDir(), "prompts", sub)}
+// ProjectLayers are what overrides the built-ins, in order (later wins):
+// the prompt files the project's state keeps under SUB
+// (.plasmodium/prompts/SUB, through the state interfaces), then the
+// project's ./prompts/SUB ("" for the prompt objects themselves; "tools"
+// for tool docs; "angles" for the code designer's angles).
+func ProjectLayers(s *store.Store, sub string) []Layer {
+	return []Layer{Kept(fsstate.New(s), sub), Dir(filepath.Join(s.ProjectDir(), "prompts", sub))}
 }
 
 // Lookup finds a prompt object by name, with a clear error listing the others.
@@ -54,7 +56,7 @@ func LoadAngles(s *store.Store) (Set, error) {
 	if err != nil {
 		return nil, err
 	}
-	set, err := Load(builtin, ProjectDirs(s, "angles")...)
+	set, err := Load(builtin, ProjectLayers(s, "angles")...)
 	if err != nil {
 		return nil, &errs.Error{Code: errs.CodeOf(err), Err: err, Try: "fix the angle file at the line named above"}
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -13,6 +12,8 @@ import (
 
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/ids"
+	"github.com/plasmodium/pm/internal/state"
+	"github.com/plasmodium/pm/internal/store"
 )
 
 // Object is a prompt object: frontmatter is its interface, body its soul.
@@ -185,11 +186,11 @@ func lineOf(text, needle string) int {
 // Set is the prompt objects visible to a project, by name.
 type Set map[string]*Object
 
-// Load reads the built-in objects, then each directory in order (later wins).
-// Missing directories are skipped; a bad file is an error naming it.
-func Load(builtin fs.FS, dirs ...string) (Set, error) {
+// Load reads the built-in objects, then each layer in order (later wins).
+// A missing directory has no files; a bad file is an error naming it.
+func Load(builtin fs.FS, layers ...Layer) (Set, error) {
 	set := Set{}
-	err := LoadFiles(builtin, dirs, func(file string, data []byte) error {
+	err := LoadFiles(builtin, layers, func(file string, data []byte) error {
 		o, err := Parse(file, data)
 		if err != nil {
 			return err
@@ -203,13 +204,38 @@ func Load(builtin fs.FS, dirs ...string) (Set, error) {
 	return set, nil
 }
 
+// A Layer is one place markdown files come from, passing each to add: a
+// directory of the project (Dir) or the prompt files the project's state
+// keeps (Kept). Later layers override earlier ones by name.
+type Layer func(add func(file string, data []byte) error) error
+
+// Dir is the top-level *.md of directory d, each named by its path.
+func Dir(d string) Layer {
+	return func(add func(file string, data []byte) error) error { return store.MarkdownFiles(d, add) }
+}
+
+// Dirs is a Dir for each directory, in order.
+func Dirs(ds ...string) []Layer {
+	out := make([]Layer, len(ds))
+	for i, d := range ds {
+		out[i] = Dir(d)
+	}
+	return out
+}
+
+// Kept is the prompt files st keeps under sub (state.Prompts), each named
+// where it is kept.
+func Kept(st state.Prompts, sub string) Layer {
+	return func(add func(file string, data []byte) error) error { return st.PromptFiles(sub, add) }
+}
+
 // LoadFiles is the one layered lookup of markdown files that prompt objects,
 // tool docs (internal/tooldoc) and anything else shipped beside them share:
-// it passes each top-level *.md of builtin (named "builtin:NAME.md"), then of
-// each directory in order (named by path), to add, so a later file of the
-// same name overrides an earlier one. Missing directories are skipped; the
-// first error add returns stops the load.
-func LoadFiles(builtin fs.FS, dirs []string, add func(file string, data []byte) error) error {
+// it passes each top-level *.md of builtin (named "builtin:NAME.md"), then
+// each file of each layer in order, to add, so a later file of the same
+// name overrides an earlier one. The first error add returns stops the
+// load.
+func LoadFiles(builtin fs.FS, layers []Layer, add func(file string, data []byte) error) error {
 	if builtin != nil {
 		names, err := fs.Glob(builtin, "*.md")
 		if err != nil {
@@ -225,16 +251,9 @@ func LoadFiles(builtin fs.FS, dirs []string, add func(file string, data []byte) 
 			}
 		}
 	}
-	for _, d := range dirs {
-		names, _ := filepath.Glob(filepath.Join(d, "*.md"))
-		for _, n := range names {
-			data, err := os.ReadFile(n)
-			if err != nil {
-				return err
-			}
-			if err := add(n, data); err != nil {
-				return err
-			}
+	for _, l := range layers {
+		if err := l(add); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -156,7 +156,7 @@ func TestLoadOverrideOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	set, err := Load(builtin, state, local)
+	set, err := Load(builtin, Dirs(state, local)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func TestLoadOverrideOrder(t *testing.T) {
 }
 
 func TestLoadMissingDirsAndNilBuiltin(t *testing.T) {
-	set, err := Load(nil, filepath.Join(t.TempDir(), "none"))
+	set, err := Load(nil, Dir(filepath.Join(t.TempDir(), "none")))
 	if err != nil || len(set) != 0 {
 		t.Fatalf("Load(nil, missing) = %v, %v", set, err)
 	}
@@ -197,7 +197,7 @@ func TestLoadBadFileNamesIt(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("---\nname: bad\nwhat: 1\n---\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Load(prompts.FS, dir)
+	_, err := Load(prompts.FS, Dir(dir))
 	var pe *Error
 	if !errors.As(err, &pe) || pe.File != bad || pe.Line != 3 {
 		t.Fatalf("Load = %v, want an error at %s:3", err, bad)

@@ -1,7 +1,8 @@
 // Package state is the seam between pm's domain rules (task, phase, agent,
 // inbox, request, ops) and where a project's state is kept: the records
 // (records.go), small interfaces grouped by aggregate (state.go: Tasks,
-// Phases with their rooms, Agents, Mailboxes, Requests, Designs, Watcher),
+// Phases with their rooms, Agents, Mailboxes, Requests, Designs, Prompts,
+// Watcher),
 // and the sentinel errors (errors.go). Implementations:
 //
 //	internal/state/fsstate    .plasmodium/ on disk (the store: files, flock, crash repair)
@@ -59,6 +60,16 @@
 // pm's exit code and a Try line (internal/errs), so a caller may return
 // them to the user as they are. Other errors are the backend's own (a full
 // disk, a lost connection) and mean the write may not have happened.
+//
+// Prompts. CreatePrompt keeps a prompt object only when none of that name
+// exists (of racing creators exactly one wins, the others get
+// ErrConflict), and PromptFiles reads what is kept in name order, each named
+// where it is kept. (Added for internal/prompt and create_capability, which
+// read and wrote .plasmodium/prompts/ by path.)
+//
+// Seen marks. Seen and MarkSeen (how many of a room's messages an agent
+// has been shown) are best effort and only move forward; RemoveAgent
+// drops them. (Added for internal/phase's chat reads and waits.)
 //
 // Watching. Watch never polls in a loop of sleeps and never misses a change
 // acknowledged after it was called; it may wake with nothing changed.

@@ -39,12 +39,9 @@ var pending = map[string]int{
 	"internal/agent":                2,  // prompt and nudge files handed to the CLI
 	"internal/bench":                15, // builds synthetic .plasmodium/ trees to measure the store; reads the cost ledger it measures
 	"internal/bench/cmd/floorwatch": 1,
-	"internal/capability":           1, // create_capability's prompt file
 	"internal/cmd/demo":             4,
 	"internal/cmd/logs":             7, // pm logs -f follows logs/ and events.jsonl
 	"internal/inbox":                4, // Call waits on two agents' directories at once
-	"internal/llm":                  2, // FileTranscript
-	"internal/prompt":               1, // prompts/ of the project
 	"internal/supervisor":           2, // watches agents/ and the lock
 }
 

@@ -15,6 +15,7 @@ type State interface {
 	Mailboxes
 	Requests
 	Designs
+	Prompts
 	Watcher
 }
 
@@ -76,6 +77,14 @@ type Phases interface {
 	WithPhase(taskID, phaseID string, fn func(tx RoomTx) error) error
 	// Messages reads a room's messages in the order they were accepted.
 	Messages(taskID, phaseID string) ([]Message, error)
+	// Seen is how many of phaseID's messages agent has been shown: 0 when
+	// none is recorded, or the mark cannot be read.
+	Seen(agent, phaseID string) int
+	// MarkSeen records that agent has been shown phaseID's first n
+	// messages. A mark never moves back; it is best effort (a lost mark
+	// shows a message twice, never hides one). RemoveAgent drops the
+	// agent's marks.
+	MarkSeen(agent, phaseID string, n int)
 }
 
 // RoomTx is one transaction on a room, valid only inside WithPhase's fn.
@@ -156,6 +165,23 @@ type Designs interface {
 	AppendDesignLog(id string, v any) error
 	// DesignIDs lists the designs, sorted.
 	DesignIDs() ([]string, error)
+}
+
+// Prompts are the project's own prompt objects (create_capability writes
+// them) and the overrides people keep beside them: markdown files the
+// loader (internal/prompt) parses, layered over the built-ins.
+type Prompts interface {
+	// PromptFiles calls fn with each NAME.md kept under sub ("" the prompt
+	// objects, "tools" tool docs, "angles" the code designer's angles), in
+	// name order, each named where it is kept (what an error about it
+	// shows); none when there are none. The first error fn returns stops it.
+	PromptFiles(sub string, fn func(where string, data []byte) error) error
+	// CreatePrompt keeps data as prompt object name unless one of that name
+	// exists (ErrConflict, nothing written): of two creators racing, one
+	// wins. It returns where the object is kept. ErrInvalid for a bad name.
+	CreatePrompt(name string, data []byte) (where string, err error)
+	// RemovePrompt removes prompt object name (ErrNotFound when none).
+	RemovePrompt(name string) error
 }
 
 // Watcher wakes waiters on changes instead of a sleep loop.

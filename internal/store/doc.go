@@ -100,8 +100,9 @@
 //	                           answered (inbox.Serve: SetInboxCursor)
 //	    stream.jsonl           streamed reply text of a resident object
 //	                           (inbox.Stream: AppendStream)
-//	    transcript.jsonl       the llm runtime's conversation (llm.FileTranscript
-//	                           at TranscriptPath), appended by the agent's host
+//	    transcript.jsonl       the llm runtime's conversation (transcript.File,
+//	                           internal/state/fsstate/transcript, at
+//	                           TranscriptPath), appended by the agent's host
 //	    seen.json              how many messages of each phase NAME was shown
 //	                           (phase package)
 //	  requests/rq-ID.json      ask_human questions (request package:
@@ -110,8 +111,9 @@
 //	                           (OpenLog: O_APPEND, no lock; the driver hands the
 //	                           file to the host as its stdout and stderr)
 //	  prompts/NAME.md          prompt objects made by create_capability
-//	                           (CreatePrompt, under NAME.md.lock; loaded by
-//	                           internal/prompt)
+//	                           (CreatePrompt, under NAME.md.lock; read with
+//	                           MarkdownFiles; both reached through fsstate's
+//	                           state.Prompts, loaded by internal/prompt)
 //	  designs/ds-ID/           a code design (pm design; designs.go):
 //	    design.json            its whole state (WriteDesign, under design.json.lock)
 //	    log.jsonl              requests, responses, plans, state changes
@@ -139,6 +141,6 @@
 // lines through a reader the store opened (InboxFrom, InboxTail,
 // StreamTail) and keep its Offset as their cursor. Paths are still handed
 // out where a library or a watcher needs one (TranscriptPath for
-// llm.FileTranscript, AgentDir and RequestsDir for watch.Until,
+// fsstate/transcript, AgentDir and RequestsDir for watch.Until,
 // PromptFilePath for an agent's environment); they are built only here.
 package store

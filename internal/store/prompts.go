@@ -2,9 +2,28 @@ package store
 
 import (
 	"os"
+	"path/filepath"
 
 	"github.com/plasmodium/pm/internal/lockedfile"
 )
+
+// MarkdownFiles passes each top-level *.md of dir to add, in name order,
+// named by its path; a missing directory has none. It is the one read of a
+// directory of prompt files: the state's prompts/ (fsstate's PromptFiles)
+// and the project's ./prompts/ (prompt.Dir) alike.
+func MarkdownFiles(dir string, add func(path string, data []byte) error) error {
+	names, _ := filepath.Glob(filepath.Join(dir, "*.md"))
+	for _, n := range names {
+		data, err := os.ReadFile(n)
+		if err != nil {
+			return err
+		}
+		if err := add(n, data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // CreatePrompt writes prompts/NAME.md (create_capability) unless it exists,
 // both under the file's lock, so of two creators of one name only the first

@@ -2,6 +2,7 @@ package store
 
 import (
 	"os"
+	"time"
 
 	"github.com/plasmodium/pm/internal/bus"
 )
@@ -117,13 +118,24 @@ const SystemActor = "pm"
 // Close marks the phase closed for reason inside its critical section and
 // announces it (phase.closed, with the count and the limit).
 func (tx *PhaseTx) Close(actor Actor, reason CloseReason) error {
-	now := tx.s.Now().UTC()
-	if err := tx.Update(func(p *Phase) { p.Status, p.ClosedAt, p.CloseReason = PhaseClosed, &now, reason }); err != nil {
+	if err := tx.Update(Closing(tx.s.Now(), reason)); err != nil {
 		return err
 	}
 	n, _ := tx.Count()
-	ph := tx.Phase
-	tx.s.Notify(bus.Event{Kind: bus.EvPhaseClosed, Actor: actor.Name, TaskID: ph.TaskID, PhaseID: ph.ID, Text: string(reason),
-		Data: bus.PhaseClosed{Messages: n, Limit: ph.MessageLimit}})
+	tx.s.Notify(PhaseClosedEvent(actor, tx.Phase, n))
 	return nil
+}
+
+// Closing is the change that closes a phase record at now for reason, the
+// one every close writes (here and phase.Close through the state's room
+// transaction).
+func Closing(now time.Time, reason CloseReason) func(p *Phase) {
+	at := now.UTC()
+	return func(p *Phase) { p.Status, p.ClosedAt, p.CloseReason = PhaseClosed, &at, reason }
+}
+
+// PhaseClosedEvent announces that actor closed ph, which holds n messages.
+func PhaseClosedEvent(actor Actor, ph *Phase, n int) bus.Event {
+	return bus.Event{Kind: bus.EvPhaseClosed, Actor: actor.Name, TaskID: ph.TaskID, PhaseID: ph.ID, Text: string(ph.CloseReason),
+		Data: bus.PhaseClosed{Messages: n, Limit: ph.MessageLimit}}
 }

@@ -24,7 +24,7 @@
 //   - the built-in docs, prompts/tools/NAME.md embedded in the binary;
 //   - project overrides, .plasmodium/prompts/tools/NAME.md then
 //     ./prompts/tools/NAME.md, found by the same layered lookup as prompt
-//     objects (prompt.LoadFiles, prompt.ProjectDirs).
+//     objects (prompt.LoadFiles, prompt.ProjectLayers).
 //
 // Invariants:
 //   - every built-in capability (prompt.BuiltinNames) has a built-in doc, and

@@ -33,19 +33,19 @@ func Load(s *store.Store) (*Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := load(set, prompt.ProjectDirs(s, "tools"))
+	r, err := load(set, prompt.ProjectLayers(s, "tools"))
 	if err != nil && errs.TryOf(err) == "" {
 		err = &errs.Error{Code: errs.Usage, Err: err, Try: "fix the file at the line named above, then run 'pm tools'"}
 	}
 	return r, err
 }
 
-func load(set prompt.Set, dirs []string) (*Registry, error) {
+func load(set prompt.Set, layers []prompt.Layer) (*Registry, error) {
 	r := &Registry{docs: map[string]*Doc{}}
 	for _, name := range set.Names() {
 		r.docs[name] = ForObject(set[name])
 	}
-	err := prompt.LoadFiles(builtinFS(), dirs, func(file string, data []byte) error {
+	err := prompt.LoadFiles(builtinFS(), layers, func(file string, data []byte) error {
 		d, err := Parse(file, data)
 		if err != nil {
 			return err

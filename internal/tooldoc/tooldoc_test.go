@@ -126,7 +126,7 @@ func TestLoadOverridesAndObjects(t *testing.T) {
 		"greeter": {Name: "greeter", Description: "Greets\n people.", Capabilities: []string{"say"}, Source: "builtin:greeter.md"},
 		"helper":  {Name: "helper", Description: "Helps.", Source: "prompts/helper.md"},
 	}
-	r, err := load(set, []string{state, local})
+	r, err := load(set, prompt.Dirs(state, local))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestLoadOverridesAndObjects(t *testing.T) {
 	}
 
 	write(t, local, "nosuch.md", doc("nosuch", "x"))
-	if _, err := load(set, []string{local}); err == nil || !strings.Contains(err.Error(), `no tool "nosuch"`) {
+	if _, err := load(set, prompt.Dirs(local)); err == nil || !strings.Contains(err.Error(), `no tool "nosuch"`) {
 		t.Errorf("a doc for no tool: %v", err)
 	}
 }

@@ -12,5 +12,8 @@
 //     (internal/watch): the task's, its phases' and its children's,
 //     agents/NAME, requests/.
 //
-// It passes internal/state/statetest (fsstate_test.go).
+// It passes internal/state/statetest (fsstate_test.go). An llm agent's
+// transcript (agents/NAME/transcript.jsonl) is the subpackage transcript,
+// apart because it links go-openai's message type and fsstate is linked
+// by the short commands' executable.
 package fsstate

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
 
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/ids"
@@ -105,6 +106,21 @@ func (f *FS) Messages(taskID, phaseID string) ([]state.Message, error) {
 		return nil, err
 	}
 	return f.s.Messages(taskID, phaseID)
+}
+
+// Seen and MarkSeen are agents/NAME/seen.json, the store's; a malformed
+// name (it becomes a path) has no marks.
+func (f *FS) Seen(agent, phaseID string) int {
+	if state.CheckName(agent) != nil {
+		return 0
+	}
+	return f.s.Seen(agent, phaseID)
+}
+
+func (f *FS) MarkSeen(agent, phaseID string, n int) {
+	if state.CheckName(agent) == nil {
+		f.s.MarkSeen(agent, phaseID, n)
+	}
 }
 
 // roomTx is the store's phase transaction with the limit kept by Append
@@ -216,6 +232,39 @@ func (f *FS) WriteDesign(id string, v any) error     { return f.s.WriteDesign(id
 func (f *FS) ReadDesign(id string, v any) error      { return marked(f.s.ReadDesign(id, v)) }
 func (f *FS) AppendDesignLog(id string, v any) error { return f.s.AppendDesignLog(id, v) }
 func (f *FS) DesignIDs() ([]string, error)           { return f.s.DesignIDs() }
+
+// Prompts: prompts/SUB/NAME.md, named by their paths.
+
+func (f *FS) PromptFiles(sub string, fn func(where string, data []byte) error) error {
+	if sub != "" {
+		if err := state.CheckName(sub); err != nil {
+			return err
+		}
+	}
+	return store.MarkdownFiles(filepath.Join(f.s.PromptsDir(), sub), fn)
+}
+
+func (f *FS) CreatePrompt(name string, data []byte) (string, error) {
+	if err := state.CheckName(name); err != nil {
+		return "", err
+	}
+	err := f.s.CreatePrompt(name, data)
+	if errors.Is(err, os.ErrExist) {
+		return "", state.Errorf(state.ErrConflict, "pick another name", "a prompt object %q exists", name)
+	}
+	return f.s.PromptPath(name), err
+}
+
+func (f *FS) RemovePrompt(name string) error {
+	if err := state.CheckName(name); err != nil {
+		return err
+	}
+	err := f.s.RemovePrompt(name)
+	if errors.Is(err, os.ErrNotExist) {
+		return state.Errorf(state.ErrNotFound, "see 'pm prompts'", "no prompt object %q", name)
+	}
+	return err
+}
 
 // taskDirs are the directories a Scope{Task} watch covers, listed again
 // after each wake-up so phases opened meanwhile are covered: the task's

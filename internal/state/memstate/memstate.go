@@ -3,7 +3,9 @@ package memstate
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,7 +32,9 @@ type Mem struct {
 	cursors  map[string]int64
 	requests map[string][]byte
 	designs  map[string]*design
-	changed  chan struct{} // closed and replaced on every write
+	prompts  map[string][]byte // prompt objects by name (sub "" only)
+	seen     map[string]int    // seen marks by agent + " " + phase id
+	changed  chan struct{}     // closed and replaced on every write
 }
 
 type phaseRec struct {
@@ -53,7 +57,9 @@ func New() *Mem {
 		tasks: map[string][]byte{}, contexts: map[string][]byte{}, phases: map[string]*phaseRec{},
 		phasesMu: map[string]*sync.Mutex{}, roomMu: map[string]*sync.Mutex{},
 		agents: map[string][]byte{}, boxes: map[string][][]byte{}, cursors: map[string]int64{},
-		requests: map[string][]byte{}, designs: map[string]*design{}, changed: make(chan struct{}),
+		requests: map[string][]byte{}, designs: map[string]*design{}, prompts: map[string][]byte{},
+		seen:    map[string]int{},
+		changed: make(chan struct{}),
 	}
 }
 
@@ -489,6 +495,11 @@ func (m *Mem) RemoveAgent(name string, fn func(a *state.Agent) error) error {
 	delete(m.agents, name)
 	delete(m.boxes, name)
 	delete(m.cursors, name)
+	for k := range m.seen {
+		if strings.HasPrefix(k, name+" ") {
+			delete(m.seen, k)
+		}
+	}
 	m.wrote()
 	return nil
 }
@@ -675,6 +686,84 @@ func (m *Mem) DesignIDs() ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// Seen marks.
+
+func (m *Mem) Seen(agent, phaseID string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.seen[agent+" "+phaseID]
+}
+
+func (m *Mem) MarkSeen(agent, phaseID string, n int) {
+	if state.CheckName(agent) != nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if k := agent + " " + phaseID; n > m.seen[k] {
+		m.seen[k] = n
+	}
+}
+
+// Prompts: the objects CreatePrompt kept, named prompts/NAME.md; nothing
+// else writes here, so every other sub holds none.
+
+func (m *Mem) PromptFiles(sub string, fn func(where string, data []byte) error) error {
+	if sub != "" {
+		if err := state.CheckName(sub); err != nil {
+			return err
+		}
+		return nil
+	}
+	m.mu.Lock()
+	names := make([]string, 0, len(m.prompts))
+	for n := range m.prompts {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	datas := make([][]byte, len(names))
+	for i, n := range names {
+		datas[i] = slices.Clone(m.prompts[n])
+	}
+	m.mu.Unlock() // fn may call back into the state
+	for i, n := range names {
+		if err := fn(promptWhere(n), datas[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func promptWhere(name string) string { return "prompts/" + name + ".md" }
+
+func (m *Mem) CreatePrompt(name string, data []byte) (string, error) {
+	if err := state.CheckName(name); err != nil {
+		return "", err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.prompts[name]; ok {
+		return "", state.Errorf(state.ErrConflict, "pick another name", "a prompt object %q exists", name)
+	}
+	m.prompts[name] = slices.Clone(data)
+	m.wrote()
+	return promptWhere(name), nil
+}
+
+func (m *Mem) RemovePrompt(name string) error {
+	if err := state.CheckName(name); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.prompts[name]; !ok {
+		return notFound("see 'pm prompts'", "no prompt object %q", name)
+	}
+	delete(m.prompts, name)
+	m.wrote()
+	return nil
 }
 
 // Watch re-checks after every write to the state (scope is not narrowed:

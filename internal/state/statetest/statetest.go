@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -45,6 +46,8 @@ func Run(t *testing.T, open func(t *testing.T) state.State) {
 		{"Mailbox", testMailbox},
 		{"Requests", testRequests},
 		{"Designs", testDesigns},
+		{"PromptsCreateOnce", testPromptsCreateOnce},
+		{"SeenMarks", testSeenMarks},
 		{"WatchTask", testWatchTask},
 		{"WatchTaskRoom", testWatchTaskRoom},
 		{"WatchAgent", testWatchAgent},
@@ -678,6 +681,106 @@ func testDesigns(t *testing.T, st state.State) {
 	list, err := st.DesignIDs()
 	if err != nil || !slices.Equal(list, slices.Sorted(slices.Values([]string{a, b}))) {
 		t.Fatalf("design ids %v, %v", list, err)
+	}
+}
+
+// A seen mark starts at 0, moves forward only, is kept per agent and
+// phase, and goes with its agent.
+func testSeenMarks(t *testing.T, st state.State) {
+	if _, err := st.CreateAgent(&state.Agent{Name: "elm_0001", Status: state.AgentRunning, CreatedAt: at(1)}); err != nil {
+		t.Fatal(err)
+	}
+	if n := st.Seen("elm_0001", "ph-000001"); n != 0 {
+		t.Fatalf("a fresh agent has seen %d", n)
+	}
+	st.MarkSeen("elm_0001", "ph-000001", 3)
+	st.MarkSeen("elm_0001", "ph-000001", 2) // never back
+	st.MarkSeen("elm_0001", "ph-000002", 1)
+	for _, c := range []struct {
+		agent, phase string
+		want         int
+	}{{"elm_0001", "ph-000001", 3}, {"elm_0001", "ph-000002", 1}, {"oak_0002", "ph-000001", 0}, {"../x", "ph-000001", 0}} {
+		if n := st.Seen(c.agent, c.phase); n != c.want {
+			t.Errorf("Seen(%s, %s) = %d, want %d", c.agent, c.phase, n, c.want)
+		}
+	}
+	st.MarkSeen("../x", "ph-000001", 5) // a bad name marks nothing
+	if n := st.Seen("../x", "ph-000001"); n != 0 {
+		t.Errorf("a bad name holds a mark of %d", n)
+	}
+	if err := st.RemoveAgent("elm_0001", func(*state.Agent) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if n := st.Seen("elm_0001", "ph-000001"); n != 0 {
+		t.Errorf("a removed agent's mark is still %d", n)
+	}
+}
+
+// promptFiles reads sub's prompt files: where each is kept, and its text.
+func promptFiles(t *testing.T, st state.State, sub string) (wheres []string, texts []string) {
+	t.Helper()
+	err := st.PromptFiles(sub, func(where string, data []byte) error {
+		wheres, texts = append(wheres, where), append(texts, string(data))
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("PromptFiles(%q): %v", sub, err)
+	}
+	return wheres, texts
+}
+
+// Of creators racing for one name exactly one keeps its text; the objects
+// read back in name order, named where CreatePrompt said; a removed one is
+// gone; a bad name or sub is refused.
+func testPromptsCreateOnce(t *testing.T, st state.State) {
+	if w, _ := promptFiles(t, st, ""); len(w) != 0 {
+		t.Fatalf("a new project keeps prompt files %v", w)
+	}
+	const racers = 8
+	var wins atomic.Int32
+	var winner atomic.Value
+	var wg sync.WaitGroup
+	for i := range racers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			text := fmt.Sprintf("---\nname: zeta\n---\n\n%d\n", i)
+			_, err := st.CreatePrompt("zeta", []byte(text))
+			switch {
+			case err == nil:
+				wins.Add(1)
+				winner.Store(text)
+			case !errors.Is(err, state.ErrConflict):
+				t.Errorf("racer %d: %v, want ErrConflict", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if wins.Load() != 1 {
+		t.Fatalf("%d creators of one name won, want 1", wins.Load())
+	}
+	whereA, err := st.CreatePrompt("alpha", []byte("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wheres, texts := promptFiles(t, st, "")
+	if len(wheres) != 2 || wheres[0] != whereA || texts[0] != "a" || texts[1] != winner.Load() {
+		t.Fatalf("read back %q %q; want alpha (at %s) then the winning zeta", wheres, texts, whereA)
+	}
+	_, err = st.CreatePrompt("zeta", []byte("again"))
+	wantErr(t, "create an existing object", err, state.ErrConflict, errs.Failure)
+	if err := st.RemovePrompt("alpha"); err != nil {
+		t.Fatal(err)
+	}
+	if w, _ := promptFiles(t, st, ""); len(w) != 1 {
+		t.Fatalf("after removing alpha: %v", w)
+	}
+	wantErr(t, "remove a missing object", st.RemovePrompt("alpha"), state.ErrNotFound, errs.NotFound)
+	_, err = st.CreatePrompt("../x", []byte("x"))
+	wantErr(t, "bad name", err, state.ErrInvalid, errs.Usage)
+	wantErr(t, "bad sub", st.PromptFiles("../x", func(string, []byte) error { return nil }), state.ErrInvalid, errs.Usage)
+	if w, _ := promptFiles(t, st, "tools"); len(w) != 0 {
+		t.Fatalf("tools holds %v, nothing was put there", w)
 	}
 }
 

@@ -1,4 +1,4 @@
-package llm
+package transcript
 
 import (
 	"encoding/json"
@@ -14,7 +14,7 @@ import (
 	"github.com/plasmodium/pm/internal/jsonl"
 )
 
-// transcriptLines are every kind of line FileTranscript.Load meets: what
+// transcriptLines are every kind of line File.Load meets: what
 // Append writes, valid JSON that still fits a message, valid JSON that does
 // not (skipped and reported), malformed, torn and oversized lines, blank
 // lines and CRLF endings (oversized lines are in oversized).
@@ -69,7 +69,7 @@ func TestLastMatchesLoad(t *testing.T) {
 			t.Fatal(err)
 		}
 		var loadBad, lastBad []jsonl.BadLine
-		all, err := (&FileTranscript{Path: path, Bad: func(b jsonl.BadLine) { loadBad = append(loadBad, b) }}).Load()
+		all, err := (&File{Path: path, Bad: func(b jsonl.BadLine) { loadBad = append(loadBad, b) }}).Load()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,7 +78,7 @@ func TestLastMatchesLoad(t *testing.T) {
 				continue
 			}
 			lastBad = nil
-			got, total, err := (&FileTranscript{Path: path, Bad: func(b jsonl.BadLine) { lastBad = append(lastBad, b) }}).Last(n)
+			got, total, err := (&File{Path: path, Bad: func(b jsonl.BadLine) { lastBad = append(lastBad, b) }}).Last(n)
 			want := all[max(len(all)-n, 0):]
 			if err != nil || total != len(all) || !sameMessages(got, want) || !reflect.DeepEqual(lastBad, loadBad) {
 				t.Fatalf("trial %d, Last(%d) = %d messages of %d, %v, bad %v\nwant %d of %d, bad %v\nfile:\n%.2000s",
@@ -94,7 +94,7 @@ func sameMessages(a, b []openai.ChatCompletionMessage) bool {
 
 // A missing transcript is empty, as Load has it.
 func TestLastMissing(t *testing.T) {
-	got, total, err := (&FileTranscript{Path: filepath.Join(t.TempDir(), "none.jsonl")}).Last(3)
+	got, total, err := (&File{Path: filepath.Join(t.TempDir(), "none.jsonl")}).Last(3)
 	if len(got) != 0 || total != 0 || err != nil {
 		t.Errorf("Last on a missing file = %v, %d, %v", got, total, err)
 	}

@@ -1,4 +1,4 @@
-package llm
+package transcript
 
 import (
 	openai "github.com/sashabaranov/go-openai"
@@ -10,7 +10,7 @@ import (
 // number Load returns, without decoding or holding the whole transcript
 // (a resident agent's grows without bound): jsonl.LastRecords, with
 // plainMessage sparing the decode of the lines Append writes.
-func (t *FileTranscript) Last(n int) (msgs []openai.ChatCompletionMessage, total int, err error) {
+func (t *File) Last(n int) (msgs []openai.ChatCompletionMessage, total int, err error) {
 	return jsonl.LastRecords[openai.ChatCompletionMessage](t.Path, n, plainMessage, t.Bad)
 }
 
