@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/request"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 )
@@ -264,7 +265,18 @@ func Done(ctx context.Context, sess *Session, in DoneInput) (*task.DoneResult, e
 	if err != nil {
 		return nil, err
 	}
-	return task.Done(sess.Store, l, sess.Actor, t.ID)
+	res, err := task.Done(sess.Store, l, sess.Actor, t.ID)
+	if err == nil {
+		err = settleRequests(sess)
+	}
+	return res, err
+}
+
+// settleRequests marks moot the requests a kill, restart or done made moot
+// (request.Settle): nobody is left to act on their answer.
+func settleRequests(sess *Session) error {
+	_, err := request.Settle(sess.Store, sess.Actor)
+	return err
 }
 
 // KillInput is pm kill.
@@ -293,6 +305,9 @@ func Kill(ctx context.Context, sess *Session, in KillInput) (*task.KillResult, e
 	res, err := task.Kill(sess.Store, l, sess.Actor, in.Task, in.Restart)
 	if errors.Is(err, store.ErrCorrupt) && sess.Actor.IsHuman() && !in.Restart {
 		return killCorrupt(sess, l, in.Task, err)
+	}
+	if err == nil {
+		err = settleRequests(sess)
 	}
 	return res, residentHint(sess.Store, in.Task, err)
 }

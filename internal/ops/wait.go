@@ -145,7 +145,7 @@ func ChangesState(k bus.Kind) bool {
 		bus.EvTaskCreated, bus.EvTaskUnblocked, bus.EvTaskDone, bus.EvTaskKilled, bus.EvTaskRestarted, bus.EvChildDone, bus.EvCommit,
 		bus.EvPhaseOpened, bus.EvPhaseExtended, bus.EvPhaseClosed,
 		bus.EvAgentCreated, bus.EvAgentStarted, bus.EvAgentExited, bus.EvAgentKilled, bus.EvAgentRespawned, bus.EvAgentFailed, bus.EvAgentBudget,
-		bus.EvRequestAsked, bus.EvRequestAnswered:
+		bus.EvRequestAsked, bus.EvRequestAnswered, bus.EvRequestMoot:
 		return true
 	}
 	return false

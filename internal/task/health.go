@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/request"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -186,18 +187,7 @@ func liveOf(s *store.Store, ids []string) []string {
 	return slices.Clip(out)
 }
 
-// PendingRequests reads the store's pending requests; a failure to read
-// them shows no requests rather than failing the whole status.
-func PendingRequests(s *store.Store) []*store.Request {
-	all, err := s.Requests()
-	if err != nil {
-		return nil
-	}
-	var out []*store.Request
-	for _, r := range all {
-		if r.Status == store.RequestPending {
-			out = append(out, r)
-		}
-	}
-	return out
-}
+// PendingRequests reads the store's requests that wait for an answer
+// (request.Waiting: pending and not moot); a failure to read them shows no
+// requests rather than failing the whole status.
+func PendingRequests(s *store.Store) []*store.Request { return request.Waiting(s) }

@@ -47,6 +47,6 @@ func run(f *cmdutil.Factory, o Options) error {
 	if o.JSON {
 		return cmdutil.PrintJSON(f.IO.Out, r)
 	}
-	fmt.Fprintf(f.IO.Out, "%s answered; @%s resumes\n", r.ID, render.Line(r.From))
+	fmt.Fprintf(f.IO.Out, "%s answered; %s\n", r.ID, render.Line(r.Outcome))
 	return nil
 }
