@@ -28,6 +28,9 @@ func (l *Launcher) Resume(name, requestID string, check func(*store.Agent) error
 		if r.Status == store.AgentRunning && d.Alive(r.Handle) {
 			return errs.Statef("", "@%s is running", r.Name)
 		}
+		if r.Runtime == store.RuntimeNone {
+			return errs.Statef("", "@%s is on the none runtime: a person or script acts for it", r.Name)
+		}
 		if r.Status != store.AgentFailed && r.Status != store.AgentExited {
 			return errs.Statef("", "@%s is %s", r.Name, r.Status)
 		}

@@ -274,12 +274,12 @@ function apply(ev, changes) {
       detailActivity(ev.agent, ev.text);
       break;
     case "request.asked":
-      state.requests.set(d.request, { id: d.request, from: ev.actor, task_id: ev.task_id || "", question: ev.text, status: "pending", created_at: ev.ts });
+      state.requests.set(d.request, { id: d.request, from: ev.actor, task_id: ev.task_id || "", question: ev.text, status: "pending", created_at: ev.ts, agent: d.about || "" });
       if (state.health[ev.task_id]) state.health[ev.task_id] = { state: "waiting-human", requests: [d.request] };
       notify(ev);
       dirty.add("attention");
       break;
-    case "request.answered":
+    case "request.answered": case "request.moot":
       state.requests.delete(d.request);
       if (state.health[ev.task_id] && state.health[ev.task_id].state === "waiting-human") state.health[ev.task_id] = { state: "working" };
       dirty.add("attention");
@@ -402,19 +402,45 @@ function render() {
   }
 }
 
+// confirmKill asks before a kill (or a restart, which kills the running
+// owner): both end processes and cannot be undone.
+function confirmKill(id, restart) {
+  const what = restart ? "Restart " + id + "? Its agents are killed and a fresh owner starts." : "Kill " + id + " and its subtasks? Their agents are ended.";
+  if (!window.confirm(what)) return Promise.resolve(null);
+  return post("/api/kill", restart ? { task: id, restart: true } : { task: id });
+}
+
+// A person dismisses a failed agent's card for this browser: the key names
+// the run (its end), so a later failure of the same agent shows again.
+const dismissKey = (a) => "pm.dismissed." + a.name + "." + (a.ended_at || "");
+function dismissed(a) { try { return localStorage.getItem(dismissKey(a)) === "1"; } catch (e) { return false; } }
+function dismiss(a) { try { localStorage.setItem(dismissKey(a), "1"); } catch (e) { /* private mode: for this render only */ } dirty.add("attention"); render(); }
+
+const liveTask = (id) => { const t = state.tasks.get(id); return !!t && (t.status === "active" || t.status === "blocked"); };
+
 function renderAttention() {
   const items = [];
+  const about = new Set();
   for (const rq of state.requests.values()) {
-    const input = draftInput("answer:" + rq.id, "Your answer");
-    const form = el("form", { class: "answer" }, input, el("button", { type: "submit" }, "Answer"));
+    const input = draftInput("answer:" + rq.id, rq.agent ? "Your words to @" + rq.agent + " (it resumes with them)" : "Your answer");
+    const form = el("form", { class: "answer" }, input, el("button", { type: "submit" }, rq.agent ? "Resume" : "Answer"));
     form.addEventListener("submit", async (e) => {
       e.preventDefault();
       await post("/api/answer", { id: rq.id, text: input.value });
       clearDraft(input);
     });
+    // A request about an owner pm gave up on offers what it is about.
+    let acts = null;
+    if (rq.agent && rq.task_id && liveTask(rq.task_id)) {
+      about.add(rq.agent);
+      acts = el("div", { class: "acts" },
+        el("button", { type: "button", "data-act": "try-again", onclick: () => post("/api/answer", { id: rq.id, text: "try again" }) }, "Try again"),
+        el("button", { type: "button", "data-act": "restart", onclick: () => confirmKill(rq.task_id, true) }, "Restart"),
+        el("button", { type: "button", "data-act": "kill", onclick: () => confirmKill(rq.task_id, false) }, "Kill"));
+    }
     items.push(el("div", { class: "card request", "data-request": rq.id },
       el("div", {}, el("span", { class: "who" }, rq.from), " asks" + (rq.task_id ? " (" + rq.task_id + ")" : "") + ": ", el("span", { class: "question" }, rq.question)),
-      form));
+      form, acts));
   }
   for (const [id, h] of Object.entries(state.health)) {
     if (h.state === "stalled" && state.tasks.has(id)) {
@@ -422,9 +448,12 @@ function renderAttention() {
     }
   }
   for (const a of state.agents.values()) {
-    if (a.status === "dead" || a.status === "failed") {
-      items.push(el("div", { class: "card bad" }, el("span", { class: "who" }, a.name),
-        " " + a.status + (a.task_id ? " on " + a.task_id : "") + (a.reason ? ": " : ""), a.reason || ""));
+    // No card for an agent whose task is over (killed, done) or whose
+    // request already says it, nor one the person dismissed.
+    if ((a.status === "dead" || a.status === "failed") && (!a.task_id || liveTask(a.task_id)) && !about.has(a.name) && !dismissed(a)) {
+      items.push(el("div", { class: "card bad", "data-failed": a.name }, el("span", { class: "who" }, a.name),
+        " " + a.status + (a.task_id ? " on " + a.task_id : "") + (a.reason ? ": " : ""), a.reason || "",
+        el("button", { type: "button", class: "dismiss", "data-act": "dismiss", onclick: () => dismiss(a) }, "Dismiss")));
     }
   }
   for (const ev of state.budgetStops) {
@@ -505,8 +534,8 @@ function renderTasks() {
       h && h.state !== t.status ? el("span", { class: "health " + h.state }, h.state) : null,
       el("span", { class: "desc" }, t.description),
       (t.blocked_by || []).length ? el("span", { class: "edge" }, "⟵ " + t.blocked_by.join(", ")) : null,
-      live ? el("button", { type: "button", onclick: () => post("/api/kill", { task: t.id }) }, "Kill") : null,
-      live ? el("button", { type: "button", onclick: () => post("/api/kill", { task: t.id, restart: true }) }, "Restart") : null);
+      live ? el("button", { type: "button", "data-act": "kill", onclick: () => confirmKill(t.id, false) }, "Kill") : null,
+      live ? el("button", { type: "button", "data-act": "restart", onclick: () => confirmKill(t.id, true) }, "Restart") : null);
     const kids = (t.children || []).map((id) => byID.get(id)).filter(Boolean).map(node).filter(Boolean);
     return el("li", {}, row, kids.length ? el("ul", {}, ...kids) : null);
   };
