@@ -7,6 +7,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/request"
 	"github.com/plasmodium/pm/internal/store"
@@ -104,4 +105,45 @@ func TestBrowserNeedsYouActs(t *testing.T) {
 			t.Fatalf("request after the kill: %+v %v", got, err)
 		}
 	})
+}
+
+// A room nobody moves shows as idle in Needs you, with its reason and the
+// way out, from the health the server derives (task.HealthOf); every live
+// task shows its last activity.
+func TestBrowserIdleTask(t *testing.T) {
+	ctx := browser(t)
+	r := newRig(t, nil)
+	r.s.Config().Runtime.IdleAfter = "4m"
+	tk, err := ops.CreateTask(t.Context(), r.sess, ops.TaskInput{Description: "a quiet room", Runtime: store.RuntimeNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A running owner: this process, so HealthOf sees it alive.
+	now := time.Now().UTC()
+	if _, err := r.s.UpdateAgent(tk.Owner, func(a *store.Agent) error {
+		a.Status, a.Runtime, a.StartedAt = store.AgentRunning, store.RuntimeExec, &now
+		a.Handle = selfHandle(t)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ops.OpenPhase(t.Context(), r.sess, ops.PhaseInput{Task: tk.ID, Name: "Quiet", Limit: 10, Roles: []string{"designer"}}); err != nil {
+		t.Fatal(err)
+	}
+	r.s.Now = func() time.Time { return time.Now().Add(5 * time.Minute) } // the server's clock: the room has been still 5m
+	if err := chromedp.Do(ctx, chromedp.Navigate(r.srv.URL())); err != nil {
+		t.Fatal(err)
+	}
+	waitText(ctx, t, `[data-stalled="`+tk.ID+`"]`, "is idle: nothing posted, read or said for")
+	waitText(ctx, t, `[data-stalled="`+tk.ID+`"]`, "Try: pm chat --phase")
+	waitText(ctx, t, `[data-task="`+tk.ID+`"] .ago`, " ago")
+}
+
+func selfHandle(t *testing.T) driver.Handle {
+	t.Helper()
+	h, err := driver.Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }

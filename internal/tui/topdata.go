@@ -18,6 +18,8 @@ type Room struct {
 	Phase *store.Phase
 	Count int
 	Last  []store.Message
+	// LastActivity is when the room last changed (task.RoomLastActivity).
+	LastActivity time.Time
 }
 
 // TopData is what pm top shows, read at once.
@@ -27,6 +29,10 @@ type TopData struct {
 	Rooms    []Room
 	Agents   []*store.Agent
 	Requests []*request.Request
+	// AgentActivity is each agent's last activity (task.AgentLastActivity);
+	// Now is when the snapshot was read.
+	AgentActivity map[string]time.Time
+	Now           time.Time
 }
 
 // TopBackend is everything pm top reads and does; TopFromSession is the
@@ -106,7 +112,7 @@ func snapshot(ctx context.Context, sess *ops.Session) (TopData, error) {
 			if err != nil {
 				return d, err
 			}
-			d.Rooms = append(d.Rooms, Room{Phase: ph.Phase, Count: ph.Messages, Last: chat.Messages[max(len(chat.Messages)-roomTail, 0):]})
+			d.Rooms = append(d.Rooms, Room{Phase: ph.Phase, Count: ph.Messages, Last: chat.Messages[max(len(chat.Messages)-roomTail, 0):], LastActivity: ph.LastActivity})
 		}
 	}
 	agents, err := ops.Agents(ctx, sess, ops.AgentsInput{})
@@ -114,6 +120,10 @@ func snapshot(ctx context.Context, sess *ops.Session) (TopData, error) {
 		return d, err
 	}
 	d.Agents = agents.Agents
+	d.Now, d.AgentActivity = sess.Store.Now(), map[string]time.Time{}
+	for _, a := range d.Agents {
+		d.AgentActivity[a.Name] = task.AgentLastActivity(sess.Store, a)
+	}
 	d.Requests, err = ops.Requests(ctx, sess, ops.RequestsInput{})
 	return d, err
 }

@@ -443,8 +443,10 @@ function renderAttention() {
       form, acts));
   }
   for (const [id, h] of Object.entries(state.health)) {
-    if (h.state === "stalled" && state.tasks.has(id)) {
-      items.push(el("div", { class: "card bad", "data-stalled": id }, taskLink(id), " is stalled: ", h.reason || "", h.next ? el("div", { class: "meta" }, "Try: " + h.next) : null));
+    // stalled: nobody works on it; idle, stuck: a room nobody moves (derived
+    // by the server from the last activity of the room and its agents).
+    if ((h.state === "stalled" || h.state === "idle" || h.state === "stuck") && state.tasks.has(id)) {
+      items.push(el("div", { class: "card bad", "data-stalled": id }, taskLink(id), " is " + h.state + ": ", h.reason || "", h.next ? el("div", { class: "meta" }, "Try: " + h.next) : null));
     }
   }
   for (const a of state.agents.values()) {
@@ -520,6 +522,15 @@ function taskLink(id) {
   return el("a", { href: "#" + id, class: "id", "data-open-task": id, onclick: (e) => { e.preventDefault(); openTask(id); } }, id);
 }
 
+// ago is how long since an RFC 3339 time, as pm status says it: 45s, 12m, 3h5m.
+function ago(ts) {
+  const s = Math.max(0, Math.floor((Date.now() - Date.parse(ts)) / 1000));
+  if (s < 60) return s + "s";
+  if (s < 3600) return Math.floor(s / 60) + "m";
+  if (s < 86400) return Math.floor(s / 3600) + "h" + Math.floor((s % 3600) / 60) + "m";
+  return Math.floor(s / 86400) + "d" + Math.floor((s % 86400) / 3600) + "h";
+}
+
 function renderTasks() {
   const byID = state.tasks;
   const roots = [...byID.values()].filter((t) => !t.parent_id || !byID.has(t.parent_id));
@@ -533,6 +544,7 @@ function renderTasks() {
       taskLink(t.id), el("span", { class: "status " + t.status }, t.status),
       h && h.state !== t.status ? el("span", { class: "health " + h.state }, h.state) : null,
       el("span", { class: "desc" }, t.description),
+      live && h && h.last_activity ? el("span", { class: "ago", "data-last-activity": h.last_activity }, "· " + ago(h.last_activity) + " ago") : null,
       (t.blocked_by || []).length ? el("span", { class: "edge" }, "⟵ " + t.blocked_by.join(", ")) : null,
       live ? el("button", { type: "button", "data-act": "kill", onclick: () => confirmKill(t.id, false) }, "Kill") : null,
       live ? el("button", { type: "button", "data-act": "restart", onclick: () => confirmKill(t.id, true) }, "Restart") : null);
