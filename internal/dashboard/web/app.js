@@ -107,6 +107,7 @@ async function start() {
   for (const k of ["attention", "capabilities", "rooms", "tasks", "usage"]) dirty.add(k);
   render();
   if (detail) openTask(detail.task.id);
+  else route(); // a task's URL opens it
   connect();
 }
 
@@ -518,8 +519,28 @@ function roomView(r) {
     msgs, live, say);
 }
 
+// Every task view has its URL, #/task/tk-…: a link, the back button and a
+// reload open it (route).
 function taskLink(id) {
-  return el("a", { href: "#" + id, class: "id", "data-open-task": id, onclick: (e) => { e.preventDefault(); openTask(id); } }, id);
+  return el("a", { href: "#/task/" + id, class: "id", "data-open-task": id }, id);
+}
+
+function route() {
+  const m = /^#\/task\/(tk-[0-9a-f]+)$/.exec(location.hash);
+  if (m) { openTask(m[1]); return; }
+  if (detail) { detail = null; renderDetail(); }
+}
+window.addEventListener("hashchange", route);
+
+// showFinished reads the finished tasks too (GET /api/state?all=1) and adds
+// them to the tree: each opens at its URL with its history.
+async function showFinished() {
+  const s = await getJSON("/api/state?all=1&log=0");
+  if (!s) return;
+  for (const t of s.tasks) if (!state.tasks.has(t.id)) state.tasks.set(t.id, t);
+  Object.assign(state.health, s.health || {});
+  dirty.add("tasks");
+  render();
 }
 
 // ago is how long since an RFC 3339 time, as pm status says it: 45s, 12m, 3h5m.
@@ -554,7 +575,7 @@ function renderTasks() {
   const items = roots.map(node).filter(Boolean);
   const out = [el("ul", { class: "tree" }, ...items)];
   if (drawn >= treeLimit) out.push(el("button", { type: "button", onclick: () => { treeLimit += MAX_TREE; renderTasks(); } }, "Show more"));
-  if (state.total > byID.size) out.push(el("p", { class: "calm" }, (state.total - byID.size) + " finished task(s) not shown"));
+  if (state.total > byID.size) out.push(el("button", { type: "button", "data-act": "show-finished", onclick: showFinished }, "Show " + (state.total - byID.size) + " finished task" + (state.total - byID.size === 1 ? "" : "s")));
   $("tasks").replaceChildren(...out);
 }
 
@@ -647,11 +668,14 @@ function renderDetail() {
     el("summary", {}, r.phase.name + " — " + r.phase.status + " " + r.count + "/" + r.phase.message_limit + (r.phase.close_reason ? " (" + r.phase.close_reason + ")" : "")),
     el("div", { class: "meta" }, "roles: " + (r.phase.roles || []).join(", ") + (r.phase.rules ? " · rules: " : ""), r.phase.rules || ""),
     el("div", { class: "msgs" }, ...(r.messages || []).map((m) => messageLine(m.author, m.role, m.content)))));
+  // Each agent's log's end (exec agents' output is only there), as text.
+  const logs = (detail.logs || []).filter((l) => l.text).map((l) => el("details", { class: "log", "data-agent-log": l.agent },
+    el("summary", {}, "@" + l.agent + (l.cut ? " (last part)" : "")), el("pre", {}, l.text)));
   const requests = (detail.requests || []).map((rq) => el("div", { class: "card request" }, el("span", { class: "who" }, rq.from), " asks: ", rq.question));
   const usage = el("table", { class: "usage" }, el("thead", {}, el("tr", {}, ...["agent", "task", "status", "turns", "tool calls", "tokens", "wall s", "restarts"].map((c) => el("th", {}, c)))),
     el("tbody", {}, ...usageRows(detail.agents || [], detail.budgets)));
   box.replaceChildren(
-    el("h2", {}, "Task ", t.id, " ", el("button", { type: "button", onclick: () => { detail = null; renderDetail(); } }, "Close")),
+    el("h2", {}, "Task ", t.id, " ", el("button", { type: "button", onclick: () => { location.hash = ""; detail = null; renderDetail(); } }, "Close")),
     el("p", { class: "desc" }, t.description),
     el("p", { class: "meta" }, "status " + t.status + " · health " + (h.state || "") + (h.reason ? ": " : ""), h.reason || "",
       " · owner ", el("span", { class: "who" }, t.owner || ""), t.commit ? " · commit " + t.commit : "",
@@ -660,7 +684,8 @@ function renderDetail() {
     el("h3", {}, "Phases"), phases.length ? el("div", {}, ...phases) : el("p", { class: "calm" }, "No phase yet."),
     el("div", { class: "streams" }, streamView(t.owner)),
     el("h3", {}, "Requests"), requests.length ? el("div", {}, ...requests) : el("p", { class: "calm" }, "None pending."),
-    el("h3", {}, "Agents and usage"), usage);
+    el("h3", {}, "Agents and usage"), usage,
+    el("h3", {}, "Agent logs"), logs.length ? el("div", { class: "logs" }, ...logs) : el("p", { class: "calm" }, "No log yet."));
 }
 
 // ---- notifications (opt-in)
