@@ -581,22 +581,32 @@ function renderTasks() {
 
 // ---- usage against budgets
 
+// wallSeconds is the time the agent's wall-time budget counts: an llm
+// agent's from its creation (across respawns), an exec agent's from the
+// start of its current run (each host run is bounded on its own).
 function wallSeconds(a) {
-  const from = Date.parse(a.created_at);
+  const from = Date.parse(a.runtime === "exec" && a.started_at ? a.started_at : a.created_at);
   const to = a.ended_at ? Date.parse(a.ended_at) : Date.now();
   return isNaN(from) ? 0 : Math.max(0, Math.round((to - from) / 1000));
 }
 
-// against shows "used / limit", marked when at or over 80% of the limit.
-function against(used, limit) {
+// reportsUsage: an exec agent's CLI reports turns and tokens only when its
+// output is read (runtime.exec.output, Claude Code's stream-json); until it
+// does, they are unknown, never 0.
+const reportsUsage = (a) => a.runtime !== "exec" || num(a.usage && a.usage.turns) > 0 || num(a.usage && a.usage.tokens) > 0;
+
+// against shows "used / limit", marked when at or over 80% of the limit;
+// "unknown" when the runtime does not report it.
+function against(used, limit, label, unknown) {
+  if (unknown) return el("td", { "data-label": label, class: "unknown" }, "unknown");
   const over = limit > 0 && used >= 0.8 * limit;
-  return el("td", { class: over ? "over" : "" }, limit > 0 ? used + " / " + limit : String(used));
+  return el("td", { class: over ? "over" : "", "data-label": label }, limit > 0 ? used + " / " + limit : String(used));
 }
 
-function usageRow(name, task, status, u, wall, b, restarts, extra) {
-  return el("tr", extra || {}, el("td", {}, name), el("td", {}, task), el("td", {}, status),
-    against(u.turns, b.max_turns), against(u.tool_calls, b.max_tool_calls), against(u.tokens, b.max_tokens),
-    against(wall, b.max_wall_seconds), el("td", {}, restarts === "" ? "" : String(restarts)));
+function usageRow(name, task, status, u, wall, b, restarts, extra, unknown) {
+  return el("tr", extra || {}, el("td", { "data-label": "agent" }, name), el("td", { "data-label": "task" }, task), el("td", { "data-label": "status" }, status),
+    against(num(u.turns), b.max_turns, "turns", unknown), against(num(u.tool_calls), b.max_tool_calls, "tool calls", unknown), against(num(u.tokens), b.max_tokens, "tokens", unknown),
+    wall === "" ? el("td", { "data-label": "run time" }) : against(wall, b.max_wall_seconds, "run time (s)"), el("td", { "data-label": "restarts" }, restarts === "" ? "" : String(restarts)));
 }
 
 function usageRows(agents, budgets) {
@@ -614,7 +624,7 @@ function usageRows(agents, budgets) {
       rows.push(usageRow("task total", task, "", sum, "", b.task || {}, "", { class: "total", "data-usage-task": task }));
     }
     for (const a of list) {
-      rows.push(usageRow(a.name, task, a.status + (a.activity ? " (" + a.activity + ")" : ""), a.usage || {}, wallSeconds(a), b.agent || {}, a.restarts, { "data-usage-agent": a.name }));
+      rows.push(usageRow(a.name, task, a.status + (a.activity ? " (" + a.activity + ")" : ""), a.usage || {}, wallSeconds(a), b.agent || {}, a.restarts, { "data-usage-agent": a.name }, !reportsUsage(a)));
     }
   }
   return rows;
@@ -672,7 +682,7 @@ function renderDetail() {
   const logs = (detail.logs || []).filter((l) => l.text).map((l) => el("details", { class: "log", "data-agent-log": l.agent },
     el("summary", {}, "@" + l.agent + (l.cut ? " (last part)" : "")), el("pre", {}, l.text)));
   const requests = (detail.requests || []).map((rq) => el("div", { class: "card request" }, el("span", { class: "who" }, rq.from), " asks: ", rq.question));
-  const usage = el("table", { class: "usage" }, el("thead", {}, el("tr", {}, ...["agent", "task", "status", "turns", "tool calls", "tokens", "wall s", "restarts"].map((c) => el("th", {}, c)))),
+  const usage = el("table", { class: "usage" }, el("thead", {}, el("tr", {}, ...["agent", "task", "status", "turns", "tool calls", "tokens", "run time (s)", "restarts"].map((c) => el("th", {}, c)))),
     el("tbody", {}, ...usageRows(detail.agents || [], detail.budgets)));
   box.replaceChildren(
     el("h2", {}, "Task ", t.id, " ", el("button", { type: "button", onclick: () => { location.hash = ""; detail = null; renderDetail(); } }, "Close")),
