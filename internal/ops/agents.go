@@ -5,6 +5,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/inbox"
 	"github.com/plasmodium/pm/internal/prompt"
 	"github.com/plasmodium/pm/internal/request"
@@ -139,6 +140,10 @@ type AnswerResult struct {
 // The agent that asked may not answer it (CheckAnswer).
 func Answer(ctx context.Context, sess *Session, in AnswerInput) (*AnswerResult, error) {
 	s := sess.Store
+	var err error
+	if in.ID, err = s.CompleteID(ids.Request, in.ID); err != nil { // a unique prefix names its request
+		return nil, err
+	}
 	r, err := request.Get(s, in.ID)
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/request"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
@@ -102,7 +103,10 @@ func SupervisorWarnings(s *store.Store) []string {
 // Status shows a task with its phases and agents: the named one, else the
 // agent's own; the human without a task gets the overview.
 func Status(ctx context.Context, sess *Session, in StatusInput) (StatusResult, error) {
-	id := in.Task
+	id, err := sess.Store.CompleteID(ids.Task, in.Task)
+	if err != nil {
+		return StatusResult{}, err
+	}
 	if id == "" && sess.Actor.Agent != nil {
 		id = sess.Actor.Agent.TaskID
 	}
@@ -289,6 +293,10 @@ type KillInput struct {
 // owner for the task. An agent may kill only subtasks of its own task
 // (CheckKill).
 func Kill(ctx context.Context, sess *Session, in KillInput) (*task.KillResult, error) {
+	var err error
+	if in.Task, err = sess.Store.CompleteID(ids.Task, in.Task); err != nil {
+		return nil, err
+	}
 	if !sess.Actor.IsHuman() {
 		t, err := sess.Store.Task(in.Task)
 		if err != nil {
