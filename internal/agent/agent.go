@@ -113,7 +113,7 @@ func (l *Launcher) Restart(name string, wanted func(*store.Agent) error) (*store
 
 // start spawns the agent under its lock once check (run there on the record)
 // allows it; check's store.ErrUnchanged is errNothingStarted.
-func (l *Launcher) start(name string, check func(*store.Agent) error) (*store.Agent, error) {
+func (l *Launcher) start(name string, check func(*store.Agent) error, extraEnv ...string) (*store.Agent, error) {
 	s := l.Store
 	d := l.driver()
 	started := false
@@ -122,7 +122,7 @@ func (l *Launcher) start(name string, check func(*store.Agent) error) (*store.Ag
 		if err := check(r); err != nil {
 			return err
 		}
-		h, err := l.spawn(d, r)
+		h, err := l.spawn(d, r, extraEnv...)
 		if err != nil {
 			return err
 		}
@@ -149,7 +149,7 @@ func (l *Launcher) start(name string, check func(*store.Agent) error) (*store.Ag
 // spawn starts `pm agent-run NAME` through d, output to the agent's log. The
 // host may outlive this command; the driver reaps it if this process lives
 // long enough to see it exit.
-func (l *Launcher) spawn(d driver.Driver, a *store.Agent) (driver.Handle, error) {
+func (l *Launcher) spawn(d driver.Driver, a *store.Agent, extraEnv ...string) (driver.Handle, error) {
 	s := l.Store
 	logf, err := s.OpenLog(a.Name)
 	if err != nil {
@@ -158,7 +158,7 @@ func (l *Launcher) spawn(d driver.Driver, a *store.Agent) (driver.Handle, error)
 	defer logf.Close()
 	h, err := d.Start(context.Background(), driver.Spec{
 		Name: a.Name, Argv: []string{l.Exe, "agent-run", a.Name},
-		Dir: s.ProjectDir(), Env: Env(l.Env, s, a), Output: logf,
+		Dir: s.ProjectDir(), Env: append(Env(l.Env, s, a), extraEnv...), Output: logf,
 		MaxProcs: s.Config().Runtime.MaxProcesses,
 	})
 	if err != nil {
@@ -172,7 +172,7 @@ func (l *Launcher) spawn(d driver.Driver, a *store.Agent) (driver.Handle, error)
 func Env(base []string, s *store.Store, a *store.Agent) []string {
 	out := make([]string, 0, len(base)+6)
 	for _, kv := range base {
-		if hasAnyPrefix(kv, "PM_HOME=", "PM_AGENT=", "PM_TASK=", "PM_ROLE=", "PM_PHASE=", "PM_PROMPT_FILE=", driver.RunEnv+"=", driver.NprocEnv+"=", driver.CommandEnv+"=") {
+		if hasAnyPrefix(kv, "PM_HOME=", "PM_AGENT=", "PM_TASK=", "PM_ROLE=", "PM_PHASE=", "PM_PROMPT_FILE=", ResumeEnv+"=", driver.RunEnv+"=", driver.NprocEnv+"=", driver.CommandEnv+"=") {
 			continue
 		}
 		out = append(out, kv)

@@ -16,7 +16,13 @@
 //     at most runtime.exec.nudges times, then given up on (GiveUpFunc:
 //     failed, room closed, human asked); the host never resumes an agent
 //     that was killed, stopped by a signal or whose CLI failed (the
-//     supervisor's crash path handles those);
+//     supervisor's crash path handles those); an llm owner that stops for
+//     good (its runner returned an error) is given up on the same way;
+//   - a given-up owner runs again only through Launcher.Resume (the human
+//     answered the request about it): under its lock, still stopped, with
+//     ResumeEnv naming the answered request, whose answer the host gives
+//     the agent first (resumeNote); only pm's side sets a host's
+//     environment, and the agent's CLI never gets ResumeEnv;
 //   - every run of an exec agent's CLI is one line of the cost ledger
 //     (execcost.go): Claude Code's result as it reports it (total_cost_usd),
 //     Codex's turns and Gemini CLI's models priced by their usage

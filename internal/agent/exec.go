@@ -102,7 +102,7 @@ func execEnv(s *store.Store, env []string, brk *broker.Server) []string {
 	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
 		switch {
-		case name == broker.SocketEnv || name == broker.TokenEnv:
+		case name == broker.SocketEnv || name == broker.TokenEnv || name == ResumeEnv:
 		case secret.IsSecretEnv(name) && !passes(cfg.PassEnv, name):
 		default:
 			out = append(out, kv)

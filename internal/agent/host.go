@@ -69,8 +69,13 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 	if err != nil {
 		return finish(s, log, a, -1, "render prompt: "+err.Error())
 	}
+	// Resumed by the human's answer: the answer is the agent's first words.
+	note := resumeNote(s, a, env)
+	if note != "" {
+		log.Info("resumed by the human's answer to its request")
+	}
 	if a.Runtime == config.RuntimeLLM {
-		return hostLLM(ctx, s, log, a, text, runLLM)
+		return hostLLM(WithResumeNote(ctx, note), s, log, a, text, runLLM, onGiveUp)
 	}
 	if reason := overRestarts(s, a); reason != "" {
 		return giveUp(s, log, a, -1, reason, onGiveUp)
@@ -94,11 +99,19 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 	}
 	budget := newExecBudget(s)
 	session, nudge := newSessionID(), ""
+	first := text
+	if note != "" {
+		first = text + "\n\n" + note // a fresh conversation: the prompt, then the answer
+	}
 	for turn := 0; ; turn++ {
 		if reason := overDollars(s, a); reason != "" { // checked before each run
 			return giveUp(s, log, a, -1, reason, onGiveUp)
 		}
-		run, err := execCommand(s, a, text, session, nudge, box)
+		prompt := text
+		if turn == 0 {
+			prompt = first
+		}
+		run, err := execCommand(s, a, prompt, session, nudge, box)
 		if err != nil {
 			return finish(s, log, a, -1, err.Error())
 		}
@@ -209,7 +222,7 @@ func runExec(ctx context.Context, s *store.Store, log *slog.Logger, masked io.Wr
 
 // hostLLM runs the llm runtime in this process; a role agent's run ends when
 // its phase closes.
-func hostLLM(ctx context.Context, s *store.Store, log *slog.Logger, a *store.Agent, text string, runLLM LLMFunc) error {
+func hostLLM(ctx context.Context, s *store.Store, log *slog.Logger, a *store.Agent, text string, runLLM LLMFunc, onGiveUp GiveUpFunc) error {
 	if runLLM == nil {
 		return finish(s, log, a, -1, "this host has no llm runtime")
 	}
@@ -228,7 +241,10 @@ func hostLLM(ctx context.Context, s *store.Store, log *slog.Logger, a *store.Age
 		// supervisor sees a crash and respawns it while it is wanted.
 		return finish(s, log, a, 128+int(syscall.SIGTERM), "")
 	case err != nil && ctx.Err() == nil:
-		return finish(s, log, a, 1, err.Error())
+		// An owner that stops for good (it kept stopping without done, went
+		// over a budget, its model kept failing) is given up on as an exec
+		// owner is: its room closes and the human gets a request.
+		return giveUp(s, log, a, 1, err.Error(), onGiveUp)
 	}
 	return finish(s, log, a, 0, "")
 }

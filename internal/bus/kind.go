@@ -62,6 +62,7 @@ const (
 const (
 	EvRequestAsked      Kind = "request.asked"
 	EvRequestAnswered   Kind = "request.answered"
+	EvRequestMoot       Kind = "request.moot"
 	EvCapabilityCreated Kind = "capability.created"
 )
 
@@ -90,6 +91,6 @@ var Kinds = []Kind{
 	EvAgentBudget, EvAgentThink, EvAgentOutput, EvAgentTurn, EvAgentActivity, EvToolCall, EvToolResult,
 	EvToolDocPreview, EvToolDocDecision,
 	EvInbox, EvPONotice, EvPORequest, EvPOReply,
-	EvRequestAsked, EvRequestAnswered, EvCapabilityCreated,
+	EvRequestAsked, EvRequestAnswered, EvRequestMoot, EvCapabilityCreated,
 	EvDesignRequest, EvDesignResponse, EvDesignPlan, EvDesignState,
 }

@@ -163,15 +163,22 @@ type (
 		Cause string `json:"cause,omitempty"`
 		Corr  string `json:"corr"`
 	}
-	// RequestAsked names the request (rq-..), the call it was asked in and,
+	// RequestAsked names the request (rq-..), the call it was asked in, the
+	// agent it is about (one pm filed when it gave up on that agent) and,
 	// for one pm files itself, its kind (a confirmation, a loop).
 	RequestAsked struct {
+		About   string `json:"about,omitempty"`
 		Cause   string `json:"cause,omitempty"`
 		Kind    string `json:"kind,omitempty"`
 		Request string `json:"request"`
 	}
 	// RequestAnswered names the request answered (the text is the answer).
 	RequestAnswered struct {
+		Request string `json:"request"`
+	}
+	// RequestMoot names a request nobody can act on any more (the text
+	// says why).
+	RequestMoot struct {
 		Request string `json:"request"`
 	}
 	// CapabilityCreated is a prompt object made by create_capability.
@@ -247,6 +254,7 @@ func (ToolDocPreview) payload()    {}
 func (ToolDocDecision) payload()   {}
 func (POMessage) payload()         {}
 func (RequestAsked) payload()      {}
+func (RequestMoot) payload()       {}
 func (RequestAnswered) payload()   {}
 func (CapabilityCreated) payload() {}
 func (DesignRequest) payload()     {}
@@ -310,6 +318,8 @@ func PayloadFor(k Kind) (p Payload, known bool) {
 		return RequestAsked{}, true
 	case EvRequestAnswered:
 		return RequestAnswered{}, true
+	case EvRequestMoot:
+		return RequestMoot{}, true
 	case EvCapabilityCreated:
 		return CapabilityCreated{}, true
 	case EvDesignRequest:

@@ -116,7 +116,7 @@ func (f *Factory) RaiseHuman(s *store.Store) func(agentName, text string) error 
 		if a, err := s.Agent(agentName); err == nil {
 			actor.Agent = &store.Agent{Name: "supervisor", TaskID: a.TaskID}
 		}
-		_, err := request.Create(s, actor, text)
+		_, err := request.CreateAbout(s, actor, agentName, text)
 		return err
 	}
 }

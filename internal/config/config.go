@@ -139,6 +139,10 @@ type Runtime struct {
 	// message before its process ends ("5m"; "0" never idles out). The
 	// next message starts it again.
 	ResidentIdle string `json:"resident_idle,omitempty"`
+	// IdleAfter is how long a live task's room may go without a post, an
+	// agent's output or a model turn before pm status shows the task idle
+	// (three times as long: stuck) instead of working ("10m"; "0": never).
+	IdleAfter string `json:"idle_after,omitempty"`
 }
 
 // DefaultResidentIdle is ResidentIdle when config.json does not set it.
@@ -396,6 +400,9 @@ func (c Config) validate(path string) error {
 	case "", PromptArg, PromptStdin:
 	default:
 		return fmt.Errorf("%s: runtime.exec.prompt is %q; want arg or stdin", path, c.Runtime.Exec.Prompt)
+	}
+	if d, err := time.ParseDuration(c.Runtime.IdleAfter); c.Runtime.IdleAfter != "" && (err != nil || d < 0) {
+		return fmt.Errorf("%s: runtime.idle_after is %q; want a duration such as \"10m\", or \"0\" for never", path, c.Runtime.IdleAfter)
 	}
 	if d, err := time.ParseDuration(c.Runtime.ResidentIdle); c.Runtime.ResidentIdle != "" && (err != nil || d < 0) {
 		return fmt.Errorf("%s: runtime.resident_idle is %q; want a duration such as \"5m\", or \"0\" for never", path, c.Runtime.ResidentIdle)

@@ -7,6 +7,10 @@ import (
 	"github.com/plasmodium/pm/internal/ops"
 )
 
+// detailLog is how much of each agent's log's end a task's detail carries
+// (bytes): exec agents' output is there.
+const detailLog = 16 << 10
+
 // detailTail is how many of each phase's last messages a task's detail
 // carries (closed phases included).
 const detailTail = 200
@@ -19,6 +23,9 @@ type TaskDetail struct {
 	*ops.TaskStatus
 	Rooms   []ops.Room     `json:"rooms"`
 	Budgets config.Budgets `json:"budgets"`
+	// Logs are the end of each of its agents' logs (ops.AgentLog), finished
+	// agents included: an exec agent's output is nowhere else.
+	Logs []ops.AgentLogResult `json:"logs"`
 }
 
 func (s *Server) taskDetail(w http.ResponseWriter, r *http.Request) {
@@ -37,5 +44,14 @@ func (s *Server) taskDetail(w http.ResponseWriter, r *http.Request) {
 		writeOpError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, TaskDetail{TaskStatus: st.View, Rooms: rooms, Budgets: s.sess.Store.Config().Budgets})
+	logs := []ops.AgentLogResult{}
+	for _, a := range st.View.Agents {
+		l, err := ops.AgentLog(r.Context(), s.sess, ops.AgentLogInput{Agent: a.Name, Tail: detailLog})
+		if err != nil {
+			writeOpError(w, err)
+			return
+		}
+		logs = append(logs, l)
+	}
+	writeJSON(w, http.StatusOK, TaskDetail{TaskStatus: st.View, Rooms: rooms, Budgets: s.sess.Store.Config().Budgets, Logs: logs})
 }

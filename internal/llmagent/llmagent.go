@@ -181,6 +181,9 @@ func (r *Runner) own(ctx context.Context, a *store.Agent, loop *llm.Loop, resume
 	if resumed {
 		msg = "You were restarted. Check status and history, then continue where you left off."
 	}
+	if note := agent.ResumeNoteOf(ctx); note != "" {
+		msg = note // resumed by the human's answer: their words first
+	}
 	for nudge := 0; ; nudge++ {
 		r.reload()
 		if _, err := loop.Run(ctx, msg); err != nil {

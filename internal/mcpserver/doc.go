@@ -15,6 +15,10 @@
 //     session's actor (the human, or the agent PM_AGENT names, with every
 //     identity check of ops); this package holds no operation of its own,
 //     only the mapping of MCP names and shapes onto ops inputs and results;
+//   - a result is its JSON as text and, when an object, the same JSON as
+//     structuredContent; an outputSchema (ops.SchemaFor of the result type)
+//     is listed only when under maxOutputSchema bytes, so the tool list
+//     stays cheap for a model (TestToolListCost, TestStructuredResults);
 //   - input schemas are derived from the input structs by ops.SchemaFor
 //     (github.com/google/jsonschema-go), never written by hand; where the
 //     contract's parameter names differ from ops (po_name vs po) a thin

@@ -19,7 +19,7 @@ type opCall[In, Out any] func(ctx context.Context, req *mcp.CallToolRequest, in 
 // would double what tools/list costs a model); an error is a tool error
 // with the words pm's own model tools use.
 func addTool[In, Out any](s *mcp.Server, name, desc string, fn opCall[In, Out]) {
-	t := &mcp.Tool{Name: name, Description: desc, InputSchema: ops.SchemaFor[In](), Annotations: hints[name]}
+	t := &mcp.Tool{Name: name, Description: desc, InputSchema: ops.SchemaFor[In](), Annotations: hints[name], OutputSchema: outputSchema[Out]()}
 	mcp.AddTool(s, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
 		out, err := fn(ctx, req, in)
 		if err != nil {
@@ -29,8 +29,38 @@ func addTool[In, Out any](s *mcp.Server, name, desc string, fn opCall[In, Out]) 
 		if err != nil {
 			return toolError(err), nil, nil
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(data)}}}, nil, nil
+		res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(data)}}}
+		if len(data) > 0 && data[0] == '{' {
+			// The same JSON as structured content, for clients that read
+			// results as data; the text stays for those that do not.
+			res.StructuredContent = json.RawMessage(data)
+		}
+		return res, nil, nil
 	})
+}
+
+// maxOutputSchema bounds an output schema pm lists (bytes of JSON): a tool
+// list is read by a model on every turn, and a big result type's schema
+// (a task's whole view) would cost more than the tool it describes. Tools
+// whose schema is larger return structured content without one, as the
+// protocol allows.
+const maxOutputSchema = 400
+
+// outputSchema is Out's JSON Schema when Out is an object whose schema is
+// small, else nil.
+func outputSchema[Out any]() any {
+	var schema json.RawMessage
+	func() {
+		defer func() { _ = recover() }() // a type with no schema: none listed
+		schema = ops.SchemaFor[Out]()
+	}()
+	var probe struct {
+		Type string `json:"type"`
+	}
+	if len(schema) == 0 || len(schema) > maxOutputSchema || json.Unmarshal(schema, &probe) != nil || probe.Type != "object" {
+		return nil
+	}
+	return schema
 }
 
 // toolError is err as a tool error: "not found: no request rq-ffffff" and

@@ -6,10 +6,12 @@ import (
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/inbox"
 	"github.com/plasmodium/pm/internal/prompt"
 	"github.com/plasmodium/pm/internal/request"
 	"github.com/plasmodium/pm/internal/store"
+	"github.com/plasmodium/pm/internal/task"
 )
 
 // AgentsInput is pm agents.
@@ -108,8 +110,13 @@ type RequestsInput struct {
 }
 
 // Requests lists agents' questions waiting for a human (with All, answered
-// ones too).
+// and moot ones too).
 func Requests(ctx context.Context, sess *Session, in RequestsInput) ([]*request.Request, error) {
+	if in.All { // show the moot ones as moot, with why (the first reader writes it)
+		if _, err := request.Settle(sess.Store, sess.Actor); err != nil {
+			return nil, err
+		}
+	}
 	return request.List(sess.Store, in.All)
 }
 
@@ -119,17 +126,58 @@ type AnswerInput struct {
 	Text string `json:"text" jsonschema:"the answer"`
 }
 
+// AnswerResult is the answered request and what the answer set going.
+type AnswerResult struct {
+	*request.Request
+	// Outcome says, in words, what the answer did: the asker resumes, an
+	// owner pm gave up on runs again (or why it does not).
+	Outcome string `json:"outcome"`
+}
+
 // Answer answers an agent's question; the waiting agent resumes at once.
+// A request pm filed about an owner it gave up on resumes that owner
+// (task.Resume). A request that is moot (request.MootWhy: its task ended,
+// its agent was killed or replaced) is refused, exit 5, and marked so.
 // The agent that asked may not answer it (CheckAnswer).
-func Answer(ctx context.Context, sess *Session, in AnswerInput) (*request.Request, error) {
-	r, err := request.Get(sess.Store, in.ID)
+func Answer(ctx context.Context, sess *Session, in AnswerInput) (*AnswerResult, error) {
+	s := sess.Store
+	var err error
+	if in.ID, err = s.CompleteID(ids.Request, in.ID); err != nil { // a unique prefix names its request
+		return nil, err
+	}
+	r, err := request.Get(s, in.ID)
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckAnswer(*sess.Store.Config(), sess.Actor, r); err != nil {
+	if err := CheckAnswer(*s.Config(), sess.Actor, r); err != nil {
 		return nil, err
 	}
-	return request.Answer(sess.Store, sess.Actor, in.ID, in.Text)
+	if why := request.MootWhy(s, r); why != "" {
+		if _, err := request.Settle(s, sess.Actor); err != nil {
+			return nil, err
+		}
+		return nil, errs.Statef("pm requests lists the ones that wait for you", "request %s is moot: %s", r.ID, why)
+	}
+	var l *agent.Launcher
+	if r.Agent != "" { // answering resumes an agent: refuse before answering where none can start
+		if l, err = sess.launcher(); err != nil {
+			return nil, err
+		}
+		if l.BeforeWork != nil { // a supervisor wanted before the answer that resumes it
+			if err := l.BeforeWork(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	r, err = request.Answer(s, sess.Actor, in.ID, in.Text)
+	if err != nil {
+		return nil, err
+	}
+	out := &AnswerResult{Request: r, Outcome: "@" + r.From + " resumes"}
+	if l != nil {
+		out.Outcome, err = task.Resume(s, l, r)
+	}
+	return out, err
 }
 
 // MaxSend bounds one message to a prompt object (bytes).

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -11,7 +12,11 @@ import (
 // agent's own task, else (for the human) the only active task.
 func ResolveTask(s *store.Store, actor store.Actor, id string) (*store.Task, error) {
 	if id != "" {
-		return s.Task(id)
+		full, err := s.CompleteID(ids.Task, id) // a unique prefix names its task
+		if err != nil {
+			return nil, err
+		}
+		return s.Task(full)
 	}
 	if actor.Agent != nil && actor.Agent.TaskID != "" {
 		return s.Task(actor.Agent.TaskID)

@@ -7,6 +7,8 @@ import (
 
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/config"
+	"github.com/plasmodium/pm/internal/ids"
+	"github.com/plasmodium/pm/internal/request"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 )
@@ -97,7 +99,10 @@ func SupervisorWarnings(s *store.Store) []string {
 // Status shows a task with its phases and agents: the named one, else the
 // agent's own; the human without a task gets the overview.
 func Status(ctx context.Context, sess *Session, in StatusInput) (StatusResult, error) {
-	id := in.Task
+	id, err := sess.Store.CompleteID(ids.Task, in.Task)
+	if err != nil {
+		return StatusResult{}, err
+	}
 	if id == "" && sess.Actor.Agent != nil {
 		id = sess.Actor.Agent.TaskID
 	}
@@ -258,7 +263,18 @@ func Done(ctx context.Context, sess *Session, in DoneInput) (*task.DoneResult, e
 	if err := Confirm(ctx, sess, Call{Tool: "done", Args: argsJSON(in), Subject: t.ID}); err != nil {
 		return nil, err
 	}
-	return task.Done(sess.Store, l, sess.Actor, t.ID)
+	res, err := task.Done(sess.Store, l, sess.Actor, t.ID)
+	if err == nil {
+		err = settleRequests(sess)
+	}
+	return res, err
+}
+
+// settleRequests marks moot the requests a kill, restart or done made moot
+// (request.Settle): nobody is left to act on their answer.
+func settleRequests(sess *Session) error {
+	_, err := request.Settle(sess.Store, sess.Actor)
+	return err
 }
 
 // KillInput is pm kill.
@@ -271,6 +287,10 @@ type KillInput struct {
 // owner for the task. An agent may kill only subtasks of its own task
 // (CheckKill).
 func Kill(ctx context.Context, sess *Session, in KillInput) (*task.KillResult, error) {
+	var err error
+	if in.Task, err = sess.Store.CompleteID(ids.Task, in.Task); err != nil {
+		return nil, err
+	}
 	if !sess.Actor.IsHuman() {
 		t, err := sess.Store.Task(in.Task)
 		if err != nil {
@@ -290,6 +310,9 @@ func Kill(ctx context.Context, sess *Session, in KillInput) (*task.KillResult, e
 	res, err := task.Kill(sess.Store, l, sess.Actor, in.Task, in.Restart)
 	if errors.Is(err, store.ErrCorrupt) && sess.Actor.IsHuman() && !in.Restart {
 		return killCorrupt(sess, l, in.Task, err)
+	}
+	if err == nil {
+		err = settleRequests(sess)
 	}
 	return res, residentHint(sess.Store, in.Task, err)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 )
@@ -32,6 +33,9 @@ func (r WaitResult) Partial() bool { return r.Task != nil }
 func Wait(ctx context.Context, sess *Session, in WaitInput) (WaitResult, error) {
 	d, err := parseTimeout(in.Timeout)
 	if err != nil {
+		return WaitResult{}, err
+	}
+	if in.Task, err = sess.Store.CompleteID(ids.Task, in.Task); err != nil {
 		return WaitResult{}, err
 	}
 	if _, err := sess.Store.Task(in.Task); err != nil {
@@ -145,7 +149,7 @@ func ChangesState(k bus.Kind) bool {
 		bus.EvTaskCreated, bus.EvTaskUnblocked, bus.EvTaskDone, bus.EvTaskKilled, bus.EvTaskRestarted, bus.EvChildDone, bus.EvCommit,
 		bus.EvPhaseOpened, bus.EvPhaseExtended, bus.EvPhaseClosed,
 		bus.EvAgentCreated, bus.EvAgentStarted, bus.EvAgentExited, bus.EvAgentKilled, bus.EvAgentRespawned, bus.EvAgentFailed, bus.EvAgentBudget,
-		bus.EvRequestAsked, bus.EvRequestAnswered:
+		bus.EvRequestAsked, bus.EvRequestAnswered, bus.EvRequestMoot:
 		return true
 	}
 	return false

@@ -43,16 +43,23 @@ func checkText(what, text string) error {
 
 // Create records a pending request from actor and announces it on the bus.
 func Create(s *store.Store, actor store.Actor, question string) (*Request, error) {
-	return create(s, actor, question, "")
+	return create(s, actor, question, "", "")
+}
+
+// CreateAbout is Create for pm giving up on agent about (an owner that
+// failed, a crash loop): the request names it, and answering it resumes
+// that agent (task.Resume).
+func CreateAbout(s *store.Store, actor store.Actor, about, question string) (*Request, error) {
+	return create(s, actor, question, "", about)
 }
 
 // create is Create for a question asked while answering call cause
-// (bus.CauseOf), which the event carries.
-func create(s *store.Store, actor store.Actor, question, cause string) (*Request, error) {
+// (bus.CauseOf), which the event carries, about an agent pm gave up on.
+func create(s *store.Store, actor store.Actor, question, cause, about string) (*Request, error) {
 	if err := checkText("question", question); err != nil {
 		return nil, err
 	}
-	r := &Request{From: actor.Name, Question: question, Status: Pending, CreatedAt: s.Now().UTC()}
+	r := &Request{From: actor.Name, Question: question, Status: Pending, CreatedAt: s.Now().UTC(), Agent: about}
 	if actor.Agent != nil {
 		r.TaskID = actor.Agent.TaskID
 	}
@@ -60,7 +67,7 @@ func create(s *store.Store, actor store.Actor, question, cause string) (*Request
 		return nil, err
 	}
 	s.Notify(bus.Event{Kind: bus.EvRequestAsked, Actor: actor.Name, TaskID: r.TaskID, Agent: actor.Name, Text: question,
-		Data: bus.RequestAsked{Request: r.ID, Cause: cause}})
+		Data: bus.RequestAsked{Request: r.ID, Cause: cause, About: about}})
 	return r, nil
 }
 
@@ -88,7 +95,7 @@ func Wait(ctx context.Context, s *store.Store, id string) (*Request, error) {
 // Ask asks the human: it records the question, then blocks until someone
 // runs `pm answer ID "..."` (or ctx ends) and returns the answer.
 func Ask(ctx context.Context, s *store.Store, actor store.Actor, question string) (string, error) {
-	r, err := create(s, actor, question, bus.CauseOf(ctx))
+	r, err := create(s, actor, question, bus.CauseOf(ctx), "")
 	if err != nil {
 		return "", err
 	}
@@ -109,7 +116,10 @@ func Answer(s *store.Store, actor store.Actor, id, text string) (*Request, error
 	}
 	now := s.Now().UTC()
 	r, err := records(s).UpdateRequest(id, func(r *Request) error {
-		if r.Status != Pending {
+		switch {
+		case r.Status == Moot:
+			return errs.Statef("see it with 'pm requests --all'", "request %s is moot: %s", r.ID, r.Why)
+		case r.Status != Pending:
 			return errs.Statef("see it with 'pm requests --all'", "request %s is already %s (by %s)", r.ID, r.Status, r.AnsweredBy)
 		}
 		r.Status, r.Answer, r.AnsweredBy, r.AnsweredAt = Answered, text, actor.Name, &now
@@ -123,8 +133,9 @@ func Answer(s *store.Store, actor store.Actor, id, text string) (*Request, error
 	return r, nil
 }
 
-// List reads the requests, oldest first: pending ones, or all with all set.
-// An unreadable file is reported and skipped.
+// List reads the requests, oldest first: those that wait for an answer
+// (pending and not moot: MootWhy), or all with all set. An unreadable file
+// is reported and skipped.
 func List(s *store.Store, all bool) ([]*Request, error) {
 	rs, err := records(s).Requests()
 	if err != nil {
@@ -132,7 +143,7 @@ func List(s *store.Store, all bool) ([]*Request, error) {
 	}
 	out := []*Request{}
 	for _, r := range rs {
-		if all || r.Status == Pending {
+		if all || r.Status == Pending && MootWhy(s, r) == "" {
 			out = append(out, r)
 		}
 	}

@@ -42,6 +42,7 @@ var pending = map[string]int{
 	"internal/cmd/demo":             4,
 	"internal/cmd/logs":             7, // pm logs -f follows logs/ and events.jsonl
 	"internal/inbox":                4, // Call waits on two agents' directories at once
+	"internal/ops":                  1, // AgentLog reads the end of an agent's log (agentlog.go), as pm logs does
 	"internal/supervisor":           2, // watches agents/ and the lock
 }
 

@@ -18,6 +18,9 @@ type RequestStatus string
 const (
 	RequestPending  RequestStatus = "pending"
 	RequestAnswered RequestStatus = "answered"
+	// RequestMoot: nobody waits for the answer any more (its task ended,
+	// the agent it is about was killed or replaced); Why says which.
+	RequestMoot RequestStatus = "moot"
 )
 
 // Request is requests/rq-xxxxxx.json: an agent's question to the human.
@@ -31,6 +34,11 @@ type Request struct {
 	AnsweredBy string        `json:"answered_by,omitempty"`
 	CreatedAt  time.Time     `json:"created_at"`
 	AnsweredAt *time.Time    `json:"answered_at,omitempty"`
+	// Agent is the agent pm filed the request about when it gave up on it
+	// (an owner that failed, a crash loop): answering it resumes that agent.
+	Agent string `json:"agent,omitempty"`
+	// Why says what made a moot request moot.
+	Why string `json:"why,omitempty"`
 	// Kind is what is asked: "" a question (ask_human), "loop" the loop
 	// breaker's pause, "confirm" a call waiting for confirmation,
 	// "budget" a dollar cap reached (internal/request, decide.go).

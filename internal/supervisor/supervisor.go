@@ -598,6 +598,9 @@ func (sv *Supervisor) giveUp(name string, crashes int) {
 	}
 	if sv.RaiseHuman != nil {
 		text := fmt.Sprintf("Agent @%s (%s, task %s) %s. See pm logs %s; restart with pm kill %s --restart.", name, roleOf(a), a.TaskID, reason, name, a.TaskID)
+		if a.IsOwner() {
+			text = fmt.Sprintf("Agent @%s (owner, task %s) %s. See pm logs %s. Answer to resume it with your words (\"no\" leaves it stopped), or restart it with pm kill %s --restart.", name, a.TaskID, reason, name, a.TaskID)
+		}
 		if a.TaskID == "" {
 			text = fmt.Sprintf("Prompt object @%s %s. See pm logs %s; sending it a message (pm send %s ...) starts it again.", name, reason, name, name)
 		}

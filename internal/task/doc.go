@@ -29,5 +29,12 @@
 //   - pm kill marks the whole tree killed first (under the tasks lock, so
 //     nothing is wanted or created under it any more), then ends its agents
 //     in parallel rounds through the launcher's driver; pm reset ends agents
-//     the same way. Neither signals a process itself.
+//     the same way. Neither signals a process itself;
+//   - liveness (liveness.go) is derived from record times and file
+//     modification times, never stored: a working task whose open room has
+//     not moved for runtime.idle_after is idle (three times: stuck), judged
+//     by the store's clock (s.Now), so tests move time instead of waiting;
+//   - Resume is the one way a given-up owner runs again: the human answered
+//     the request about it (ops.Answer), it is still stopped and still its
+//     active task's owner, checked under the agent's lock.
 package task

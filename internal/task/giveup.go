@@ -11,14 +11,17 @@ import (
 // GiveUpOwner cleans up after an owner that was given up on (an exec owner
 // that kept ending its turn without pm done, or went over a budget): its
 // task's open room closes, so its role agents leave rather than talk where
-// nobody owns, and the human is asked what to do. The task stays active:
-// pm kill ID --restart starts a fresh owner.
+// nobody owns, and the human is asked what to do, in a request about the
+// owner (request.CreateAbout). The task stays active: answering the request
+// resumes the owner with the answer (Resume), pm kill ID --restart starts a
+// fresh one, and either makes the request moot or answered.
 func GiveUpOwner(s *store.Store, a *store.Agent, reason string) error {
 	actor := store.Actor{Name: "pm", Agent: &store.Agent{Name: "pm", TaskID: a.TaskID}}
 	closeErr := phase.CloseActive(s, actor, a.TaskID, store.CloseOwnerFailed)
-	text := fmt.Sprintf("Owner @%s of task %s %s. See pm logs %s; restart it with pm kill %s --restart.",
+	text := fmt.Sprintf("Owner @%s of task %s %s. See pm logs %s. Answer to resume it with your words "+
+		"(e.g. \"try again\"; \"no\" leaves it stopped), or restart it with pm kill %s --restart.",
 		a.Name, a.TaskID, reason, a.Name, a.TaskID)
-	if _, err := request.Create(s, actor, text); err != nil {
+	if _, err := request.CreateAbout(s, actor, a.Name, text); err != nil {
 		return err
 	}
 	return closeErr

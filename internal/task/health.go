@@ -2,9 +2,11 @@ package task
 
 import (
 	"slices"
+	"time"
 
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/config"
+	"github.com/plasmodium/pm/internal/request"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -18,6 +20,8 @@ const (
 	StateWaitingHuman State = "waiting-human" // an agent of it asked the human (pm answer)
 	StateBlocked      State = "blocked"       // waits on other tasks
 	StateWaitingKids  State = "waiting-children"
+	StateStuck        State = "stuck" // idle three times runtime.idle_after: nothing moves
+	StateIdle         State = "idle"  // live, but nothing posted, read or said for runtime.idle_after
 	StateWorking      State = "working"
 	StateStarting     State = "starting" // owner recorded, not yet running
 	StateManual       State = "manual"   // runtime none: a person or script acts as the owner
@@ -39,6 +43,10 @@ type Health struct {
 	ExitCode *int   `json:"exit_code,omitempty"`
 	// Next is the command a person would run next, if any.
 	Next string `json:"next,omitempty"`
+	// LastActivity is when a live task last moved (liveness.go: its room,
+	// owner and role agents), IdleSeconds how long ago that was.
+	LastActivity *time.Time `json:"last_activity,omitempty"`
+	IdleSeconds  int64      `json:"idle_seconds,omitempty"`
 	// Repair: the records hold a state only a crash leaves (a task recorded
 	// blocked whose blockers are all done, an owner or role agent of a live
 	// task or open room never started, a role with no agent): whoever sees
@@ -79,14 +87,19 @@ func HealthOf(s *store.Store, t *store.Task, pending []*store.Request) Health {
 
 // activeHealth is HealthOf for a task that is (or, by its blockers, should
 // be) active.
-func activeHealth(s *store.Store, t *store.Task, pending []*store.Request) Health {
-	h := Health{State: StateWorking}
+func activeHealth(s *store.Store, t *store.Task, pending []*store.Request) (h Health) {
+	h = Health{State: StateWorking}
 	for _, r := range pending {
 		if r.TaskID == t.ID {
 			h.Requests = append(h.Requests, r.ID)
 		}
 	}
-	if p, err := s.ActivePhase(t.ID); err == nil && p != nil {
+	p, err := s.ActivePhase(t.ID)
+	if err != nil {
+		p = nil
+	}
+	defer idleHealth(s, t, p, &h) // last activity for every state; idle/stuck only for working
+	if p != nil {
 		n, _ := s.MessageCount(t.ID, p.ID)
 		h.Phase = &PhaseCount{ID: p.ID, Name: p.Name, Messages: n, Limit: p.MessageLimit}
 		if agent.RolesPending(s, p) {
@@ -187,18 +200,7 @@ func liveOf(s *store.Store, ids []string) []string {
 	return slices.Clip(out)
 }
 
-// PendingRequests reads the store's pending requests; a failure to read
-// them shows no requests rather than failing the whole status.
-func PendingRequests(s *store.Store) []*store.Request {
-	all, err := s.Requests()
-	if err != nil {
-		return nil
-	}
-	var out []*store.Request
-	for _, r := range all {
-		if r.Status == store.RequestPending {
-			out = append(out, r)
-		}
-	}
-	return out
-}
+// PendingRequests reads the store's requests that wait for an answer
+// (request.Waiting: pending and not moot); a failure to read them shows no
+// requests rather than failing the whole status.
+func PendingRequests(s *store.Store) []*store.Request { return request.Waiting(s) }

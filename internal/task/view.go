@@ -1,21 +1,29 @@
 package task
 
 import (
+	"time"
+
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/store"
 )
 
-// PhaseView is a phase with its derived message count.
+// PhaseView is a phase with its derived message count and last activity
+// (RoomLastActivity).
 type PhaseView struct {
 	*store.Phase
-	Messages int `json:"messages"`
+	Messages     int       `json:"messages"`
+	LastActivity time.Time `json:"last_activity"`
 }
 
-// View is one task in detail: what pm status tk-... shows.
+// View is one task in detail: what pm status tk-... shows. Now is when it
+// was read; AgentActivity is each agent's last activity
+// (AgentLastActivity), by name.
 type View struct {
-	Task   *store.Task    `json:"task"`
-	Phases []PhaseView    `json:"phases"`
-	Agents []*store.Agent `json:"agents"`
+	Task          *store.Task          `json:"task"`
+	Phases        []PhaseView          `json:"phases"`
+	Agents        []*store.Agent       `json:"agents"`
+	AgentActivity map[string]time.Time `json:"agent_activity"`
+	Now           time.Time            `json:"now"`
 }
 
 // Summary is the overview of all tasks: what pm status shows.
@@ -32,7 +40,7 @@ func Describe(s *store.Store, id string) (*View, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &View{Task: t, Phases: []PhaseView{}, Agents: []*store.Agent{}}
+	v := &View{Task: t, Phases: []PhaseView{}, Agents: []*store.Agent{}, AgentActivity: map[string]time.Time{}, Now: s.Now().UTC()}
 	phases, err := s.Phases(id)
 	if err != nil {
 		return nil, err
@@ -42,7 +50,7 @@ func Describe(s *store.Store, id string) (*View, error) {
 		if err != nil {
 			return nil, err
 		}
-		v.Phases = append(v.Phases, PhaseView{p, n})
+		v.Phases = append(v.Phases, PhaseView{p, n, RoomLastActivity(s, p)})
 	}
 	agents, err := s.AgentsOf(id)
 	if err != nil {
@@ -53,6 +61,7 @@ func Describe(s *store.Store, id string) (*View, error) {
 			a.Status = store.AgentDead // recorded running, but its process is gone
 		}
 		v.Agents = append(v.Agents, a)
+		v.AgentActivity[a.Name] = AgentLastActivity(s, a)
 	}
 	return v, nil
 }

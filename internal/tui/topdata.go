@@ -18,6 +18,8 @@ type Room struct {
 	Phase *store.Phase
 	Count int
 	Last  []store.Message
+	// LastActivity is when the room last changed (task.RoomLastActivity).
+	LastActivity time.Time
 }
 
 // TopData is what pm top shows, read at once.
@@ -28,6 +30,10 @@ type TopData struct {
 	Agents   []*store.Agent
 	Requests []*request.Request
 	Spend    ops.CostsResult // dollars against budgets (topcost.go)
+	// AgentActivity is each agent's last activity (task.AgentLastActivity);
+	// Now is when the snapshot was read.
+	AgentActivity map[string]time.Time
+	Now           time.Time
 }
 
 // TopBackend is everything pm top reads and does; TopFromSession is the
@@ -107,7 +113,7 @@ func snapshot(ctx context.Context, sess *ops.Session) (TopData, error) {
 			if err != nil {
 				return d, err
 			}
-			d.Rooms = append(d.Rooms, Room{Phase: ph.Phase, Count: ph.Messages, Last: chat.Messages[max(len(chat.Messages)-roomTail, 0):]})
+			d.Rooms = append(d.Rooms, Room{Phase: ph.Phase, Count: ph.Messages, Last: chat.Messages[max(len(chat.Messages)-roomTail, 0):], LastActivity: ph.LastActivity})
 		}
 	}
 	agents, err := ops.Agents(ctx, sess, ops.AgentsInput{})
@@ -116,6 +122,10 @@ func snapshot(ctx context.Context, sess *ops.Session) (TopData, error) {
 	}
 	d.Agents = agents.Agents
 	d.Spend = spend(ctx, sess)
+	d.Now, d.AgentActivity = sess.Store.Now(), map[string]time.Time{}
+	for _, a := range d.Agents {
+		d.AgentActivity[a.Name] = task.AgentLastActivity(sess.Store, a)
+	}
 	d.Requests, err = ops.Requests(ctx, sess, ops.RequestsInput{})
 	return d, err
 }

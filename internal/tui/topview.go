@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/plasmodium/pm/internal/render"
 	"github.com/plasmodium/pm/internal/render/taskview"
@@ -70,7 +71,7 @@ func (m *Top) taskLines() []string {
 func (m *Top) roomLines() []string {
 	var l []string
 	for _, r := range m.data.Rooms {
-		l = append(l, fmt.Sprintf("  %s %s  %d/%d  %s", r.Phase.ID, render.Line(r.Phase.Name), r.Count, r.Phase.MessageLimit, r.Phase.TaskID))
+		l = append(l, fmt.Sprintf("  %s %s  %d/%d  %s%s", r.Phase.ID, render.Line(r.Phase.Name), r.Count, r.Phase.MessageLimit, r.Phase.TaskID, m.ago(r.LastActivity)))
 		for _, msg := range r.Last {
 			l = append(l, fmt.Sprintf("      @%s: %s", render.Line(msg.Author), render.Line(msg.Content)))
 		}
@@ -81,7 +82,7 @@ func (m *Top) roomLines() []string {
 func (m *Top) agentLines() []string {
 	var l []string
 	for _, a := range m.data.Agents {
-		l = append(l, agentLine(a)+m.agentCost(a))
+		l = append(l, agentLine(a)+m.ago(m.data.AgentActivity[a.Name])+m.agentCost(a))
 	}
 	if p := m.projectCost(); p != "" {
 		l = append(l, p)
@@ -112,6 +113,14 @@ func (m *Top) detailView(w int) string {
 		out = append(out, "")
 	}
 	return strings.Join(append(out, foot), "\n")
+}
+
+// ago is "  · 3m ago": how long since at, by the snapshot's clock.
+func (m *Top) ago(at time.Time) string {
+	if at.IsZero() || m.data.Now.IsZero() {
+		return ""
+	}
+	return "  · " + task.Ago(max(m.data.Now.Sub(at), 0)) + " ago"
 }
 
 func agentLine(a *store.Agent) string {

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/render"
 )
@@ -23,9 +24,10 @@ type Options struct {
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	var o Options
 	c := &cobra.Command{
-		Use:   `answer rq-... "text"`,
-		Short: "Answer an agent's question; the waiting agent resumes at once",
-		Args:  cobra.MinimumNArgs(2),
+		Use:               `answer rq-... "text"`,
+		Short:             "Answer an agent's question; the waiting agent resumes at once",
+		Args:              cobra.MinimumNArgs(2),
+		ValidArgsFunction: cmdutil.CompleteIDs(f, ids.Request),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.ID, o.Text = args[0], strings.Join(args[1:], " ")
 			return run(f, o)
@@ -47,6 +49,6 @@ func run(f *cmdutil.Factory, o Options) error {
 	if o.JSON {
 		return cmdutil.PrintJSON(f.IO.Out, r)
 	}
-	fmt.Fprintf(f.IO.Out, "%s answered; @%s resumes\n", r.ID, render.Line(r.From))
+	fmt.Fprintf(f.IO.Out, "%s answered; %s\n", r.ID, render.Line(r.Outcome))
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/render"
 )
@@ -23,9 +24,10 @@ type Options struct {
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	var o Options
 	c := &cobra.Command{
-		Use:   "kill tk-...",
-		Short: "End every agent of a task and its subtasks; --restart starts a fresh owner",
-		Args:  cobra.ExactArgs(1),
+		Use:               "kill tk-...",
+		Short:             "End every agent of a task and its subtasks; --restart starts a fresh owner",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: cmdutil.CompleteIDs(f, ids.Task),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.TaskID = args[0]
 			return run(f, o)

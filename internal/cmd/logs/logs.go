@@ -32,9 +32,10 @@ type Options struct {
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	var o Options
 	c := &cobra.Command{
-		Use:   "logs NAME",
-		Short: "Print an agent's log (its process output); -f follows it",
-		Args:  cobra.ExactArgs(1),
+		Use:               "logs NAME",
+		Short:             "Print an agent's log (its process output); -f follows it",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: cmdutil.CompleteAgents(f),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Name = args[0]
 			return run(f, o)

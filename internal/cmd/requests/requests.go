@@ -28,7 +28,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE:  func(c *cobra.Command, _ []string) error { return run(f, o) },
 	}
-	c.Flags().BoolVarP(&o.All, "all", "a", false, "list answered requests too")
+	c.Flags().BoolVarP(&o.All, "all", "a", false, "list answered and moot requests too")
 	c.Flags().BoolVar(&o.JSON, "json", false, "print as JSON")
 	return c
 }
@@ -60,8 +60,11 @@ func run(f *cmdutil.Factory, o Options) error {
 		}
 		fmt.Fprintf(f.IO.Out, "%s %-8s %s  %s\n", r.ID, render.Line(r.Status), render.Line(from), r.CreatedAt.Local().Format("15:04:05"))
 		fmt.Fprintf(f.IO.Out, "    %s\n", strings.ReplaceAll(render.Terminal(r.Question), "\n", "\n    "))
-		if r.Status == request.Answered {
+		switch r.Status {
+		case request.Answered:
 			fmt.Fprintf(f.IO.Out, "    -> %s\n", strings.ReplaceAll(render.Terminal(r.Answer), "\n", "\n       "))
+		case request.Moot:
+			fmt.Fprintf(f.IO.Out, "    -> moot: %s\n", render.Line(r.Why))
 		}
 	}
 	if !o.All {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/cost"
+	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/render"
 	"github.com/plasmodium/pm/internal/render/taskview"
@@ -24,9 +25,10 @@ type Options struct {
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	var o Options
 	c := &cobra.Command{
-		Use:   "status [tk-...]",
-		Short: "Show tasks, or one task with its phases and agents",
-		Args:  cobra.MaximumNArgs(1),
+		Use:               "status [tk-...]",
+		Short:             "Show tasks, or one task with its phases and agents",
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: cmdutil.CompleteIDs(f, ids.Task),
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				o.TaskID = args[0]

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/render"
 	"github.com/plasmodium/pm/internal/render/taskview"
@@ -31,7 +32,8 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 			"Exit codes: 0 done · 1 stalled (the Try: line says what to run next) · 5 killed · 124 --timeout passed.",
 		Example: `  pm wait tk-1a2b3c && git log -1
   pm wait tk-1a2b3c --timeout 30m || pm status tk-1a2b3c`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: cmdutil.CompleteIDs(f, ids.Task),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Task = args[0]
 			return run(f, o)

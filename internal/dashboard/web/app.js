@@ -108,6 +108,7 @@ async function start() {
   for (const k of ["attention", "capabilities", "rooms", "tasks", "usage"]) dirty.add(k);
   render();
   if (detail) openTask(detail.task.id);
+  else route(); // a task's URL opens it
   connect();
 }
 
@@ -275,12 +276,12 @@ function apply(ev, changes) {
       detailActivity(ev.agent, ev.text);
       break;
     case "request.asked":
-      state.requests.set(d.request, { id: d.request, from: ev.actor, task_id: ev.task_id || "", question: ev.text, status: "pending", created_at: ev.ts });
+      state.requests.set(d.request, { id: d.request, from: ev.actor, task_id: ev.task_id || "", question: ev.text, status: "pending", created_at: ev.ts, agent: d.about || "" });
       if (state.health[ev.task_id]) state.health[ev.task_id] = { state: "waiting-human", requests: [d.request] };
       notify(ev);
       dirty.add("attention");
       break;
-    case "request.answered":
+    case "request.answered": case "request.moot":
       state.requests.delete(d.request);
       if (state.health[ev.task_id] && state.health[ev.task_id].state === "waiting-human") state.health[ev.task_id] = { state: "working" };
       dirty.add("attention");
@@ -403,29 +404,60 @@ function render() {
   }
 }
 
+// confirmKill asks before a kill (or a restart, which kills the running
+// owner): both end processes and cannot be undone.
+function confirmKill(id, restart) {
+  const what = restart ? "Restart " + id + "? Its agents are killed and a fresh owner starts." : "Kill " + id + " and its subtasks? Their agents are ended.";
+  if (!window.confirm(what)) return Promise.resolve(null);
+  return post("/api/kill", restart ? { task: id, restart: true } : { task: id });
+}
+
+// A person dismisses a failed agent's card for this browser: the key names
+// the run (its end), so a later failure of the same agent shows again.
+const dismissKey = (a) => "pm.dismissed." + a.name + "." + (a.ended_at || "");
+function dismissed(a) { try { return localStorage.getItem(dismissKey(a)) === "1"; } catch (e) { return false; } }
+function dismiss(a) { try { localStorage.setItem(dismissKey(a), "1"); } catch (e) { /* private mode: for this render only */ } dirty.add("attention"); render(); }
+
+const liveTask = (id) => { const t = state.tasks.get(id); return !!t && (t.status === "active" || t.status === "blocked"); };
+
 function renderAttention() {
   const items = [];
+  const about = new Set();
   for (const rq of state.requests.values()) {
-    const input = draftInput("answer:" + rq.id, "Your answer");
-    const form = el("form", { class: "answer" }, input, el("button", { type: "submit" }, "Answer"));
+    const input = draftInput("answer:" + rq.id, rq.agent ? "Your words to @" + rq.agent + " (it resumes with them)" : "Your answer");
+    const form = el("form", { class: "answer" }, input, el("button", { type: "submit" }, rq.agent ? "Resume" : "Answer"));
     form.addEventListener("submit", async (e) => {
       e.preventDefault();
       await post("/api/answer", { id: rq.id, text: input.value });
       clearDraft(input);
     });
+    // A request about an owner pm gave up on offers what it is about.
+    let acts = null;
+    if (rq.agent && rq.task_id && liveTask(rq.task_id)) {
+      about.add(rq.agent);
+      acts = el("div", { class: "acts" },
+        el("button", { type: "button", "data-act": "try-again", onclick: () => post("/api/answer", { id: rq.id, text: "try again" }) }, "Try again"),
+        el("button", { type: "button", "data-act": "restart", onclick: () => confirmKill(rq.task_id, true) }, "Restart"),
+        el("button", { type: "button", "data-act": "kill", onclick: () => confirmKill(rq.task_id, false) }, "Kill"));
+    }
     items.push(el("div", { class: "card request", "data-request": rq.id },
       el("div", {}, el("span", { class: "who" }, rq.from), " asks" + (rq.task_id ? " (" + rq.task_id + ")" : "") + ": ", el("span", { class: "question" }, rq.question)),
-      form));
+      form, acts));
   }
   for (const [id, h] of Object.entries(state.health)) {
-    if (h.state === "stalled" && state.tasks.has(id)) {
-      items.push(el("div", { class: "card bad", "data-stalled": id }, taskLink(id), " is stalled: ", h.reason || "", h.next ? el("div", { class: "meta" }, "Try: " + h.next) : null));
+    // stalled: nobody works on it; idle, stuck: a room nobody moves (derived
+    // by the server from the last activity of the room and its agents).
+    if ((h.state === "stalled" || h.state === "idle" || h.state === "stuck") && state.tasks.has(id)) {
+      items.push(el("div", { class: "card bad", "data-stalled": id }, taskLink(id), " is " + h.state + ": ", h.reason || "", h.next ? el("div", { class: "meta" }, "Try: " + h.next) : null));
     }
   }
   for (const a of state.agents.values()) {
-    if (a.status === "dead" || a.status === "failed") {
-      items.push(el("div", { class: "card bad" }, el("span", { class: "who" }, a.name),
-        " " + a.status + (a.task_id ? " on " + a.task_id : "") + (a.reason ? ": " : ""), a.reason || ""));
+    // No card for an agent whose task is over (killed, done) or whose
+    // request already says it, nor one the person dismissed.
+    if ((a.status === "dead" || a.status === "failed") && (!a.task_id || liveTask(a.task_id)) && !about.has(a.name) && !dismissed(a)) {
+      items.push(el("div", { class: "card bad", "data-failed": a.name }, el("span", { class: "who" }, a.name),
+        " " + a.status + (a.task_id ? " on " + a.task_id : "") + (a.reason ? ": " : ""), a.reason || "",
+        el("button", { type: "button", class: "dismiss", "data-act": "dismiss", onclick: () => dismiss(a) }, "Dismiss")));
     }
   }
   for (const ev of state.budgetStops) {
@@ -488,8 +520,37 @@ function roomView(r) {
     msgs, live, say);
 }
 
+// Every task view has its URL, #/task/tk-…: a link, the back button and a
+// reload open it (route).
 function taskLink(id) {
-  return el("a", { href: "#" + id, class: "id", "data-open-task": id, onclick: (e) => { e.preventDefault(); openTask(id); } }, id);
+  return el("a", { href: "#/task/" + id, class: "id", "data-open-task": id }, id);
+}
+
+function route() {
+  const m = /^#\/task\/(tk-[0-9a-f]+)$/.exec(location.hash);
+  if (m) { openTask(m[1]); return; }
+  if (detail) { detail = null; renderDetail(); }
+}
+window.addEventListener("hashchange", route);
+
+// showFinished reads the finished tasks too (GET /api/state?all=1) and adds
+// them to the tree: each opens at its URL with its history.
+async function showFinished() {
+  const s = await getJSON("/api/state?all=1&log=0");
+  if (!s) return;
+  for (const t of s.tasks) if (!state.tasks.has(t.id)) state.tasks.set(t.id, t);
+  Object.assign(state.health, s.health || {});
+  dirty.add("tasks");
+  render();
+}
+
+// ago is how long since an RFC 3339 time, as pm status says it: 45s, 12m, 3h5m.
+function ago(ts) {
+  const s = Math.max(0, Math.floor((Date.now() - Date.parse(ts)) / 1000));
+  if (s < 60) return s + "s";
+  if (s < 3600) return Math.floor(s / 60) + "m";
+  if (s < 86400) return Math.floor(s / 3600) + "h" + Math.floor((s % 3600) / 60) + "m";
+  return Math.floor(s / 86400) + "d" + Math.floor((s % 86400) / 3600) + "h";
 }
 
 function renderTasks() {
@@ -505,37 +566,49 @@ function renderTasks() {
       taskLink(t.id), el("span", { class: "status " + t.status }, t.status),
       h && h.state !== t.status ? el("span", { class: "health " + h.state }, h.state) : null,
       el("span", { class: "desc" }, t.description),
+      live && h && h.last_activity ? el("span", { class: "ago", "data-last-activity": h.last_activity }, "· " + ago(h.last_activity) + " ago") : null,
       (t.blocked_by || []).length ? el("span", { class: "edge" }, "⟵ " + t.blocked_by.join(", ")) : null,
-      live ? el("button", { type: "button", onclick: () => post("/api/kill", { task: t.id }) }, "Kill") : null,
-      live ? el("button", { type: "button", onclick: () => post("/api/kill", { task: t.id, restart: true }) }, "Restart") : null);
+      live ? el("button", { type: "button", "data-act": "kill", onclick: () => confirmKill(t.id, false) }, "Kill") : null,
+      live ? el("button", { type: "button", "data-act": "restart", onclick: () => confirmKill(t.id, true) }, "Restart") : null);
     const kids = (t.children || []).map((id) => byID.get(id)).filter(Boolean).map(node).filter(Boolean);
     return el("li", {}, row, kids.length ? el("ul", {}, ...kids) : null);
   };
   const items = roots.map(node).filter(Boolean);
   const out = [el("ul", { class: "tree" }, ...items)];
   if (drawn >= treeLimit) out.push(el("button", { type: "button", onclick: () => { treeLimit += MAX_TREE; renderTasks(); } }, "Show more"));
-  if (state.total > byID.size) out.push(el("p", { class: "calm" }, (state.total - byID.size) + " finished task(s) not shown"));
+  if (state.total > byID.size) out.push(el("button", { type: "button", "data-act": "show-finished", onclick: showFinished }, "Show " + (state.total - byID.size) + " finished task" + (state.total - byID.size === 1 ? "" : "s")));
   $("tasks").replaceChildren(...out);
 }
 
 // ---- usage against budgets
 
+// wallSeconds is the time the agent's wall-time budget counts: an llm
+// agent's from its creation (across respawns), an exec agent's from the
+// start of its current run (each host run is bounded on its own).
 function wallSeconds(a) {
-  const from = Date.parse(a.created_at);
+  const from = Date.parse(a.runtime === "exec" && a.started_at ? a.started_at : a.created_at);
   const to = a.ended_at ? Date.parse(a.ended_at) : Date.now();
   return isNaN(from) ? 0 : Math.max(0, Math.round((to - from) / 1000));
 }
 
-// against shows "used / limit", marked when at or over 80% of the limit.
-function against(used, limit) {
+// reportsUsage: an exec agent's CLI reports turns and tokens only when its
+// output is read (runtime.exec.output, Claude Code's stream-json); until it
+// does, they are unknown, never 0.
+const reportsUsage = (a) => a.runtime !== "exec" || num(a.usage && a.usage.turns) > 0 || num(a.usage && a.usage.tokens) > 0;
+
+// against shows "used / limit", marked when at or over 80% of the limit;
+// "unknown" when the runtime does not report it.
+function against(used, limit, label, unknown) {
+  if (unknown) return el("td", { "data-label": label, class: "unknown" }, "unknown");
   const over = limit > 0 && used >= 0.8 * limit;
-  return el("td", { class: over ? "over" : "" }, limit > 0 ? used + " / " + limit : String(used));
+  return el("td", { class: over ? "over" : "", "data-label": label }, limit > 0 ? used + " / " + limit : String(used));
 }
 
-function usageRow(name, task, status, u, wall, b, restarts, extra) {
-  return el("tr", extra || {}, el("td", {}, name), el("td", {}, task), el("td", {}, status),
-    against(u.turns, b.max_turns), against(u.tool_calls, b.max_tool_calls), against(u.tokens, b.max_tokens),
-    againstUSD(u, b.max_usd), against(wall, b.max_wall_seconds), el("td", {}, restarts === "" ? "" : String(restarts)));
+function usageRow(name, task, status, u, wall, b, restarts, extra, unknown) {
+  return el("tr", extra || {}, el("td", { "data-label": "agent" }, name), el("td", { "data-label": "task" }, task), el("td", { "data-label": "status" }, status),
+    against(num(u.turns), b.max_turns, "turns", unknown), against(num(u.tool_calls), b.max_tool_calls, "tool calls", unknown), against(num(u.tokens), b.max_tokens, "tokens", unknown),
+    againstUSD(u, b.max_usd),
+    wall === "" ? el("td", { "data-label": "run time" }) : against(wall, b.max_wall_seconds, "run time (s)"), el("td", { "data-label": "restarts" }, restarts === "" ? "" : String(restarts)));
 }
 
 // ---- dollars: as pm costs words them; unknown is unknown, never $0
@@ -557,7 +630,7 @@ function dollars(u) {
 // againstUSD shows dollars against a cap, marked from 80% of it.
 function againstUSD(u, limit) {
   const over = limit > 0 && num(u.usd) >= 0.8 * limit;
-  return el("td", { class: over ? "over" : "" }, limit > 0 ? dollars(u) + " / " + usdText(limit) : dollars(u));
+  return el("td", { class: over ? "over" : "", "data-label": "dollars" }, limit > 0 ? dollars(u) + " / " + usdText(limit) : dollars(u));
 }
 
 // withDollars carries an agent's dollars into its new usage from an
@@ -590,7 +663,7 @@ function usageRows(agents, budgets) {
       rows.push(usageRow("task total", task, "", sum, "", b.task || {}, "", { class: "total", "data-usage-task": task }));
     }
     for (const a of list) {
-      rows.push(usageRow(a.name, task, a.status + (a.activity ? " (" + a.activity + ")" : ""), a.usage || {}, wallSeconds(a), b.agent || {}, a.restarts, { "data-usage-agent": a.name }));
+      rows.push(usageRow(a.name, task, a.status + (a.activity ? " (" + a.activity + ")" : ""), a.usage || {}, wallSeconds(a), b.agent || {}, a.restarts, { "data-usage-agent": a.name }, !reportsUsage(a)));
     }
   }
   return rows;
@@ -645,11 +718,14 @@ function renderDetail() {
     el("summary", {}, r.phase.name + " — " + r.phase.status + " " + r.count + "/" + r.phase.message_limit + (r.phase.close_reason ? " (" + r.phase.close_reason + ")" : "")),
     el("div", { class: "meta" }, "roles: " + (r.phase.roles || []).join(", ") + (r.phase.rules ? " · rules: " : ""), r.phase.rules || ""),
     el("div", { class: "msgs" }, ...(r.messages || []).map((m) => messageLine(m.author, m.role, m.content)))));
+  // Each agent's log's end (exec agents' output is only there), as text.
+  const logs = (detail.logs || []).filter((l) => l.text).map((l) => el("details", { class: "log", "data-agent-log": l.agent },
+    el("summary", {}, "@" + l.agent + (l.cut ? " (last part)" : "")), el("pre", {}, l.text)));
   const requests = (detail.requests || []).map((rq) => el("div", { class: "card request" }, el("span", { class: "who" }, rq.from), " asks: ", rq.question));
-  const usage = el("table", { class: "usage" }, el("thead", {}, el("tr", {}, ...["agent", "task", "status", "turns", "tool calls", "tokens", "wall s", "restarts"].map((c) => el("th", {}, c)))),
+  const usage = el("table", { class: "usage" }, el("thead", {}, el("tr", {}, ...["agent", "task", "status", "turns", "tool calls", "tokens", "run time (s)", "restarts"].map((c) => el("th", {}, c)))),
     el("tbody", {}, ...usageRows(detail.agents || [], detail.budgets)));
   box.replaceChildren(
-    el("h2", {}, "Task ", t.id, " ", el("button", { type: "button", onclick: () => { detail = null; renderDetail(); } }, "Close")),
+    el("h2", {}, "Task ", t.id, " ", el("button", { type: "button", onclick: () => { location.hash = ""; detail = null; renderDetail(); } }, "Close")),
     el("p", { class: "desc" }, t.description),
     el("p", { class: "meta" }, "status " + t.status + " · health " + (h.state || "") + (h.reason ? ": " : ""), h.reason || "",
       " · owner ", el("span", { class: "who" }, t.owner || ""), t.commit ? " · commit " + t.commit : "",
@@ -658,7 +734,8 @@ function renderDetail() {
     el("h3", {}, "Phases"), phases.length ? el("div", {}, ...phases) : el("p", { class: "calm" }, "No phase yet."),
     el("div", { class: "streams" }, streamView(t.owner)),
     el("h3", {}, "Requests"), requests.length ? el("div", {}, ...requests) : el("p", { class: "calm" }, "None pending."),
-    el("h3", {}, "Agents and usage"), usage);
+    el("h3", {}, "Agents and usage"), usage,
+    el("h3", {}, "Agent logs"), logs.length ? el("div", { class: "logs" }, ...logs) : el("p", { class: "calm" }, "No log yet."));
 }
 
 // ---- notifications (opt-in)

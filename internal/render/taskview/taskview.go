@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/plasmodium/pm/internal/render"
 	"github.com/plasmodium/pm/internal/store"
@@ -37,14 +38,22 @@ func PrintTaskView(w io.Writer, v *task.View, h task.Health, reqs []*store.Reque
 		if actor.Agent != nil && actor.Agent.PhaseID == p.ID {
 			mark = "*"
 		}
-		fmt.Fprintf(w, " %sphase %s\n", mark, render.PhaseLine(p.Phase, p.Messages))
+		fmt.Fprintf(w, " %sphase %s%s\n", mark, render.PhaseLine(p.Phase, p.Messages), since(v.Now, p.LastActivity))
 	}
 	for _, a := range v.Agents {
-		fmt.Fprintf(w, "  agent @%s %s %s pid %d%s%s\n", render.Line(a.Name), render.Line(render.AgentRole(a)), render.Line(a.Status), a.Pid, render.AgentEnd(a), render.SandboxNote(a))
+		fmt.Fprintf(w, "  agent @%s %s %s pid %d%s%s%s\n", render.Line(a.Name), render.Line(render.AgentRole(a)), render.Line(a.Status), a.Pid, render.AgentEnd(a), render.SandboxNote(a), since(v.Now, v.AgentActivity[a.Name]))
 	}
 	for _, r := range reqs {
 		fmt.Fprintf(w, "  request %s from @%s: %s\n", render.Line(r.ID), render.Line(r.From), render.Line(r.Question))
 	}
+}
+
+// since is "  · last activity 3m ago" for a time the view read, "" for none.
+func since(now, at time.Time) string {
+	if at.IsZero() || now.IsZero() {
+		return ""
+	}
+	return "  · last activity " + task.Ago(max(now.Sub(at), 0)) + " ago"
 }
 
 // HealthLine is a task's state with what explains it, in one line:
@@ -74,6 +83,9 @@ func HealthDetail(h task.Health) string {
 	}
 	if h.Phase != nil {
 		parts = append(parts, fmt.Sprintf("phase %s %q %d/%d", h.Phase.ID, render.Line(h.Phase.Name), h.Phase.Messages, h.Phase.Limit))
+	}
+	if h.LastActivity != nil && h.State != task.StateIdle && h.State != task.StateStuck { // their reason says it
+		parts = append(parts, "last activity "+task.Ago(time.Duration(h.IdleSeconds)*time.Second)+" ago")
 	}
 	return strings.Join(parts, "; ")
 }
@@ -105,7 +117,7 @@ func PrintSummary(w io.Writer, sum *task.Summary, health map[string]task.Health)
 		if d := HealthDetail(h); d != "" {
 			fmt.Fprintf(w, "%s    %s\n", indent, render.FitTail(indent+"    ", d, cols))
 		}
-		if h.Next != "" && h.State == task.StateStalled {
+		if h.Next != "" && (h.State == task.StateStalled || h.State == task.StateIdle || h.State == task.StateStuck) {
 			fmt.Fprintf(w, "%s    next: %s\n", indent, render.Line(h.Next))
 		}
 	}

@@ -1,0 +1,57 @@
+package cmdutil
+
+import (
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// CompleteIDs completes the first argument with the ids of kind (ids.Task,
+// ids.Request) that start with what was typed, read from the state
+// directory's listings (no record is read). Nothing completes outside a
+// project, and files are never offered.
+func CompleteIDs(f *Factory, kind string) cobra.CompletionFunc {
+	return func(_ *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		s, err := f.Store()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		prefix := toComplete
+		if !strings.HasPrefix(prefix, kind+"-") {
+			if !strings.HasPrefix(kind+"-", prefix) {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			prefix = kind + "-"
+		}
+		return s.IDsWithPrefix(kind, prefix), cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// CompleteAgents completes the first argument with the agent names that
+// start with what was typed (an @ typed first is kept off: pm takes both).
+func CompleteAgents(f *Factory) cobra.CompletionFunc {
+	return func(_ *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		s, err := f.Store()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		names, err := s.AgentNames()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		typed := strings.TrimPrefix(toComplete, "@")
+		var out []cobra.Completion
+		for _, n := range names {
+			if strings.HasPrefix(n, typed) {
+				out = append(out, n)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}

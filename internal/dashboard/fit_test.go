@@ -1,0 +1,71 @@
+package dashboard
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/config"
+	"github.com/plasmodium/pm/internal/ops"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// The page fits a phone (420 px) and a desktop (1400 px) with no sideways
+// scroll, the task detail open too (issue 25); an exec agent whose CLI
+// reports no usage shows unknown, not 0. PM_DASHBOARD_SCREENSHOTS=DIR saves
+// a screenshot at each width.
+func TestBrowserFits(t *testing.T) {
+	ctx := browser(t)
+	r := newRig(t, nil)
+	long := strings.Repeat("a-long-unbroken-identifier-", 8)
+	tk, err := ops.CreateTask(t.Context(), r.sess, ops.TaskInput{Description: "build the landing page " + long, Runtime: config.RuntimeNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened, err := ops.OpenPhase(t.Context(), r.sess, ops.PhaseInput{Task: tk.ID, Name: "Design", Limit: 20, Roles: []string{"designer", "developer"}, Rules: "ideas only"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ops.Say(t.Context(), r.sess, ops.SayInput{Phase: opened.Phase.ID, Message: "what about " + long}); err != nil {
+		t.Fatal(err)
+	}
+	ex, err := agent.New(r.s, store.Agent{Prompt: "developer", Runtime: config.RuntimeExec, TaskID: tk.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []int{420, 1400} {
+		t.Run(fmt.Sprint(w), func(t *testing.T) {
+			if err := chromedp.Do(ctx, chromedp.EmulateViewport(int64(w), 900)); err != nil {
+				t.Fatal(err)
+			}
+			if err := chromedp.Do(ctx, chromedp.Navigate(r.srv.URL()+"#/task/"+tk.ID)); err != nil {
+				t.Fatal(err)
+			}
+			waitText(ctx, t, "#conn", "live")
+			waitText(ctx, t, `#detail-box`, "Design")
+			waitText(ctx, t, `#usage [data-usage-agent="`+ex.Name+`"]`, "unknown")
+			wide, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth - window.innerWidth`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if wide > 0 {
+				who, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll("body *")].filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1).slice(0, 5).map((e) => e.tagName + "." + e.className + "#" + e.id).join(", ")`))
+				t.Fatalf("at %d px the page scrolls sideways by %d px; wider: %s", w, wide, who)
+			}
+			if dir := os.Getenv("PM_DASHBOARD_SCREENSHOTS"); dir != "" {
+				png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("dashboard-%d.png", w)), png, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
