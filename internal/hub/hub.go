@@ -17,10 +17,6 @@ import (
 	"github.com/plasmodium/pm/internal/listen"
 )
 
-// DefaultListen is where pm hub takes clients when --listen is not given:
-// loopback, since a hub has no credentials of its own yet (docs/security.md).
-const DefaultListen = "127.0.0.1:4222"
-
 // DefaultClusterName names the cluster of a hub started with --cluster.
 const DefaultClusterName = "pm"
 
@@ -198,6 +194,9 @@ func (h *Hub) ClusterAddr() string {
 	}
 	return ""
 }
+
+// ClusterName is the node's cluster ("" for a single node).
+func (h *Hub) ClusterName() string { return h.srv.ClusterName() }
 
 // Name is the node's name.
 func (h *Hub) Name() string { return h.srv.Name() }
