@@ -104,3 +104,13 @@ func NotFound(err error) bool {
 	return errors.Is(err, jetstream.ErrMsgNotFound) || errors.Is(err, jetstream.ErrKeyNotFound) ||
 		errors.Is(err, jetstream.ErrStreamNotFound)
 }
+
+// OpTimeout bounds one request to the hub. A request that no stream leader
+// takes (one is being elected) is never answered: without its own
+// deadline it would wait as long as its caller's context.
+const OpTimeout = 5 * time.Second
+
+// Op is ctx bounded by OpTimeout, for one request.
+func Op(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, OpTimeout)
+}

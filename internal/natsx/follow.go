@@ -1,0 +1,58 @@
+package natsx
+
+import (
+	"context"
+	"errors"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// ErrStop, returned by a Follow callback, ends the follow without error.
+var ErrStop = errors.New("natsx: stop following")
+
+// Follow calls fn with each message of stream on subject (all of them when
+// empty) from sequence from on, in order, as the stream accepts them: an
+// ordered consumer pushes them, so a follower waits without polling. It
+// returns when fn returns ErrStop (nil), fn fails (its error) or ctx ends.
+func (c *Conn) Follow(ctx context.Context, stream, subject string, from uint64, fn func(m jetstream.Msg) error) error {
+	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy}
+	if subject != "" {
+		cfg.FilterSubjects = []string{subject}
+	}
+	if from > 1 {
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, from
+	}
+	cons, err := c.JS.OrderedConsumer(ctx, stream, cfg)
+	if err != nil {
+		return err
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return err
+	}
+	defer it.Stop()
+	for {
+		m, err := it.Next(jetstream.NextContext(ctx))
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return err
+		}
+		if err := fn(m); err != nil {
+			if errors.Is(err, ErrStop) {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// Seq is a message's stream sequence.
+func Seq(m jetstream.Msg) uint64 {
+	md, err := m.Metadata()
+	if err != nil {
+		return 0
+	}
+	return md.Sequence.Stream
+}
