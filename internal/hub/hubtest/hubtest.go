@@ -5,6 +5,9 @@ package hubtest
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"runtime"
 	"net"
 	"strings"
 	"testing"
@@ -128,3 +131,22 @@ func (h *Hubs) Connect(i int) *natsx.Conn {
 
 // Len is the number of nodes.
 func (h *Hubs) Len() int { return len(h.cfgs) }
+
+// Main runs a package's tests, then fails the run if a server goroutine
+// outlived them (a hub a test did not close). Every hub Close waits for
+// its own goroutines, so none may remain.
+func Main(m *testing.M) int {
+	code := m.Run()
+	if code != 0 {
+		return code
+	}
+	buf := make([]byte, 1<<20)
+	stacks := string(buf[:runtime.Stack(buf, true)])
+	for _, g := range strings.Split(stacks, "\n\n") {
+		if strings.Contains(g, "nats-server/v2/server.") {
+			fmt.Fprintf(os.Stderr, "hubtest: a server goroutine outlived the tests (a hub not closed):\n%s\n", g)
+			return 1
+		}
+	}
+	return 0
+}
