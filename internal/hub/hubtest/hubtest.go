@@ -6,9 +6,9 @@ package hubtest
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"runtime"
-	"net"
 	"strings"
 	"testing"
 	"time"
