@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/store"
@@ -65,7 +66,7 @@ func New(s *store.Store, a store.Agent) (*store.Agent, error) {
 func (l *Launcher) Start(name string) error {
 	d := l.driver()
 	_, err := l.start(name, func(r *store.Agent) error {
-		if r.Runtime == store.RuntimeNone || (r.Status == store.AgentRunning && d.Alive(r.Handle)) {
+		if r.Runtime == config.RuntimeNone || (r.Status == store.AgentRunning && d.Alive(r.Handle)) {
 			return store.ErrUnchanged // nothing to run, or already running: never a duplicate
 		}
 		if r.Status == store.AgentKilled || r.Status == store.AgentFailed {

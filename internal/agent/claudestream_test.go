@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -63,7 +64,7 @@ func TestClaudeStream(t *testing.T) {
 }
 
 func TestOverUsage(t *testing.T) {
-	b := store.Budget{MaxTurns: 10, MaxToolCalls: 20, MaxTokens: 1000}
+	b := config.Budget{MaxTurns: 10, MaxToolCalls: 20, MaxTokens: 1000}
 	tests := []struct {
 		u    store.Usage
 		want string
@@ -79,7 +80,7 @@ func TestOverUsage(t *testing.T) {
 			t.Errorf("%+v: %q, want %q", tc.u, got, tc.want)
 		}
 	}
-	if overUsage(store.Budget{}, store.Usage{Tokens: 1 << 40}) != "" {
+	if overUsage(config.Budget{}, store.Usage{Tokens: 1 << 40}) != "" {
 		t.Error("a zero budget bounds nothing")
 	}
 }

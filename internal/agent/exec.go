@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/plasmodium/pm/internal/broker"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/secret"
 	"github.com/plasmodium/pm/internal/store"
@@ -76,7 +77,7 @@ func execCommand(s *store.Store, a *store.Agent, text, session, nudge string, bo
 		run.argv = append(run.argv, r.Replace(arg))
 	}
 	switch {
-	case cfg.Prompt == store.PromptStdin:
+	case cfg.Prompt == config.PromptStdin:
 		run.stdin = &prompt
 	case !placed:
 		run.argv = append(run.argv, prompt)
@@ -203,7 +204,7 @@ func (b *execBudget) spender(s *store.Store, a *store.Agent) func(store.Usage) {
 }
 
 // overUsage names the first usage budget u is over, or "".
-func overUsage(b store.Budget, u store.Usage) string {
+func overUsage(b config.Budget, u store.Usage) string {
 	for _, c := range []struct {
 		name      string
 		used, max int64

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/plasmodium/pm/internal/broker"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/store/storetest"
@@ -17,7 +18,7 @@ func TestExecCommand(t *testing.T) {
 	role := &store.Agent{Name: "elm_0002", TaskID: "tk-000001", Role: "designer"}
 	tests := []struct {
 		name      string
-		exec      store.ExecRuntime
+		exec      config.ExecRuntime
 		agent     *store.Agent
 		text      string
 		nudge     string
@@ -25,17 +26,17 @@ func TestExecCommand(t *testing.T) {
 		wantStdin string // "-" for none
 		wantErr   string
 	}{
-		{"appended as last argument", store.ExecRuntime{Command: []string{"cli", "-p"}}, owner, "P", "", "cli|-p|P", "-", ""},
-		{"{PROMPT} in place", store.ExecRuntime{Command: []string{"cli", "{PROMPT}", "-v"}}, owner, "P", "", "cli|P|-v", "-", ""},
-		{"{PROMPT_FILE} inside an argument", store.ExecRuntime{Command: []string{"cli", "read {PROMPT_FILE} now"}}, owner, "P", "", "cli|read PF now", "-", ""},
-		{"stdin", store.ExecRuntime{Command: []string{"cli", "--session-id", "{SESSION_ID}"}, Prompt: store.PromptStdin}, owner, "P", "", "cli|--session-id|S", "P", ""},
-		{"role command", store.ExecRuntime{Command: []string{"cli"}, RoleCommand: []string{"role-cli"}}, role, "P", "", "role-cli|P", "-", ""},
-		{"resume gets the nudge", store.ExecRuntime{Command: []string{"cli"}, Resume: []string{"cli", "--resume", "{SESSION_ID}"}, Prompt: store.PromptStdin}, owner, "P", "N", "cli|--resume|S", "N", ""},
-		{"no resume: the whole prompt and the nudge", store.ExecRuntime{Command: []string{"cli"}}, owner, "P", "N", "cli|P\n\nN", "-", ""},
-		{"resume with the nudge file", store.ExecRuntime{Command: []string{"cli"}, Resume: []string{"cli", "-c", "{PROMPT_FILE}"}}, owner, "P", "N", "cli|-c|NF", "-", ""},
-		{"too big for one argument", store.ExecRuntime{Command: []string{"cli"}}, owner, big, "", "", "-", "over the 131072-byte limit of one argument"},
-		{"big on stdin is fine", store.ExecRuntime{Command: []string{"cli"}, Prompt: store.PromptStdin}, owner, big, "", "cli", big, ""},
-		{"no command", store.ExecRuntime{}, owner, "P", "", "", "-", "runtime.exec.command is empty"},
+		{"appended as last argument", config.ExecRuntime{Command: []string{"cli", "-p"}}, owner, "P", "", "cli|-p|P", "-", ""},
+		{"{PROMPT} in place", config.ExecRuntime{Command: []string{"cli", "{PROMPT}", "-v"}}, owner, "P", "", "cli|P|-v", "-", ""},
+		{"{PROMPT_FILE} inside an argument", config.ExecRuntime{Command: []string{"cli", "read {PROMPT_FILE} now"}}, owner, "P", "", "cli|read PF now", "-", ""},
+		{"stdin", config.ExecRuntime{Command: []string{"cli", "--session-id", "{SESSION_ID}"}, Prompt: config.PromptStdin}, owner, "P", "", "cli|--session-id|S", "P", ""},
+		{"role command", config.ExecRuntime{Command: []string{"cli"}, RoleCommand: []string{"role-cli"}}, role, "P", "", "role-cli|P", "-", ""},
+		{"resume gets the nudge", config.ExecRuntime{Command: []string{"cli"}, Resume: []string{"cli", "--resume", "{SESSION_ID}"}, Prompt: config.PromptStdin}, owner, "P", "N", "cli|--resume|S", "N", ""},
+		{"no resume: the whole prompt and the nudge", config.ExecRuntime{Command: []string{"cli"}}, owner, "P", "N", "cli|P\n\nN", "-", ""},
+		{"resume with the nudge file", config.ExecRuntime{Command: []string{"cli"}, Resume: []string{"cli", "-c", "{PROMPT_FILE}"}}, owner, "P", "N", "cli|-c|NF", "-", ""},
+		{"too big for one argument", config.ExecRuntime{Command: []string{"cli"}}, owner, big, "", "", "-", "over the 131072-byte limit of one argument"},
+		{"big on stdin is fine", config.ExecRuntime{Command: []string{"cli"}, Prompt: config.PromptStdin}, owner, big, "", "cli", big, ""},
+		{"no command", config.ExecRuntime{}, owner, "P", "", "", "-", "runtime.exec.command is empty"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -73,7 +74,7 @@ func TestExecCommand(t *testing.T) {
 
 func TestExecCommandTooBigIsUsage(t *testing.T) {
 	s := storetest.New(t)
-	s.Config().Runtime.Exec = store.ExecRuntime{Command: []string{"cli"}}
+	s.Config().Runtime.Exec = config.ExecRuntime{Command: []string{"cli"}}
 	a := &store.Agent{Name: "oak_0001", TaskID: "tk-000001"}
 	_, err := execCommand(s, a, strings.Repeat("x", maxArg), "S", "", nil)
 	var e *errs.Error
@@ -143,11 +144,11 @@ func TestOverRestarts(t *testing.T) {
 // terminal to its message, so stdin reaches it.
 func TestPresetsHandThePromptItself(t *testing.T) {
 	owner := &store.Agent{Name: "oak_0001", TaskID: "tk-000001"}
-	for _, name := range store.PresetNames() {
+	for _, name := range config.PresetNames() {
 		for _, nudge := range []string{"", "NUDGE-TEXT"} {
 			t.Run(name+"/nudge="+nudge, func(t *testing.T) {
 				s := storetest.New(t)
-				p, _ := store.Preset(name)
+				p, _ := config.Preset(name)
 				s.Config().Runtime.Exec = p
 				if err := s.WriteAgent(owner); err != nil {
 					t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/cost"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -18,7 +19,7 @@ import (
 // and signals over when a dollar cap is reached.
 func (b *execBudget) biller(s *store.Store, log *slog.Logger, a *store.Agent) func(cost.Entry) {
 	return func(e cost.Entry) {
-		e.Agent, e.Task, e.Runtime = a.Name, a.TaskID, string(store.RuntimeExec)
+		e.Agent, e.Task, e.Runtime = a.Name, a.TaskID, string(config.RuntimeExec)
 		if err := b.record(s, a, e); err != nil {
 			log.Warn("cost not recorded", "err", err)
 			return
@@ -35,7 +36,7 @@ func (b *execBudget) biller(s *store.Store, log *slog.Logger, a *store.Agent) fu
 // unreported records a run of a CLI that said nothing of its usage: its
 // cost is unknown, not zero.
 func (b *execBudget) unreported(s *store.Store, log *slog.Logger, a *store.Agent) {
-	e := cost.Entry{Agent: a.Name, Task: a.TaskID, Runtime: string(store.RuntimeExec), Model: a.Model}
+	e := cost.Entry{Agent: a.Name, Task: a.TaskID, Runtime: string(config.RuntimeExec), Model: a.Model}
 	if err := b.record(s, a, e); err != nil {
 		log.Warn("cost not recorded", "err", err)
 	}
@@ -61,7 +62,7 @@ func (b *execBudget) record(s *store.Store, a *store.Agent, e cost.Entry) error 
 // raise it, or "". Only known dollars count: an exec run is checked after
 // the fact, so nothing is known of the next one.
 func overDollars(s *store.Store, a *store.Agent) string {
-	cfg, err := store.LoadConfig(s.ConfigPath()) // a cap raised since the host started counts
+	cfg, err := config.LoadConfig(s.ConfigPath()) // a cap raised since the host started counts
 	if err != nil {
 		cfg = *s.Config()
 	}

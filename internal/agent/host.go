@@ -14,6 +14,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/broker"
 	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/store"
@@ -67,7 +68,7 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 	if err != nil {
 		return finish(s, log, a, -1, "render prompt: "+err.Error())
 	}
-	if a.Runtime == store.RuntimeLLM {
+	if a.Runtime == config.RuntimeLLM {
 		return hostLLM(ctx, s, log, a, text, runLLM)
 	}
 	if reason := overRestarts(s, a); reason != "" {
@@ -148,7 +149,7 @@ func runExec(ctx context.Context, s *store.Store, log *slog.Logger, masked io.Wr
 		cmd.WaitDelay = outputDrain
 	}
 	var stream *claudeStream
-	if run.output == store.OutputClaudeStream {
+	if run.output == config.OutputClaudeStream {
 		stream = newClaudeStream(cmd.Stdout, budget.spender(s, a))
 		stream.billed = budget.biller(s, log, a)
 		cmd.Stdout = stream

@@ -3,6 +3,7 @@ package agent
 import (
 	"strings"
 
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/prompt"
@@ -102,7 +103,7 @@ func RolesPending(s *store.Store, ph *store.Phase) bool {
 		return true
 	}
 	for _, n := range ph.Agents {
-		if a, err := s.Agent(n); err == nil && a.Status == store.AgentPending && a.Runtime != store.RuntimeNone {
+		if a, err := s.Agent(n); err == nil && a.Status == store.AgentPending && a.Runtime != config.RuntimeNone {
 			return true
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/sandbox"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/store/storetest"
@@ -44,16 +45,16 @@ func TestSandboxOf(t *testing.T) {
 	kernel := string(sandbox.Available())
 	for _, c := range []struct {
 		name    string
-		runtime store.RuntimeName
+		runtime config.RuntimeName
 		exec    *bool
 		offLLM  bool
 		want    string
 	}{
-		{"exec by default", store.RuntimeExec, nil, false, kernel},
-		{"exec asked for", store.RuntimeExec, &on, false, kernel},
-		{"exec opted out", store.RuntimeExec, &off, false, SandboxExecOff},
-		{"llm by default", store.RuntimeLLM, nil, false, kernel},
-		{"llm off", store.RuntimeLLM, nil, true, SandboxOff},
+		{"exec by default", config.RuntimeExec, nil, false, kernel},
+		{"exec asked for", config.RuntimeExec, &on, false, kernel},
+		{"exec opted out", config.RuntimeExec, &off, false, SandboxExecOff},
+		{"llm by default", config.RuntimeLLM, nil, false, kernel},
+		{"llm off", config.RuntimeLLM, nil, true, SandboxOff},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := storetest.New(t)

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/sandbox"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -18,9 +19,9 @@ const (
 // docs/security.md).
 func SandboxOf(s *store.Store, a *store.Agent) string {
 	switch {
-	case a.Runtime != store.RuntimeLLM && !s.Config().Runtime.Exec.Sandboxed():
+	case a.Runtime != config.RuntimeLLM && !s.Config().Runtime.Exec.Sandboxed():
 		return SandboxExecOff
-	case a.Runtime == store.RuntimeLLM && s.Config().Sandbox.Off:
+	case a.Runtime == config.RuntimeLLM && s.Config().Sandbox.Off:
 		return SandboxOff
 	}
 	if m := sandbox.Available(); m != sandbox.ModeNone {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -53,10 +54,10 @@ func Generate(dir string, spec StateSpec) (*State, error) {
 		created := base.Add(time.Duration(i) * time.Minute)
 		ended := created.Add(30 * time.Second)
 		t := store.Task{ID: tid, Description: fmt.Sprintf("generated task %d: build part %d of the landing page", i, i),
-			Owner: owner, BlockedBy: []string{}, Status: store.TaskDone, Runtime: store.RuntimeNone, CreatedAt: created, EndedAt: &ended}
+			Owner: owner, BlockedBy: []string{}, Status: store.TaskDone, Runtime: config.RuntimeNone, CreatedAt: created, EndedAt: &ended}
 		ph := store.Phase{ID: pid, TaskID: tid, Name: "Brainstorm", MessageLimit: max(spec.MessagesPerPhase, 1),
 			Roles: []string{"designer", "developer"}, Status: store.PhaseClosed, CreatedAt: created, ClosedAt: &ended, CloseReason: store.CloseLimit}
-		ag := store.Agent{Name: owner, Prompt: "owner", TaskID: tid, Runtime: store.RuntimeNone, Status: store.AgentExited, CreatedAt: created}
+		ag := store.Agent{Name: owner, Prompt: "owner", TaskID: tid, Runtime: config.RuntimeNone, Status: store.AgentExited, CreatedAt: created}
 		switch {
 		case i == spec.Tasks-1:
 			t.Status, t.EndedAt = store.TaskActive, nil

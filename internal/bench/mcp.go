@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -102,7 +103,7 @@ func mcpSend(ctx context.Context, cs *mcp.ClientSession) (time.Duration, error) 
 func benchPhase(s *store.Store, n int) (*store.Phase, error) {
 	sess := &ops.Session{Store: s, Actor: store.Human, Launcher: &agent.Launcher{Store: s, Exe: "/nonexistent/pm"}}
 	ctx := context.Background()
-	t, err := ops.CreateTask(ctx, sess, ops.TaskInput{Description: "mcp bench", Runtime: store.RuntimeNone})
+	t, err := ops.CreateTask(ctx, sess, ops.TaskInput{Description: "mcp bench", Runtime: config.RuntimeNone})
 	if err != nil {
 		return nil, err
 	}

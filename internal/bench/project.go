@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/lockedfile"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -30,7 +31,7 @@ func NewProject(ctx context.Context, bin, dir string, msgs int) (*Project, error
 	cfg := s.Config() // this process's copy, written back below
 	cfg.Limits.MessagesPerPhase = max(cfg.Limits.MessagesPerPhase, msgs)
 	cfg.Limits.PhasesPerTask = max(cfg.Limits.PhasesPerTask, 1000)
-	cfg.Runtime.Default = store.RuntimeNone
+	cfg.Runtime.Default = config.RuntimeNone
 	path := s.ConfigPath()
 	if err := lockedfile.With(path, func() error { return lockedfile.WriteJSON(path, cfg) }); err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -109,7 +110,7 @@ func Scale(ctx context.Context, bin, dir string, small, large, runs int) ([]Scal
 func raiseActiveLimit(root string, n int) error {
 	s := &store.Store{Root: root}
 	_, err := s.UpdateConfig(func(tree map[string]any) error {
-		store.SetConfigKey(tree, "limits.active_tasks", n)
+		config.SetConfigKey(tree, "limits.active_tasks", n)
 		return nil
 	})
 	return err

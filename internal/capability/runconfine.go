@@ -5,8 +5,8 @@ import (
 	"os/exec"
 
 	"github.com/plasmodium/pm/internal/broker"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/sandbox"
-	"github.com/plasmodium/pm/internal/store"
 )
 
 // confinedCommand is run_command's `sh -c line` in its own process group,
@@ -14,7 +14,7 @@ import (
 // workspace, tmp and config's sandbox.writable, never seeing pm's state,
 // never writing .git or prompts/ (sandbox.Steering).
 func confinedCommand(ctx context.Context, env *Env, b *confinement, line, tmp string) *exec.Cmd {
-	var cfg store.Sandbox
+	var cfg config.Sandbox
 	if env.Store != nil {
 		cfg = env.Store.Config().Sandbox
 	}

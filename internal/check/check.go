@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -120,7 +121,7 @@ func (c *checker) rooms(tasks []*store.Task, agents []*store.Agent) error {
 				c.add(RoomAtLimit, ph.ID, "holds %d of %d messages and is still active", whole, ph.MessageLimit)
 			}
 			for _, a := range agents {
-				if a.TaskID == t.ID && a.PhaseID == ph.ID && a.Role != "" && a.Status == store.AgentPending && a.Runtime != store.RuntimeNone {
+				if a.TaskID == t.ID && a.PhaseID == ph.ID && a.Role != "" && a.Status == store.AgentPending && a.Runtime != config.RuntimeNone {
 					c.add(PendingRole, a.Name, "role %s of open room %s was never started", a.Role, ph.ID)
 				}
 			}
@@ -154,7 +155,7 @@ func (c *checker) agents(agents []*store.Agent, byID map[string]*store.Task) {
 	live := c.s.SupervisorLive()
 	work := ""
 	for _, a := range agents {
-		if a.Runtime == store.RuntimeNone {
+		if a.Runtime == config.RuntimeNone {
 			continue
 		}
 		alive := c.drv.Alive(a.Handle)

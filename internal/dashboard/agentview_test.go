@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/store/storetest"
@@ -24,7 +25,7 @@ func TestAgentViewMatchesOpsAgents(t *testing.T) {
 		t.Helper()
 		a, err := s.Agent(name)
 		if err != nil {
-			a = &store.Agent{Name: name, Prompt: "p", Runtime: store.RuntimeNone, CreatedAt: t0.Add(time.Duration(len(name)) * time.Second)}
+			a = &store.Agent{Name: name, Prompt: "p", Runtime: config.RuntimeNone, CreatedAt: t0.Add(time.Duration(len(name)) * time.Second)}
 		}
 		a.Status = st
 		if err := s.WriteAgent(a); err != nil {

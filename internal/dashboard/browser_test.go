@@ -15,6 +15,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/request"
@@ -136,7 +137,7 @@ func quoteJS(s string) string {
 func TestBrowserDemoFlow(t *testing.T) {
 	ctx := browser(t)
 	r := newRig(t, nil)
-	tk, err := ops.CreateTask(t.Context(), r.sess, ops.TaskInput{Description: "build the landing page", Runtime: store.RuntimeNone})
+	tk, err := ops.CreateTask(t.Context(), r.sess, ops.TaskInput{Description: "build the landing page", Runtime: config.RuntimeNone})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +154,7 @@ func TestBrowserDemoFlow(t *testing.T) {
 	waitText(ctx, t, `.room[data-phase="`+ph.ID+`"] .info`, "ideas only")
 
 	t.Run("a task created elsewhere appears live, without reading the snapshot again", func(t *testing.T) {
-		live, err := ops.CreateTask(t.Context(), r.sess, ops.TaskInput{Description: "write the copy", Runtime: store.RuntimeNone})
+		live, err := ops.CreateTask(t.Context(), r.sess, ops.TaskInput{Description: "write the copy", Runtime: config.RuntimeNone})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -167,7 +168,7 @@ func TestBrowserDemoFlow(t *testing.T) {
 		}
 		asOwner := *r.sess
 		asOwner.Actor = store.Actor{Name: owner.Name, Agent: owner}
-		if _, err := ops.Subtask(t.Context(), &asOwner, ops.SubtaskInput{Task: live.ID, Description: "a child of the copy", Runtime: store.RuntimeNone}); err != nil {
+		if _, err := ops.Subtask(t.Context(), &asOwner, ops.SubtaskInput{Task: live.ID, Description: "a child of the copy", Runtime: config.RuntimeNone}); err != nil {
 			t.Fatal(err)
 		}
 		waitText(ctx, t, `[data-task="`+live.ID+`"] + ul`, "a child of the copy")
@@ -197,7 +198,7 @@ func TestBrowserDemoFlow(t *testing.T) {
 	})
 
 	t.Run("a resident's activity shows in the bar", func(t *testing.T) {
-		res, err := agent.New(r.s, store.Agent{Prompt: "reader", Runtime: store.RuntimeLLM})
+		res, err := agent.New(r.s, store.Agent{Prompt: "reader", Runtime: config.RuntimeLLM})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,8 +3,8 @@ package dashboard
 import (
 	"net/http"
 
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/ops"
-	"github.com/plasmodium/pm/internal/store"
 )
 
 // detailTail is how many of each phase's last messages a task's detail
@@ -17,8 +17,8 @@ const detailTail = 200
 // against.
 type TaskDetail struct {
 	*ops.TaskStatus
-	Rooms   []ops.Room    `json:"rooms"`
-	Budgets store.Budgets `json:"budgets"`
+	Rooms   []ops.Room     `json:"rooms"`
+	Budgets config.Budgets `json:"budgets"`
 }
 
 func (s *Server) taskDetail(w http.ResponseWriter, r *http.Request) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -15,7 +16,7 @@ import (
 // messages, its agents and the budgets.
 func TestTaskDetail(t *testing.T) {
 	r := newRig(t, nil)
-	tk, err := ops.CreateTask(t.Context(), r.sess, ops.TaskInput{Description: "build it", Runtime: store.RuntimeNone})
+	tk, err := ops.CreateTask(t.Context(), r.sess, ops.TaskInput{Description: "build it", Runtime: config.RuntimeNone})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +42,7 @@ func TestTaskDetail(t *testing.T) {
 		Agents  []store.Agent  `json:"agents"`
 		Health  map[string]any `json:"health"`
 		Rooms   []ops.Room     `json:"rooms"`
-		Budgets store.Budgets  `json:"budgets"`
+		Budgets config.Budgets `json:"budgets"`
 	}
 	if err := json.Unmarshal(b, &d); err != nil {
 		t.Fatal(err)
@@ -72,7 +73,7 @@ func TestTaskDetail(t *testing.T) {
 // The snapshot carries each task's health and the budgets.
 func TestSnapshotHealthAndBudgets(t *testing.T) {
 	r := newRig(t, nil)
-	tk, err := ops.CreateTask(t.Context(), r.sess, ops.TaskInput{Description: "manual", Runtime: store.RuntimeNone})
+	tk, err := ops.CreateTask(t.Context(), r.sess, ops.TaskInput{Description: "manual", Runtime: config.RuntimeNone})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,14 +90,14 @@ func TestSnapshotHealthAndBudgets(t *testing.T) {
 // or an unknown name is refused with the CLI's error.
 func TestStopResident(t *testing.T) {
 	r := newRig(t, nil)
-	res, err := agent.New(r.s, store.Agent{Prompt: "greeter", Runtime: store.RuntimeLLM})
+	res, err := agent.New(r.s, store.Agent{Prompt: "greeter", Runtime: config.RuntimeLLM})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := r.sess.Launcher.Start(res.Name); err != nil {
 		t.Fatal(err)
 	}
-	tk, err := ops.CreateTask(t.Context(), r.sess, ops.TaskInput{Description: "owned", Runtime: store.RuntimeNone})
+	tk, err := ops.CreateTask(t.Context(), r.sess, ops.TaskInput{Description: "owned", Runtime: config.RuntimeNone})
 	if err != nil {
 		t.Fatal(err)
 	}

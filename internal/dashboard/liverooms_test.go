@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/ops"
-	"github.com/plasmodium/pm/internal/store"
 )
 
 // lockedBuffer collects the store's warnings, written by server goroutines.
@@ -38,7 +38,7 @@ func (l *lockedBuffer) String() string {
 func TestSnapshotReadsNoClosedRoom(t *testing.T) {
 	warn := &lockedBuffer{}
 	r := newRig(t, func(c *Config) { c.Session.Store.Warn = warn }) // before the server reads it
-	tk, err := ops.CreateTask(t.Context(), r.sess, ops.TaskInput{Description: "build it", Runtime: store.RuntimeNone})
+	tk, err := ops.CreateTask(t.Context(), r.sess, ops.TaskInput{Description: "build it", Runtime: config.RuntimeNone})
 	if err != nil {
 		t.Fatal(err)
 	}

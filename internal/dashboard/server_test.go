@@ -13,6 +13,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/request"
 	"github.com/plasmodium/pm/internal/store"
@@ -53,7 +54,7 @@ func TestOpenRefusesNonLoopbackWithoutToken(t *testing.T) {
 
 func TestSnapshotThenEventsMissNothing(t *testing.T) {
 	r := newRig(t, nil)
-	first, err := ops.CreateTask(t.Context(), r.sess, ops.TaskInput{Description: "first", Runtime: store.RuntimeNone})
+	first, err := ops.CreateTask(t.Context(), r.sess, ops.TaskInput{Description: "first", Runtime: config.RuntimeNone})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func TestSnapshotThenEventsMissNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	second, err := ops.CreateTask(t.Context(), r.sess, ops.TaskInput{Description: "second", Runtime: store.RuntimeNone})
+	second, err := ops.CreateTask(t.Context(), r.sess, ops.TaskInput{Description: "second", Runtime: config.RuntimeNone})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +274,7 @@ func TestActionBodies(t *testing.T) {
 
 func TestActionsRunAsTheHuman(t *testing.T) {
 	r := newRig(t, nil)
-	resp, b := r.do("POST", "/api/task", jsonBody(ops.TaskInput{Description: "from the page", Runtime: store.RuntimeNone}), nil)
+	resp, b := r.do("POST", "/api/task", jsonBody(ops.TaskInput{Description: "from the page", Runtime: config.RuntimeNone}), nil)
 	if resp.StatusCode != 200 {
 		t.Fatalf("create task: %d %s", resp.StatusCode, b)
 	}
@@ -338,7 +339,7 @@ func TestFramesCarryTaskHealth(t *testing.T) {
 	if m, ev := next(t, c); ev.Kind != string(bus.EvMessage) || m.Health != nil {
 		t.Fatalf("message frame %s with health %+v; want none", ev.Kind, m.Health)
 	}
-	tk, err := ops.CreateTask(t.Context(), r.sess, ops.TaskInput{Description: "owned", Runtime: store.RuntimeLLM})
+	tk, err := ops.CreateTask(t.Context(), r.sess, ops.TaskInput{Description: "owned", Runtime: config.RuntimeLLM})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -422,7 +423,7 @@ func TestHealthReadOncePerEvent(t *testing.T) {
 		defer c.Close()
 		conns = append(conns, c)
 	}
-	tk, err := ops.CreateTask(t.Context(), r.sess, ops.TaskInput{Description: "watched", Runtime: store.RuntimeNone})
+	tk, err := ops.CreateTask(t.Context(), r.sess, ops.TaskInput{Description: "watched", Runtime: config.RuntimeNone})
 	if err != nil {
 		t.Fatal(err)
 	}

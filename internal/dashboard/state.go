@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/msglog"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/request"
@@ -30,7 +31,7 @@ type Snapshot struct {
 	Prompts  []ops.PromptEntry        `json:"prompts"`
 	Rooms    []ops.Room               `json:"rooms"`
 	// Budgets are the configured limits usage is drawn against.
-	Budgets store.Budgets `json:"budgets"`
+	Budgets config.Budgets `json:"budgets"`
 	// Log is the last events of the bus, oldest first, each with its
 	// message-log line when it has one.
 	Log []LogEntry `json:"log"`

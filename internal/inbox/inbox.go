@@ -8,6 +8,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/prompt"
@@ -69,7 +70,7 @@ func Send(s *store.Store, m Message) (Message, error) {
 
 // Resident returns the record of the resident agent that plays prompt object
 // po (named after it), creating it on first use.
-func Resident(s *store.Store, po *prompt.Object, runtime store.RuntimeName) (*store.Agent, error) {
+func Resident(s *store.Store, po *prompt.Object, runtime config.RuntimeName) (*store.Agent, error) {
 	if a, err := s.Agent(po.Name); err == nil {
 		return a, nil
 	}
@@ -99,7 +100,7 @@ func Call(ctx context.Context, s *store.Store, l *agent.Launcher, from, to, text
 	}
 	runtime := po.Runtime
 	if runtime == "" {
-		runtime = store.RuntimeLLM
+		runtime = config.RuntimeLLM
 	}
 	if _, err := Resident(s, po, runtime); err != nil {
 		return "", err

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/cost"
 	"github.com/plasmodium/pm/internal/llm"
 	"github.com/plasmodium/pm/internal/request"
@@ -47,7 +48,7 @@ func (sp *spend) reset() {
 // returns the entry as recorded (USD nil: unknown).
 func (r *Runner) record(a *store.Agent, sp *spend, ev llm.Event) cost.Entry {
 	s := r.Store
-	e := cost.Entry{Agent: a.Name, Task: a.TaskID, Runtime: string(store.RuntimeLLM), Model: sp.model, Turns: 1,
+	e := cost.Entry{Agent: a.Name, Task: a.TaskID, Runtime: string(config.RuntimeLLM), Model: sp.model, Turns: 1,
 		Usage: ev.Usage.Bill()} // an estimate is no bill: unknown
 	e, err := s.AppendCost(e)
 	if err != nil {
@@ -113,8 +114,8 @@ func (r *Runner) before(a *store.Agent, sp *spend) func(context.Context, llm.Cou
 
 // freshConfig reads config.json again (a host lives long; the caps a
 // person raises must reach it), falling back to the one loaded at start.
-func (r *Runner) freshConfig() *store.Config {
-	c, err := store.LoadConfig(r.Store.ConfigPath())
+func (r *Runner) freshConfig() *config.Config {
+	c, err := config.LoadConfig(r.Store.ConfigPath())
 	if err != nil {
 		return r.Store.Config()
 	}
@@ -126,7 +127,7 @@ func (r *Runner) freshConfig() *store.Config {
 // With a cap set and the model unpriced (or an endpoint that reports no
 // usage) the spend is unknown: that stops the agent too, rather than spend
 // without a bound.
-func (r *Runner) dollarBudget(a *store.Agent, sp *spend, cfg *store.Config) *llm.BudgetError {
+func (r *Runner) dollarBudget(a *store.Agent, sp *spend, cfg *config.Config) *llm.BudgetError {
 	caps := cfg.Budgets.Caps()
 	if !caps.Any() {
 		return nil

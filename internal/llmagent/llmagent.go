@@ -14,11 +14,13 @@ import (
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/capability"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/inbox"
 	"github.com/plasmodium/pm/internal/llm"
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/prompt"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -88,7 +90,7 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 	}
 	loop := &llm.Loop{
 		Provider: prov, Tools: tools, System: system, Secrets: s.Secrets,
-		Transcript: &llm.FileTranscript{Path: s.TranscriptPath(a.Name), Bad: s.BadLine},
+		Transcript: fsstate.Transcript(s, a.Name),
 		Budget:     budget(s.Config().Budgets.Agent),
 		Used:       llm.Counters{Turns: a.Usage.Turns, ToolCalls: a.Usage.ToolCalls, Tokens: a.Usage.Tokens},
 		Retry:      retryPolicy(r.Retry, s.Config().Model),
@@ -153,7 +155,7 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 	return err
 }
 
-func budget(b store.Budget) llm.Budget {
+func budget(b config.Budget) llm.Budget {
 	return llm.Budget{MaxTurns: b.MaxTurns, MaxToolCalls: b.MaxToolCalls, MaxTokens: b.MaxTokens,
 		MaxWall: time.Duration(b.MaxWallSeconds) * time.Second}
 }
@@ -439,7 +441,7 @@ func clip(s string, n int) string {
 
 // retryPolicy is the model call's retry policy: the runner's (tests) when it
 // sets one, else model.retries from config (nil: llm's default).
-func retryPolicy(set llm.RetryPolicy, m store.Model) llm.RetryPolicy {
+func retryPolicy(set llm.RetryPolicy, m config.Model) llm.RetryPolicy {
 	if set != (llm.RetryPolicy{}) || m.Retries == nil {
 		return set
 	}

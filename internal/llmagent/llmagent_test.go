@@ -15,6 +15,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/inbox"
 	"github.com/plasmodium/pm/internal/jsonl"
 	"github.com/plasmodium/pm/internal/llm"
@@ -194,7 +195,7 @@ func TestOwnerResumesTranscript(t *testing.T) {
 // the human and (for a role agent) to the task's owner.
 func TestAgentBudgetStopsRoleAgent(t *testing.T) {
 	f := newFixture(t)
-	f.s.Config().Budgets.Agent = store.Budget{MaxToolCalls: 2}
+	f.s.Config().Budgets.Agent = config.Budget{MaxToolCalls: 2}
 	tk, owner := f.task(t, "Discuss")
 	ph, err := phase.Create(f.s, store.Actor{Name: owner.Name, Agent: owner}, phase.Spec{TaskID: tk.ID, Name: "Talk", Limit: 20, Roles: []string{"designer"}})
 	if err != nil {
@@ -228,7 +229,7 @@ func TestAgentBudgetStopsRoleAgent(t *testing.T) {
 // model turn: what another agent spent counts, and no request is made.
 func TestTaskBudgetCountsEveryAgent(t *testing.T) {
 	f := newFixture(t)
-	f.s.Config().Budgets.Task = store.Budget{MaxTurns: 5}
+	f.s.Config().Budgets.Task = config.Budget{MaxTurns: 5}
 	tk, a := f.task(t, "Shared budget")
 	other, err := agent.New(f.s, store.Agent{Prompt: "designer", Role: "designer", TaskID: tk.ID, Runtime: "llm"})
 	if err != nil {
@@ -398,7 +399,7 @@ func TestNoProvider(t *testing.T) {
 // stops its agents before they ask the model anything.
 func TestTaskWallBudget(t *testing.T) {
 	f := newFixture(t)
-	f.s.Config().Budgets.Task = store.Budget{MaxWallSeconds: 60}
+	f.s.Config().Budgets.Task = config.Budget{MaxWallSeconds: 60}
 	tk, a := f.task(t, "Old task")
 	if _, err := f.s.UpdateTask(tk.ID, func(x *store.Task) error { x.CreatedAt = x.CreatedAt.Add(-2 * time.Minute); return nil }); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 )
@@ -181,7 +182,7 @@ func (n *Notifier) handle(ctx context.Context, d bus.Delivery) {
 
 // send runs the command for ev; it reports whether one was configured.
 func (n *Notifier) send(ctx context.Context, ev Event) bool {
-	cfg, err := store.LoadConfig(n.Store.ConfigPath())
+	cfg, err := config.LoadConfig(n.Store.ConfigPath())
 	if err != nil || len(cfg.Notify.Command) == 0 {
 		return false // no command (or a config being edited): nothing to run
 	}

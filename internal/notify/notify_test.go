@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/notify"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/store/storetest"
@@ -58,7 +59,7 @@ func TestNotifierCatchUp(t *testing.T) {
 	s := storetest.New(t)
 	s.EventBus = &bus.Mem{}
 	if _, err := s.UpdateConfig(func(tree map[string]any) error {
-		store.SetConfigKey(tree, "notify.command", []any{"notify-me"})
+		config.SetConfigKey(tree, "notify.command", []any{"notify-me"})
 		return nil
 	}); err != nil {
 		t.Fatal(err)

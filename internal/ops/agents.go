@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/inbox"
 	"github.com/plasmodium/pm/internal/prompt"
@@ -58,12 +59,12 @@ type PromptsInput struct{}
 
 // PromptEntry is one prompt object as listed.
 type PromptEntry struct {
-	Name         string            `json:"name"`
-	Description  string            `json:"description"`
-	Capabilities []string          `json:"capabilities"`
-	Runtime      store.RuntimeName `json:"runtime,omitempty"`
-	Source       string            `json:"source"`
-	State        string            `json:"state"` // idle, working, waiting (its resident agent), or failed/killed
+	Name         string             `json:"name"`
+	Description  string             `json:"description"`
+	Capabilities []string           `json:"capabilities"`
+	Runtime      config.RuntimeName `json:"runtime,omitempty"`
+	Source       string             `json:"source"`
+	State        string             `json:"state"` // idle, working, waiting (its resident agent), or failed/killed
 }
 
 // Prompts lists the prompt objects with their capabilities and state.

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/llm"
 	"github.com/plasmodium/pm/internal/prompt"
@@ -15,15 +16,15 @@ import (
 // CheckRuntime refuses, before anything is written, an llm agent with no
 // model provider configured (saying exactly what to set) and an exec agent
 // whose command cannot be found.
-func CheckRuntime(sess *Session, runtime store.RuntimeName, model string) error {
+func CheckRuntime(sess *Session, runtime config.RuntimeName, model string) error {
 	s := sess.Store
 	if runtime == "" {
 		runtime = s.Config().Runtime.Default
 	}
 	switch runtime {
-	case store.RuntimeExec:
+	case config.RuntimeExec:
 		return checkExec(s)
-	case store.RuntimeLLM:
+	case config.RuntimeLLM:
 		return checkModel(sess, model, ", or use --runtime exec")
 	}
 	return nil
@@ -83,7 +84,7 @@ func checkPO(sess *Session, name string) (*prompt.Object, error) {
 		return nil, err
 	}
 	switch po.Runtime {
-	case "", store.RuntimeLLM:
+	case "", config.RuntimeLLM:
 		// pm send and pm talk have no --runtime flag: a model is the only way.
 		return po, checkModel(sess, po.Model, "; prompt objects answer through a model")
 	}

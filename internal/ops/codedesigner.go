@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/designmode"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/inbox"
@@ -35,7 +36,7 @@ func residentMode(sess *Session, obj *prompt.Object) error {
 	}
 	runtime := obj.Runtime
 	if runtime == "" {
-		runtime = store.RuntimeLLM
+		runtime = config.RuntimeLLM
 	}
 	if _, err := inbox.Resident(sess.Store, obj, runtime); err != nil {
 		return err

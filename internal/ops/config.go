@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -27,7 +28,7 @@ func ConfigGet(ctx context.Context, sess *Session, in ConfigGetInput) (ConfigEnt
 	if err != nil {
 		return ConfigEntry{}, err
 	}
-	v, err := store.ConfigValue(cfg, in.Key)
+	v, err := config.ConfigValue(cfg, in.Key)
 	return ConfigEntry{Key: in.Key, Value: v}, err
 }
 
@@ -37,7 +38,7 @@ func ConfigList(ctx context.Context, sess *Session) ([]ConfigEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	leaves, err := store.ConfigLeaves(cfg)
+	leaves, err := config.ConfigLeaves(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -61,12 +62,12 @@ func ConfigSet(ctx context.Context, sess *Session, in ConfigSetInput) (ConfigEnt
 	if err := checkConfigEditor(sess.Actor); err != nil {
 		return ConfigEntry{}, err
 	}
-	v, err := store.ParseConfigValue(in.Key, in.Value)
+	v, err := config.ParseConfigValue(in.Key, in.Value)
 	if err != nil {
 		return ConfigEntry{}, err
 	}
 	cfg, err := sess.Store.UpdateConfig(func(tree map[string]any) error {
-		store.SetConfigKey(tree, in.Key, v)
+		config.SetConfigKey(tree, in.Key, v)
 		return nil
 	})
 	if err != nil {
@@ -75,7 +76,7 @@ func ConfigSet(ctx context.Context, sess *Session, in ConfigSetInput) (ConfigEnt
 	if strings.HasPrefix(in.Key, "notify.") {
 		notifyFromNow(sess.Store)
 	}
-	got, err := store.ConfigValue(cfg, in.Key)
+	got, err := config.ConfigValue(cfg, in.Key)
 	return ConfigEntry{Key: in.Key, Value: got}, err
 }
 
@@ -92,7 +93,7 @@ func ConfigUnset(ctx context.Context, sess *Session, in ConfigUnsetInput) (Confi
 	}
 	found := false
 	cfg, err := sess.Store.UpdateConfig(func(tree map[string]any) error {
-		if found = store.UnsetConfigKey(tree, in.Key); !found {
+		if found = config.UnsetConfigKey(tree, in.Key); !found {
 			return errs.NotFoundf("pm config list shows every key config.json can set", "config.json does not set %q", in.Key)
 		}
 		return nil
@@ -100,13 +101,13 @@ func ConfigUnset(ctx context.Context, sess *Session, in ConfigUnsetInput) (Confi
 	if err != nil {
 		return ConfigEntry{}, err
 	}
-	got, _ := store.ConfigValue(cfg, in.Key) // the key may be a misspelling: no value then
+	got, _ := config.ConfigValue(cfg, in.Key) // the key may be a misspelling: no value then
 	return ConfigEntry{Key: in.Key, Value: got}, nil
 }
 
-func loadedConfig(sess *Session) (store.Config, error) {
+func loadedConfig(sess *Session) (config.Config, error) {
 	if sess.Store.BadConfig != nil {
-		return store.Config{}, sess.Store.BadConfig
+		return config.Config{}, sess.Store.BadConfig
 	}
 	return *sess.Store.Config(), nil
 }

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/cost"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/llm"
@@ -162,7 +163,7 @@ func taskCost(agents []*store.Agent, maxUSD float64) TaskCost {
 // design_review) in the cost ledger, as the "design" agent of the actor's
 // task, so pm costs and the project's windows count it.
 func recordDesignCost(s *Session, model string, u llm.Usage) {
-	e := cost.Entry{Agent: "design", Runtime: string(store.RuntimeLLM), Model: model, Turns: 1, Usage: u.Bill()}
+	e := cost.Entry{Agent: "design", Runtime: string(config.RuntimeLLM), Model: model, Turns: 1, Usage: u.Bill()}
 	if s.Actor.Agent != nil {
 		e.Task = s.Actor.Agent.TaskID
 	}

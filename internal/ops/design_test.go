@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/design"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/openaitest"
@@ -43,7 +44,7 @@ func designSetup(t *testing.T, actor store.Actor) (*Session, string, string) {
 // design ends in the error state, saved.
 func TestDesignStopsAtBudget(t *testing.T) {
 	sess, file, _ := designSetup(t, store.Human)
-	sess.Store.Config().Budgets.Agent = store.Budget{MaxTurns: 2}
+	sess.Store.Config().Budgets.Agent = config.Budget{MaxTurns: 2}
 	res, err := Design(context.Background(), sess, DesignInput{File: file, Goal: "sum", Angles: []string{"correctness"}})
 	if err == nil || !strings.Contains(err.Error(), "budget exceeded: model turns 2 of 2") || errs.CodeOf(err) != errs.Failure {
 		t.Fatalf("err = %v", err)
@@ -108,7 +109,7 @@ func TestDesignApplyRefusals(t *testing.T) {
 // nothing.
 func TestDesignRunLock(t *testing.T) {
 	sess, file, _ := designSetup(t, store.Human)
-	sess.Store.Config().Budgets.Agent = store.Budget{MaxTurns: 1}
+	sess.Store.Config().Budgets.Agent = config.Budget{MaxTurns: 1}
 	res, _ := Design(context.Background(), sess, DesignInput{File: file, Goal: "sum", Angles: []string{"correctness"}})
 	// Make it resumable again, as if it had been interrupted, and hold its lock.
 	var st design.State

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/openaitest"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -133,7 +134,7 @@ func TestDesignEvalBudgetPerProgram(t *testing.T) {
 	srv.Handle(evalScript(string(fixed)))
 	env := map[string]string{"OPENAI_BASE_URL": srv.BaseURL(), "PM_MODEL": "small"}
 	st := newStore(t)
-	st.Config().Budgets.Agent = store.Budget{MaxTurns: 10}
+	st.Config().Budgets.Agent = config.Budget{MaxTurns: 10}
 	sess := &Session{Store: st, Actor: store.Human, Getenv: func(k string) string { return env[k] }}
 	rep, err := DesignEval(context.Background(), sess, DesignEvalInput{Dir: dir, Angles: []string{"correctness"}})
 	if err != nil {

@@ -3,6 +3,7 @@ package ops
 import (
 	"slices"
 
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/request"
 	"github.com/plasmodium/pm/internal/store"
@@ -16,7 +17,7 @@ const maxAncestry = 64
 // when config.json names it (by agent or prompt name) in
 // requests.answerers; the agent that asked never may, so no agent can
 // answer its own ask_human.
-func CheckAnswer(cfg store.Config, actor store.Actor, r *request.Request) error {
+func CheckAnswer(cfg config.Config, actor store.Actor, r *request.Request) error {
 	if actor.Name == r.From {
 		return errs.Statef("wait for the human to answer it (they run pm answer "+r.ID+")",
 			"@%s asked %s and may not answer it", actor.Name, r.ID)

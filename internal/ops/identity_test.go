@@ -3,6 +3,7 @@ package ops
 import (
 	"testing"
 
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/request"
@@ -40,22 +41,22 @@ func TestCheckPost(t *testing.T) {
 
 func TestCheckAnswer(t *testing.T) {
 	r := &request.Request{ID: "rq-aaaaaa", From: "asker"}
-	named := store.Config{Requests: store.Requests{Answerers: []string{"reviewer", "asker"}}}
+	named := config.Config{Requests: config.Requests{Answerers: []string{"reviewer", "asker"}}}
 	withPrompt := func(name, prompt string) store.Actor {
 		return store.Actor{Name: name, Agent: &store.Agent{Name: name, Prompt: prompt}}
 	}
 	tests := []struct {
 		name  string
-		cfg   store.Config
+		cfg   config.Config
 		actor store.Actor
 		ok    bool
 	}{
-		{"human", store.Config{}, store.Human, true},
-		{"the asker", store.Config{}, withPrompt("asker", "owner"), false},
+		{"human", config.Config{}, store.Human, true},
+		{"the asker", config.Config{}, withPrompt("asker", "owner"), false},
 		{"the asker even when named", named, withPrompt("asker", "owner"), false},
-		{"another agent, not named", store.Config{}, withPrompt("other", "owner"), false},
+		{"another agent, not named", config.Config{}, withPrompt("other", "owner"), false},
 		{"another agent named by prompt", named, withPrompt("other", "reviewer"), true},
-		{"another agent named by name", store.Config{Requests: store.Requests{Answerers: []string{"other"}}}, withPrompt("other", "qa"), true},
+		{"another agent named by name", config.Config{Requests: config.Requests{Answerers: []string{"other"}}}, withPrompt("other", "qa"), true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

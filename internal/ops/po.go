@@ -5,10 +5,10 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/errs"
-	"github.com/plasmodium/pm/internal/llm"
 	"github.com/plasmodium/pm/internal/prompt"
-	"github.com/plasmodium/pm/internal/store"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 )
 
 // ConversationInput is a prompt object's conversation (MCP get_conversation).
@@ -56,7 +56,7 @@ func Conversation(ctx context.Context, sess *Session, in ConversationInput) (Con
 // how many there are in all. A resident object's transcript grows without
 // bound, so with a limit only its tail is decoded and kept.
 func conversationTail(sess *Session, in ConversationInput) ([]openai.ChatCompletionMessage, int, error) {
-	tr := &llm.FileTranscript{Path: sess.Store.TranscriptPath(in.PO), Bad: sess.Store.BadLine}
+	tr := fsstate.Transcript(sess.Store, in.PO)
 	if in.Limit > 0 {
 		return tr.Last(in.Limit)
 	}
@@ -80,12 +80,12 @@ type Capabilities struct {
 
 // POConfig is an object's frontmatter.
 type POConfig struct {
-	Name         string            `json:"name"`
-	Description  string            `json:"description"`
-	Capabilities []string          `json:"capabilities"`
-	Model        string            `json:"model,omitempty"`
-	Runtime      store.RuntimeName `json:"runtime,omitempty"`
-	Source       string            `json:"source"`
+	Name         string             `json:"name"`
+	Description  string             `json:"description"`
+	Capabilities []string           `json:"capabilities"`
+	Model        string             `json:"model,omitempty"`
+	Runtime      config.RuntimeName `json:"runtime,omitempty"`
+	Source       string             `json:"source"`
 }
 
 // InspectResult is everything about one prompt object.

@@ -6,16 +6,17 @@ import (
 	"strconv"
 
 	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 )
 
 // TaskInput is pm task.
 type TaskInput struct {
-	Description string            `json:"description" jsonschema:"what the task must achieve"`
-	BlockedBy   []string          `json:"blocked_by,omitempty" jsonschema:"task ids tk-... that must be done first"`
-	Runtime     store.RuntimeName `json:"runtime,omitempty" jsonschema:"how the owner runs: llm, exec or none (default from config.json)"`
-	Model       string            `json:"model,omitempty" jsonschema:"model for llm agents"`
+	Description string             `json:"description" jsonschema:"what the task must achieve"`
+	BlockedBy   []string           `json:"blocked_by,omitempty" jsonschema:"task ids tk-... that must be done first"`
+	Runtime     config.RuntimeName `json:"runtime,omitempty" jsonschema:"how the owner runs: llm, exec or none (default from config.json)"`
+	Model       string             `json:"model,omitempty" jsonschema:"model for llm agents"`
 }
 
 // CreateTask creates a task and starts its owner agent (or leaves it
@@ -29,7 +30,7 @@ func CreateTask(ctx context.Context, sess *Session, in TaskInput) (*store.Task, 
 	if err != nil {
 		return nil, err
 	}
-	if in.Runtime != store.RuntimeNone {
+	if in.Runtime != config.RuntimeNone {
 		if err := sess.wantSupervisor(); err != nil {
 			return nil, err
 		}
@@ -172,10 +173,10 @@ func settleSeen(sess *Session, h task.Health) bool {
 
 // SubtaskInput is pm subtask.
 type SubtaskInput struct {
-	Task        string            `json:"task,omitempty" jsonschema:"parent task id tk-...; default: your own task"`
-	Description string            `json:"description" jsonschema:"what the subtask must achieve"`
-	Context     string            `json:"context,omitempty" jsonschema:"what the child's owner needs to know (becomes its context.md)"`
-	Runtime     store.RuntimeName `json:"runtime,omitempty" jsonschema:"runtime of the child owner: llm, exec or none (default: the parent's)"`
+	Task        string             `json:"task,omitempty" jsonschema:"parent task id tk-...; default: your own task"`
+	Description string             `json:"description" jsonschema:"what the subtask must achieve"`
+	Context     string             `json:"context,omitempty" jsonschema:"what the child's owner needs to know (becomes its context.md)"`
+	Runtime     config.RuntimeName `json:"runtime,omitempty" jsonschema:"runtime of the child owner: llm, exec or none (default: the parent's)"`
 }
 
 // SubtaskResult is the child and its parent.
@@ -205,7 +206,7 @@ func Subtask(ctx context.Context, sess *Session, in SubtaskInput) (SubtaskResult
 	if err != nil {
 		return SubtaskResult{}, err
 	}
-	if rt != store.RuntimeNone {
+	if rt != config.RuntimeNone {
 		if err := sess.wantSupervisor(); err != nil {
 			return SubtaskResult{}, err
 		}

@@ -11,17 +11,17 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/ids"
-	"github.com/plasmodium/pm/internal/store"
 )
 
 // Object is a prompt object: frontmatter is its interface, body its soul.
 type Object struct {
-	Name         string            `yaml:"name"`
-	Description  string            `yaml:"description"`
-	Capabilities []string          `yaml:"capabilities"`
-	Model        string            `yaml:"model"`
-	Runtime      store.RuntimeName `yaml:"runtime"`
+	Name         string             `yaml:"name"`
+	Description  string             `yaml:"description"`
+	Capabilities []string           `yaml:"capabilities"`
+	Model        string             `yaml:"model"`
+	Runtime      config.RuntimeName `yaml:"runtime"`
 	// CodeDesigner turns code-designer mode on or off for this object's
 	// agents (internal/designmode; nil: not set here).
 	CodeDesigner *bool `yaml:"code_designer"`
@@ -92,7 +92,7 @@ func Parse(file string, data []byte) (*Object, error) {
 		return nil, &Error{File: file, Line: lineOf(front, "name:") + 1, Msg: fmt.Sprintf("name %q does not match the file name %q", o.Name, stem+".md")}
 	}
 	switch o.Runtime {
-	case "", store.RuntimeLLM, store.RuntimeExec, store.RuntimeNone:
+	case "", config.RuntimeLLM, config.RuntimeExec, config.RuntimeNone:
 	default:
 		return nil, &Error{File: file, Line: lineOf(front, "runtime:") + 1, Msg: fmt.Sprintf("runtime %q: want llm, exec or none", o.Runtime)}
 	}

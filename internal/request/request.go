@@ -7,8 +7,9 @@ import (
 
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/state"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
-	"github.com/plasmodium/pm/internal/watch"
 )
 
 // Status is whether a request waits for its answer.
@@ -26,8 +27,9 @@ const MaxText = 16 << 10
 // Request is requests/rq-xxxxxx.json; the store keeps it.
 type Request = store.Request
 
-// Path is where request id is stored.
-func Path(s *store.Store, id string) string { return s.RequestPath(id) }
+// records is where requests are kept: the state interfaces over the
+// session's store. Nothing here reaches a file or a directory.
+func records(s *store.Store) state.State { return fsstate.New(s) }
 
 func checkText(what, text string) error {
 	if strings.TrimSpace(text) == "" {
@@ -54,7 +56,7 @@ func create(s *store.Store, actor store.Actor, question, cause string) (*Request
 	if actor.Agent != nil {
 		r.TaskID = actor.Agent.TaskID
 	}
-	if err := s.CreateRequest(r); err != nil {
+	if err := records(s).CreateRequest(r); err != nil {
 		return nil, err
 	}
 	data := map[string]any{"request": r.ID}
@@ -66,14 +68,13 @@ func create(s *store.Store, actor store.Actor, question, cause string) (*Request
 }
 
 // Get reads one request: a malformed id is exit 2, an unknown one exit 4.
-func Get(s *store.Store, id string) (*Request, error) { return s.Request(id) }
+func Get(s *store.Store, id string) (*Request, error) { return records(s).Request(id) }
 
-// Wait blocks until request id is answered or ctx ends, woken by file events
-// in requests/.
+// Wait blocks until request id is answered or ctx ends, woken by changes
+// to the requests (state.Watcher), never a sleep loop.
 func Wait(ctx context.Context, s *store.Store, id string) (*Request, error) {
 	var out *Request
-	dir := s.RequestsDir()
-	err := watch.Until(ctx, func() []string { return []string{dir} }, func() (bool, error) {
+	err := records(s).Watch(ctx, state.Scope{Requests: true}, func() (bool, error) {
 		r, err := Get(s, id)
 		if err != nil {
 			return false, err
@@ -110,7 +111,7 @@ func Answer(s *store.Store, actor store.Actor, id, text string) (*Request, error
 		return nil, err
 	}
 	now := s.Now().UTC()
-	r, err := s.UpdateRequest(id, func(r *Request) error {
+	r, err := records(s).UpdateRequest(id, func(r *Request) error {
 		if r.Status != Pending {
 			return errs.Statef("see it with 'pm requests --all'", "request %s is already %s (by %s)", r.ID, r.Status, r.AnsweredBy)
 		}
@@ -128,7 +129,7 @@ func Answer(s *store.Store, actor store.Actor, id, text string) (*Request, error
 // List reads the requests, oldest first: pending ones, or all with all set.
 // An unreadable file is reported and skipped.
 func List(s *store.Store, all bool) ([]*Request, error) {
-	rs, err := s.Requests()
+	rs, err := records(s).Requests()
 	if err != nil {
 		return nil, err
 	}

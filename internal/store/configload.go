@@ -15,6 +15,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/lockedfile"
 )
 
@@ -22,14 +23,14 @@ import (
 // when Open only checked it (OpenChecked), on first use.
 type lazyConfig struct {
 	once sync.Once
-	cfg  *Config
+	cfg  *config.Config
 	data []byte // config.json as read, known to parse (nil: the defaults)
 	// unrecorded is the digest of a config.json OpenChecked parsed, for
 	// RecordConfigChecked.
 	unrecorded string
 }
 
-func (l *lazyConfig) set(c Config) {
+func (l *lazyConfig) set(c config.Config) {
 	c.Runtime.Exec = c.Runtime.Exec.Resolved()
 	l.once.Do(func() {})
 	l.cfg = &c
@@ -37,9 +38,9 @@ func (l *lazyConfig) set(c Config) {
 
 // Config is config.json over the defaults. Open checked it; the pointer is
 // this process's own copy (tests change it; nothing writes it back).
-func (s *Store) Config() *Config {
+func (s *Store) Config() *config.Config {
 	s.config.once.Do(func() {
-		c := DefaultConfig()
+		c := config.DefaultConfig()
 		if s.config.data != nil {
 			_ = json.Unmarshal(s.config.data, &c) // known to parse: Open checked these bytes
 		}
@@ -49,7 +50,7 @@ func (s *Store) Config() *Config {
 	return s.config.cfg
 }
 
-// loadConfig reads config.json and checks it (parseConfig: unknown keys,
+// loadConfig reads config.json and checks it (config.Parse: unknown keys,
 // values). With cached, bytes this executable has checked before are taken
 // as they are and decoded only when Config is called: parsing costs about
 // as much as the rest of a pm say, which does not read the config. A parse
@@ -60,7 +61,7 @@ func (s *Store) loadConfig(cached bool) error {
 	data, err := lockedfile.ReadFile(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		s.config.set(DefaultConfig())
+		s.config.set(config.DefaultConfig())
 		return nil
 	case err != nil:
 		return err
@@ -73,7 +74,7 @@ func (s *Store) loadConfig(cached bool) error {
 			return nil
 		}
 	}
-	cfg, err := parseConfig(path, data)
+	cfg, err := config.Parse(path, data)
 	if err != nil {
 		return err
 	}

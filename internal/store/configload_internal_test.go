@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/plasmodium/pm/internal/config"
 )
 
 // The digest is what makes a short command skip the parse: bytes whose
@@ -16,7 +18,7 @@ func TestOpenCheckedSkipsTheParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data := []byte(`{"limits": {"actve_tasks": 7}}`) // refused by parseConfig
+	data := []byte(`{"limits": {"actve_tasks": 7}}`) // refused by config.Parse
 	if err := os.WriteFile(filepath.Join(root, "config.json"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +36,7 @@ func TestOpenCheckedSkipsTheParse(t *testing.T) {
 	if s.config.cfg != nil {
 		t.Fatal("config decoded before anything read it")
 	}
-	if got := s.Config().Limits.ActiveTasks; got != DefaultConfig().Limits.ActiveTasks {
+	if got := s.Config().Limits.ActiveTasks; got != config.DefaultConfig().Limits.ActiveTasks {
 		t.Errorf("active_tasks = %d, want the default (the misspelt key is not a key)", got)
 	}
 	if _, err := Open(root); err == nil {

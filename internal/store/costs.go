@@ -37,11 +37,6 @@ func (s *Store) Costs() ([]cost.Entry, error) {
 	return out, err
 }
 
-// Caps are b's dollar budgets.
-func (b Budgets) Caps() cost.Caps {
-	return cost.Caps{Agent: b.Agent.MaxUSD, Task: b.Task.MaxUSD, Hour: b.Project.USDPerHour, Day: b.Project.USDPerDay}
-}
-
 // Spent is what the dollar caps of agent a are checked against: agentUSD
 // (its own, as its host counts it), the known dollars of every agent of its
 // task (agent.json), the project's windows (the ledger).

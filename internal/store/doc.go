@@ -5,6 +5,13 @@
 // lock, append no line and join no path onto a store directory themselves.
 // layering_test.go keeps it so.
 //
+// The store is the file implementation of the state seam: internal/state
+// declares the interfaces and their guarantees, and fsstate.New puts a
+// *Store behind them (state/fsstate), so what the seam promises is what
+// these operations do. config.json's types, defaults and checks are
+// internal/config's; the store loads it for a session (Config,
+// UpdateConfig, the config.checked cache).
+//
 // # On-disk layout
 //
 // Every lock is a sidecar file NAME.lock next to the file it guards (flock,
@@ -20,7 +27,7 @@
 //	                           under config.json.lock, written only if it loads;
 //	                           Store.Config() decodes it on first use). Keys that
 //	                           route the key or run a command load only where no
-//	                           other project's work tree holds it (configtrust.go);
+//	                           other project's work tree holds it (internal/config);
 //	                           model.api_key_env names a *_API_KEY variable
 //	  config.checked           a cache: the digest (with the executable's identity)
 //	                           of the config.json OpenChecked last parsed; a match

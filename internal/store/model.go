@@ -3,6 +3,7 @@ package store
 import (
 	"time"
 
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/designmode"
 	"github.com/plasmodium/pm/internal/driver/handle"
 	"github.com/plasmodium/pm/internal/gitx/pin"
@@ -58,33 +59,22 @@ const (
 	AgentDead AgentStatus = "dead"
 )
 
-// RuntimeName is how an agent runs: the built-in llm loop, an agent CLI
-// (exec), or no process at all (none: a person or a script acts as it).
-type RuntimeName string
-
-// Runtimes.
-const (
-	RuntimeLLM  RuntimeName = "llm"
-	RuntimeExec RuntimeName = "exec"
-	RuntimeNone RuntimeName = "none"
-)
-
 // Task is tasks/tk-xxxxxx/task.json.
 type Task struct {
-	ID          string      `json:"id"`
-	Description string      `json:"description"`
-	Owner       string      `json:"owner"`
-	ParentID    string      `json:"parent_id,omitempty"`
-	BlockedBy   []string    `json:"blocked_by"`
-	Blocks      []string    `json:"blocks,omitempty"`   // tasks waiting on this one
-	Children    []string    `json:"children,omitempty"` // subtasks, in creation order
-	Status      TaskStatus  `json:"status"`
-	Depth       int         `json:"depth"`
-	Runtime     RuntimeName `json:"runtime"`
-	Model       string      `json:"model,omitempty"`
-	CreatedAt   time.Time   `json:"created_at"`
-	EndedAt     *time.Time  `json:"ended_at,omitempty"`
-	Commit      string      `json:"commit,omitempty"`
+	ID          string             `json:"id"`
+	Description string             `json:"description"`
+	Owner       string             `json:"owner"`
+	ParentID    string             `json:"parent_id,omitempty"`
+	BlockedBy   []string           `json:"blocked_by"`
+	Blocks      []string           `json:"blocks,omitempty"`   // tasks waiting on this one
+	Children    []string           `json:"children,omitempty"` // subtasks, in creation order
+	Status      TaskStatus         `json:"status"`
+	Depth       int                `json:"depth"`
+	Runtime     config.RuntimeName `json:"runtime"`
+	Model       string             `json:"model,omitempty"`
+	CreatedAt   time.Time          `json:"created_at"`
+	EndedAt     *time.Time         `json:"ended_at,omitempty"`
+	Commit      string             `json:"commit,omitempty"`
 	// Repo is the repository pm done commits into, pinned when the task
 	// was created (nil in records made before pins: pm done then commits
 	// into the repository that holds the project, as it did).
@@ -129,10 +119,10 @@ type Agent struct {
 	// Handle names the agent's current (or last) run for the driver: the
 	// host's pid and start time, serialized as "pid" and "pid_start".
 	handle.Handle
-	Runtime  RuntimeName `json:"runtime"`
-	Model    string      `json:"model,omitempty"`
-	Status   AgentStatus `json:"status"`
-	Restarts int         `json:"restarts"`
+	Runtime  config.RuntimeName `json:"runtime"`
+	Model    string             `json:"model,omitempty"`
+	Status   AgentStatus        `json:"status"`
+	Restarts int                `json:"restarts"`
 	// Crashes is the supervisor's crash-loop count, on record so that it
 	// outlives any one supervisor (nil until the agent first crashes; a
 	// pointer keeps Agent comparable, which DecodeFast relies on).

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/designmode"
 	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/lockedfile"
@@ -51,13 +52,13 @@ func sampleAgents() []Agent {
 	later, code, zero := at.Add(90*time.Second), 137, 0
 	return []Agent{
 		{},
-		{Name: "cedar_a1b2", Prompt: "owner", TaskID: "tk-a1b2c3", Runtime: RuntimeNone, Status: AgentPending, CreatedAt: at},
+		{Name: "cedar_a1b2", Prompt: "owner", TaskID: "tk-a1b2c3", Runtime: config.RuntimeNone, Status: AgentPending, CreatedAt: at},
 		{Name: "oak_1a2b", Prompt: "designer", Role: "designer", TaskID: "tk-a1b2c3", PhaseID: "ph-d4e5f6",
-			Handle: driver.Handle{Pid: 4242, PidStart: 1234567890123, Run: "run-x1y2", Cgroup: "/sys/fs/cgroup/pm-agents/run-x1y2", Containment: "cgroup, pids.max 1024"}, Runtime: RuntimeLLM,
+			Handle: driver.Handle{Pid: 4242, PidStart: 1234567890123, Run: "run-x1y2", Cgroup: "/sys/fs/cgroup/pm-agents/run-x1y2", Containment: "cgroup, pids.max 1024"}, Runtime: config.RuntimeLLM,
 			Model: "gpt-5", Status: AgentRunning, Restarts: 2, Usage: Usage{Turns: 3, ToolCalls: 14, Tokens: 1 << 40, USD: 0.1 + 0.2, Unpriced: 2},
 			Sandbox: "landlock (no mount namespace)", CodeDesigner: &designmode.Mode{Enabled: true, Source: designmode.SourceCLI, Since: &at},
 			Activity: "working", ActiveAt: &later, CreatedAt: at, StartedAt: &at},
-		{Name: "elm_9z8y", Prompt: "reviewer", Runtime: RuntimeExec, Status: AgentFailed, ExitCode: &code,
+		{Name: "elm_9z8y", Prompt: "reviewer", Runtime: config.RuntimeExec, Status: AgentFailed, ExitCode: &code,
 			Reason: "crashed 5 times in 60s: \"exit status 137\" <&> é ✓ \u2028\t\n", CodeDesigner: &designmode.Mode{Source: designmode.SourceEnv},
 			CreatedAt: at, StartedAt: &at, EndedAt: &later},
 		{Name: "ash_0000", Prompt: "p", Status: AgentExited, ExitCode: &zero, CodeDesigner: &designmode.Mode{},

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/jsonl"
@@ -17,7 +18,7 @@ import (
 )
 
 // DirName is the state directory pm init creates.
-const DirName = ".plasmodium"
+const DirName = config.DirName
 
 // Store is an open state directory. It holds no file handles: every operation
 // opens, locks and closes what it needs, so many processes can share one store.
@@ -54,27 +55,9 @@ func open(root string, cached bool) (*Store, error) {
 	}
 	s := &Store{Root: root, Now: time.Now, IDs: ids.Default, Warn: io.Discard}
 	if err := s.loadConfig(cached); err != nil {
-		return nil, &errs.Error{Code: errs.Failure, Msg: "bad config", Err: err, Try: ConfigTry(err, s.ConfigPath())}
+		return nil, &errs.Error{Code: errs.Failure, Msg: "bad config", Err: err, Try: config.ConfigTry(err, s.ConfigPath())}
 	}
 	return s, nil
-}
-
-// ConfigTry is what to do about a config.json that does not load.
-func ConfigTry(err error, path string) string {
-	var ke *KeyError
-	var tried interface {
-		error
-		Try() string
-	} // TrustError, KeyEnvError
-	switch {
-	case errors.As(err, &tried):
-		return tried.Try()
-	case errors.As(err, &ke) && ke.Near != "":
-		return "pm config unset " + ke.Key + ", then pm config set " + ke.Near + " VALUE"
-	case errors.As(err, &ke):
-		return "pm config unset " + ke.Key
-	}
-	return "fix or delete " + path + " (pm init rewrites defaults; pm config list shows the keys)"
 }
 
 // OpenForConfig opens the state directory even when its config.json does
@@ -86,8 +69,8 @@ func OpenForConfig(root string) (*Store, error) {
 		return s, err
 	}
 	s = &Store{Root: root, Now: time.Now, IDs: ids.Default, Warn: io.Discard}
-	s.config.set(DefaultConfig())
-	if _, s.BadConfig = LoadConfig(s.ConfigPath()); s.BadConfig == nil {
+	s.config.set(config.DefaultConfig())
+	if _, s.BadConfig = config.LoadConfig(s.ConfigPath()); s.BadConfig == nil {
 		s.BadConfig = err // it loads now: report what failed before
 	}
 	return s, nil
@@ -136,7 +119,7 @@ func Init(dir string, now func() time.Time) (root string, created bool, err erro
 		return root, false, err
 	}
 	cfgPath := filepath.Join(root, "config.json")
-	if err := lockedfile.With(cfgPath, func() error { return lockedfile.WriteJSON(cfgPath, DefaultConfig()) }); err != nil {
+	if err := lockedfile.With(cfgPath, func() error { return lockedfile.WriteJSON(cfgPath, config.DefaultConfig()) }); err != nil {
 		return root, false, err
 	}
 	return root, true, nil

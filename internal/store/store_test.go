@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/jsonl"
@@ -19,29 +20,29 @@ import (
 )
 
 func TestLoadConfig(t *testing.T) {
-	def := store.DefaultConfig()
+	def := config.DefaultConfig()
 	tests := []struct {
 		name    string
 		data    *string // nil: no file
-		want    func(c *store.Config)
+		want    func(c *config.Config)
 		errSubs []string
 	}{
-		{name: "missing file means defaults", want: func(*store.Config) {}},
-		{name: "empty object means defaults", data: ptr("{}"), want: func(*store.Config) {}},
+		{name: "missing file means defaults", want: func(*config.Config) {}},
+		{name: "empty object means defaults", data: ptr("{}"), want: func(*config.Config) {}},
 		{
 			name: "partial limits keep the other defaults",
 			data: ptr(`{"limits": {"active_tasks": 2}}`),
-			want: func(c *store.Config) { c.Limits.ActiveTasks = 2 },
+			want: func(c *config.Config) { c.Limits.ActiveTasks = 2 },
 		},
 		{
 			name: "partial runtime keeps exec command",
 			data: ptr(`{"runtime": {"default": "none"}}`),
-			want: func(c *store.Config) { c.Runtime.Default = "none" },
+			want: func(c *config.Config) { c.Runtime.Default = "none" },
 		},
 		{
 			name: "model and exec",
 			data: ptr(`{"model": {"name": "m", "base_url": "http://x"}, "runtime": {"exec": {"command": ["sh", "-c", "x"]}}}`),
-			want: func(c *store.Config) {
+			want: func(c *config.Config) {
 				c.Model.Name, c.Model.BaseURL = "m", "http://x"
 				c.Runtime.Exec.Command = []string{"sh", "-c", "x"}
 			},
@@ -49,12 +50,12 @@ func TestLoadConfig(t *testing.T) {
 		{
 			name: "zero limit is allowed",
 			data: ptr(`{"limits": {"phases_per_task": 0}}`),
-			want: func(c *store.Config) { c.Limits.PhasesPerTask = 0 },
+			want: func(c *config.Config) { c.Limits.PhasesPerTask = 0 },
 		},
 		{
 			name: "stop grace",
 			data: ptr(`{"runtime": {"stop_grace_seconds": 7}}`),
-			want: func(c *store.Config) { c.Runtime.StopGraceSeconds = 7 },
+			want: func(c *config.Config) { c.Runtime.StopGraceSeconds = 7 },
 		},
 		{name: "negative stop grace rejected", data: ptr(`{"runtime": {"stop_grace_seconds": -1}}`), errSubs: []string{"config.json", "runtime.stop_grace_seconds", "-1"}},
 		{name: "malformed names file and line", data: ptr("{\n  \"limits\": {\n    \"active_tasks\": ,\n  }\n}\n"), errSubs: []string{"config.json:3:", "malformed"}},
@@ -65,14 +66,14 @@ func TestLoadConfig(t *testing.T) {
 		{
 			name: "http allow",
 			data: ptr(`{"sandbox": {"http_allow": ["127.0.0.1:8080", "10.0.0.0/8"]}}`),
-			want: func(c *store.Config) { c.Sandbox.HTTPAllow = []string{"127.0.0.1:8080", "10.0.0.0/8"} },
+			want: func(c *config.Config) { c.Sandbox.HTTPAllow = []string{"127.0.0.1:8080", "10.0.0.0/8"} },
 		},
 		{name: "http allow names a host", data: ptr(`{"sandbox": {"http_allow": ["localhost"]}}`), errSubs: []string{"config.json", "sandbox.http_allow", "localhost"}},
 		{
 			name: "code designer models",
 			data: ptr(`{"code_designer": {"supervisor_model": "big", "worker_model": "small", "max_passes": 4}}`),
-			want: func(c *store.Config) {
-				c.CodeDesigner = store.CodeDesigner{SupervisorModel: "big", WorkerModel: "small", MaxPasses: 4}
+			want: func(c *config.Config) {
+				c.CodeDesigner = config.CodeDesigner{SupervisorModel: "big", WorkerModel: "small", MaxPasses: 4}
 			},
 		},
 		{name: "negative max passes rejected", data: ptr(`{"code_designer": {"max_passes": -2}}`), errSubs: []string{"config.json", "code_designer.max_passes", "-2"}},
@@ -86,7 +87,7 @@ func TestLoadConfig(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			got, err := store.LoadConfig(path)
+			got, err := config.LoadConfig(path)
 			if tt.errSubs != nil {
 				if err == nil {
 					t.Fatalf("LoadConfig succeeded with %+v", got)
@@ -138,17 +139,17 @@ func TestAgentHandleOnDisk(t *testing.T) {
 
 // The one stop grace defaults to the 3 s pm kill always gave an agent.
 func TestStopGrace(t *testing.T) {
-	if got := store.DefaultConfig().Runtime.StopGrace(); got != 3*time.Second {
+	if got := config.DefaultConfig().Runtime.StopGrace(); got != 3*time.Second {
 		t.Fatalf("default stop grace %v, want 3s", got)
 	}
-	if got := (store.Runtime{StopGraceSeconds: 0}).StopGrace(); got != 0 {
+	if got := (config.Runtime{StopGraceSeconds: 0}).StopGrace(); got != 0 {
 		t.Fatalf("zero stop grace %v", got)
 	}
 }
 
 func TestDefaultConfigMatchesSpec(t *testing.T) {
-	l := store.DefaultConfig().Limits
-	want := store.Limits{AgentsPerPhase: 3, SubtaskDepth: 4, ActiveTasks: 10, MessagesPerPhase: 50, PhasesPerTask: 20}
+	l := config.DefaultConfig().Limits
+	want := config.Limits{AgentsPerPhase: 3, SubtaskDepth: 4, ActiveTasks: 10, MessagesPerPhase: 50, PhasesPerTask: 20}
 	if l != want {
 		t.Fatalf("default limits %+v, want the SPEC's %+v", l, want)
 	}
@@ -228,8 +229,8 @@ func TestInitIdempotent(t *testing.T) {
 	if gi, _ := os.ReadFile(filepath.Join(root, ".gitignore")); string(gi) != "*\n" {
 		t.Errorf(".gitignore = %q", gi)
 	}
-	cfg, err := store.LoadConfig(filepath.Join(root, "config.json"))
-	if err != nil || !reflect.DeepEqual(cfg, store.DefaultConfig()) {
+	cfg, err := config.LoadConfig(filepath.Join(root, "config.json"))
+	if err != nil || !reflect.DeepEqual(cfg, config.DefaultConfig()) {
 		t.Fatalf("config after init: %+v, %v", cfg, err)
 	}
 

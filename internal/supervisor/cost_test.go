@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -58,7 +59,7 @@ func finishedAgents(t *testing.T, s *store.Store, n int) {
 	zero := 0
 	for i := range n {
 		name := fmt.Sprintf("gen_%06x", i)
-		a := store.Agent{Name: name, TaskID: fmt.Sprintf("tk-%06x", i), Runtime: store.RuntimeLLM, Status: store.AgentExited, ExitCode: &zero, CreatedAt: time.Now()}
+		a := store.Agent{Name: name, TaskID: fmt.Sprintf("tk-%06x", i), Runtime: config.RuntimeLLM, Status: store.AgentExited, ExitCode: &zero, CreatedAt: time.Now()}
 		data, _ := json.Marshal(a)
 		if err := os.MkdirAll(s.AgentDir(name), 0o755); err != nil {
 			t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -20,7 +21,7 @@ import (
 func (sv *Supervisor) stopDeadline(a *store.Agent) (at time.Time, why string, ok bool) {
 	now := sv.Store.Now()
 	switch {
-	case a.Runtime == store.RuntimeNone || a.Status == store.AgentExited || a.Status == store.AgentPending:
+	case a.Runtime == config.RuntimeNone || a.Status == store.AgentExited || a.Status == store.AgentPending:
 		return time.Time{}, "", false
 	case a.Status == store.AgentKilled || a.Status == store.AgentFailed:
 		// pm kill stops it itself within the stop grace; this is the backstop.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/store"
@@ -373,7 +374,7 @@ func (sv *Supervisor) reconcile() (bool, error) {
 			// A host that died (kill -9) while nobody watched it: what it
 			// started may run on. Not wanted again, its record says it ended.
 			go sv.sweep(a.Name, a.Handle)
-			if !want && a.Runtime != store.RuntimeNone {
+			if !want && a.Runtime != config.RuntimeNone {
 				sv.recordGone(a)
 			}
 		}
@@ -421,7 +422,7 @@ func (sv *Supervisor) anyLive() bool {
 // wanted: the agent's task (and, for a role agent, its phase) is still live
 // and nobody ended it on purpose.
 func (sv *Supervisor) wanted(a *store.Agent) bool {
-	if a.Runtime == store.RuntimeNone || a.Status == store.AgentKilled || a.Status == store.AgentFailed || a.Status == store.AgentPending {
+	if a.Runtime == config.RuntimeNone || a.Status == store.AgentKilled || a.Status == store.AgentFailed || a.Status == store.AgentPending {
 		return false
 	}
 	if a.TaskID == "" {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/driver/drivertest"
 
 	"github.com/plasmodium/pm/internal/crashpoint"
@@ -84,7 +85,7 @@ func TestSettle(t *testing.T) {
 			l := &agent.Launcher{Store: e.s, Exe: "pm", Driver: fake}
 			owners := map[string]string{}
 			for _, r := range tt.tasks {
-				a, err := agent.New(e.s, store.Agent{Prompt: "owner", TaskID: r.id, Runtime: store.RuntimeLLM})
+				a, err := agent.New(e.s, store.Agent{Prompt: "owner", TaskID: r.id, Runtime: config.RuntimeLLM})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -96,7 +97,7 @@ func TestSettle(t *testing.T) {
 				if bb == nil {
 					bb = []string{}
 				}
-				if err := e.s.WriteTask(&store.Task{ID: r.id, Description: r.id, Owner: a.Name, Status: store.TaskStatus(r.status), BlockedBy: bb, Runtime: store.RuntimeLLM, CreatedAt: e.s.Now().UTC()}); err != nil {
+				if err := e.s.WriteTask(&store.Task{ID: r.id, Description: r.id, Owner: a.Name, Status: store.TaskStatus(r.status), BlockedBy: bb, Runtime: config.RuntimeLLM, CreatedAt: e.s.Now().UTC()}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -222,7 +223,7 @@ func TestPhaseStoppedPartWayIsFinished(t *testing.T) {
 		e := newEnv(t)
 		fake := drivertest.New()
 		l := &agent.Launcher{Store: e.s, Exe: "pm", Driver: fake}
-		tk := e.create(t, task.Spec{Description: "roles", Runtime: store.RuntimeLLM})
+		tk := e.create(t, task.Spec{Description: "roles", Runtime: config.RuntimeLLM})
 		_, _ = task.Settle(e.s, l, store.Human) // its owner starts now, not counted below
 		hits := 0
 		remove := crashpoint.SetHook(func(string) {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/designmode"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/gitx"
@@ -18,7 +19,7 @@ const MaxDescription = 4 << 10
 type Spec struct {
 	Description string
 	BlockedBy   []string
-	Runtime     store.RuntimeName // llm, exec or none; "" means the config default
+	Runtime     config.RuntimeName // llm, exec or none; "" means the config default
 	Model       string
 	ParentID    string // set by pm subtask
 	Context     []byte // context.md for a subtask (optional)
@@ -73,11 +74,11 @@ func validate(s *store.Store, sp *Spec) error {
 		sp.Runtime = s.Config().Runtime.Default
 	}
 	switch sp.Runtime {
-	case store.RuntimeExec, store.RuntimeNone, store.RuntimeLLM:
+	case config.RuntimeExec, config.RuntimeNone, config.RuntimeLLM:
 	default:
 		return errs.Usagef("--runtime llm, exec or none", "unknown runtime %q", sp.Runtime)
 	}
-	if sp.Runtime == store.RuntimeExec && len(s.Config().Runtime.Exec.Command) == 0 {
+	if sp.Runtime == config.RuntimeExec && len(s.Config().Runtime.Exec.Command) == 0 {
 		return errs.Failf(`set runtime.exec.command in `+s.ConfigPath()+`, e.g. ["claude","-p","--dangerously-skip-permissions"]`, "no agent command configured for the exec runtime")
 	}
 	seen := map[string]bool{}
@@ -206,7 +207,7 @@ const MaxContext = 256 << 10
 // Subtask is pm subtask: a child of parent with its own owner, on runtime
 // (default: the parent's) and the parent's model. The owner check is the
 // caller's.
-func Subtask(s *store.Store, l *agent.Launcher, actor store.Actor, parent *store.Task, description string, context []byte, runtime store.RuntimeName) (*store.Task, error) {
+func Subtask(s *store.Store, l *agent.Launcher, actor store.Actor, parent *store.Task, description string, context []byte, runtime config.RuntimeName) (*store.Task, error) {
 	if len(context) > MaxContext {
 		return nil, errs.Usagef("keep context under 256 KiB", "context of %d bytes is too long", len(context))
 	}

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -99,7 +100,7 @@ func activeHealth(s *store.Store, t *store.Task, pending []*store.Request) Healt
 			return h
 		}
 		switch {
-		case owner.Status == store.AgentPending && t.Runtime == store.RuntimeNone:
+		case owner.Status == store.AgentPending && t.Runtime == config.RuntimeNone:
 			h.State = StateManual
 		case owner.Status == store.AgentPending:
 			h.State, h.Repair = StateStarting, true

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/store/storetest"
 	"github.com/plasmodium/pm/internal/task"
@@ -29,9 +30,9 @@ func TestHealthOf(t *testing.T) {
 		{name: "owner exited", task: store.Task{Status: store.TaskActive}, owner: &store.Agent{Status: store.AgentExited, ExitCode: &three, Reason: "bye"}, want: task.StateStalled, reason: "owner @own exited: bye"},
 		{name: "owner failed", task: store.Task{Status: store.TaskActive}, owner: &store.Agent{Status: store.AgentFailed, Reason: "crash loop"}, want: task.StateStalled, reason: "owner @own failed: crash loop"},
 		{name: "owner gone", task: store.Task{Status: store.TaskActive}, owner: &store.Agent{Status: store.AgentRunning}, want: task.StateStalled, reason: "owner @own is recorded running but its process is gone"},
-		{name: "manual", task: store.Task{Status: store.TaskActive, Runtime: store.RuntimeNone}, owner: &store.Agent{Status: store.AgentPending}, want: task.StateManual},
-		{name: "starting", task: store.Task{Status: store.TaskActive, Runtime: store.RuntimeExec}, owner: &store.Agent{Status: store.AgentPending}, want: task.StateStarting},
-		{name: "asked human", task: store.Task{Status: store.TaskActive, Runtime: store.RuntimeNone}, owner: &store.Agent{Status: store.AgentPending}, req: true, want: task.StateWaitingHuman},
+		{name: "manual", task: store.Task{Status: store.TaskActive, Runtime: config.RuntimeNone}, owner: &store.Agent{Status: store.AgentPending}, want: task.StateManual},
+		{name: "starting", task: store.Task{Status: store.TaskActive, Runtime: config.RuntimeExec}, owner: &store.Agent{Status: store.AgentPending}, want: task.StateStarting},
+		{name: "asked human", task: store.Task{Status: store.TaskActive, Runtime: config.RuntimeNone}, owner: &store.Agent{Status: store.AgentPending}, req: true, want: task.StateWaitingHuman},
 		{name: "waiting children", task: store.Task{Status: store.TaskActive, Children: []string{"tk-00000c"}}, kids: []store.Task{{ID: "tk-00000c", Status: store.TaskActive}}, want: task.StateWaitingKids},
 		{name: "children done", task: store.Task{Status: store.TaskActive, Children: []string{"tk-00000c"}}, kids: []store.Task{{ID: "tk-00000c", Status: store.TaskDone}}, want: task.StateWorking},
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/crashpoint"
 	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/driver/drivertest"
@@ -53,7 +54,7 @@ func TestResetLeavesNoHostWithoutRecord(t *testing.T) {
 						return
 					}
 					done = true
-					a, err := agent.New(s, store.Agent{Prompt: "owner", Runtime: store.RuntimeLLM})
+					a, err := agent.New(s, store.Agent{Prompt: "owner", Runtime: config.RuntimeLLM})
 					if err != nil {
 						t.Error(err)
 						return
@@ -69,7 +70,7 @@ func TestResetLeavesNoHostWithoutRecord(t *testing.T) {
 			// goes on: it holds the agent's lock until its record says so.
 			name: "start in progress during the reset",
 			race: func(t *testing.T, s *store.Store, l *agent.Launcher, fake *drivertest.Driver) func() {
-				a, err := agent.New(s, store.Agent{Prompt: "owner", Runtime: store.RuntimeLLM})
+				a, err := agent.New(s, store.Agent{Prompt: "owner", Runtime: config.RuntimeLLM})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -98,7 +99,7 @@ func TestResetLeavesNoHostWithoutRecord(t *testing.T) {
 			e := newEnv(t)
 			fake := drivertest.New()
 			l := &agent.Launcher{Store: e.s, Exe: "pm", Driver: fake}
-			running, err := agent.New(e.s, store.Agent{Prompt: "owner", Runtime: store.RuntimeLLM})
+			running, err := agent.New(e.s, store.Agent{Prompt: "owner", Runtime: config.RuntimeLLM})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -129,7 +130,7 @@ func TestResetRaceWithStarters(t *testing.T) {
 		for range 3 {
 			wg.Go(func() {
 				for range 5 {
-					a, err := agent.New(e.s, store.Agent{Prompt: "owner", Runtime: store.RuntimeLLM})
+					a, err := agent.New(e.s, store.Agent{Prompt: "owner", Runtime: config.RuntimeLLM})
 					if err != nil {
 						continue // reset removed the directory under it: nothing was started
 					}

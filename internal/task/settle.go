@@ -2,6 +2,7 @@ package task
 
 import (
 	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -83,7 +84,7 @@ func unblockDone(s *store.Store, actor store.Actor, t *store.Task) (*store.Task,
 // leaves any other alone: its life is the supervisor's business).
 func startIfNeverStarted(s *store.Store, l *agent.Launcher, name string) {
 	a, err := s.Agent(name)
-	if err != nil || a.Status != store.AgentPending || a.Runtime == store.RuntimeNone {
+	if err != nil || a.Status != store.AgentPending || a.Runtime == config.RuntimeNone {
 		return
 	}
 	if err := l.Start(name); err != nil && !errs.Is(err, errs.State) {

@@ -17,6 +17,7 @@ import (
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/gitx"
 	"github.com/plasmodium/pm/internal/openaitest"
@@ -101,7 +102,7 @@ func run(f *cmdutil.Factory, o Options) error {
 		return err
 	}
 	fmt.Fprintf(f.IO.Out, "%sproject %s (git repository, state in .plasmodium/)\n", label, dir)
-	t, err := task.Create(s, l, store.Human, task.Spec{Description: Description, Runtime: store.RuntimeLLM})
+	t, err := task.Create(s, l, store.Human, task.Spec{Description: Description, Runtime: config.RuntimeLLM})
 	if err != nil {
 		return err
 	}

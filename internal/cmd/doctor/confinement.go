@@ -8,8 +8,8 @@ import (
 
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/sandbox"
-	"github.com/plasmodium/pm/internal/store"
 )
 
 // Report is what pm can confine on this machine with this project's config.
@@ -55,7 +55,7 @@ func Confinement(f *cmdutil.Factory) Report {
 		}
 	}
 	s, err := f.Store()
-	cfg := &store.Config{}
+	cfg := &config.Config{}
 	if err != nil {
 		r.Config = "no project here (" + err.Error() + "): the defaults"
 	} else {

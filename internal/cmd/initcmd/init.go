@@ -9,6 +9,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -36,14 +37,14 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 			return run(f, Options{IO: f.IO, Dir: wd, Agent: agentName})
 		},
 	}
-	c.Flags().StringVar(&agentName, "agent", "", "agent CLI the exec runtime starts: "+strings.Join(store.PresetNames(), ", ")+" (see docs/agents.md)")
+	c.Flags().StringVar(&agentName, "agent", "", "agent CLI the exec runtime starts: "+strings.Join(config.PresetNames(), ", ")+" (see docs/agents.md)")
 	return c
 }
 
 func run(f *cmdutil.Factory, o Options) error {
 	if o.Agent != "" {
-		if _, ok := store.Preset(o.Agent); !ok {
-			return store.SetPreset("", o.Agent) // the usage error, before anything is created
+		if _, ok := config.Preset(o.Agent); !ok {
+			return config.SetPreset("", o.Agent) // the usage error, before anything is created
 		}
 	}
 	root, created, err := store.Init(o.Dir, f.Now)
@@ -51,7 +52,7 @@ func run(f *cmdutil.Factory, o Options) error {
 		return err
 	}
 	if o.Agent != "" {
-		if err := store.SetPreset(root, o.Agent); err != nil {
+		if err := config.SetPreset(root, o.Agent); err != nil {
 			return err
 		}
 	}
@@ -78,7 +79,7 @@ func already(o Options, root string) error {
 	}
 	if s.BadConfig != nil {
 		return &errs.Error{Code: errs.Failure, Msg: "already initialised at " + root + ", but its config does not load", Err: s.BadConfig,
-			Try: store.ConfigTry(s.BadConfig, s.ConfigPath())}
+			Try: config.ConfigTry(s.BadConfig, s.ConfigPath())}
 	}
 	if o.Agent != "" {
 		fmt.Fprintf(o.IO.Out, "pm: already initialised at %s (state kept); agents now run the %s preset\n", root, o.Agent)

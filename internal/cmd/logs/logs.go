@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/store"
@@ -60,7 +61,7 @@ func run(f *cmdutil.Factory, o Options) error {
 		return err
 	}
 	if o.Follow && a.Status == store.AgentPending {
-		if a.Runtime == store.RuntimeNone {
+		if a.Runtime == config.RuntimeNone {
 			return errs.Statef("a person or script acts as @"+o.Name+" with PM_AGENT="+o.Name, "@%s runs on runtime none: it never starts a process, so it has no log", o.Name)
 		}
 		if err := neverStarts(s, a); err != nil {

@@ -7,8 +7,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/ops"
-	"github.com/plasmodium/pm/internal/store"
 )
 
 // Options are the inputs of pm subtask.
@@ -44,7 +44,7 @@ func run(f *cmdutil.Factory, o Options) error {
 	if err != nil {
 		return err
 	}
-	in := ops.SubtaskInput{Task: o.Task, Description: o.Description, Runtime: store.RuntimeName(o.Runtime)}
+	in := ops.SubtaskInput{Task: o.Task, Description: o.Description, Runtime: config.RuntimeName(o.Runtime)}
 	switch o.ContextFile {
 	case "":
 	case "-":

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -48,7 +49,7 @@ func run(f *cmdutil.Factory, o Options) error {
 		return err
 	}
 	sess.CodeDesigner = o.CodeDesigner()
-	t, err := ops.CreateTask(f.Context, sess, ops.TaskInput{Description: o.Description, BlockedBy: o.BlockedBy, Runtime: store.RuntimeName(o.Runtime), Model: o.Model})
+	t, err := ops.CreateTask(f.Context, sess, ops.TaskInput{Description: o.Description, BlockedBy: o.BlockedBy, Runtime: config.RuntimeName(o.Runtime), Model: o.Model})
 	if err != nil {
 		return err
 	}
@@ -58,7 +59,7 @@ func run(f *cmdutil.Factory, o Options) error {
 	fmt.Fprintf(f.IO.Out, "%s %s owner @%s (%s)\n", t.ID, t.Status, t.Owner, t.Runtime)
 	if t.Status == store.TaskBlocked {
 		fmt.Fprintf(f.IO.Out, "waiting for %s; the owner starts when they are done\n", strings.Join(t.BlockedBy, ", "))
-	} else if t.Runtime == store.RuntimeNone {
+	} else if t.Runtime == config.RuntimeNone {
 		fmt.Fprintf(f.IO.Out, "runtime none: act as the owner with PM_AGENT=%s pm ...\n", t.Owner)
 	}
 	return nil

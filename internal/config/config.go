@@ -1,4 +1,4 @@
-package store
+package config
 
 import (
 	"errors"
@@ -10,6 +10,20 @@ import (
 	"github.com/plasmodium/pm/internal/lockedfile"
 	"github.com/plasmodium/pm/internal/netguard"
 )
+
+// RuntimeName is how an agent runs: the built-in llm loop, an agent CLI
+// (exec), or no process at all (none: a person or a script acts as it).
+type RuntimeName string
+
+// Runtimes.
+const (
+	RuntimeLLM  RuntimeName = "llm"
+	RuntimeExec RuntimeName = "exec"
+	RuntimeNone RuntimeName = "none"
+)
+
+// DirName is the state directory pm init creates; config.json is in it.
+const DirName = ".plasmodium"
 
 // Limits are the circuit breakers of SPEC.md, enforced by the CLI (exit 3).
 type Limits struct {
@@ -315,12 +329,12 @@ func LoadConfig(path string) (Config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	return parseConfig(path, data)
+	return Parse(path, data)
 }
 
-// parseConfig decodes data over the defaults, refusing unknown keys, and
+// Parse decodes data (config.json's bytes, read from path) over the defaults, refusing unknown keys, and
 // validates the values.
-func parseConfig(path string, data []byte) (Config, error) {
+func Parse(path string, data []byte) (Config, error) {
 	cfg := DefaultConfig()
 	if err := lockedfile.DecodeJSON(path, data, &cfg); err != nil {
 		return cfg, err
@@ -409,4 +423,9 @@ func (c Config) checkCosts(path string) error {
 		}
 	}
 	return nil
+}
+
+// Caps are b's dollar budgets.
+func (b Budgets) Caps() cost.Caps {
+	return cost.Caps{Agent: b.Agent.MaxUSD, Task: b.Task.MaxUSD, Hour: b.Project.USDPerHour, Day: b.Project.USDPerDay}
 }

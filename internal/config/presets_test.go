@@ -1,7 +1,7 @@
-package store
+package config
 
 import (
-	"errors"
+	"github.com/plasmodium/pm/internal/lockedfile"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -34,26 +34,21 @@ func TestResolved(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			if _, _, err := Init(dir, nil); err != nil {
-				t.Fatal(err)
-			}
-			root := filepath.Join(dir, DirName)
-			path := filepath.Join(root, "config.json")
+			path := filepath.Join(t.TempDir(), "config.json")
 			switch tc.file {
-			case "INIT":
-			case "":
-				if err := os.Remove(path); err != nil {
+			case "INIT": // what pm init writes
+				if err := lockedfile.WriteJSON(path, DefaultConfig()); err != nil {
 					t.Fatal(err)
 				}
+			case "":
 			default:
 				if err := os.WriteFile(path, []byte(tc.file), 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
-			s, err := Open(root)
+			cfg, err := LoadConfig(path)
 			if tc.err != "" {
-				if err == nil || !strings.Contains(errors.Unwrap(err).Error(), tc.err) {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err %v, want %q", err, tc.err)
 				}
 				return
@@ -61,8 +56,8 @@ func TestResolved(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(s.Config().Runtime.Exec, tc.want) {
-				t.Fatalf("exec %+v\nwant %+v", s.Config().Runtime.Exec, tc.want)
+			if got := cfg.Runtime.Exec.Resolved(); !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("exec %+v\nwant %+v", got, tc.want)
 			}
 		})
 	}

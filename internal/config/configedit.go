@@ -1,14 +1,11 @@
-package store
+package config
 
 import (
 	"encoding/json"
-	"errors"
-	"os"
 	"reflect"
 	"strings"
 
 	"github.com/plasmodium/pm/internal/errs"
-	"github.com/plasmodium/pm/internal/lockedfile"
 )
 
 // ConfigKeyType is the Go type of a config key ("limits.active_tasks"); an
@@ -130,45 +127,6 @@ func example(t reflect.Type) string {
 		return `a JSON list, e.g. pm config set runtime.exec.command '["sh","agent.sh"]'`
 	}
 	return "pm config list shows every key with its value"
-}
-
-// UpdateConfig edits config.json under its lock: fn changes the file's JSON
-// tree (keys it does not name stay as written), and the result must load
-// (known keys, right types, valid values) before it replaces the file.
-func (s *Store) UpdateConfig(fn func(tree map[string]any) error) (Config, error) {
-	path := s.ConfigPath()
-	var cfg Config
-	err := lockedfile.With(path, func() error {
-		tree := map[string]any{}
-		data, err := os.ReadFile(path)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
-		if len(data) > 0 {
-			if err := lockedfile.DecodeJSON(path, data, &tree); err != nil {
-				return err
-			}
-		}
-		if err := fn(tree); err != nil {
-			return err
-		}
-		out, err := json.MarshalIndent(tree, "", "  ")
-		if err != nil {
-			return err
-		}
-		if cfg, err = parseConfig(path, out); err != nil {
-			try := "pm config list shows every key with its value"
-			if t, ok := errors.AsType[interface {
-				error
-				Try() string
-			}](err); ok {
-				try = t.Try() // a routing key where agents write, a non-provider key variable
-			}
-			return errs.Usagef(try, "config not changed: %v", err)
-		}
-		return lockedfile.WriteAtomic(path, append(out, '\n'))
-	})
-	return cfg, err
 }
 
 // SetConfigKey sets key to v in a config tree, creating the objects on the way.

@@ -1,4 +1,4 @@
-package store_test
+package config_test
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -30,11 +31,11 @@ func TestConfigTrust(t *testing.T) {
 		"runtime.exec.sandbox":      `{"runtime": {"exec": {"sandbox": false}}}`,
 		"runtime.exec.config_paths": `{"runtime": {"exec": {"config_paths": ["~/.ssh"]}}}`,
 	}
-	if len(routing) != len(store.RoutingKeys()) {
-		t.Fatalf("the test covers %d keys; RoutingKeys has %d", len(routing), len(store.RoutingKeys()))
+	if len(routing) != len(config.RoutingKeys()) {
+		t.Fatalf("the test covers %d keys; RoutingKeys has %d", len(routing), len(config.RoutingKeys()))
 	}
 	harmless := `{"model": {"name": "m", "api_key_env": "OPENAI_API_KEY"}, "limits": {"active_tasks": 3}}`
-	for _, key := range append(store.RoutingKeys(), "none") {
+	for _, key := range append(config.RoutingKeys(), "none") {
 		body, ok := routing[key]
 		if !ok {
 			body = harmless
@@ -45,8 +46,8 @@ func TestConfigTrust(t *testing.T) {
 				t.Fatal(err)
 			}
 			nested := writeConfig(t, filepath.Join(outer, "ws", "sub"), body)
-			_, err := store.LoadConfig(nested)
-			var te *store.TrustError
+			_, err := config.LoadConfig(nested)
+			var te *config.TrustError
 			if key == "none" {
 				if err != nil {
 					t.Fatalf("a config without routing keys in a nested project: %v", err)
@@ -55,12 +56,12 @@ func TestConfigTrust(t *testing.T) {
 				if !errors.As(err, &te) || te.Key != key || te.Outer != realPath(t, outer) {
 					t.Fatalf("LoadConfig = %v; want a TrustError for %s under %s", err, key, outer)
 				}
-				if try := store.ConfigTry(err, nested); !strings.Contains(try, "pm config unset "+key) {
+				if try := config.ConfigTry(err, nested); !strings.Contains(try, "pm config unset "+key) {
 					t.Errorf("Try = %q", try)
 				}
 			}
 			alone := writeConfig(t, filepath.Join(t.TempDir(), "proj"), body)
-			if _, err := store.LoadConfig(alone); err != nil {
+			if _, err := config.LoadConfig(alone); err != nil {
 				t.Fatalf("the same config in a project of its own: %v", err)
 			}
 		})
@@ -80,18 +81,18 @@ func TestConfigKeyEnv(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			path := writeConfig(t, filepath.Join(t.TempDir(), "p"), `{"model": {"api_key_env": "`+strings.ReplaceAll(tt.name, "\n", `\n`)+`"}}`)
-			_, err := store.LoadConfig(path)
+			_, err := config.LoadConfig(path)
 			if tt.ok {
 				if err != nil {
 					t.Fatal(err)
 				}
 				return
 			}
-			var ke *store.KeyEnvError
+			var ke *config.KeyEnvError
 			if !errors.As(err, &ke) {
 				t.Fatalf("LoadConfig = %v; want a KeyEnvError", err)
 			}
-			if try := store.ConfigTry(err, path); !strings.Contains(try, "model.api_key_env OPENAI_API_KEY") {
+			if try := config.ConfigTry(err, path); !strings.Contains(try, "model.api_key_env OPENAI_API_KEY") {
 				t.Errorf("Try = %q", try)
 			}
 		})
@@ -132,7 +133,7 @@ func TestRoutingKeysDocumented(t *testing.T) {
 		t.Fatal(`docs/security.md has no "### Config trust"`)
 	}
 	sec, _, _ = strings.Cut(sec, "\n## ")
-	for _, k := range store.RoutingKeys() {
+	for _, k := range config.RoutingKeys() {
 		if !strings.Contains(sec, "`"+k+"`") {
 			t.Errorf("docs/security.md's Config trust does not name `%s`", k)
 		}

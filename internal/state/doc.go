@@ -1,0 +1,71 @@
+// Package state is the seam between pm's domain rules (task, phase, agent,
+// inbox, request, ops) and where a project's state is kept: the records
+// (records.go), small interfaces grouped by aggregate (state.go: Tasks,
+// Phases with their rooms, Agents, Mailboxes, Requests, Designs, Watcher),
+// and the sentinel errors (errors.go). Implementations:
+//
+//	internal/state/fsstate    .plasmodium/ on disk (the store: files, flock, crash repair)
+//	internal/state/memstate   in memory, for unit tests
+//
+// Each runs internal/state/statetest, the one conformance suite, from its own
+// test; a new backend is a package that implements State and passes it.
+//
+// # What every implementation guarantees
+//
+// Acknowledged. A write is acknowledged when its method (or the RoomTx
+// method inside a WithPhase) returns nil. An acknowledged write is seen by
+// every read that starts after it, in every process of the project, and is
+// not lost when the writing process dies. (fsstate: records are replaced by
+// an fsync'd rename, log entries appended by one write(2) under the log's
+// lock; a log entry survives a crash of the process, not of the machine.)
+// A write that returned an error either happened whole or not at all; a
+// reader never sees half a record or half an entry.
+//
+// Atomicity. UpdateTask, UpdateAgent, UpdateRequest and UpdatePhase are each
+// a read-modify-write of one record that no other update of that record
+// interleaves with (a lock, or a compare-and-set retried inside the method):
+// two concurrent updates both land, in some order. fn may run more than
+// once (a retried compare-and-set): it must only change the record it is
+// given. fn returning ErrUnchanged writes nothing and the method returns no
+// error; fn returning any other error writes nothing and the method returns
+// it.
+//
+// Transactions. WithTasks, WithPhases and WithPhase are critical sections
+// held across processes: no two runs of the same section (the project's
+// tasks; one task's phases; one phase's room) overlap. They are taken in
+// this order only (tasks, phases, room, then single records); fn may call
+// any method that does not take a section it is already in. Writes made
+// inside are not rolled back when fn fails: each is acknowledged on its
+// own. The room's transaction is what keeps a room exact: Count and the
+// Append that follows see no other writer, and Append refuses (ErrRoomFull,
+// ErrClosed) rather than exceed MessageLimit, so N writers racing for the
+// last k places of a room get exactly k acknowledgements, and every
+// acknowledged message is read back by Messages, in acknowledgement order.
+//
+// Derived room state. A room is closed (RoomClosedBy) when its record says
+// so, when it holds MessageLimit messages, or when its task is no longer
+// active. Phase, Phases and FindPhase return the derived status whatever the
+// stored record says, and WithPhase closes a stored record that disagrees
+// before fn sees it (the step a crash left undone).
+//
+// Ordering. Tasks, Agents and Requests list oldest first (CreatedAt);
+// Phases oldest first; DesignIDs sorted; a mailbox and a room in append
+// order. Ids are fresh: CreateTask, CreatePhase, CreateRequest and
+// CreateDesign never reuse an id in the project.
+//
+// Errors. Every "no such thing" matches ErrNotFound, every malformed id or
+// name ErrInvalid, a refused Append ErrClosed or ErrRoomFull, a lost race
+// the method could not settle ErrConflict (errors.Is). They also carry
+// pm's exit code and a Try line (internal/errs), so a caller may return
+// them to the user as they are. Other errors are the backend's own (a full
+// disk, a lost connection) and mean the write may not have happened.
+//
+// Watching. Watch never polls in a loop of sleeps and never misses a change
+// acknowledged after it was called; it may wake with nothing changed.
+//
+// # Invariants of this package
+//
+// state holds no state of its own and opens no file. It imports the store
+// only for the record types, aliased while their fast codecs live there
+// (records.go); the interfaces do not change when they move here.
+package state

@@ -1,0 +1,16 @@
+// Package fsstate is the state interfaces (internal/state) over a state
+// directory, .plasmodium/: the store (internal/store) does the work, with
+// its on-disk layout, its flocks, its crash ordering and repairs unchanged
+// (store/doc.go has the layout and the lock order). What this package adds:
+//
+//   - the store's exit-coded errors also match the state sentinels
+//     (ErrNotFound for exit 4, ErrInvalid for exit 2);
+//   - RoomTx.Append keeps the room's limit itself (ErrClosed, ErrRoomFull),
+//     where the store's PhaseTx.Append leaves it to its callers;
+//   - mailbox positions are inbox.jsonl byte offsets (inbox.cursor's unit);
+//   - Watch is inotify on the directories that hold the scope
+//     (internal/watch): the task's and its children's, agents/NAME,
+//     requests/.
+//
+// It passes internal/state/statetest (fsstate_test.go).
+package fsstate

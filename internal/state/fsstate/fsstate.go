@@ -1,0 +1,241 @@
+package fsstate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/state"
+	"github.com/plasmodium/pm/internal/store"
+	"github.com/plasmodium/pm/internal/watch"
+)
+
+// FS is a state directory behind the state interfaces.
+type FS struct {
+	s *store.Store
+}
+
+var _ state.State = (*FS)(nil)
+
+// New puts an open store behind the state interfaces.
+func New(s *store.Store) *FS { return &FS{s: s} }
+
+// marked makes the store's errors match the state sentinels: its exit
+// codes already say which one each is (a missing record is exit 4, a
+// malformed id exit 2).
+func marked(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errs.Is(err, errs.NotFound):
+		return state.Mark(err, state.ErrNotFound)
+	case errs.Is(err, errs.Usage):
+		return state.Mark(err, state.ErrInvalid)
+	}
+	return err
+}
+
+// Tasks.
+
+func (f *FS) Task(id string) (*state.Task, error) { t, err := f.s.Task(id); return t, marked(err) }
+func (f *FS) Tasks() ([]*state.Task, error)       { return f.s.Tasks() }
+func (f *FS) WithTasks(fn func() error) error     { return f.s.WithTasksLock(fn) }
+
+func (f *FS) CreateTask(build func(id string) (*state.Task, []byte, error)) (*state.Task, error) {
+	t, err := f.s.CreateTask(build)
+	return t, marked(err)
+}
+
+func (f *FS) UpdateTask(id string, fn func(t *state.Task) error) (*state.Task, error) {
+	t, err := f.s.UpdateTask(id, fn)
+	return t, marked(err)
+}
+
+func (f *FS) Context(taskID string) ([]byte, error) {
+	if _, err := f.Task(taskID); err != nil {
+		return nil, err
+	}
+	b, err := f.s.ReadContext(taskID)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	return b, err
+}
+
+// Phases.
+
+func (f *FS) Phase(taskID, phaseID string) (*state.Phase, error) {
+	p, err := f.s.Phase(taskID, phaseID)
+	return p, marked(err)
+}
+
+func (f *FS) Phases(taskID string) ([]*state.Phase, error) {
+	ps, err := f.s.Phases(taskID)
+	return ps, marked(err)
+}
+
+func (f *FS) FindPhase(phaseID string) (*state.Phase, error) {
+	p, err := f.s.FindPhase(phaseID)
+	return p, marked(err)
+}
+
+func (f *FS) CreatePhase(taskID string, build func(t *state.Task, existing []*state.Phase, id string) (*state.Phase, error), then func(ph *state.Phase) error) (*state.Phase, error) {
+	p, err := f.s.CreatePhaseThen(taskID, build, then)
+	return p, marked(err)
+}
+
+func (f *FS) WithPhases(taskID string, fn func() error) error {
+	return marked(f.s.WithPhasesLock(taskID, fn))
+}
+
+func (f *FS) UpdatePhase(taskID, phaseID string, fn func(p *state.Phase)) (*state.Phase, error) {
+	p, err := f.s.UpdatePhase(taskID, phaseID, fn)
+	return p, marked(err)
+}
+
+func (f *FS) WithPhase(taskID, phaseID string, fn func(tx state.RoomTx) error) error {
+	return marked(f.s.WithPhase(taskID, phaseID, func(tx *store.PhaseTx) error { return fn(roomTx{tx}) }))
+}
+
+func (f *FS) Messages(taskID, phaseID string) ([]state.Message, error) {
+	if _, err := f.Phase(taskID, phaseID); err != nil {
+		return nil, err
+	}
+	return f.s.Messages(taskID, phaseID)
+}
+
+// roomTx is the store's phase transaction with the limit kept by Append
+// itself, not only by its callers.
+type roomTx struct{ tx *store.PhaseTx }
+
+func (r roomTx) Phase() *state.Phase                  { return r.tx.Phase }
+func (r roomTx) Count() (int, error)                  { return r.tx.Count() }
+func (r roomTx) Update(fn func(p *state.Phase)) error { return r.tx.Update(fn) }
+
+func (r roomTx) Append(m state.Message) error {
+	ph := r.tx.Phase
+	if ph.Status != state.PhaseActive {
+		return state.Errorf(state.ErrClosed, "the owner may open a new phase", "phase %s is closed (%s)", ph.ID, ph.CloseReason)
+	}
+	n, err := r.tx.Count()
+	if err != nil {
+		return err
+	}
+	if n >= ph.MessageLimit {
+		return state.Errorf(state.ErrRoomFull, "the owner may open a new phase", "phase %s holds its %d messages", ph.ID, ph.MessageLimit)
+	}
+	return r.tx.Append(m)
+}
+
+// Agents.
+
+func (f *FS) Agent(name string) (*state.Agent, error) {
+	a, err := f.s.Agent(name)
+	return a, marked(err)
+}
+func (f *FS) Agents() ([]*state.Agent, error) { return f.s.Agents() }
+
+func (f *FS) CreateAgent(a *state.Agent) (bool, error) { return f.s.CreateAgent(a) }
+
+func (f *FS) UpdateAgent(name string, fn func(a *state.Agent) error) (*state.Agent, error) {
+	a, err := f.s.UpdateAgent(name, fn)
+	return a, marked(err)
+}
+
+func (f *FS) RemoveAgent(name string, fn func(a *state.Agent) error) error {
+	if err := state.CheckName(name); err != nil {
+		return err
+	}
+	if !f.s.AgentDirExists(name) {
+		return fn(nil) // no agent: its lock's directory is not made for it
+	}
+	return marked(f.s.RemoveAgent(name, fn))
+}
+
+// Mailboxes: an agent's inbox.jsonl, positions its byte offsets (what
+// inbox.cursor has always held).
+
+// Every mailbox method checks the name first: it becomes a path.
+
+func (f *FS) Post(name string, v any) error {
+	if err := state.CheckName(name); err != nil {
+		return err
+	}
+	return f.s.AppendInbox(name, v)
+}
+
+func (f *FS) ReadMailbox(name string, from int64, fn func(raw json.RawMessage, next int64) error) (int64, error) {
+	if err := state.CheckName(name); err != nil {
+		return from, err
+	}
+	r := f.s.InboxFrom(name, from)
+	err := r.Next(func(raw []byte) error { return fn(raw, r.Offset) })
+	return r.Offset, err
+}
+
+func (f *FS) MailboxCursor(name string) (int64, error) {
+	if err := state.CheckName(name); err != nil {
+		return 0, err
+	}
+	return f.s.InboxCursor(name), nil
+}
+
+func (f *FS) SetMailboxCursor(name string, pos int64) error {
+	if err := state.CheckName(name); err != nil {
+		return err
+	}
+	if err := f.s.EnsureAgentDir(name); err != nil {
+		return err
+	}
+	return f.s.SetInboxCursor(name, pos)
+}
+
+// Requests.
+
+func (f *FS) CreateRequest(r *state.Request) error { return f.s.CreateRequest(r) }
+
+func (f *FS) Request(id string) (*state.Request, error) {
+	r, err := f.s.Request(id)
+	return r, marked(err)
+}
+
+func (f *FS) UpdateRequest(id string, fn func(r *state.Request) error) (*state.Request, error) {
+	r, err := f.s.UpdateRequest(id, fn)
+	return r, marked(err)
+}
+
+func (f *FS) Requests() ([]*state.Request, error) { return f.s.Requests() }
+
+// Designs.
+
+func (f *FS) CreateDesign() (string, error)          { return f.s.CreateDesign() }
+func (f *FS) WriteDesign(id string, v any) error     { return f.s.WriteDesign(id, v) }
+func (f *FS) ReadDesign(id string, v any) error      { return marked(f.s.ReadDesign(id, v)) }
+func (f *FS) AppendDesignLog(id string, v any) error { return f.s.AppendDesignLog(id, v) }
+func (f *FS) DesignIDs() ([]string, error)           { return f.s.DesignIDs() }
+
+// Watch wakes on inotify events in the directories that hold what scope
+// covers (internal/watch), never a sleep loop.
+func (f *FS) Watch(ctx context.Context, scope state.Scope, check func() (bool, error)) error {
+	switch {
+	case scope.Task != "":
+		return f.s.WatchTask(ctx, scope.Task, check)
+	case scope.Agent != "":
+		if err := state.CheckName(scope.Agent); err != nil {
+			return err
+		}
+		// The directory is made first so its files can be watched before
+		// anything is written there.
+		if err := f.s.EnsureAgentDir(scope.Agent); err != nil {
+			return err
+		}
+		dir := f.s.AgentDir(scope.Agent)
+		return watch.Until(ctx, func() []string { return []string{dir} }, check)
+	case scope.Requests:
+		dir := f.s.RequestsDir()
+		return watch.Until(ctx, func() []string { return []string{dir} }, check)
+	}
+	return errs.Usagef("", "state.Scope names nothing to watch")
+}

@@ -1,0 +1,16 @@
+// Package memstate is the state interfaces (internal/state) in memory, for
+// unit tests of the domain packages: no files, no locks beyond mutexes, one
+// process.
+//
+// Invariants:
+//   - records are kept JSON-encoded, so a record handed in or returned is
+//     never shared with the state (as with every real backend);
+//   - mu guards every map; the critical sections (WithTasks, WithPhases,
+//     WithPhase) are mutexes of their own, taken before mu and never while
+//     holding it, so fn may call any method;
+//   - every write closes the changed channel: Watch re-checks on any write
+//     (wider than its scope; spurious wake-ups are allowed);
+//   - a mailbox position is the index of the next entry.
+//
+// It passes internal/state/statetest (memstate_test.go).
+package memstate

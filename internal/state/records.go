@@ -1,0 +1,54 @@
+package state
+
+import "github.com/plasmodium/pm/internal/store"
+
+// The records are the store's while the codecs that read them fast
+// (store/messageline.go, recorddecode.go, messagejson.go) live there: these
+// aliases are the names implementations and callers use, so the records can
+// move here without a caller changing. Their JSON encoding is the on-disk
+// and on-the-wire format: field names never change.
+type (
+	Task          = store.Task
+	TaskStatus    = store.TaskStatus
+	Phase         = store.Phase
+	PhaseStatus   = store.PhaseStatus
+	CloseReason   = store.CloseReason
+	Message       = store.Message
+	Agent         = store.Agent
+	AgentStatus   = store.AgentStatus
+	Request       = store.Request
+	RequestStatus = store.RequestStatus
+)
+
+// Statuses and reasons, as store declares them.
+const (
+	TaskActive  = store.TaskActive
+	TaskBlocked = store.TaskBlocked
+	TaskDone    = store.TaskDone
+	TaskKilled  = store.TaskKilled
+
+	PhaseActive = store.PhaseActive
+	PhaseClosed = store.PhaseClosed
+
+	CloseLimit       = store.CloseLimit
+	CloseEnded       = store.CloseEnded
+	CloseTask        = store.CloseTask
+	CloseKilled      = store.CloseKilled
+	CloseOwnerFailed = store.CloseOwnerFailed
+
+	AgentPending = store.AgentPending
+	AgentRunning = store.AgentRunning
+	AgentExited  = store.AgentExited
+	AgentKilled  = store.AgentKilled
+	AgentFailed  = store.AgentFailed
+
+	RequestPending  = store.RequestPending
+	RequestAnswered = store.RequestAnswered
+)
+
+// RoomClosedBy is the one definition of a closed room (a closed record, a
+// log holding message_limit messages, a task no longer active): every
+// implementation derives Phase.Status with it.
+func RoomClosedBy(p *Phase, messages int, task TaskStatus) CloseReason {
+	return store.RoomClosedBy(p, messages, task)
+}

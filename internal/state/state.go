@@ -1,0 +1,180 @@
+package state
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// State is everything pm keeps about a project's work: one value per
+// project, shared by every process of it. doc.go states what each method
+// guarantees; statetest checks it for every implementation.
+type State interface {
+	Tasks
+	Phases
+	Agents
+	Mailboxes
+	Requests
+	Designs
+	Watcher
+}
+
+// Tasks are the task records and the one project-wide critical section.
+type Tasks interface {
+	// Task reads one task: ErrNotFound when there is none, ErrInvalid when
+	// id is not a task id.
+	Task(id string) (*Task, error)
+	// Tasks reads every task, oldest first (CreatedAt).
+	Tasks() ([]*Task, error)
+	// WithTasks runs fn as the project's one critical section: no other
+	// WithTasks runs meanwhile, in any process. Creating and linking
+	// tasks, pm done's checks and mark, killing a tree and resetting run in
+	// it, so none sees another half done.
+	WithTasks(fn func() error) error
+	// CreateTask records a new task; the caller is inside WithTasks. build
+	// gets a fresh id and returns the record and its context text (nil for
+	// none); the record is visible (Task, Tasks) only once the parent's
+	// Children and each blocker's Blocks name it. An error from build
+	// records nothing.
+	CreateTask(build func(id string) (t *Task, context []byte, err error)) (*Task, error)
+	// UpdateTask applies fn to the task as stored and writes the result, as
+	// one compare-and-set: concurrent updates of a task are serialised and
+	// none is lost. fn returning ErrUnchanged writes nothing and is no
+	// error (fn should then leave the record as it found it: the record
+	// returned is fn's); any other error writes nothing and is returned.
+	UpdateTask(id string, fn func(t *Task) error) (*Task, error)
+	// Context is the text a subtask was created with (nil when none).
+	Context(taskID string) ([]byte, error)
+}
+
+// Phases are a task's phases and their rooms (the message logs).
+type Phases interface {
+	// Phase reads one phase of a task, its Status derived (RoomClosedBy): a
+	// full room or a room whose task is no longer active reads closed.
+	// ErrNotFound when the task or the phase is unknown.
+	Phase(taskID, phaseID string) (*Phase, error)
+	// Phases reads a task's phases, oldest first, each derived as by Phase;
+	// an unknown task has none.
+	Phases(taskID string) ([]*Phase, error)
+	// FindPhase is Phase by the phase id alone.
+	FindPhase(phaseID string) (*Phase, error)
+	// CreatePhase opens a phase: build sees the task and its phases as they
+	// are in the task's phase critical section (no other CreatePhase or
+	// WithPhases of that task runs meanwhile), with a fresh phase id, and
+	// returns the record to write (an empty room is made with it); then,
+	// when not nil, runs in the same critical section once the record is
+	// written. An error from build writes nothing.
+	CreatePhase(taskID string, build func(t *Task, existing []*Phase, id string) (*Phase, error), then func(ph *Phase) error) (*Phase, error)
+	// WithPhases runs fn in the task's phase critical section (see
+	// CreatePhase): no phase of the task can be opened meanwhile.
+	WithPhases(taskID string, fn func() error) error
+	// UpdatePhase rewrites the phase record with fn applied, for fields no
+	// room transaction reads (its role agents).
+	UpdatePhase(taskID, phaseID string, fn func(p *Phase)) (*Phase, error)
+	// WithPhase runs fn as the room's transaction (see RoomTx): no other
+	// WithPhase of that phase runs meanwhile, in any process. Before fn
+	// runs, a record whose room is closed (RoomClosedBy) is closed.
+	WithPhase(taskID, phaseID string, fn func(tx RoomTx) error) error
+	// Messages reads a room's messages in the order they were accepted.
+	Messages(taskID, phaseID string) ([]Message, error)
+}
+
+// RoomTx is one transaction on a room, valid only inside WithPhase's fn.
+type RoomTx interface {
+	// Phase is the record as it stands in this transaction.
+	Phase() *Phase
+	// Count is how many messages the room holds.
+	Count() (int, error)
+	// Append adds m as the room's next message. It refuses with ErrClosed
+	// when the record is closed and ErrRoomFull when the room holds
+	// MessageLimit messages, writing nothing: so a room accepts exactly
+	// MessageLimit messages however many writers race.
+	Append(m Message) error
+	// Update rewrites the phase record with fn applied (a close, an
+	// extension); Phase returns the result.
+	Update(fn func(p *Phase)) error
+}
+
+// Agents are the agent records.
+type Agents interface {
+	// Agent reads one agent: ErrNotFound, or ErrInvalid for a malformed name.
+	Agent(name string) (*Agent, error)
+	// Agents reads every agent record, oldest first (CreatedAt).
+	Agents() ([]*Agent, error)
+	// CreateAgent writes a unless a record of that name exists: of two
+	// creators racing, exactly one gets created true, and both then read
+	// the same record.
+	CreateAgent(a *Agent) (created bool, err error)
+	// UpdateAgent is UpdateTask for an agent record.
+	UpdateAgent(name string, fn func(a *Agent) error) (*Agent, error)
+	// RemoveAgent runs fn on the record as it stands (nil when there is
+	// none or it cannot be read) and, unless fn fails, removes the agent
+	// with everything it owns (mailbox, cursor), in the same critical
+	// section as UpdateAgent's: an update either lands before (and fn sees
+	// it) or finds no agent (ErrNotFound).
+	RemoveAgent(name string, fn func(a *Agent) error) error
+}
+
+// Mailboxes are the agents' inboxes: append-only logs of JSON values with
+// a saved cursor each. Positions are opaque, increasing along a mailbox, 0
+// its start.
+type Mailboxes interface {
+	// Post appends v to name's mailbox as one entry.
+	Post(name string, v any) error
+	// ReadMailbox calls fn with each whole entry at or after position from,
+	// in order, and next, the position after it; it returns the position
+	// after the last entry read (from when none). A torn or malformed
+	// entry is skipped. A missing mailbox is empty.
+	ReadMailbox(name string, from int64, fn func(raw json.RawMessage, next int64) error) (int64, error)
+	// MailboxCursor is name's saved position (0 when none was saved).
+	MailboxCursor(name string) (int64, error)
+	// SetMailboxCursor saves name's position.
+	SetMailboxCursor(name string, pos int64) error
+}
+
+// Requests are the agents' questions to the human.
+type Requests interface {
+	// CreateRequest stores r under a fresh id and sets r.ID.
+	CreateRequest(r *Request) error
+	// Request reads one request: ErrNotFound, or ErrInvalid for a bad id.
+	Request(id string) (*Request, error)
+	// UpdateRequest is UpdateTask for a request.
+	UpdateRequest(id string, fn func(r *Request) error) (*Request, error)
+	// Requests reads every request, oldest first.
+	Requests() ([]*Request, error)
+}
+
+// Designs are code designs (pm design): a JSON state and a log each.
+type Designs interface {
+	// CreateDesign makes a new, empty design and returns its id.
+	CreateDesign() (string, error)
+	// WriteDesign replaces design id's state with v (as JSON).
+	WriteDesign(id string, v any) error
+	// ReadDesign decodes design id's state into v: ErrNotFound when the
+	// design has none.
+	ReadDesign(id string, v any) error
+	// AppendDesignLog appends v to design id's log.
+	AppendDesignLog(id string, v any) error
+	// DesignIDs lists the designs, sorted.
+	DesignIDs() ([]string, error)
+}
+
+// Watcher wakes waiters on changes instead of a sleep loop.
+type Watcher interface {
+	// Watch calls check, then again after each change to what scope
+	// covers, until check reports true (nil), check fails (its error) or
+	// ctx ends (ctx's error). No change is lost: a change acknowledged
+	// after Watch was called is followed by a call of check. A check may
+	// also run with no change (a spurious wake-up).
+	Watch(ctx context.Context, scope Scope, check func() (bool, error)) error
+}
+
+// Scope is what a Watch covers. Exactly one field is set.
+type Scope struct {
+	// Task covers the task's record, its phases and rooms, and its
+	// children's records.
+	Task string
+	// Agent covers the agent's record and its mailbox.
+	Agent string
+	// Requests covers every request.
+	Requests bool
+}
