@@ -56,3 +56,45 @@ func Seq(m jetstream.Msg) uint64 {
 	}
 	return md.Sequence.Stream
 }
+
+// Wake returns a channel that receives (without blocking the hub: one
+// pending signal at most) whenever stream stores a message on one of
+// subjects from now on. Every message stored after Wake returns signals:
+// the consumer starts after the stream's last sequence as read before it
+// was made. It ends with ctx.
+func (c *Conn) Wake(ctx context.Context, stream string, subjects []string) (<-chan struct{}, error) {
+	op, cancel := Op(ctx)
+	s, err := c.JS.Stream(op, stream)
+	if err == nil {
+		var info *jetstream.StreamInfo
+		if info, err = s.Info(op); err == nil {
+			cancel()
+			return c.wakeFrom(ctx, stream, subjects, info.State.LastSeq+1)
+		}
+	}
+	cancel()
+	return nil, err
+}
+
+func (c *Conn) wakeFrom(ctx context.Context, stream string, subjects []string, from uint64) (<-chan struct{}, error) {
+	cons, err := c.JS.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{
+		FilterSubjects: subjects, DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from})
+	if err != nil {
+		return nil, err
+	}
+	ch := make(chan struct{}, 1)
+	cc, err := cons.Consume(func(jetstream.Msg) {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		<-ctx.Done()
+		cc.Stop()
+	}()
+	return ch, nil
+}

@@ -54,11 +54,17 @@ type Leases struct {
 // Open makes sure the bucket exists with ttl (at least a second: the
 // server's least marker lifetime).
 func Open(ctx context.Context, c *natsx.Conn, ttl time.Duration) (*Leases, error) {
+	return OpenBucket(ctx, c, Bucket, ttl)
+}
+
+// OpenBucket is Open on the named bucket (one project's locks apart from
+// another's leases).
+func OpenBucket(ctx context.Context, c *natsx.Conn, bucket string, ttl time.Duration) (*Leases, error) {
 	if ttl < time.Second {
 		return nil, fmt.Errorf("lease: ttl %s under a second", ttl)
 	}
 	kv, err := c.JS.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket: Bucket, TTL: ttl, LimitMarkerTTL: ttl, History: 1,
+		Bucket: bucket, TTL: ttl, LimitMarkerTTL: ttl, History: 1,
 		Replicas: c.Replicas(), Storage: jetstream.FileStorage,
 	})
 	if err != nil {

@@ -42,18 +42,29 @@ var ErrFull = errors.New("room: full")
 
 // Rooms are the rooms on one connection.
 type Rooms struct {
-	c *natsx.Conn
-	s jetstream.Stream
+	c      *natsx.Conn
+	s      jetstream.Stream
+	stream string
+	prefix string
 }
 
-// Open makes sure the rooms' stream exists.
+// Open makes sure the rooms' stream exists (Stream, Prefix).
 func Open(ctx context.Context, c *natsx.Conn) (*Rooms, error) {
-	s, err := c.Stream(ctx, jetstream.StreamConfig{Name: Stream, Subjects: []string{Prefix + ">"}})
+	return OpenNamed(ctx, c, Stream, Prefix)
+}
+
+// OpenNamed is Open for rooms in stream under subject prefix (ending in
+// a dot): one project's rooms apart from another's.
+func OpenNamed(ctx context.Context, c *natsx.Conn, stream, prefix string) (*Rooms, error) {
+	s, err := c.Stream(ctx, jetstream.StreamConfig{Name: stream, Subjects: []string{prefix + ">"}})
 	if err != nil {
 		return nil, err
 	}
-	return &Rooms{c: c, s: s}, nil
+	return &Rooms{c: c, s: s, stream: stream, prefix: prefix}, nil
 }
+
+// Subject is the subject of room.
+func (r *Rooms) Subject(room string) string { return r.prefix + room }
 
 // Appended is an accepted message.
 type Appended struct {
@@ -68,7 +79,7 @@ type Appended struct {
 // Append adds data to room as message id, unless the room holds limit
 // messages (ErrFull).
 func (r *Rooms) Append(ctx context.Context, room, id string, data []byte, limit int) (Appended, error) {
-	subj := Prefix + room
+	subj := r.prefix + room
 	for {
 		n, last, err := r.last(ctx, subj)
 		if err != nil {
@@ -106,7 +117,7 @@ func (r *Rooms) Append(ctx context.Context, room, id string, data []byte, limit 
 
 // Count is how many messages room holds.
 func (r *Rooms) Count(ctx context.Context, room string) (int, error) {
-	n, _, err := r.last(ctx, Prefix+room)
+	n, _, err := r.last(ctx, r.prefix+room)
 	return n, err
 }
 
@@ -139,7 +150,7 @@ type Message struct {
 
 // Read calls fn with each message room holds now, in order.
 func (r *Rooms) Read(ctx context.Context, room string, fn func(Message) error) error {
-	n, last, err := r.last(ctx, Prefix+room)
+	n, last, err := r.last(ctx, r.prefix+room)
 	if err != nil || n == 0 {
 		return err
 	}
@@ -158,7 +169,7 @@ func (r *Rooms) Read(ctx context.Context, room string, fn func(Message) error) e
 // then with each one accepted later, until fn returns natsx.ErrStop (nil),
 // fails or ctx ends. Nothing polls: the stream pushes them.
 func (r *Rooms) Follow(ctx context.Context, room string, after int, fn func(Message) error) error {
-	return r.c.Follow(ctx, Stream, Prefix+room, 0, func(jm jetstream.Msg) error {
+	return r.c.Follow(ctx, r.stream, r.prefix+room, 0, func(jm jetstream.Msg) error {
 		m := Message{Seq: natsx.Seq(jm), ID: jm.Headers().Get(jetstream.MsgIDHeader), Data: jm.Data()}
 		m.Index, _ = strconv.Atoi(jm.Headers().Get(IndexHeader))
 		if m.Index <= after {
