@@ -62,8 +62,7 @@ func Open(ctx context.Context, c *natsx.Conn, project string) (*State, error) {
 		mailS: "PM_MAIL_" + project, mailP: "pm." + project + ".mail.", dlog: "pm." + project + ".dlog.",
 		roomS: "PM_ROOMS_" + project, roomP: "pm." + project + ".room."}
 	var err error
-	if s.kv, err = c.JS.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: s.bucket, History: 1,
-		Replicas: c.Replicas(), Storage: jetstream.FileStorage}); err != nil {
+	if s.kv, err = records(ctx, c, s.bucket); err != nil {
 		return nil, fmt.Errorf("natsstate: bucket %s: %w", s.bucket, err)
 	}
 	if s.rooms, err = room.OpenNamed(ctx, c, s.roomS, s.roomP); err != nil {
@@ -79,6 +78,39 @@ func Open(ctx context.Context, c *natsx.Conn, project string) (*State, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// records opens the records' bucket, making it on first use. Its reads go
+// to the stream's leader: a key-value bucket answers reads from any
+// replica by default (direct get), and a replica that lags reads an older
+// revision, so a read after an acknowledged write could miss it (the
+// conformance suite caught it on three nodes). The bucket is made once
+// and never remade, which would turn direct reads back on.
+func records(ctx context.Context, c *natsx.Conn, bucket string) (jetstream.KeyValue, error) {
+	kv, err := c.JS.KeyValue(ctx, bucket)
+	if err == nil || !errors.Is(err, jetstream.ErrBucketNotFound) {
+		return kv, err
+	}
+	if _, err := c.JS.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: bucket, History: 1,
+		Replicas: c.Replicas(), Storage: jetstream.FileStorage}); err != nil && !errors.Is(err, jetstream.ErrBucketExists) {
+		return nil, err
+	}
+	st, err := c.JS.Stream(ctx, "KV_"+bucket)
+	if err != nil {
+		return nil, err
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if info.Config.AllowDirect {
+		cfg := info.Config
+		cfg.AllowDirect = false
+		if _, err := c.JS.UpdateStream(ctx, cfg); err != nil {
+			return nil, err
+		}
+	}
+	return c.JS.KeyValue(ctx, bucket)
 }
 
 // Records are stored as their JSON; decoding gives the caller its own copy.

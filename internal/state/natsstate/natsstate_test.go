@@ -35,3 +35,30 @@ func TestConformance(t *testing.T) {
 		})
 	}
 }
+
+// The records' bucket reads from its stream's leader: with direct reads
+// (a key-value bucket's default) a lagging replica answered a read after
+// an acknowledged update with the record before it, and the suite lost
+// an update on three nodes. Opening again keeps it so.
+func TestRecordsReadFromTheLeader(t *testing.T) {
+	h := hubtest.Three(t)
+	c := h.Connect(0)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for range 2 {
+		if _, err := natsstate.Open(ctx, c, "lead"); err != nil {
+			t.Fatal(err)
+		}
+		s, err := c.JS.Stream(ctx, "KV_pm-lead")
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := s.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Config.AllowDirect {
+			t.Fatal("the records' bucket answers reads from any replica")
+		}
+	}
+}
