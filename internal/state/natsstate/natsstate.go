@@ -31,18 +31,20 @@ type State struct {
 	Now func() time.Time // stamps a close WithPhase writes
 	IDs ids.Source
 
-	ctx    context.Context // the connection's life: watches and renewals end with it
-	c      *natsx.Conn
-	kv     jetstream.KeyValue
-	bucket string
-	rooms  *room.Rooms
-	mail   jetstream.Stream
-	mailS  string // mail stream name
-	mailP  string // mail subject prefix
-	dlog   string // design log subject prefix
-	locks  *lease.Leases
-	roomS  string // rooms stream name
-	roomP  string // rooms subject prefix
+	ctx      context.Context // the connection's life: watches and renewals end with it
+	c        *natsx.Conn
+	kv       jetstream.KeyValue
+	kvStream jetstream.Stream // the bucket's stream, for listing keys
+	kvPrefix string           // its subjects' prefix before a key
+	bucket   string
+	rooms    *room.Rooms
+	mail     jetstream.Stream
+	mailS    string // mail stream name
+	mailP    string // mail subject prefix
+	dlog     string // design log subject prefix
+	locks    *lease.Leases
+	roomS    string // rooms stream name
+	roomP    string // rooms subject prefix
 
 	mu    sync.Mutex
 	local map[string]*sync.Mutex // one per section: this process's waiters queue here first
@@ -64,6 +66,10 @@ func Open(ctx context.Context, c *natsx.Conn, project string) (*State, error) {
 	var err error
 	if s.kv, err = records(ctx, c, s.bucket); err != nil {
 		return nil, fmt.Errorf("natsstate: bucket %s: %w", s.bucket, err)
+	}
+	s.kvPrefix = "$KV." + s.bucket + "."
+	if s.kvStream, err = c.JS.Stream(ctx, "KV_"+s.bucket); err != nil {
+		return nil, err
 	}
 	if s.rooms, err = room.OpenNamed(ctx, c, s.roomS, s.roomP); err != nil {
 		return nil, err
@@ -142,27 +148,30 @@ func (s *State) get(key string) ([]byte, uint64, error) {
 	return e.Value(), e.Revision(), nil
 }
 
-// list reads every key matching filter with its value, in one consumer.
+// list reads every key matching filter with its value: the stream names
+// the keys that have messages (one request), then each is read from the
+// leader; a deleted key reads as none and is left out. (A key-value
+// watcher would do it in one consumer, but making a consumer costs more
+// than the reads for pm's few records.)
 func (s *State) list(filter string) (map[string][]byte, error) {
 	ctx, cancel := s.op()
 	defer cancel()
-	w, err := s.kv.Watch(ctx, filter, jetstream.IgnoreDeletes())
+	info, err := s.kvStream.Info(ctx, jetstream.WithSubjectFilter(s.kvPrefix+filter))
 	if err != nil {
 		return nil, err
 	}
-	defer w.Stop()
 	out := map[string][]byte{}
-	for {
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case e := <-w.Updates():
-			if e == nil {
-				return out, nil
-			}
-			out[e.Key()] = e.Value()
+	for subj := range info.State.Subjects {
+		key := strings.TrimPrefix(subj, s.kvPrefix)
+		b, _, err := s.get(key)
+		if err != nil {
+			return nil, err
+		}
+		if b != nil {
+			out[key] = b
 		}
 	}
+	return out, nil
 }
 
 // update is the compare-and-set read-modify-write of one record.
@@ -906,7 +915,7 @@ func (s *State) DesignIDs() ([]string, error) {
 // Watch follows the subjects of scope's records, rooms and mailbox with
 // ordered consumers (natsx.Conn.Wake) and checks after each change.
 func (s *State) Watch(ctx context.Context, scope state.Scope, check func() (bool, error)) error {
-	kv := "$KV." + s.bucket + "."
+	kv := s.kvPrefix
 	type source struct {
 		stream   string
 		subjects []string
