@@ -22,7 +22,9 @@ func (c *Conn) Follow(ctx context.Context, stream, subject string, from uint64, 
 	if from > 1 {
 		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, from
 	}
-	cons, err := c.JS.OrderedConsumer(ctx, stream, cfg)
+	op, cancel := Op(ctx) // a create no leader takes is never answered
+	cons, err := c.JS.OrderedConsumer(op, stream, cfg)
+	cancel()
 	if err != nil {
 		return err
 	}
@@ -77,7 +79,9 @@ func (c *Conn) Wake(ctx context.Context, stream string, subjects []string) (<-ch
 }
 
 func (c *Conn) wakeFrom(ctx context.Context, stream string, subjects []string, from uint64) (<-chan struct{}, error) {
-	cons, err := c.JS.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{
+	op, cancel := Op(ctx)
+	defer cancel()
+	cons, err := c.JS.OrderedConsumer(op, stream, jetstream.OrderedConsumerConfig{
 		FilterSubjects: subjects, DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from})
 	if err != nil {
 		return nil, err

@@ -86,7 +86,9 @@ func (l *Leases) Acquire(ctx context.Context, key, holder string) (*Lease, error
 	op, cancel := natsx.Op(ctx)
 	defer cancel()
 	rev, err := l.kv.Create(op, key, []byte(holder))
-	if errors.Is(err, jetstream.ErrKeyExists) {
+	// Over a released or expired lease Create is an update of the delete
+	// mark: losing that race is a wrong last sequence, not ErrKeyExists.
+	if errors.Is(err, jetstream.ErrKeyExists) || natsx.WrongLast(err) {
 		who := "?"
 		if e, gerr := l.kv.Get(op, key); gerr == nil {
 			who = string(e.Value())

@@ -3,6 +3,7 @@ package lease_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -90,5 +91,53 @@ func TestExpiredLeaseIsFenced(t *testing.T) {
 				t.Fatalf("after release: %v", err)
 			}
 		})
+	}
+}
+
+// Holders race for a released lease (Create over the delete mark): one
+// wins, every other is told the lease is held, never another error.
+func TestRaceForAReleasedLease(t *testing.T) {
+	h := hubtest.Single(t)
+	ctx := ctxFor(t)
+	l, err := lease.Open(ctx, h.Connect(0), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := range 5 {
+		first, err := l.Acquire(ctx, "oak_0001", "first")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := first.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		const n = 8
+		won := make(chan *lease.Lease, n)
+		errc := make(chan error, n)
+		for i := range n {
+			go func() {
+				le, err := l.Acquire(ctx, "oak_0001", fmt.Sprintf("h%d", i))
+				won <- le
+				errc <- err
+			}()
+		}
+		var winner *lease.Lease
+		for range n {
+			le, err := <-won, <-errc
+			switch {
+			case err == nil && winner == nil:
+				winner = le
+			case err == nil:
+				t.Fatalf("round %d: two holders", round)
+			case !errors.Is(err, lease.ErrHeld):
+				t.Fatalf("round %d: a loser got %v, want ErrHeld", round, err)
+			}
+		}
+		if winner == nil {
+			t.Fatalf("round %d: nobody took the released lease", round)
+		}
+		if err := winner.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
