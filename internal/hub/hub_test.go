@@ -31,6 +31,9 @@ func TestSingleNodeKeepsAcknowledgedWrites(t *testing.T) {
 	if c.Replicas() != 1 {
 		t.Fatalf("replicas %d on a single node", c.Replicas())
 	}
+	if !h.Nodes[0].Server().JetStreamConfig().SyncAlways {
+		t.Fatal("a single node acknowledges writes it has not synced")
+	}
 	if _, err := c.Stream(ctx, jetstream.StreamConfig{Name: "T", Subjects: []string{"t.>"}}); err != nil {
 		t.Fatal(err)
 	}
