@@ -17,8 +17,9 @@ import (
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/state"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
-	"github.com/plasmodium/pm/internal/watch"
 )
 
 // outputDrain bounds how long the host waits for an exec agent's output
@@ -298,9 +299,10 @@ func watchPhaseClose(ctx context.Context, s *store.Store, log *slog.Logger, a *s
 	}
 }
 
+// waitPhaseClosed wakes on the task's changes (its rooms among them:
+// state.Scope{Task}) and reads the phase's derived status.
 func waitPhaseClosed(ctx context.Context, s *store.Store, taskID, phaseID string) error {
-	dir := s.PhaseDir(taskID, phaseID)
-	return watch.Until(ctx, func() []string { return []string{dir} }, func() (bool, error) {
+	return fsstate.New(s).Watch(ctx, state.Scope{Task: taskID}, func() (bool, error) {
 		ph, err := s.Phase(taskID, phaseID)
 		if err != nil {
 			return false, nil

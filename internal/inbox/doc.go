@@ -9,6 +9,9 @@
 //     pm log -f shows the cascade;
 //   - Serve answers requests one at a time and advances a cursor only after
 //     the reply is written: a respawned agent never loses a request (it may
-//     answer the one it was working on again);
+//     answer the one it was working on again); it reads the mailbox, keeps
+//     its cursor and waits through the state interfaces (state.Mailboxes,
+//     state.Watcher), reaching no file itself; Call still watches the two
+//     agents' directories (pending in internal/state/layering_test.go);
 //   - a resident prompt object's agent is named after the object.
 package inbox

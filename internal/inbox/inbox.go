@@ -12,6 +12,8 @@ import (
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/prompt"
+	"github.com/plasmodium/pm/internal/state"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/watch"
 )
@@ -189,9 +191,6 @@ type Delta struct {
 	Text string `json:"text"`
 }
 
-// StreamPath is where a resident object streams the text of its replies.
-func StreamPath(s *store.Store, name string) string { return s.StreamPath(name) }
-
 // Stream appends a piece of the reply to request corr.
 func Stream(s *store.Store, name, corr, text string) error {
 	return s.AppendStream(name, Delta{Corr: corr, Text: text})
@@ -205,15 +204,16 @@ type Handler func(ctx context.Context, m Message) (string, error)
 // a respawned agent neither loses nor repeats a request. notice is called for
 // notices and may be nil.
 func Serve(ctx context.Context, s *store.Store, name string, handle Handler, notice func(Message)) error {
-	r := s.InboxFrom(name, s.InboxCursor(name))
-	dir := s.AgentDir(name)
-	return watch.Until(ctx, func() []string { return []string{dir} }, func() (bool, error) {
+	st := fsstate.New(s)
+	pos, err := st.MailboxCursor(name)
+	if err != nil {
+		return err
+	}
+	return st.Watch(ctx, state.Scope{Agent: name}, func() (bool, error) {
 		for {
 			var next *Message
-			err := r.Next(func(raw []byte) error {
-				if next != nil {
-					return nil
-				}
+			_, err := st.ReadMailbox(name, pos, func(raw json.RawMessage, after int64) error {
+				pos = after // past what is not a message, too
 				var m Message
 				if json.Unmarshal(raw, &m) != nil {
 					return nil
@@ -242,7 +242,7 @@ func Serve(ctx context.Context, s *store.Store, name string, handle Handler, not
 					notice(*next)
 				}
 			}
-			if err := s.SetInboxCursor(name, r.Offset); err != nil {
+			if err := st.SetMailboxCursor(name, pos); err != nil {
 				return false, err
 			}
 		}

@@ -369,7 +369,7 @@ func TestResidentServes(t *testing.T) {
 	if got := f.srv.Requests()[0].LastMessage().Content; got != "Message from the human:\nI am Ada" {
 		t.Fatalf("request %q", got)
 	}
-	deltas, _ := jsonl.ReadAll[inbox.Delta](inbox.StreamPath(f.s, "greeter"), nil)
+	deltas, _ := jsonl.ReadAll[inbox.Delta](f.s.StreamPath("greeter"), nil)
 	var b strings.Builder
 	for _, d := range deltas {
 		if d.Corr != "rq-0000aa" {

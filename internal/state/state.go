@@ -170,8 +170,8 @@ type Watcher interface {
 
 // Scope is what a Watch covers. Exactly one field is set.
 type Scope struct {
-	// Task covers the task's record, its phases and rooms, and its
-	// children's records.
+	// Task covers the task's record, its phases (those opened after the
+	// watch began too) and their rooms, and its children's records.
 	Task string
 	// Agent covers the agent's record and its mailbox.
 	Agent string

@@ -69,3 +69,39 @@ func BenchmarkLiveTasks(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFindPhase finds a phase by its id alone (pm say/chat --phase) in
+// a state with 10,000 tasks: the phase index's figure (docs/benchmarks.md,
+// "Caches").
+func BenchmarkFindPhase(b *testing.B) {
+	s, st := open10k(b)
+	if _, err := s.FindPhase(st.ActivePhase); err != nil { // Generate writes no index: the first lookup does
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.FindPhase(st.ActivePhase); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkOpenChecked opens a state as a short command does (pm say, pm
+// chat): config.checked's figure (docs/benchmarks.md, "Caches").
+func BenchmarkOpenChecked(b *testing.B) {
+	root, _, err := store.Init(b.TempDir(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := store.OpenChecked(root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s.RecordConfigChecked() // as the first command that succeeded would
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := store.OpenChecked(root); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

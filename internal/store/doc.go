@@ -32,6 +32,7 @@
 //	  config.checked           a cache: the digest (with the executable's identity)
 //	                           of the config.json OpenChecked last parsed; a match
 //	                           skips the parse (configload.go), anything else parses
+//	                           (its gain: docs/benchmarks.md, "Caches")
 //	  events.jsonl             the bus (internal/bus): every process appends
 //	                           under events.jsonl.lock; pm reset removes it
 //	  costs.jsonl              the cost ledger (AppendCost, Costs: cost.Entry
@@ -74,16 +75,18 @@
 //	                           (countmark.go); a cache, one 128-byte record
 //	                           with a check, rewritten in place every 4 KiB
 //	                           of log, ignored and rewritten when it does not
-//	                           fit the log
+//	                           fit the log (its gain: docs/benchmarks.md, "Caches")
 //	  task-index/              live/, done/, killed/tk-ID empty markers and
 //	                           complete: which tasks are in each class, for
 //	                           the limit check and pm status without reading
 //	                           finished tasks (taskindex.go); a cache, the new
 //	                           marker written before task.json, the old one
-//	                           removed after it; repaired by readers
+//	                           removed after it; repaired by readers (its
+//	                           gain: docs/benchmarks.md, "Caches")
 //	  phase-index/ph-ID        the task holding a phase, for FindPhase without
 //	                           a scan (phaseindex.go); a cache, repaired by a
 //	                           scan when it does not fit the task directories
+//	                           (its gain: docs/benchmarks.md, "Caches")
 //	  agents/NAME/
 //	    agent.json             the agent record (agent.New: WriteAgent;
 //	                           inbox.Resident: CreateAgent; Launcher.Start,

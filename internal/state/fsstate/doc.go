@@ -9,8 +9,8 @@
 //     where the store's PhaseTx.Append leaves it to its callers;
 //   - mailbox positions are inbox.jsonl byte offsets (inbox.cursor's unit);
 //   - Watch is inotify on the directories that hold the scope
-//     (internal/watch): the task's and its children's, agents/NAME,
-//     requests/.
+//     (internal/watch): the task's, its phases' and its children's,
+//     agents/NAME, requests/.
 //
 // It passes internal/state/statetest (fsstate_test.go).
 package fsstate

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/watch"
@@ -216,12 +217,38 @@ func (f *FS) ReadDesign(id string, v any) error      { return marked(f.s.ReadDes
 func (f *FS) AppendDesignLog(id string, v any) error { return f.s.AppendDesignLog(id, v) }
 func (f *FS) DesignIDs() ([]string, error)           { return f.s.DesignIDs() }
 
+// taskDirs are the directories a Scope{Task} watch covers, listed again
+// after each wake-up so phases opened meanwhile are covered: the task's
+// (task.json), its phases directory (a phase opened), each phase's
+// (phase.json, messages.jsonl) and each child's (task.json).
+func (f *FS) taskDirs(taskID string) []string {
+	out := []string{f.s.TaskDir(taskID), f.s.PhasesDir(taskID)}
+	if ents, err := os.ReadDir(f.s.PhasesDir(taskID)); err == nil {
+		for _, e := range ents {
+			if e.IsDir() {
+				out = append(out, f.s.PhaseDir(taskID, e.Name()))
+			}
+		}
+	}
+	if t, err := f.s.Task(taskID); err == nil {
+		for _, c := range t.Children {
+			out = append(out, f.s.TaskDir(c))
+		}
+	}
+	return out
+}
+
 // Watch wakes on inotify events in the directories that hold what scope
 // covers (internal/watch), never a sleep loop.
 func (f *FS) Watch(ctx context.Context, scope state.Scope, check func() (bool, error)) error {
 	switch {
 	case scope.Task != "":
-		return f.s.WatchTask(ctx, scope.Task, check)
+		if err := state.CheckID(ids.Task, scope.Task); err != nil {
+			return err
+		}
+		// A task not (or no longer) there is watched all the same: its
+		// directories are watched once they appear, and check decides.
+		return watch.Until(ctx, func() []string { return f.taskDirs(scope.Task) }, check)
 	case scope.Agent != "":
 		if err := state.CheckName(scope.Agent); err != nil {
 			return err

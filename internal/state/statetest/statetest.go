@@ -46,6 +46,7 @@ func Run(t *testing.T, open func(t *testing.T) state.State) {
 		{"Requests", testRequests},
 		{"Designs", testDesigns},
 		{"WatchTask", testWatchTask},
+		{"WatchTaskRoom", testWatchTaskRoom},
 		{"WatchAgent", testWatchAgent},
 		{"WatchRequests", testWatchRequests},
 		{"WatchContextEnds", testWatchContextEnds},
@@ -705,6 +706,51 @@ func testWatchTask(t *testing.T, st state.State) {
 	})
 	<-started
 	if _, err := st.UpdateTask(tk.ID, func(x *state.Task) error { x.Status = state.TaskDone; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A task's scope covers its rooms: a message and a close wake it.
+func testWatchTaskRoom(t *testing.T, st state.State) {
+	tk := newTask(t, st, 1, nil)
+	ph := newPhase(t, st, tk, 10)
+	started, done := watchUntil(st, state.Scope{Task: tk.ID}, func() bool {
+		ms, err := st.Messages(tk.ID, ph.ID)
+		return err == nil && len(ms) == 1
+	})
+	<-started
+	if err := st.WithPhase(tk.ID, ph.ID, func(tx state.RoomTx) error { return tx.Append(message(ph.ID, 1)) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	started, done = watchUntil(st, state.Scope{Task: tk.ID}, func() bool {
+		p, err := st.Phase(tk.ID, ph.ID)
+		return err == nil && p.Status == state.PhaseClosed
+	})
+	<-started
+	if _, err := st.UpdatePhase(tk.ID, ph.ID, func(p *state.Phase) { p.Status, p.CloseReason = state.PhaseClosed, state.CloseEnded }); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// A phase opened after the watch began is covered too.
+	started, done = watchUntil(st, state.Scope{Task: tk.ID}, func() bool {
+		ps, _ := st.Phases(tk.ID)
+		if len(ps) < 2 {
+			return false
+		}
+		ms, _ := st.Messages(tk.ID, ps[1].ID)
+		return len(ms) == 1
+	})
+	<-started
+	second := newPhase(t, st, tk, 10)
+	if err := st.WithPhase(tk.ID, second.ID, func(tx state.RoomTx) error { return tx.Append(message(second.ID, 2)) }); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {
