@@ -14,14 +14,17 @@ all: build
 # Static: no dynamic loader at every start (~6% of a short command). Nothing
 # needs cgo: Landlock's psx uses syscall.AllThreadsSyscall without it.
 # pm-full first: a pm already running never hands a command to an older one.
+# pm-hub (pm hub's embedded NATS server) apart: only it links nats-server.
 build:
+	CGO_ENABLED=0 $(GO) build -o bin/pm-hub ./cmd/pm-hub
 	CGO_ENABLED=0 $(GO) build -o bin/pm-full ./cmd/pm-full
 	CGO_ENABLED=0 $(GO) build -o bin/pm ./cmd/pm
 
 install:
+	CGO_ENABLED=0 $(GO) build -o $(BINDIR)/pm-hub ./cmd/pm-hub
 	CGO_ENABLED=0 $(GO) build -o $(BINDIR)/pm-full ./cmd/pm-full
 	CGO_ENABLED=0 $(GO) build -o $(BINDIR)/pm ./cmd/pm
-	@echo "installed $(BINDIR)/pm and $(BINDIR)/pm-full"
+	@echo "installed $(BINDIR)/pm, $(BINDIR)/pm-full and $(BINDIR)/pm-hub"
 	@case ":$$PATH:" in *":$(BINDIR):"*) ;; *) echo "add it to your PATH: export PATH=\"$(BINDIR):\$$PATH\"";; esac
 
 # The whole suite: unit tests and the testscript end-to-end scripts, which run

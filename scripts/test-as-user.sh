@@ -12,9 +12,9 @@ cd "$(dirname "$0")/.."
 # Packages whose unit tests touch the sandbox, processes, files or git.
 pkgs=(./internal/sandbox ./internal/agent ./internal/capability ./internal/driver
       ./internal/gitx ./internal/broker ./internal/task ./internal/supervisor
-      ./internal/cmd/agentrun)
+      ./internal/cmd/agentrun ./internal/hub ./internal/state/natsstate)
 # Scripts that run agents confined, kill processes or commit.
-scripts='TestScripts/(security_.*|contain_.*|doctor|landing_flow|llm_demo|llm_greeter|kill.*|done_git.*|exec_secrets|fd_inherit|supervisor_revive|blockers|subtasks|reset|governance.*)$'
+scripts='TestScripts/(security_.*|contain_.*|doctor|landing_flow|llm_demo|llm_greeter|kill.*|done_git.*|exec_secrets|fd_inherit|supervisor_revive|blockers|subtasks|reset|governance.*|hub)$'
 
 if [ "$(id -u)" != 0 ]; then
   go test -race -count=1 "${pkgs[@]}"
@@ -36,6 +36,7 @@ work=$(mktemp -d /tmp/pm-as-user.XXXXXX)
 trap 'pkill -KILL -u "$uid" 2>/dev/null; rm -rf "$work"' EXIT
 git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -C "$work" -xf -
 mkdir -p "$work/bin" "$work/home"
+CGO_ENABLED=1 go build -race -o "$work/bin/pm-hub" ./cmd/pm-hub
 CGO_ENABLED=1 go build -race -o "$work/bin/pm-full" ./cmd/pm-full
 CGO_ENABLED=1 go build -race -o "$work/bin/pm" ./cmd/pm
 for p in "${pkgs[@]}" ./cmd/pm; do

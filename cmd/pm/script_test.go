@@ -33,7 +33,8 @@ func TestMain(m *testing.M) {
 	// pm (the short commands) and pm-full (the rest, which pm execs) side by
 	// side, as make install puts them: every script runs through both.
 	pmBin = filepath.Join(dir, "pm")
-	builds := []struct{ out, pkg string }{{pmBin, "."}, {filepath.Join(dir, "pm-full"), "../pm-full"}}
+	// pm-hub (pm hub's NATS server, which pm-full execs) beside them too.
+	builds := []struct{ out, pkg string }{{pmBin, "."}, {filepath.Join(dir, "pm-full"), "../pm-full"}, {filepath.Join(dir, "pm-hub"), "../pm-hub"}}
 	if pre := os.Getenv("PM_TEST_PREBUILT"); pre != "" {
 		// scripts/test-as-user.sh: binaries built by root for a run as an
 		// unprivileged user, who may not reach root's module cache.

@@ -17,6 +17,7 @@ import (
 	"github.com/plasmodium/pm/internal/cmd/endphase"
 	"github.com/plasmodium/pm/internal/cmd/extendphase"
 	"github.com/plasmodium/pm/internal/cmd/history"
+	"github.com/plasmodium/pm/internal/cmd/hubcmd"
 	"github.com/plasmodium/pm/internal/cmd/initcmd"
 	"github.com/plasmodium/pm/internal/cmd/kill"
 	"github.com/plasmodium/pm/internal/cmd/logcmd"
@@ -63,7 +64,7 @@ func NewRoot(f *cmdutil.Factory) *cobra.Command {
 		}
 	}
 	add("human", initcmd.NewCmd(f), taskcmd.NewCmd(f), status.NewCmd(f), reset.NewCmd(f), kill.NewCmd(f), doctor.NewCmd(f),
-		agents.NewCmd(f), logs.NewCmd(f), logcmd.NewCmd(f), requests.NewCmd(f), answer.NewCmd(f), configcmd.NewCmd(f), costs.NewCmd(f), wait.NewCmd(f), top.NewCmd(f), dashboard.NewCmd(f))
+		agents.NewCmd(f), logs.NewCmd(f), logcmd.NewCmd(f), requests.NewCmd(f), answer.NewCmd(f), configcmd.NewCmd(f), costs.NewCmd(f), wait.NewCmd(f), top.NewCmd(f), dashboard.NewCmd(f), hubcmd.NewCmd(f, hubcmd.Exec))
 	add("agent", chat.NewCmd(f), say.NewCmd(f), history.NewCmd(f))
 	root.AddGroup(&cobra.Group{ID: "po", Title: "Prompt objects:"})
 	add("po", prompts.NewCmd(f), talk.NewCmd(f), send.NewCmd(f), stop.NewCmd(f), demo.NewCmd(f))

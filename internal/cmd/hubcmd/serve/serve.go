@@ -1,0 +1,32 @@
+// Package serve runs `pm hub` in the pm-hub executable: the embedded
+// server (internal/hub) for hubcmd's options, until interrupted.
+package serve
+
+import (
+	"fmt"
+
+	"github.com/plasmodium/pm/internal/cmd/hubcmd"
+	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/hub"
+)
+
+// Run starts the node, prints its URL and serves until f.Context ends.
+func Run(f *cmdutil.Factory, o hubcmd.Options, _ []string) error {
+	store, err := hubcmd.StoreDir(f, o.Store)
+	if err != nil {
+		return err
+	}
+	h, err := hub.Start(hub.Config{Name: o.Name, StoreDir: store, Listen: o.Listen, Cluster: o.Cluster,
+		ClusterName: o.ClusterName, Routes: o.Routes, Log: f.IO.ErrOut})
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	durability := "single node, every write synced to disk"
+	if h.Clustered() {
+		durability = fmt.Sprintf("node %s of cluster %s, routes on %s, streams replicated to three nodes", h.Name(), h.ClusterName(), h.ClusterAddr())
+	}
+	fmt.Fprintf(f.IO.Out, "pm hub: %s (%s; store %s)\n", h.ClientURL(), durability, store)
+	<-f.Context.Done()
+	return nil
+}

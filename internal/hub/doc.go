@@ -1,0 +1,22 @@
+// Package hub runs pm's engine for teams on several machines: a NATS
+// server with JetStream, embedded as a Go library (issue 24). One node by
+// default, its streams written to a store directory and synced on every
+// write; three nodes when each is given a cluster address and the routes
+// of the others, its streams replicated to all three (R3).
+//
+// Invariants:
+//   - Start returns a server that accepts connections, or an error and no
+//     server: an address in use or not of this machine is refused before
+//     anything starts (internal/listen's errors, with the flag to change),
+//     and a listener the server itself could not open (it logs a fatal
+//     error) shuts it down and is returned, never left half-running.
+//   - A single node syncs every write to disk before it acknowledges it
+//     (SyncAlways): an acknowledged write survives the machine's crash. A
+//     cluster acknowledges a write once a majority holds it (R3), so it
+//     survives the loss of any one node; it syncs on the server's interval.
+//   - Close shuts the server down and waits for its goroutines and
+//     listeners to end: a test that closes its hubs leaks nothing.
+//   - The server's own log goes to Config.Log (nothing when nil), never to
+//     a process-exiting logger: nats-server's Fatalf exits the process with
+//     its default logger; here it becomes Start's error.
+package hub

@@ -1,0 +1,249 @@
+package hub
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/listen"
+)
+
+// DefaultClusterName names the cluster of a hub started with --cluster.
+const DefaultClusterName = "pm"
+
+// readyWait bounds how long Start waits for the server's listeners: it is
+// an in-process start on this machine, so only a broken one takes long.
+const readyWait = 10 * time.Second
+
+// Config says how to run one node.
+type Config struct {
+	// Name is the node's name, unique in its cluster and the same across
+	// restarts (JetStream knows its peers by name). Default: the host name.
+	Name string
+	// StoreDir holds the node's streams. Required.
+	StoreDir string
+	// Listen is host:port for clients; port 0 takes any free one.
+	Listen string
+	// Cluster is host:port for the other nodes' routes; empty runs a
+	// single node. Port 0 takes any free one.
+	Cluster string
+	// ClusterName is the cluster's name (DefaultClusterName when empty).
+	ClusterName string
+	// Routes are the other nodes' cluster addresses (host:port or
+	// nats-route://host:port); a node's own address may be among them.
+	Routes []string
+	// Log receives the server's notices, warnings and errors; nil: none.
+	Log io.Writer
+}
+
+// Hub is one running node.
+type Hub struct {
+	srv       *server.Server
+	clustered bool
+}
+
+// Start runs one node and returns once it accepts clients.
+func Start(c Config) (*Hub, error) {
+	opts, err := c.options()
+	if err != nil {
+		return nil, err
+	}
+	// The addresses are checked the way pm's other servers check theirs,
+	// so a port in use says which flag to change; the server binds them
+	// right after.
+	if err := probe(c.Listen, "--listen"); err != nil {
+		return nil, err
+	}
+	if c.Cluster != "" {
+		if err := probe(c.Cluster, "--cluster"); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.MkdirAll(c.StoreDir, 0o700); err != nil {
+		return nil, errs.Failf("name a directory you can write with --store", "hub store %s: %v", c.StoreDir, err)
+	}
+	srv, err := server.NewServer(opts)
+	if err != nil {
+		return nil, errs.Usagef("pm hub --help lists the flags", "hub: %v", err)
+	}
+	log := &logger{w: c.Log, name: opts.ServerName}
+	srv.SetLoggerV2(log, false, false, false)
+	srv.Start()
+	ready := srv.ReadyForConnections(readyWait)
+	if fatal := log.fatal(); fatal != "" || !ready {
+		srv.Shutdown()
+		srv.WaitForShutdown()
+		if fatal == "" {
+			fatal = fmt.Sprintf("not accepting connections after %s", readyWait)
+		}
+		return nil, errs.Failf("check the addresses (--listen, --cluster) and the store directory (--store), then run pm hub again", "hub: %s", fatal)
+	}
+	return &Hub{srv: srv, clustered: c.Cluster != ""}, nil
+}
+
+// options turns a Config into the server's options, refusing what the
+// server would misread (a port 0 means 4222 to it; "any" is -1).
+func (c Config) options() (*server.Options, error) {
+	if c.StoreDir == "" {
+		return nil, errs.Usagef("name the store directory with --store DIR", "hub: no store directory")
+	}
+	host, port, err := hostPort(c.Listen, "--listen")
+	if err != nil {
+		return nil, err
+	}
+	o := &server.Options{
+		ServerName: c.Name,
+		Host:       host,
+		Port:       port,
+		JetStream:  true,
+		StoreDir:   c.StoreDir,
+		NoSigs:     true,
+		// A single node has no replica: an acknowledged write is one synced.
+		SyncAlways: c.Cluster == "",
+	}
+	if o.ServerName == "" {
+		if o.ServerName, err = os.Hostname(); err != nil {
+			return nil, errs.Usagef("name this node with --name", "hub: no host name: %v", err)
+		}
+	}
+	if c.Cluster == "" {
+		if len(c.Routes) > 0 {
+			return nil, errs.Usagef("give this node's own cluster address with --cluster host:port", "hub: --routes without --cluster")
+		}
+		return o, nil
+	}
+	o.Cluster.Name = c.ClusterName
+	if o.Cluster.Name == "" {
+		o.Cluster.Name = DefaultClusterName
+	}
+	if o.Cluster.Host, o.Cluster.Port, err = hostPort(c.Cluster, "--cluster"); err != nil {
+		return nil, err
+	}
+	for _, r := range c.Routes {
+		u, err := routeURL(r)
+		if err != nil {
+			return nil, err
+		}
+		o.Routes = append(o.Routes, u)
+	}
+	return o, nil
+}
+
+// hostPort splits an address for the server, port 0 meaning any.
+func hostPort(addr, flag string) (string, int, error) {
+	host, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, errs.Usagef("give "+flag+" as host:port, e.g. "+flag+" 127.0.0.1:4222", "hub: %s %q: %v", flag, addr, err)
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil || port < 0 || port > 65535 {
+		return "", 0, errs.Usagef("give "+flag+" a port number from 0 (any) to 65535", "hub: %s %q: bad port", flag, addr)
+	}
+	if port == 0 {
+		port = server.RANDOM_PORT
+	}
+	return host, port, nil
+}
+
+// routeURL reads one of --routes: host:port, or a nats-route:// (or
+// nats://) URL naming one.
+func routeURL(r string) (*url.URL, error) {
+	try := "give each route as host:port of another node's --cluster, e.g. --routes 10.0.0.2:6222,10.0.0.3:6222"
+	if !strings.Contains(r, "://") {
+		r = "nats-route://" + r
+	}
+	u, err := url.Parse(r)
+	if err != nil || u.Host == "" || (u.Scheme != "nats-route" && u.Scheme != "nats") {
+		return nil, errs.Usagef(try, "hub: route %q is not host:port", r)
+	}
+	if _, _, err := hostPort(u.Host, "--routes"); err != nil {
+		return nil, errs.Usagef(try, "hub: route %q: %v", r, err)
+	}
+	return u, nil
+}
+
+// probe binds addr and lets go, so a port in use is internal/listen's
+// error naming flag. Port 0 needs no check.
+func probe(addr, flag string) error {
+	if _, p, _ := net.SplitHostPort(addr); p == "0" {
+		return nil
+	}
+	ln, err := listen.TCP(addr, flag)
+	if err != nil {
+		return err
+	}
+	return ln.Close()
+}
+
+// ClientURL is the nats:// URL clients connect to.
+func (h *Hub) ClientURL() string { return h.srv.ClientURL() }
+
+// ClusterAddr is the address other nodes route to ("" for a single node).
+func (h *Hub) ClusterAddr() string {
+	if a := h.srv.ClusterAddr(); a != nil {
+		return a.String()
+	}
+	return ""
+}
+
+// ClusterName is the node's cluster ("" for a single node).
+func (h *Hub) ClusterName() string { return h.srv.ClusterName() }
+
+// Name is the node's name.
+func (h *Hub) Name() string { return h.srv.Name() }
+
+// Clustered reports whether the node is one of a cluster.
+func (h *Hub) Clustered() bool { return h.clustered }
+
+// Server is the embedded server, for tests that ask it who leads.
+func (h *Hub) Server() *server.Server { return h.srv }
+
+// Close shuts the node down and waits until it has.
+func (h *Hub) Close() {
+	h.srv.Shutdown()
+	h.srv.WaitForShutdown()
+}
+
+// logger is the server's log, with its fatal errors kept for Start rather
+// than ending the process.
+type logger struct {
+	w    io.Writer
+	name string
+	mu   sync.Mutex
+	msg  string
+}
+
+func (l *logger) fatal() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.msg
+}
+
+func (l *logger) line(level, format string, v []any) {
+	if l.w != nil {
+		fmt.Fprintf(l.w, "hub %s %s: %s\n", l.name, level, fmt.Sprintf(format, v...))
+	}
+}
+
+func (l *logger) Noticef(format string, v ...any) { l.line("notice", format, v) }
+func (l *logger) Warnf(format string, v ...any)   { l.line("warning", format, v) }
+func (l *logger) Errorf(format string, v ...any)  { l.line("error", format, v) }
+func (l *logger) Debugf(format string, v ...any)  {}
+func (l *logger) Tracef(format string, v ...any)  {}
+func (l *logger) Fatalf(format string, v ...any) {
+	l.line("fatal", format, v)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.msg == "" {
+		l.msg = fmt.Sprintf(format, v...)
+	}
+}

@@ -1,0 +1,24 @@
+// Package natsx is the one way pm's JetStream packages (natsx/room,
+// natsx/natsbus, natsx/lease, natsstate) reach a hub: a connection with its
+// JetStream context, the replication its streams get, and the reading of
+// JetStream's errors they share.
+//
+// Invariants:
+//   - Every stream pm creates gets Replicas(): 3 on a cluster (a write is
+//     acknowledged once two of three nodes hold it), 1 on a single node
+//     (which syncs every write, internal/hub). Nothing picks its own.
+//   - Connect returns once the hub's JetStream answers: a cluster still
+//     electing its leader is waited for (with a deadline), never reported
+//     as missing JetStream.
+//   - Every request has its own deadline (Op, OpTimeout): a request no
+//     stream leader takes (one is being elected) is never answered, and
+//     would otherwise wait as long as its caller's context. What is retried
+//     after such a timeout is made idempotent by its caller (a message id,
+//     an expected sequence).
+//   - Nothing polls: Follow and Wake are ordered consumers the hub pushes
+//     to; Wake starts after the stream's last sequence as read before its
+//     consumer exists, so every message stored after it returns signals.
+//   - A compare-and-set refusal (a wrong last sequence, which a single
+//     node reports as 10071 and a replicated stream as 10164) is one
+//     predicate, WrongLast.
+package natsx

@@ -1,0 +1,127 @@
+package natsbus_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/plasmodium/pm/internal/hub/hubtest"
+	"github.com/plasmodium/pm/internal/natsx"
+	"github.com/plasmodium/pm/internal/natsx/natsbus"
+)
+
+func ctxFor(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// Publishers on every node; a follower started before them on each node
+// sees every event once, all in the same order, the order of their
+// cursors; a follower resumed from a cursor sees exactly what came after.
+func TestOneOrderResumableFromACursor(t *testing.T) {
+	for _, set := range hubtest.Sets() {
+		t.Run(set.Name, func(t *testing.T) {
+			h := set.Start(t)
+			ctx := ctxFor(t)
+			const perNode = 20
+			total := perNode * h.Len()
+			var buses []*natsbus.Bus
+			for i := range h.Len() {
+				b, err := natsbus.Open(ctx, h.Connect(i))
+				if err != nil {
+					t.Fatal(err)
+				}
+				buses = append(buses, b)
+			}
+			// Followers first: they are woken by each event, not polling.
+			seen := make([][]string, len(buses))
+			var fw sync.WaitGroup
+			ready := make(chan struct{}, len(buses))
+			for i, b := range buses {
+				fw.Add(1)
+				go func() {
+					defer fw.Done()
+					ready <- struct{}{}
+					last := uint64(0)
+					err := b.Follow(ctx, 0, func(cur uint64, data []byte) error {
+						if cur <= last {
+							return fmt.Errorf("cursor %d after %d", cur, last)
+						}
+						last = cur
+						seen[i] = append(seen[i], string(data))
+						if len(seen[i]) == total {
+							return natsx.ErrStop
+						}
+						return nil
+					})
+					if err != nil {
+						t.Error(err)
+					}
+				}()
+			}
+			for range buses {
+				<-ready
+			}
+			var pw sync.WaitGroup
+			for i, b := range buses {
+				pw.Add(1)
+				go func() {
+					defer pw.Done()
+					for k := range perNode {
+						if _, err := b.Publish(ctx, fmt.Sprintf("e-%d-%d", i, k), fmt.Appendf(nil, "%d-%d", i, k)); err != nil {
+							t.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			pw.Wait()
+			fw.Wait()
+			for i := range seen {
+				if len(seen[i]) != total || !slices.Equal(seen[i], seen[0]) {
+					t.Fatalf("follower %d saw %d events, in another order than follower 0 (%d)", i, len(seen[i]), len(seen[0]))
+				}
+			}
+			// Resume from the 10th event's cursor: the rest, in order.
+			var cursors []uint64
+			var rest []string
+			if err := buses[0].Follow(ctx, 0, func(cur uint64, _ []byte) error {
+				cursors = append(cursors, cur)
+				if len(cursors) == total {
+					return natsx.ErrStop
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if err := buses[h.Len()-1].Follow(ctx, cursors[9], func(_ uint64, data []byte) error {
+				rest = append(rest, string(data))
+				if len(rest) == total-10 {
+					return natsx.ErrStop
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(rest, seen[0][10:]) {
+				t.Fatalf("resumed from cursor %d: %v, want %v", cursors[9], rest, seen[0][10:])
+			}
+			end, err := buses[0].End(ctx)
+			if err != nil || end != cursors[total-1] {
+				t.Fatalf("end %d (%v), last cursor %d", end, err, cursors[total-1])
+			}
+			// A publish retried with its id is stored once.
+			again, err := buses[len(buses)-1].Publish(ctx, "e-0-0", []byte("0-0"))
+			if want := cursors[slices.Index(seen[0], "0-0")]; err != nil || again != want {
+				t.Fatalf("retried publish: cursor %d (%v), want %d", again, err, want)
+			}
+			if end2, _ := buses[0].End(ctx); end2 != end {
+				t.Fatalf("retried publish stored again: end %d, was %d", end2, end)
+			}
+		})
+	}
+}

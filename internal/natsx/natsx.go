@@ -1,0 +1,116 @@
+package natsx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/plasmodium/pm/internal/errs"
+)
+
+// Conn is one connection to a hub and its JetStream context.
+type Conn struct {
+	NC *nats.Conn
+	JS jetstream.JetStream
+}
+
+// Connect dials url (one or more nats:// URLs, comma-separated) and waits
+// until JetStream answers or ctx ends.
+func Connect(ctx context.Context, url string, opts ...nats.Option) (*Conn, error) {
+	opts = append([]nats.Option{nats.Name("pm"), nats.MaxReconnects(-1)}, opts...)
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		return nil, errs.Failf("start a hub (pm hub) or check store.url: is the server up and reachable?", "connect to %s: %v", url, err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	if err := ready(ctx, js); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return &Conn{NC: nc, JS: js}, nil
+}
+
+// ready asks for the account's JetStream until it answers: a cluster that
+// has just started answers "not available" until its nodes elect a
+// leader. This is the one retry loop on a hub's start-up; nothing else in
+// pm waits by asking again.
+func ready(ctx context.Context, js jetstream.JetStream) error {
+	backoff := 10 * time.Millisecond
+	for {
+		// A request no leader takes is never answered: each attempt has
+		// its own deadline.
+		attempt, cancel := context.WithTimeout(ctx, time.Second)
+		_, err := js.AccountInfo(attempt)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
+			return errs.Failf("enable JetStream for this account on the server (pm hub does)", "hub: %v", err)
+		}
+		select {
+		case <-ctx.Done():
+			return errs.Failf("is a majority of the hub's nodes up? pm hub on each of them", "hub: JetStream not ready: %v", err)
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 500*time.Millisecond)
+	}
+}
+
+// Close drains nothing: what was acknowledged is stored.
+func (c *Conn) Close() { c.NC.Close() }
+
+// Replicas is how many copies pm's streams keep on this hub: 3 on a
+// cluster, 1 on a single node.
+func (c *Conn) Replicas() int {
+	if c.NC.ConnectedClusterName() != "" {
+		return 3
+	}
+	return 1
+}
+
+// Stream creates (or updates to) cfg with the hub's replication.
+func (c *Conn) Stream(ctx context.Context, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
+	cfg.Replicas = c.Replicas()
+	cfg.Storage = jetstream.FileStorage
+	s, err := c.JS.CreateOrUpdateStream(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("stream %s: %w", cfg.Name, err)
+	}
+	return s, nil
+}
+
+// WrongLast reports a publish refused because the subject's (or the
+// stream's) last sequence was not the one it expected.
+func WrongLast(err error) bool {
+	var api *jetstream.APIError
+	if !errors.As(err, &api) {
+		return false
+	}
+	return api.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+		api.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant
+}
+
+// NotFound reports a message, key or stream that is not there.
+func NotFound(err error) bool {
+	return errors.Is(err, jetstream.ErrMsgNotFound) || errors.Is(err, jetstream.ErrKeyNotFound) ||
+		errors.Is(err, jetstream.ErrStreamNotFound)
+}
+
+// OpTimeout bounds one request to the hub. A request that no stream leader
+// takes (one is being elected) is never answered: without its own
+// deadline it would wait as long as its caller's context.
+const OpTimeout = 5 * time.Second
+
+// Op is ctx bounded by OpTimeout, for one request.
+func Op(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, OpTimeout)
+}

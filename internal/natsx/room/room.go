@@ -1,0 +1,194 @@
+// Package room is a room on JetStream: an append-only log per room, one
+// subject of the rooms' stream, that accepts exactly its limit of
+// messages with writers on any number of connections and machines.
+//
+// Invariants:
+//   - A message is accepted only as the room's next one: it carries its
+//     index (Pm-Index, 1-based) and is published with the subject's last
+//     sequence as it was read (Nats-Expected-Last-Subject-Sequence), so
+//     the stream itself refuses every writer but one for each index. A
+//     refused writer reads again and retries; the writer that reads the
+//     room holding limit messages gets ErrFull. No lock of pm's own.
+//   - An append is idempotent by its id (Nats-Msg-Id): retried after a
+//     lost acknowledgement, it is found (a duplicate within the stream's
+//     window, or among the room's messages) and reported once, never
+//     stored twice.
+//   - A room's count is the last message's index: one read, whatever the
+//     room holds.
+package room
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/plasmodium/pm/internal/natsx"
+)
+
+// Stream is the rooms' stream; a room is the subject Prefix+name.
+const (
+	Stream = "PM_ROOMS"
+	Prefix = "pm.room."
+	// IndexHeader carries a message's 1-based place in its room.
+	IndexHeader = "Pm-Index"
+)
+
+// ErrFull is an append to a room that holds its limit.
+var ErrFull = errors.New("room: full")
+
+// Rooms are the rooms on one connection.
+type Rooms struct {
+	c      *natsx.Conn
+	s      jetstream.Stream
+	stream string
+	prefix string
+}
+
+// Open makes sure the rooms' stream exists (Stream, Prefix).
+func Open(ctx context.Context, c *natsx.Conn) (*Rooms, error) {
+	return OpenNamed(ctx, c, Stream, Prefix)
+}
+
+// OpenNamed is Open for rooms in stream under subject prefix (ending in
+// a dot): one project's rooms apart from another's.
+func OpenNamed(ctx context.Context, c *natsx.Conn, stream, prefix string) (*Rooms, error) {
+	s, err := c.Stream(ctx, jetstream.StreamConfig{Name: stream, Subjects: []string{prefix + ">"}})
+	if err != nil {
+		return nil, err
+	}
+	return &Rooms{c: c, s: s, stream: stream, prefix: prefix}, nil
+}
+
+// Subject is the subject of room.
+func (r *Rooms) Subject(room string) string { return r.prefix + room }
+
+// Appended is an accepted message.
+type Appended struct {
+	Seq   uint64 // its stream sequence
+	Index int    // its place in the room, 1-based
+	// Closing: it is the limit-th message, the one that closes the room.
+	Closing bool
+	// Again: it had been accepted already (an append retried).
+	Again bool
+}
+
+// Append adds data to room as message id, unless the room holds limit
+// messages (ErrFull).
+func (r *Rooms) Append(ctx context.Context, room, id string, data []byte, limit int) (Appended, error) {
+	subj := r.prefix + room
+	for {
+		n, last, err := r.last(ctx, subj)
+		if err != nil {
+			return Appended{}, err
+		}
+		if n >= limit {
+			if got, ok, err := r.find(ctx, room, id); err != nil || ok {
+				got.Closing = got.Index == limit
+				return got, err
+			}
+			return Appended{}, ErrFull
+		}
+		m := &nats.Msg{Subject: subj, Data: data, Header: nats.Header{}}
+		m.Header.Set(IndexHeader, strconv.Itoa(n+1))
+		op, cancel := natsx.Op(ctx)
+		ack, err := r.c.JS.PublishMsg(op, m, jetstream.WithMsgID(id), jetstream.WithExpectLastSequencePerSubject(last))
+		cancel()
+		switch {
+		case err == nil && ack.Duplicate:
+			// Accepted before, maybe as another index: report the stored one.
+			if got, ok, err := r.find(ctx, room, id); err != nil || ok {
+				got.Closing = got.Index == limit
+				return got, err
+			}
+			return Appended{}, fmt.Errorf("room %s: message %s acknowledged as a duplicate but not in the room", room, id)
+		case err == nil:
+			return Appended{Seq: ack.Sequence, Index: n + 1, Closing: n+1 == limit}, nil
+		case natsx.WrongLast(err):
+			continue // another writer took index n+1: read again
+		default:
+			return Appended{}, err
+		}
+	}
+}
+
+// Count is how many messages room holds.
+func (r *Rooms) Count(ctx context.Context, room string) (int, error) {
+	n, _, err := r.last(ctx, r.prefix+room)
+	return n, err
+}
+
+// last is the room's count and the sequence of its last message (0, 0
+// for an empty room).
+func (r *Rooms) last(ctx context.Context, subj string) (int, uint64, error) {
+	op, cancel := natsx.Op(ctx)
+	defer cancel()
+	m, err := r.s.GetLastMsgForSubject(op, subj)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return 0, 0, nil
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	n, err := strconv.Atoi(m.Header.Get(IndexHeader))
+	if err != nil {
+		return 0, 0, fmt.Errorf("room %s: message %d has no index", subj, m.Sequence)
+	}
+	return n, m.Sequence, nil
+}
+
+// Message is one message of a room.
+type Message struct {
+	Seq   uint64
+	Index int
+	ID    string
+	Data  []byte
+}
+
+// Read calls fn with each message room holds now, in order.
+func (r *Rooms) Read(ctx context.Context, room string, fn func(Message) error) error {
+	n, last, err := r.last(ctx, r.prefix+room)
+	if err != nil || n == 0 {
+		return err
+	}
+	return r.Follow(ctx, room, 0, func(m Message) error {
+		if err := fn(m); err != nil {
+			return err
+		}
+		if m.Seq >= last {
+			return natsx.ErrStop
+		}
+		return nil
+	})
+}
+
+// Follow calls fn with each message of room after index after, in order,
+// then with each one accepted later, until fn returns natsx.ErrStop (nil),
+// fails or ctx ends. Nothing polls: the stream pushes them.
+func (r *Rooms) Follow(ctx context.Context, room string, after int, fn func(Message) error) error {
+	return r.c.Follow(ctx, r.stream, r.prefix+room, 0, func(jm jetstream.Msg) error {
+		m := Message{Seq: natsx.Seq(jm), ID: jm.Headers().Get(jetstream.MsgIDHeader), Data: jm.Data()}
+		m.Index, _ = strconv.Atoi(jm.Headers().Get(IndexHeader))
+		if m.Index <= after {
+			return nil
+		}
+		return fn(m)
+	})
+}
+
+// find looks for message id among room's messages.
+func (r *Rooms) find(ctx context.Context, room, id string) (Appended, bool, error) {
+	var got Appended
+	found := false
+	err := r.Read(ctx, room, func(m Message) error {
+		if m.ID == id {
+			got, found = Appended{Seq: m.Seq, Index: m.Index, Again: true}, true
+			return natsx.ErrStop
+		}
+		return nil
+	})
+	return got, found, err
+}

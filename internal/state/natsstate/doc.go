@@ -1,0 +1,30 @@
+// Package natsstate is pm's state (internal/state) on NATS JetStream, for a
+// project shared by several machines (issue 24): every process that can
+// reach the hub sees one state, with the guarantees state/doc.go writes
+// and statetest checks.
+//
+// Where each thing lives, for project P (see Open):
+//   - records (tasks, phases, agents, requests, designs, subtask
+//     contexts, mailbox cursors) in the key-value bucket pm-P, one key
+//     each (task.ID, phase.TASK.ID, agent.NAME, req.ID, design.ID,
+//     ctx.ID, cursor.NAME); every update is a compare-and-set on the
+//     key's revision, retried, so concurrent updates lose nothing;
+//   - rooms in stream PM_ROOMS_P, one subject per phase
+//     (pm.P.room.TASK.PHASE), appended by natsx/room: the stream refuses
+//     any message past the limit, whatever the locks say;
+//   - mailboxes in stream PM_MAIL_P (pm.P.mail.NAME): a position is the
+//     stream sequence after an entry; design logs in PM_DLOG_P;
+//   - the critical sections (WithTasks, a task's phases, a room) are
+//     leases in the bucket pm-P-locks (natsx/lease): taken by create,
+//     renewed while held, released at the end, and expiring if their
+//     holder dies; a waiter is woken by the key's watch, never a sleep.
+//
+// Invariants:
+//   - Nothing polls: Watch is ordered consumers on the scope's subjects,
+//     started after the streams' last sequence, so every change stored
+//     after Watch was called wakes a check.
+//   - A returned record is decoded from what is stored: a caller's change
+//     to it never reaches the state.
+//   - Every stream and bucket has natsx.Conn.Replicas(): on a cluster an
+//     acknowledged write survives the loss of a node.
+package natsstate

@@ -1,0 +1,970 @@
+package natsstate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/ids"
+	"github.com/plasmodium/pm/internal/natsx"
+	"github.com/plasmodium/pm/internal/natsx/lease"
+	"github.com/plasmodium/pm/internal/natsx/room"
+	"github.com/plasmodium/pm/internal/state"
+)
+
+// lockTTL is how long a critical section outlives a holder that died;
+// a live holder renews it every lockTTL/3.
+const lockTTL = 10 * time.Second
+
+// State is one project's state on a hub.
+type State struct {
+	Now func() time.Time // stamps a close WithPhase writes
+	IDs ids.Source
+
+	ctx      context.Context // the connection's life: watches and renewals end with it
+	c        *natsx.Conn
+	kv       jetstream.KeyValue
+	kvStream jetstream.Stream // the bucket's stream, for listing keys
+	kvPrefix string           // its subjects' prefix before a key
+	bucket   string
+	rooms    *room.Rooms
+	mail     jetstream.Stream
+	mailS    string // mail stream name
+	mailP    string // mail subject prefix
+	dlog     string // design log subject prefix
+	locks    *lease.Leases
+	roomS    string // rooms stream name
+	roomP    string // rooms subject prefix
+
+	mu    sync.Mutex
+	local map[string]*sync.Mutex // one per section: this process's waiters queue here first
+}
+
+var _ state.State = (*State)(nil)
+
+var projectName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// Open makes sure project's buckets and streams exist on c's hub and
+// returns its state. ctx bounds the state's use (watches, renewals).
+func Open(ctx context.Context, c *natsx.Conn, project string) (*State, error) {
+	if !projectName.MatchString(project) {
+		return nil, errs.Usagef("name the project with letters, digits, - and _", "natsstate: project %q", project)
+	}
+	s := &State{Now: time.Now, IDs: ids.Default, ctx: ctx, c: c, bucket: "pm-" + project, local: map[string]*sync.Mutex{},
+		mailS: "PM_MAIL_" + project, mailP: "pm." + project + ".mail.", dlog: "pm." + project + ".dlog.",
+		roomS: "PM_ROOMS_" + project, roomP: "pm." + project + ".room."}
+	var err error
+	if s.kv, err = records(ctx, c, s.bucket); err != nil {
+		return nil, fmt.Errorf("natsstate: bucket %s: %w", s.bucket, err)
+	}
+	s.kvPrefix = "$KV." + s.bucket + "."
+	if s.kvStream, err = c.JS.Stream(ctx, "KV_"+s.bucket); err != nil {
+		return nil, err
+	}
+	if s.rooms, err = room.OpenNamed(ctx, c, s.roomS, s.roomP); err != nil {
+		return nil, err
+	}
+	if s.mail, err = c.Stream(ctx, jetstream.StreamConfig{Name: s.mailS, Subjects: []string{s.mailP + ">"}}); err != nil {
+		return nil, err
+	}
+	if _, err = c.Stream(ctx, jetstream.StreamConfig{Name: "PM_DLOG_" + project, Subjects: []string{s.dlog + ">"}}); err != nil {
+		return nil, err
+	}
+	if s.locks, err = lease.OpenBucket(ctx, c, s.bucket+"-locks", lockTTL); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// records opens the records' bucket, making it on first use. Its reads go
+// to the stream's leader: a key-value bucket answers reads from any
+// replica by default (direct get), and a replica that lags reads an older
+// revision, so a read after an acknowledged write could miss it (the
+// conformance suite caught it on three nodes). The bucket is made once
+// and never remade, which would turn direct reads back on.
+func records(ctx context.Context, c *natsx.Conn, bucket string) (jetstream.KeyValue, error) {
+	kv, err := c.JS.KeyValue(ctx, bucket)
+	if err == nil || !errors.Is(err, jetstream.ErrBucketNotFound) {
+		return kv, err
+	}
+	if _, err := c.JS.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: bucket, History: 1,
+		Replicas: c.Replicas(), Storage: jetstream.FileStorage}); err != nil && !errors.Is(err, jetstream.ErrBucketExists) {
+		return nil, err
+	}
+	st, err := c.JS.Stream(ctx, "KV_"+bucket)
+	if err != nil {
+		return nil, err
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if info.Config.AllowDirect {
+		cfg := info.Config
+		cfg.AllowDirect = false
+		if _, err := c.JS.UpdateStream(ctx, cfg); err != nil {
+			return nil, err
+		}
+	}
+	return c.JS.KeyValue(ctx, bucket)
+}
+
+// Records are stored as their JSON; decoding gives the caller its own copy.
+func dec[T any](b []byte) (*T, error) {
+	var v T
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, err
+	}
+	return &v, nil
+}
+
+func notFound(try, format string, args ...any) error {
+	return state.Errorf(state.ErrNotFound, try, format, args...)
+}
+
+func (s *State) op() (context.Context, context.CancelFunc) { return natsx.Op(s.ctx) }
+
+// get reads key: nil, 0 when there is none.
+func (s *State) get(key string) ([]byte, uint64, error) {
+	ctx, cancel := s.op()
+	defer cancel()
+	e, err := s.kv.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	return e.Value(), e.Revision(), nil
+}
+
+// list reads every key matching filter with its value: the stream names
+// the keys that have messages (one request), then each is read from the
+// leader; a deleted key reads as none and is left out. (A key-value
+// watcher would do it in one consumer, but making a consumer costs more
+// than the reads for pm's few records.)
+func (s *State) list(filter string) (map[string][]byte, error) {
+	ctx, cancel := s.op()
+	defer cancel()
+	info, err := s.kvStream.Info(ctx, jetstream.WithSubjectFilter(s.kvPrefix+filter))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]byte{}
+	for subj := range info.State.Subjects {
+		key := strings.TrimPrefix(subj, s.kvPrefix)
+		b, _, err := s.get(key)
+		if err != nil {
+			return nil, err
+		}
+		if b != nil {
+			out[key] = b
+		}
+	}
+	return out, nil
+}
+
+// update is the compare-and-set read-modify-write of one record.
+func update[T any](s *State, key string, missing func() error, fn func(*T) error) (*T, error) {
+	for {
+		b, rev, err := s.get(key)
+		if err != nil {
+			return nil, err
+		}
+		if b == nil {
+			return nil, missing()
+		}
+		v, err := dec[T](b)
+		if err != nil {
+			return nil, err
+		}
+		if err := fn(v); errors.Is(err, state.ErrUnchanged) {
+			return dec[T](b)
+		} else if err != nil {
+			return nil, err
+		}
+		nb, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		ctx, cancel := s.op()
+		_, err = s.kv.Update(ctx, key, nb, rev)
+		cancel()
+		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			continue // another update landed first: apply fn to it
+		}
+		if err != nil {
+			return nil, err
+		}
+		return dec[T](nb)
+	}
+}
+
+// create writes key only if it does not exist; false when it did.
+func (s *State) create(key string, v any) (bool, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return false, err
+	}
+	ctx, cancel := s.op()
+	defer cancel()
+	_, err = s.kv.Create(ctx, key, b)
+	if errors.Is(err, jetstream.ErrKeyExists) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func (s *State) freshID(kind, keyPrefix string) (string, error) {
+	for {
+		id := s.IDs.New(kind)
+		b, _, err := s.get(keyPrefix + id)
+		if err != nil || b == nil {
+			return id, err
+		}
+	}
+}
+
+// section runs fn holding the lock name: first this process's mutex for
+// it (so local waiters queue without traffic), then the hub's lease,
+// renewed while fn runs.
+func (s *State) section(name string, fn func() error) error {
+	s.mu.Lock()
+	mu, ok := s.local[name]
+	if !ok {
+		mu = &sync.Mutex{}
+		s.local[name] = mu
+	}
+	s.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
+	var l *lease.Lease
+	for {
+		var err error
+		l, err = s.locks.Acquire(s.ctx, name, s.c.NC.ConnectedServerId()+"/"+s.IDs.New(ids.Message))
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, lease.ErrHeld) {
+			return err
+		}
+		if err := s.locks.WaitFree(s.ctx, name); err != nil {
+			return err
+		}
+	}
+	done := make(chan struct{})
+	renewed := make(chan struct{})
+	go func() {
+		defer close(renewed)
+		t := time.NewTicker(lockTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if l.Renew(s.ctx) != nil {
+					return
+				}
+			}
+		}
+	}()
+	err := fn()
+	close(done)
+	<-renewed
+	if rerr := l.Release(s.ctx); err == nil && rerr != nil {
+		err = state.Mark(fmt.Errorf("critical section %s: %w", name, rerr), state.ErrConflict)
+	}
+	return err
+}
+
+// byCreated sorts records oldest first, then by id.
+func byCreated[T any](out []*T, at func(*T) time.Time, id func(*T) string) {
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := at(out[i]), at(out[j])
+		if !a.Equal(b) {
+			return a.Before(b)
+		}
+		return id(out[i]) < id(out[j])
+	})
+}
+
+// Tasks.
+
+func noTask(id string) error {
+	return notFound("see 'pm status' for the tasks that exist", "no task %s", id)
+}
+
+func (s *State) Task(id string) (*state.Task, error) {
+	if err := state.CheckID(ids.Task, id); err != nil {
+		return nil, err
+	}
+	b, _, err := s.get("task." + id)
+	if err != nil {
+		return nil, err
+	}
+	if b == nil {
+		return nil, noTask(id)
+	}
+	return dec[state.Task](b)
+}
+
+func (s *State) Tasks() ([]*state.Task, error) {
+	recs, err := s.list("task.>")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*state.Task, 0, len(recs))
+	for _, b := range recs {
+		t, err := dec[state.Task](b)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	byCreated(out, func(t *state.Task) time.Time { return t.CreatedAt }, func(t *state.Task) string { return t.ID })
+	return out, nil
+}
+
+func (s *State) WithTasks(fn func() error) error { return s.section("tasks", fn) }
+
+// CreateTask links the parent and blockers first and writes the record
+// last: a reader sees the task only once they name it.
+func (s *State) CreateTask(build func(id string) (*state.Task, []byte, error)) (*state.Task, error) {
+	id, err := s.freshID(ids.Task, "task.")
+	if err != nil {
+		return nil, err
+	}
+	t, context, err := build(id)
+	if err != nil {
+		return nil, err
+	}
+	link := func(pid string, fn func(p *state.Task)) error {
+		_, err := s.UpdateTask(pid, func(p *state.Task) error { fn(p); return nil })
+		if errors.Is(err, state.ErrNotFound) {
+			return nil
+		}
+		return err
+	}
+	if t.ParentID != "" {
+		if err := link(t.ParentID, func(p *state.Task) { p.Children = appendOnce(p.Children, t.ID) }); err != nil {
+			return nil, err
+		}
+	}
+	for _, b := range t.BlockedBy {
+		if err := link(b, func(p *state.Task) { p.Blocks = appendOnce(p.Blocks, t.ID) }); err != nil {
+			return nil, err
+		}
+	}
+	if len(context) > 0 {
+		ctx, cancel := s.op()
+		_, err := s.kv.Put(ctx, "ctx."+t.ID, context)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+	}
+	if _, err := s.create("task."+t.ID, t); err != nil {
+		return nil, err
+	}
+	return s.Task(t.ID)
+}
+
+func appendOnce(list []string, id string) []string {
+	for _, x := range list {
+		if x == id {
+			return list
+		}
+	}
+	return append(list, id)
+}
+
+func (s *State) UpdateTask(id string, fn func(t *state.Task) error) (*state.Task, error) {
+	if err := state.CheckID(ids.Task, id); err != nil {
+		return nil, err
+	}
+	return update(s, "task."+id, func() error { return noTask(id) }, fn)
+}
+
+func (s *State) Context(taskID string) ([]byte, error) {
+	if _, err := s.Task(taskID); err != nil {
+		return nil, err
+	}
+	b, _, err := s.get("ctx." + taskID)
+	return b, err
+}
+
+// Phases.
+
+func noPhase(id string) error {
+	return notFound("see 'pm status' for the phases that exist", "no phase %s", id)
+}
+
+func (s *State) roomOf(taskID, phaseID string) string { return taskID + "." + phaseID }
+
+func (s *State) Phase(taskID, phaseID string) (*state.Phase, error) {
+	if err := state.CheckID(ids.Task, taskID); err != nil {
+		return nil, err
+	}
+	if err := state.CheckID(ids.Phase, phaseID); err != nil {
+		return nil, err
+	}
+	b, _, err := s.get("phase." + taskID + "." + phaseID)
+	if err != nil {
+		return nil, err
+	}
+	if b == nil {
+		return nil, notFound("see 'pm status' for the phases that exist", "no phase %s in task %s", phaseID, taskID)
+	}
+	return s.derived(b)
+}
+
+// derived is the record with its room's derived status (RoomClosedBy).
+func (s *State) derived(b []byte) (*state.Phase, error) {
+	p, err := dec[state.Phase](b)
+	if err != nil {
+		return nil, err
+	}
+	n, err := s.rooms.Count(s.ctx, s.roomOf(p.TaskID, p.ID))
+	if err != nil {
+		return nil, err
+	}
+	var status state.TaskStatus
+	if t, err := s.Task(p.TaskID); err == nil {
+		status = t.Status
+	}
+	if reason := state.RoomClosedBy(p, n, status); reason != "" && p.Status == state.PhaseActive {
+		p.Status, p.CloseReason = state.PhaseClosed, reason
+	}
+	return p, nil
+}
+
+func (s *State) FindPhase(phaseID string) (*state.Phase, error) {
+	if err := state.CheckID(ids.Phase, phaseID); err != nil {
+		return nil, err
+	}
+	recs, err := s.list("phase.*." + phaseID)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range recs {
+		return s.derived(b)
+	}
+	return nil, noPhase(phaseID)
+}
+
+func (s *State) Phases(taskID string) ([]*state.Phase, error) {
+	if err := state.CheckID(ids.Task, taskID); err != nil {
+		return nil, err
+	}
+	recs, err := s.list("phase." + taskID + ".*")
+	if err != nil {
+		return nil, err
+	}
+	var out []*state.Phase
+	for _, b := range recs {
+		p, err := s.derived(b)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	byCreated(out, func(p *state.Phase) time.Time { return p.CreatedAt }, func(p *state.Phase) string { return p.ID })
+	return out, nil
+}
+
+func (s *State) WithPhases(taskID string, fn func() error) error {
+	if _, err := s.Task(taskID); err != nil {
+		return err
+	}
+	return s.section("phases."+taskID, fn)
+}
+
+func (s *State) CreatePhase(taskID string, build func(t *state.Task, existing []*state.Phase, id string) (*state.Phase, error), then func(ph *state.Phase) error) (*state.Phase, error) {
+	var out *state.Phase
+	err := s.WithPhases(taskID, func() error {
+		t, err := s.Task(taskID)
+		if err != nil {
+			return err
+		}
+		existing, err := s.Phases(taskID)
+		if err != nil {
+			return err
+		}
+		id, err := s.freshID(ids.Phase, "phase."+taskID+".")
+		if err != nil {
+			return err
+		}
+		ph, err := build(t, existing, id)
+		if err != nil {
+			return err
+		}
+		if _, err := s.create("phase."+taskID+"."+id, ph); err != nil {
+			return err
+		}
+		if out, err = s.Phase(taskID, id); err != nil {
+			return err
+		}
+		if then != nil {
+			return then(out)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (s *State) UpdatePhase(taskID, phaseID string, fn func(p *state.Phase)) (*state.Phase, error) {
+	if _, err := s.Phase(taskID, phaseID); err != nil {
+		return nil, err
+	}
+	return update(s, "phase."+taskID+"."+phaseID, func() error { return noPhase(phaseID) }, func(p *state.Phase) error { fn(p); return nil })
+}
+
+func (s *State) WithPhase(taskID, phaseID string, fn func(tx state.RoomTx) error) error {
+	if _, err := s.Phase(taskID, phaseID); err != nil {
+		return err
+	}
+	return s.section("room."+phaseID, func() error {
+		key := "phase." + taskID + "." + phaseID
+		b, _, err := s.get(key)
+		if err != nil {
+			return err
+		}
+		stored, err := dec[state.Phase](b)
+		if err != nil {
+			return err
+		}
+		derived, err := s.derived(b)
+		if err != nil {
+			return err
+		}
+		if stored.Status == state.PhaseActive && derived.Status != state.PhaseActive {
+			now := s.Now().UTC()
+			if stored, err = update(s, key, func() error { return noPhase(phaseID) }, func(p *state.Phase) error {
+				p.Status, p.ClosedAt, p.CloseReason = state.PhaseClosed, &now, derived.CloseReason
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return fn(&roomTx{s: s, key: key, phase: stored})
+	})
+}
+
+// roomTx runs inside the room's section; the stream still refuses any
+// message past the limit (natsx/room), so a section lost to an expired
+// lease cannot overfill the room.
+type roomTx struct {
+	s     *State
+	key   string
+	phase *state.Phase
+}
+
+func (tx *roomTx) Phase() *state.Phase { return tx.phase }
+
+func (tx *roomTx) Count() (int, error) {
+	return tx.s.rooms.Count(tx.s.ctx, tx.s.roomOf(tx.phase.TaskID, tx.phase.ID))
+}
+
+func (tx *roomTx) Append(msg state.Message) error {
+	if tx.phase.Status != state.PhaseActive {
+		return state.Errorf(state.ErrClosed, "the owner may open a new phase", "phase %s is closed (%s)", tx.phase.ID, tx.phase.CloseReason)
+	}
+	b, err := json.Marshal(msg)
+	if err != nil {
+		return err
+	}
+	_, err = tx.s.rooms.Append(tx.s.ctx, tx.s.roomOf(tx.phase.TaskID, tx.phase.ID), msg.ID, b, tx.phase.MessageLimit)
+	if errors.Is(err, room.ErrFull) {
+		return state.Errorf(state.ErrRoomFull, "the owner may open a new phase", "phase %s holds its %d messages", tx.phase.ID, tx.phase.MessageLimit)
+	}
+	return err
+}
+
+func (tx *roomTx) Update(fn func(p *state.Phase)) error {
+	p, err := update(tx.s, tx.key, func() error { return noPhase(tx.phase.ID) }, func(p *state.Phase) error { fn(p); return nil })
+	if err != nil {
+		return err
+	}
+	tx.phase = p
+	return nil
+}
+
+func (s *State) Messages(taskID, phaseID string) ([]state.Message, error) {
+	if _, err := s.Phase(taskID, phaseID); err != nil {
+		return nil, err
+	}
+	out := []state.Message{}
+	err := s.rooms.Read(s.ctx, s.roomOf(taskID, phaseID), func(m room.Message) error {
+		var msg state.Message
+		if err := json.Unmarshal(m.Data, &msg); err != nil {
+			return err
+		}
+		out = append(out, msg)
+		return nil
+	})
+	return out, err
+}
+
+// Agents.
+
+func noAgent(name string) error {
+	return notFound("see 'pm agents' for the agents that exist", "no agent %s", name)
+}
+
+func (s *State) Agent(name string) (*state.Agent, error) {
+	if err := state.CheckName(name); err != nil {
+		return nil, err
+	}
+	b, _, err := s.get("agent." + name)
+	if err != nil {
+		return nil, err
+	}
+	if b == nil {
+		return nil, noAgent(name)
+	}
+	return dec[state.Agent](b)
+}
+
+func (s *State) Agents() ([]*state.Agent, error) {
+	recs, err := s.list("agent.>")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*state.Agent, 0, len(recs))
+	for _, b := range recs {
+		a, err := dec[state.Agent](b)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	byCreated(out, func(a *state.Agent) time.Time { return a.CreatedAt }, func(a *state.Agent) string { return a.Name })
+	return out, nil
+}
+
+func (s *State) CreateAgent(a *state.Agent) (bool, error) {
+	if err := state.CheckName(a.Name); err != nil {
+		return false, err
+	}
+	return s.create("agent."+a.Name, a)
+}
+
+func (s *State) UpdateAgent(name string, fn func(a *state.Agent) error) (*state.Agent, error) {
+	if err := state.CheckName(name); err != nil {
+		return nil, err
+	}
+	return update(s, "agent."+name, func() error { return noAgent(name) }, fn)
+}
+
+// RemoveAgent deletes the record at the revision fn saw (a compare-and-set,
+// like UpdateAgent's), then the mailbox and cursor.
+func (s *State) RemoveAgent(name string, fn func(a *state.Agent) error) error {
+	if err := state.CheckName(name); err != nil {
+		return err
+	}
+	for {
+		b, rev, err := s.get("agent." + name)
+		if err != nil {
+			return err
+		}
+		var a *state.Agent
+		if b != nil {
+			if a, err = dec[state.Agent](b); err != nil {
+				return err
+			}
+		}
+		if err := fn(a); err != nil {
+			return err
+		}
+		ctx, cancel := s.op()
+		if b != nil {
+			err = s.kv.Delete(ctx, "agent."+name, jetstream.LastRevision(rev))
+		}
+		cancel()
+		if natsx.WrongLast(err) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			continue // updated meanwhile: fn sees the new record
+		}
+		if err != nil {
+			return err
+		}
+		ctx, cancel = s.op()
+		defer cancel()
+		if err := s.mail.Purge(ctx, jetstream.WithPurgeSubject(s.mailP+name)); err != nil {
+			return err
+		}
+		if err := s.kv.Delete(ctx, "cursor."+name); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+			return err
+		}
+		return s.dropSeen(ctx, name)
+	}
+}
+
+// Mailboxes: a position is the stream sequence after an entry.
+
+func (s *State) Post(name string, v any) error {
+	if err := state.CheckName(name); err != nil {
+		return err
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := s.op()
+	defer cancel()
+	_, err = s.c.JS.PublishMsg(ctx, &nats.Msg{Subject: s.mailP + name, Data: b})
+	return err
+}
+
+func (s *State) ReadMailbox(name string, from int64, fn func(raw json.RawMessage, next int64) error) (int64, error) {
+	if err := state.CheckName(name); err != nil {
+		return from, err
+	}
+	ctx, cancel := s.op()
+	last, err := s.mail.GetLastMsgForSubject(ctx, s.mailP+name)
+	cancel()
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return from, nil
+	}
+	if err != nil {
+		return from, err
+	}
+	if int64(last.Sequence) < from {
+		return from, nil
+	}
+	pos := from
+	err = s.c.Follow(s.ctx, s.mailS, s.mailP+name, uint64(max(from, 1)), func(m jetstream.Msg) error {
+		seq := natsx.Seq(m)
+		pos = int64(seq) + 1
+		if json.Valid(m.Data()) {
+			if err := fn(json.RawMessage(m.Data()), pos); err != nil {
+				return err
+			}
+		}
+		if seq >= last.Sequence {
+			return natsx.ErrStop
+		}
+		return nil
+	})
+	return pos, err
+}
+
+func (s *State) MailboxCursor(name string) (int64, error) {
+	if err := state.CheckName(name); err != nil {
+		return 0, err
+	}
+	b, _, err := s.get("cursor." + name)
+	if err != nil || b == nil {
+		return 0, err
+	}
+	var pos int64
+	err = json.Unmarshal(b, &pos)
+	return pos, err
+}
+
+func (s *State) SetMailboxCursor(name string, pos int64) error {
+	if err := state.CheckName(name); err != nil {
+		return err
+	}
+	ctx, cancel := s.op()
+	defer cancel()
+	_, err := s.kv.Put(ctx, "cursor."+name, fmt.Appendf(nil, "%d", pos))
+	return err
+}
+
+// Requests.
+
+func noRequest(id string) error {
+	return notFound("see 'pm requests --all' for the requests that exist", "no request %s", id)
+}
+
+func (s *State) CreateRequest(r *state.Request) error {
+	for {
+		r.ID = s.IDs.New(ids.Request)
+		ok, err := s.create("req."+r.ID, r)
+		if err != nil || ok {
+			return err
+		}
+	}
+}
+
+func (s *State) Request(id string) (*state.Request, error) {
+	if err := state.CheckID(ids.Request, id); err != nil {
+		return nil, err
+	}
+	b, _, err := s.get("req." + id)
+	if err != nil {
+		return nil, err
+	}
+	if b == nil {
+		return nil, noRequest(id)
+	}
+	return dec[state.Request](b)
+}
+
+func (s *State) UpdateRequest(id string, fn func(r *state.Request) error) (*state.Request, error) {
+	if err := state.CheckID(ids.Request, id); err != nil {
+		return nil, err
+	}
+	return update(s, "req."+id, func() error { return noRequest(id) }, fn)
+}
+
+func (s *State) Requests() ([]*state.Request, error) {
+	recs, err := s.list("req.>")
+	if err != nil {
+		return nil, err
+	}
+	out := []*state.Request{}
+	for _, b := range recs {
+		r, err := dec[state.Request](b)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	byCreated(out, func(r *state.Request) time.Time { return r.CreatedAt }, func(r *state.Request) string { return r.ID })
+	return out, nil
+}
+
+// Designs: the key holds the state ("null" until the first write), the log
+// is a subject of the design-log stream.
+
+func noDesign(id string) error {
+	return notFound("see 'pm designs' for the designs that exist", "no design %s", id)
+}
+
+func (s *State) CreateDesign() (string, error) {
+	for {
+		id := s.IDs.New(ids.Design)
+		ok, err := s.create("design."+id, nil)
+		if err != nil || ok {
+			return id, err
+		}
+	}
+}
+
+func (s *State) WriteDesign(id string, v any) error {
+	if err := state.CheckID(ids.Design, id); err != nil {
+		return err
+	}
+	_, err := update(s, "design."+id, func() error { return noDesign(id) }, func(raw *json.RawMessage) error {
+		b, err := json.Marshal(v)
+		*raw = b
+		return err
+	})
+	return err
+}
+
+func (s *State) ReadDesign(id string, v any) error {
+	if err := state.CheckID(ids.Design, id); err != nil {
+		return err
+	}
+	b, _, err := s.get("design." + id)
+	if err != nil {
+		return err
+	}
+	if b == nil || string(b) == "null" {
+		return noDesign(id)
+	}
+	return json.Unmarshal(b, v)
+}
+
+func (s *State) AppendDesignLog(id string, v any) error {
+	if err := state.CheckID(ids.Design, id); err != nil {
+		return err
+	}
+	if b, _, err := s.get("design." + id); err != nil || b == nil {
+		if err == nil {
+			err = noDesign(id)
+		}
+		return err
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := s.op()
+	defer cancel()
+	_, err = s.c.JS.PublishMsg(ctx, &nats.Msg{Subject: s.dlog + id, Data: b})
+	return err
+}
+
+func (s *State) DesignIDs() ([]string, error) {
+	recs, err := s.list("design.>")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(recs))
+	for k := range recs {
+		out = append(out, strings.TrimPrefix(k, "design."))
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// Watch follows the subjects of scope's records, rooms and mailbox with
+// ordered consumers (natsx.Conn.Wake) and checks after each change.
+func (s *State) Watch(ctx context.Context, scope state.Scope, check func() (bool, error)) error {
+	kv := s.kvPrefix
+	type source struct {
+		stream   string
+		subjects []string
+	}
+	var srcs []source
+	switch {
+	case scope.Task != "":
+		// Its children's records are tasks too: any task wakes it.
+		srcs = []source{{"KV_" + s.bucket, []string{kv + "task.>", kv + "phase." + scope.Task + ".>"}},
+			{s.roomS, []string{s.roomP + scope.Task + ".>"}}}
+	case scope.Agent != "":
+		srcs = []source{{"KV_" + s.bucket, []string{kv + "agent." + scope.Agent, kv + "cursor." + scope.Agent}},
+			{s.mailS, []string{s.mailP + scope.Agent}}}
+	case scope.Requests:
+		srcs = []source{{"KV_" + s.bucket, []string{kv + "req.>"}}}
+	default:
+		return errs.Usagef("", "state.Scope names nothing to watch")
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	wake := make(chan struct{}, 1)
+	for _, src := range srcs {
+		ch, err := s.c.Wake(wctx, src.stream, src.subjects)
+		if err != nil {
+			return err
+		}
+		go func() {
+			for {
+				select {
+				case <-wctx.Done():
+					return
+				case <-ch:
+					select {
+					case wake <- struct{}{}:
+					default:
+					}
+				}
+			}
+		}()
+	}
+	for {
+		done, err := check()
+		if err != nil || done {
+			return err
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}

@@ -1,0 +1,64 @@
+package natsstate_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"testing"
+
+	"github.com/plasmodium/pm/internal/hub/hubtest"
+	"github.com/plasmodium/pm/internal/state"
+	"github.com/plasmodium/pm/internal/state/natsstate"
+	"github.com/plasmodium/pm/internal/state/statetest"
+)
+
+func TestMain(m *testing.M) { os.Exit(hubtest.Main(m)) }
+
+// The shared conformance suite, each test on a project of its own, on one
+// node and on three (R3).
+func TestConformance(t *testing.T) {
+	for _, set := range hubtest.Sets() {
+		t.Run(set.Name, func(t *testing.T) {
+			h := set.Start(t)
+			c := h.Connect(0)
+			var n atomic.Int64
+			statetest.Run(t, func(t *testing.T) state.State {
+				ctx, cancel := context.WithCancel(context.Background())
+				t.Cleanup(cancel)
+				st, err := natsstate.Open(ctx, c, fmt.Sprintf("p%d", n.Add(1)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return st
+			})
+		})
+	}
+}
+
+// The records' bucket reads from its stream's leader: with direct reads
+// (a key-value bucket's default) a lagging replica answered a read after
+// an acknowledged update with the record before it, and the suite lost
+// an update on three nodes. Opening again keeps it so.
+func TestRecordsReadFromTheLeader(t *testing.T) {
+	h := hubtest.Three(t)
+	c := h.Connect(0)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for range 2 {
+		if _, err := natsstate.Open(ctx, c, "lead"); err != nil {
+			t.Fatal(err)
+		}
+		s, err := c.JS.Stream(ctx, "KV_pm-lead")
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := s.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Config.AllowDirect {
+			t.Fatal("the records' bucket answers reads from any replica")
+		}
+	}
+}

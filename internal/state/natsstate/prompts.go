@@ -1,0 +1,135 @@
+package natsstate
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/plasmodium/pm/internal/ids"
+	"github.com/plasmodium/pm/internal/natsx"
+	"github.com/plasmodium/pm/internal/state"
+)
+
+// Seen marks: seen.AGENT.PHASE holds how many of the phase's messages the
+// agent has been shown, moved forward only (compare-and-set), dropped with
+// the agent (RemoveAgent).
+
+func seenKey(agent, phaseID string) string { return "seen." + agent + "." + phaseID }
+
+func (s *State) Seen(agent, phaseID string) int {
+	if state.CheckName(agent) != nil || ids.Parse(ids.Phase, phaseID) != nil {
+		return 0
+	}
+	b, _, err := s.get(seenKey(agent, phaseID))
+	if err != nil || b == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(string(b))
+	return n
+}
+
+func (s *State) MarkSeen(agent, phaseID string, n int) {
+	if state.CheckName(agent) != nil || ids.Parse(ids.Phase, phaseID) != nil {
+		return
+	}
+	key := seenKey(agent, phaseID)
+	for range 8 { // best effort: a lost race leaves the other's mark
+		b, rev, err := s.get(key)
+		if err != nil {
+			return
+		}
+		if old, _ := strconv.Atoi(string(b)); b != nil && old >= n {
+			return
+		}
+		ctx, cancel := s.op()
+		if b == nil {
+			_, err = s.kv.Create(ctx, key, []byte(strconv.Itoa(n)))
+		} else {
+			_, err = s.kv.Update(ctx, key, []byte(strconv.Itoa(n)), rev)
+		}
+		cancel()
+		if err == nil {
+			return
+		}
+	}
+}
+
+// dropSeen removes the agent's seen marks.
+func (s *State) dropSeen(ctx context.Context, agent string) error {
+	marks, err := s.list("seen." + agent + ".>")
+	if err != nil {
+		return err
+	}
+	for key := range marks {
+		if err := s.kv.Delete(ctx, key); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+			return err
+		}
+	}
+	return nil
+}
+
+// Prompts: prompt.NAME holds a prompt object create_capability kept; no
+// other kind is kept here, so every other sub holds none.
+
+func promptWhere(name string) string { return "nats:prompt." + name }
+
+func (s *State) PromptFiles(sub string, fn func(where string, data []byte) error) error {
+	if sub != "" {
+		return state.CheckName(sub)
+	}
+	all, err := s.list("prompt.>")
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(all))
+	for key := range all {
+		names = append(names, strings.TrimPrefix(key, "prompt."))
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if err := fn(promptWhere(n), all["prompt."+n]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *State) CreatePrompt(name string, data []byte) (string, error) {
+	if err := state.CheckName(name); err != nil {
+		return "", err
+	}
+	ctx, cancel := s.op()
+	defer cancel()
+	_, err := s.kv.Create(ctx, "prompt."+name, data)
+	if errors.Is(err, jetstream.ErrKeyExists) || natsx.WrongLast(err) {
+		return "", state.Errorf(state.ErrConflict, "pick another name", "a prompt object %q exists", name)
+	}
+	if err != nil {
+		return "", err
+	}
+	return promptWhere(name), nil
+}
+
+func (s *State) RemovePrompt(name string) error {
+	if err := state.CheckName(name); err != nil {
+		return err
+	}
+	b, rev, err := s.get("prompt." + name)
+	if err != nil {
+		return err
+	}
+	if b == nil {
+		return notFound("see 'pm prompts'", "no prompt object %q", name)
+	}
+	ctx, cancel := s.op()
+	defer cancel()
+	err = s.kv.Delete(ctx, "prompt."+name, jetstream.LastRevision(rev))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return notFound("see 'pm prompts'", "no prompt object %q", name)
+	}
+	return err
+}
