@@ -474,3 +474,21 @@ func (w *sliceWriter) Write(p []byte) (int, error) {
 	w.b = append(w.b, p...)
 	return len(p), nil
 }
+
+// ReadFrom appends all of r.
+func (w *sliceWriter) ReadFrom(r io.Reader) (int64, error) {
+	n0 := len(w.b)
+	for {
+		if len(w.b) == cap(w.b) {
+			w.b = append(w.b, 0)[:len(w.b)]
+		}
+		n, err := r.Read(w.b[len(w.b):cap(w.b)])
+		w.b = w.b[:len(w.b)+n]
+		if err == io.EOF {
+			return int64(len(w.b) - n0), nil
+		}
+		if err != nil {
+			return int64(len(w.b) - n0), err
+		}
+	}
+}
