@@ -151,7 +151,7 @@ func (l *Launcher) spawn(d driver.Driver, a *store.Agent) (driver.Handle, error)
 	defer logf.Close()
 	h, err := d.Start(context.Background(), driver.Spec{
 		Name: a.Name, Argv: []string{l.Exe, "agent-run", a.Name},
-		Dir: s.ProjectDir(), Env: Env(l.Env, s, a), Output: logf,
+		Dir: s.WorkDir(a.TaskID), Env: Env(l.Env, s, a), Output: logf,
 		MaxProcs: s.Config().Runtime.MaxProcesses,
 	})
 	if err != nil {

@@ -21,9 +21,18 @@ type lineHunk struct {
 // insertions at the same place) conflict unless they are the same change.
 // ok is false on a conflict, or when any side looks binary (a NUL byte).
 func mergeLines(base, ours, theirs []byte) (_ []byte, ok bool) {
+	out, clean, _ := mergeLinesMarked(base, ours, theirs, [2]string{})
+	return out, clean
+}
+
+// mergeLinesMarked is mergeLines that, given labels (mark[0] ours,
+// mark[1] theirs), writes a conflict as git does: "<<<<<<< ours", our
+// lines, "=======", their lines, ">>>>>>> theirs"; clean is false when it
+// wrote one. text is false for binary content (then out is nil).
+func mergeLinesMarked(base, ours, theirs []byte, mark [2]string) (out []byte, clean, text bool) {
 	for _, b := range [][]byte{base, ours, theirs} {
 		if bytes.IndexByte(b[:min(len(b), 8000)], 0) >= 0 {
-			return nil, false
+			return nil, false, false
 		}
 	}
 	codes := map[string]rune{}
@@ -31,15 +40,16 @@ func mergeLines(base, ours, theirs []byte) (_ []byte, ok bool) {
 	_, os_, ok2 := encodeLines(string(ours), codes)
 	_, ts, ok3 := encodeLines(string(theirs), codes)
 	if !ok1 || !ok2 || !ok3 {
-		return nil, false
+		return nil, false, false
 	}
-	text := map[rune]string{}
+	texts := map[rune]string{}
 	for l, r := range codes {
-		text[r] = l
+		texts[r] = l
 	}
-	hs := append(hunks(bs, os_, text, 0), hunks(bs, ts, text, 1)...)
+	hs := append(hunks(bs, os_, texts, 0), hunks(bs, ts, texts, 1)...)
 	sortHunks(hs)
-	var out strings.Builder
+	var b strings.Builder
+	clean = true
 	at := 0
 	for i := 0; i < len(hs); {
 		// A group: hunks that overlap or touch each other.
@@ -50,22 +60,65 @@ func mergeLines(base, ours, theirs []byte) (_ []byte, ok bool) {
 		}
 		group := hs[i:j]
 		pick, ok := resolveGroup(group, bl)
-		if !ok {
-			return nil, false
+		if !ok && mark[0] == "" {
+			return nil, false, true
 		}
 		for _, l := range bl[at:group[0].start] {
-			out.WriteString(l)
+			b.WriteString(l)
+		}
+		if !ok {
+			clean = false
+			pick = markConflict(group, bl, mark)
 		}
 		for _, l := range pick {
-			out.WriteString(l)
+			b.WriteString(l)
 		}
 		at = end
 		i = j
 	}
 	for _, l := range bl[at:] {
-		out.WriteString(l)
+		b.WriteString(l)
 	}
-	return []byte(out.String()), true
+	return []byte(b.String()), clean, true
+}
+
+// markConflict is a conflicting group written with git's markers.
+func markConflict(group []lineHunk, base []string, mark [2]string) []string {
+	start, end := group[0].start, group[0].end
+	for _, h := range group {
+		end = max(end, h.end)
+	}
+	out := []string{"<<<<<<< " + mark[0] + "\n"}
+	for _, l := range applySide(group, base, 0, start, end) {
+		out = append(out, withNewline(l))
+	}
+	out = append(out, "=======\n")
+	for _, l := range applySide(group, base, 1, start, end) {
+		out = append(out, withNewline(l))
+	}
+	return append(out, ">>>>>>> "+mark[1]+"\n")
+}
+
+// applySide is base lines [start, end) with one side's hunks of group.
+func applySide(group []lineHunk, base []string, side, start, end int) []string {
+	var out []string
+	at := start
+	for _, h := range group {
+		if h.side != side {
+			continue
+		}
+		out = append(out, base[at:h.start]...)
+		out = append(out, h.lines...)
+		at = h.end
+	}
+	return append(out, base[at:end]...)
+}
+
+func withNewline(l string) string {
+	if strings.HasSuffix(l, "\n") {
+		return l
+	}
+	return l + "\n"
 }
 
 // resolveGroup is what a group of hunks over the same base lines becomes:
@@ -77,19 +130,7 @@ func resolveGroup(group []lineHunk, base []string) ([]string, bool) {
 		end = max(end, h.end)
 		sides[h.side] = true
 	}
-	apply := func(side int) []string {
-		var out []string
-		at := start
-		for _, h := range group {
-			if h.side != side {
-				continue
-			}
-			out = append(out, base[at:h.start]...)
-			out = append(out, h.lines...)
-			at = h.end
-		}
-		return append(out, base[at:end]...)
-	}
+	apply := func(side int) []string { return applySide(group, base, side, start, end) }
 	if !sides[1] {
 		return apply(0), true
 	}

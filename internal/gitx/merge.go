@@ -156,7 +156,7 @@ func (c *committer) mergeCommit(base, ours, theirs plumbing.Hash, msg string, no
 			return plumbing.ZeroHash, nil, err
 		}
 	}
-	entries, conflicts, err := c.mergeTrees(trees[0], trees[1], trees[2], favor)
+	entries, conflicts, err := c.mergeTrees(trees[0], trees[1], trees[2], favor, [2]string{})
 	if err != nil || len(conflicts) > 0 {
 		return plumbing.ZeroHash, conflicts, err
 	}
@@ -177,7 +177,11 @@ func (c *committer) mergeCommit(base, ours, theirs plumbing.Hash, msg string, no
 // text both changed, the line merge; anything else is a conflict (or the
 // favored side). A file on one side where the other has a directory is a
 // conflict. The entries come sorted by name.
-func (c *committer) mergeTrees(b, o, t map[string]treeEntry, favor Favor) ([]*index.Entry, []string, error) {
+//
+// With labels (mark), a conflict is not left out but written into the
+// result as git writes it into a work tree: a text file with conflict
+// markers, anything else as ours; it is still listed.
+func (c *committer) mergeTrees(b, o, t map[string]treeEntry, favor Favor, mark [2]string) ([]*index.Entry, []string, error) {
 	names := map[string]bool{}
 	for _, m := range []map[string]treeEntry{b, o, t} {
 		for n := range m {
@@ -201,13 +205,19 @@ func (c *committer) mergeTrees(b, o, t map[string]treeEntry, favor Favor) ([]*in
 		case same(be, inB, oe, inO):
 			pick, ok = te, inT
 		default:
-			e, merged, err := c.mergeFile(be, inB, oe, inO, te, inT)
+			e, merged, err := c.mergeFile(be, inB, oe, inO, te, inT, mark)
 			if err != nil {
 				return nil, nil, err
 			}
 			switch {
 			case merged:
 				pick, ok = e, true
+			case mark[0] != "":
+				conflicts = append(conflicts, n)
+				pick, ok = oe, inO
+				if !e.Hash.IsZero() {
+					pick, ok = e, true // the text with conflict markers
+				}
 			case favor == FavorOurs:
 				pick, ok = oe, inO
 			case favor == FavorTheirs:
@@ -254,7 +264,10 @@ func compact(s []string) []string {
 // mergeFile merges a regular file both sides changed, line by line; merged
 // is false when it does not merge (a symlink or submodule, a side that
 // deleted it, binary content, or overlapping changes).
-func (c *committer) mergeFile(b treeEntry, inB bool, o treeEntry, inO bool, t treeEntry, inT bool) (treeEntry, bool, error) {
+//
+// With labels (mark), a text file that does not merge comes back with
+// conflict markers and merged false.
+func (c *committer) mergeFile(b treeEntry, inB bool, o treeEntry, inO bool, t treeEntry, inT bool, mark [2]string) (treeEntry, bool, error) {
 	regular := func(e treeEntry) bool { return e.Mode == filemode.Regular || e.Mode == filemode.Executable }
 	if !inO || !inT || !regular(o) || !regular(t) || inB && !regular(b) {
 		return treeEntry{}, false, nil
@@ -283,12 +296,12 @@ func (c *committer) mergeFile(b treeEntry, inB bool, o treeEntry, inO bool, t tr
 	if err != nil {
 		return treeEntry{}, false, err
 	}
-	out, ok := mergeLines(base, ours, theirs)
-	if !ok {
+	out, clean, text := mergeLinesMarked(base, ours, theirs, mark)
+	if !text || !clean && mark[0] == "" {
 		return treeEntry{}, false, nil
 	}
 	h, err := c.writeObject(plumbing.BlobObject, out)
-	return treeEntry{Hash: h, Mode: mode}, err == nil, err
+	return treeEntry{Hash: h, Mode: mode}, err == nil && clean, err
 }
 
 // flatTree maps every file path under tree h (zero: none) to its entry.
@@ -486,38 +499,8 @@ func syncCheckout(st storerLike, c *committer, wt string, wd repoDirs, stateDir,
 	if len(dirty) > 0 {
 		return merged, dirty, nil
 	}
-	made := map[string]bool{"": true}
-	for _, n := range merged {
-		ne, inN := b[n]
-		if !inN {
-			if err := r.Remove(n); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return nil, nil, fmt.Errorf("gitx: remove %s: %w", n, err)
-			}
-			removeEmptyParents(r, n)
-			delete(byName, n)
-			continue
-		}
-		if err := mkdirs(r, made, n); err != nil {
-			return nil, nil, err
-		}
-		tmp := filepathDir(n)
-		if tmp != "" {
-			tmp += "/"
-		}
-		tmp += ".pm-merge-" + filepath.Base(n)
-		r.Remove(tmp)
-		if _, err := writeEntry(st, r, tmp, ne, nil); err != nil {
-			return nil, nil, err
-		}
-		if err := r.Rename(tmp, n); err != nil {
-			r.Remove(tmp)
-			return nil, nil, fmt.Errorf("gitx: write %s: %w", n, err)
-		}
-		e := &index.Entry{Name: n, Hash: ne.Hash, Mode: ne.Mode}
-		if fi, err := r.Lstat(n); err == nil && ne.Mode != filemode.Submodule {
-			fillStat(e, fi)
-		}
-		byName[n] = e
+	if err := writePaths(st, r, merged, b, byName); err != nil {
+		return nil, nil, err
 	}
 	crashpoint.Hit("gitx.merge.files")
 	entries := make([]*index.Entry, 0, len(byName))
@@ -610,3 +593,125 @@ func removeEmptyParents(r *os.Root, n string) {
 
 // storerLike is the object storage gitx reads trees and blobs from.
 type storerLike = storer.EncodedObjectStorer
+
+// writePaths makes the files of paths under r what cur says (removed
+// where it has none), each replaced whole (a temporary file renamed over
+// it), and sets their entries in byName (nil: no index to keep).
+func writePaths(st storerLike, r *os.Root, paths []string, cur map[string]treeEntry, byName map[string]*index.Entry) error {
+	made := map[string]bool{"": true}
+	for _, n := range paths {
+		ne, inN := cur[n]
+		if !inN {
+			if err := r.Remove(n); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("gitx: remove %s: %w", n, err)
+			}
+			removeEmptyParents(r, n)
+			delete(byName, n)
+			continue
+		}
+		if err := mkdirs(r, made, n); err != nil {
+			return err
+		}
+		tmp := filepathDir(n)
+		if tmp != "" {
+			tmp += "/"
+		}
+		tmp += ".pm-merge-" + filepath.Base(n)
+		r.Remove(tmp)
+		if _, err := writeEntry(st, r, tmp, ne, nil); err != nil {
+			return err
+		}
+		if err := r.Rename(tmp, n); err != nil {
+			r.Remove(tmp)
+			return fmt.Errorf("gitx: write %s: %w", n, err)
+		}
+		if byName == nil {
+			continue
+		}
+		e := &index.Entry{Name: n, Hash: ne.Hash, Mode: ne.Mode}
+		if fi, err := r.Lstat(n); err == nil && ne.Mode != filemode.Submodule {
+			fillStat(e, fi)
+		}
+		byName[n] = e
+	}
+	return nil
+}
+
+// MarkConflicts writes into w, a task's worktree whose files hold its
+// branch's tip, the merge of onto (the tip of the branch it merges into)
+// as git leaves a conflicted merge in a work tree: what merges cleanly
+// merged, a conflicting text file with conflict markers (labels: the
+// task's branch and into), any other conflict as the task's version. The
+// branch and index are not touched: pm done, run again once the files are
+// resolved, commits them with onto as a second parent (Options.Merging),
+// which then merges by a fast-forward. It returns the conflicting paths.
+func MarkConflicts(p Pin, w Worktree, onto, stateDir string) ([]string, error) {
+	unlock, err := lockRepository(common(p))
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	st, dirs, err := openPin(p)
+	if err != nil {
+		return nil, err
+	}
+	c := &committer{st: st, dotfs: st.Filesystem(), dirs: dirs}
+	tip, err := refHash(st, w.Branch)
+	if err != nil {
+		return nil, err
+	}
+	if !plumbing.IsHash(onto) || tip.IsZero() {
+		return nil, fmt.Errorf("gitx: nothing to merge into %s", w.Path)
+	}
+	other := plumbing.NewHash(onto)
+	base, err := mergeBase(st, tip, other)
+	if err != nil {
+		return nil, err
+	}
+	trees := make([]map[string]treeEntry, 3)
+	for i, h := range []plumbing.Hash{base, tip, other} {
+		hd, err := readCommit(st, h)
+		if err != nil {
+			return nil, err
+		}
+		if trees[i], err = flatTree(st, hd.Tree); err != nil {
+			return nil, err
+		}
+	}
+	label := strings.TrimPrefix(w.Branch, "refs/heads/")
+	entries, conflicts, err := c.mergeTrees(trees[0], trees[1], trees[2], FavorNone, [2]string{label, strings.TrimPrefix(w.Into, "refs/heads/")})
+	if err != nil {
+		return nil, err
+	}
+	cur := make(map[string]treeEntry, len(entries))
+	for _, e := range entries {
+		cur[e.Name] = treeEntry{Hash: e.Hash, Mode: e.Mode}
+	}
+	var paths []string
+	for n, e := range cur {
+		if trees[1][n] != e {
+			paths = append(paths, n)
+		}
+	}
+	for n := range trees[1] {
+		if _, ok := cur[n]; !ok {
+			paths = append(paths, n)
+		}
+	}
+	sort.Strings(paths)
+	state := strings.Trim(filepath.ToSlash(stateDir), "/")
+	for _, n := range paths {
+		if err := checkName(n); err != nil {
+			return nil, err
+		}
+		if first, _, _ := strings.Cut(n, "/"); state != "" && first == state {
+			return nil, fmt.Errorf("gitx: refusing to write %s in the state directory", n)
+		}
+	}
+	r, err := os.OpenRoot(w.Path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return conflicts, writePaths(st, r, paths, cur, nil)
+}

@@ -177,3 +177,49 @@ func TestMergeSubtaskIntoParent(t *testing.T) {
 	}
 	checkRepo(t, dir)
 }
+
+func TestMergeConflictResolvedInWorktree(t *testing.T) {
+	dir, p := newProject(t, map[string]string{"f.txt": text, "g.txt": text})
+	w1 := addTask(t, dir, p, "tk-111111", "")
+	w2 := addTask(t, dir, p, "tk-222222", "")
+	write(t, w1.Path, "f.txt", strings.Replace(text, "5\n", "five\n", 1))
+	write(t, w1.Path, "g.txt", "g from one\n")
+	write(t, w2.Path, "f.txt", strings.Replace(text, "5\n", "FIVE\n", 1))
+	doneTask(t, p, w1, "t1")
+	doneTask(t, p, w2, "t2")
+	mergeTask(t, p, w1, FavorNone)
+	onto := run(t, dir, "rev-parse", "main")
+	if m := mergeTask(t, p, w2, FavorNone); len(m.Conflicts) != 1 {
+		t.Fatalf("%+v", m)
+	}
+	conflicts, err := MarkConflicts(p, w2, onto, stateDir)
+	must(t, err)
+	if !slices.Equal(conflicts, []string{"f.txt"}) {
+		t.Fatalf("conflicts %v", conflicts)
+	}
+	got := readFile(t, w2.Path, "f.txt")
+	want := strings.Replace(text, "5\n", "<<<<<<< pm/tk-222222\nFIVE\n=======\nfive\n>>>>>>> main\n", 1)
+	if got != want {
+		t.Fatalf("f.txt with markers:\n%s", got)
+	}
+	if readFile(t, w2.Path, "g.txt") != "g from one\n" {
+		t.Fatal("the clean part of the merge is not in the worktree")
+	}
+	// Resolved by hand, committed with main as the second parent.
+	write(t, w2.Path, "f.txt", strings.Replace(text, "5\n", "Five\n", 1))
+	wp, err := WorktreePin(p, w2)
+	must(t, err)
+	_, err = CommitPinned(w2.Path, &wp, stateDir, "t2 resolved", testNow, Options{Merging: onto})
+	must(t, err)
+	m := mergeTask(t, p, w2, FavorNone)
+	if !m.FastForward {
+		t.Fatalf("after the resolution: %+v", m)
+	}
+	if readFile(t, dir, "f.txt") != strings.Replace(text, "5\n", "Five\n", 1) || readFile(t, dir, "g.txt") != "g from one\n" {
+		t.Fatal("main after the resolution")
+	}
+	if got := pending(t, dir); len(got) > 0 {
+		t.Fatalf("git status: %v", got)
+	}
+	checkRepo(t, dir)
+}

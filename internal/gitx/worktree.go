@@ -115,12 +115,15 @@ func AddWorktree(p Pin, w Worktree) error {
 	if !strings.HasPrefix(w.Branch, "refs/heads/") || !filepath.IsAbs(w.Path) {
 		return fmt.Errorf("gitx: worktree %s on %q: not an absolute path and a branch", w.Path, w.Branch)
 	}
+	admin := filepath.Join(common(p), "worktrees", filepath.Base(w.Path))
+	if worktreeComplete(admin, w.Path) {
+		return nil // without the lock: run for every live task by pm's commands
+	}
 	unlock, err := lockRepository(common(p))
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	admin := filepath.Join(common(p), "worktrees", filepath.Base(w.Path))
 	if worktreeComplete(admin, w.Path) {
 		return nil
 	}

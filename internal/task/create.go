@@ -25,8 +25,12 @@ type Spec struct {
 	// CodeDesigner is the owner's code-designer mode as pm task decided it
 	// (nil: its host decides when it starts; internal/designmode).
 	CodeDesigner *designmode.Mode
+	// Review holds a top-level task's merge until the human runs pm merge
+	// or pm reject (pm task --review; merge.review "human" sets it too).
+	Review bool
 
-	repo *gitx.Pin // set by Create (repoPin)
+	repo     *gitx.Pin      // set by Create (repoPin)
+	worktree *gitx.Worktree // set by Create (worktreePlan): all but the path
 }
 
 // Create records a task and its owner agent and, unless the task is blocked,
@@ -41,6 +45,9 @@ func Create(s *store.Store, l *agent.Launcher, actor store.Actor, sp Spec) (*sto
 		return nil, err
 	}
 	sp.repo = repo
+	if sp.worktree, err = worktreePlan(s, repo, sp.ParentID); err != nil {
+		return nil, err
+	}
 	var t *store.Task
 	err = s.WithTasksLock(func() error {
 		var err error
@@ -52,6 +59,11 @@ func Create(s *store.Store, l *agent.Launcher, actor store.Actor, sp Spec) (*sto
 	}
 	s.Notify(bus.Event{Kind: bus.EvTaskCreated, Actor: actor.Name, TaskID: t.ID, Agent: t.Owner, Text: t.Description,
 		Data: map[string]any{"status": t.Status, "parent_id": t.ParentID, "blocked_by": t.BlockedBy, "runtime": t.Runtime, "depth": t.Depth}})
+	// The worktree before the owner: its agents work there. Killed in
+	// between, the next command's Settle makes it before it starts the owner.
+	if err := ensureWorktree(t); err != nil {
+		return t, err
+	}
 	if t.Status == store.TaskActive {
 		if err := l.Start(t.Owner); err != nil {
 			return t, err
@@ -188,6 +200,8 @@ func createHeld(s *store.Store, sp Spec) (*store.Task, error) {
 			Status: status, Depth: depth, Runtime: sp.Runtime, Model: sp.Model, CreatedAt: s.Now().UTC(),
 			Repo: sp.repo,
 		}
+		t.Worktree = worktreeFor(s, sp.worktree, id)
+		t.Review = t.Worktree != nil && sp.ParentID == "" && (sp.Review || s.Config().Merge.Review == "human")
 		if t.BlockedBy == nil {
 			t.BlockedBy = []string{}
 		}

@@ -44,7 +44,15 @@ func Settle(s *store.Store, l *agent.Launcher, actor store.Actor) ([]string, err
 	if err != nil {
 		return nil, err
 	}
-	for _, name := range owners {
+	for i, name := range owners {
+		// A worktree a killed pm task left half-made is made before its
+		// owner starts there.
+		if t, err := s.Task(active[i]); err == nil {
+			if err := ensureWorktree(t); err != nil {
+				s.Warnf("%v", err)
+				continue
+			}
+		}
 		startIfNeverStarted(s, l, name)
 	}
 	for _, id := range active {
