@@ -16,6 +16,7 @@ type TaskInput struct {
 	BlockedBy   []string          `json:"blocked_by,omitempty" jsonschema:"task ids tk-... that must be done first"`
 	Runtime     store.RuntimeName `json:"runtime,omitempty" jsonschema:"how the owner runs: llm, exec or none (default from config.json)"`
 	Model       string            `json:"model,omitempty" jsonschema:"model for llm agents"`
+	Review      bool              `json:"review,omitempty" jsonschema:"hold the task's merge until the human runs pm merge or pm reject"`
 }
 
 // CreateTask creates a task and starts its owner agent (or leaves it
@@ -43,7 +44,7 @@ func CreateTask(ctx context.Context, sess *Session, in TaskInput) (*store.Task, 
 		return nil, err
 	}
 	return task.Create(sess.Store, l, sess.Actor, task.Spec{Description: in.Description, BlockedBy: in.BlockedBy, Runtime: in.Runtime, Model: in.Model,
-		CodeDesigner: &mode})
+		CodeDesigner: &mode, Review: in.Review})
 }
 
 // StatusInput is pm status.

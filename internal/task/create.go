@@ -187,7 +187,7 @@ func createHeld(s *store.Store, sp Spec) (*store.Task, error) {
 		if err != nil {
 			return nil, err
 		}
-		if bt.Status != store.TaskDone {
+		if bt.Status != store.TaskDone || bt.Held() {
 			pending = append(pending, b)
 		}
 	}

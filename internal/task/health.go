@@ -20,6 +20,9 @@ const (
 	StateWorking      State = "working"
 	StateStarting     State = "starting" // owner recorded, not yet running
 	StateManual       State = "manual"   // runtime none: a person or script acts as the owner
+	StateConflict     State = "conflict"    // its merge conflicts: resolve, pm merge --ours|--theirs, or pm reject
+	StateMergeWaits   State = "merge-waits" // its merge would touch the user's uncommitted changes
+	StateReview       State = "review"      // done, its merge held for review: pm merge or pm reject
 	StateDone         State = "done"
 	StateKilled       State = "killed"
 )
@@ -58,6 +61,9 @@ type PhaseCount struct {
 // blockers and children. pending are the store's pending requests (read
 // once by the caller for all tasks).
 func HealthOf(s *store.Store, t *store.Task, pending []*store.Request) Health {
+	if t.Held() {
+		return mergeHealth(t)
+	}
 	switch t.Status {
 	case store.TaskDone:
 		return Health{State: StateDone}
@@ -139,6 +145,8 @@ func Blocking(s *store.Store, t *store.Task) (waiting []string, killed string) {
 	for _, id := range t.BlockedBy {
 		b, err := s.Task(id)
 		switch {
+		case err == nil && b.Status == store.TaskDone && b.Held():
+			waiting = append(waiting, id) // done, its work not merged yet
 		case err == nil && b.Status == store.TaskKilled:
 			if killed == "" {
 				killed = id
@@ -200,4 +208,19 @@ func PendingRequests(s *store.Store) []*store.Request {
 		}
 	}
 	return out
+}
+
+// mergeHealth is the health of a task whose merge waits (store.TaskMerge).
+func mergeHealth(t *store.Task) Health {
+	h := Health{State: StateReview, Reason: waitsWhy(t, t.Merge), Next: waitsTry(t, t.Merge)}
+	switch t.Merge.State {
+	case store.MergeConflict:
+		h.State = StateConflict
+	case store.MergeDirty:
+		h.State = StateMergeWaits
+	}
+	if t.Merge.Request != "" {
+		h.Requests = []string{t.Merge.Request}
+	}
+	return h
 }

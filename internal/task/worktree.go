@@ -2,7 +2,10 @@ package task
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/gitx"
@@ -72,17 +75,21 @@ func ensureWorktree(t *store.Task) error {
 	return nil
 }
 
-// dropWorktree removes t's worktree and, when its work was merged or
-// there is none, its branch (a killed task's branch is kept when it has
-// commits of its own: nothing committed is lost).
+// dropWorktree removes t's worktree and, unless keepBranch, its branch.
 func dropWorktree(s *store.Store, t *store.Task) {
 	if t.Worktree == nil || t.Repo == nil {
 		return
 	}
-	keep := t.Status == store.TaskKilled && branchHasWork(t)
-	if err := gitx.RemoveWorktree(*t.Repo, *t.Worktree, keep); err != nil {
+	if err := gitx.RemoveWorktree(*t.Repo, *t.Worktree, keepBranch(t)); err != nil {
 		s.Warnf("remove the worktree of %s: %v", t.ID, err)
 	}
+}
+
+// keepBranch: a task's branch goes once its work is merged, or when it
+// has none; commits not merged stay (nothing committed is lost).
+func keepBranch(t *store.Task) bool {
+	merged := t.Status == store.TaskDone && !t.Held()
+	return !merged && branchHasWork(t)
 }
 
 // branchHasWork reports whether t's branch moved past its start point.
@@ -102,7 +109,11 @@ func wantsWorktree(t *store.Task) bool {
 // worktree), with the branches of the tasks it knows whose work is merged
 // or that have none (a branch no task names is kept: it may hold work), and
 // makes the worktrees live tasks want that are missing. It returns the paths it removed.
-func PruneWorktrees(s *store.Store) ([]string, error) {
+func PruneWorktrees(s *store.Store) ([]string, error) { return pruneWorktrees(s, false) }
+
+// pruneWorktrees is PruneWorktrees; with all (pm reset), every worktree
+// goes and none is made.
+func pruneWorktrees(s *store.Store, all bool) ([]string, error) {
 	tasks, err := s.Tasks()
 	if err != nil {
 		return nil, err
@@ -115,7 +126,7 @@ func PruneWorktrees(s *store.Store) ([]string, error) {
 		}
 		byPath[t.Worktree.Path] = t
 		repo = t.Repo
-		if wantsWorktree(t) {
+		if !all && wantsWorktree(t) {
 			if err := ensureWorktree(t); err != nil {
 				s.Warnf("%v", err)
 			}
@@ -131,14 +142,78 @@ func PruneWorktrees(s *store.Store) ([]string, error) {
 	dir := filepath.Join(realPath(s.ProjectDir()), WorktreesDir)
 	keep := func(path string) bool {
 		t := byPath[path]
-		return t != nil && wantsWorktree(t)
+		return !all && t != nil && wantsWorktree(t)
 	}
 	dropBranch := func(path string) string {
 		t := byPath[path]
-		if t == nil || t.Status == store.TaskKilled && branchHasWork(t) {
-			return "" // a task pm no longer knows, or a killed task's commits: kept
+		if t == nil || keepBranch(t) {
+			return "" // a task pm no longer knows, or commits not merged: kept
 		}
 		return t.Worktree.Branch
 	}
 	return gitx.PruneWorktrees(*repo, dir, keep, dropBranch)
+}
+
+// WorktreeFindings lists, changing nothing, what is wrong with the
+// worktrees: stray are worktrees (or git's records of them) that no task
+// wants, missing are the worktrees of tasks that want one and do not have
+// it whole. Only what is there is looked at (each entry's task is read),
+// so it is cheap enough for every Settle.
+func WorktreeFindings(s *store.Store, live []*store.Task) (stray, missing []string) {
+	wanted := func(id string) bool {
+		t, err := s.Task(id)
+		return err == nil && wantsWorktree(t)
+	}
+	dir := filepath.Join(realPath(s.ProjectDir()), WorktreesDir)
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.Name() != ".gitignore" && !wanted(e.Name()) {
+			stray = append(stray, filepath.Join(dir, e.Name()))
+		}
+	}
+	var repo *gitx.Pin
+	for _, t := range live {
+		if t.Worktree == nil || t.Repo == nil {
+			continue
+		}
+		repo = t.Repo
+		if _, err := os.Lstat(filepath.Join(t.Worktree.Path, ".git")); err != nil {
+			missing = append(missing, t.Worktree.Path)
+		}
+	}
+	if repo != nil {
+		admin := filepath.Join(gitCommon(*repo), "worktrees")
+		ents, _ := os.ReadDir(admin)
+		for _, e := range ents {
+			b, err := os.ReadFile(filepath.Join(admin, e.Name(), "gitdir"))
+			if err != nil {
+				continue
+			}
+			path := filepath.Dir(strings.TrimSpace(string(b)))
+			if filepath.Dir(path) == dir && !wanted(filepath.Base(path)) && !slices.Contains(stray, path) {
+				stray = append(stray, path)
+			}
+		}
+	}
+	return stray, missing
+}
+
+// gitCommon is the directory holding p's worktrees/ records.
+func gitCommon(p gitx.Pin) string {
+	if p.CommonDir != "" {
+		return p.CommonDir
+	}
+	return p.GitDir
+}
+
+// repairWorktrees prunes and remakes worktrees where WorktreeFindings
+// finds something wrong (Settle).
+func repairWorktrees(s *store.Store, live []*store.Task) {
+	stray, missing := WorktreeFindings(s, live)
+	if len(stray) == 0 && len(missing) == 0 {
+		return
+	}
+	if _, err := PruneWorktrees(s); err != nil {
+		s.Warnf("worktrees: %v", err)
+	}
 }
