@@ -18,8 +18,8 @@ const (
 	StateBlocked      State = "blocked"       // waits on other tasks
 	StateWaitingKids  State = "waiting-children"
 	StateWorking      State = "working"
-	StateStarting     State = "starting" // owner recorded, not yet running
-	StateManual       State = "manual"   // runtime none: a person or script acts as the owner
+	StateStarting     State = "starting"    // owner recorded, not yet running
+	StateManual       State = "manual"      // runtime none: a person or script acts as the owner
 	StateConflict     State = "conflict"    // its merge conflicts: resolve, pm merge --ours|--theirs, or pm reject
 	StateMergeWaits   State = "merge-waits" // its merge would touch the user's uncommitted changes
 	StateReview       State = "review"      // done, its merge held for review: pm merge or pm reject
