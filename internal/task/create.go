@@ -45,7 +45,7 @@ func Create(s *store.Store, l *agent.Launcher, actor store.Actor, sp Spec) (*sto
 		return nil, err
 	}
 	sp.repo = repo
-	if sp.worktree, err = worktreePlan(s, repo, sp.ParentID); err != nil {
+	if sp.worktree, err = worktreePlan(s, repo, sp.ParentID, sp.Runtime); err != nil {
 		return nil, err
 	}
 	var t *store.Task

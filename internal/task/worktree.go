@@ -18,10 +18,12 @@ const WorktreesDir = ".pm-worktrees"
 
 // worktreePlan is the worktree a new task gets, all but its path (which
 // needs the task's id): none without a repository, with isolation "none",
-// or under a parent that has none; a subtask's starts from its parent's
-// branch, a top-level task's from the branch HEAD names now.
-func worktreePlan(s *store.Store, repo *gitx.Pin, parentID string) (*gitx.Worktree, error) {
-	if repo == nil || repo.WorkTree == "" || s.Config().Isolation == store.IsolationNone {
+// for runtime none (no agent of pm's works there: the person or script
+// acting as the owner works where they are, in the checkout), or under a
+// parent that has none; a subtask's starts from its parent's branch, a
+// top-level task's from the branch HEAD names now.
+func worktreePlan(s *store.Store, repo *gitx.Pin, parentID string, runtime store.RuntimeName) (*gitx.Worktree, error) {
+	if repo == nil || repo.WorkTree == "" || s.Config().Isolation == store.IsolationNone || runtime == store.RuntimeNone {
 		return nil, nil
 	}
 	into := ""
