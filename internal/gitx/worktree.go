@@ -247,6 +247,11 @@ func deleteBranch(p Pin, branch string) error {
 	if err != nil {
 		return err
 	}
+	// A lock on the branch a killed pm left (its creation, or a commit on
+	// it) goes first; another git process's is an error.
+	if err := breakStale(dirs.path(branch)); err != nil {
+		return err
+	}
 	if err := st.RemoveReference(plumbing.ReferenceName(branch)); err != nil && !errors.Is(err, plumbing.ErrReferenceNotFound) {
 		return fmt.Errorf("gitx: delete %s: %w", branch, err)
 	}
