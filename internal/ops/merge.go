@@ -11,7 +11,7 @@ import (
 
 // DiffInput is pm diff.
 type DiffInput struct {
-	Task string `json:"task" jsonschema:"task id tk-... whose changes to show"`
+	Task string `json:"task" jsonschema:"task id"`
 }
 
 // DiffResult is a task's committed changes against where its branch
@@ -45,9 +45,9 @@ func TaskDiff(ctx context.Context, sess *Session, in DiffInput) (DiffResult, err
 
 // MergeInput is pm merge.
 type MergeInput struct {
-	Task   string `json:"task" jsonschema:"task id tk-... whose merge waits (review, conflict, local changes)"`
-	Theirs bool   `json:"theirs,omitempty" jsonschema:"settle conflicting files with the task's version"`
-	Ours   bool   `json:"ours,omitempty" jsonschema:"settle conflicting files with the version of the branch merged into"`
+	Task   string `json:"task" jsonschema:"task id"`
+	Theirs bool   `json:"theirs,omitempty" jsonschema:"conflicts: the task's version"`
+	Ours   bool   `json:"ours,omitempty" jsonschema:"conflicts: the branch's version"`
 }
 
 // MergeTask is pm merge: the human (or a subtask's parent owner) merges a
@@ -71,8 +71,8 @@ func MergeTask(ctx context.Context, sess *Session, in MergeInput) (*task.MergeRe
 
 // RejectInput is pm reject.
 type RejectInput struct {
-	Task string `json:"task" jsonschema:"task id tk-... whose work is rejected"`
-	Why  string `json:"why" jsonschema:"why: the owner is started again with it and works on"`
+	Task string `json:"task" jsonschema:"task id"`
+	Why  string `json:"why" jsonschema:"why; its owner works on"`
 }
 
 // RejectTask is pm reject: the task's work goes back to its owner.

@@ -16,7 +16,7 @@ type TaskInput struct {
 	BlockedBy   []string          `json:"blocked_by,omitempty" jsonschema:"task ids tk-... that must be done first"`
 	Runtime     store.RuntimeName `json:"runtime,omitempty" jsonschema:"how the owner runs: llm, exec or none (default from config.json)"`
 	Model       string            `json:"model,omitempty" jsonschema:"model for llm agents"`
-	Review      bool              `json:"review,omitempty" jsonschema:"hold the task's merge until the human runs pm merge or pm reject"`
+	Review      bool              `json:"review,omitempty" jsonschema:"hold its merge for pm merge or pm reject"`
 }
 
 // CreateTask creates a task and starts its owner agent (or leaves it

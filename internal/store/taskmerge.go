@@ -25,6 +25,9 @@ type TaskGit struct {
 	Merge *TaskMerge `json:"merge,omitempty"`
 	// Merged is the commit its branch was merged as ("" not merged).
 	Merged string `json:"merged,omitempty"`
+	// Rejected is why the human last sent the work back (pm reject): its
+	// owner's prompt says it.
+	Rejected string `json:"rejected,omitempty"`
 }
 
 // Merge states (TaskMerge.State).

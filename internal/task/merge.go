@@ -308,7 +308,7 @@ func Reject(s *store.Store, l *agent.Launcher, actor store.Actor, taskID, why st
 		}
 		was = cur.Merge
 		t, err = s.UpdateTask(cur.ID, func(x *store.Task) error {
-			x.Status, x.EndedAt = store.TaskActive, nil
+			x.Status, x.EndedAt, x.Rejected = store.TaskActive, nil, why
 			if x.Merge.State != store.MergeConflict {
 				x.Merge = nil // a conflict stays: the next pm done merges the resolution
 			}
