@@ -76,6 +76,8 @@ type StatusSummary struct {
 	*task.Summary
 	Health   map[string]task.Health `json:"health"`
 	Warnings []string               `json:"warnings,omitempty"`
+	// Isolation says where new tasks work (task.IsolationOf).
+	Isolation string `json:"isolation"`
 }
 
 // SupervisorWarnings is what the live supervisor reports that a person
@@ -149,7 +151,7 @@ func summary(sess *Session, all bool, pending []*store.Request) (*StatusSummary,
 	if err != nil {
 		return nil, err
 	}
-	out := &StatusSummary{Summary: sum, Health: map[string]task.Health{}, Warnings: SupervisorWarnings(sess.Store)}
+	out := &StatusSummary{Summary: sum, Health: map[string]task.Health{}, Warnings: SupervisorWarnings(sess.Store), Isolation: task.IsolationOf(sess.Store)}
 	for _, t := range sum.Tasks {
 		out.Health[t.ID] = task.HealthOf(sess.Store, t, pending)
 	}

@@ -219,3 +219,17 @@ func repairWorktrees(s *store.Store, live []*store.Task) {
 		s.Warnf("worktrees: %v", err)
 	}
 }
+
+// IsolationOf says where new tasks of the project work: "worktree" (each
+// in its own, runtime none aside), or "none: " and why they work in the
+// checkout (pm status says it).
+func IsolationOf(s *store.Store) string {
+	if s.Config().Isolation == store.IsolationNone {
+		return "none: isolation \"none\" in config.json, tasks work in the checkout"
+	}
+	p, err := gitx.Locate(s.ProjectDir())
+	if err != nil || p.WorkTree == "" {
+		return "none: not a git repository, tasks work in the project directory"
+	}
+	return "worktree"
+}

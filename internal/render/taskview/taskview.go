@@ -32,6 +32,15 @@ func PrintTaskView(w io.Writer, v *task.View, h task.Health, reqs []*store.Reque
 	if t.Commit != "" {
 		fmt.Fprintf(w, "  commit %s\n", render.Line(t.Commit))
 	}
+	switch {
+	case t.Worktree != nil:
+		fmt.Fprintf(w, "  worktree %s on %s, merges into %s\n", render.Line(t.Worktree.Path),
+			render.Line(strings.TrimPrefix(t.Worktree.Branch, "refs/heads/")), render.Line(strings.TrimPrefix(t.Worktree.Into, "refs/heads/")))
+	case t.Repo == nil || t.Repo.WorkTree == "":
+		fmt.Fprintln(w, "  no worktree: no git repository held the project when it was created")
+	default:
+		fmt.Fprintln(w, "  no worktree: it works in the checkout (isolation \"none\", runtime none, or a parent without one)")
+	}
 	for _, p := range v.Phases {
 		mark := " "
 		if actor.Agent != nil && actor.Agent.PhaseID == p.ID {
