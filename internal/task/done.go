@@ -60,6 +60,9 @@ func Done(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string) (
 		s.Notify(bus.Event{Kind: bus.EvCommit, Actor: actor.Name, TaskID: t.ID, Text: res.Commit.Hash,
 			Data: map[string]any{"files": res.Commit.Files, "excluded": res.Commit.Excluded}})
 	}
+	if t.Worktree != nil {
+		mergeEvent(s, actor, t, res.Merge)
+	}
 	s.Notify(bus.Event{Kind: bus.EvTaskDone, Actor: actor.Name, TaskID: t.ID, Text: t.Description,
 		Data: map[string]any{"commit": res.Commit.Hash, "no_repo": res.Commit.NoRepo, "no_changes": res.Commit.NoChanges, "held": res.Held}})
 	if res.Held {
@@ -71,7 +74,7 @@ func Done(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string) (
 		return res, nil // dependants wait for pm merge
 	}
 	if t.Worktree != nil {
-		res.Unblocked = finishDone(s, l, actor, t, res.Merge, true)
+		res.Unblocked = finishDone(s, l, actor, t, true)
 		return res, nil
 	}
 	res.Unblocked = unblockDependants(s, l, actor, t)

@@ -267,12 +267,13 @@ func Merge(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string, 
 	}
 	settleRequest(s, actor, was, "merged by "+actor.Name)
 	res.Task = t
+	mergeEvent(s, actor, t, &res.Merge)
 	if was.State != store.MergeReview {
 		// pm done had failed on the merge: the task is done only now.
 		s.Notify(bus.Event{Kind: bus.EvTaskDone, Actor: actor.Name, TaskID: t.ID, Text: t.Description,
 			Data: map[string]any{"commit": t.Commit, "merged": t.Merged}})
 	}
-	res.Unblocked = finishDone(s, l, actor, t, &res.Merge, was.State != store.MergeReview)
+	res.Unblocked = finishDone(s, l, actor, t, was.State != store.MergeReview)
 	return res, nil
 }
 
@@ -331,15 +332,10 @@ func Reject(s *store.Store, l *agent.Launcher, actor store.Actor, taskID, why st
 	return t, nil
 }
 
-// finishDone is what follows a task's merge: the event, its worktree
-// removed, its dependants unblocked and started, and, when it was not done
+// finishDone is what follows a task's merge: its worktree removed, its dependants unblocked and started, and, when it was not done
 // before (notifyParent), its parent's owner told. It returns the tasks it
 // made active.
-func finishDone(s *store.Store, l *agent.Launcher, actor store.Actor, t *store.Task, mr *gitx.MergeResult, notifyParent bool) []string {
-	if mr != nil && mr.Hash != "" {
-		s.Notify(bus.Event{Kind: bus.EvMerge, Actor: actor.Name, TaskID: t.ID, Text: mr.Hash,
-			Data: map[string]any{"into": t.Worktree.Into, "fast_forward": mr.FastForward, "files": len(mr.Merged)}})
-	}
+func finishDone(s *store.Store, l *agent.Launcher, actor store.Actor, t *store.Task, notifyParent bool) []string {
 	crashpoint.Hit("task.merge.marked")
 	dropWorktree(s, t)
 	unblocked := unblockDependants(s, l, actor, t)
@@ -348,4 +344,14 @@ func finishDone(s *store.Store, l *agent.Launcher, actor store.Actor, t *store.T
 	}
 	settle(s, l, actor)
 	return unblocked
+}
+
+// mergeEvent announces a task's merge (before its task.done, so a follower
+// that stops there has seen it).
+func mergeEvent(s *store.Store, actor store.Actor, t *store.Task, mr *gitx.MergeResult) {
+	if mr == nil || mr.Hash == "" {
+		return
+	}
+	s.Notify(bus.Event{Kind: bus.EvMerge, Actor: actor.Name, TaskID: t.ID, Text: mr.Hash,
+		Data: map[string]any{"into": t.Worktree.Into, "fast_forward": mr.FastForward, "files": len(mr.Merged)}})
 }

@@ -258,6 +258,13 @@ func describeRaw(ev bus.Event) string {
 		return fmt.Sprintf("@%s calls %s", ev.Actor, ev.Text)
 	case bus.EvCommit:
 		return fmt.Sprintf("git commit %s", ev.Text)
+	case bus.EvMerge:
+		how := "merged"
+		if ev.Data["fast_forward"] == true {
+			how = "fast-forwarded"
+		}
+		into, _ := ev.Data["into"].(string)
+		return fmt.Sprintf("git: %s's branch %s into %s at %s (%v files)", ev.TaskID, how, strings.TrimPrefix(into, "refs/heads/"), ev.Text, ev.Data["files"])
 	case bus.EvTaskDone:
 		return fmt.Sprintf("task %s done", ev.TaskID)
 	}
