@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 pkgs=(./internal/sandbox ./internal/agent ./internal/capability ./internal/driver
       ./internal/gitx ./internal/broker ./internal/task ./internal/supervisor)
 # Scripts that run agents confined, kill processes or commit.
-scripts='TestScripts/(security_.*|contain_.*|doctor|landing_flow|llm_demo|llm_greeter|kill.*|done_git.*|exec_secrets|fd_inherit|supervisor_revive|blockers|subtasks|reset)$'
+scripts='TestScripts/(security_.*|contain_.*|doctor|landing_flow|llm_demo|llm_greeter|kill.*|done_git.*|exec_secrets|fd_inherit|supervisor_revive|blockers|subtasks|reset|worktree.*)$'
 
 if [ "$(id -u)" != 0 ]; then
   go test -race -count=1 "${pkgs[@]}"
