@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -364,8 +365,6 @@ func checkoutTree(st storer.EncodedObjectStorer, root string, tree plumbing.Hash
 	}
 	defer r.Close()
 	made := map[string]bool{"": true}
-	entries := make([]*index.Entry, 0, len(files))
-	var buf []byte
 	for _, f := range files {
 		if err := checkName(f.name); err != nil {
 			return nil, err
@@ -373,21 +372,79 @@ func checkoutTree(st storer.EncodedObjectStorer, root string, tree plumbing.Hash
 		if err := mkdirs(r, made, f.name); err != nil {
 			return nil, err
 		}
-		e := &index.Entry{Name: f.name, Hash: f.e.Hash, Mode: f.e.Mode}
-		if buf, err = writeEntry(st, r, f.name, f.e, buf); err != nil {
-			return nil, err
+	}
+	// The files are written by a few workers (a checkout waits on the
+	// file system more than on the CPU); the object store is read by one
+	// at a time (go-git's storage is not safe for concurrent reads).
+	entries := make([]*index.Entry, len(files))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	errc := make(chan error, checkoutWorkers)
+	next := make(chan int)
+	for range checkoutWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var buf []byte
+			for i := range next {
+				f := files[i]
+				e := &index.Entry{Name: f.name, Hash: f.e.Hash, Mode: f.e.Mode}
+				var err error
+				if buf, err = writeEntryLocked(st, &mu, r, f.name, f.e, buf); err != nil {
+					errc <- err
+					return
+				}
+				fi, err := r.Lstat(f.name)
+				if err != nil {
+					errc <- fmt.Errorf("gitx: checkout: %w", err)
+					return
+				}
+				if f.e.Mode != filemode.Submodule {
+					fillStat(e, fi)
+				}
+				entries[i] = e
+			}
+		}()
+	}
+	var werr error
+feed:
+	for i := range files {
+		select {
+		case next <- i:
+		case werr = <-errc:
+			break feed
 		}
-		fi, err := r.Lstat(f.name)
-		if err != nil {
-			return nil, fmt.Errorf("gitx: checkout: %w", err)
+	}
+	close(next)
+	wg.Wait()
+	if werr == nil {
+		select {
+		case werr = <-errc:
+		default:
 		}
-		if f.e.Mode != filemode.Submodule {
-			fillStat(e, fi)
-		}
-		entries = append(entries, e)
+	}
+	if werr != nil {
+		return nil, werr
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
 	return entries, nil
+}
+
+// checkoutWorkers is how many files a checkout writes at once.
+const checkoutWorkers = 4
+
+// writeEntryLocked is writeEntry with the object read under mu.
+func writeEntryLocked(st storer.EncodedObjectStorer, mu *sync.Mutex, r *os.Root, name string, e treeEntry, buf []byte) ([]byte, error) {
+	if e.Mode == filemode.Submodule {
+		return writeEntry(st, r, name, e, buf)
+	}
+	mu.Lock()
+	data, err := readBlob(st, e.Hash, buf[:0])
+	mu.Unlock()
+	if err != nil {
+		return buf, fmt.Errorf("gitx: checkout %s: %w", name, err)
+	}
+	return data, writeData(r, name, e.Mode, data)
 }
 
 // checkName refuses a tree path git itself would not check out: an empty,
@@ -440,28 +497,34 @@ func writeEntry(st storer.EncodedObjectStorer, r *os.Root, name string, e treeEn
 	if err != nil {
 		return buf, fmt.Errorf("gitx: checkout %s: %w", name, err)
 	}
-	if e.Mode == filemode.Symlink {
+	return data, writeData(r, name, e.Mode, data)
+}
+
+// writeData creates name under r holding data: a symbolic link to it, or
+// a file (executable or not).
+func writeData(r *os.Root, name string, mode filemode.FileMode, data []byte) error {
+	if mode == filemode.Symlink {
 		if err := r.Symlink(string(data), name); err != nil {
-			return data, fmt.Errorf("gitx: checkout: %w", err)
+			return fmt.Errorf("gitx: checkout: %w", err)
 		}
-		return data, nil
+		return nil
 	}
 	perm := os.FileMode(0o666)
-	if e.Mode == filemode.Executable {
+	if mode == filemode.Executable {
 		perm = 0o777
 	}
 	f, err := r.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, perm)
 	if err != nil {
-		return data, fmt.Errorf("gitx: checkout: %w", err)
+		return fmt.Errorf("gitx: checkout: %w", err)
 	}
 	_, err = f.Write(data)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return data, fmt.Errorf("gitx: checkout %s: %w", name, err)
+		return fmt.Errorf("gitx: checkout %s: %w", name, err)
 	}
-	return data, nil
+	return nil
 }
 
 // readBlob appends blob h's bytes to buf.
