@@ -230,7 +230,8 @@ func overRestarts(s *store.Store, a *store.Agent) string {
 }
 
 // endedTurnEarly reports whether an owner's CLI exited 0 while its task is
-// still active and nobody ended the agent: it stopped without pm done.
+// still active and nobody ended the agent: it stopped without pm done (or
+// its pm done found the merge waiting: then it did not).
 func endedTurnEarly(s *store.Store, a *store.Agent) bool {
 	if a.Role != "" || a.TaskID == "" {
 		return false
@@ -240,7 +241,9 @@ func endedTurnEarly(s *store.Store, a *store.Agent) bool {
 		return false
 	}
 	t, err := s.Task(a.TaskID)
-	return err == nil && t.Status == store.TaskActive && t.Owner == a.Name
+	// A task whose merge waits (a conflict, local changes) did run pm done:
+	// it waits for a decision, not for its owner.
+	return err == nil && t.Status == store.TaskActive && t.Owner == a.Name && t.Merge == nil
 }
 
 // giveUp records the agent failed for reason and, for an owner whose failure

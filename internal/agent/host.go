@@ -89,7 +89,7 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 	}
 	defer brk.Close()
 	agentEnv := execEnv(s, env, brk)
-	box, err := newExecSandbox(s, log, agentEnv, brk) // its config paths are under the agent's $HOME
+	box, err := newExecSandbox(s, s.WorkDir(a.TaskID), log, agentEnv, brk) // its config paths are under the agent's $HOME
 	if err != nil {
 		return finish(s, log, a, -1, err.Error())
 	}
@@ -150,7 +150,7 @@ type execEnd struct {
 func runExec(ctx context.Context, s *store.Store, log *slog.Logger, masked io.Writer, logw io.Writer, a *store.Agent, env []string, run execRun, budget *execBudget, box *execSandbox) (execEnd, error) {
 	argv, attr := box.wrap(run.argv)
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir, cmd.Env = s.ProjectDir(), env
+	cmd.Dir, cmd.Env = s.WorkDir(a.TaskID), env // the task's worktree
 	cmd.Stdout, cmd.Stderr = logw, logw
 	if run.stdin != nil {
 		cmd.Stdin = strings.NewReader(*run.stdin)

@@ -31,6 +31,15 @@ func Vars(s *store.Store, a *store.Agent) map[string]string {
 	if data, err := s.ReadContext(t.ID); err == nil && len(strings.TrimSpace(string(data))) > 0 {
 		v["CONTEXT"] = string(data)
 	}
+	if t.Rejected != "" && a.Role == "" {
+		// pm reject: the owner works on from the human's reason.
+		note := "The human rejected your work (pm reject): " + t.Rejected + "\nWork on in your worktree, then run pm done again."
+		if v["CONTEXT"] == "(none)" {
+			v["CONTEXT"] = note
+		} else {
+			v["CONTEXT"] += "\n\n" + note
+		}
+	}
 	if a.PhaseID != "" {
 		if ph, err := s.Phase(a.TaskID, a.PhaseID); err == nil {
 			v["PHASE_NAME"], v["LIMIT"] = ph.Name, strconv.Itoa(ph.MessageLimit)

@@ -37,7 +37,7 @@ type execSandbox struct {
 // sandbox off, or when it is on by default and the kernel has none (the
 // agent runs unconfined, as its log, pm agents and pm doctor say). brk is
 // the host's broker (nil: none).
-func newExecSandbox(s *store.Store, log *slog.Logger, env []string, brk *broker.Server) (*execSandbox, error) {
+func newExecSandbox(s *store.Store, workspace string, log *slog.Logger, env []string, brk *broker.Server) (*execSandbox, error) {
 	x := s.Config().Runtime.Exec
 	if !x.Sandboxed() {
 		log.Info("sandbox", "mode", SandboxExecOff)
@@ -57,7 +57,7 @@ func newExecSandbox(s *store.Store, log *slog.Logger, env []string, brk *broker.
 	}
 	cfg := s.Config().Sandbox
 	writable := append(configPaths(x.ConfigPaths, envlist.Get(env, "HOME"), log), cfg.Writable...)
-	p := sandbox.New(realPath(s.ProjectDir()), realPath(tmp), broker.Hidden(realPath(s.Root))...).Configured(cfg.Network, writable)
+	p := sandbox.New(realPath(workspace), realPath(tmp), broker.Hidden(realPath(s.Root))...).Configured(cfg.Network, writable)
 	sb := &execSandbox{policy: p, tmp: tmp}
 	if brk != nil && mode == sandbox.ModeLandlockNS {
 		if err := sb.showSocket(brk.Path); err != nil {

@@ -62,7 +62,7 @@ func TestSandboxOf(t *testing.T) {
 			if got := SandboxOf(s, &store.Agent{Runtime: c.runtime}); got != c.want {
 				t.Fatalf("got %q, want %q", got, c.want)
 			}
-			box, err := newExecSandbox(s, slog.New(slog.DiscardHandler), []string{"HOME=" + t.TempDir()}, nil)
+			box, err := newExecSandbox(s, s.ProjectDir(), slog.New(slog.DiscardHandler), []string{"HOME=" + t.TempDir()}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -19,6 +19,9 @@ const (
 	EvTaskRestarted Kind = "task.restarted"
 	EvChildDone     Kind = "task.child_done"
 	EvCommit        Kind = "git.commit"
+	EvMerge         Kind = "git.merge"     // a task's branch merged into its parent's (data: into, hash, files)
+	EvMergeWaits    Kind = "git.waits"     // a task's merge waits: conflict, local changes or review (data: state, paths)
+	EvTaskRejected  Kind = "task.rejected" // the human rejected a task's work: its owner works on
 )
 
 // Phases and their messages.
@@ -85,7 +88,7 @@ func POKind(k string) Kind {
 // list whole), for what checks a kind a person typed (pm log --kind).
 var Kinds = []Kind{
 	EvInit, EvReset,
-	EvTaskCreated, EvTaskUnblocked, EvTaskDone, EvTaskKilled, EvTaskRestarted, EvChildDone, EvCommit,
+	EvTaskCreated, EvTaskUnblocked, EvTaskDone, EvTaskKilled, EvTaskRestarted, EvChildDone, EvCommit, EvMerge, EvMergeWaits, EvTaskRejected,
 	EvPhaseOpened, EvPhaseExtended, EvPhaseClosed, EvMessage,
 	EvAgentCreated, EvAgentStarted, EvAgentExited, EvAgentKilled, EvAgentRespawned, EvAgentFailed,
 	EvAgentBudget, EvAgentThink, EvAgentOutput, EvAgentTurn, EvAgentActivity, EvToolCall, EvToolResult,

@@ -43,8 +43,23 @@ type (
 	// git.commit event's text.
 	TaskDone struct {
 		Commit    string `json:"commit"`
+		Held      bool   `json:"held"`
+		Merged    string `json:"merged,omitempty"` // a merge that waited, done later (pm merge)
 		NoChanges bool   `json:"no_changes"`
 		NoRepo    bool   `json:"no_repo"`
+	}
+	// Merge is a task's branch merged into the branch it started from.
+	Merge struct {
+		FastForward bool   `json:"fast_forward"`
+		Files       int    `json:"files"`
+		Into        string `json:"into"`
+	}
+	// MergeWaits is a merge that waits: its state (conflict, local
+	// changes, review) and the paths concerned.
+	MergeWaits struct {
+		Into  string   `json:"into"`
+		Paths []string `json:"paths"`
+		State string   `json:"state"`
 	}
 	// ChildDone tells a parent task which child finished.
 	ChildDone struct {
@@ -253,6 +268,8 @@ func (ToolResult) payload()        {}
 func (ToolDocPreview) payload()    {}
 func (ToolDocDecision) payload()   {}
 func (POMessage) payload()         {}
+func (Merge) payload()             {}
+func (MergeWaits) payload()        {}
 func (RequestAsked) payload()      {}
 func (RequestMoot) payload()       {}
 func (RequestAnswered) payload()   {}
@@ -269,7 +286,7 @@ func (Other) payload()             {}
 // process that never decodes an event pays nothing for it at start.
 func PayloadFor(k Kind) (p Payload, known bool) {
 	switch k {
-	case EvInit, EvTaskUnblocked, EvTaskKilled, EvTaskRestarted, EvAgentFailed, EvAgentBudget,
+	case EvInit, EvTaskUnblocked, EvTaskKilled, EvTaskRestarted, EvTaskRejected, EvAgentFailed, EvAgentBudget,
 		EvAgentThink, EvAgentActivity, EvInbox:
 		return nil, true
 	case EvReset:
@@ -282,6 +299,10 @@ func PayloadFor(k Kind) (p Payload, known bool) {
 		return ChildDone{}, true
 	case EvCommit:
 		return Commit{}, true
+	case EvMerge:
+		return Merge{}, true
+	case EvMergeWaits:
+		return MergeWaits{}, true
 	case EvPhaseOpened:
 		return PhaseOpened{}, true
 	case EvPhaseExtended:

@@ -13,6 +13,7 @@ import (
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/store"
+	"github.com/plasmodium/pm/internal/task"
 )
 
 // Kind is what sort of wrong a finding is.
@@ -30,10 +31,11 @@ const (
 	Orphan        Kind = "orphan"          // a process of a run whose agent is not running it
 	Count         Kind = "count"           // a room's count mark disagrees with its log
 	Index         Kind = "index"           // the task or phase index disagrees with the records
+	Worktree      Kind = "worktree"        // a worktree no task wants, or a live task's missing
 )
 
 // Kinds lists every kind, for reports.
-var Kinds = []Kind{Unreadable, RoomAtLimit, PendingRole, BlockedByDone, DeadRunning, NoSupervisor, GitLock, Orphan, Count, Index}
+var Kinds = []Kind{Unreadable, RoomAtLimit, PendingRole, BlockedByDone, DeadRunning, NoSupervisor, GitLock, Orphan, Count, Index, Worktree}
 
 // Finding is one thing wrong.
 type Finding struct {
@@ -69,6 +71,7 @@ func Run(s *store.Store) ([]Finding, error) {
 	c.blockers(tasks, byID)
 	c.agents(agents, byID)
 	c.gitLock()
+	c.worktrees(tasks)
 	c.orphans(agents)
 	if err := c.indexes(); err != nil {
 		return nil, err
@@ -273,4 +276,22 @@ func (c *checker) indexes() error {
 		}
 	}
 	return nil
+}
+
+// worktrees: a task worktree no task wants (a command killed before it
+// removed it), or one a live task wants that is missing or half-made.
+func (c *checker) worktrees(tasks []*store.Task) {
+	var live []*store.Task
+	for _, t := range tasks {
+		if t.Live() {
+			live = append(live, t)
+		}
+	}
+	stray, missing := task.WorktreeFindings(c.s, live)
+	for _, p := range stray {
+		c.add(Worktree, p, "no task wants this worktree: the next pm task, done or kill (or a starting supervisor) removes it")
+	}
+	for _, p := range missing {
+		c.add(Worktree, p, "its live task's worktree is missing or half-made: the next pm task, done or kill (or a starting supervisor) makes it")
+	}
 }

@@ -255,6 +255,10 @@ type Config struct {
 	Prices []cost.Price `json:"prices,omitempty"`
 	// Governance is the loop breaker and the confirmations (governance.go).
 	Governance Governance `json:"governance"`
+	// Isolation "none" keeps every task in the project's checkout; by
+	// default ("worktree") each task works in a git worktree of its own.
+	Isolation string      `json:"isolation,omitempty"`
+	Merge     MergeConfig `json:"merge,omitzero"` // taskmerge.go
 }
 
 // CodeDesigner configures code-designer mode (internal/designmode).
@@ -361,6 +365,9 @@ func Parse(path string, data []byte) (Config, error) {
 }
 
 func (c Config) validate(path string) error {
+	if err := c.validateGit(path); err != nil {
+		return err
+	}
 	l := c.Limits
 	for name, v := range map[string]int{
 		"agents_per_phase": l.AgentsPerPhase, "subtask_depth": l.SubtaskDepth, "active_tasks": l.ActiveTasks,

@@ -51,6 +51,27 @@
 //     tree or .git are opened non-blocking and must be regular (a FIFO
 //     cannot hang a commit).
 //   - Unmerged paths or a merge in progress make Commit fail.
+//     Options.Merging gives a commit a second parent (a conflict resolved
+//     in a task's worktree), once.
+//
+// Worktrees and merges (worktree.go, merge.go, linemerge.go, issue 23), with
+// the same rules (no git binary, git's lock files, pm's marked locks):
+//
+//   - AddWorktree makes a linked work tree in git's layout (admin dir,
+//     .git file, branch, files and index), idempotently; every crash leaves
+//     what running it again finishes, or what PruneWorktrees (git worktree
+//     prune semantics) removes. Files are written through an os.Root, and
+//     a tree path with "", ".", ".." or .git is refused.
+//   - Merge fast-forwards or writes a merge commit of a three-way merge by
+//     path, with a line merge of text both sides changed (overlapping or
+//     adjacent changes conflict); a conflict changes nothing unless Favor
+//     says which side wins. Where the branch is checked out, only the
+//     merged paths are written, and only if each file and index entry holds
+//     the old or the new version: otherwise nothing is written (Dirty).
+//     Files, then the index, then the ref: a killed merge is finished by
+//     the next. Nothing under the state directory is written.
+//   - MarkConflicts writes a conflicted merge into a task's worktree with
+//     git's markers, touching neither its branch nor its index.
 //
 // Speed: instead of go-git's Worktree.Status, which hashes every file,
 // Commit compares each index entry's cached stat data (size, mtime, ctime,

@@ -10,6 +10,10 @@ type Options struct {
 	// Result.Excluded, so the caller can name them. Tracked files are
 	// committed as before: excluding is about what an agent leaves behind.
 	Exclude []string
+	// Merging is a commit (hex) the work tree has merged in (a conflict
+	// resolved in a task's worktree): the commit gets it as its second
+	// parent, and is made even when the tree equals HEAD's.
+	Merging string
 }
 
 func parseExclude(patterns []string) []gitignore.Pattern {

@@ -120,6 +120,12 @@ func commitOnce(open opener, dir, stateDir, msg string, now time.Time, opt Optio
 		state:  state,
 		secret: parseExclude(opt.Exclude),
 	}
+	if opt.Merging != "" {
+		if !plumbing.IsHash(opt.Merging) {
+			return Result{}, fmt.Errorf("gitx: merging %q is not a commit hash", opt.Merging)
+		}
+		c.merging = plumbing.NewHash(opt.Merging)
+	}
 	return c.run(message, now)
 }
 
@@ -180,6 +186,7 @@ type committer struct {
 	dirOK     map[string]bool // memo for leadingDirsOK
 	dirty     bool            // index must be rewritten
 	racyLimit time.Time       // index mtime: entries at or after it are racily clean
+	merging   plumbing.Hash   // a second parent (Options.Merging), zero for none
 }
 
 type tracked struct {
@@ -260,6 +267,11 @@ func (c *committer) run(msg string, now time.Time) (Result, error) {
 			return Result{}, fmt.Errorf("gitx: read HEAD commit: %w", err)
 		}
 		headTree = head.Tree
+		for _, p := range head.Parents {
+			if p == c.merging {
+				c.merging = plumbing.ZeroHash // merged in already (a run killed after it moved the branch)
+			}
+		}
 	}
 
 	// Stage the work tree into the in-memory index.
@@ -290,7 +302,7 @@ func (c *committer) run(msg string, now time.Time) (Result, error) {
 		return Result{}, err
 	}
 	sort.Strings(changed)
-	if !parent.IsZero() && rootDir.hash == headTree || parent.IsZero() && len(entries) == 0 {
+	if c.merging.IsZero() && (!parent.IsZero() && rootDir.hash == headTree || parent.IsZero() && len(entries) == 0) {
 		// Nothing to commit; still persist refreshed stat data so the
 		// next run does not rehash the same files.
 		if c.dirty {
@@ -318,6 +330,9 @@ func (c *committer) run(msg string, now time.Time) (Result, error) {
 	var parents []plumbing.Hash
 	if !parent.IsZero() {
 		parents = []plumbing.Hash{parent}
+	}
+	if !c.merging.IsZero() && c.merging != parent {
+		parents = append(parents, c.merging)
 	}
 	hash, err := writeCommit(c.st, rootDir.hash, parents, sig, sig, msg)
 	if err != nil {

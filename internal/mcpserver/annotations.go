@@ -16,6 +16,7 @@ var hints = map[string]*mcp.ToolAnnotations{
 	"inspect_po":           readOnly("Inspect a prompt object"),
 	"get_pending_requests": readOnly("Pending requests"),
 	"costs":                readOnly("Costs against budgets"),
+	"task_diff":            readOnly("A task's changes"),
 	// Additive: they add a record and take nothing away.
 	"say":                additive("Post to a phase", false),
 	"respond_to_request": additive("Answer a request", false),
@@ -24,7 +25,11 @@ var hints = map[string]*mcp.ToolAnnotations{
 	// Destructive: they end work or rewrite a file.
 	"end_phase": destructive("End a phase early", false, false),
 	"kill_task": destructive("Kill a task", true, false),
-	"design":    destructive("Design a file", false, true), // rewrites the file; calls models
+	// merge_task writes the merged files into the checkout; reject_task
+	// starts the owner again (it calls models).
+	"merge_task":  destructive("Merge a task", false, false),
+	"reject_task": destructive("Reject a task's work", false, true),
+	"design":      destructive("Design a file", false, true), // rewrites the file; calls models
 }
 
 func readOnly(title string) *mcp.ToolAnnotations {

@@ -83,6 +83,9 @@ func (s *Server) addTaskTools(withRequests bool) {
 	addTool(s.MCP, "kill_task", "Kill a task's agents and subtasks; restart=true starts a fresh owner (pm kill).", op(s.sess, ops.Kill))
 	addTool(s.MCP, "wait_task", "Block until a task is done, killed or stalled (pm wait).", op(s.sess, ops.Wait))
 	addTool(s.MCP, "costs", "Dollars spent, against the budgets (pm costs).", op(s.sess, ops.Spend))
+	addTool(s.MCP, "task_diff", "A task's changes (pm diff).", op(s.sess, ops.TaskDiff))
+	addTool(s.MCP, "merge_task", "Merge a waiting task (pm merge).", op(s.sess, ops.MergeTask))
+	addTool(s.MCP, "reject_task", "Send a task's work back with why (pm reject).", op(s.sess, ops.RejectTask))
 	if withRequests {
 		s.addRequestTools()
 	}

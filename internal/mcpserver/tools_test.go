@@ -17,7 +17,7 @@ import (
 
 var (
 	poTools   = []string{"get_conversation", "get_pending_requests", "inspect_po", "list_prompt_objects", "respond_to_request", "send_message"}
-	taskTools = []string{"chat", "costs", "create_task", "design", "designs", "end_phase", "get_pending_requests", "kill_task", "respond_to_request", "say", "task_status", "wait_task"}
+	taskTools = []string{"chat", "costs", "create_task", "design", "designs", "end_phase", "get_pending_requests", "kill_task", "merge_task", "reject_task", "respond_to_request", "say", "task_diff", "task_status", "wait_task"}
 )
 
 // withOutputSchema are the tools whose result schema is small enough to list
@@ -99,7 +99,7 @@ func TestToolSchemas(t *testing.T) {
 		"send_message": {"po_name", "message"}, "get_conversation": {"po_name"}, "inspect_po": {"po_name"},
 		"respond_to_request": {"request_id", "response"}, "get_pending_requests": nil, "list_prompt_objects": nil,
 		"create_task": {"description"}, "say": {"message"}, "kill_task": {"task"}, "wait_task": {"task"},
-		"design": nil, "designs": nil,
+		"design": nil, "designs": nil, "task_diff": {"task"}, "merge_task": {"task"}, "reject_task": {"task", "why"},
 	}
 	for _, tl := range res.Tools {
 		want, ok := required[tl.Name]

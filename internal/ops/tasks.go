@@ -19,6 +19,7 @@ type TaskInput struct {
 	BlockedBy   []string           `json:"blocked_by,omitempty" jsonschema:"task ids tk-... that must be done first"`
 	Runtime     config.RuntimeName `json:"runtime,omitempty" jsonschema:"how the owner runs: llm, exec or none (default from config.json)"`
 	Model       string             `json:"model,omitempty" jsonschema:"model for llm agents"`
+	Review      bool               `json:"review,omitempty" jsonschema:"hold its merge for pm merge or pm reject"`
 }
 
 // CreateTask creates a task and starts its owner agent (or leaves it
@@ -41,7 +42,7 @@ func CreateTask(ctx context.Context, sess *Session, in TaskInput) (*store.Task, 
 		return nil, err
 	}
 	return task.Create(sess.Store, l, sess.Actor, task.Spec{Description: in.Description, BlockedBy: in.BlockedBy, Runtime: in.Runtime, Model: in.Model,
-		CodeDesigner: &mode})
+		CodeDesigner: &mode, Review: in.Review})
 }
 
 // StatusInput is pm status.
@@ -73,6 +74,8 @@ type StatusSummary struct {
 	*task.Summary
 	Health   map[string]task.Health `json:"health"`
 	Warnings []string               `json:"warnings,omitempty"`
+	// Isolation says where new tasks work (task.IsolationOf).
+	Isolation string `json:"isolation"`
 }
 
 // SupervisorWarnings is what the live supervisor reports that a person
@@ -149,7 +152,7 @@ func summary(sess *Session, all bool, pending []*store.Request) (*StatusSummary,
 	if err != nil {
 		return nil, err
 	}
-	out := &StatusSummary{Summary: sum, Health: map[string]task.Health{}, Warnings: SupervisorWarnings(sess.Store)}
+	out := &StatusSummary{Summary: sum, Health: map[string]task.Health{}, Warnings: SupervisorWarnings(sess.Store), Isolation: task.IsolationOf(sess.Store)}
 	for _, t := range sum.Tasks {
 		out.Health[t.ID] = task.HealthOf(sess.Store, t, pending)
 	}

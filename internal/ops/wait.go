@@ -61,7 +61,7 @@ func Wait(ctx context.Context, sess *Session, in WaitInput) (WaitResult, error) 
 			res = WaitResult{Task: t, Health: task.HealthOf(sess.Store, t, nil)}
 		}
 		switch res.Health.State {
-		case task.StateDone, task.StateKilled, task.StateStalled:
+		case task.StateDone, task.StateKilled, task.StateStalled, task.StateReview, task.StateConflict, task.StateMergeWaits:
 			return true, nil
 		}
 		return false, nil
@@ -78,6 +78,9 @@ func Wait(ctx context.Context, sess *Session, in WaitInput) (WaitResult, error) 
 		return res, errs.Statef("pm kill "+in.Task+" --restart starts it again", "%s was killed", in.Task)
 	case task.StateStalled:
 		return res, errs.Failf(res.Health.Next, "%s is stalled: %s", in.Task, res.Health.Reason)
+	case task.StateConflict, task.StateMergeWaits:
+		// Its merge waits for a decision (done, held for review, is done).
+		return res, errs.Statef(res.Health.Next, "%s", res.Health.Reason)
 	}
 	return res, nil
 }

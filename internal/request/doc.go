@@ -17,7 +17,8 @@
 // A request pm files when it gives up on an agent names it (CreateAbout,
 // Request.Agent); answering it resumes the agent (task.Resume, called by
 // ops.Answer). A pending request is moot when nobody can act on its answer
-// (MootWhy: its task ended, its agent was killed or replaced); that is
+// (MootWhy: its task ended, its agent was killed or replaced; never the
+// question of a done task's held merge, which waits for pm merge or reject); that is
 // derived from the records, so every reader agrees before Settle (run by
 // pm kill, kill --restart and done) writes it with why.
 package request

@@ -27,6 +27,9 @@ func MootWhy(s *store.Store, r *Request) string {
 			t = got
 		}
 	}
+	if t != nil && t.Merge != nil && t.Merge.Request == r.ID && t.Status != store.TaskKilled {
+		return "" // the question of its merge: done, held until it is answered (pm merge, pm reject)
+	}
 	if t != nil && (t.Status == store.TaskDone || t.Status == store.TaskKilled) {
 		return "task " + t.ID + " is " + string(t.Status)
 	}

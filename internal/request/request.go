@@ -53,16 +53,28 @@ func CreateAbout(s *store.Store, actor store.Actor, about, question string) (*Re
 	return create(s, actor, question, "", about)
 }
 
+// CreateFor is Create for a question about task taskID that pm asks on
+// its own (a task's merge that waits for a decision), whoever ran the
+// command that found it.
+func CreateFor(s *store.Store, actor store.Actor, taskID, question string) (*Request, error) {
+	return createFor(s, actor, taskID, question, "", "")
+}
+
 // create is Create for a question asked while answering call cause
 // (bus.CauseOf), which the event carries, about an agent pm gave up on.
 func create(s *store.Store, actor store.Actor, question, cause, about string) (*Request, error) {
+	taskID := ""
+	if actor.Agent != nil {
+		taskID = actor.Agent.TaskID
+	}
+	return createFor(s, actor, taskID, question, cause, about)
+}
+
+func createFor(s *store.Store, actor store.Actor, taskID, question, cause, about string) (*Request, error) {
 	if err := checkText("question", question); err != nil {
 		return nil, err
 	}
-	r := &Request{From: actor.Name, Question: question, Status: Pending, CreatedAt: s.Now().UTC(), Agent: about}
-	if actor.Agent != nil {
-		r.TaskID = actor.Agent.TaskID
-	}
+	r := &Request{From: actor.Name, TaskID: taskID, Question: question, Status: Pending, CreatedAt: s.Now().UTC(), Agent: about}
 	if err := records(s).CreateRequest(r); err != nil {
 		return nil, err
 	}

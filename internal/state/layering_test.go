@@ -105,9 +105,10 @@ func implementation(pkg string) bool {
 	return false
 }
 
-// notState are store accessors that name no state: the user's project,
-// and config.json, which is internal/config's (configuration, not records).
-var notState = map[string]bool{"ProjectDir": true, "ConfigPath": true}
+// notState are store accessors that name no state: the user's project
+// and where a task's agents work in it (its worktree), and config.json,
+// which is internal/config's (configuration, not records).
+var notState = map[string]bool{"ProjectDir": true, "WorkDir": true, "ConfigPath": true}
 
 // storePathAccessors are the names of the store's methods that return a
 // path (…Path, …Dir), read from its source so a new one is covered.

@@ -78,7 +78,8 @@ type Task struct {
 	// Repo is the repository pm done commits into, pinned when the task
 	// was created (nil in records made before pins: pm done then commits
 	// into the repository that holds the project, as it did).
-	Repo *pin.Repo `json:"repo,omitempty"`
+	Repo    *pin.Repo `json:"repo,omitempty"`
+	TaskGit           // worktree, review and merge (taskmerge.go)
 }
 
 // Live reports whether the task still counts against the active-task limit.

@@ -26,8 +26,12 @@ type Spec struct {
 	// CodeDesigner is the owner's code-designer mode as pm task decided it
 	// (nil: its host decides when it starts; internal/designmode).
 	CodeDesigner *designmode.Mode
+	// Review holds a top-level task's merge until the human runs pm merge
+	// or pm reject (pm task --review; merge.review "human" sets it too).
+	Review bool
 
-	repo *gitx.Pin // set by Create (repoPin)
+	repo     *gitx.Pin      // set by Create (repoPin)
+	worktree *gitx.Worktree // set by Create (worktreePlan): all but the path
 }
 
 // Create records a task and its owner agent and, unless the task is blocked,
@@ -42,6 +46,9 @@ func Create(s *store.Store, l *agent.Launcher, actor store.Actor, sp Spec) (*sto
 		return nil, err
 	}
 	sp.repo = repo
+	if sp.worktree, err = worktreePlan(s, repo, sp.ParentID, sp.Runtime); err != nil {
+		return nil, err
+	}
 	var t *store.Task
 	err = s.WithTasksLock(func() error {
 		var err error
@@ -53,6 +60,11 @@ func Create(s *store.Store, l *agent.Launcher, actor store.Actor, sp Spec) (*sto
 	}
 	s.Notify(bus.Event{Kind: bus.EvTaskCreated, Actor: actor.Name, TaskID: t.ID, Agent: t.Owner, Text: t.Description,
 		Data: bus.TaskCreated{Status: string(t.Status), ParentID: t.ParentID, BlockedBy: t.BlockedBy, Runtime: string(t.Runtime), Depth: t.Depth}})
+	// The worktree before the owner: its agents work there. Killed in
+	// between, the next command's Settle makes it before it starts the owner.
+	if err := ensureWorktree(t); err != nil {
+		return t, err
+	}
 	if t.Status == store.TaskActive {
 		if err := l.Start(t.Owner); err != nil {
 			return t, err
@@ -176,7 +188,7 @@ func createHeld(s *store.Store, l *agent.Launcher, sp Spec) (*store.Task, error)
 		if err != nil {
 			return nil, err
 		}
-		if bt.Status != store.TaskDone {
+		if bt.Status != store.TaskDone || bt.Held() {
 			pending = append(pending, b)
 		}
 	}
@@ -194,6 +206,8 @@ func createHeld(s *store.Store, l *agent.Launcher, sp Spec) (*store.Task, error)
 			Status: status, Depth: depth, Runtime: sp.Runtime, Model: sp.Model, CreatedAt: s.Now().UTC(),
 			Repo: sp.repo,
 		}
+		t.Worktree = worktreeFor(s, sp.worktree, id)
+		t.Review = t.Worktree != nil && sp.ParentID == "" && (sp.Review || s.Config().Merge.Review == "human")
 		if t.BlockedBy == nil {
 			t.BlockedBy = []string{}
 		}

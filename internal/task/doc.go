@@ -36,5 +36,17 @@
 //     by the store's clock (s.Now), so tests move time instead of waiting;
 //   - Resume is the one way a given-up owner runs again: the human answered
 //     the request about it (ops.Answer), it is still stopped and still its
-//     active task's owner, checked under the agent's lock.
+//     active task's owner, checked under the agent's lock;
+//   - a task whose owner pm runs, in a git repository with isolation not
+//     "none", works in a worktree of its own (worktree.go), made before its
+//     owner starts (and made again by Settle when a crash left it half-made);
+//     pm done commits there and merges into the branch it started from
+//     (merge.go); a merge that waits (conflict, the user's local changes,
+//     review) changes nothing, is recorded on the task and asked of the human
+//     (or the parent's owner), and only the human (or that owner) settles it
+//     with pm merge or pm reject;
+//   - a task held for review is done but blocks its dependants until merged;
+//   - a worktree goes when its task is merged, killed or reset (its branch
+//     kept only when it holds commits not merged); one no task wants is
+//     removed by Settle (PruneWorktrees) and reported by pm doctor.
 package task

@@ -18,11 +18,19 @@ type DoneResult struct {
 	Task      *store.Task `json:"task"`
 	Commit    gitx.Result `json:"commit"`
 	Unblocked []string    `json:"unblocked"` // dependants that became active
+	// Merge is the merge of the task's branch (a task with a worktree).
+	Merge *gitx.MergeResult `json:"merge,omitempty"`
+	// Held: the merge waits for review (pm merge or pm reject).
+	Held bool `json:"held,omitempty"`
 }
 
-// Done closes the loop on a task: close its active phase, commit the work
-// tree (outside .plasmodium/), mark it done, unblock its dependants and tell
-// the parent's owner. A task with unfinished subtasks is refused.
+// Done closes the loop on a task: close its active phase, commit its work
+// (in its worktree, then merged into the branch it merges into; or the
+// checkout outside .plasmodium/), mark it done, unblock its dependants and
+// tell the parent's owner. A task with unfinished subtasks is refused; a
+// merge that waits (a conflict, local changes where it lands) leaves the
+// task active, one held for review marks it done with its dependants
+// still waiting.
 func Done(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string) (*DoneResult, error) {
 	if _, err := s.Task(taskID); err != nil {
 		return nil, err
@@ -52,8 +60,35 @@ func Done(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string) (
 		s.Notify(bus.Event{Kind: bus.EvCommit, Actor: actor.Name, TaskID: t.ID, Text: res.Commit.Hash,
 			Data: bus.Commit{Files: res.Commit.Files, Excluded: res.Commit.Excluded}})
 	}
+	if t.Worktree != nil {
+		mergeEvent(s, actor, t, res.Merge)
+	}
 	s.Notify(bus.Event{Kind: bus.EvTaskDone, Actor: actor.Name, TaskID: t.ID, Text: t.Description,
-		Data: bus.TaskDone{Commit: res.Commit.Hash, NoRepo: res.Commit.NoRepo, NoChanges: res.Commit.NoChanges}})
+		Data: bus.TaskDone{Commit: res.Commit.Hash, Held: res.Held, NoRepo: res.Commit.NoRepo, NoChanges: res.Commit.NoChanges}})
+	if res.Held {
+		ask(s, actor, t, t.Merge)
+		if _, err := s.UpdateTask(t.ID, func(x *store.Task) error { x.Merge = t.Merge; return nil }); err != nil {
+			s.Warnf("record the review request of %s: %v", t.ID, err)
+		}
+		settle(s, l, actor)
+		return res, nil // dependants wait for pm merge
+	}
+	if t.Worktree != nil {
+		res.Unblocked = finishDone(s, l, actor, t, true)
+		return res, nil
+	}
+	res.Unblocked = unblockDependants(s, l, actor, t)
+	if t.ParentID != "" {
+		tellParent(s, actor, t)
+	}
+	settle(s, l, actor)
+	return res, nil
+}
+
+// unblockDependants unblocks the tasks waiting on t, now done and merged,
+// and starts the owners of those that became active.
+func unblockDependants(s *store.Store, l *agent.Launcher, actor store.Actor, t *store.Task) []string {
+	out := []string{}
 	for _, dep := range t.Blocks {
 		now, err := unblock(s, actor, dep, t.ID)
 		if errs.Is(err, errs.NotFound) {
@@ -64,7 +99,7 @@ func Done(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string) (
 			continue
 		}
 		if now {
-			res.Unblocked = append(res.Unblocked, dep)
+			out = append(out, dep)
 			if dt, err := s.Task(dep); err == nil {
 				if err := l.Start(dt.Owner); err != nil {
 					s.Warnf("start owner of %s: %v", dep, err)
@@ -72,11 +107,7 @@ func Done(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string) (
 			}
 		}
 	}
-	if t.ParentID != "" {
-		notifyParent(s, actor, t)
-	}
-	settle(s, l, actor)
-	return res, nil
+	return out
 }
 
 // settle runs Settle for a command whose own work is done: what it finds
@@ -114,20 +145,41 @@ func finish(s *store.Store, actor store.Actor, taskID string, res *DoneResult) (
 			return nil, err
 		}
 	}
-	// Into the repository pinned when the task was created, nowhere else.
-	res.Commit, err = gitx.CommitPinned(s.ProjectDir(), t.Repo, store.DirName, "[plasmodium] "+t.ID+": "+t.Description, s.Now(),
-		gitx.Options{Exclude: s.Config().Commit.Exclude}) // files that look like secrets stay out
+	// Into the repository pinned when the task was created, nowhere else:
+	// its worktree's branch, or the checkout.
+	res.Commit, err = commitWork(s, t)
 	if err != nil {
 		return nil, commitError(err)
 	}
+	crashpoint.Hit("task.done.committed")
+	var held *store.TaskMerge
+	if t.Worktree != nil {
+		if t.Review && (t.Merge == nil || t.Merge.State == store.MergeReview) {
+			res.Held, held = true, &store.TaskMerge{State: store.MergeReview}
+		}
+		if res.Merge, err = land(s, actor, t, gitx.FavorNone, res.Held); err != nil {
+			return nil, err
+		}
+	}
 	now := s.Now().UTC()
-	return s.UpdateTask(t.ID, func(x *store.Task) error {
+	was := t.Merge
+	t, err = s.UpdateTask(t.ID, func(x *store.Task) error {
 		if x.Status != store.TaskActive {
 			return errs.Statef("", "task %s became %s meanwhile", x.ID, x.Status)
 		}
-		x.Status, x.EndedAt, x.Commit = store.TaskDone, &now, res.Commit.Hash
+		x.Status, x.EndedAt, x.Merge = store.TaskDone, &now, held
+		if res.Commit.Hash != "" || x.Commit == "" {
+			x.Commit = res.Commit.Hash
+		}
+		if res.Merge != nil {
+			x.Merged = res.Merge.Hash
+		}
 		return nil
 	})
+	if err == nil && !res.Held {
+		settleRequest(s, actor, was, "merged by pm done")
+	}
+	return t, err
 }
 
 // unblock removes blocker from task's blocked_by; it reports whether this
@@ -143,10 +195,10 @@ func unblock(s *store.Store, actor store.Actor, taskID, blocker string) (bool, e
 	return became, nil
 }
 
-// notifyParent tells the parent's owner, through its inbox, that a subtask
+// tellParent tells the parent's owner, through its inbox, that a subtask
 // is done: the same mailbox prompt objects use, so an llm owner or a script
 // waiting on its inbox wakes on it.
-func notifyParent(s *store.Store, actor store.Actor, t *store.Task) {
+func tellParent(s *store.Store, actor store.Actor, t *store.Task) {
 	p, err := s.Task(t.ParentID)
 	if err != nil {
 		return

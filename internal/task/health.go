@@ -23,8 +23,11 @@ const (
 	StateStuck        State = "stuck" // idle three times runtime.idle_after: nothing moves
 	StateIdle         State = "idle"  // live, but nothing posted, read or said for runtime.idle_after
 	StateWorking      State = "working"
-	StateStarting     State = "starting" // owner recorded, not yet running
-	StateManual       State = "manual"   // runtime none: a person or script acts as the owner
+	StateStarting     State = "starting"    // owner recorded, not yet running
+	StateManual       State = "manual"      // runtime none: a person or script acts as the owner
+	StateConflict     State = "conflict"    // its merge conflicts: resolve, pm merge --ours|--theirs, or pm reject
+	StateMergeWaits   State = "merge-waits" // its merge would touch the user's uncommitted changes
+	StateReview       State = "review"      // done, its merge held for review: pm merge or pm reject
 	StateDone         State = "done"
 	StateKilled       State = "killed"
 )
@@ -67,6 +70,9 @@ type PhaseCount struct {
 // blockers and children. pending are the store's pending requests (read
 // once by the caller for all tasks).
 func HealthOf(s *store.Store, t *store.Task, pending []*store.Request) Health {
+	if t.Held() {
+		return mergeHealth(t)
+	}
 	switch t.Status {
 	case store.TaskDone:
 		return Health{State: StateDone}
@@ -153,6 +159,8 @@ func Blocking(s *store.Store, t *store.Task) (waiting []string, killed string) {
 	for _, id := range t.BlockedBy {
 		b, err := s.Task(id)
 		switch {
+		case err == nil && b.Status == store.TaskDone && b.Held():
+			waiting = append(waiting, id) // done, its work not merged yet
 		case err == nil && b.Status == store.TaskKilled:
 			if killed == "" {
 				killed = id
@@ -204,3 +212,18 @@ func liveOf(s *store.Store, ids []string) []string {
 // (request.Waiting: pending and not moot); a failure to read them shows no
 // requests rather than failing the whole status.
 func PendingRequests(s *store.Store) []*store.Request { return request.Waiting(s) }
+
+// mergeHealth is the health of a task whose merge waits (store.TaskMerge).
+func mergeHealth(t *store.Task) Health {
+	h := Health{State: StateReview, Reason: waitsWhy(t, t.Merge), Next: waitsTry(t, t.Merge)}
+	switch t.Merge.State {
+	case store.MergeConflict:
+		h.State = StateConflict
+	case store.MergeDirty:
+		h.State = StateMergeWaits
+	}
+	if t.Merge.Request != "" {
+		h.Requests = []string{t.Merge.Request}
+	}
+	return h
+}

@@ -96,6 +96,14 @@ func Kill(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string, r
 	if err := killAgents(s, l, actor, tree, keep, res); err != nil {
 		return res, err
 	}
+	// Their agents ended, the killed tasks' worktrees go (a branch with
+	// commits of its own stays); a revived task keeps its own.
+	for _, t := range tree {
+		if t, err := s.Task(t.ID); err == nil && t.Status == store.TaskKilled {
+			dropWorktree(s, t)
+		}
+	}
+	crashpoint.Hit("task.kill.dropped")
 	switch {
 	case revived != nil:
 		if err := startRevived(s, l, actor, revived, fresh); err != nil {
@@ -258,6 +266,9 @@ func reviveHeld(s *store.Store, actor store.Actor, old *store.Task) (*store.Task
 // active (a blocked one starts when its blockers are done).
 func startRevived(s *store.Store, l *agent.Launcher, actor store.Actor, t *store.Task, owner *store.Agent) error {
 	s.Notify(bus.Event{Kind: bus.EvTaskRestarted, Actor: actor.Name, TaskID: t.ID, Agent: owner.Name, Text: t.Description})
+	if err := ensureWorktree(t); err != nil { // removed when it was killed
+		return err
+	}
 	if t.Status == store.TaskActive {
 		return l.Start(owner.Name)
 	}

@@ -48,6 +48,9 @@ func ResetWith(s *store.Store, l *agent.Launcher, actor store.Actor, force bool)
 		if err := endAgents(s, l, actor, res); err != nil {
 			return err
 		}
+		// No agent runs: the worktrees go before the records that name
+		// them (branches with commits of their own stay).
+		resetWorktrees(s)
 		return s.ResetStateHeld()
 	})
 	if err != nil {
@@ -96,4 +99,24 @@ func endAndRemove(s *store.Store, l *agent.Launcher, actor store.Actor, name str
 		}
 		return l.StopHost(a)
 	})
+}
+
+// resetWorktrees removes every task's worktree, as killed, and whatever
+// else is left in the worktrees' directory.
+func resetWorktrees(s *store.Store) {
+	tasks, err := s.Tasks()
+	if err != nil {
+		s.Warnf("reset: %v", err)
+		return
+	}
+	for _, t := range tasks {
+		k := *t
+		if k.Status != store.TaskDone {
+			k.Status = store.TaskKilled // its branch is kept if it has commits
+		}
+		dropWorktree(s, &k)
+	}
+	if _, err := pruneWorktrees(s, true); err != nil {
+		s.Warnf("reset: %v", err)
+	}
 }

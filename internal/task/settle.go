@@ -15,17 +15,22 @@ import (
 //   - the owner of an active task that was never started is started (a
 //     command killed between its mark and its start);
 //   - the open room of an active task whose roles are missing or never
-//     started gets them (a pm phase killed part-way: agent.EnsureRoles).
+//     started gets them (a pm phase killed part-way: agent.EnsureRoles);
+//   - a worktree no task wants is removed, and a live task's missing or
+//     half-made worktree made (a pm task, done, kill or reset killed
+//     part-way: PruneWorktrees).
 //
 // (A room whose log is full or whose task ended is closed by whoever reads
 // it: store.RoomClosedBy.) It returns the tasks it made active.
 func Settle(s *store.Store, l *agent.Launcher, actor store.Actor) ([]string, error) {
 	var unblocked, owners, active []string
+	var liveTasks []*store.Task
 	err := s.WithTasksLock(func() error {
 		live, err := s.LiveTasksHeld()
 		if err != nil {
 			return err
 		}
+		liveTasks = live
 		for _, t := range live {
 			if t.Status == store.TaskBlocked {
 				if t, err = unblockDone(s, actor, t); err != nil {
@@ -45,7 +50,18 @@ func Settle(s *store.Store, l *agent.Launcher, actor store.Actor) ([]string, err
 	if err != nil {
 		return nil, err
 	}
-	for _, name := range owners {
+	// Worktrees a killed command left behind go, half-made ones are made
+	// again (before their owners start, below).
+	repairWorktrees(s, liveTasks)
+	for i, name := range owners {
+		// A worktree a killed pm task left half-made is made before its
+		// owner starts there.
+		if t, err := s.Task(active[i]); err == nil {
+			if err := ensureWorktree(t); err != nil {
+				s.Warnf("%v", err)
+				continue
+			}
+		}
 		startIfNeverStarted(s, l, name)
 	}
 	for _, id := range active {
@@ -70,7 +86,7 @@ func ensureRoles(s *store.Store, l *agent.Launcher, id string) {
 func unblockDone(s *store.Store, actor store.Actor, t *store.Task) (*store.Task, error) {
 	for _, b := range t.BlockedBy {
 		bt, err := s.Task(b)
-		if err != nil || bt.Status != store.TaskDone {
+		if err != nil || bt.Status != store.TaskDone || bt.Held() {
 			continue
 		}
 		if _, err := unblock(s, actor, t.ID, b); err != nil {

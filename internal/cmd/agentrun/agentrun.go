@@ -65,7 +65,12 @@ func asAgent(f *cmdutil.Factory, s *store.Store, name string) agent.Commands {
 				}
 				return f.Getenv(k)
 			}
-			g.Getwd = func() (string, error) { return s.ProjectDir(), nil }
+			g.Getwd = func() (string, error) { // where the agent works: its task's worktree
+				if a, err := s.Agent(name); err == nil {
+					return s.WorkDir(a.TaskID), nil
+				}
+				return s.ProjectDir(), nil
+			}
 			g.MaskAlso = append(slices.Clip(f.MaskAlso), token)
 			return f.RunAsAgent(&g, args)
 		})

@@ -262,6 +262,13 @@ func describeRaw(ev bus.Event) string {
 		return fmt.Sprintf("@%s calls %s", ev.Actor, ev.Text)
 	case bus.EvCommit:
 		return fmt.Sprintf("git commit %s", ev.Text)
+	case bus.EvMerge:
+		d, _ := ev.Data.(bus.Merge)
+		how := "merged"
+		if d.FastForward {
+			how = "fast-forwarded"
+		}
+		return fmt.Sprintf("git: %s's branch %s into %s at %s (%d files)", ev.TaskID, how, strings.TrimPrefix(d.Into, "refs/heads/"), ev.Text, d.Files)
 	case bus.EvTaskDone:
 		return fmt.Sprintf("task %s done", ev.TaskID)
 	}

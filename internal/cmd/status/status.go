@@ -3,6 +3,7 @@ package status
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -63,6 +64,9 @@ func run(f *cmdutil.Factory, o Options) error {
 		return cmdutil.PrintJSON(f.IO.Out, res.Summary)
 	}
 	taskview.PrintSummary(f.IO.Out, res.Summary.Summary, res.Summary.Health)
+	if iso := res.Summary.Isolation; strings.HasPrefix(iso, "none") {
+		fmt.Fprintf(f.IO.Out, "isolation %s\n", render.Line(iso))
+	}
 	printWarnings(f, res.Summary.Warnings)
 	return nil
 }

@@ -20,6 +20,7 @@ type Options struct {
 	BlockedBy    []string
 	Runtime      string
 	Model        string
+	Review       bool
 	JSON         bool
 }
 
@@ -38,6 +39,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	c.Flags().StringSliceVar(&o.BlockedBy, "blocked-by", nil, "task ids that must be done first (repeat or comma-separate)")
 	c.Flags().StringVar(&o.Runtime, "runtime", "", "how the owner runs: llm, exec or none (default from config.json)")
 	c.Flags().StringVar(&o.Model, "model", "", "model for llm agents")
+	c.Flags().BoolVar(&o.Review, "review", false, "hold the task's merge until you run pm merge or pm reject")
 	c.Flags().BoolVar(&o.JSON, "json", false, "print the task as JSON")
 	o.CodeDesigner = cmdutil.CodeDesignerFlag(c)
 	return c
@@ -49,7 +51,7 @@ func run(f *cmdutil.Factory, o Options) error {
 		return err
 	}
 	sess.CodeDesigner = o.CodeDesigner()
-	t, err := ops.CreateTask(f.Context, sess, ops.TaskInput{Description: o.Description, BlockedBy: o.BlockedBy, Runtime: config.RuntimeName(o.Runtime), Model: o.Model})
+	t, err := ops.CreateTask(f.Context, sess, ops.TaskInput{Description: o.Description, BlockedBy: o.BlockedBy, Runtime: config.RuntimeName(o.Runtime), Model: o.Model, Review: o.Review})
 	if err != nil {
 		return err
 	}
@@ -57,6 +59,9 @@ func run(f *cmdutil.Factory, o Options) error {
 		return cmdutil.PrintJSON(f.IO.Out, t)
 	}
 	fmt.Fprintf(f.IO.Out, "%s %s owner @%s (%s)\n", t.ID, t.Status, t.Owner, t.Runtime)
+	if t.Worktree != nil {
+		fmt.Fprintf(f.IO.Out, "works in %s on %s (merges into %s)\n", t.Worktree.Path, strings.TrimPrefix(t.Worktree.Branch, "refs/heads/"), strings.TrimPrefix(t.Worktree.Into, "refs/heads/"))
+	}
 	if t.Status == store.TaskBlocked {
 		fmt.Fprintf(f.IO.Out, "waiting for %s; the owner starts when they are done\n", strings.Join(t.BlockedBy, ", "))
 	} else if t.Runtime == config.RuntimeNone {

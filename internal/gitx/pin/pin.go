@@ -1,7 +1,7 @@
 // Package pin holds gitx.Pin, the record of the repository a task's work is
 // committed to, apart from gitx: store.Task holds it, and the short
 // executable (cmd/pm), which links the store, then links no go-git. Use it
-// as gitx.Pin; nothing else belongs here.
+// as gitx.Pin (and Worktree as gitx.Worktree); nothing else belongs here.
 package pin
 
 // Repo names the repository that held a project when a task was created,

@@ -33,6 +33,15 @@ func PrintTaskView(w io.Writer, v *task.View, h task.Health, reqs []*store.Reque
 	if t.Commit != "" {
 		fmt.Fprintf(w, "  commit %s\n", render.Line(t.Commit))
 	}
+	switch {
+	case t.Worktree != nil:
+		fmt.Fprintf(w, "  worktree %s on %s, merges into %s\n", render.Line(t.Worktree.Path),
+			render.Line(strings.TrimPrefix(t.Worktree.Branch, "refs/heads/")), render.Line(strings.TrimPrefix(t.Worktree.Into, "refs/heads/")))
+	case t.Repo == nil || t.Repo.WorkTree == "":
+		fmt.Fprintln(w, "  no worktree: no git repository held the project when it was created")
+	default:
+		fmt.Fprintln(w, "  no worktree: it works in the checkout (isolation \"none\", runtime none, or a parent without one)")
+	}
 	for _, p := range v.Phases {
 		mark := " "
 		if actor.Agent != nil && actor.Agent.PhaseID == p.ID {
@@ -153,7 +162,37 @@ func PrintDone(w io.Writer, t *store.Task, res *task.DoneResult) {
 	for _, p := range res.Commit.Excluded {
 		fmt.Fprintf(w, "left out %s: it looks like a secret (commit.exclude in config.json)\n", render.Line(p))
 	}
+	printMerge(w, t, res)
 	for _, u := range res.Unblocked {
 		fmt.Fprintf(w, "unblocked %s\n", u)
+	}
+}
+
+// printMerge says where a task's branch went: merged (how, into what,
+// which checkout's files changed), or held for review.
+func printMerge(w io.Writer, t *store.Task, res *task.DoneResult) {
+	if t.Worktree == nil {
+		return
+	}
+	branch := strings.TrimPrefix(t.Worktree.Branch, "refs/heads/")
+	into := strings.TrimPrefix(t.Worktree.Into, "refs/heads/")
+	switch {
+	case res.Held:
+		fmt.Fprintf(w, "held for review on %s: pm diff %s, then pm merge %s or pm reject %s \"why\"\n", branch, t.ID, t.ID, t.ID)
+	case res.Merge == nil || res.Merge.UpToDate || res.Merge.Hash == "":
+		fmt.Fprintf(w, "nothing to merge into %s\n", into)
+	default:
+		how := "merged"
+		if res.Merge.FastForward {
+			how = "fast-forwarded"
+		}
+		h := res.Merge.Hash
+		if len(h) > 12 {
+			h = h[:12]
+		}
+		fmt.Fprintf(w, "%s %s into %s: %s (%s)\n", how, branch, into, h, render.Plural(len(res.Merge.Merged), "file"))
+		if res.Merge.CheckedOut != "" {
+			fmt.Fprintf(w, "updated those files in %s\n", render.Line(res.Merge.CheckedOut))
+		}
 	}
 }

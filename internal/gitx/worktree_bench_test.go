@@ -1,0 +1,140 @@
+package gitx
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// Worktrees on the 10,000-file repository of benchRepo (docs/benchmarks.md,
+// "Worktrees"): pm's way against the git binary's by hand.
+
+func benchPin(b *testing.B, dir string) Pin {
+	b.Helper()
+	p, err := Locate(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+func gitRun(b *testing.B, dir string, args ...string) {
+	b.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+// BenchmarkAddWorktree10k: AddWorktree (branch, admin files, the 10,000
+// files and the index), then its removal (untimed).
+func BenchmarkAddWorktree10k(b *testing.B) {
+	dir := benchRepo(b)
+	p := benchPin(b, dir)
+	_, tip, err := StartPoint(p, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for n := 0; n < b.N; n++ {
+		w := Worktree{Path: filepath.Join(dir, ".pm-worktrees", "tk-"+strconv.Itoa(n)), Branch: BranchPrefix + "tk-" + strconv.Itoa(n), Base: tip, Into: "refs/heads/main"}
+		if err := AddWorktree(p, w); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if err := RemoveWorktree(p, w, false); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+}
+
+// BenchmarkGitWorktreeAdd10k is the baseline: `git worktree add -b`.
+func BenchmarkGitWorktreeAdd10k(b *testing.B) {
+	dir := benchRepo(b)
+	b.ResetTimer()
+	for n := 0; n < b.N; n++ {
+		path := filepath.Join(dir, ".pm-worktrees", "g-"+strconv.Itoa(n))
+		gitRun(b, dir, "worktree", "add", "-q", "-b", "g/"+strconv.Itoa(n), path)
+		b.StopTimer()
+		gitRun(b, dir, "worktree", "remove", "--force", path)
+		gitRun(b, dir, "branch", "-q", "-D", "g/"+strconv.Itoa(n))
+		b.StartTimer()
+	}
+}
+
+// benchTask makes a worktree with benchChanged files changed in it, and,
+// so that the merge is a real three-way one, main moved by another commit.
+func benchTask(b *testing.B, dir string, p Pin, n int) Worktree {
+	b.Helper()
+	_, tip, err := StartPoint(p, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := Worktree{Path: filepath.Join(dir, ".pm-worktrees", "tk-"+strconv.Itoa(n)), Branch: BranchPrefix + "tk-" + strconv.Itoa(n), Base: tip, Into: "refs/heads/main"}
+	if err := AddWorktree(p, w); err != nil {
+		b.Fatal(err)
+	}
+	touch(b, w.Path, 2*n)
+	write(b, dir, fmt.Sprintf("main-%d.txt", n), "main moved\n")
+	gitRun(b, dir, "add", "-A")
+	gitRun(b, dir, "commit", "-q", "-m", "main "+strconv.Itoa(n))
+	return w
+}
+
+// BenchmarkDoneMerge10k: what pm done does with a worktree: commit its 10
+// changed files on its branch, then the three-way merge into main with the
+// checkout's files updated.
+func BenchmarkDoneMerge10k(b *testing.B) {
+	dir := benchRepo(b)
+	p := benchPin(b, dir)
+	now := time.Now()
+	b.ResetTimer()
+	for n := 0; n < b.N; n++ {
+		b.StopTimer()
+		w := benchTask(b, dir, p, n)
+		wp, err := WorktreePin(p, w)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		res, err := CommitPinned(w.Path, &wp, stateDir, "task "+strconv.Itoa(n), now, Options{})
+		if err != nil || res.Files != benchChanged {
+			b.Fatalf("commit: %+v %v", res, err)
+		}
+		m, err := Merge(p, w.Branch, w.Into, stateDir, "merge "+strconv.Itoa(n), now, FavorNone)
+		if err != nil || m.FastForward || len(m.Merged) != benchChanged {
+			b.Fatalf("merge: %+v %v", m, err)
+		}
+		b.StopTimer()
+		if err := RemoveWorktree(p, w, false); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+}
+
+// BenchmarkGitCommitMerge10k is the baseline: `git add -A && git commit`
+// in the worktree, then `git merge --no-edit` in the checkout.
+func BenchmarkGitCommitMerge10k(b *testing.B) {
+	dir := benchRepo(b)
+	p := benchPin(b, dir)
+	b.ResetTimer()
+	for n := 0; n < b.N; n++ {
+		b.StopTimer()
+		w := benchTask(b, dir, p, n)
+		b.StartTimer()
+		gitRun(b, w.Path, "add", "-A")
+		gitRun(b, w.Path, "commit", "-q", "-m", "task "+strconv.Itoa(n))
+		gitRun(b, dir, "merge", "-q", "--no-edit", "pm/tk-"+strconv.Itoa(n))
+		b.StopTimer()
+		if err := RemoveWorktree(p, w, false); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+}

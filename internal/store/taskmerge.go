@@ -1,0 +1,87 @@
+package store
+
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/plasmodium/pm/internal/gitx/pin"
+)
+
+// This file holds what a task records of its git worktree and merge
+// (issue 23), apart from the rest of the model so that it merges alone.
+
+// TaskGit is what a task records of its worktree and merge, embedded in
+// Task.
+type TaskGit struct {
+	// Worktree is the task's own linked work tree and branch (nil: the
+	// task works in the project's checkout, as without isolation).
+	Worktree *pin.Worktree `json:"worktree,omitempty"`
+	// Review holds the task's merge until the human runs pm merge or pm
+	// reject (pm task --review, or merge.review "human").
+	Review bool `json:"review,omitempty"`
+	// Merge is where the task's merge stands while it waits (nil: not
+	// tried, or merged).
+	Merge *TaskMerge `json:"merge,omitempty"`
+	// Merged is the commit its branch was merged as ("" not merged).
+	Merged string `json:"merged,omitempty"`
+	// Rejected is why the human last sent the work back (pm reject): its
+	// owner's prompt says it.
+	Rejected string `json:"rejected,omitempty"`
+}
+
+// Merge states (TaskMerge.State).
+const (
+	// MergeConflict: both sides changed the same lines; the task waits
+	// (pm done again after resolving, pm merge --ours|--theirs, pm reject).
+	MergeConflict = "conflict"
+	// MergeDirty: the checkout of the branch merged into has local changes
+	// to paths the merge changes; the task waits for the human.
+	MergeDirty = "dirty"
+	// MergeReview: held for review (pm merge or pm reject).
+	MergeReview = "review"
+)
+
+// TaskMerge is a merge that waits.
+type TaskMerge struct {
+	State string   `json:"state"`
+	Paths []string `json:"paths,omitempty"` // the conflicting or locally changed paths
+	// Onto is the tip of the branch merged into that a conflict was found
+	// against: after the conflict is resolved in the worktree, pm done
+	// commits with it as a second parent.
+	Onto    string `json:"onto,omitempty"`
+	Request string `json:"request,omitempty"` // the request that asked for a decision
+}
+
+// Held reports whether t is done but its work not merged yet: its
+// dependants still wait for it.
+func (t *Task) Held() bool { return t.Merge != nil && t.Worktree != nil }
+
+// WorkDir is the directory task id's agents work in: the project
+// directory's place in the task's worktree, or the project directory for a
+// task without one (or id "", or a task that cannot be read).
+func (s *Store) WorkDir(id string) string {
+	if id == "" {
+		return s.ProjectDir()
+	}
+	t, err := s.Task(id)
+	if err != nil {
+		return s.ProjectDir()
+	}
+	return t.WorkDir(s.ProjectDir())
+}
+
+// WorkDir is where t's agents work, given the project directory.
+func (t *Task) WorkDir(project string) string {
+	if t.Worktree == nil || t.Repo == nil {
+		return project
+	}
+	real, err := filepath.EvalSymlinks(project)
+	if err != nil {
+		return t.Worktree.Path
+	}
+	rel, err := filepath.Rel(t.Repo.WorkTree, real)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return t.Worktree.Path
+	}
+	return filepath.Join(t.Worktree.Path, rel)
+}

@@ -1,0 +1,236 @@
+package task
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/plasmodium/pm/internal/config"
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/gitx"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// WorktreesDir is where a project's task worktrees live: in the project
+// directory, beside the state directory (docs/spec.md, "Worktrees").
+const WorktreesDir = ".pm-worktrees"
+
+// worktreePlan is the worktree a new task gets, all but its path (which
+// needs the task's id): none without a repository, with isolation "none",
+// for runtime none (no agent of pm's works there: the person or script
+// acting as the owner works where they are, in the checkout), or under a
+// parent that has none; a subtask's starts from its parent's branch, a
+// top-level task's from the branch HEAD names now.
+func worktreePlan(s *store.Store, repo *gitx.Pin, parentID string, runtime config.RuntimeName) (*gitx.Worktree, error) {
+	if repo == nil || repo.WorkTree == "" || s.Config().Isolation == config.IsolationNone || runtime == config.RuntimeNone {
+		return nil, nil
+	}
+	into := ""
+	if parentID != "" {
+		p, err := s.Task(parentID)
+		if err != nil {
+			return nil, err
+		}
+		if p.Worktree == nil {
+			return nil, nil // the parent works in the checkout: so does its subtask
+		}
+		into = p.Worktree.Branch
+	}
+	branch, tip, err := gitx.StartPoint(*repo, into)
+	if errors.Is(err, gitx.ErrDetached) {
+		return nil, errs.Statef("check out a branch (git switch -c work), or run 'pm config set isolation none' to work in the checkout", "no branch to merge the task into: %v", err)
+	}
+	if err != nil {
+		return nil, errs.Failf("fix the repository (git status), then create the task again", "worktree: %v", err)
+	}
+	return &gitx.Worktree{Base: tip, Into: branch}, nil
+}
+
+// worktreeFor fills plan's path and branch for task id.
+func worktreeFor(s *store.Store, plan *gitx.Worktree, id string) *gitx.Worktree {
+	if plan == nil {
+		return nil
+	}
+	w := *plan
+	w.Path = filepath.Join(realPath(s.ProjectDir()), WorktreesDir, id)
+	w.Branch = gitx.BranchPrefix + id
+	return &w
+}
+
+func realPath(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
+}
+
+// ensureWorktree makes t's worktree if it is missing or half-made (a
+// crash between the record and the checkout); a whole one is left alone.
+func ensureWorktree(t *store.Task) error {
+	if t.Worktree == nil || t.Repo == nil || !t.Live() {
+		return nil
+	}
+	if err := gitx.AddWorktree(*t.Repo, *t.Worktree); err != nil {
+		return errs.Failf("fix the repository (git status), then run 'pm status' to make it again", "worktree of %s: %v", t.ID, err)
+	}
+	return nil
+}
+
+// dropWorktree removes t's worktree and, unless keepBranch, its branch.
+func dropWorktree(s *store.Store, t *store.Task) {
+	if t.Worktree == nil || t.Repo == nil {
+		return
+	}
+	if err := gitx.RemoveWorktree(*t.Repo, *t.Worktree, keepBranch(t)); err != nil {
+		s.Warnf("remove the worktree of %s: %v", t.ID, err)
+	}
+}
+
+// keepBranch: a task's branch goes once its work is merged, or when it
+// has none; commits not merged stay (nothing committed is lost).
+func keepBranch(t *store.Task) bool {
+	merged := t.Status == store.TaskDone && !t.Held()
+	return !merged && branchHasWork(t)
+}
+
+// branchHasWork reports whether t's branch moved past its start point.
+func branchHasWork(t *store.Task) bool {
+	_, tip, err := gitx.StartPoint(*t.Repo, t.Worktree.Branch)
+	return err != nil || tip != "" && tip != t.Worktree.Base
+}
+
+// wantsWorktree reports whether t still needs its worktree: it is live, or
+// done with its merge waiting.
+func wantsWorktree(t *store.Task) bool {
+	return t.Worktree != nil && (t.Live() || t.Status == store.TaskDone && t.Held())
+}
+
+// PruneWorktrees removes the worktrees no task wants any more (a task
+// killed, reset or done while pm was killed before it removed its
+// worktree), with the branches of the tasks it knows whose work is merged
+// or that have none (a branch no task names is kept: it may hold work), and
+// makes the worktrees live tasks want that are missing. It returns the paths it removed.
+func PruneWorktrees(s *store.Store) ([]string, error) { return pruneWorktrees(s, false) }
+
+// pruneWorktrees is PruneWorktrees; with all (pm reset), every worktree
+// goes and none is made.
+func pruneWorktrees(s *store.Store, all bool) ([]string, error) {
+	tasks, err := s.Tasks()
+	if err != nil {
+		return nil, err
+	}
+	byPath := map[string]*store.Task{}
+	var repo *gitx.Pin
+	for _, t := range tasks {
+		if t.Worktree == nil || t.Repo == nil {
+			continue
+		}
+		byPath[t.Worktree.Path] = t
+		repo = t.Repo
+		if !all && wantsWorktree(t) {
+			if err := ensureWorktree(t); err != nil {
+				s.Warnf("%v", err)
+			}
+		}
+	}
+	if repo == nil {
+		p, err := gitx.Locate(s.ProjectDir())
+		if err != nil || p.WorkTree == "" {
+			return nil, err
+		}
+		repo = &p
+	}
+	dir := filepath.Join(realPath(s.ProjectDir()), WorktreesDir)
+	keep := func(path string) bool {
+		t := byPath[path]
+		return !all && t != nil && wantsWorktree(t)
+	}
+	dropBranch := func(path string) string {
+		t := byPath[path]
+		if t == nil || keepBranch(t) {
+			return "" // a task pm no longer knows, or commits not merged: kept
+		}
+		return t.Worktree.Branch
+	}
+	return gitx.PruneWorktrees(*repo, dir, keep, dropBranch)
+}
+
+// WorktreeFindings lists, changing nothing, what is wrong with the
+// worktrees: stray are worktrees (or git's records of them) that no task
+// wants, missing are the worktrees of tasks that want one and do not have
+// it whole. Only what is there is looked at (each entry's task is read),
+// so it is cheap enough for every Settle.
+func WorktreeFindings(s *store.Store, live []*store.Task) (stray, missing []string) {
+	wanted := func(id string) bool {
+		t, err := s.Task(id)
+		return err == nil && wantsWorktree(t)
+	}
+	dir := filepath.Join(realPath(s.ProjectDir()), WorktreesDir)
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.Name() != ".gitignore" && !wanted(e.Name()) {
+			stray = append(stray, filepath.Join(dir, e.Name()))
+		}
+	}
+	var repo *gitx.Pin
+	for _, t := range live {
+		if t.Worktree == nil || t.Repo == nil {
+			continue
+		}
+		repo = t.Repo
+		if _, err := os.Lstat(filepath.Join(t.Worktree.Path, ".git")); err != nil {
+			missing = append(missing, t.Worktree.Path)
+		}
+	}
+	if repo != nil {
+		admin := filepath.Join(gitCommon(*repo), "worktrees")
+		ents, _ := os.ReadDir(admin)
+		for _, e := range ents {
+			b, err := os.ReadFile(filepath.Join(admin, e.Name(), "gitdir"))
+			if err != nil {
+				continue
+			}
+			path := filepath.Dir(strings.TrimSpace(string(b)))
+			if filepath.Dir(path) == dir && !wanted(filepath.Base(path)) && !slices.Contains(stray, path) {
+				stray = append(stray, path)
+			}
+		}
+	}
+	return stray, missing
+}
+
+// gitCommon is the directory holding p's worktrees/ records.
+func gitCommon(p gitx.Pin) string {
+	if p.CommonDir != "" {
+		return p.CommonDir
+	}
+	return p.GitDir
+}
+
+// repairWorktrees prunes and remakes worktrees where WorktreeFindings
+// finds something wrong (Settle).
+func repairWorktrees(s *store.Store, live []*store.Task) {
+	stray, missing := WorktreeFindings(s, live)
+	if len(stray) == 0 && len(missing) == 0 {
+		return
+	}
+	if _, err := PruneWorktrees(s); err != nil {
+		s.Warnf("worktrees: %v", err)
+	}
+}
+
+// IsolationOf says where new tasks of the project work: "worktree" (each
+// in its own, runtime none aside), or "none: " and why they work in the
+// checkout (pm status says it).
+func IsolationOf(s *store.Store) string {
+	if s.Config().Isolation == config.IsolationNone {
+		return "none: isolation \"none\" in config.json, tasks work in the checkout"
+	}
+	p, err := gitx.Locate(s.ProjectDir())
+	if err != nil || p.WorkTree == "" {
+		return "none: not a git repository, tasks work in the project directory"
+	}
+	return "worktree"
+}
