@@ -2,6 +2,8 @@ package broker
 
 import (
 	"encoding/binary"
+	"os"
+
 	"github.com/plasmodium/pm/internal/broker/wire"
 
 	"bytes"
@@ -24,7 +26,7 @@ func (r readFail) Read([]byte) (int, error) {
 
 func listen(t *testing.T, run Runner) *Server {
 	t.Helper()
-	s, err := Listen(t.TempDir(), NewToken(), run)
+	s, err := Listen(shortDir(t), NewToken(), run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +280,7 @@ func TestUnreadInputLeavesNothingBehind(t *testing.T) {
 		}
 		return 0
 	}
-	s, err := Listen(t.TempDir(), NewToken(), one)
+	s, err := Listen(shortDir(t), NewToken(), one)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,4 +307,17 @@ func exitAndStderr(r io.Reader, stderr io.Writer) (int, error) {
 			return int(int32(binary.BigEndian.Uint32(data))), nil
 		}
 	}
+}
+
+// shortDir is a temporary directory with a short path: t.TempDir() holds
+// the test's name, and with a long pid and start time the socket's path
+// (DIR/PID-START-RAND/sock) went over the 107 bytes a unix address holds.
+func shortDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }
