@@ -2,9 +2,11 @@ package store
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 
 	"github.com/plasmodium/pm/internal/crashpoint"
 	"github.com/plasmodium/pm/internal/errs"
@@ -185,7 +187,7 @@ func (s *Store) ResetStateHeld() error {
 	}
 	for _, sub := range []string{"tasks", "requests", "logs"} {
 		dir := filepath.Join(s.Root, sub)
-		if err := os.RemoveAll(dir); err != nil {
+		if err := removeAllRaced(dir); err != nil {
 			return err
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -196,4 +198,18 @@ func (s *Store) ResetStateHeld() error {
 		return err
 	}
 	return s.writeTaskIndexComplete()
+}
+
+// removeAllRaced is os.RemoveAll retried a few times when a file appeared
+// in a directory while it was being emptied: a starter refused a moment
+// later (its agent record is gone) may still open its log in logs/
+// (TestResetRaceWithStarters).
+func removeAllRaced(dir string) error {
+	var err error
+	for range 5 {
+		if err = os.RemoveAll(dir); !errors.Is(err, syscall.ENOTEMPTY) {
+			return err
+		}
+	}
+	return err
 }
