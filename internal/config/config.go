@@ -150,12 +150,18 @@ const DefaultResidentIdle = 5 * time.Minute
 
 // ResidentIdleAfter is ResidentIdle as a duration; 0 means never.
 func (r Runtime) ResidentIdleAfter() time.Duration {
-	if r.ResidentIdle == "" {
-		return DefaultResidentIdle
+	return durationOr(r.ResidentIdle, DefaultResidentIdle)
+}
+
+// durationOr is a config duration ("5m"; "0" never), or def when it is
+// unset or bad (validate refuses a bad one at load).
+func durationOr(text string, def time.Duration) time.Duration {
+	if text == "" {
+		return def
 	}
-	d, err := time.ParseDuration(r.ResidentIdle)
+	d, err := time.ParseDuration(text)
 	if err != nil || d < 0 {
-		return DefaultResidentIdle // validate refuses it at load
+		return def
 	}
 	return d
 }
