@@ -22,6 +22,8 @@ func (s *Server) actions(mux *http.ServeMux) {
 	mux.HandleFunc("POST /api/kill", action(s, ops.Kill))
 	mux.HandleFunc("POST /api/task", action(s, ops.CreateTask))
 	mux.HandleFunc("POST /api/stop", action(s, ops.Stop))
+	mux.HandleFunc("POST /api/merge", action(s, ops.MergeTask))
+	mux.HandleFunc("POST /api/reject", action(s, ops.RejectTask))
 }
 
 // action adapts one ops function to HTTP: auth and CSRF, a capped strict

@@ -11,6 +11,14 @@ import (
 // (bytes): exec agents' output is there.
 const detailLog = 16 << 10
 
+// detailPatch and detailDiff bound the diff a task's detail carries (bytes
+// of patch text per file and in all): an agent can write a file of any size,
+// the page shows the rest as cut and pm diff has all of it.
+const (
+	detailPatch = 64 << 10
+	detailDiff  = 512 << 10
+)
+
 // detailTail is how many of each phase's last messages a task's detail
 // carries (closed phases included).
 const detailTail = 200
@@ -26,6 +34,11 @@ type TaskDetail struct {
 	// Logs are the end of each of its agents' logs (ops.AgentLog), finished
 	// agents included: an exec agent's output is nowhere else.
 	Logs []ops.AgentLogResult `json:"logs"`
+	// Diff is what the task's branch changed (pm diff), each patch cut to
+	// detailPatch and all to detailDiff; nil for a task without a branch of
+	// its own. DiffError says why it could not be read.
+	Diff      *ops.DiffResult `json:"diff,omitempty"`
+	DiffError string          `json:"diff_error,omitempty"`
 }
 
 func (s *Server) taskDetail(w http.ResponseWriter, r *http.Request) {
@@ -53,5 +66,29 @@ func (s *Server) taskDetail(w http.ResponseWriter, r *http.Request) {
 		}
 		logs = append(logs, l)
 	}
-	writeJSON(w, http.StatusOK, TaskDetail{TaskStatus: st.View, Rooms: rooms, Budgets: s.sess.Store.Config().Budgets, Logs: logs})
+	d := TaskDetail{TaskStatus: st.View, Rooms: rooms, Budgets: s.sess.Store.Config().Budgets, Logs: logs}
+	if st.View.Task.Worktree != nil {
+		diff, err := ops.TaskDiff(r.Context(), s.sess, ops.DiffInput{Task: st.View.Task.ID})
+		if err != nil {
+			d.DiffError = err.Error()
+		} else {
+			boundDiff(&diff)
+			d.Diff = &diff
+		}
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
+// boundDiff cuts the patches to detailPatch each and detailDiff in all,
+// marking each cut file.
+func boundDiff(d *ops.DiffResult) {
+	left := detailDiff
+	for i := range d.Files {
+		f := &d.Files[i]
+		n := min(len(f.Patch), detailPatch, left)
+		if n < len(f.Patch) {
+			f.Patch, f.Cut = f.Patch[:n], true
+		}
+		left -= n
+	}
 }

@@ -17,6 +17,9 @@ type FileDiff struct {
 	Added   int    `json:"added"`
 	Deleted int    `json:"deleted"`
 	Patch   string `json:"patch,omitempty"` // unified diff (text files)
+	// Cut says Patch is only its first part (a view that bounds what it
+	// shows, such as the dashboard's task detail).
+	Cut bool `json:"cut,omitempty"`
 }
 
 // BranchDiff is what branch changed since it left into: the diff from

@@ -734,8 +734,44 @@ function renderDetail() {
     el("h3", {}, "Phases"), phases.length ? el("div", {}, ...phases) : el("p", { class: "calm" }, "No phase yet."),
     el("div", { class: "streams" }, streamView(t.owner)),
     el("h3", {}, "Requests"), requests.length ? el("div", {}, ...requests) : el("p", { class: "calm" }, "None pending."),
+    el("h3", {}, "Changes"), changesView(t, detail.diff, detail.diff_error),
     el("h3", {}, "Agents and usage"), usage,
     el("h3", {}, "Agent logs"), logs.length ? el("div", { class: "logs" }, ...logs) : el("p", { class: "calm" }, "No log yet."));
+}
+
+// changesView is a task's branch against where it started (pm diff), and,
+// while its merge waits (review, conflict, a dirty checkout), the human's
+// ways on: merge (--theirs/--ours on a conflict) or send it back.
+function changesView(t, diff, err) {
+  if (err) return el("p", { class: "bad" }, "Its diff could not be read: " + err);
+  if (!diff) return el("p", { class: "calm" }, "No branch of its own (no git repository, or isolation \"none\").");
+  const files = (diff.files || []).map((f) => el("details", { class: "file", "data-diff-file": f.path },
+    el("summary", {}, f.status + " " + f.path + (f.binary ? " (binary)" : " +" + f.added + " −" + f.deleted)),
+    f.patch ? el("pre", { class: "patch" }, f.patch + (f.cut ? "\n… cut here: pm diff " + t.id + " shows all of it" : "")) : null));
+  const head = el("p", { class: "meta" }, "branch " + diff.branch + " → " + diff.into + " · " + files.length + " file" + (files.length === 1 ? "" : "s") +
+    (diff.uncommitted ? " · still working: what its agents have not committed yet is not here" : ""));
+  const m = t.merge;
+  let acts = null;
+  if (m) {
+    const why = draftInput("reject:" + t.id, "Why it goes back (its owner reads this)");
+    const reject = el("form", { class: "answer", "data-act": "reject-form" }, why, el("button", { type: "submit" }, "Send back"));
+    reject.addEventListener("submit", async (e) => {
+      e.preventDefault();
+      await post("/api/reject", { task: t.id, why: why.value });
+      clearDraft(why);
+      scheduleDetail();
+    });
+    const merge = (body, label, act) => el("button", { type: "button", "data-act": act, onclick: async () => { await post("/api/merge", body); scheduleDetail(); } }, label);
+    acts = el("div", { class: "card request", "data-merge": t.id },
+      el("div", {}, "Its merge waits: " + m.state + ((m.paths || []).length ? " (" + m.paths.join(", ") + ")" : "")),
+      el("div", { class: "acts" }, merge({ task: t.id }, "Merge", "merge"),
+        m.state === "conflict" ? merge({ task: t.id, theirs: true }, "Merge, the task's side", "merge-theirs") : null,
+        m.state === "conflict" ? merge({ task: t.id, ours: true }, "Merge, the branch's side", "merge-ours") : null),
+      reject);
+  } else if (t.merged) {
+    head.append(" · merged as " + t.merged.slice(0, 12));
+  }
+  return el("div", { class: "changes" }, head, acts, ...files);
 }
 
 // ---- notifications (opt-in)
