@@ -2,11 +2,14 @@ package gitx
 
 import (
 	"bytes"
+	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/aymanbagabas/go-udiff"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 // FileDiff is one path a branch changed.
@@ -56,19 +59,26 @@ func BranchDiff(p Pin, branch, into string) (base string, files []FileDiff, err 
 	if err != nil {
 		return "", nil, err
 	}
+	files, err = treesDiff(st, oldTree, h.Tree)
+	return base, files, err
+}
+
+// treesDiff is what changed from tree oldTree (zero: none) to newTree, file
+// by file, sorted.
+func treesDiff(st *filesystem.Storage, oldTree, newTree plumbing.Hash) ([]FileDiff, error) {
 	a, err := flatTree(st, oldTree)
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
-	c, err := flatTree(st, h.Tree)
+	c, err := flatTree(st, newTree)
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
-	paths, err := changedPaths(st, oldTree, h.Tree)
+	paths, err := changedPaths(st, oldTree, newTree)
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
-	files = []FileDiff{}
+	files := []FileDiff{}
 	for _, n := range paths {
 		oe, inO := a[n]
 		ne, inN := c[n]
@@ -82,12 +92,12 @@ func BranchDiff(p Pin, branch, into string) (base string, files []FileDiff, err 
 		var old, cur []byte
 		if inO && oe.Mode.IsFile() {
 			if old, err = readBlob(st, oe.Hash, nil); err != nil {
-				return "", nil, err
+				return nil, err
 			}
 		}
 		if inN && ne.Mode.IsFile() {
 			if cur, err = readBlob(st, ne.Hash, nil); err != nil {
-				return "", nil, err
+				return nil, err
 			}
 		}
 		if bytes.IndexByte(old[:min(len(old), 8000)], 0) >= 0 || bytes.IndexByte(cur[:min(len(cur), 8000)], 0) >= 0 {
@@ -114,5 +124,55 @@ func BranchDiff(p Pin, branch, into string) (base string, files []FileDiff, err 
 		files = append(files, fd)
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
-	return base, files, nil
+	return files, nil
+}
+
+// WorkDiff is BranchDiff with the worktree's uncommitted work in: what
+// w's branch would change since it left w.Into if w's work tree were
+// committed now (pm diff of a task still working). Nothing is committed
+// (Options.TreeOnly: only objects are written); stateDir and opt.Exclude
+// as for Commit, so the diff shows what pm done would commit.
+func WorkDiff(p Pin, w Worktree, stateDir string, opt Options) (base string, files []FileDiff, err error) {
+	wp, err := WorktreePin(p, w)
+	if err != nil {
+		return "", nil, err
+	}
+	opt.TreeOnly, opt.Merging = true, ""
+	res, err := commitIn(wp, stateDir, "pm diff", time.Time{}, opt)
+	if err != nil {
+		return "", nil, err
+	}
+	if res.Tree == "" {
+		return "", nil, fmt.Errorf("gitx: %s is not a git work tree", w.Path)
+	}
+	st, _, err := openPin(p)
+	if err != nil {
+		return "", nil, err
+	}
+	tip, err := refHash(st, w.Branch)
+	if err != nil {
+		return "", nil, err
+	}
+	var oldTree plumbing.Hash
+	if !tip.IsZero() {
+		b := tip
+		other, err := refHash(st, w.Into)
+		if err != nil {
+			return "", nil, err
+		}
+		if !other.IsZero() {
+			if b, err = mergeBase(st, tip, other); err != nil {
+				return "", nil, err
+			}
+		}
+		if !b.IsZero() {
+			h, err := readCommit(st, b)
+			if err != nil {
+				return "", nil, err
+			}
+			oldTree, base = h.Tree, b.String()
+		}
+	}
+	files, err = treesDiff(st, oldTree, plumbing.NewHash(res.Tree))
+	return base, files, err
 }

@@ -42,6 +42,10 @@
 //     never touched, and is a *LockError that says what ends it. pm
 //     processes commit one at a time per repository (flock on its common
 //     dir).
+//   - Options.TreeOnly (WorkDiff: pm diff of a task still working) stages
+//     and writes the tree a commit would have and nothing else: no
+//     commit, index, ref or lock, so an agent's own git in the worktree
+//     is never disturbed.
 //   - CommitPinned commits only into the repository a Pin recorded
 //     (pinned.go): a .git that since became a gitdir: file or a link, leads
 //     elsewhere, or is another directory is a *MovedError, nothing written.

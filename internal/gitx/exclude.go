@@ -14,6 +14,12 @@ type Options struct {
 	// resolved in a task's worktree): the commit gets it as its second
 	// parent, and is made even when the tree equals HEAD's.
 	Merging string
+	// TreeOnly stages the work tree and writes the tree a commit would
+	// have, and commits nothing: Result.Tree names it (Committed lists
+	// what it changes against HEAD); the index, refs and HEAD are left
+	// as they are and no lock is taken (WorkDiff: a task's uncommitted
+	// work, while its agents may run git there).
+	TreeOnly bool
 }
 
 func parseExclude(patterns []string) []gitignore.Pattern {

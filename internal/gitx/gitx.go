@@ -39,6 +39,8 @@ type Result struct {
 	// Excluded lists the untracked files left out because they look like
 	// secrets (see Options.Exclude), sorted.
 	Excluded []string `json:"excluded"`
+	// Tree is the tree written with Options.TreeOnly ("" otherwise).
+	Tree string `json:"tree,omitempty"`
 }
 
 // Fallback identity used when no user.name / user.email is configured.
@@ -113,12 +115,13 @@ func commitOnce(open opener, dir, stateDir, msg string, now time.Time, opt Optio
 		return Result{}, errors.New("gitx: empty commit message")
 	}
 	c := &committer{
-		st:     st,
-		dotfs:  st.Filesystem(),
-		dirs:   dirs,
-		root:   root,
-		state:  state,
-		secret: parseExclude(opt.Exclude),
+		st:       st,
+		dotfs:    st.Filesystem(),
+		dirs:     dirs,
+		root:     root,
+		state:    state,
+		secret:   parseExclude(opt.Exclude),
+		treeOnly: opt.TreeOnly,
 	}
 	if opt.Merging != "" {
 		if !plumbing.IsHash(opt.Merging) {
@@ -187,6 +190,7 @@ type committer struct {
 	dirty     bool            // index must be rewritten
 	racyLimit time.Time       // index mtime: entries at or after it are racily clean
 	merging   plumbing.Hash   // a second parent (Options.Merging), zero for none
+	treeOnly  bool            // Options.TreeOnly
 }
 
 type tracked struct {
@@ -207,6 +211,9 @@ func (c *committer) abs(rel string) string {
 }
 
 func (c *committer) run(msg string, now time.Time) (Result, error) {
+	if c.treeOnly {
+		return c.tree()
+	}
 	// One pm commit at a time in a repository (lock.go), then the index
 	// lock the way git takes it, so that a concurrent git command and this
 	// commit never interleave their index writes; marked as pm's, so that
@@ -227,81 +234,11 @@ func (c *committer) run(msg string, now time.Time) (Result, error) {
 		}
 	}()
 
-	if c.cfg, err = loadConfig(c.st); err != nil {
-		return Result{}, err
-	}
-	c.trustMode = !isFalse(c.cfg.get("core", "filemode"))
-
-	if c.idx, err = c.st.Index(); err != nil {
-		return Result{}, fmt.Errorf("gitx: read index: %w", err)
-	}
-	// Entries modified at or after the index was written are "racily
-	// clean": their stat data cannot prove the content unchanged. Without
-	// the index's mtime, trust no stat data at all.
-	c.racyLimit = time.Unix(1, 0)
-	if fi, err := c.dotfs.Stat("index"); err == nil {
-		c.racyLimit = fi.ModTime()
-	} else if !os.IsNotExist(err) {
-		return Result{}, fmt.Errorf("gitx: stat index: %w", err)
-	}
-	c.tracked = make(map[string]*tracked, len(c.idx.Entries))
-	for _, e := range c.idx.Entries {
-		if e.Stage != 0 {
-			return Result{}, fmt.Errorf("gitx: cannot commit: unmerged path %s", e.Name)
-		}
-		c.tracked[e.Name] = &tracked{e: e}
-	}
-	if _, err := c.dotfs.Stat("MERGE_HEAD"); err == nil {
-		return Result{}, errors.New("gitx: cannot commit: a merge is in progress")
-	}
-
-	// Resolve HEAD.
-	headRefName, parent, err := c.resolveHEAD()
+	st, err := c.staged()
 	if err != nil {
 		return Result{}, err
 	}
-	var headTree plumbing.Hash
-	var head commitHeader
-	if !parent.IsZero() {
-		if head, err = readCommit(c.st, parent); err != nil {
-			return Result{}, fmt.Errorf("gitx: read HEAD commit: %w", err)
-		}
-		headTree = head.Tree
-		for _, p := range head.Parents {
-			if p == c.merging {
-				c.merging = plumbing.ZeroHash // merged in already (a run killed after it moved the branch)
-			}
-		}
-	}
-
-	// Stage the work tree into the in-memory index.
-	patterns, err := c.basePatterns()
-	if err != nil {
-		return Result{}, err
-	}
-	c.walked = map[string]bool{}
-	c.dirOK = map[string]bool{}
-	if err := c.walk("", nil, patterns); err != nil {
-		return Result{}, err
-	}
-	if err := c.resolveUnseen(); err != nil {
-		return Result{}, err
-	}
-	entries, err := c.finalEntries(headTree)
-	if err != nil {
-		return Result{}, err
-	}
-
-	// Build the tree and compare it to HEAD's.
-	rootDir, err := buildTree(entries)
-	if err != nil {
-		return Result{}, err
-	}
-	var changed []string
-	if err := c.diffPaths(rootDir, headTree, "", &changed); err != nil {
-		return Result{}, err
-	}
-	sort.Strings(changed)
+	headRefName, parent, head, headTree, entries, rootDir, changed := st.ref, st.parent, st.head, st.headTree, st.entries, st.root, st.changed
 	if c.merging.IsZero() && (!parent.IsZero() && rootDir.hash == headTree || parent.IsZero() && len(entries) == 0) {
 		// Nothing to commit; still persist refreshed stat data so the
 		// next run does not rehash the same files.
@@ -353,6 +290,112 @@ func (c *committer) run(msg string, now time.Time) (Result, error) {
 	committed = true
 	c.appendReflog(headRefName, parent, hash, sig, msg)
 	return Result{Hash: hash.String(), Files: len(changed), Committed: changed, Excluded: c.excluded}, nil
+}
+
+// stagedTree is the work tree staged against HEAD: the tree a commit would
+// have (its objects not written yet) and what it changes.
+type stagedTree struct {
+	ref      plumbing.ReferenceName // HEAD's ref (plumbing.HEAD when detached)
+	parent   plumbing.Hash          // the commit HEAD names (zero: unborn)
+	head     commitHeader
+	headTree plumbing.Hash
+	entries  []*index.Entry
+	root     *treeDir
+	changed  []string // paths the tree changes against HEAD's, sorted
+}
+
+// staged reads the index and HEAD and stages the work tree into an
+// in-memory index, as git add -A would, and builds the tree from it.
+func (c *committer) staged() (*stagedTree, error) {
+	var err error
+	if c.cfg, err = loadConfig(c.st); err != nil {
+		return nil, err
+	}
+	c.trustMode = !isFalse(c.cfg.get("core", "filemode"))
+
+	if c.idx, err = c.st.Index(); err != nil {
+		return nil, fmt.Errorf("gitx: read index: %w", err)
+	}
+	// Entries modified at or after the index was written are "racily
+	// clean": their stat data cannot prove the content unchanged. Without
+	// the index's mtime, trust no stat data at all.
+	c.racyLimit = time.Unix(1, 0)
+	if fi, err := c.dotfs.Stat("index"); err == nil {
+		c.racyLimit = fi.ModTime()
+	} else if !os.IsNotExist(err) {
+		return nil, fmt.Errorf("gitx: stat index: %w", err)
+	}
+	c.tracked = make(map[string]*tracked, len(c.idx.Entries))
+	for _, e := range c.idx.Entries {
+		if e.Stage != 0 {
+			return nil, fmt.Errorf("gitx: cannot commit: unmerged path %s", e.Name)
+		}
+		c.tracked[e.Name] = &tracked{e: e}
+	}
+	if _, err := c.dotfs.Stat("MERGE_HEAD"); err == nil {
+		return nil, errors.New("gitx: cannot commit: a merge is in progress")
+	}
+
+	// Resolve HEAD.
+	headRefName, parent, err := c.resolveHEAD()
+	if err != nil {
+		return nil, err
+	}
+	var headTree plumbing.Hash
+	var head commitHeader
+	if !parent.IsZero() {
+		if head, err = readCommit(c.st, parent); err != nil {
+			return nil, fmt.Errorf("gitx: read HEAD commit: %w", err)
+		}
+		headTree = head.Tree
+		for _, p := range head.Parents {
+			if p == c.merging {
+				c.merging = plumbing.ZeroHash // merged in already (a run killed after it moved the branch)
+			}
+		}
+	}
+
+	// Stage the work tree into the in-memory index.
+	patterns, err := c.basePatterns()
+	if err != nil {
+		return nil, err
+	}
+	c.walked = map[string]bool{}
+	c.dirOK = map[string]bool{}
+	if err := c.walk("", nil, patterns); err != nil {
+		return nil, err
+	}
+	if err := c.resolveUnseen(); err != nil {
+		return nil, err
+	}
+	entries, err := c.finalEntries(headTree)
+	if err != nil {
+		return nil, err
+	}
+
+	// Build the tree and compare it to HEAD's.
+	rootDir, err := buildTree(entries)
+	if err != nil {
+		return nil, err
+	}
+	var changed []string
+	if err := c.diffPaths(rootDir, headTree, "", &changed); err != nil {
+		return nil, err
+	}
+	sort.Strings(changed)
+	return &stagedTree{ref: headRefName, parent: parent, head: head, headTree: headTree, entries: entries, root: rootDir, changed: changed}, nil
+}
+
+// tree is Options.TreeOnly: the staged tree written, nothing committed.
+func (c *committer) tree() (Result, error) {
+	st, err := c.staged()
+	if err != nil {
+		return Result{}, err
+	}
+	if err := c.writeTrees(st.root); err != nil {
+		return Result{}, err
+	}
+	return Result{Tree: st.root.hash.String(), Files: len(st.changed), Committed: st.changed, Excluded: c.excluded}, nil
 }
 
 // madeBefore is the Result of the commit at HEAD (h, header head, tree

@@ -22,8 +22,9 @@ type DiffResult struct {
 	Into   string          `json:"into"`
 	Base   string          `json:"base"`
 	Files  []gitx.FileDiff `json:"files"`
-	// Uncommitted: the task is still active, so what its agents have not
-	// committed yet (pm done commits it) is not in Files.
+	// Uncommitted: the task is still working, so Files include what its
+	// agents changed in its worktree and pm done has not committed yet
+	// (what pm done would commit now).
 	Uncommitted bool `json:"uncommitted,omitempty"`
 }
 
@@ -36,11 +37,11 @@ func TaskDiff(ctx context.Context, sess *Session, in DiffInput) (DiffResult, err
 	if t.Worktree == nil || t.Repo == nil {
 		return DiffResult{}, errs.Statef("a task has a branch of its own when the project is a git repository and isolation is not \"none\"", "task %s has no branch of its own", t.ID)
 	}
-	base, files, err := gitx.BranchDiff(*t.Repo, t.Worktree.Branch, t.Worktree.Into)
+	base, files, working, err := task.Diff(sess.Store, t)
 	if err != nil {
 		return DiffResult{}, errs.Failf("fix the repository (git status)", "diff %s: %v", t.ID, err)
 	}
-	return DiffResult{Task: t.ID, Branch: t.Worktree.Branch, Into: t.Worktree.Into, Base: base, Files: files, Uncommitted: t.Live()}, nil
+	return DiffResult{Task: t.ID, Branch: t.Worktree.Branch, Into: t.Worktree.Into, Base: base, Files: files, Uncommitted: working}, nil
 }
 
 // MergeInput is pm merge.

@@ -355,3 +355,16 @@ func mergeEvent(s *store.Store, actor store.Actor, t *store.Task, mr *gitx.Merge
 	s.Notify(bus.Event{Kind: bus.EvMerge, Actor: actor.Name, TaskID: t.ID, Text: mr.Hash,
 		Data: bus.Merge{Into: t.Worktree.Into, FastForward: mr.FastForward, Files: len(mr.Merged)}})
 }
+
+// Diff is what t's branch changed since it left the branch it merges into;
+// for a task still working, with its worktree's uncommitted work in (what
+// pm done would commit now, secrets left out the same way), reported by
+// working.
+func Diff(s *store.Store, t *store.Task) (base string, files []gitx.FileDiff, working bool, err error) {
+	if !t.Live() {
+		base, files, err = gitx.BranchDiff(*t.Repo, t.Worktree.Branch, t.Worktree.Into)
+		return base, files, false, err
+	}
+	base, files, err = gitx.WorkDiff(*t.Repo, *t.Worktree, stateRel(s, t), gitx.Options{Exclude: s.Config().Commit.Exclude})
+	return base, files, true, err
+}

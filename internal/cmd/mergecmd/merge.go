@@ -132,7 +132,7 @@ func printDiff(w io.Writer, res ops.DiffResult, stat, color bool) {
 	}
 	fmt.Fprintf(w, " %s changed, %d insertions(+), %d deletions(-)\n", render.Plural(len(res.Files), "file"), added, deleted)
 	if res.Uncommitted {
-		fmt.Fprintln(w, " (the task is active: what its agents have not committed yet is not shown; pm done commits it)")
+		fmt.Fprintln(w, " (the task is still working: this is its worktree as pm done would commit it now)")
 	}
 	if stat {
 		return
