@@ -36,7 +36,8 @@ type TaskDetail struct {
 	Logs []ops.AgentLogResult `json:"logs"`
 	// Diff is what the task's branch changed (pm diff), each patch cut to
 	// detailPatch and all to detailDiff; nil for a task without a branch of
-	// its own. DiffError says why it could not be read.
+	// its own, and for a working task unless asked (?diff=1). DiffError
+	// says why it could not be read.
 	Diff      *ops.DiffResult `json:"diff,omitempty"`
 	DiffError string          `json:"diff_error,omitempty"`
 }
@@ -67,8 +68,12 @@ func (s *Server) taskDetail(w http.ResponseWriter, r *http.Request) {
 		logs = append(logs, l)
 	}
 	d := TaskDetail{TaskStatus: st.View, Rooms: rooms, Budgets: s.sess.Store.Config().Budgets, Logs: logs}
-	if st.View.Task.Worktree != nil {
-		diff, err := ops.TaskDiff(r.Context(), s.sess, ops.DiffInput{Task: st.View.Task.ID})
+	// A working task's diff walks its worktree (what pm done would commit
+	// now): only on request (?diff=1), not on every re-read of a live view,
+	// unless its merge waits (the human decides on it).
+	t := st.View.Task
+	if t.Worktree != nil && (!t.Live() || t.Merge != nil || r.URL.Query().Get("diff") == "1") {
+		diff, err := ops.TaskDiff(r.Context(), s.sess, ops.DiffInput{Task: t.ID})
 		if err != nil {
 			d.DiffError = err.Error()
 		} else {

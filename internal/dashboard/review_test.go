@@ -100,6 +100,36 @@ func TestDetailCarriesBoundedDiff(t *testing.T) {
 	}
 }
 
+// A working task's diff walks its worktree: it is read on request only.
+func TestDetailWorkingDiffOnRequest(t *testing.T) {
+	r := newRig(t, nil)
+	gitProject(t, r)
+	r.s.Config().Runtime.Exec.Command = []string{"sh", "-c", "true", "{PROMPT}"}
+	tk, err := ops.CreateTask(t.Context(), r.sess, ops.TaskInput{Description: "Still drafting", Runtime: config.RuntimeExec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tk.WorkDir(r.s.ProjectDir()), "DRAFT.md"), []byte("so far\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		query string
+		files int
+	}{{"", -1}, {"&diff=1", 1}} {
+		resp, body := r.do("GET", "/api/task?id="+tk.ID+tc.query, "", nil)
+		var d TaskDetail
+		if err := json.Unmarshal(body, &d); resp.StatusCode != 200 || err != nil {
+			t.Fatalf("GET %s: %d %v %s", tc.query, resp.StatusCode, err, body)
+		}
+		switch {
+		case tc.files < 0 && d.Diff != nil:
+			t.Fatalf("GET %q: a diff without asking", tc.query)
+		case tc.files >= 0 && (d.Diff == nil || len(d.Diff.Files) != tc.files || !d.Diff.Uncommitted):
+			t.Fatalf("GET %q: diff %+v (%s), want %d file(s), uncommitted", tc.query, d.Diff, d.DiffError, tc.files)
+		}
+	}
+}
+
 func TestBoundDiff(t *testing.T) {
 	patch := func(n int) gitx.FileDiff { return gitx.FileDiff{Patch: strings.Repeat("x", n)} }
 	for _, tc := range []struct {
@@ -139,6 +169,25 @@ func TestBrowserReviewMerge(t *testing.T) {
 	dir := r.s.ProjectDir()
 	kept := reviewedTask(t, r, "CHANGELOG.md", "first draft\n")
 	back := reviewedTask(t, r, "TODO.md", "half done\n")
+	working, err := ops.CreateTask(t.Context(), r.sess, ops.TaskInput{Description: "Still drafting", Runtime: config.RuntimeExec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(working.WorkDir(dir), "DRAFT.md"), []byte("so far\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("a working task's changes so far, on request", func(t *testing.T) {
+		if err := chromedp.Do(ctx, chromedp.Navigate(r.srv.URL()+"#/task/"+working.ID)); err != nil {
+			t.Fatal(err)
+		}
+		click(ctx, t, `#detail-box [data-act="show-diff"]`)
+		waitText(ctx, t, `#detail-box [data-diff-file="DRAFT.md"] pre`, "+so far")
+		waitText(ctx, t, `#detail-box .changes`, "still working")
+		if out := git(t, working.WorkDir(dir), "status", "--porcelain"); out != "?? DRAFT.md" {
+			t.Fatalf("worktree status after the diff: %q", out)
+		}
+	})
 
 	t.Run("merge", func(t *testing.T) {
 		if err := chromedp.Do(ctx, chromedp.Navigate(r.srv.URL()+"#/task/"+kept.ID)); err != nil {

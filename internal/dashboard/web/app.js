@@ -680,8 +680,15 @@ function renderUsage() {
 // change it arrives (the frame's "changes"); tool calls, thinking, streamed
 // text and activity do not read it again.
 
-async function openTask(id) {
-  const d = await getJSON("/api/task?id=" + encodeURIComponent(id));
+// diffWanted is the open task whose changes so far the person asked for (a
+// working task's diff walks its worktree, so it is read only on request,
+// and then on each re-read of that task).
+let diffWanted = null;
+
+async function openTask(id, withDiff) {
+  if (withDiff) diffWanted = id;
+  else if (diffWanted !== id) diffWanted = null;
+  const d = await getJSON("/api/task?id=" + encodeURIComponent(id) + (diffWanted === id ? "&diff=1" : ""));
   if (!d) return;
   detail = d;
   renderDetail();
@@ -744,12 +751,15 @@ function renderDetail() {
 // ways on: merge (--theirs/--ours on a conflict) or send it back.
 function changesView(t, diff, err) {
   if (err) return el("p", { class: "bad" }, "Its diff could not be read: " + err);
+  if (!diff && t.worktree && !t.merge && (t.status === "active" || t.status === "blocked")) {
+    return el("button", { type: "button", "data-act": "show-diff", onclick: () => openTask(t.id, true) }, "Show its changes so far");
+  }
   if (!diff) return el("p", { class: "calm" }, "No branch of its own (no git repository, or isolation \"none\").");
   const files = (diff.files || []).map((f) => el("details", { class: "file", "data-diff-file": f.path },
     el("summary", {}, f.status + " " + f.path + (f.binary ? " (binary)" : " +" + f.added + " −" + f.deleted)),
     f.patch ? el("pre", { class: "patch" }, f.patch + (f.cut ? "\n… cut here: pm diff " + t.id + " shows all of it" : "")) : null));
   const head = el("p", { class: "meta" }, "branch " + diff.branch + " → " + diff.into + " · " + files.length + " file" + (files.length === 1 ? "" : "s") +
-    (diff.uncommitted ? " · still working: what its agents have not committed yet is not here" : ""));
+    (diff.uncommitted ? " · still working: its worktree as pm done would commit it now" : ""));
   const m = t.merge;
   let acts = null;
   if (m) {
