@@ -66,6 +66,7 @@ func New(sess *ops.Session, set ToolSet) (*Server, error) {
 		s.addTaskTools(set == ToolsTasks)
 		s.addDesignTools()
 	}
+	s.addPrompts(set)
 	if err := s.addResources(); err != nil {
 		return nil, err
 	}
