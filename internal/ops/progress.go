@@ -11,6 +11,7 @@ import (
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/request"
 	"github.com/plasmodium/pm/internal/store"
+	"github.com/plasmodium/pm/internal/task"
 )
 
 // The loop breaker for phases: an owner opening phase after phase while
@@ -25,18 +26,20 @@ import (
 // never taken for a loop).
 const maxProgressFiles = 100_000
 
-// progressMark is the task's progress now: its project's files (path,
-// size, modification time, mode; not .git nor the state directory) and
-// its done subtasks. "" when it cannot be known.
+// progressMark is the task's progress now: the files where its agents
+// work (its worktree, or the project for a task without one; path, size,
+// modification time, mode; not .git, the state directory nor other tasks'
+// worktrees) and its done subtasks. "" when it cannot be known.
 func progressMark(s *store.Store, t *store.Task) string {
 	h := sha256.New()
 	n := 0
 	errBig := errors.New("too many files")
-	err := filepath.WalkDir(s.ProjectDir(), func(path string, d fs.DirEntry, err error) error {
+	others := filepath.Join(s.ProjectDir(), task.WorktreesDir)
+	err := filepath.WalkDir(t.WorkDir(s.ProjectDir()), func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil // unreadable: the same next time
 		}
-		if d.IsDir() && (d.Name() == ".git" || path == s.Root) {
+		if d.IsDir() && (d.Name() == ".git" || path == s.Root || path == others) {
 			return filepath.SkipDir
 		}
 		if n++; n > maxProgressFiles {

@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/gitx"
 	"github.com/plasmodium/pm/internal/request"
 	"github.com/plasmodium/pm/internal/store"
+	"github.com/plasmodium/pm/internal/task"
 	"github.com/plasmodium/pm/internal/watch"
 )
 
@@ -102,5 +104,55 @@ func TestPhaseProgressRecordedOnce(t *testing.T) {
 	recordProgress(s, tk, ph, "m", false)
 	if got, _ := s.PhasesProgress(tk.ID); len(got) != 1 {
 		t.Fatalf("progress %+v", got)
+	}
+}
+
+// A task's progress is its own work: a change in its worktree moves its
+// mark; a change in another task's worktree does not, nor does one in the
+// user's checkout for a task with a worktree of its own.
+func TestProgressMarkIsTheTasksWork(t *testing.T) {
+	s := newStore(t)
+	project, err := filepath.EvalSymlinks(s.ProjectDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	inTree := func(id string) *store.Task {
+		tk := addTask(t, s, id, store.TaskActive, 0)
+		tk.Repo = &gitx.Pin{WorkTree: project}
+		tk.Worktree = &gitx.Worktree{Path: filepath.Join(project, task.WorktreesDir, id)}
+		if err := os.MkdirAll(tk.Worktree.Path, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return tk
+	}
+	mine, other := inTree("tk-000001"), inTree("tk-000002")
+	plain := addTask(t, s, "tk-000003", store.TaskActive, 0) // no worktree: the checkout
+	write := func(dir, name string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		change func()
+		moved  map[*store.Task]bool
+	}{
+		{"its own worktree", func() { write(mine.Worktree.Path, "a.txt") }, map[*store.Task]bool{mine: true}},
+		{"another task's worktree", func() { write(other.Worktree.Path, "b.txt") }, map[*store.Task]bool{other: true}},
+		{"the user's checkout", func() { write(project, "c.txt") }, map[*store.Task]bool{plain: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := map[*store.Task]string{}
+			for _, tk := range []*store.Task{mine, other, plain} {
+				before[tk] = progressMark(s, tk)
+			}
+			tc.change()
+			for _, tk := range []*store.Task{mine, other, plain} {
+				if moved := progressMark(s, tk) != before[tk]; moved != tc.moved[tk] {
+					t.Errorf("%s: mark moved %v, want %v", tk.ID, moved, tc.moved[tk])
+				}
+			}
+		})
 	}
 }
