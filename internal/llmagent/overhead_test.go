@@ -66,8 +66,12 @@ func TestOverheadWithinDocumented(t *testing.T) {
 			t.Errorf("%s: no figure for role %s in %s", o.Role, o.Role, overheadDoc)
 			continue
 		}
-		if float64(o.Fixed()) > 1.1*float64(want) {
+		switch {
+		case float64(o.Fixed()) > 1.1*float64(want):
 			t.Errorf("%s: pm's fixed overhead per call is %d bytes, more than 10%% over the %d in %s: cut it, or update the figure (make bench prints it)",
+				o.Role, o.Fixed(), want, overheadDoc)
+		case float64(o.Fixed()) < 0.9*float64(want):
+			t.Errorf("%s: pm's fixed overhead per call is %d bytes, more than 10%% under the %d in %s: update the figure (make bench prints it), so the next growth is caught",
 				o.Role, o.Fixed(), want, overheadDoc)
 		}
 	}
