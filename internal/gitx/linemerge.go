@@ -21,15 +21,18 @@ type lineHunk struct {
 // insertions at the same place) conflict unless they are the same change.
 // ok is false on a conflict, or when any side looks binary (a NUL byte).
 func mergeLines(base, ours, theirs []byte) (_ []byte, ok bool) {
-	out, clean, _ := mergeLinesMarked(base, ours, theirs, [2]string{})
+	out, clean, _ := mergeLinesMarked(base, ours, theirs, [2]string{}, FavorNone)
 	return out, clean
 }
 
 // mergeLinesMarked is mergeLines that, given labels (mark[0] ours,
 // mark[1] theirs), writes a conflict as git does: "<<<<<<< ours", our
 // lines, "=======", their lines, ">>>>>>> theirs"; clean is false when it
-// wrote one. text is false for binary content (then out is nil).
-func mergeLinesMarked(base, ours, theirs []byte, mark [2]string) (out []byte, clean, text bool) {
+// wrote one. With a favor instead, a conflicting group takes that side's
+// lines and the merge is clean: only the lines in conflict are settled,
+// every other hunk of both sides applies (git's -X ours/theirs). text is
+// false for binary content (then out is nil).
+func mergeLinesMarked(base, ours, theirs []byte, mark [2]string, favor Favor) (out []byte, clean, text bool) {
 	for _, b := range [][]byte{base, ours, theirs} {
 		if bytes.IndexByte(b[:min(len(b), 8000)], 0) >= 0 {
 			return nil, false, false
@@ -60,7 +63,12 @@ func mergeLinesMarked(base, ours, theirs []byte, mark [2]string) (out []byte, cl
 		}
 		group := hs[i:j]
 		pick, ok := resolveGroup(group, bl)
-		if !ok && mark[0] == "" {
+		switch {
+		case !ok && favor == FavorOurs:
+			pick, ok = applySide(group, bl, 0, group[0].start, end), true
+		case !ok && favor == FavorTheirs:
+			pick, ok = applySide(group, bl, 1, group[0].start, end), true
+		case !ok && mark[0] == "":
 			return nil, false, true
 		}
 		for _, l := range bl[at:group[0].start] {

@@ -27,8 +27,8 @@ type Favor int
 
 const (
 	FavorNone   Favor = iota // a conflict: nothing is changed
-	FavorOurs                // the branch merged into keeps its version
-	FavorTheirs              // the merged branch's version wins
+	FavorOurs                // the branch merged into keeps its lines where they conflict (a file that cannot merge by lines: its version)
+	FavorTheirs              // the merged branch's lines win where they conflict (likewise)
 )
 
 // MergeResult says what Merge did. With Conflicts or Dirty set, nothing
@@ -205,7 +205,7 @@ func (c *committer) mergeTrees(b, o, t map[string]treeEntry, favor Favor, mark [
 		case same(be, inB, oe, inO):
 			pick, ok = te, inT
 		default:
-			e, merged, err := c.mergeFile(be, inB, oe, inO, te, inT, mark)
+			e, merged, err := c.mergeFile(be, inB, oe, inO, te, inT, mark, favor)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -266,8 +266,9 @@ func compact(s []string) []string {
 // deleted it, binary content, or overlapping changes).
 //
 // With labels (mark), a text file that does not merge comes back with
-// conflict markers and merged false.
-func (c *committer) mergeFile(b treeEntry, inB bool, o treeEntry, inO bool, t treeEntry, inT bool, mark [2]string) (treeEntry, bool, error) {
+// conflict markers and merged false; with a favor, its conflicting lines
+// take that side's and it merges (the other changes of both sides kept).
+func (c *committer) mergeFile(b treeEntry, inB bool, o treeEntry, inO bool, t treeEntry, inT bool, mark [2]string, favor Favor) (treeEntry, bool, error) {
 	regular := func(e treeEntry) bool { return e.Mode == filemode.Regular || e.Mode == filemode.Executable }
 	if !inO || !inT || !regular(o) || !regular(t) || inB && !regular(b) {
 		return treeEntry{}, false, nil
@@ -296,7 +297,7 @@ func (c *committer) mergeFile(b treeEntry, inB bool, o treeEntry, inO bool, t tr
 	if err != nil {
 		return treeEntry{}, false, err
 	}
-	out, clean, text := mergeLinesMarked(base, ours, theirs, mark)
+	out, clean, text := mergeLinesMarked(base, ours, theirs, mark, favor)
 	if !text || !clean && mark[0] == "" {
 		return treeEntry{}, false, nil
 	}

@@ -223,3 +223,35 @@ func TestMergeConflictResolvedInWorktree(t *testing.T) {
 	}
 	checkRepo(t, dir)
 }
+
+// --theirs and --ours settle only the conflicting lines, as git's -X does:
+// what the other side changed elsewhere in the same file is kept.
+func TestMergeFavorIsPerHunk(t *testing.T) {
+	for _, tc := range []struct {
+		favor Favor
+		want  string
+	}{
+		{FavorTheirs, strings.NewReplacer("1\n", "ONE\n", "5\n", "FIVE\n", "9\n", "NINE\n").Replace(text)},
+		{FavorOurs, strings.NewReplacer("1\n", "ONE\n", "5\n", "five\n", "9\n", "NINE\n").Replace(text)},
+	} {
+		t.Run(map[Favor]string{FavorTheirs: "theirs", FavorOurs: "ours"}[tc.favor], func(t *testing.T) {
+			dir, p := newProject(t, map[string]string{"f.txt": text})
+			w1 := addTask(t, dir, p, "tk-111111", "")
+			w2 := addTask(t, dir, p, "tk-222222", "")
+			// The branch merged into changes line 1 and line 5; the task
+			// changes line 5 (the conflict) and line 9.
+			write(t, w1.Path, "f.txt", strings.NewReplacer("1\n", "ONE\n", "5\n", "five\n").Replace(text))
+			write(t, w2.Path, "f.txt", strings.NewReplacer("5\n", "FIVE\n", "9\n", "NINE\n").Replace(text))
+			doneTask(t, p, w1, "t1")
+			doneTask(t, p, w2, "t2")
+			mergeTask(t, p, w1, FavorNone)
+			if m := mergeTask(t, p, w2, tc.favor); len(m.Conflicts) > 0 {
+				t.Fatalf("merge: %+v", m)
+			}
+			if got := readFile(t, dir, "f.txt"); got != tc.want {
+				t.Fatalf("f.txt = %q, want %q", got, tc.want)
+			}
+			checkRepo(t, dir)
+		})
+	}
+}
