@@ -27,9 +27,10 @@ import (
 const outputDrain = 2 * time.Second
 
 // Commands returns how the pm commands an exec agent sends its host
-// (internal/broker) with token are run, as that agent; nil: the host
-// brokers none.
-type Commands func(token string) broker.Runner
+// (internal/broker) with token are run, as that agent; halt ends the
+// agent's run for reason (the loop breaker's stop), as a budget does. nil:
+// the host brokers none.
+type Commands func(token string, halt func(reason string)) broker.Runner
 
 // LLMFunc runs an agent on the built-in model loop in the host process,
 // returning when the agent is finished or ctx ends.
@@ -83,7 +84,8 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 	// An owner that ends its turn without pm done (claude -p exits 0 when
 	// the model answers without a tool call) is resumed, in its own
 	// conversation, up to runtime.exec.nudges times; then it is given up on.
-	brk, err := startBroker(log, token, cmds)
+	budget := newExecBudget(s)
+	brk, err := startBroker(log, token, cmds, budget.halt)
 	if err != nil {
 		return finish(s, log, a, -1, err.Error())
 	}
@@ -97,7 +99,6 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 	if agentEnv, err = box.env(agentEnv); err != nil {
 		return finish(s, log, a, -1, err.Error())
 	}
-	budget := newExecBudget(s)
 	session, nudge := newSessionID(), ""
 	first := text
 	if note != "" {
@@ -135,7 +136,7 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 const (
 	stopPhase  = "phase closed"
 	stopSignal = "signal"
-	stopBudget = "budget"
+	stopBudget = "budget" // or the human's stop at the loop breaker (execBudget.halt)
 )
 
 // execEnd is how one run of the CLI ended: its exit code, why runExec
