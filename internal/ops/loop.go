@@ -9,7 +9,9 @@ import (
 
 // LoopStopReason is what an agent the human stopped at the loop breaker
 // is recorded failed with.
-func LoopStopReason(evidence string) string { return "stopped by the human (loop breaker): " + evidence }
+func LoopStopReason(evidence string) string {
+	return "stopped by the human (loop breaker): " + evidence
+}
 
 // LoopPause is the loop breaker's one way to stop an agent that repeats
 // itself (a tool call, a pm command, phases without progress): it asks the
