@@ -341,26 +341,32 @@ func exitCode(err error) int {
 }
 
 // finish ends what is left of the run and records how the agent ended,
-// unless someone (pm kill) already did.
+// unless someone (pm kill) already did. The event says what the record
+// says: agent.failed for an end recorded failed, agent.exited otherwise.
 func finish(s *store.Store, log *slog.Logger, a *store.Agent, code int, reason string) error {
 	// What the agent started (even in its own session) ends before the end
 	// is recorded: an agent recorded ended has nothing left running.
 	driver.EndRun(a.Handle)
 	now := s.Now().UTC()
 	self := os.Getpid()
+	failed := false
 	_, err := s.UpdateAgent(a.Name, func(r *store.Agent) error {
 		if r.Pid != self || r.Status != store.AgentRunning {
 			return nil
 		}
 		r.Status, r.EndedAt, r.ExitCode, r.Reason = store.AgentExited, &now, &code, reason
 		if reason != "" {
-			r.Status = store.AgentFailed
+			r.Status, failed = store.AgentFailed, true
 		}
 		return nil
 	})
 	log.Info("ended", "exit_code", code, "reason", reason)
-	s.Notify(bus.Event{Kind: bus.EvAgentExited, Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID, Text: reason,
-		Data: bus.AgentExited{ExitCode: code}})
+	ev := bus.Event{Kind: bus.EvAgentExited, Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID, Text: reason,
+		Data: bus.AgentExited{ExitCode: code}}
+	if failed {
+		ev.Kind, ev.Data = bus.EvAgentFailed, bus.AgentFailed{ExitCode: code}
+	}
+	s.Notify(ev)
 	if err != nil {
 		return err
 	}

@@ -57,6 +57,11 @@ func Classify(s *store.Store, ev bus.Event) (Event, bool) {
 			n.Text = t.Description
 		}
 	case bus.EvAgentFailed:
+		if _, host := ev.Data.(bus.AgentFailed); host {
+			// A host that gave its agent up has said so already: an owner's
+			// request (ask_human), a budget's agent.budget.
+			return Event{}, false
+		}
 		n.Kind, n.Next = Failed, "pm logs "+ev.Agent
 	case bus.EvAgentBudget:
 		n.Kind, n.Next = Budget, "pm logs "+ev.Agent
