@@ -42,9 +42,9 @@ type Top struct {
 	needsFocus bool
 	nsel       int
 	dismissed  map[string]bool
-	status  string
-	width   int
-	height  int
+	status     string
+	width      int
+	height     int
 	// detail is Enter's view of the task detailID, scrolled to detailTop;
 	// nil: the panels.
 	detail    []string
