@@ -7,8 +7,10 @@
 // (create_task, task_status, say, chat, end_phase, kill_task, wait_task, task_diff, merge_task, reject_task),
 // the code designer (design, designs: pm design and pm designs; a design
 // writes its file back only with apply=true, there being no terminal to ask),
-// resources for prompt objects, the bus, tasks and phases, and
-// notifications/resources/updated for subscribed resources.
+// resources for prompt objects, the bus, tasks and phases,
+// notifications/resources/updated for subscribed resources, and the
+// built-in flows as prompts (prompts.go: run_task, landing_page, talk; a
+// set lists those whose tools it offers).
 //
 // Invariants:
 //   - every tool and resource calls one internal/ops operation as the

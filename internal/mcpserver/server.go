@@ -61,10 +61,12 @@ func New(sess *ops.Session, set ToolSet) (*Server, error) {
 	})
 	if set == ToolsPO || set == ToolsAll {
 		s.addPOTools()
+		s.addPOPrompts() // prompts.go
 	}
 	if set == ToolsTasks || set == ToolsAll {
 		s.addTaskTools(set == ToolsTasks)
 		s.addDesignTools()
+		s.addTaskPrompts()
 	}
 	if err := s.addResources(); err != nil {
 		return nil, err
