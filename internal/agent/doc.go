@@ -29,7 +29,9 @@
 //     (cliusage.go), any other CLI's with an unknown cost (never $0); the
 //     loop breaker sees its pm commands (cmd/agentrun); the dollar caps are
 //     checked after each result and before each run, and past one the agent
-//     is given up on with the cap and the command that raises it;
+//     is given up on with the cap and the command that raises it; the
+//     loop breaker's "stop" in one of its commands gives it up the same way
+//     (Commands' halt: one channel, execBudget.halt, ends the CLI);
 //   - no argument of 128 KiB or more is passed to exec (MAX_ARG_STRLEN):
 //     the start fails first, naming runtime.exec.prompt and {PROMPT_FILE};
 //   - a host runs in its run's cgroup where the driver made one, else it is

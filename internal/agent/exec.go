@@ -137,11 +137,11 @@ func passes(passEnv []string, name string) bool {
 // brokers none). The socket is in a directory of its own, named at random,
 // under broker.RunDir: outside the state directory, and hidden from every
 // sandbox (the agent's own sandbox shows it its own socket: execSandbox).
-func startBroker(log *slog.Logger, token string, cmds Commands) (*broker.Server, error) {
+func startBroker(log *slog.Logger, token string, cmds Commands, halt func(string)) (*broker.Server, error) {
 	if cmds == nil {
 		return nil, nil
 	}
-	b, err := broker.Listen("", token, cmds(token))
+	b, err := broker.Listen("", token, cmds(token, halt))
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +166,16 @@ func newSessionID() string {
 type execBudget struct {
 	wall    <-chan time.Time // nil: no bound
 	wallMax time.Duration
-	over    chan string // a usage budget crossed, named
+	over    chan string // a usage budget crossed (or the human's stop), named
+}
+
+// halt stops the CLI for reason and gives the agent up, as a crossed budget
+// does (runExec); the first reason wins.
+func (b *execBudget) halt(reason string) {
+	select {
+	case b.over <- reason:
+	default:
+	}
 }
 
 func newExecBudget(s *store.Store) *execBudget {
@@ -195,10 +204,7 @@ func (b *execBudget) spender(s *store.Store, a *store.Agent) func(store.Usage) {
 			return
 		}
 		if reason := overUsage(s.Config().Budgets.Agent, r.Usage); reason != "" {
-			select {
-			case b.over <- reason:
-			default:
-			}
+			b.halt(reason)
 		}
 	}
 }

@@ -25,10 +25,7 @@ func (b *execBudget) biller(s *store.Store, log *slog.Logger, a *store.Agent) fu
 			return
 		}
 		if reason := overDollars(s, a); reason != "" {
-			select {
-			case b.over <- reason:
-			default:
-			}
+			b.halt(reason)
 		}
 	}
 }

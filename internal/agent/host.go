@@ -27,9 +27,10 @@ import (
 const outputDrain = 2 * time.Second
 
 // Commands returns how the pm commands an exec agent sends its host
-// (internal/broker) with token are run, as that agent; nil: the host
-// brokers none.
-type Commands func(token string) broker.Runner
+// (internal/broker) with token are run, as that agent; halt ends the
+// agent's run for reason (the loop breaker's stop), as a budget does. nil:
+// the host brokers none.
+type Commands func(token string, halt func(reason string)) broker.Runner
 
 // LLMFunc runs an agent on the built-in model loop in the host process,
 // returning when the agent is finished or ctx ends.
@@ -83,7 +84,8 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 	// An owner that ends its turn without pm done (claude -p exits 0 when
 	// the model answers without a tool call) is resumed, in its own
 	// conversation, up to runtime.exec.nudges times; then it is given up on.
-	brk, err := startBroker(log, token, cmds)
+	budget := newExecBudget(s)
+	brk, err := startBroker(log, token, cmds, budget.halt)
 	if err != nil {
 		return finish(s, log, a, -1, err.Error())
 	}
@@ -97,7 +99,6 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 	if agentEnv, err = box.env(agentEnv); err != nil {
 		return finish(s, log, a, -1, err.Error())
 	}
-	budget := newExecBudget(s)
 	session, nudge := newSessionID(), ""
 	first := text
 	if note != "" {
@@ -135,7 +136,7 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 const (
 	stopPhase  = "phase closed"
 	stopSignal = "signal"
-	stopBudget = "budget"
+	stopBudget = "budget" // or the human's stop at the loop breaker (execBudget.halt)
 )
 
 // execEnd is how one run of the CLI ended: its exit code, why runExec
@@ -340,26 +341,32 @@ func exitCode(err error) int {
 }
 
 // finish ends what is left of the run and records how the agent ended,
-// unless someone (pm kill) already did.
+// unless someone (pm kill) already did. The event says what the record
+// says: agent.failed for an end recorded failed, agent.exited otherwise.
 func finish(s *store.Store, log *slog.Logger, a *store.Agent, code int, reason string) error {
 	// What the agent started (even in its own session) ends before the end
 	// is recorded: an agent recorded ended has nothing left running.
 	driver.EndRun(a.Handle)
 	now := s.Now().UTC()
 	self := os.Getpid()
+	failed := false
 	_, err := s.UpdateAgent(a.Name, func(r *store.Agent) error {
 		if r.Pid != self || r.Status != store.AgentRunning {
 			return nil
 		}
 		r.Status, r.EndedAt, r.ExitCode, r.Reason = store.AgentExited, &now, &code, reason
 		if reason != "" {
-			r.Status = store.AgentFailed
+			r.Status, failed = store.AgentFailed, true
 		}
 		return nil
 	})
 	log.Info("ended", "exit_code", code, "reason", reason)
-	s.Notify(bus.Event{Kind: bus.EvAgentExited, Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID, Text: reason,
-		Data: bus.AgentExited{ExitCode: code}})
+	ev := bus.Event{Kind: bus.EvAgentExited, Actor: a.Name, Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID, Text: reason,
+		Data: bus.AgentExited{ExitCode: code}}
+	if failed {
+		ev.Kind, ev.Data = bus.EvAgentFailed, bus.AgentFailed{ExitCode: code}
+	}
+	s.Notify(ev)
 	if err != nil {
 		return err
 	}

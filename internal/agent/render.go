@@ -14,6 +14,7 @@ func Vars(s *store.Store, a *store.Agent) map[string]string {
 		"NAME": a.Name, "ROLE": a.Role, "TASK_ID": a.TaskID, "PHASE_ID": a.PhaseID,
 		"DESCRIPTION": "", "PARENT_DESCRIPTION": "(none)", "CONTEXT": "(none)",
 		"PHASE_NAME": "", "LIMIT": "", "RULES": "(none)", "OWNER": "",
+		"RUNTIME": string(a.Runtime), // an llm agent's prompt leaves out its CLI parts
 	}
 	if a.TaskID == "" {
 		return v

@@ -116,6 +116,12 @@ type (
 	AgentExited struct {
 		ExitCode int `json:"exit_code"`
 	}
+	// AgentFailed is the exit code of a host that recorded its agent
+	// failed (the text is the reason); the supervisor's give-up after a
+	// crash loop has no exit code and carries none.
+	AgentFailed struct {
+		ExitCode int `json:"exit_code"`
+	}
 	// AgentKilled names the process (group) that was ended.
 	AgentKilled struct {
 		Pid int `json:"pid"`
@@ -259,6 +265,7 @@ func (MessagePosted) payload()     {}
 func (AgentCreated) payload()      {}
 func (AgentStarted) payload()      {}
 func (AgentExited) payload()       {}
+func (AgentFailed) payload()       {}
 func (AgentKilled) payload()       {}
 func (AgentRespawned) payload()    {}
 func (AgentOutput) payload()       {}
@@ -286,7 +293,7 @@ func (Other) payload()             {}
 // process that never decodes an event pays nothing for it at start.
 func PayloadFor(k Kind) (p Payload, known bool) {
 	switch k {
-	case EvInit, EvTaskUnblocked, EvTaskKilled, EvTaskRestarted, EvTaskRejected, EvAgentFailed, EvAgentBudget,
+	case EvInit, EvTaskUnblocked, EvTaskKilled, EvTaskRestarted, EvTaskRejected, EvAgentBudget,
 		EvAgentThink, EvAgentActivity, EvInbox:
 		return nil, true
 	case EvReset:
@@ -317,6 +324,8 @@ func PayloadFor(k Kind) (p Payload, known bool) {
 		return AgentStarted{}, true
 	case EvAgentExited:
 		return AgentExited{}, true
+	case EvAgentFailed:
+		return AgentFailed{}, true
 	case EvAgentKilled:
 		return AgentKilled{}, true
 	case EvAgentRespawned:

@@ -35,12 +35,15 @@ type Env struct {
 	OnCreated func(*prompt.Object)
 	// Getenv is the host's environment for runtime checks (nil: os.Getenv).
 	Getenv func(string) string
+	// Halt ends the agent's run for reason: the loop breaker's "stop" in
+	// an operation it holds (ops.Session.Halt). nil: nothing to end.
+	Halt func(reason string)
 }
 
 // session is who the pm operations act as: the agent, with its host's
 // launcher.
 func (env *Env) session() *ops.Session {
-	return &ops.Session{Store: env.Store, Actor: env.Actor, Launcher: env.Launcher, Getenv: env.Getenv}
+	return &ops.Session{Store: env.Store, Actor: env.Actor, Launcher: env.Launcher, Getenv: env.Getenv, Halt: env.Halt}
 }
 
 // impl is a built-in capability's descriptor and behaviour.

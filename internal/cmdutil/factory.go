@@ -44,6 +44,9 @@ type Factory struct {
 	// secrets of its environment: an exec host's broker token, for the
 	// commands its agent sends it.
 	MaskAlso []string
+	// Halt is the sessions' Halt (ops.Session): an exec host's way to end
+	// its agent's run from a command the agent sent it. nil elsewhere.
+	Halt func(reason string)
 }
 
 // New returns the production factory.
@@ -149,5 +152,5 @@ func (f *Factory) Session() (*ops.Session, error) {
 		return nil, err
 	}
 	ops.ReviveSupervisor(l, f.Getenv) // a supervisor that died is started again
-	return &ops.Session{Store: s, Actor: actor, Launcher: l, Getenv: f.Getenv}, nil
+	return &ops.Session{Store: s, Actor: actor, Launcher: l, Getenv: f.Getenv, Halt: f.Halt}, nil
 }

@@ -23,8 +23,15 @@ import (
 // sandbox keeps it out, see docs/security.md.)
 
 // routingKeys are the keys that send a secret somewhere, run a command
-// outside any sandbox, or widen the sandbox, each with whether a config sets
-// it away from the default.
+// outside any sandbox, widen the sandbox, or loosen the checks pm's own
+// code makes on agents, each with whether a config sets it away from the
+// default in that direction. Governance (issue 26): the loop breaker off or
+// later than by default; governance.confirm and confirm_timeout_seconds are
+// not here because the default holds no call and an unanswered confirmation
+// is denied whatever its timeout, so a config can only tighten them.
+// isolation "none" lets agents write the user's checkout (a worktree keeps
+// them in their own). Dollar caps and windows are off by default, so prices
+// and budgets.*.max_usd|usd_per_* can only tighten too.
 var routingKeys = []struct {
 	key string
 	set func(Config) bool
@@ -44,7 +51,14 @@ var routingKeys = []struct {
 	{"runtime.exec.pass_env", func(c Config) bool { return len(c.Runtime.Exec.PassEnv) > 0 }},
 	{"runtime.exec.sandbox", func(c Config) bool { return c.Runtime.Exec.Sandbox != nil && !*c.Runtime.Exec.Sandbox }},
 	{"runtime.exec.config_paths", func(c Config) bool { return len(c.Runtime.Exec.ConfigPaths) > 0 }},
+	{"governance.loop.repeat", func(c Config) bool { return looser(c.Governance.Loop.Repeat, DefaultLoopRepeat) }},
+	{"governance.loop.phases", func(c Config) bool { return looser(c.Governance.Loop.Phases, DefaultPhasesWithoutProgress) }},
+	{"isolation", func(c Config) bool { return c.Isolation == IsolationNone }},
 }
+
+// looser reports a loop breaker threshold that fires later than def, or
+// never (0).
+func looser(v, def int) bool { return v == 0 || v > def }
 
 // RoutingKeys lists the keys only a trusted config.json may set.
 func RoutingKeys() []string {
@@ -65,7 +79,7 @@ type TrustError struct {
 
 func (e *TrustError) Error() string {
 	return fmt.Sprintf("%s sets %s, but the project is inside the work tree of the project at %s, whose agents can write this file: "+
-		"a config agents can write may not send the key elsewhere or run commands", e.Path, e.Key, e.Outer)
+		"a config agents can write may not send the key elsewhere, run commands, widen the sandbox or loosen the loop breaker", e.Path, e.Key, e.Outer)
 }
 
 // Try says what makes the config trusted again.

@@ -30,11 +30,18 @@ func TestConfigTrust(t *testing.T) {
 		"runtime.exec.pass_env":     `{"runtime": {"exec": {"pass_env": ["GITHUB_TOKEN"]}}}`,
 		"runtime.exec.sandbox":      `{"runtime": {"exec": {"sandbox": false}}}`,
 		"runtime.exec.config_paths": `{"runtime": {"exec": {"config_paths": ["~/.ssh"]}}}`,
+		"governance.loop.repeat":    `{"governance": {"loop": {"repeat": 0}}}`,
+		"governance.loop.phases":    `{"governance": {"loop": {"phases": 9}}}`,
+		"isolation":                 `{"isolation": "none"}`,
 	}
 	if len(routing) != len(config.RoutingKeys()) {
 		t.Fatalf("the test covers %d keys; RoutingKeys has %d", len(routing), len(config.RoutingKeys()))
 	}
-	harmless := `{"model": {"name": "m", "api_key_env": "OPENAI_API_KEY"}, "limits": {"active_tasks": 3}}`
+	// Harmless: nothing routed, and governance only tightened (a lower
+	// threshold, more confirmations, a shorter wait before a denial).
+	harmless := `{"model": {"name": "m", "api_key_env": "OPENAI_API_KEY"}, "limits": {"active_tasks": 3},
+		"governance": {"loop": {"repeat": 3, "phases": 2}, "confirm": [{"tool": "run_command"}], "confirm_timeout_seconds": 60},
+		"isolation": "worktree", "budgets": {"project": {"usd_per_day": 5}}}`
 	for _, key := range append(config.RoutingKeys(), "none") {
 		body, ok := routing[key]
 		if !ok {

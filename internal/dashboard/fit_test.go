@@ -48,7 +48,27 @@ func TestBrowserFits(t *testing.T) {
 			}
 			waitText(ctx, t, "#conn", "live")
 			waitText(ctx, t, `#detail-box`, "Design")
-			waitText(ctx, t, `#usage [data-usage-agent="`+ex.Name+`"]`, "unknown")
+			waitText(ctx, t, `[data-usage-agent="`+ex.Name+`"]`, "unknown")
+			// Usage is shown once: the open task's agents in its detail, not
+			// again in the Usage table, which says where they are (issue 25).
+			waitText(ctx, t, `#usage tr.elsewhere`, "its agents' usage is in its detail above")
+			for _, a := range []string{ex.Name, tk.Owner} {
+				n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-usage-agent="`+a+`"]').length`))
+				if err != nil || n != 1 {
+					t.Fatalf("@%s's usage is on the page %d times (%v), want once", a, n, err)
+				}
+			}
+			// The capability bar is one compact line: the prompt objects, the
+			// primitives folded away until asked for.
+			waitText(ctx, t, "#capabilities", "greeter")
+			bar, err := chromedp.Run(ctx, chromedp.Evaluate[int](`Math.round(document.getElementById("capabilities-box").getBoundingClientRect().height)`))
+			if err != nil || bar > 90 {
+				t.Fatalf("the capability bar is %d px tall (%v), want at most 90", bar, err)
+			}
+			shown, err := chromedp.Run(ctx, chromedp.Evaluate[int](`[...document.querySelectorAll("#capabilities .chip.primitive")].filter((e) => e.getClientRects().length > 0).length`))
+			if err != nil || shown != 0 {
+				t.Fatalf("%d primitives shown before they are asked for (%v)", shown, err)
+			}
 			wide, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth - window.innerWidth`))
 			if err != nil {
 				t.Fatal(err)

@@ -18,7 +18,8 @@
 //   - the loop breaker (loop.go, governance.loop): a repeated tool call and
 //     a call back into a waiting cascade pause the agent on a request to
 //     the human (ops.LoopPause); "stop" ends it failed, and the owner and
-//     the human are told;
+//     the human are told; so does "stop" at a phase opened without
+//     progress (capability.Env.Halt cancels the run);
 //   - what pm sends with every call of a role (system prompt, tools) and
 //     writes into its conversation is measured by Overheads (overhead.go)
 //     and kept within 10% of docs/benchmarks.md's figures by a test;

@@ -86,6 +86,9 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 		OnThink: func(t string) {
 			s.Notify(agentEvent(a, bus.EvAgentThink, s.Secrets.Mask(t), nil))
 		},
+		// The loop breaker's "stop" in an operation (a phase opened
+		// without progress) ends this run as a cascade's stop does.
+		Halt: func(reason string) { cancel(&LoopError{Reason: reason}) },
 	}
 	tools, err := r.tools(env, set, obj, a.Name)
 	if err != nil {

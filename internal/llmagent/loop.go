@@ -44,10 +44,12 @@ func (r *Runner) loopBreaker(a *store.Agent, loop *llm.Loop) {
 }
 
 // LoopError is the loop breaker's stop for a pattern other than a repeated
-// call (a cascade of calls back to a waiting object): the human said stop.
-type LoopError struct{ Evidence string }
+// call (a cascade of calls back to a waiting object, phases without
+// progress): the human said stop. Reason is ops.LoopStopReason's, as an
+// exec agent's record says it.
+type LoopError struct{ Reason string }
 
-func (e *LoopError) Error() string { return "loop: " + e.Evidence + ": stopped by the human" }
+func (e *LoopError) Error() string { return e.Reason }
 
 // cascade checks a call from a to prompt object `to` against the cascade
 // it would extend (inbox.Chain): if `to` is already in it (A → B → A), it
@@ -79,7 +81,7 @@ func (r *Runner) cascade(ctx context.Context, a *store.Agent, to string, stop co
 	case v == request.Allow:
 		return nil
 	case v == request.Stop:
-		le := &LoopError{Evidence: evidence}
+		le := &LoopError{Reason: ops.LoopStopReason(evidence)}
 		stop(le)
 		return le
 	}

@@ -155,3 +155,27 @@ func TestLoopBreakerCascade(t *testing.T) {
 		}
 	}
 }
+
+// "stop" at the phases breaker stops an llm owner as at a repeated call:
+// its run ends with the loop's error (the host gives it up, failed), not
+// with a refusal its model reads and goes on past.
+func TestLoopBreakerPhasesStop(t *testing.T) {
+	f := newFixture(t)
+	f.s.Config().Governance.Loop.Phases = 1
+	_, a := f.task(t, "Talk in circles")
+	open := tool("phase", `{"name":"again","roles":["designer"],"limit":5}`)
+	end := tool("end_phase", `{}`)
+	f.srv.Enqueue(open, end, open, tool("history", `{}`), text("Going on."))
+	asked := answerNext(t, f.s, "stop")
+	err := f.r.Run(context.Background(), a, "# You are the owner")
+	rq := <-asked
+	if rq == nil || rq.Kind != request.KindLoop || !strings.Contains(rq.Question, "closed with no file changed") {
+		t.Fatalf("request %+v", rq)
+	}
+	if err == nil || !strings.HasPrefix(err.Error(), "stopped by the human (loop breaker): it opens another phase") {
+		t.Fatalf("Run = %v", err)
+	}
+	if n := len(f.srv.Requests()); n > 3 {
+		t.Fatalf("the model was called %d times: it went on after the stop", n)
+	}
+}

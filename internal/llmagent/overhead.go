@@ -6,6 +6,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/capability"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/llm"
 	"github.com/plasmodium/pm/internal/prompt"
 	"github.com/plasmodium/pm/internal/store"
@@ -58,7 +59,7 @@ func Overheads(s *store.Store, t *store.Task, phase string, limit int) ([]Overhe
 		if err != nil {
 			return nil, err
 		}
-		a := &store.Agent{Name: role + "_0000", Prompt: role, TaskID: t.ID}
+		a := &store.Agent{Name: role + "_0000", Prompt: role, TaskID: t.ID, Runtime: config.RuntimeLLM}
 		context := fmt.Sprintf(ownerBegin, t.ID, t.Description)
 		if role != "owner" {
 			a.Role, a.PhaseID = role, "ph-000000"

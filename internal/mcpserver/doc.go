@@ -7,7 +7,7 @@
 // (create_task, task_status, say, chat, end_phase, kill_task, wait_task, task_diff, merge_task, reject_task),
 // the code designer (design, designs: pm design and pm designs; a design
 // writes its file back only with apply=true, there being no terminal to ask),
-// the built-in flows as prompts (prompts.go: start_task, review_task,
+// the built-in flows as prompts (prompts.go: start_task, landing_page, review_task,
 // needs_me, talk_to; each offered only with the tools its message names),
 // resources for prompt objects, the bus, tasks and phases, and
 // notifications/resources/updated for subscribed resources.

@@ -2,14 +2,12 @@ package mcpserver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/plasmodium/pm/internal/capability"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/ops"
 )
@@ -35,15 +33,16 @@ var taskFlows = []flow{
 			{Name: "description", Title: "What to do", Description: "the work, as you would tell a colleague", Required: true},
 			{Name: "review", Title: "Hold for review", Description: `"yes" holds its merge until you merge or reject it`},
 		}},
-		func(_ context.Context, _ *Server, a map[string]string) (string, error) {
-			review := ""
-			if strings.EqualFold(a["review"], "yes") {
-				review = ` with review=true, so its work waits for the user's decision before it is merged`
+		startTask},
+	{&mcp.Prompt{Name: "landing_page", Title: "Build a landing page with pm",
+		Description: "pm's landing-page flow (pm demo): an owner brainstorms with a designer and a developer, writes index.html, checks it and commits.",
+		Arguments:   []*mcp.PromptArgument{{Name: "product", Title: "Product", Description: "what the page is for (default: our product)"}}},
+		func(ctx context.Context, s *Server, a map[string]string) (string, error) {
+			product := strings.TrimSpace(a["product"])
+			if product == "" {
+				product = "our product"
 			}
-			return fmt.Sprintf("Start this work in pm: call create_task with the description below%s. "+
-				"Then follow it with wait_task (it returns when the task is done, killed, stalled or waits for a decision) "+
-				"and task_status, answer what its agents ask through get_pending_requests and respond_to_request after asking the user, "+
-				"and report what it did (task_diff shows its changes).\n\nDescription:\n%s", review, a["description"]), nil
+			return startTask(ctx, s, map[string]string{"description": "Build a landing page for " + product})
 		}},
 	{&mcp.Prompt{Name: "review_task", Title: "Review a task's work",
 		Description: "Read a finished task's changes and merge them or send them back, with the user deciding.",
@@ -67,6 +66,18 @@ var taskFlows = []flow{
 				"decision: respond_to_request with their answer, merge_task or reject_task for a waiting merge, kill_task " +
 				"(restart=true for a fresh owner) for a task they give up on.", nil
 		}},
+}
+
+// startTask is start_task's message (landing_page's too).
+func startTask(_ context.Context, _ *Server, a map[string]string) (string, error) {
+	review := ""
+	if strings.EqualFold(a["review"], "yes") {
+		review = ` with review=true, so its work waits for the user's decision before it is merged`
+	}
+	return fmt.Sprintf("Start this work in pm: call create_task with the description below%s. "+
+		"Then follow it with wait_task (it returns when the task is done, killed, stalled or waits for a decision) "+
+		"and task_status, answer what its agents ask through get_pending_requests and respond_to_request after asking the user, "+
+		"and report what it did (task_diff shows its changes).\n\nDescription:\n%s", review, a["description"]), nil
 }
 
 // poFlows need the prompt-object tools (tool sets po and all).
@@ -103,7 +114,8 @@ func (s *Server) addPrompts(set ToolSet) {
 						Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: text}}}}, nil
 				}
 			}
-			return nil, errors.New(capability.Describe(err))
+			return nil, resourceError(err) // invalid params for a bad argument or an unknown task
+
 		})
 	}
 }

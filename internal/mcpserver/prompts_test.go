@@ -16,8 +16,8 @@ func TestPromptsPerToolSet(t *testing.T) {
 		set  ToolSet
 		want []string
 	}{
-		{ToolsAll, []string{"needs_me", "review_task", "start_task", "talk_to"}},
-		{ToolsTasks, []string{"needs_me", "review_task", "start_task"}},
+		{ToolsAll, []string{"landing_page", "needs_me", "review_task", "start_task", "talk_to"}},
+		{ToolsTasks, []string{"landing_page", "needs_me", "review_task", "start_task"}},
 		{ToolsPO, []string{"talk_to"}},
 	} {
 		t.Run(string(tc.set), func(t *testing.T) {
@@ -55,6 +55,8 @@ func TestGetPrompt(t *testing.T) {
 		{"start", "start_task", map[string]string{"description": "Add a footer"}, []string{"create_task", "wait_task", "Description:\nAdd a footer"}, ""},
 		{"start with review", "start_task", map[string]string{"description": "x", "review": "yes"}, []string{"review=true"}, ""},
 		{"review by prefix", "review_task", map[string]string{"task": tk.ID[:5]}, []string{"task_diff with task \"" + tk.ID + "\"", "Write the changelog", "merge_task", "reject_task"}, ""},
+		{"landing page", "landing_page", map[string]string{"product": "a bakery"}, []string{"create_task", "Description:\nBuild a landing page for a bakery"}, ""},
+		{"landing page default", "landing_page", nil, []string{"Build a landing page for our product"}, ""},
 		{"needs me", "needs_me", nil, []string{"get_pending_requests", "respond_to_request"}, ""},
 		{"talk", "talk_to", map[string]string{"po": "echo", "message": "hello"}, []string{`po_name "echo"`, "Message:\nhello"}, ""},
 		{"missing", "start_task", nil, nil, "description is required"},

@@ -57,11 +57,22 @@ func Classify(s *store.Store, ev bus.Event) (Event, bool) {
 			n.Text = t.Description
 		}
 	case bus.EvAgentFailed:
+		if d, host := ev.Data.(bus.AgentFailed); host {
+			// A host that gave its agent up says so in an owner's request
+			// (ask_human) or a budget's agent.budget; an owner that left
+			// with exit 0 (it kept ending its turn without pm done) is
+			// stalled, as when its end was an agent.exited.
+			return stalled(s, ev, n, d.ExitCode)
+		}
 		n.Kind, n.Next = Failed, "pm logs "+ev.Agent
 	case bus.EvAgentBudget:
 		n.Kind, n.Next = Budget, "pm logs "+ev.Agent
 	case bus.EvAgentExited:
-		return stalled(s, ev, n)
+		d, ok := ev.Data.(bus.AgentExited)
+		if !ok {
+			return Event{}, false
+		}
+		return stalled(s, ev, n, d.ExitCode)
 	default:
 		return Event{}, false
 	}
@@ -71,9 +82,8 @@ func Classify(s *store.Store, ev bus.Event) (Event, bool) {
 // stalled: an owner that left with exit 0 while its task is still active
 // will not be restarted (a crash would be, or end as failed): nobody works
 // on the task any more.
-func stalled(s *store.Store, ev bus.Event, n Event) (Event, bool) {
-	d, ok := ev.Data.(bus.AgentExited)
-	if !ok || d.ExitCode != 0 || ev.TaskID == "" {
+func stalled(s *store.Store, ev bus.Event, n Event, code int) (Event, bool) {
+	if code != 0 || ev.TaskID == "" {
 		return Event{}, false
 	}
 	t, err := s.Task(ev.TaskID)

@@ -39,6 +39,8 @@ func TestClassify(t *testing.T) {
 		{bus.Event{Kind: bus.EvRequestAsked, TaskID: "tk-00000a", Data: bus.RequestAsked{Request: "rq-000001"}}, notify.AskHuman},
 		{bus.Event{Kind: bus.EvTaskDone, TaskID: "tk-00000b"}, notify.TaskDone},
 		{bus.Event{Kind: bus.EvAgentFailed, Agent: "oak", TaskID: "tk-00000a"}, notify.Failed},
+		{bus.Event{Kind: bus.EvAgentFailed, Agent: "oak", TaskID: "tk-00000a", Data: bus.AgentFailed{ExitCode: 1}}, ""},             // a host's: its request or budget event says it
+		{bus.Event{Kind: bus.EvAgentFailed, Agent: "oak", TaskID: "tk-00000a", Data: bus.AgentFailed{ExitCode: 0}}, notify.Stalled}, // given up after its nudges
 		{bus.Event{Kind: bus.EvAgentBudget, Agent: "oak", TaskID: "tk-00000a"}, notify.Budget},
 		{bus.Event{Kind: bus.EvAgentExited, Agent: "oak", TaskID: "tk-00000a", Data: exit(0)}, notify.Stalled},
 		{bus.Event{Kind: bus.EvAgentExited, Agent: "oak", TaskID: "tk-00000a", Data: exit(3)}, ""}, // a crash: respawned or failed later

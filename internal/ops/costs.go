@@ -8,6 +8,7 @@ import (
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/cost"
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/llm"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -60,10 +61,14 @@ func Costs(ctx context.Context, sess *Session, in CostsInput) (CostsResult, erro
 	s := sess.Store
 	var res CostsResult
 	if in.Task != "" {
-		if _, err := s.Task(in.Task); err != nil {
+		id, err := s.CompleteID(ids.Task, in.Task) // a unique prefix names its task
+		if err != nil {
 			return res, err
 		}
-		res.Task = in.Task
+		if _, err := s.Task(id); err != nil {
+			return res, err
+		}
+		in.Task, res.Task = id, id
 	}
 	var from time.Time
 	if in.Since != "" {

@@ -36,8 +36,10 @@
 //   - config.json is changed only by the human (ConfigSet, ConfigUnset) and
 //     only to a config that loads;
 //   - the loop breaker pauses an agent in one way (LoopPause: a request of
-//     kind loop, the evidence, yes/stop/anything else); an agent's phase is
-//     checked for progress before it opens (progress.go);
+//     kind loop, the evidence, yes/stop/anything else); on stop it halts
+//     the agent through Session.Halt when its host gave one (an exec agent's
+//     command); an agent's phase is checked for progress before it opens
+//     (progress.go);
 //   - governance.confirm is one gate (Confirm, confirm.go): an agent's call
 //     a rule names waits on a request of kind confirm; done and kill call it
 //     themselves (so an exec agent's pm done is held too), capability calls

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -55,6 +57,28 @@ func TestIDPrefixes(t *testing.T) {
 			}
 		})
 	}
+	t.Run("costs --task: unique prefix", func(t *testing.T) {
+		res, err := Costs(ctx, sess, CostsInput{Task: "tk-c"})
+		if err != nil || res.Task != "tk-cd0000" {
+			t.Fatalf("Costs(tk-c): %+v %v", res.Task, err)
+		}
+		if _, err := Costs(ctx, sess, CostsInput{Task: "tk-ab"}); errs.CodeOf(err) != errs.Usage || !strings.Contains(errs.TryOf(err), "tk-ab1234, tk-ab5678") {
+			t.Fatalf("Costs(tk-ab): %v (Try: %s)", err, errs.TryOf(err))
+		}
+	})
+	t.Run("--blocked-by: unique prefixes, recorded whole", func(t *testing.T) {
+		ls := &Session{Store: s, Actor: store.Human, Launcher: &agent.Launcher{Store: s, Exe: "/nonexistent/pm"}, Getenv: func(string) string { return "" }}
+		tk, err := CreateTask(ctx, ls, TaskInput{Description: "after", BlockedBy: []string{"tk-c,tk-ab5"}, Runtime: config.RuntimeNone})
+		if err != nil || strings.Join(tk.BlockedBy, " ") != "tk-ab5678 tk-cd0000" && strings.Join(tk.BlockedBy, " ") != "tk-cd0000 tk-ab5678" {
+			t.Fatalf("CreateTask --blocked-by tk-c,tk-ab5: %+v %v", tk, err)
+		}
+		before, _ := s.LiveTasks()
+		_, err = CreateTask(ctx, ls, TaskInput{Description: "ambiguous", BlockedBy: []string{"tk-ab"}, Runtime: config.RuntimeNone})
+		after, _ := s.LiveTasks()
+		if errs.CodeOf(err) != errs.Usage || len(after) != len(before) {
+			t.Fatalf("CreateTask --blocked-by tk-ab: %v; tasks %d -> %d", err, len(before), len(after))
+		}
+	})
 	t.Run("request: unique prefix answers it", func(t *testing.T) {
 		r, err := Answer(ctx, sess, AnswerInput{ID: "rq-ff", Text: "yes"})
 		if err != nil || r.ID != "rq-ff0003" || r.Answer != "yes" {

@@ -87,6 +87,19 @@ func TestPhasesWithoutProgress(t *testing.T) {
 	if len(got) != 5 || !got[2].Allowed || got[4].Mark == got[3].Mark {
 		t.Fatalf("progress %+v", got)
 	}
+	// "stop" refuses the phase and halts the agent through its host (an
+	// exec agent's pm phase: Session.Halt).
+	halted := ""
+	sess.Halt = func(reason string) { halted = reason }
+	if err := open("ph-000006"); err != nil {
+		t.Fatal(err)
+	}
+	asked = answerNext(t, s, "stop")
+	err = open("ph-000007")
+	<-asked
+	if !errs.Is(err, errs.Limit) || !strings.HasPrefix(halted, "stopped by the human (loop breaker): it opens another phase after 2 phases") {
+		t.Fatalf("stop: %v; halted %q", err, halted)
+	}
 	// The human opening phases is never paused.
 	human := &Session{Store: s, Actor: store.Human}
 	if _, _, err := checkProgress(context.Background(), human, tk); err != nil {

@@ -26,6 +26,12 @@ type Session struct {
 	// agent the session addresses from the command line gets the mode it
 	// decides (internal/designmode's precedence).
 	CodeDesigner *bool
+	// Halt ends the acting agent's run from its host, as a budget does
+	// (an exec agent's CLI and what it started, recorded failed with
+	// reason; an owner's human asked what next): how the loop breaker's
+	// "stop" stops an exec agent whose pm command it held. nil: the caller
+	// stops the agent itself (the llm runtime), or there is none to stop.
+	Halt func(reason string)
 }
 
 func (s *Session) getenv(k string) string {

@@ -270,11 +270,45 @@ func (s Set) Names() []string {
 }
 
 // Render fills {KEY} placeholders in the body. Unknown placeholders stay as
-// they are, so a prompt can show braces literally.
+// they are, so a prompt can show braces literally. A part of the body
+// between the lines "<!-- cli -->" and "<!-- /cli -->" is for agents that
+// drive pm by commands (its quick reference, its exit codes): an llm agent
+// (vars RUNTIME "llm") has tools that say the same, so it is left out for
+// one, and only the marker lines for the others.
 func (o *Object) Render(vars map[string]string) string {
 	pairs := make([]string, 0, len(vars)*2)
 	for k, v := range vars {
 		pairs = append(pairs, "{"+k+"}", v)
 	}
-	return strings.NewReplacer(pairs...).Replace(o.Body)
+	return strings.NewReplacer(pairs...).Replace(cliParts(o.Body, vars["RUNTIME"] == "llm"))
+}
+
+// The lines that open and close a part of a prompt for the CLI.
+const (
+	cliOpen  = "<!-- cli -->"
+	cliClose = "<!-- /cli -->"
+)
+
+// cliParts drops the marker lines, and with drop the parts between them
+// (an open part with no close runs to the end).
+func cliParts(body string, drop bool) string {
+	if !strings.Contains(body, cliOpen) {
+		return body
+	}
+	var b strings.Builder
+	in := false
+	for _, line := range strings.SplitAfter(body, "\n") {
+		switch strings.TrimSpace(line) {
+		case cliOpen:
+			in = true
+			continue
+		case cliClose:
+			in = false
+			continue
+		}
+		if !in || !drop {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
 }

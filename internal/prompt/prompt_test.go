@@ -298,3 +298,21 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// A prompt's CLI parts go to agents that drive pm by commands only; the
+// marker lines go to nobody (an unclosed part runs to the end).
+func TestRenderCLIParts(t *testing.T) {
+	body := "a\n<!-- cli -->\npm say\n<!-- /cli -->\nb {NAME}\n  <!-- cli -->  \ntail\n"
+	for _, tt := range []struct {
+		runtime, want string
+	}{
+		{"exec", "a\npm say\nb x\ntail\n"},
+		{"", "a\npm say\nb x\ntail\n"},
+		{"llm", "a\nb x\n"},
+	} {
+		o := &Object{Body: body}
+		if got := o.Render(map[string]string{"NAME": "x", "RUNTIME": tt.runtime}); got != tt.want {
+			t.Errorf("runtime %q: %q, want %q", tt.runtime, got, tt.want)
+		}
+	}
+}

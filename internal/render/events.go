@@ -67,6 +67,8 @@ func (p *EventPrinter) extra(ev bus.Event) string {
 	switch d := ev.Data.(type) {
 	case bus.AgentExited:
 		parts = append(parts, "exit "+strconv.Itoa(d.ExitCode))
+	case bus.AgentFailed:
+		parts = append(parts, "exit "+strconv.Itoa(d.ExitCode))
 	case bus.MessagePosted:
 		parts = append(parts, strconv.Itoa(d.N)+"/"+strconv.Itoa(d.Limit))
 	case bus.PhaseClosed:

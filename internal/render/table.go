@@ -2,6 +2,7 @@ package render
 
 import (
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -15,6 +16,14 @@ type Table struct {
 	Rows   [][]string
 	Width  int  // the terminal's columns; 0: no limit
 	Wide   bool // never cut (--wide)
+	// Whole are columns (indexes) never cut: ids a person types.
+	Whole []int
+	// Drop are the columns (indexes, the first dropped first) left out
+	// whole while a row would not fit Width even with every column cut to
+	// its floor: a column cut to nothing says nothing. Dropped names them
+	// after Write, for a note (--wide shows every column).
+	Drop    []int
+	Dropped []string
 }
 
 // gap is the space between two columns.
@@ -38,13 +47,15 @@ func (t *Table) Write(w io.Writer) error {
 		}
 		rows = append(rows, safe)
 	}
-	widths := t.widths(rows)
+	widths, floor := t.columnWidths(rows)
+	keep := t.dropColumns(rows, floor)
+	t.cut(widths, floor, keep)
 	var b strings.Builder
 	for _, r := range rows {
-		for i, c := range r {
-			c = Fit(c, widths[i])
+		for j, i := range keep {
+			c := Fit(r[i], widths[i])
 			b.WriteString(c)
-			if i < len(r)-1 {
+			if j < len(keep)-1 {
 				b.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)+gap))
 			}
 		}
@@ -57,38 +68,70 @@ func (t *Table) Write(w io.Writer) error {
 	return nil
 }
 
-// widths are the columns' natural widths, the widest cut down one column
-// at a time until a row fits t.Width.
-func (t *Table) widths(rows [][]string) []int {
-	widths := make([]int, len(t.Header))
-	floor := make([]int, len(t.Header))
+// columnWidths are each column's natural width and the narrowest it may
+// be cut to (rows[0] is the header).
+func (t *Table) columnWidths(rows [][]string) (widths, floor []int) {
+	widths, floor = make([]int, len(t.Header)), make([]int, len(t.Header))
 	for _, r := range rows {
 		for i, c := range r {
 			widths[i] = max(widths[i], utf8.RuneCountInString(c))
 		}
 	}
-	for i, h := range t.Header {
-		floor[i] = min(widths[i], max(minCut, utf8.RuneCountInString(h)))
+	for i := range t.Header {
+		floor[i] = min(widths[i], max(minCut, utf8.RuneCountInString(rows[0][i])))
+		if slices.Contains(t.Whole, i) {
+			floor[i] = widths[i]
+		}
+	}
+	return widths, floor
+}
+
+// dropColumns is the columns shown: all but t.Drop's, left out in order
+// while the kept ones at their floors are wider than t.Width.
+func (t *Table) dropColumns(rows [][]string, floor []int) []int {
+	t.Dropped = nil
+	keep := make([]int, len(t.Header))
+	for i := range keep {
+		keep[i] = i
 	}
 	if t.Wide || t.Width <= 0 {
-		return widths
+		return keep
 	}
-	total := gap * (len(widths) - 1)
-	for _, w := range widths {
-		total += w
+	for _, d := range t.Drop {
+		if total(floor, keep) <= t.Width || !slices.Contains(keep, d) {
+			break
+		}
+		keep = slices.DeleteFunc(keep, func(i int) bool { return i == d })
+		t.Dropped = append(t.Dropped, rows[0][d])
 	}
-	for total > t.Width {
+	return keep
+}
+
+// total is the width of a row of the kept columns at widths.
+func total(widths, keep []int) int {
+	n := gap * (len(keep) - 1)
+	for _, i := range keep {
+		n += widths[i]
+	}
+	return n
+}
+
+// cut narrows the widest kept column one rune at a time until a row fits
+// t.Width, no column below its floor.
+func (t *Table) cut(widths, floor, keep []int) {
+	if t.Wide || t.Width <= 0 {
+		return
+	}
+	for n := total(widths, keep); n > t.Width; n-- {
 		widest := -1
-		for i, w := range widths {
-			if w > floor[i] && (widest < 0 || w > widths[widest]) {
+		for _, i := range keep {
+			if widths[i] > floor[i] && (widest < 0 || widths[i] > widths[widest]) {
 				widest = i
 			}
 		}
 		if widest < 0 {
-			break // every column at its floor: the terminal is too narrow
+			return // every column at its floor: the terminal is too narrow
 		}
 		widths[widest]--
-		total--
 	}
-	return widths
 }

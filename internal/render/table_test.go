@@ -64,3 +64,32 @@ func TestTableAlignsAndEscapes(t *testing.T) {
 		t.Errorf("columns not aligned: %q", b.String())
 	}
 }
+
+// Whole columns are never cut; Drop's columns are left out, in order, only
+// while the rest would not fit at their floors, and Dropped names them.
+func TestTableWholeAndDrop(t *testing.T) {
+	mk := func(width int) *Table {
+		tb := &Table{Header: []string{"ID", "NOTE", "EXTRA", "MORE"}, Width: width, Whole: []int{0}, Drop: []int{3, 2}}
+		tb.Add("tk-a1b2c3", strings.Repeat("n", 40), strings.Repeat("e", 20), strings.Repeat("m", 20))
+		return tb
+	}
+	for _, tt := range []struct {
+		width   int
+		dropped string
+	}{{0, ""}, {200, ""}, {40, ""}, {30, "MORE"}, {20, "MORE, EXTRA"}} {
+		var b strings.Builder
+		tb := mk(tt.width)
+		if err := tb.Write(&b); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		if got := strings.Join(tb.Dropped, ", "); got != tt.dropped || !strings.Contains(out, "tk-a1b2c3") {
+			t.Errorf("width %d: dropped %q, want %q:\n%s", tt.width, got, tt.dropped, out)
+		}
+		for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+			if tt.width > 0 && utf8.RuneCountInString(l) > tt.width {
+				t.Errorf("width %d: line %q", tt.width, l)
+			}
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package task
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/plasmodium/pm/internal/agent"
@@ -9,6 +10,7 @@ import (
 	"github.com/plasmodium/pm/internal/designmode"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/gitx"
+	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -102,10 +104,16 @@ func validate(s *store.Store, sp *Spec) error {
 				continue
 			}
 			seen[id] = true
-			if _, err := s.Task(id); err != nil {
+			full, err := s.CompleteID(ids.Task, id) // a unique prefix names its task
+			if err != nil {
 				return err
 			}
-			blockers = append(blockers, id)
+			if _, err := s.Task(full); err != nil {
+				return err
+			}
+			if !slices.Contains(blockers, full) {
+				blockers = append(blockers, full)
+			}
 		}
 	}
 	sp.BlockedBy = blockers

@@ -24,6 +24,10 @@
 //     (ops.ChangesView: a task's state, messages, usage), one at a
 //     time: events arriving while one is in flight cost one more, not one
 //     each; streamed text, activity and tool events only reach the tail.
+//   - pm top's NEEDS YOU is derived from the snapshot as the dashboard's
+//     "Needs you" is (requests, then failed agents of live tasks no request
+//     names); every action on it is a Backend call (Answer, Kill), and a
+//     dismissal is this screen's own, by agent and run.
 //   - The line mode (internal/cmd/talk) stays the default when stdout is not
 //     a terminal, with --plain or TERM=dumb: UseTUI decides.
 package tui

@@ -12,6 +12,8 @@ import (
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/render"
+	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/store"
 )
 
 // tailLen bounds the bus tail pm top keeps.
@@ -29,11 +31,20 @@ type Top struct {
 	sel     int     // selected task
 	confirm string  // the question of an action waiting for y/n
 	act     tea.Cmd // the action confirm guards
-	asking  bool    // the input answers the oldest request
+	asking  bool    // the input answers answering
 	input   textinput.Model
-	status  string
-	width   int
-	height  int
+	// answering is the request the input answers: the selected one in
+	// NEEDS YOU, else the oldest.
+	answering *request.Request
+	// needsFocus: ↑↓ and the keys act on NEEDS YOU's selected item (nsel)
+	// instead of the selected task (tab switches); dismissed are failed
+	// agents' items the person dismissed, by agent and run (dismissKey).
+	needsFocus bool
+	nsel       int
+	dismissed  map[string]bool
+	status     string
+	width      int
+	height     int
 	// detail is Enter's view of the task detailID, scrolled to detailTop;
 	// nil: the panels.
 	detail    []string
@@ -53,7 +64,7 @@ func NewTop(ctx context.Context, be TopBackend, loc *time.Location) *Top {
 	}
 	in := textinput.New()
 	in.Prompt = "answer: "
-	return &Top{be: be, feed: newFeed(ctx), loc: loc, input: in, width: 80, height: 24}
+	return &Top{be: be, feed: newFeed(ctx), loc: loc, input: in, width: 80, height: 24, dismissed: map[string]bool{}}
 }
 
 // detailMsg carries Enter's view of one task.
@@ -112,6 +123,8 @@ func (m *Top) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		} else {
 			m.data = msg.d
 			m.sel = min(m.sel, max(len(m.data.Tasks)-1, 0))
+			m.nsel = min(m.nsel, max(len(m.needs())-1, 0))
+			m.needsFocus = m.needsFocus && len(m.needs()) > 0
 		}
 		if m.stale {
 			m.stale = false
@@ -150,7 +163,8 @@ func eventLine(ev bus.Event, loc *time.Location) string {
 }
 
 // key: q leaves, ↑↓ select a task, e/k/r end its phase, kill or restart it
-// after a y, a answers the oldest request.
+// after a y, a answers the oldest request; tab moves to NEEDS YOU, whose
+// selected item takes the keys (needsKey).
 func (m *Top) key(k tea.KeyMsg) tea.Cmd {
 	if k.Type == tea.KeyCtrlC {
 		return tea.Quit
@@ -170,6 +184,13 @@ func (m *Top) key(k tea.KeyMsg) tea.Cmd {
 		m.status = "cancelled"
 		return nil
 	}
+	if k.String() == "tab" {
+		m.needsFocus = !m.needsFocus && len(m.needs()) > 0
+		return nil
+	}
+	if m.needsFocus {
+		return m.needsKey(k)
+	}
 	t := m.selected()
 	switch k.String() {
 	case "q", "esc":
@@ -187,8 +208,7 @@ func (m *Top) key(k tea.KeyMsg) tea.Cmd {
 		m.act = m.action(k.String(), t, verb)
 	case "a":
 		if len(m.data.Requests) > 0 {
-			m.asking = true
-			m.input.Focus()
+			m.ask(m.data.Requests[0])
 		}
 	case "enter":
 		if t != "" && m.be.Detail != nil {
@@ -250,6 +270,118 @@ func (m *Top) action(key, task, verb string) tea.Cmd {
 	}
 }
 
+// ask opens the input on request r.
+func (m *Top) ask(r *request.Request) {
+	m.asking, m.answering = true, r
+	m.input.Focus()
+}
+
+// need is one item of NEEDS YOU: a pending request, or a failed (or dead)
+// agent of a live task that no request names, as the dashboard's "Needs
+// you" shows them.
+type need struct {
+	req   *request.Request
+	agent *store.Agent
+}
+
+// needs are NEEDS YOU's items: the requests, then the failed agents the
+// person has not dismissed.
+func (m *Top) needs() []need {
+	var out []need
+	about := map[string]bool{}
+	for _, r := range m.data.Requests {
+		out = append(out, need{req: r})
+		about[r.Agent] = true
+	}
+	live := map[string]bool{}
+	for _, t := range m.data.Tasks {
+		live[t.ID] = t.Live()
+	}
+	for _, a := range m.data.Agents {
+		failed := a.Status == store.AgentFailed || a.Status == store.AgentDead
+		if failed && (a.TaskID == "" || live[a.TaskID]) && !about[a.Name] && !m.dismissed[dismissKey(a)] {
+			out = append(out, need{agent: a})
+		}
+	}
+	return out
+}
+
+// dismissKey names an agent's run: a later failure of the same agent
+// shows again.
+func dismissKey(a *store.Agent) string {
+	if a.EndedAt == nil {
+		return a.Name
+	}
+	return a.Name + "@" + a.EndedAt.String()
+}
+
+// gaveUp reports a request pm filed about an owner it gave up on, whose
+// task is still live: it offers try again, restart and kill.
+func (m *Top) gaveUp(r *request.Request) bool {
+	if r == nil || r.Agent == "" || r.TaskID == "" {
+		return false
+	}
+	for _, t := range m.data.Tasks {
+		if t.ID == r.TaskID {
+			return t.Live()
+		}
+	}
+	return false
+}
+
+// needsKey: ↑↓ select an item; a (or enter) answers a request, t answers
+// "try again", k/r kill or restart the task of a request about a given-up
+// owner (after a y), d dismisses a failed agent's item.
+func (m *Top) needsKey(k tea.KeyMsg) tea.Cmd {
+	items := m.needs()
+	if len(items) == 0 {
+		m.needsFocus = false
+		return nil
+	}
+	m.nsel = min(m.nsel, len(items)-1)
+	it := items[m.nsel]
+	switch k.String() {
+	case "q", "esc":
+		return tea.Quit
+	case "up":
+		m.nsel = max(m.nsel-1, 0)
+	case "down":
+		m.nsel = min(m.nsel+1, len(items)-1)
+	case "a", "enter":
+		if it.req != nil {
+			m.ask(it.req)
+		}
+	case "t":
+		if m.gaveUp(it.req) {
+			return m.answer(it.req.ID, "try again")
+		}
+	case "k", "r":
+		if m.gaveUp(it.req) {
+			verb := map[string]string{"k": "kill", "r": "restart"}[k.String()]
+			m.confirm = fmt.Sprintf("%s %s? [y/N]", verb, it.req.TaskID)
+			m.act = m.action(k.String(), it.req.TaskID, verb)
+		}
+	case "d":
+		if it.agent != nil {
+			m.dismissed[dismissKey(it.agent)] = true
+			m.nsel = min(m.nsel, max(len(m.needs())-1, 0))
+			m.needsFocus = len(m.needs()) > 0
+		}
+	}
+	return nil
+}
+
+// answer sends text as the answer to request id.
+func (m *Top) answer(id, text string) tea.Cmd {
+	ctx, ans := m.feed.ctx, m.be.Answer
+	return func() tea.Msg {
+		if err := ans(ctx, id, text); err != nil {
+			return errMsg{err}
+		}
+		return doneMsg{"answered " + id}
+	}
+}
+
 // answerKey edits the answer; Enter sends it, Esc gives up.
 func (m *Top) answerKey(k tea.KeyMsg) tea.Cmd {
 	switch k.Type {
@@ -258,18 +390,12 @@ func (m *Top) answerKey(k tea.KeyMsg) tea.Cmd {
 		return nil
 	case tea.KeyEnter:
 		text := strings.TrimSpace(m.input.Value())
-		if text == "" || len(m.data.Requests) == 0 {
+		if text == "" || m.answering == nil {
 			return nil
 		}
 		m.asking = false
 		m.input.SetValue("")
-		id, ctx, ans := m.data.Requests[0].ID, m.feed.ctx, m.be.Answer
-		return func() tea.Msg {
-			if err := ans(ctx, id, text); err != nil {
-				return errMsg{err}
-			}
-			return doneMsg{"answered " + id}
-		}
+		return m.answer(m.answering.ID, text)
 	}
 	var cmd tea.Cmd
 	m.input, cmd = m.input.Update(k)

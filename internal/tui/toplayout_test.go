@@ -107,7 +107,7 @@ func TestTopFitsTheTerminal(t *testing.T) {
 		if !strings.HasPrefix(lines[0], "pm top") {
 			t.Errorf("%dx%d: first line %q", size[0], size[1], lines[0])
 		}
-		for _, rule := range []string{"TASKS", "ROOMS", "AGENTS", "REQUESTS", "BUS"} {
+		for _, rule := range []string{"TASKS", "ROOMS", "AGENTS", "NEEDS YOU", "BUS"} {
 			if !strings.Contains(view, rule) {
 				t.Errorf("%dx%d: no %s panel:\n%s", size[0], size[1], rule, view)
 			}

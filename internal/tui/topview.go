@@ -33,7 +33,7 @@ func (m *Top) View() string {
 		name  string
 		lines []string
 		focus int
-	}{{"TASKS", m.taskLines(), m.sel}, {"ROOMS", m.roomLines(), 0}, {"AGENTS", m.agentLines(), 0}, {"REQUESTS", m.requestLines(), 0}}
+	}{{"TASKS", m.taskLines(), m.sel}, {"ROOMS", m.roomLines(), 0}, {"AGENTS", m.agentLines(), 0}, {"NEEDS YOU", m.needLines(), m.nsel}}
 	want := make([]int, len(sections))
 	for i, sec := range sections {
 		want[i] = len(sec.lines)
@@ -90,10 +90,28 @@ func (m *Top) agentLines() []string {
 	return l
 }
 
-func (m *Top) requestLines() []string {
+// needLines are NEEDS YOU's items, the selected one marked while the
+// panel has the keys.
+func (m *Top) needLines() []string {
 	var l []string
-	for _, r := range m.data.Requests {
-		l = append(l, fmt.Sprintf("  %s %s asks: %s", r.ID, render.Line(r.From), render.Line(r.Question)))
+	for i, it := range m.needs() {
+		mark := "  "
+		if m.needsFocus && i == m.nsel {
+			mark = "▸ "
+		}
+		if r := it.req; r != nil {
+			l = append(l, fmt.Sprintf("%s%s %s asks: %s", mark, r.ID, render.Line(r.From), render.Line(r.Question)))
+			continue
+		}
+		a := it.agent
+		line := fmt.Sprintf("%s@%s %s", mark, render.Line(a.Name), a.Status)
+		if a.TaskID != "" {
+			line += " on " + a.TaskID
+		}
+		if a.Reason != "" {
+			line += ": " + render.Line(a.Reason)
+		}
+		l = append(l, line)
 	}
 	return l
 }
@@ -131,12 +149,36 @@ func agentLine(a *store.Agent) string {
 func (m *Top) footer(w int) []string {
 	var l []string
 	switch {
-	case m.asking:
-		l = append(l, clip(fmt.Sprintf("%s asks: %s", render.Line(m.data.Requests[0].From), render.Line(m.data.Requests[0].Question)), w), m.input.View())
+	case m.asking && m.answering != nil:
+		l = append(l, clip(fmt.Sprintf("%s asks: %s", render.Line(m.answering.From), render.Line(m.answering.Question)), w), m.input.View())
 	case m.confirm != "":
 		l = append(l, askStyle.Render(m.confirm))
 	case m.status != "":
 		l = append(l, errStyle.Render(clip(render.Line(m.status), w)))
 	}
-	return append(l, dimStyle.Render(clip("↑↓ task · enter open · e end phase · k kill · r restart · a answer · q leave", w)))
+	return append(l, dimStyle.Render(clip(m.keysHint(), w)))
+}
+
+// keysHint names the keys that act now: on the selected task, or on NEEDS
+// YOU's selected item (only what applies to it).
+func (m *Top) keysHint() string {
+	if !m.needsFocus {
+		hint := "↑↓ task · enter open · e end phase · k kill · r restart · a answer"
+		if len(m.needs()) > 0 {
+			hint += " · tab needs you"
+		}
+		return hint + " · q leave"
+	}
+	hint := "↑↓ item"
+	if items := m.needs(); m.nsel < len(items) {
+		switch it := items[m.nsel]; {
+		case m.gaveUp(it.req):
+			hint += " · a answer · t try again · k kill · r restart"
+		case it.req != nil:
+			hint += " · a answer"
+		default:
+			hint += " · d dismiss"
+		}
+	}
+	return hint + " · tab tasks · q leave"
 }

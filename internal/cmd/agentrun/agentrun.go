@@ -50,9 +50,11 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 // in this process, as that agent whatever its environment said, with the
 // host's environment (which holds the keys the llm hosts it starts need)
 // and this store; what they write masks the token (Commands' argument) too.
+// A loop breaker's "stop" in one of them halts the agent (the host ends its
+// CLI), whether its broker held the line or the operation held itself.
 func asAgent(f *cmdutil.Factory, s *store.Store, name string) agent.Commands {
-	return func(token string) broker.Runner {
-		return guardRepeats(s, name, s.Config().Governance.Loop.Repeat, func(ctx context.Context, args []string, stdio broker.Stdio) int {
+	return func(token string, halt func(string)) broker.Runner {
+		return guardRepeats(s, name, s.Config().Governance.Loop.Repeat, halt, func(ctx context.Context, args []string, stdio broker.Stdio) int {
 			g := *f
 			g.Context = ctx
 			g.IO = cmdutil.IOStreams{In: stdio.In, Out: stdio.Out, ErrOut: stdio.Err}
@@ -72,6 +74,7 @@ func asAgent(f *cmdutil.Factory, s *store.Store, name string) agent.Commands {
 				return s.ProjectDir(), nil
 			}
 			g.MaskAlso = append(slices.Clip(f.MaskAlso), token)
+			g.Halt = halt // the loop breaker's stop in a command (pm phase) ends the agent
 			return f.RunAsAgent(&g, args)
 		})
 	}

@@ -22,8 +22,9 @@ import (
 // in a row with the same output and exit code pauses the next identical
 // one on a request to the human (ops.LoopPause, as for an llm agent's tool
 // calls); "yes" runs it, anything else refuses it (exit 3) with the
-// human's words, which the agent reads on its stderr. limit 0: off.
-func guardRepeats(s *store.Store, name string, limit int, run broker.Runner) broker.Runner {
+// human's words, which the agent reads on its stderr, and "stop" also
+// halts the agent (its host ends the CLI). limit 0: off.
+func guardRepeats(s *store.Store, name string, limit int, halt func(string), run broker.Runner) broker.Runner {
 	if limit <= 0 {
 		return run
 	}
@@ -31,7 +32,7 @@ func guardRepeats(s *store.Store, name string, limit int, run broker.Runner) bro
 	return func(ctx context.Context, args []string, stdio broker.Stdio) int {
 		line, _ := json.Marshal(args)
 		if h, hit := g.Check("pm", string(line)); hit {
-			if code, refused := pauseRepeat(ctx, s, name, h, stdio.Err); refused {
+			if code, refused := pauseRepeat(ctx, s, name, halt, h, stdio.Err); refused {
 				return code
 			}
 			g.Reset()
@@ -47,14 +48,14 @@ func guardRepeats(s *store.Store, name string, limit int, run broker.Runner) bro
 
 // pauseRepeat asks the human about a repeated command: refused reports
 // that the command must not run, with its exit code.
-func pauseRepeat(ctx context.Context, s *store.Store, name string, h loopguard.Hit, stderr io.Writer) (int, bool) {
+func pauseRepeat(ctx context.Context, s *store.Store, name string, halt func(string), h loopguard.Hit, stderr io.Writer) (int, bool) {
 	var cmdline []string
 	_ = json.Unmarshal([]byte(h.Args), &cmdline)
 	a, err := s.Agent(name)
 	if err != nil {
 		return lite.Report(stderr, err), true
 	}
-	sess := &ops.Session{Store: s, Actor: store.Actor{Name: name, Agent: a}}
+	sess := &ops.Session{Store: s, Actor: store.Actor{Name: name, Agent: a}, Halt: halt}
 	evidence := fmt.Sprintf("it ran `pm %s` %s in a row with the same output and exit code, and runs it again", shellLine(cmdline), llm.Times(h.Times))
 	v, why, err := ops.LoopPause(ctx, sess, evidence)
 	switch {
@@ -63,7 +64,7 @@ func pauseRepeat(ctx context.Context, s *store.Store, name string, h loopguard.H
 	case v == request.Allow:
 		return 0, false
 	case v == request.Stop:
-		why = "stop working on this and end your turn"
+		why = "stop working on this and end your turn (your run is being ended)"
 	}
 	return lite.Report(stderr, errs.Limitf("do what the human says, or something else than this command",
 		"loop: you ran this command %s in a row with the same result; the human says: %s", llm.Times(h.Times), why)), true

@@ -33,8 +33,9 @@ func TestExecRepeatsPause(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ran := 0
-	run := guardRepeats(s, tk.Owner, 3, func(ctx context.Context, args []string, stdio broker.Stdio) int {
+	ran, halted := 0, ""
+	halt := func(reason string) { halted = reason }
+	run := guardRepeats(s, tk.Owner, 3, halt, func(ctx context.Context, args []string, stdio broker.Stdio) int {
 		ran++
 		fmt.Fprintln(stdio.Out, "nothing new")
 		return 0
@@ -62,6 +63,19 @@ func TestExecRepeatsPause(t *testing.T) {
 	<-answered
 	if code, _ := call(); code != 0 || ran != 4 { // the 2nd of a new row
 		t.Fatalf("exit %d, ran %d", code, ran)
+	}
+	if halted != "" {
+		t.Fatalf("halted without a stop: %q", halted)
+	}
+	// "stop" refuses the command and halts the agent through its host.
+	answered = answerNext(t, s, "stop")
+	code, stderr = call()
+	<-answered
+	if code != 3 || ran != 4 || !strings.Contains(stderr, "stop working on this") {
+		t.Fatalf("after stop: exit %d, ran %d, stderr %q", code, ran, stderr)
+	}
+	if !strings.HasPrefix(halted, "stopped by the human (loop breaker): it ran `pm [\"status\"]` 2 times") {
+		t.Fatalf("halt reason %q", halted)
 	}
 }
 

@@ -255,6 +255,8 @@ func describeRaw(ev bus.Event) string {
 		return fmt.Sprintf("agent @%s started (pid %d)", ev.Agent, d.Pid)
 	case bus.EvAgentExited:
 		return fmt.Sprintf("agent @%s left", ev.Agent)
+	case bus.EvAgentFailed:
+		return fmt.Sprintf("agent @%s failed: %s", ev.Agent, ev.Text)
 	case bus.EvToolCall:
 		if strings.HasPrefix(ev.Text, "say ") || strings.HasPrefix(ev.Text, "chat ") {
 			return ""

@@ -9,6 +9,7 @@ import (
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/render"
 )
@@ -48,9 +49,14 @@ func run(f *cmdutil.Factory, o Options) error {
 		return err
 	}
 	if o.Task != "" {
-		if _, err := s.Task(o.Task); err != nil {
+		id, err := s.CompleteID(ids.Task, o.Task) // a unique prefix names its task
+		if err != nil {
 			return err
 		}
+		if _, err := s.Task(id); err != nil {
+			return err
+		}
+		o.Task = id
 	}
 	b := s.Bus()
 	keep := filter(o)

@@ -467,6 +467,8 @@ function renderAttention() {
   $("attention").replaceChildren(...items);
 }
 
+let showPrimitives = false; // the capability bar's primitives, unfolded
+
 function renderCapabilities() {
   const chips = state.prompts.map((p) => {
     const resident = state.agents.get(p.name);
@@ -478,7 +480,14 @@ function renderCapabilities() {
   });
   const prims = new Set();
   for (const p of state.prompts) for (const c of p.capabilities) if (!state.prompts.some((q) => q.name === c)) prims.add(c);
-  for (const c of [...prims].sort()) chips.push(el("span", { class: "chip primitive", title: "primitive" }, c));
+  // The primitives are folded into one chip until asked for: the bar stays
+  // one line (it scrolls sideways inside itself on a phone).
+  if (prims.size) {
+    chips.push(el("button", { type: "button", class: "chip prims", "aria-expanded": String(showPrimitives), title: "the primitives the prompt objects use",
+      onclick: () => { showPrimitives = !showPrimitives; dirty.add("capabilities"); scheduleRender(); } },
+    (showPrimitives ? "− " : "+ ") + prims.size + " primitives"));
+    if (showPrimitives) for (const c of [...prims].sort()) chips.push(el("span", { class: "chip primitive", title: "primitive" }, c));
+  }
   $("capabilities").replaceChildren(...chips);
 }
 
@@ -669,8 +678,15 @@ function usageRows(agents, budgets) {
   return rows;
 }
 
+// renderUsage is every live agent's usage but the open task's, which its
+// detail shows (usage is shown once): a row says where they are.
 function renderUsage() {
-  $("usage").tBodies[0].replaceChildren(...usageRows([...state.agents.values()], state.budgets));
+  const open = detail ? detail.task.id : "";
+  const rows = usageRows([...state.agents.values()].filter((a) => !open || a.task_id !== open), state.budgets);
+  if (open && [...state.agents.values()].some((a) => a.task_id === open)) {
+    rows.unshift(el("tr", { class: "elsewhere" }, el("td", { colspan: "9" }, taskLink(open), " — its agents' usage is in its detail above")));
+  }
+  $("usage").tBodies[0].replaceChildren(...rows);
   renderSpend();
 }
 
@@ -717,6 +733,8 @@ function treeOf(id, depth) {
 function renderDetail() {
   const box = $("detail-box");
   box.hidden = !detail;
+  dirty.add("usage"); // the Usage table leaves out the open task's agents
+  scheduleRender();
   if (!detail) return;
   const t = detail.task;
   const h = detail.health || {};
@@ -729,7 +747,7 @@ function renderDetail() {
   const logs = (detail.logs || []).filter((l) => l.text).map((l) => el("details", { class: "log", "data-agent-log": l.agent },
     el("summary", {}, "@" + l.agent + (l.cut ? " (last part)" : "")), el("pre", {}, l.text)));
   const requests = (detail.requests || []).map((rq) => el("div", { class: "card request" }, el("span", { class: "who" }, rq.from), " asks: ", rq.question));
-  const usage = el("table", { class: "usage" }, el("thead", {}, el("tr", {}, ...["agent", "task", "status", "turns", "tool calls", "tokens", "run time (s)", "restarts"].map((c) => el("th", {}, c)))),
+  const usage = el("table", { class: "usage" }, el("thead", {}, el("tr", {}, ...["agent", "task", "status", "turns", "tool calls", "tokens", "dollars", "run time (s)", "restarts"].map((c) => el("th", {}, c)))),
     el("tbody", {}, ...usageRows(detail.agents || [], detail.budgets)));
   box.replaceChildren(
     el("h2", {}, "Task ", t.id, " ", el("button", { type: "button", onclick: () => { location.hash = ""; detail = null; renderDetail(); } }, "Close")),
