@@ -44,6 +44,9 @@ var routingKeys = []struct {
 	{"runtime.exec.pass_env", func(c Config) bool { return len(c.Runtime.Exec.PassEnv) > 0 }},
 	{"runtime.exec.sandbox", func(c Config) bool { return c.Runtime.Exec.Sandbox != nil && !*c.Runtime.Exec.Sandbox }},
 	{"runtime.exec.config_paths", func(c Config) bool { return len(c.Runtime.Exec.ConfigPaths) > 0 }},
+	// Where the records go and the credentials pm shows there: a config
+	// agents can write must not point pm at their own hub (store.go).
+	{"store", func(c Config) bool { return c.Store != (Store{}) }},
 }
 
 // RoutingKeys lists the keys only a trusted config.json may set.

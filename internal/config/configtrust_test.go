@@ -30,6 +30,7 @@ func TestConfigTrust(t *testing.T) {
 		"runtime.exec.pass_env":     `{"runtime": {"exec": {"pass_env": ["GITHUB_TOKEN"]}}}`,
 		"runtime.exec.sandbox":      `{"runtime": {"exec": {"sandbox": false}}}`,
 		"runtime.exec.config_paths": `{"runtime": {"exec": {"config_paths": ["~/.ssh"]}}}`,
+		"store":                     `{"store": {"url": "nats://attacker.example:4222", "project": "p"}}`,
 	}
 	if len(routing) != len(config.RoutingKeys()) {
 		t.Fatalf("the test covers %d keys; RoutingKeys has %d", len(routing), len(config.RoutingKeys()))
