@@ -21,7 +21,13 @@
 //     holder dies; a waiter is woken by the key's watch, never a sleep;
 //   - the bus in stream PM_BUS_P (natsbus, Bus).
 //
+// A project is made once (Create, by pm init --store: its entry in the
+// bucket PM_PROJECTS) and opened by Dial from a config anywhere (store.url
+// and store.project), which refuses a project the hub does not have.
+//
 // Invariants:
+//   - Dial never makes a project: a config that names one the hub lacks
+//     (a wiped hub, a typo) is refused, not given an empty state.
 //   - Nothing polls: Watch is ordered consumers on the scope's subjects,
 //     started after the streams' last sequence, so every change stored
 //     after Watch was called wakes a check.

@@ -35,6 +35,7 @@ type State struct {
 	c        *natsx.Conn
 	names    natsx.Names
 	bus      *natsbus.Bus
+	close    func() // Dial's: ends the state's life and its connection
 	kv       jetstream.KeyValue
 	kvStream jetstream.Stream // the bucket's stream, for listing keys
 	kvPrefix string           // its subjects' prefix before a key
