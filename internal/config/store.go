@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"net"
 	"net/url"
 	"path/filepath"
 	"regexp"
@@ -97,6 +96,9 @@ func (e *StoreError) Error() string {
 // Try says what to change.
 func (e *StoreError) Try() string { return e.Fix }
 
+// (No package net here: config is linked into the small pm, which must
+// not link it, internal/lite.)
+
 // CheckStoreURL checks a store.url (pm init --store checks its flag with
 // it before anything is written).
 func CheckStoreURL(text string) error {
@@ -115,7 +117,7 @@ func CheckStoreURL(text string) error {
 		if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
 			return fmt.Errorf("has %q, which has more than nats://host:port", raw)
 		}
-		if _, port, err := net.SplitHostPort(u.Host); err == nil && port == "" {
+		if strings.HasSuffix(u.Host, ":") {
 			return fmt.Errorf("has %q with an empty port", raw)
 		}
 	}
