@@ -3,8 +3,8 @@ package hub
 import (
 	"fmt"
 	"net"
-	"strings"
 	"net/url"
+	"strings"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nkeys"
