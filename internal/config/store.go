@@ -124,6 +124,10 @@ func CheckStoreURL(text string) error {
 	return nil
 }
 
+// CheckStore checks a store section as loading config.json would (pm
+// init --store, before it writes one).
+func CheckStore(s Store) error { return Config{Store: s}.validateStore("pm init") }
+
 // validateStore checks the store section: all of it or none, names and
 // paths in their shapes. Whether the files exist and the hub answers is
 // for the dial (natsstate.Dial), on the machine that dials.
