@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
-	"regexp"
 	"strings"
 )
 
@@ -75,14 +74,37 @@ func (s Store) URLs() []string {
 	return out
 }
 
-// ProjectName is what a project on a hub may be called: lower-case
-// letters, digits and dashes, starting with a letter or digit. No
-// underscore or dot: natsstate separates a project's buckets and streams
-// from one another with them, so no name can reach another's.
-var ProjectName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,47}$`)
+// ValidProject reports whether name may name a project on a hub: 1 to 48
+// lower-case letters, digits and dashes, starting with a letter or digit.
+// No underscore or dot: natsx.ProjectNames separates a project's buckets
+// and streams from one another with them, so no name reaches another's.
+// (Checked by hand, not by a regexp: config is linked into the small pm,
+// whose every start would compile it, internal/lite.)
+func ValidProject(name string) bool {
+	if name == "" || len(name) > 48 || name[0] == '-' {
+		return false
+	}
+	for _, r := range name {
+		if (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '-' {
+			return false
+		}
+	}
+	return true
+}
 
-// passwordVar is the shape of PasswordEnv: a secret variable by its name.
-var passwordVar = regexp.MustCompile(`^[A-Z][A-Z0-9_]*PASSWORD$`)
+// passwordVar reports the shape of PasswordEnv: an upper-case variable
+// name ending in PASSWORD, a secret variable by its name.
+func passwordVar(name string) bool {
+	if !strings.HasSuffix(name, "PASSWORD") || name[0] < 'A' || name[0] > 'Z' {
+		return false
+	}
+	for _, r := range name {
+		if (r < 'A' || r > 'Z') && (r < '0' || r > '9') && r != '_' {
+			return false
+		}
+	}
+	return true
+}
 
 // StoreError is a store key with a bad value: which, why and what to do.
 type StoreError struct {
@@ -146,7 +168,7 @@ func (c Config) validateStore(path string) error {
 	if err := CheckStoreURL(s.URL); err != nil {
 		return bad("url", err.Error(), "give the hub as nats://HOST:4222 (several: nats://a:4222,nats://b:4222)")
 	}
-	if !ProjectName.MatchString(s.Project) {
+	if !ValidProject(s.Project) {
 		return bad("project", fmt.Sprintf("is %q; want lower-case letters, digits and dashes (at most 48)", s.Project),
 			"pm config set store.project NAME (the name pm init --store printed)")
 	}
@@ -162,7 +184,7 @@ func (c Config) validateStore(path string) error {
 	if s.PasswordEnv != "" && s.User == "" {
 		return bad("password_env", "is set without store.user", "pm config set store.user NAME, or pm config unset store.password_env")
 	}
-	if s.PasswordEnv != "" && !passwordVar.MatchString(s.PasswordEnv) {
+	if s.PasswordEnv != "" && !passwordVar(s.PasswordEnv) {
 		return bad("password_env", fmt.Sprintf("is %q, not a name ending in PASSWORD (a variable pm never gives an agent)", s.PasswordEnv),
 			"pm config set store.password_env "+DefaultPasswordEnv)
 	}

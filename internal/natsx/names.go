@@ -8,7 +8,7 @@ import (
 // Names are the buckets, streams and subjects of one project on a hub:
 // every one holds the project's name between separators a name cannot
 // hold ("_" in a bucket or stream, "." in a subject), so two projects on
-// one hub never reach the same one (config.ProjectName).
+// one hub never reach the same one (config.ValidProject).
 type Names struct {
 	Project      string
 	Records      string // key-value bucket of the records
@@ -24,9 +24,9 @@ type Names struct {
 }
 
 // ProjectNames are project's names, or a usage error for a name that is
-// not config.ProjectName's.
+// not config.ValidProject's.
 func ProjectNames(project string) (Names, error) {
-	if !config.ProjectName.MatchString(project) {
+	if !config.ValidProject(project) {
 		return Names{}, errs.Usagef("name the project with lower-case letters, digits and dashes (pm config set store.project NAME)",
 			"project %q is not a name for a hub", project)
 	}

@@ -39,7 +39,7 @@ func (h HubFlags) storeConfig() (config.Store, error) {
 	if err := config.CheckStoreURL(h.URL); err != nil {
 		return s, errs.Usagef("give the hub as --store nats://HOST:4222 (several: nats://a:4222,nats://b:4222)", "--store %v", err)
 	}
-	if h.Project != "" && !config.ProjectName.MatchString(h.Project) {
+	if h.Project != "" && !config.ValidProject(h.Project) {
 		return s, errs.Usagef("give the name pm init --store printed on the first machine", "--project %q is not a project name (lower-case letters, digits and dashes)", h.Project)
 	}
 	for _, f := range []struct {
