@@ -223,3 +223,12 @@ func TestClusterWithPassword(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func writeFile(t *testing.T, name string, data []byte) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(f, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}

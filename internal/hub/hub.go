@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nkeys"
 
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/listen"
@@ -74,6 +76,19 @@ func Start(c Config) (*Hub, error) {
 	if err := os.MkdirAll(c.StoreDir, 0o700); err != nil {
 		return nil, errs.Failf("name a directory you can write with --store", "hub store %s: %v", c.StoreDir, err)
 	}
+	// With nkeys, the node's own in-process client (announce) logs in
+	// with a key made for this start, known to nothing else.
+	var self nkeys.KeyPair
+	if len(opts.Nkeys) > 0 {
+		if self, err = nkeys.CreateUser(); err != nil {
+			return nil, err
+		}
+		pub, err := self.PublicKey()
+		if err != nil {
+			return nil, err
+		}
+		opts.Nkeys = append(opts.Nkeys, &server.NkeyUser{Nkey: pub})
+	}
 	srv, err := server.NewServer(opts)
 	if err != nil {
 		return nil, errs.Usagef("pm hub --help lists the flags", "hub: %v", err)
@@ -89,6 +104,15 @@ func Start(c Config) (*Hub, error) {
 			fatal = fmt.Sprintf("not accepting connections after %s", readyWait)
 		}
 		return nil, errs.Failf("check the addresses (--listen, --cluster) and the store directory (--store), then run pm hub again", "hub: %s", fatal)
+	}
+	if c.Cluster == "" {
+		ctx, cancel := context.WithTimeout(context.Background(), readyWait)
+		err := announce(ctx, srv, c.Auth, self)
+		cancel()
+		if err != nil {
+			// pm doctor then says the hub does not say; the hub serves.
+			log.Warnf("cannot say that this node syncs every write (pm doctor will not know): %v", err)
+		}
 	}
 	return &Hub{srv: srv, clustered: c.Cluster != ""}, nil
 }

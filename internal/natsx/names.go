@@ -47,3 +47,14 @@ func KVStream(bucket string) string { return "KV_" + bucket }
 func (n Names) Streams() []string {
 	return []string{KVStream(n.Records), n.Rooms, n.Mail, n.DesignLog, KVStream(n.Locks), n.Bus}
 }
+
+// A single node started by pm hub says that it syncs every write before
+// acknowledging it (no client can ask a server that): the stream
+// HubStream, made at its start, has SyncedKey "true" and NodeKey its
+// name in its metadata. Durability reads them; a server that is not a pm
+// hub has no such stream and is reported as not saying.
+const (
+	HubStream = "PM_HUB"
+	SyncedKey = "pm.sync_always"
+	NodeKey   = "pm.node"
+)
