@@ -75,6 +75,9 @@ func (a Auth) apply(o *server.Options) error {
 		if err != nil {
 			return errs.Usagef("check --tls-cert, --tls-key and --tls-ca", "hub: TLS for routes: %v", err)
 		}
+		// A node dials its routes too: it trusts the CA it verifies
+		// them by (without one, the system's roots).
+		rc.RootCAs = rc.ClientCAs
 		o.Cluster.TLSConfig, o.Cluster.TLSTimeout = rc, 2
 	}
 	return nil

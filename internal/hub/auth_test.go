@@ -232,3 +232,22 @@ func writeFile(t *testing.T, name string, data []byte) string {
 	}
 	return f
 }
+
+// Three nodes with TLS and a CA form a cluster: their routes speak TLS
+// and verify one another's certificates; a client with the CA and a
+// certificate gets R3.
+func TestClusterWithTLS(t *testing.T) {
+	certs := hubtest.MakeCerts(t)
+	h := hubtest.ThreeWith(t, func(c *hub.Config) {
+		c.Auth = hub.Auth{TLSCert: certs.ServerCert, TLSKey: certs.ServerKey, TLSCA: certs.CA}
+	})
+	s := config.Store{URL: h.URLs(), Project: "p", TLS: config.StoreTLS{CA: certs.CA, Cert: certs.ClientCert, Key: certs.ClientKey}}
+	c, err := natsx.Dial(ctxFor(t), s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Replicas() != 3 {
+		t.Fatalf("replicas %d", c.Replicas())
+	}
+}

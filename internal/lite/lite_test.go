@@ -82,6 +82,10 @@ func TestLiteStaysLight(t *testing.T) {
 		"github.com/go-git/", "github.com/sashabaranov/", "github.com/charmbracelet/",
 		"github.com/modelcontextprotocol/", "github.com/google/jsonschema-go", "gopkg.in/yaml",
 		"github.com/landlock-lsm/", "encoding/gob",
+		// a hub's client and server (issue 24): a project on a hub is
+		// pm-full's, never the small pm's
+		"github.com/nats-io/", "github.com/plasmodium/pm/internal/natsx",
+		"github.com/plasmodium/pm/internal/state/natsstate",
 		// the driver and what it needs: store.Agent embeds only driver/handle
 		"github.com/plasmodium/pm/internal/driver", "os/exec",
 		// ids draw from the runtime, the config digest is FNV, the broker's
