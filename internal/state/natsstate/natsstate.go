@@ -58,32 +58,39 @@ var _ state.State = (*State)(nil)
 // Open makes sure project's buckets and streams exist on c's hub and
 // returns its state. ctx bounds the state's use (watches, renewals).
 func Open(ctx context.Context, c *natsx.Conn, project string) (*State, error) {
+	return open(ctx, ctx, c, project)
+}
+
+// open makes the project's buckets and streams with setup's requests
+// (bounded by the caller: Dial's wait) and returns a state that lives
+// as long as life.
+func open(setup, life context.Context, c *natsx.Conn, project string) (*State, error) {
 	n, err := natsx.ProjectNames(project)
 	if err != nil {
 		return nil, err
 	}
-	s := &State{Now: time.Now, IDs: ids.Default, ctx: ctx, c: c, names: n, bucket: n.Records, local: map[string]*sync.Mutex{},
+	s := &State{Now: time.Now, IDs: ids.Default, ctx: life, c: c, names: n, bucket: n.Records, local: map[string]*sync.Mutex{},
 		mailS: n.Mail, mailP: n.MailPrefix, dlog: n.DesignPrefix, roomS: n.Rooms, roomP: n.RoomPrefix}
-	if s.kv, err = records(ctx, c, s.bucket); err != nil {
+	if s.kv, err = records(setup, c, s.bucket); err != nil {
 		return nil, fmt.Errorf("natsstate: bucket %s: %w", s.bucket, err)
 	}
 	s.kvPrefix = "$KV." + s.bucket + "."
-	if s.kvStream, err = c.JS.Stream(ctx, natsx.KVStream(s.bucket)); err != nil {
+	if s.kvStream, err = c.JS.Stream(setup, natsx.KVStream(s.bucket)); err != nil {
 		return nil, err
 	}
-	if s.rooms, err = room.OpenNamed(ctx, c, s.roomS, s.roomP); err != nil {
+	if s.rooms, err = room.OpenNamed(setup, c, s.roomS, s.roomP); err != nil {
 		return nil, err
 	}
-	if s.mail, err = c.Stream(ctx, jetstream.StreamConfig{Name: s.mailS, Subjects: []string{s.mailP + ">"}}); err != nil {
+	if s.mail, err = c.Stream(setup, jetstream.StreamConfig{Name: s.mailS, Subjects: []string{s.mailP + ">"}}); err != nil {
 		return nil, err
 	}
-	if _, err = c.Stream(ctx, jetstream.StreamConfig{Name: n.DesignLog, Subjects: []string{s.dlog + ">"}}); err != nil {
+	if _, err = c.Stream(setup, jetstream.StreamConfig{Name: n.DesignLog, Subjects: []string{s.dlog + ">"}}); err != nil {
 		return nil, err
 	}
-	if s.locks, err = lease.OpenBucket(ctx, c, n.Locks, lockTTL); err != nil {
+	if s.locks, err = lease.OpenBucket(setup, c, n.Locks, lockTTL); err != nil {
 		return nil, err
 	}
-	if s.bus, err = natsbus.Open(ctx, c, project); err != nil {
+	if s.bus, err = natsbus.Open(setup, c, project); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -106,7 +106,7 @@ func Dial(ctx context.Context, cfg config.Store, getenv func(string) string) (*S
 		return nil, err
 	}
 	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s, err := Open(life, c, cfg.Project)
+	s, err := open(ctx, life, c, cfg.Project)
 	if err != nil {
 		cancel()
 		c.Close()
