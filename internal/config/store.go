@@ -63,6 +63,21 @@ func (s Store) PasswordVar() string {
 	return DefaultPasswordEnv
 }
 
+// StoreFile is one file a store key names.
+type StoreFile struct{ Key, Path string }
+
+// Files are the files the section names (credentials, TLS), in a fixed
+// order, so the first bad one reported is always the same.
+func (s Store) Files() []StoreFile {
+	var out []StoreFile
+	for _, f := range []StoreFile{{"creds", s.Creds}, {"nkey", s.NKey}, {"tls.ca", s.TLS.CA}, {"tls.cert", s.TLS.Cert}, {"tls.key", s.TLS.Key}} {
+		if f.Path != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // URLs are URL's nodes, each trimmed.
 func (s Store) URLs() []string {
 	var out []string
@@ -191,9 +206,9 @@ func (c Config) validateStore(path string) error {
 	if (s.TLS.Cert == "") != (s.TLS.Key == "") {
 		return bad("tls", "has one of cert and key: a client certificate needs both", "pm config set store.tls.cert FILE and store.tls.key FILE, or unset both")
 	}
-	for key, p := range map[string]string{"creds": s.Creds, "nkey": s.NKey, "tls.ca": s.TLS.CA, "tls.cert": s.TLS.Cert, "tls.key": s.TLS.Key} {
-		if p != "" && !filepath.IsAbs(p) {
-			return bad(key, fmt.Sprintf("is %q, not an absolute path", p), "pm config set store."+key+" /absolute/path")
+	for _, f := range s.Files() {
+		if !filepath.IsAbs(f.Path) {
+			return bad(f.Key, fmt.Sprintf("is %q, not an absolute path", f.Path), "pm config set store."+f.Key+" /absolute/path")
 		}
 	}
 	return nil

@@ -37,15 +37,12 @@ func Dial(ctx context.Context, s config.Store, getenv func(string) string) (*Con
 // Options are the credentials and TLS options of s, each file checked
 // readable first so a missing one is named, not a handshake's failure.
 func Options(s config.Store, getenv func(string) string) ([]nats.Option, error) {
-	for key, p := range map[string]string{"creds": s.Creds, "nkey": s.NKey, "tls.ca": s.TLS.CA, "tls.cert": s.TLS.Cert, "tls.key": s.TLS.Key} {
-		if p == "" {
-			continue
+	for _, f := range s.Files() {
+		file, err := os.Open(f.Path)
+		if err != nil {
+			return nil, errs.Failf("pm config set store."+f.Key+" FILE (a file this user can read on this machine)", "store.%s: %v", f.Key, err)
 		}
-		if f, err := os.Open(p); err != nil {
-			return nil, errs.Failf("pm config set store."+key+" FILE (a file this user can read on this machine)", "store.%s: %v", key, err)
-		} else {
-			f.Close()
-		}
+		file.Close()
 	}
 	var opts []nats.Option
 	switch {
