@@ -265,6 +265,9 @@ type Config struct {
 	// default ("worktree") each task works in a git worktree of its own.
 	Isolation string      `json:"isolation,omitempty"`
 	Merge     MergeConfig `json:"merge,omitzero"` // taskmerge.go
+	// Store is where the records live: this directory's files, or a hub
+	// (store.go, docs/distributed.md).
+	Store Store `json:"store,omitzero"`
 }
 
 // CodeDesigner configures code-designer mode (internal/designmode).
@@ -372,6 +375,9 @@ func Parse(path string, data []byte) (Config, error) {
 
 func (c Config) validate(path string) error {
 	if err := c.validateGit(path); err != nil {
+		return err
+	}
+	if err := c.validateStore(path); err != nil { // store.go
 		return err
 	}
 	l := c.Limits

@@ -54,6 +54,9 @@ var routingKeys = []struct {
 	{"governance.loop.repeat", func(c Config) bool { return looser(c.Governance.Loop.Repeat, DefaultLoopRepeat) }},
 	{"governance.loop.phases", func(c Config) bool { return looser(c.Governance.Loop.Phases, DefaultPhasesWithoutProgress) }},
 	{"isolation", func(c Config) bool { return c.Isolation == IsolationNone }},
+	// Where the records go and the credentials pm shows there: a config
+	// agents can write must not point pm at their own hub (store.go).
+	{"store", func(c Config) bool { return c.Store != (Store{}) }},
 }
 
 // looser reports a loop breaker threshold that fires later than def, or

@@ -33,6 +33,7 @@ func TestConfigTrust(t *testing.T) {
 		"governance.loop.repeat":    `{"governance": {"loop": {"repeat": 0}}}`,
 		"governance.loop.phases":    `{"governance": {"loop": {"phases": 9}}}`,
 		"isolation":                 `{"isolation": "none"}`,
+		"store":                     `{"store": {"url": "nats://attacker.example:4222", "project": "p"}}`,
 	}
 	if len(routing) != len(config.RoutingKeys()) {
 		t.Fatalf("the test covers %d keys; RoutingKeys has %d", len(routing), len(config.RoutingKeys()))

@@ -14,6 +14,16 @@
 //     (SyncAlways): an acknowledged write survives the machine's crash. A
 //     cluster acknowledges a write once a majority holds it (R3), so it
 //     survives the loss of any one node; it syncs on the server's interval.
+//   - A node other machines can reach has credentials: Start refuses a
+//     --listen or --cluster that is not loopback unless clients must show
+//     a password, an nkey or a certificate of the node's CA (Auth), and a
+//     reachable --cluster unless its routes show a password or a verified
+//     certificate. With a certificate the node speaks TLS only.
+//   - A single node says that it syncs every write: at start it makes
+//     the stream natsx.HubStream with that in its metadata, through an
+//     in-process client of its own (announce.go); pm doctor reads it. A
+//     node that could not is still served, and doctor says it does not
+//     know.
 //   - Close shuts the server down and waits for its goroutines and
 //     listeners to end: a test that closes its hubs leaks nothing.
 //   - The server's own log goes to Config.Log (nothing when nil), never to

@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nkeys"
 
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/listen"
@@ -41,6 +43,9 @@ type Config struct {
 	// Routes are the other nodes' cluster addresses (host:port or
 	// nats-route://host:port); a node's own address may be among them.
 	Routes []string
+	// Auth is who may connect (auth.go). Without one that authenticates
+	// (Auth.Authenticates), Listen and Cluster must be loopback.
+	Auth Auth
 	// Log receives the server's notices, warnings and errors; nil: none.
 	Log io.Writer
 }
@@ -71,6 +76,19 @@ func Start(c Config) (*Hub, error) {
 	if err := os.MkdirAll(c.StoreDir, 0o700); err != nil {
 		return nil, errs.Failf("name a directory you can write with --store", "hub store %s: %v", c.StoreDir, err)
 	}
+	// With nkeys, the node's own in-process client (announce) logs in
+	// with a key made for this start, known to nothing else.
+	var self nkeys.KeyPair
+	if len(opts.Nkeys) > 0 {
+		if self, err = nkeys.CreateUser(); err != nil {
+			return nil, err
+		}
+		pub, err := self.PublicKey()
+		if err != nil {
+			return nil, err
+		}
+		opts.Nkeys = append(opts.Nkeys, &server.NkeyUser{Nkey: pub})
+	}
 	srv, err := server.NewServer(opts)
 	if err != nil {
 		return nil, errs.Usagef("pm hub --help lists the flags", "hub: %v", err)
@@ -86,6 +104,15 @@ func Start(c Config) (*Hub, error) {
 			fatal = fmt.Sprintf("not accepting connections after %s", readyWait)
 		}
 		return nil, errs.Failf("check the addresses (--listen, --cluster) and the store directory (--store), then run pm hub again", "hub: %s", fatal)
+	}
+	if c.Cluster == "" {
+		ctx, cancel := context.WithTimeout(context.Background(), readyWait)
+		err := announce(ctx, srv, c.Auth, self)
+		cancel()
+		if err != nil {
+			// pm doctor then says the hub does not say; the hub serves.
+			log.Warnf("cannot say that this node syncs every write (pm doctor will not know): %v", err)
+		}
 	}
 	return &Hub{srv: srv, clustered: c.Cluster != ""}, nil
 }
@@ -119,7 +146,7 @@ func (c Config) options() (*server.Options, error) {
 		if len(c.Routes) > 0 {
 			return nil, errs.Usagef("give this node's own cluster address with --cluster host:port", "hub: --routes without --cluster")
 		}
-		return o, nil
+		return o, c.secure(o)
 	}
 	o.Cluster.Name = c.ClusterName
 	if o.Cluster.Name == "" {
@@ -135,7 +162,30 @@ func (c Config) options() (*server.Options, error) {
 		}
 		o.Routes = append(o.Routes, u)
 	}
-	return o, nil
+	return o, c.secure(o)
+}
+
+// secure applies c.Auth and refuses a node other machines could reach
+// that lets anyone in: records, and the power to write them, would be
+// every network neighbour's.
+func (c Config) secure(o *server.Options) error {
+	if err := c.Auth.apply(o); err != nil {
+		return err
+	}
+	routesOpen := c.Cluster != "" && !Loopback(o.Cluster.Host)
+	if routesOpen && c.Auth.User == "" && c.Auth.TLSCA == "" {
+		// A route is a node's own connection: an nkey does not guard it.
+		return errs.Usagef("give the nodes --user NAME with $NATS_PASSWORD, or --tls-cert/--tls-key/--tls-ca, the same on each (docs/distributed.md)",
+			"hub: --cluster %s is reachable from other machines, and its routes have no credentials", c.Cluster)
+	}
+	if c.Auth.Authenticates() {
+		return nil
+	}
+	try := "keep it on this machine (--listen 127.0.0.1:4222), or make clients prove who they are: --user NAME with $NATS_PASSWORD, --nkey, or --tls-ca (docs/distributed.md)"
+	if !Loopback(o.Host) {
+		return errs.Usagef(try, "hub: --listen %s is reachable from other machines, and the hub has no credentials", c.Listen)
+	}
+	return nil
 }
 
 // hostPort splits an address for the server, port 0 meaning any.

@@ -82,6 +82,9 @@ func TestLiteStaysLight(t *testing.T) {
 		"github.com/go-git/", "github.com/sashabaranov/", "github.com/charmbracelet/",
 		"github.com/modelcontextprotocol/", "github.com/google/jsonschema-go", "gopkg.in/yaml",
 		"github.com/landlock-lsm/", "encoding/gob",
+		// the hub's server (issue 24) is pm-hub's alone; its client
+		// (nats.go) links net and crypto/tls, banned above
+		"github.com/nats-io/nats-server/",
 		// the driver and what it needs: store.Agent embeds only driver/handle
 		"github.com/plasmodium/pm/internal/driver", "os/exec",
 		// ids draw from the runtime, the config digest is FNV, the broker's

@@ -4,6 +4,16 @@
 // JetStream's errors they share.
 //
 // Invariants:
+//   - A project's buckets, streams and subjects are ProjectNames': each
+//     holds the project's name between separators no name may hold, so
+//     two projects on one hub never share one.
+//   - Dial is the one way from a config (store.url and its credentials
+//     and TLS files) to a connection: every file is checked readable
+//     first, and a refusal (no server, wrong credentials, TLS required or
+//     untrusted) comes back with a Try line naming the key to change.
+//   - Durability only reads: per stream its replicas, how many are
+//     current and, for one replica, whether its node said it syncs every
+//     write (a pm hub's HubStream); never a guess where the hub is silent.
 //   - Every stream pm creates gets Replicas(): 3 on a cluster (a write is
 //     acknowledged once two of three nodes hold it), 1 on a single node
 //     (which syncs every write, internal/hub). Nothing picks its own.

@@ -24,7 +24,8 @@ func Connect(ctx context.Context, url string, opts ...nats.Option) (*Conn, error
 	opts = append([]nats.Option{nats.Name("pm"), nats.MaxReconnects(-1)}, opts...)
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
-		return nil, errs.Failf("start a hub (pm hub) or check store.url: is the server up and reachable?", "connect to %s: %v", url, err)
+		return nil, &errs.Error{Code: errs.Failure, Msg: "connect to " + url, Err: err,
+			Try: "start a hub (pm hub) or check store.url: is the server up and reachable?"}
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {

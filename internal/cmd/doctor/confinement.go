@@ -35,6 +35,8 @@ type Report struct {
 	Features     []Item `json:"features"`
 	GivesUp      []Item `json:"gives_up"` // what the modes in effect here give up
 	Alternatives []Item `json:"other_modes"`
+	// Store is where the records are (store.go); nil outside a project.
+	Store *StoreReport `json:"store,omitempty"`
 }
 
 // Item is one line of a report section: what, and yes or no with why.
@@ -183,6 +185,7 @@ func (r Report) Print(w io.Writer) error {
 	for _, it := range r.Alternatives {
 		fmt.Fprintf(&b, "  (mode %s gives up: %s)\n", it.What, it.Note)
 	}
+	r.Store.print(&b)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -1,6 +1,8 @@
 // Package doctor implements `pm doctor`: what pm can and cannot confine on
-// this machine, and why (confinement.go), and with --check what a crash
-// left in this state directory (check.go).
+// this machine, and why (confinement.go), where the project's records are
+// and, on a hub, what an acknowledged write survives there (store.go:
+// it reads the hub and changes nothing on it), and with --check what a
+// crash left in this state directory (check.go).
 package doctor
 
 import (
@@ -23,7 +25,9 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		Short: "Say what pm can confine on this machine, and why; --check the state for what a crash left",
 		Long: "pm doctor probes the sandbox as pm's agent hosts do (Landlock, a mount namespace of its own)\n" +
 			"and reads the project's config, then says what confines run_command, exec agents and\n" +
-			"pm design --test here, and what each fallback gives up (docs/security.md).\n\n" +
+			"pm design --test here, and what each fallback gives up (docs/security.md). Then where the\n" +
+			"records are: this machine's files, or a hub (store.url), whether it answers, and per stream\n" +
+			"what an acknowledged write survives (docs/distributed.md).\n\n" +
 			"pm doctor --check looks at the whole state without changing it: rooms at their limit still open, " +
 			"roles never started, tasks blocked only by done tasks, agents recorded running whose process is gone, " +
 			"live work with no supervisor, a git index.lock nobody holds, processes of runs no agent has, " +
@@ -45,6 +49,7 @@ func run(f *cmdutil.Factory, o Options) error {
 		return runCheck(f, o)
 	}
 	r := Confinement(f)
+	r.Store = Store(f)
 	if o.JSON {
 		return cmdutil.PrintJSON(f.IO.Out, r)
 	}

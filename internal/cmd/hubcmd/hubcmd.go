@@ -26,8 +26,14 @@ import (
 const HubName = "pm-hub"
 
 // DefaultListen is where pm hub takes clients when --listen is not given:
-// loopback, since a hub has no credentials of its own yet (docs/security.md).
+// loopback, reachable from this machine only. A hub other machines can
+// reach must have credentials (--user, --nkey or --tls-ca; internal/hub
+// refuses one without), docs/distributed.md.
 const DefaultListen = "127.0.0.1:4222"
+
+// PasswordEnv holds the password of --user: never a flag, which any
+// process of the machine could read in the hub's command line.
+const PasswordEnv = "NATS_PASSWORD"
 
 // Options are the inputs of pm hub.
 type Options struct {
@@ -37,6 +43,11 @@ type Options struct {
 	ClusterName string
 	Routes      []string
 	Name        string
+	User        string
+	NKeys       []string
+	TLSCert     string
+	TLSKey      string
+	TLSCA       string
 }
 
 // RunFunc runs the hub for parsed options; args are the flags as given.
@@ -55,7 +66,13 @@ a write survives the loss of any one of them. It prints the URL clients use.
 
   pm hub                                             one node on 127.0.0.1:4222
   pm hub --name a --listen 0.0.0.0:4222 --cluster 10.0.0.1:6222 \
-         --routes 10.0.0.2:6222,10.0.0.3:6222          one of three (run on each)`,
+         --routes 10.0.0.2:6222,10.0.0.3:6222 --user pm   one of three (run on each)
+
+A hub other machines can reach (--listen or --cluster not on loopback) must
+have credentials, or it is refused: --user NAME with the password in
+$NATS_PASSWORD (the routes between nodes use it too), --nkey with users'
+public nkeys, or --tls-ca (clients show a certificate it signed). --tls-cert
+and --tls-key make it speak TLS only. See docs/distributed.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			var args []string
@@ -75,6 +92,11 @@ a write survives the loss of any one of them. It prints the URL clients use.
 	c.Flags().StringVar(&o.ClusterName, "cluster-name", "", "the cluster's name, the same on every node (default: pm)")
 	c.Flags().StringSliceVar(&o.Routes, "routes", nil, "the other nodes' --cluster addresses, comma-separated")
 	c.Flags().StringVar(&o.Name, "name", "", "this node's name, unique in the cluster and kept across restarts (default: the host name)")
+	c.Flags().StringVar(&o.User, "user", "", "clients (and the other nodes) log in as this user, with the password in $"+PasswordEnv)
+	c.Flags().StringSliceVar(&o.NKeys, "nkey", nil, "users' public nkeys (U...), comma-separated: clients log in with their seeds (store.nkey)")
+	c.Flags().StringVar(&o.TLSCert, "tls-cert", "", "PEM certificate: the hub speaks TLS only")
+	c.Flags().StringVar(&o.TLSKey, "tls-key", "", "PEM key of --tls-cert")
+	c.Flags().StringVar(&o.TLSCA, "tls-ca", "", "PEM CA: clients (and routes) must show a certificate it signed")
 	return c
 }
 

@@ -3,6 +3,8 @@ package initcmd
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -20,11 +22,14 @@ type Options struct {
 	Dir string
 	// Agent names the agent CLI preset written as runtime.exec (store.Presets).
 	Agent string
+	// Hub makes the project on a hub, or joins one there (hub.go).
+	Hub HubFlags
 }
 
 // NewCmd builds `pm init`.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	var agentName string
+	var h HubFlags
 	c := &cobra.Command{
 		Use:   "init",
 		Short: "Create .plasmodium/ in the current directory",
@@ -34,22 +39,50 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return run(f, Options{IO: f.IO, Dir: wd, Agent: agentName})
+			return run(f, Options{IO: f.IO, Dir: wd, Agent: agentName, Hub: h})
 		},
 	}
 	c.Flags().StringVar(&agentName, "agent", "", "agent CLI the exec runtime starts: "+strings.Join(config.PresetNames(), ", ")+" (see docs/agents.md)")
+	c.Flags().StringVar(&h.URL, "store", "", "keep the records on this hub: nats://HOST:4222, several comma-separated (docs/distributed.md)")
+	c.Flags().StringVar(&h.Project, "project", "", "with --store: join this project on the hub (the name pm init --store printed); without it a new one is made")
+	c.Flags().StringVar(&h.Creds, "creds", "", "with --store: NATS credentials file (store.creds)")
+	c.Flags().StringVar(&h.NKey, "nkey", "", "with --store: file holding an nkey seed (store.nkey)")
+	c.Flags().StringVar(&h.User, "user", "", "with --store: user name; the password is read from $NATS_PASSWORD (store.user)")
+	c.Flags().StringVar(&h.TLSCA, "tls-ca", "", "with --store: PEM CA of the hub's certificate (store.tls.ca)")
+	c.Flags().StringVar(&h.TLSCert, "tls-cert", "", "with --store: this machine's PEM client certificate (store.tls.cert)")
+	c.Flags().StringVar(&h.TLSKey, "tls-key", "", "with --store: its PEM key (store.tls.key)")
 	return c
 }
 
 func run(f *cmdutil.Factory, o Options) error {
+	joined := false
 	if o.Agent != "" {
 		if _, ok := config.Preset(o.Agent); !ok {
 			return config.SetPreset("", o.Agent) // the usage error, before anything is created
 		}
 	}
+	hub, err := o.Hub.storeConfig()
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(o.Dir, config.DirName, "config.json")); err == nil {
+		if err := sameHub(filepath.Join(o.Dir, config.DirName), hub); err != nil {
+			return err
+		}
+	} else if hub.Remote() {
+		// On the hub first: refused there, nothing is written here.
+		if hub, joined, err = onHub(f, o.Dir, hub); err != nil {
+			return err
+		}
+	}
 	root, created, err := store.Init(o.Dir, f.Now)
 	if err != nil {
 		return err
+	}
+	if created && hub.Remote() {
+		if err := config.SetStore(root, hub); err != nil {
+			return err
+		}
 	}
 	if o.Agent != "" {
 		if err := config.SetPreset(root, o.Agent); err != nil {
@@ -65,8 +98,17 @@ func run(f *cmdutil.Factory, o Options) error {
 	}
 	s.Now, s.Warn = f.Now, o.IO.ErrOut // a failed publish is a warning, not silence
 	s.Notify(bus.Event{Kind: bus.EvInit, Text: root})
-	fmt.Fprintf(o.IO.Out, "Initialised %s\nNext: pm task \"describe the work\"  (agents run: %s; edit %s to change)\n",
-		root, strings.Join(s.Config().Runtime.Exec.Command, " "), s.ConfigPath())
+	switch {
+	case joined:
+		fmt.Fprintf(o.IO.Out, "Joined project %s on the hub %s: %s holds this machine's config and logs\n", hub.Project, hub.URL, root)
+	case hub.Remote():
+		fmt.Fprintf(o.IO.Out, "Initialised %s: records on the hub %s, project %s\nOther machines join it: pm init --store %s --project %s\n",
+			root, hub.URL, hub.Project, hub.URL, hub.Project)
+	default:
+		fmt.Fprintf(o.IO.Out, "Initialised %s\n", root)
+	}
+	fmt.Fprintf(o.IO.Out, "Next: pm task \"describe the work\"  (agents run: %s; edit %s to change)\n",
+		strings.Join(s.Config().Runtime.Exec.Command, " "), s.ConfigPath())
 	return nil
 }
 

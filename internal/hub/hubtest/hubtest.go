@@ -25,15 +25,26 @@ type Hubs struct {
 }
 
 // Single starts one node.
-func Single(t testing.TB) *Hubs {
+func Single(t testing.TB) *Hubs { return SingleWith(t, nil) }
+
+// SingleWith starts one node with its config changed by with (its Auth,
+// say).
+func SingleWith(t testing.TB, with func(*hub.Config)) *Hubs {
 	t.Helper()
 	h := &Hubs{t: t, cfgs: []hub.Config{{Name: "n1", StoreDir: t.TempDir(), Listen: "127.0.0.1:0"}}}
+	if with != nil {
+		with(&h.cfgs[0])
+	}
 	h.start()
 	return h
 }
 
 // Three starts a cluster of three nodes routed to one another.
-func Three(t testing.TB) *Hubs {
+func Three(t testing.TB) *Hubs { return ThreeWith(t, nil) }
+
+// ThreeWith starts a cluster of three with each node's config changed by
+// with.
+func ThreeWith(t testing.TB, with func(*hub.Config)) *Hubs {
 	t.Helper()
 	// The routes must name ports before the nodes listen on them: three
 	// free ones, taken together and let go just before the start.
@@ -53,6 +64,9 @@ func Three(t testing.TB) *Hubs {
 	h := &Hubs{t: t}
 	for i, r := range routes {
 		h.cfgs = append(h.cfgs, hub.Config{Name: "n" + string(rune('1'+i)), StoreDir: t.TempDir(), Listen: "127.0.0.1:0", Cluster: r, Routes: routes})
+		if with != nil {
+			with(&h.cfgs[i])
+		}
 	}
 	h.start()
 	return h

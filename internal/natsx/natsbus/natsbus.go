@@ -1,6 +1,6 @@
-// Package natsbus is pm's bus on JetStream: one stream, one subject, so
-// every event has one place in one order, and a cursor is that place (the
-// stream sequence). A follower on any machine resumes from a cursor.
+// Package natsbus is pm's bus on JetStream: one stream and one subject per
+// project (natsx.ProjectNames), so every event has one place in one order,
+// and a cursor is that place (the stream sequence). A follower on any machine resumes from a cursor.
 //
 // Invariants:
 //   - Publish returns the event's cursor once the stream holds it (synced
@@ -21,32 +21,33 @@ import (
 	"github.com/plasmodium/pm/internal/natsx"
 )
 
-// Stream and Subject hold the bus.
-const (
-	Stream  = "PM_BUS"
-	Subject = "pm.bus"
-)
-
-// Bus is the bus on one connection.
+// Bus is one project's bus on one connection: its stream and subject are
+// the project's (natsx.ProjectNames).
 type Bus struct {
-	c *natsx.Conn
-	s jetstream.Stream
+	c       *natsx.Conn
+	s       jetstream.Stream
+	stream  string
+	subject string
 }
 
-// Open makes sure the bus's stream exists.
-func Open(ctx context.Context, c *natsx.Conn) (*Bus, error) {
-	s, err := c.Stream(ctx, jetstream.StreamConfig{Name: Stream, Subjects: []string{Subject}})
+// Open makes sure project's bus stream exists.
+func Open(ctx context.Context, c *natsx.Conn, project string) (*Bus, error) {
+	n, err := natsx.ProjectNames(project)
 	if err != nil {
 		return nil, err
 	}
-	return &Bus{c: c, s: s}, nil
+	s, err := c.Stream(ctx, jetstream.StreamConfig{Name: n.Bus, Subjects: []string{n.BusSubject}})
+	if err != nil {
+		return nil, err
+	}
+	return &Bus{c: c, s: s, stream: n.Bus, subject: n.BusSubject}, nil
 }
 
 // Publish stores event data under id and returns its cursor.
 func (b *Bus) Publish(ctx context.Context, id string, data []byte) (uint64, error) {
 	op, cancel := natsx.Op(ctx)
 	defer cancel()
-	ack, err := b.c.JS.PublishMsg(op, &nats.Msg{Subject: Subject, Data: data}, jetstream.WithMsgID(id))
+	ack, err := b.c.JS.PublishMsg(op, &nats.Msg{Subject: b.subject, Data: data}, jetstream.WithMsgID(id))
 	if err != nil {
 		return 0, err
 	}
@@ -69,7 +70,7 @@ func (b *Bus) End(ctx context.Context) (uint64, error) {
 // with each new one, until fn returns natsx.ErrStop (nil), fails or ctx
 // ends.
 func (b *Bus) Follow(ctx context.Context, after uint64, fn func(cursor uint64, data []byte) error) error {
-	return b.c.Follow(ctx, Stream, Subject, after+1, func(m jetstream.Msg) error {
+	return b.c.Follow(ctx, b.stream, b.subject, after+1, func(m jetstream.Msg) error {
 		return fn(natsx.Seq(m), m.Data())
 	})
 }

@@ -31,7 +31,7 @@ func TestOneOrderResumableFromACursor(t *testing.T) {
 			total := perNode * h.Len()
 			var buses []*natsbus.Bus
 			for i := range h.Len() {
-				b, err := natsbus.Open(ctx, h.Connect(i))
+				b, err := natsbus.Open(ctx, h.Connect(i), "p")
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -123,5 +123,47 @@ func TestOneOrderResumableFromACursor(t *testing.T) {
 				t.Fatalf("retried publish stored again: end %d, was %d", end2, end)
 			}
 		})
+	}
+}
+
+// Two projects on one hub have a bus each: an event of one is never
+// followed from the other, and each has its own cursors.
+func TestProjectsHaveABusEach(t *testing.T) {
+	h := hubtest.Single(t)
+	ctx := ctxFor(t)
+	c := h.Connect(0)
+	a, err := natsbus.Open(ctx, c, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := natsbus.Open(ctx, c, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Publish(ctx, "e1", []byte("for a")); err != nil {
+		t.Fatal(err)
+	}
+	curB, err := b.Publish(ctx, "e1", []byte("for b")) // the same id: another project's
+	if err != nil {
+		t.Fatal(err)
+	}
+	if curB != 1 {
+		t.Fatalf("b's first event has cursor %d", curB)
+	}
+	if end, err := a.End(ctx); err != nil || end != 1 {
+		t.Fatalf("a's end %d, %v: want 1", end, err)
+	}
+	var got []string
+	if err := b.Follow(ctx, 0, func(_ uint64, data []byte) error {
+		got = append(got, string(data))
+		return natsx.ErrStop
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, []string{"for b"}) {
+		t.Fatalf("b follows %q", got)
+	}
+	if _, err := natsbus.Open(ctx, c, "B_x"); err == nil {
+		t.Fatal("a project name with an underscore opened a bus")
 	}
 }

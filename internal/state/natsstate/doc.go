@@ -3,9 +3,10 @@
 // reach the hub sees one state, with the guarantees state/doc.go writes
 // and statetest checks.
 //
-// Where each thing lives, for project P (see Open):
+// Where each thing lives, for project P (see Open; the names are
+// natsx.ProjectNames', and no two projects on a hub share one):
 //   - records (tasks, phases, agents, requests, designs, subtask
-//     contexts, mailbox cursors) in the key-value bucket pm-P, one key
+//     contexts, mailbox cursors) in the key-value bucket pm_P, one key
 //     each (task.ID, phase.TASK.ID, agent.NAME, req.ID, design.ID,
 //     ctx.ID, cursor.NAME); every update is a compare-and-set on the
 //     key's revision, retried, so concurrent updates lose nothing;
@@ -15,11 +16,18 @@
 //   - mailboxes in stream PM_MAIL_P (pm.P.mail.NAME): a position is the
 //     stream sequence after an entry; design logs in PM_DLOG_P;
 //   - the critical sections (WithTasks, a task's phases, a room) are
-//     leases in the bucket pm-P-locks (natsx/lease): taken by create,
+//     leases in the bucket pm_P_locks (natsx/lease): taken by create,
 //     renewed while held, released at the end, and expiring if their
-//     holder dies; a waiter is woken by the key's watch, never a sleep.
+//     holder dies; a waiter is woken by the key's watch, never a sleep;
+//   - the bus in stream PM_BUS_P (natsbus, Bus).
+//
+// A project is made once (Create, by pm init --store: its entry in the
+// bucket PM_PROJECTS) and opened by Dial from a config anywhere (store.url
+// and store.project), which refuses a project the hub does not have.
 //
 // Invariants:
+//   - Dial never makes a project: a config that names one the hub lacks
+//     (a wiped hub, a typo) is refused, not given an empty state.
 //   - Nothing polls: Watch is ordered consumers on the scope's subjects,
 //     started after the streams' last sequence, so every change stored
 //     after Watch was called wakes a check.

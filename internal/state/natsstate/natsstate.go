@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/natsx"
 	"github.com/plasmodium/pm/internal/natsx/lease"
+	"github.com/plasmodium/pm/internal/natsx/natsbus"
 	"github.com/plasmodium/pm/internal/natsx/room"
 	"github.com/plasmodium/pm/internal/state"
 )
@@ -33,6 +33,9 @@ type State struct {
 
 	ctx      context.Context // the connection's life: watches and renewals end with it
 	c        *natsx.Conn
+	names    natsx.Names
+	bus      *natsbus.Bus
+	close    func() // Dial's: ends the state's life and its connection
 	kv       jetstream.KeyValue
 	kvStream jetstream.Stream // the bucket's stream, for listing keys
 	kvPrefix string           // its subjects' prefix before a key
@@ -52,35 +55,42 @@ type State struct {
 
 var _ state.State = (*State)(nil)
 
-var projectName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-
 // Open makes sure project's buckets and streams exist on c's hub and
 // returns its state. ctx bounds the state's use (watches, renewals).
 func Open(ctx context.Context, c *natsx.Conn, project string) (*State, error) {
-	if !projectName.MatchString(project) {
-		return nil, errs.Usagef("name the project with letters, digits, - and _", "natsstate: project %q", project)
+	return open(ctx, ctx, c, project)
+}
+
+// open makes the project's buckets and streams with setup's requests
+// (bounded by the caller: Dial's wait) and returns a state that lives
+// as long as life.
+func open(setup, life context.Context, c *natsx.Conn, project string) (*State, error) {
+	n, err := natsx.ProjectNames(project)
+	if err != nil {
+		return nil, err
 	}
-	s := &State{Now: time.Now, IDs: ids.Default, ctx: ctx, c: c, bucket: "pm-" + project, local: map[string]*sync.Mutex{},
-		mailS: "PM_MAIL_" + project, mailP: "pm." + project + ".mail.", dlog: "pm." + project + ".dlog.",
-		roomS: "PM_ROOMS_" + project, roomP: "pm." + project + ".room."}
-	var err error
-	if s.kv, err = records(ctx, c, s.bucket); err != nil {
+	s := &State{Now: time.Now, IDs: ids.Default, ctx: life, c: c, names: n, bucket: n.Records, local: map[string]*sync.Mutex{},
+		mailS: n.Mail, mailP: n.MailPrefix, dlog: n.DesignPrefix, roomS: n.Rooms, roomP: n.RoomPrefix}
+	if s.kv, err = records(setup, c, s.bucket); err != nil {
 		return nil, fmt.Errorf("natsstate: bucket %s: %w", s.bucket, err)
 	}
 	s.kvPrefix = "$KV." + s.bucket + "."
-	if s.kvStream, err = c.JS.Stream(ctx, "KV_"+s.bucket); err != nil {
+	if s.kvStream, err = c.JS.Stream(setup, natsx.KVStream(s.bucket)); err != nil {
 		return nil, err
 	}
-	if s.rooms, err = room.OpenNamed(ctx, c, s.roomS, s.roomP); err != nil {
+	if s.rooms, err = room.OpenNamed(setup, c, s.roomS, s.roomP); err != nil {
 		return nil, err
 	}
-	if s.mail, err = c.Stream(ctx, jetstream.StreamConfig{Name: s.mailS, Subjects: []string{s.mailP + ">"}}); err != nil {
+	if s.mail, err = c.Stream(setup, jetstream.StreamConfig{Name: s.mailS, Subjects: []string{s.mailP + ">"}}); err != nil {
 		return nil, err
 	}
-	if _, err = c.Stream(ctx, jetstream.StreamConfig{Name: "PM_DLOG_" + project, Subjects: []string{s.dlog + ">"}}); err != nil {
+	if _, err = c.Stream(setup, jetstream.StreamConfig{Name: n.DesignLog, Subjects: []string{s.dlog + ">"}}); err != nil {
 		return nil, err
 	}
-	if s.locks, err = lease.OpenBucket(ctx, c, s.bucket+"-locks", lockTTL); err != nil {
+	if s.locks, err = lease.OpenBucket(setup, c, n.Locks, lockTTL); err != nil {
+		return nil, err
+	}
+	if s.bus, err = natsbus.Open(setup, c, project); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -968,3 +978,17 @@ func (s *State) Watch(ctx context.Context, scope state.Scope, check func() (bool
 		}
 	}
 }
+
+// Project is the project's name on the hub.
+func (s *State) Project() string { return s.names.Project }
+
+// Streams names the JetStream streams that hold the project (the bus's
+// too, natsbus), its records' first.
+func (s *State) Streams() []string { return s.names.Streams() }
+
+// Bus is the project's bus (natsbus): its events in one order, a cursor
+// its place, followed from any machine.
+func (s *State) Bus() *natsbus.Bus { return s.bus }
+
+// RecordsStream is the stream of project's records.
+func RecordsStream(project string) string { return natsx.KVStream("pm_" + project) }

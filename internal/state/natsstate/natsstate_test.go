@@ -49,7 +49,7 @@ func TestRecordsReadFromTheLeader(t *testing.T) {
 		if _, err := natsstate.Open(ctx, c, "lead"); err != nil {
 			t.Fatal(err)
 		}
-		s, err := c.JS.Stream(ctx, "KV_pm-lead")
+		s, err := c.JS.Stream(ctx, natsstate.RecordsStream("lead"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,6 +59,52 @@ func TestRecordsReadFromTheLeader(t *testing.T) {
 		}
 		if info.Config.AllowDirect {
 			t.Fatal("the records' bucket answers reads from any replica")
+		}
+	}
+}
+
+// Two projects on one hub share no stream: a project named like another's
+// locks ("x" and "x-locks") once had its records in that lock bucket, and
+// opening "x" gave them the locks' time to live: they expired.
+func TestProjectsShareNoStream(t *testing.T) {
+	h := hubtest.Single(t)
+	c := h.Connect(0)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	inner, err := natsstate.Open(ctx, c, "x-locks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	outer, err := natsstate.Open(ctx, c, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]string{}
+	for _, p := range []*natsstate.State{inner, outer} {
+		for _, name := range p.Streams() {
+			if other, ok := seen[name]; ok {
+				t.Errorf("stream %s is %s's and %s's", name, other, p.Project())
+			}
+			seen[name] = p.Project()
+			if _, err := c.JS.Stream(ctx, name); err != nil {
+				t.Errorf("%s's stream %s: %v", p.Project(), name, err)
+			}
+		}
+	}
+	s, err := c.JS.Stream(ctx, inner.Streams()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Config.MaxAge != 0 {
+		t.Fatalf("x-locks's records expire after %s", info.Config.MaxAge)
+	}
+	for _, bad := range []string{"", "a_b", "A", "a.b", "-a"} {
+		if _, err := natsstate.Open(ctx, c, bad); err == nil {
+			t.Errorf("project %q opened", bad)
 		}
 	}
 }

@@ -16,8 +16,12 @@ func Run(f *cmdutil.Factory, o hubcmd.Options, _ []string) error {
 	if err != nil {
 		return err
 	}
+	auth := hub.Auth{User: o.User, NKeys: o.NKeys, TLSCert: o.TLSCert, TLSKey: o.TLSKey, TLSCA: o.TLSCA}
+	if o.User != "" {
+		auth.Password = f.Getenv(hubcmd.PasswordEnv)
+	}
 	h, err := hub.Start(hub.Config{Name: o.Name, StoreDir: store, Listen: o.Listen, Cluster: o.Cluster,
-		ClusterName: o.ClusterName, Routes: o.Routes, Log: f.IO.ErrOut})
+		ClusterName: o.ClusterName, Routes: o.Routes, Auth: auth, Log: f.IO.ErrOut})
 	if err != nil {
 		return err
 	}
@@ -26,7 +30,7 @@ func Run(f *cmdutil.Factory, o hubcmd.Options, _ []string) error {
 	if h.Clustered() {
 		durability = fmt.Sprintf("node %s of cluster %s, routes on %s, streams replicated to three nodes", h.Name(), h.ClusterName(), h.ClusterAddr())
 	}
-	fmt.Fprintf(f.IO.Out, "pm hub: %s (%s; store %s)\n", h.ClientURL(), durability, store)
+	fmt.Fprintf(f.IO.Out, "pm hub: %s (%s; %s; store %s)\n", h.ClientURL(), durability, auth.Describe(), store)
 	<-f.Context.Done()
 	return nil
 }

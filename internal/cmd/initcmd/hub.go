@@ -1,0 +1,141 @@
+package initcmd
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/config"
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/ids"
+	"github.com/plasmodium/pm/internal/natsx"
+	"github.com/plasmodium/pm/internal/state/natsstate"
+)
+
+// dialWait bounds pm init --store's wait for the hub (a cluster electing
+// its leader answers within it; a hub that does not is refused).
+const dialWait = 30 * time.Second
+
+// HubFlags are pm init's flags for a project on a hub.
+type HubFlags struct {
+	URL, Project, Creds, NKey, User, TLSCA, TLSCert, TLSKey string
+}
+
+// storeConfig turns the flags into the store section, files made absolute
+// (config.json holds absolute paths, valid from any directory).
+func (h HubFlags) storeConfig() (config.Store, error) {
+	s := config.Store{URL: h.URL, Project: h.Project, User: h.User}
+	if h.URL == "" {
+		if h != (HubFlags{}) {
+			return s, errs.Usagef("pm init --store nats://HOST:4222 [--project NAME] ...", "--project, --creds, --nkey, --user and --tls-* go with --store")
+		}
+		return s, nil
+	}
+	if err := config.CheckStoreURL(h.URL); err != nil {
+		return s, errs.Usagef("give the hub as --store nats://HOST:4222 (several: nats://a:4222,nats://b:4222)", "--store %v", err)
+	}
+	if h.Project != "" && !config.ValidProject(h.Project) {
+		return s, errs.Usagef("give the name pm init --store printed on the first machine", "--project %q is not a project name (lower-case letters, digits and dashes)", h.Project)
+	}
+	for _, f := range []struct {
+		flag string
+		in   string
+		out  *string
+	}{{"--creds", h.Creds, &s.Creds}, {"--nkey", h.NKey, &s.NKey}, {"--tls-ca", h.TLSCA, &s.TLS.CA}, {"--tls-cert", h.TLSCert, &s.TLS.Cert}, {"--tls-key", h.TLSKey, &s.TLS.Key}} {
+		if f.in == "" {
+			continue
+		}
+		abs, err := filepath.Abs(f.in)
+		if err != nil {
+			return s, errs.Usagef("give "+f.flag+" a file path", "%s %q: %v", f.flag, f.in, err)
+		}
+		*f.out = abs
+	}
+	// The section as config.json will hold it must load: the same checks.
+	if err := config.CheckStore(withProject(s)); err != nil {
+		return s, errs.Usagef(config.ConfigTry(err, "config.json"), "%v", err)
+	}
+	return s, nil
+}
+
+// onHub makes (or, with --project, joins) the project on the hub, before
+// anything is written here: a hub that cannot be reached, refuses the
+// credentials or lacks the project leaves this directory as it was.
+// It returns the section config.json gets.
+func onHub(f *cmdutil.Factory, dir string, s config.Store) (config.Store, bool, error) {
+	ctx, cancel := context.WithTimeout(f.Context, dialWait)
+	defer cancel()
+	c, err := natsx.Dial(ctx, withProject(s), f.Getenv)
+	if err != nil {
+		return s, false, err
+	}
+	defer c.Close()
+	joined := s.Project != ""
+	if joined {
+		if _, err := natsstate.Lookup(ctx, c, s.Project); err != nil {
+			return s, false, err
+		}
+	} else {
+		s.Project = ids.Default.New(slug(filepath.Base(dir)))
+		host, _ := os.Hostname()
+		if err := natsstate.Create(ctx, c, natsstate.ProjectInfo{Name: s.Project, CreatedAt: f.Now(), Host: host, Dir: dir}); err != nil {
+			return s, false, err
+		}
+	}
+	st, err := natsstate.Open(ctx, c, s.Project) // its buckets and streams
+	if err != nil {
+		return s, false, err
+	}
+	st.Close()
+	return s, joined, nil
+}
+
+// withProject gives Dial a project to check the section with before one
+// is named.
+func withProject(s config.Store) config.Store {
+	if s.Project == "" {
+		s.Project = "probe"
+	}
+	return s
+}
+
+var notSlug = regexp.MustCompile(`[^a-z0-9]+`)
+
+// slug is a project name's readable start: the directory's name in the
+// letters a project name allows.
+func slug(base string) string {
+	s := strings.Trim(notSlug.ReplaceAllString(strings.ToLower(base), "-"), "-")
+	if len(s) > 32 {
+		s = strings.TrimRight(s[:32], "-")
+	}
+	if s == "" {
+		return "pm"
+	}
+	return s
+}
+
+// sameHub reports an existing project's config with its store, for pm init
+// run again: the same hub and project is "already", anything else is
+// refused (records are not moved between stores).
+func sameHub(root string, s config.Store) error {
+	cfg, err := config.LoadConfig(filepath.Join(root, "config.json"))
+	if err != nil {
+		return nil // already() reports a config that does not load
+	}
+	have := cfg.Store
+	switch {
+	case s.URL == "": // pm init again: whatever it has, kept
+		return nil
+	case !have.Remote():
+		return errs.Statef("run pm init --store in a directory of its own; records are not moved from files to a hub",
+			"%s is already a project with its records in its files", root)
+	case have.URL != s.URL || (s.Project != "" && have.Project != s.Project):
+		return errs.Statef("pm init --store "+have.URL+" --project "+have.Project+" (what it has), or a directory of its own",
+			"%s is already a project on the hub %s (project %s)", root, have.URL, have.Project)
+	}
+	return nil
+}
