@@ -9,6 +9,7 @@ import (
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -17,6 +18,10 @@ import (
 // own process group for the process driver).
 type Launcher struct {
 	Store *store.Store
+	// State is the project's records (internal/state/stateopen opens them
+	// with the store): the agent host, the supervisor and every operation
+	// that starts agents read and write records through it.
+	State state.State
 	Exe   string   // path of the pm binary
 	Env   []string // base environment (os.Environ in production)
 	// AfterStart runs after an agent was spawned (the CLI uses it to make

@@ -21,6 +21,7 @@ import (
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/prompt"
 	"github.com/plasmodium/pm/internal/state/fsstate/transcript"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -31,6 +32,7 @@ const MaxNudges = 3
 // Runner runs one agent on the built-in model loop, in the host process.
 type Runner struct {
 	Store    *store.Store
+	State    state.State // the project's records, opened with the store
 	Launcher *agent.Launcher
 	Getenv   func(string) string
 	Log      *slog.Logger
@@ -74,7 +76,7 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	env := &capability.Env{
-		Store: s, Actor: store.Actor{Name: a.Name, Agent: a}, Launcher: r.Launcher, Workspace: s.WorkDir(a.TaskID), Getenv: r.Getenv,
+		Store: s, State: r.State, Actor: store.Actor{Name: a.Name, Agent: a}, Launcher: r.Launcher, Workspace: s.WorkDir(a.TaskID), Getenv: r.Getenv,
 		CallPO: func(ctx context.Context, to, msg string) (string, error) {
 			if err := r.cascade(ctx, a, to, cancel); err != nil {
 				return "", err

@@ -14,6 +14,7 @@ import (
 	"github.com/plasmodium/pm/internal/loopguard"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -23,7 +24,7 @@ import (
 // one on a request to the human (ops.LoopPause, as for an llm agent's tool
 // calls); "yes" runs it, anything else refuses it (exit 3) with the
 // human's words, which the agent reads on its stderr. limit 0: off.
-func guardRepeats(s *store.Store, name string, limit int, run broker.Runner) broker.Runner {
+func guardRepeats(s *store.Store, st state.State, name string, limit int, run broker.Runner) broker.Runner {
 	if limit <= 0 {
 		return run
 	}
@@ -31,7 +32,7 @@ func guardRepeats(s *store.Store, name string, limit int, run broker.Runner) bro
 	return func(ctx context.Context, args []string, stdio broker.Stdio) int {
 		line, _ := json.Marshal(args)
 		if h, hit := g.Check("pm", string(line)); hit {
-			if code, refused := pauseRepeat(ctx, s, name, h, stdio.Err); refused {
+			if code, refused := pauseRepeat(ctx, s, st, name, h, stdio.Err); refused {
 				return code
 			}
 			g.Reset()
@@ -47,14 +48,14 @@ func guardRepeats(s *store.Store, name string, limit int, run broker.Runner) bro
 
 // pauseRepeat asks the human about a repeated command: refused reports
 // that the command must not run, with its exit code.
-func pauseRepeat(ctx context.Context, s *store.Store, name string, h loopguard.Hit, stderr io.Writer) (int, bool) {
+func pauseRepeat(ctx context.Context, s *store.Store, st state.State, name string, h loopguard.Hit, stderr io.Writer) (int, bool) {
 	var cmdline []string
 	_ = json.Unmarshal([]byte(h.Args), &cmdline)
-	a, err := s.Agent(name)
+	a, err := st.Agent(name)
 	if err != nil {
 		return lite.Report(stderr, err), true
 	}
-	sess := &ops.Session{Store: s, Actor: store.Actor{Name: name, Agent: a}}
+	sess := &ops.Session{Store: s, State: st, Actor: store.Actor{Name: name, Agent: a}}
 	evidence := fmt.Sprintf("it ran `pm %s` %s in a row with the same output and exit code, and runs it again", shellLine(cmdline), llm.Times(h.Times))
 	v, why, err := ops.LoopPause(ctx, sess, evidence)
 	switch {

@@ -12,6 +12,7 @@ import (
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/broker"
 	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 	"github.com/plasmodium/pm/internal/watch"
@@ -29,12 +30,13 @@ func TestExecRepeatsPause(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tk, err := task.Create(s, &agent.Launcher{Store: s, Exe: "/nonexistent/pm"}, store.Human, task.Spec{Description: "loop", Runtime: "none"})
+	st := fsstate.New(s)
+	tk, err := task.Create(s, &agent.Launcher{Store: s, State: st, Exe: "/nonexistent/pm"}, store.Human, task.Spec{Description: "loop", Runtime: "none"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ran := 0
-	run := guardRepeats(s, tk.Owner, 3, func(ctx context.Context, args []string, stdio broker.Stdio) int {
+	run := guardRepeats(s, st, tk.Owner, 3, func(ctx context.Context, args []string, stdio broker.Stdio) int {
 		ran++
 		fmt.Fprintln(stdio.Out, "nothing new")
 		return 0

@@ -38,7 +38,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 			sv := &supervisor.Supervisor{
 				Store: s, Launcher: l, Policy: supervisor.DefaultPolicy,
 				Log:        log,
-				RaiseHuman: f.RaiseHuman(s),
+				RaiseHuman: f.RaiseHuman(s, l.State),
 			}
 			return withNotifier(f.Context, &notify.Notifier{Store: s, Log: log}, sv.Run)
 		},
