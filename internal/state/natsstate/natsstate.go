@@ -319,6 +319,24 @@ func (s *State) Task(id string) (*state.Task, error) {
 	return dec[state.Task](b)
 }
 
+func (s *State) LiveTasks() ([]*state.Task, error) {
+	all, err := s.Tasks()
+	if err != nil {
+		return nil, err
+	}
+	live, _ := state.Count(all, false)
+	return live, nil
+}
+
+func (s *State) CountTasks(all bool) ([]*state.Task, map[state.TaskStatus]int, error) {
+	tasks, err := s.Tasks()
+	if err != nil {
+		return nil, nil, err
+	}
+	out, counts := state.Count(tasks, all)
+	return out, counts, nil
+}
+
 func (s *State) Tasks() ([]*state.Task, error) {
 	recs, err := s.list("task.>")
 	if err != nil {
@@ -598,6 +616,13 @@ func (tx *roomTx) Update(fn func(p *state.Phase)) error {
 	}
 	tx.phase = p
 	return nil
+}
+
+func (s *State) MessageCount(taskID, phaseID string) (int, error) {
+	if state.CheckID(ids.Task, taskID) != nil || state.CheckID(ids.Phase, phaseID) != nil {
+		return 0, nil
+	}
+	return s.rooms.Count(s.ctx, s.roomOf(taskID, phaseID))
 }
 
 func (s *State) Messages(taskID, phaseID string) ([]state.Message, error) {
