@@ -8,6 +8,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/capability"
 	"github.com/plasmodium/pm/internal/prompt"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 )
@@ -26,7 +27,7 @@ func ownerEnv(t *testing.T) (*capability.Env, *store.Task) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &capability.Env{Store: s, Actor: store.Actor{Name: a.Name, Agent: a}, Launcher: l}, tk
+	return &capability.Env{Store: s, State: fsstate.New(s), Actor: store.Actor{Name: a.Name, Agent: a}, Launcher: l}, tk
 }
 
 func TestOwnerTools(t *testing.T) {
@@ -107,7 +108,7 @@ func TestOwnerTools(t *testing.T) {
 	parent, _ := env.Store.Task(tk.ID)
 	child, _ := env.Store.Task(parent.Children[0])
 	ca, _ := env.Store.Agent(child.Owner)
-	childEnv := &capability.Env{Store: env.Store, Actor: store.Actor{Name: ca.Name, Agent: ca}, Launcher: env.Launcher}
+	childEnv := &capability.Env{Store: env.Store, State: env.State, Actor: store.Actor{Name: ca.Name, Agent: ca}, Launcher: env.Launcher}
 	mustContain(t, call(t, tool(t, childEnv, set["owner"], "done"), m{}), child.ID+" done", "not a git repository")
 	mustContain(t, use("wait_children", m{"timeout": "1h"}), child.ID+" done write the copy", "all 1 subtasks of "+tk.ID+" finished")
 	mustContain(t, use("wait_children", m{"timeout": "soon"}), "bad arguments")
@@ -136,7 +137,7 @@ func TestRoleAgentIsNotOwner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	role := &capability.Env{Store: env.Store, Actor: store.Actor{Name: ra.Name, Agent: ra}, Launcher: env.Launcher}
+	role := &capability.Env{Store: env.Store, State: env.State, Actor: store.Actor{Name: ra.Name, Agent: ra}, Launcher: env.Launcher}
 	// Role agents may talk and read, but not run owner operations.
 	mustContain(t, call(t, tool(t, role, set["designer"], "say"), m{"message": "make it blue"}), "posted")
 	mustContain(t, call(t, tool(t, role, obj("end_phase"), "end_phase"), m{}), "wrong state", "is not the owner")

@@ -47,7 +47,7 @@ func TestRoleToolsAreItsCapabilities(t *testing.T) {
 		if tc.agent != nil {
 			actor = store.Actor{Name: tc.agent.Name, Agent: tc.agent}
 		}
-		tools, err := capability.Tools(&capability.Env{Store: env.Store, Actor: actor, Launcher: env.Launcher}, o)
+		tools, err := capability.Tools(&capability.Env{Store: env.Store, State: env.State, Actor: actor, Launcher: env.Launcher}, o)
 		if err != nil {
 			t.Fatal(err)
 		}

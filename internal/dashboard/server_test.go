@@ -16,6 +16,7 @@ import (
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/store/storetest"
 	"github.com/plasmodium/pm/internal/task"
@@ -323,7 +324,7 @@ func TestFramesCarryTaskHealth(t *testing.T) {
 	if err := os.WriteFile(host, []byte("#!/bin/sh\nexec sleep 300\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r.sess.Launcher = &agent.Launcher{Store: r.s, Exe: host} // the process driver
+	r.sess.Launcher = &agent.Launcher{Store: r.s, State: fsstate.New(r.s), Exe: host} // the process driver
 	model := map[string]string{"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "http://127.0.0.1:1/v1", "PM_MODEL": "m"}
 	r.sess.Getenv = func(k string) string { return model[k] } // the host runs no model
 	// The server starts agents too (a health that shows a never-started

@@ -16,6 +16,7 @@ import (
 	"github.com/plasmodium/pm/internal/inbox"
 	"github.com/plasmodium/pm/internal/jsonl"
 	"github.com/plasmodium/pm/internal/prompt"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/watch"
 )
@@ -36,7 +37,7 @@ func newStore(t *testing.T) *store.Store {
 // launcher spawns /bin/true as the "host": the callee's requests are served
 // in-process by the test, and Start never runs a real agent.
 func launcher(s *store.Store) *agent.Launcher {
-	return &agent.Launcher{Store: s, Exe: "/bin/true"}
+	return &agent.Launcher{Store: s, State: fsstate.New(s), Exe: "/bin/true"}
 }
 
 func messages(t *testing.T, s *store.Store, name string) []inbox.Message {

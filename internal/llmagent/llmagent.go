@@ -20,8 +20,8 @@ import (
 	"github.com/plasmodium/pm/internal/llm"
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/prompt"
-	"github.com/plasmodium/pm/internal/state/fsstate/transcript"
 	"github.com/plasmodium/pm/internal/state"
+	"github.com/plasmodium/pm/internal/state/fsstate/transcript"
 	"github.com/plasmodium/pm/internal/store"
 )
 

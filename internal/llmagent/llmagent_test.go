@@ -23,6 +23,7 @@ import (
 	"github.com/plasmodium/pm/internal/openaitest"
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/prompt"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/state/fsstate/transcript"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
@@ -51,7 +52,7 @@ func newFixture(t *testing.T) *fixture {
 	srv := openaitest.New()
 	t.Cleanup(srv.Close)
 	env := map[string]string{"OPENAI_BASE_URL": srv.BaseURL(), "PM_MODEL": "test-model"}
-	r := &llmagent.Runner{Store: s, Launcher: &agent.Launcher{Store: s, Exe: "/nonexistent/pm"},
+	r := &llmagent.Runner{Store: s, Launcher: &agent.Launcher{Store: s, State: fsstate.New(s), Exe: "/nonexistent/pm"},
 		Getenv: func(k string) string { return env[k] }, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Retry: llm.RetryPolicy{MaxAttempts: 1}}
 	return &fixture{s: s, srv: srv, r: r}

@@ -8,6 +8,7 @@ import (
 	"github.com/plasmodium/pm/internal/capability"
 	"github.com/plasmodium/pm/internal/llm"
 	"github.com/plasmodium/pm/internal/prompt"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -47,7 +48,7 @@ var OverheadRoles = []string{"owner", "designer", "developer", "pm", "copywriter
 // Overheads measures each role of OverheadRoles on task t of s (a phase
 // named phase of limit messages for the role agents), as a host would
 // render and equip it.
-func Overheads(s *store.Store, t *store.Task, phase string, limit int) ([]Overhead, error) {
+func Overheads(s *store.Store, st state.State, t *store.Task, phase string, limit int) ([]Overhead, error) {
 	set, err := prompt.LoadProject(s)
 	if err != nil {
 		return nil, err
@@ -69,7 +70,7 @@ func Overheads(s *store.Store, t *store.Task, phase string, limit int) ([]Overhe
 			vars["PHASE_NAME"], vars["LIMIT"] = phase, fmt.Sprint(limit)
 		}
 		text := obj.Render(vars)
-		env := &capability.Env{Store: s, Actor: store.Actor{Name: a.Name, Agent: a}, Workspace: s.ProjectDir()}
+		env := &capability.Env{Store: s, State: st, Actor: store.Actor{Name: a.Name, Agent: a}, Workspace: s.ProjectDir()}
 		tools, err := capability.Tools(env, obj)
 		if err != nil {
 			return nil, err

@@ -10,6 +10,7 @@ import (
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/inbox"
 	"github.com/plasmodium/pm/internal/ops"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/store/storetest"
 )
@@ -36,7 +37,7 @@ func newSession(t testing.TB) *ops.Session {
 	if err := s.CreatePrompt("echo", []byte(echoPrompt)); err != nil {
 		t.Fatal(err)
 	}
-	return &ops.Session{Store: s, Actor: store.Human, Launcher: &agent.Launcher{Store: s, Exe: "/nonexistent/pm"}}
+	return &ops.Session{Store: s, State: fsstate.New(s), Actor: store.Human, Launcher: &agent.Launcher{Store: s, State: fsstate.New(s), Exe: "/nonexistent/pm"}}
 }
 
 // connect starts a server of set over in-memory transports and returns a

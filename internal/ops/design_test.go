@@ -12,6 +12,7 @@ import (
 	"github.com/plasmodium/pm/internal/design"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/openaitest"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -37,7 +38,7 @@ func designSetup(t *testing.T, actor store.Actor) (*Session, string, string) {
 	if err := os.WriteFile(file, bug, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return &Session{Store: s, Actor: actor, Getenv: func(k string) string { return env[k] }}, file, string(fixed)
+	return &Session{Store: s, State: fsstate.New(s), Actor: actor, Getenv: func(k string) string { return env[k] }}, file, string(fixed)
 }
 
 // A design spends from budgets.agent like an llm agent: past it, the

@@ -11,6 +11,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/openaitest"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -135,7 +136,7 @@ func TestDesignEvalBudgetPerProgram(t *testing.T) {
 	env := map[string]string{"OPENAI_BASE_URL": srv.BaseURL(), "PM_MODEL": "small"}
 	st := newStore(t)
 	st.Config().Budgets.Agent = config.Budget{MaxTurns: 10}
-	sess := &Session{Store: st, Actor: store.Human, Getenv: func(k string) string { return env[k] }}
+	sess := &Session{Store: st, State: fsstate.New(st), Actor: store.Human, Getenv: func(k string) string { return env[k] }}
 	rep, err := DesignEval(context.Background(), sess, DesignEvalInput{Dir: dir, Angles: []string{"correctness"}})
 	if err != nil {
 		t.Fatal(err)

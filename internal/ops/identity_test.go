@@ -8,6 +8,7 @@ import (
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -160,7 +161,7 @@ func TestSayToolRefusesForeignPhase(t *testing.T) {
 	if !ok {
 		t.Fatal("no say tool")
 	}
-	sess := &Session{Store: s, Actor: agentActor("r_b", "tk-bbbbbb", "ph-bbbbbb", "qa")}
+	sess := &Session{Store: s, State: fsstate.New(s), Actor: agentActor("r_b", "tk-bbbbbb", "ph-bbbbbb", "qa")}
 	_, err := say.Call(t.Context(), sess, []byte(`{"message":"hijack","phase":"ph-aaaaaa"}`))
 	if errs.CodeOf(err) != errs.State {
 		t.Fatalf("say into another task's phase: %v; want exit 5", err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -27,7 +28,7 @@ func TestIDPrefixes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sess := &Session{Store: s, Actor: store.Human, Getenv: func(string) string { return "" }}
+	sess := &Session{Store: s, State: fsstate.New(s), Actor: store.Human, Getenv: func(string) string { return "" }}
 	ctx := context.Background()
 	cases := []struct {
 		name, given string

@@ -10,6 +10,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/watch"
 )
@@ -45,7 +46,7 @@ func TestPhasesWithoutProgress(t *testing.T) {
 	s := newStore(t)
 	s.Config().Governance.Loop.Phases = 2
 	tk := addTask(t, s, "tk-000001", store.TaskActive, 0)
-	sess := &Session{Store: s, Actor: agentActor(tk.Owner, tk.ID, "", "")}
+	sess := &Session{Store: s, State: fsstate.New(s), Actor: agentActor(tk.Owner, tk.ID, "", "")}
 	open := func(id string) error {
 		mark, allowed, err := checkProgress(context.Background(), sess, tk)
 		if err == nil {
@@ -86,7 +87,7 @@ func TestPhasesWithoutProgress(t *testing.T) {
 		t.Fatalf("progress %+v", got)
 	}
 	// The human opening phases is never paused.
-	human := &Session{Store: s, Actor: store.Human}
+	human := &Session{Store: s, State: fsstate.New(s), Actor: store.Human}
 	if _, _, err := checkProgress(context.Background(), human, tk); err != nil {
 		t.Fatal(err)
 	}

@@ -111,16 +111,16 @@ func Status(ctx context.Context, sess *Session, in StatusInput) (StatusResult, e
 	}
 	pending := task.PendingRequests(sess.Store)
 	if id != "" {
-		v, err := task.Describe(sess.Store, id)
+		v, err := task.Describe(sess.Store, sess.State, id)
 		if err != nil {
 			return StatusResult{}, err
 		}
-		h := task.HealthOf(sess.Store, v.Task, pending)
+		h := task.HealthOf(sess.Store, sess.State, v.Task, pending)
 		if settleSeen(sess, h) {
-			if v, err = task.Describe(sess.Store, id); err != nil {
+			if v, err = task.Describe(sess.Store, sess.State, id); err != nil {
 				return StatusResult{}, err
 			}
-			h = task.HealthOf(sess.Store, v.Task, pending)
+			h = task.HealthOf(sess.Store, sess.State, v.Task, pending)
 		}
 		ts := &TaskStatus{View: v, Health: h, Requests: []*store.Request{}, Warnings: SupervisorWarnings(sess.Store),
 			Cost: taskCost(v.Agents, sess.Store.Config().Budgets.Task.MaxUSD)}
@@ -148,13 +148,13 @@ func Status(ctx context.Context, sess *Session, in StatusInput) (StatusResult, e
 
 // summary is the overview with each listed task's health.
 func summary(sess *Session, all bool, pending []*store.Request) (*StatusSummary, error) {
-	sum, err := task.Summarize(sess.Store, all)
+	sum, err := task.Summarize(sess.State, all)
 	if err != nil {
 		return nil, err
 	}
 	out := &StatusSummary{Summary: sum, Health: map[string]task.Health{}, Warnings: SupervisorWarnings(sess.Store), Isolation: task.IsolationOf(sess.Store)}
 	for _, t := range sum.Tasks {
-		out.Health[t.ID] = task.HealthOf(sess.Store, t, pending)
+		out.Health[t.ID] = task.HealthOf(sess.Store, sess.State, t, pending)
 	}
 	return out, nil
 }
@@ -241,7 +241,7 @@ func WaitChildren(ctx context.Context, sess *Session, in WaitChildrenInput) (Wai
 		return WaitChildrenResult{}, err
 	}
 	defer sess.KeepSupervisor(ctx)()
-	children, err := task.WaitChildren(ctx, sess.Store, t.ID, d)
+	children, err := task.WaitChildren(ctx, sess.State, t.ID, d)
 	if children == nil {
 		children = []*store.Task{}
 	}
@@ -332,7 +332,7 @@ func Reset(ctx context.Context, sess *Session, in ResetInput) (*task.ResetResult
 	if err := CheckReset(sess.Actor); err != nil {
 		return nil, err
 	}
-	return task.Reset(sess.Store, sess.Actor, in.Force)
+	return task.Reset(sess.Store, sess.State, sess.Actor, in.Force)
 }
 
 // killCorrupt ends the agents of a task whose task.json does not parse: the
@@ -368,12 +368,12 @@ func TaskHealth(sess *Session, id string) (task.Health, error) {
 			pending = append(pending, r)
 		}
 	}
-	h := task.HealthOf(sess.Store, t, pending)
+	h := task.HealthOf(sess.Store, sess.State, t, pending)
 	if settleSeen(sess, h) {
 		if t, err = sess.Store.Task(id); err != nil {
 			return task.Health{}, err
 		}
-		h = task.HealthOf(sess.Store, t, pending)
+		h = task.HealthOf(sess.Store, sess.State, t, pending)
 	}
 	return h, nil
 }

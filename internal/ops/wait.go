@@ -53,12 +53,12 @@ func Wait(ctx context.Context, sess *Session, in WaitInput) (WaitResult, error) 
 		if err != nil {
 			return false, err
 		}
-		res = WaitResult{Task: t, Health: task.HealthOf(sess.Store, t, nil)}
+		res = WaitResult{Task: t, Health: task.HealthOf(sess.Store, sess.State, t, nil)}
 		if settleSeen(sess, res.Health) {
 			if t, err = sess.Store.Task(in.Task); err != nil {
 				return false, err
 			}
-			res = WaitResult{Task: t, Health: task.HealthOf(sess.Store, t, nil)}
+			res = WaitResult{Task: t, Health: task.HealthOf(sess.Store, sess.State, t, nil)}
 		}
 		switch res.Health.State {
 		case task.StateDone, task.StateKilled, task.StateStalled, task.StateReview, task.StateConflict, task.StateMergeWaits:

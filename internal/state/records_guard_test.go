@@ -68,19 +68,16 @@ var pendingRecords = map[string]int{
 	"internal/cmd/chat":   3,
 	"internal/cmd/demo":   3,
 	"internal/cmd/logcmd": 1,
-	"internal/cmd/logs":   3,
 	"internal/cmdutil":    1,
 	"internal/dashboard":  2,
 	"internal/inbox":      13,
 	"internal/lite":       1,
 	"internal/llmagent":   11,
-	"internal/notify":     2,
+	"internal/notify":     1,
 	"internal/ops":        45,
 	"internal/phase":      6,
 	"internal/prompt":     1,
 	"internal/request":    7,
-	"internal/supervisor": 12,
-	"internal/task":       0,
 }
 
 // Outside the implementations no package reads or writes a record through

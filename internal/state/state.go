@@ -120,6 +120,11 @@ type Agents interface {
 	Agent(name string) (*Agent, error)
 	// Agents reads every agent record, oldest first (CreatedAt).
 	Agents() ([]*Agent, error)
+	// AgentsChecked is Agents that also names, sorted, the agents whose
+	// record is there but cannot be read (torn, corrupt) instead of failing
+	// on them: the supervisor stays on for those and reports them. A backend
+	// whose records cannot tear names none unless one does not decode.
+	AgentsChecked() (agents []*Agent, unreadable []string, err error)
 	// CreateAgent writes a unless a record of that name exists: of two
 	// creators racing, exactly one gets created true, and both then read
 	// the same record.

@@ -211,6 +211,8 @@ func (f *FS) Agent(name string) (*state.Agent, error) {
 }
 func (f *FS) Agents() ([]*state.Agent, error) { return f.s.Agents() }
 
+func (f *FS) AgentsChecked() ([]*state.Agent, []string, error) { return f.s.AgentsChecked() }
+
 func (f *FS) CreateAgent(a *state.Agent) (bool, error) { return f.s.CreateAgent(a) }
 
 func (f *FS) UpdateAgent(name string, fn func(a *state.Agent) error) (*state.Agent, error) {

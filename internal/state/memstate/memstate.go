@@ -467,6 +467,12 @@ func (m *Mem) Agent(name string) (*state.Agent, error) {
 	return dec[state.Agent](b), nil
 }
 
+// AgentsChecked: a record in memory cannot tear.
+func (m *Mem) AgentsChecked() ([]*state.Agent, []string, error) {
+	as, err := m.Agents()
+	return as, nil, err
+}
+
 func (m *Mem) Agents() ([]*state.Agent, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

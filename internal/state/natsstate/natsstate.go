@@ -661,6 +661,27 @@ func (s *State) Agent(name string) (*state.Agent, error) {
 	return dec[state.Agent](b)
 }
 
+// AgentsChecked names a record that does not decode instead of failing.
+func (s *State) AgentsChecked() ([]*state.Agent, []string, error) {
+	recs, err := s.list("agent.>")
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]*state.Agent, 0, len(recs))
+	var bad []string
+	for key, b := range recs {
+		a, err := dec[state.Agent](b)
+		if err != nil {
+			bad = append(bad, strings.TrimPrefix(key, "agent."))
+			continue
+		}
+		out = append(out, a)
+	}
+	byCreated(out, func(a *state.Agent) time.Time { return a.CreatedAt }, func(a *state.Agent) string { return a.Name })
+	sort.Strings(bad)
+	return out, bad, nil
+}
+
 func (s *State) Agents() ([]*state.Agent, error) {
 	recs, err := s.list("agent.>")
 	if err != nil {

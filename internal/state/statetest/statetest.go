@@ -46,6 +46,7 @@ func Run(t *testing.T, open func(t *testing.T) state.State) {
 		{"RoomMessageCount", testRoomMessageCount},
 		{"AgentCreateOnce", testAgentCreateOnce},
 		{"AgentUpdateRemove", testAgentUpdateRemove},
+		{"AgentsChecked", testAgentsChecked},
 		{"Mailbox", testMailbox},
 		{"Requests", testRequests},
 		{"Designs", testDesigns},
@@ -632,6 +633,27 @@ func testAgentUpdateRemove(t *testing.T, st state.State) {
 		return nil
 	}); err != nil {
 		t.Fatalf("removing no agent: %v", err)
+	}
+}
+
+// AgentsChecked lists what Agents lists, in its order, and on sound
+// records names nothing unreadable.
+func testAgentsChecked(t *testing.T, st state.State) {
+	for i, name := range []string{"oak_0002", "ash_0001", "elm_0003"} {
+		if _, err := st.CreateAgent(&state.Agent{Name: name, Status: state.AgentPending, CreatedAt: at(3 - i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	agents, bad, err := st.AgentsChecked()
+	if err != nil || len(bad) != 0 {
+		t.Fatalf("AgentsChecked: %v unreadable, %v", bad, err)
+	}
+	var got []string
+	for _, a := range agents {
+		got = append(got, a.Name)
+	}
+	if want := []string{"elm_0003", "ash_0001", "oak_0002"}; !slices.Equal(got, want) {
+		t.Fatalf("AgentsChecked lists %v, want %v (oldest first)", got, want)
 	}
 }
 
