@@ -119,11 +119,12 @@ func (l *Launcher) Restart(name string, wanted func(*store.Agent) error) (*store
 // start spawns the agent under its lock once check (run there on the record)
 // allows it; check's store.ErrUnchanged is errNothingStarted.
 func (l *Launcher) start(name string, check func(*store.Agent) error, extraEnv ...string) (*store.Agent, error) {
+	st := l.State
 	s := l.Store
 	d := l.driver()
 	started := false
 	// UpdateAgent reads the record first: an unknown agent is exit 4.
-	a, err := s.UpdateAgent(name, func(r *store.Agent) error {
+	a, err := st.UpdateAgent(name, func(r *store.Agent) error {
 		if err := check(r); err != nil {
 			return err
 		}
@@ -201,8 +202,9 @@ func hasAnyPrefix(s string, prefixes ...string) bool {
 // agent that is not running is only marked. Marking first means neither the
 // supervisor nor its host records the end as a crash.
 func (l *Launcher) Kill(actor store.Actor, name string) error {
+	st := l.State
 	s := l.Store
-	a, err := s.UpdateAgent(name, func(r *store.Agent) error {
+	a, err := st.UpdateAgent(name, func(r *store.Agent) error {
 		if r.Status == store.AgentRunning || r.Status == store.AgentPending {
 			now := s.Now().UTC()
 			r.Status, r.EndedAt, r.Reason = store.AgentKilled, &now, "killed by "+actor.Name

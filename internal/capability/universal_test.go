@@ -74,7 +74,7 @@ func TestAskHumanBlocksUntilAnswered(t *testing.T) {
 	// The request appears (woken by file events, no sleeps)...
 	var id string
 	err := watch.Until(context.Background(), func() []string { return []string{s.RequestsDir()} }, func() (bool, error) {
-		rs, err := request.List(s, false)
+		rs, err := request.List(s, fsstate.New(s), false)
 		if err != nil || len(rs) == 0 {
 			return false, err
 		}
@@ -90,7 +90,7 @@ func TestAskHumanBlocksUntilAnswered(t *testing.T) {
 		t.Fatalf("ask_human returned before the answer: %q", out)
 	default:
 	}
-	if _, err := request.Answer(s, store.Human, id, "no, keep them"); err != nil {
+	if _, err := request.Answer(s, fsstate.New(s), store.Human, id, "no, keep them"); err != nil {
 		t.Fatal(err)
 	}
 	if out := <-got; out != "the human answered: no, keep them" {

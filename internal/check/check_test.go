@@ -56,7 +56,7 @@ func TestRunFindsWhatACrashLeaves(t *testing.T) {
 		// ever see such a room active again.
 		{"room at its limit, phase.json left active", func(t *testing.T, s *store.Store, l *agent.Launcher) {
 			tk := mkTask(t, s, l)
-			ph, err := phase.Create(s, store.Human, phase.Spec{TaskID: tk.ID, Name: "Talk", Limit: 2, Roles: []string{"designer"}})
+			ph, err := phase.Create(s, fsstate.New(s), store.Human, phase.Spec{TaskID: tk.ID, Name: "Talk", Limit: 2, Roles: []string{"designer"}})
 			if err != nil {
 				t.Fatal(err)
 			}

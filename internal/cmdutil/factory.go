@@ -173,7 +173,7 @@ func (f *Factory) RaiseHuman(s *store.Store, st state.State) func(agentName, tex
 		if a, err := st.Agent(agentName); err == nil {
 			actor.Agent = &store.Agent{Name: "supervisor", TaskID: a.TaskID}
 		}
-		_, err := request.CreateAbout(s, actor, agentName, text)
+		_, err := request.CreateAbout(s, st, actor, agentName, text)
 		return err
 	}
 }

@@ -23,7 +23,8 @@ import (
 )
 
 func TestOpenRefusesNonLoopbackWithoutToken(t *testing.T) {
-	sess := &ops.Session{Store: storetest.New(t)}
+	sesss := storetest.New(t)
+	sess := &ops.Session{Store: sesss, State: fsstate.New(sesss)}
 	tests := []struct {
 		addr, token string
 		ok          bool
@@ -60,7 +61,7 @@ func TestSnapshotThenEventsMissNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	asker := store.Actor{Name: "oak_0001", Agent: &store.Agent{Name: "oak_0001", TaskID: first.ID}}
-	rq, err := request.Create(r.s, asker, "which colour?")
+	rq, err := request.Create(r.s, fsstate.New(r.s), asker, "which colour?")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +285,7 @@ func TestActionsRunAsTheHuman(t *testing.T) {
 		t.Fatalf("tasks after POST /api/task: %+v", tasks)
 	}
 	asker := store.Actor{Name: "oak_0001", Agent: &store.Agent{Name: "oak_0001", TaskID: tasks[0].ID}}
-	rq, err := request.Create(r.s, asker, "go on?")
+	rq, err := request.Create(r.s, fsstate.New(r.s), asker, "go on?")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +294,7 @@ func TestActionsRunAsTheHuman(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("answer: %d %s", resp.StatusCode, b)
 	}
-	got, err := request.Get(r.s, rq.ID)
+	got, err := request.Get(r.s, fsstate.New(r.s), rq.ID)
 	if err != nil || got.Status != request.Answered || got.Answer != "yes" {
 		t.Fatalf("request after answer: %+v %v", got, err)
 	}

@@ -132,7 +132,7 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 		if err != nil {
 			return
 		}
-		text, err := agent.RenderObject(s, a, obj)
+		text, err := agent.RenderObject(s, r.State, a, obj)
 		if err != nil {
 			return
 		}
@@ -175,7 +175,7 @@ func budget(b config.Budget) llm.Budget {
 
 // own drives the owner's workflow until its task is no longer active.
 func (r *Runner) own(ctx context.Context, a *store.Agent, loop *llm.Loop, resumed bool) error {
-	t, err := r.Store.Task(a.TaskID)
+	t, err := r.State.Task(a.TaskID)
 	if err != nil {
 		return err
 	}
@@ -191,7 +191,7 @@ func (r *Runner) own(ctx context.Context, a *store.Agent, loop *llm.Loop, resume
 		if _, err := loop.Run(ctx, msg); err != nil {
 			return err
 		}
-		t, err := r.Store.Task(a.TaskID)
+		t, err := r.State.Task(a.TaskID)
 		if err != nil {
 			return err
 		}
@@ -210,7 +210,7 @@ func (r *Runner) own(ctx context.Context, a *store.Agent, loop *llm.Loop, resume
 // own message, so it cannot answer itself in a loop.
 func (r *Runner) discuss(ctx context.Context, a *store.Agent, loop *llm.Loop, resumed bool) error {
 	s := r.Store
-	ph, err := s.Phase(a.TaskID, a.PhaseID)
+	ph, err := r.State.Phase(a.TaskID, a.PhaseID)
 	if err != nil {
 		return err
 	}
@@ -231,7 +231,7 @@ func (r *Runner) discuss(ctx context.Context, a *store.Agent, loop *llm.Loop, re
 			resumed = false
 		}
 		r.activity(a.Name, "idle")
-		w, err := phase.WaitNew(ctx, s, actor, ph)
+		w, err := phase.WaitNew(ctx, s, r.State, actor, ph)
 		r.activity(a.Name, "working")
 		switch {
 		case err == nil && !w.Closed:
@@ -251,7 +251,7 @@ func (r *Runner) discuss(ctx context.Context, a *store.Agent, loop *llm.Loop, re
 		}
 		b.WriteString(roomAsk)
 		msg = b.String()
-		if p, err := s.Phase(a.TaskID, a.PhaseID); err == nil {
+		if p, err := r.State.Phase(a.TaskID, a.PhaseID); err == nil {
 			ph = p
 		}
 	}
@@ -381,7 +381,7 @@ func (r *Runner) taskBudget(a *store.Agent) *llm.BudgetError {
 	if a.TaskID == "" {
 		return nil
 	}
-	agents, err := r.Store.Agents()
+	agents, err := r.State.Agents()
 	if err != nil {
 		return nil
 	}
@@ -404,7 +404,7 @@ func (r *Runner) taskBudget(a *store.Agent) *llm.BudgetError {
 	}
 	// Wall time of the task: from its creation, across all its agents.
 	if lim.MaxWallSeconds > 0 {
-		if t, err := r.Store.Task(a.TaskID); err == nil {
+		if t, err := r.State.Task(a.TaskID); err == nil {
 			if used := r.Store.Now().Sub(t.CreatedAt); used >= time.Duration(lim.MaxWallSeconds)*time.Second {
 				return &llm.BudgetError{What: "task " + llm.BudgetWall + " (seconds)", Limit: int64(lim.MaxWallSeconds), Used: int64(used.Seconds())}
 			}
@@ -427,7 +427,7 @@ func (r *Runner) budgetStop(a *store.Agent, be *llm.BudgetError) {
 func (r *Runner) tell(a *store.Agent, text string) {
 	s := r.Store
 	if a.TaskID != "" {
-		if t, err := s.Task(a.TaskID); err == nil && t.Owner != a.Name {
+		if t, err := r.State.Task(a.TaskID); err == nil && t.Owner != a.Name {
 			_, _ = inbox.Send(s, inbox.Message{Kind: inbox.KindNotice, From: a.Name, To: t.Owner, TaskID: t.ID, Text: text})
 		}
 	}
@@ -440,7 +440,7 @@ func (r *Runner) tell(a *store.Agent, text string) {
 func (r *Runner) activity(name, what string) {
 	now := r.Store.Now().UTC()
 	var changed bool
-	a, err := r.Store.UpdateAgent(name, func(x *store.Agent) error {
+	a, err := r.State.UpdateAgent(name, func(x *store.Agent) error {
 		changed = x.Activity != what
 		x.Activity, x.ActiveAt = what, &now
 		return nil

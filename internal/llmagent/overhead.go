@@ -65,7 +65,7 @@ func Overheads(s *store.Store, st state.State, t *store.Task, phase string, limi
 			a.Role, a.PhaseID = role, "ph-000000"
 			context = fmt.Sprintf(roleEnter, phase) + roomNew + roomAsk
 		}
-		vars := agent.Vars(s, a)
+		vars := agent.Vars(s, st, a)
 		if role != "owner" {
 			vars["PHASE_NAME"], vars["LIMIT"] = phase, fmt.Sprint(limit)
 		}

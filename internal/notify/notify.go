@@ -54,7 +54,7 @@ func Classify(s *store.Store, st state.State, ev bus.Event) (Event, bool) {
 		n.Next = "pm answer " + n.Request + " \"...\""
 	case bus.EvTaskDone:
 		n.Kind = TaskDone
-		if t, err := s.Task(ev.TaskID); err == nil {
+		if t, err := st.Task(ev.TaskID); err == nil {
 			n.Text = t.Description
 		}
 	case bus.EvAgentFailed:

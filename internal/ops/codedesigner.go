@@ -41,10 +41,10 @@ func residentMode(sess *Session, obj *prompt.Object) error {
 	if _, err := inbox.Resident(sess.Store, obj, runtime); err != nil {
 		return err
 	}
-	if a, err := sess.Store.Agent(obj.Name); err == nil && designmode.Keep(a.CodeDesigner, m).Equal(a.CodeDesigner) {
+	if a, err := sess.State.Agent(obj.Name); err == nil && designmode.Keep(a.CodeDesigner, m).Equal(a.CodeDesigner) {
 		return nil // unchanged: no write, no wake-up of the agent's watchers
 	}
-	_, err = sess.Store.UpdateAgent(obj.Name, func(a *store.Agent) error {
+	_, err = sess.State.UpdateAgent(obj.Name, func(a *store.Agent) error {
 		next := designmode.Keep(a.CodeDesigner, m)
 		a.CodeDesigner = &next
 		return nil

@@ -61,7 +61,7 @@ func TestConfirmNewHosts(t *testing.T) {
 	if !errs.Is(err, errs.Limit) || !strings.Contains(err.Error(), "http_get denied by human: not that one") {
 		t.Fatalf("other host: %v", err)
 	}
-	if all, _ := request.List(s, true); len(all) != 2 {
+	if all, _ := request.List(s, fsstate.New(s), true); len(all) != 2 {
 		t.Fatalf("%d requests, want 2", len(all))
 	}
 	if err := Confirm(context.Background(), &Session{Store: s, State: fsstate.New(s), Actor: store.Human}, Call{Tool: "http_get", Subject: "x"}); err != nil {

@@ -57,10 +57,11 @@ type CostsResult struct {
 // Costs sums the cost ledger (.plasmodium/costs.jsonl). What no price or
 // no usage covers stays unknown in every sum, never 0.
 func Costs(ctx context.Context, sess *Session, in CostsInput) (CostsResult, error) {
+	st := sess.State
 	s := sess.Store
 	var res CostsResult
 	if in.Task != "" {
-		if _, err := s.Task(in.Task); err != nil {
+		if _, err := st.Task(in.Task); err != nil {
 			return res, err
 		}
 		res.Task = in.Task

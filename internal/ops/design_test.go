@@ -265,7 +265,8 @@ func TestDesignPasses(t *testing.T) {
 	for _, c := range []struct{ config, given, want int }{
 		{0, 0, 8}, {4, 0, 4}, {4, 2, 2}, {0, 1, 1}, {0, MaxDesignPasses, MaxDesignPasses},
 	} {
-		sess := &Session{Store: newStore(t), Actor: store.Human}
+		sesss := newStore(t)
+		sess := &Session{Store: sesss, State: fsstate.New(sesss), Actor: store.Human}
 		sess.Store.Config().CodeDesigner.MaxPasses = c.config
 		if got, err := designPasses(sess, c.given); err != nil || got != c.want {
 			t.Errorf("config %d, given %d: %d, %v; want %d", c.config, c.given, got, err, c.want)

@@ -104,7 +104,7 @@ func TestCheckKill(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = CheckKill(s, tt.actor, target)
+			err = CheckKill(s, fsstate.New(s), tt.actor, target)
 			if tt.ok != (err == nil) {
 				t.Fatalf("CheckKill = %v; want ok=%v", err, tt.ok)
 			}
@@ -123,7 +123,7 @@ func TestCheckKillCycle(t *testing.T) {
 	setParent(t, s, a.ID, b.ID) // a hand-edited cycle a <-> b
 	setParent(t, s, b.ID, a.ID)
 	c, _ := s.Task(b.ID)
-	if err := CheckKill(s, agentActor("own_eeee", "tk-eeeeee", "", ""), c); err == nil {
+	if err := CheckKill(s, fsstate.New(s), agentActor("own_eeee", "tk-eeeeee", "", ""), c); err == nil {
 		t.Fatal("a cycle outside the actor's tree was accepted")
 	}
 }

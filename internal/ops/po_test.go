@@ -55,7 +55,8 @@ func TestConversation(t *testing.T) {
 }
 
 func TestInspectPO(t *testing.T) {
-	sess := &Session{Store: newStore(t), Actor: store.Human}
+	sesss := newStore(t)
+	sess := &Session{Store: sesss, State: fsstate.New(sesss), Actor: store.Human}
 	r, err := InspectPO(context.Background(), sess, InspectInput{PO: "coordinator"})
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -28,7 +29,7 @@ const maxProgressFiles = 100_000
 // progressMark is the task's progress now: its project's files (path,
 // size, modification time, mode; not .git nor the state directory) and
 // its done subtasks. "" when it cannot be known.
-func progressMark(s *store.Store, t *store.Task) string {
+func progressMark(s *store.Store, st state.State, t *store.Task) string {
 	h := sha256.New()
 	n := 0
 	errBig := errors.New("too many files")
@@ -54,7 +55,7 @@ func progressMark(s *store.Store, t *store.Task) string {
 	}
 	done := 0
 	for _, id := range t.Children {
-		if c, err := s.Task(id); err == nil && c.Status == store.TaskDone {
+		if c, err := st.Task(id); err == nil && c.Status == store.TaskDone {
 			done++
 		}
 	}
@@ -69,7 +70,7 @@ func checkProgress(ctx context.Context, sess *Session, t *store.Task) (mark stri
 	if sess.Actor.IsHuman() || k <= 0 {
 		return "", false, nil
 	}
-	mark = progressMark(sess.Store, t)
+	mark = progressMark(sess.Store, sess.State, t)
 	if mark == "" {
 		return "", false, nil
 	}

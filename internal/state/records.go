@@ -81,3 +81,18 @@ func ActivePhase(st Phases, taskID string) (*Phase, error) {
 	}
 	return nil, nil
 }
+
+// AgentsOf is the agents of task taskID, oldest first (Agents, filtered).
+func AgentsOf(st Agents, taskID string) ([]*Agent, error) {
+	all, err := st.Agents()
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0]
+	for _, a := range all {
+		if a.TaskID == taskID {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}

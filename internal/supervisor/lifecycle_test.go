@@ -141,7 +141,7 @@ func setAgent(t *testing.T, r *rig, name string, fn func(*store.Agent)) {
 
 func closePhase(t *testing.T, r *rig, taskID, phaseID string) {
 	t.Helper()
-	if _, err := phase.Close(r.s, store.Human, taskID, phaseID, store.CloseTask); err != nil {
+	if _, err := phase.Close(r.s, fsstate.New(r.s), store.Human, taskID, phaseID, store.CloseTask); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -149,7 +149,7 @@ func closePhase(t *testing.T, r *rig, taskID, phaseID string) {
 // startRole opens a phase on tk and starts one llm role agent in it.
 func (r *rig) startRole(t *testing.T, tk *store.Task) *store.Agent {
 	t.Helper()
-	ph, err := phase.Create(r.s, store.Human, phase.Spec{TaskID: tk.ID, Name: "Design", Limit: 4, Roles: []string{"designer"}})
+	ph, err := phase.Create(r.s, fsstate.New(r.s), store.Human, phase.Spec{TaskID: tk.ID, Name: "Design", Limit: 4, Roles: []string{"designer"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -600,7 +600,7 @@ func (sv *Supervisor) giveUp(name string, crashes int) {
 	s.Notify(bus.Event{Kind: bus.EvAgentFailed, Actor: "supervisor", Agent: name, TaskID: a.TaskID, PhaseID: a.PhaseID, Text: reason})
 	if a.IsOwner() && a.TaskID != "" {
 		// No role talks on in a room whose owner is gone for good.
-		if err := phase.CloseActive(s, store.Actor{Name: "supervisor"}, a.TaskID, store.CloseOwnerFailed); err != nil {
+		if err := phase.CloseActive(s, sv.records(), store.Actor{Name: "supervisor"}, a.TaskID, store.CloseOwnerFailed); err != nil {
 			sv.Log.Error("close the given-up owner's room", "agent", name, "err", err)
 		}
 	}

@@ -113,7 +113,7 @@ func waitEvent(t *testing.T, s *store.Store, kind bus.Kind, name string, n int) 
 func TestWantedAndCrashed(t *testing.T) {
 	s := newStore(t)
 	tk, owner := owned(t, s)
-	ph, err := phase.Create(s, store.Actor{Name: owner.Name, Agent: owner}, phase.Spec{TaskID: tk.ID, Name: "Design", Limit: 4, Roles: []string{"designer"}})
+	ph, err := phase.Create(s, fsstate.New(s), store.Actor{Name: owner.Name, Agent: owner}, phase.Spec{TaskID: tk.ID, Name: "Design", Limit: 4, Roles: []string{"designer"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestWantedAndCrashed(t *testing.T) {
 	if _, err := s.UpdateTask(done.ID, func(t *store.Task) error { t.Status = store.TaskDone; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	closed, err := phase.Create(s, store.Human, phase.Spec{TaskID: done.ID, Name: "Old", Limit: 4})
+	closed, err := phase.Create(s, fsstate.New(s), store.Human, phase.Spec{TaskID: done.ID, Name: "Old", Limit: 4})
 	if err == nil {
 		t.Fatalf("a phase on a done task: %+v", closed)
 	}
@@ -160,7 +160,7 @@ func TestWantedAndCrashed(t *testing.T) {
 			t.Errorf("%s: a live process never crashed", c.name)
 		}
 	}
-	if _, err := phase.Close(s, store.Human, tk.ID, ph.ID, "ended"); err != nil {
+	if _, err := phase.Close(s, fsstate.New(s), store.Human, tk.ID, ph.ID, "ended"); err != nil {
 		t.Fatal(err)
 	}
 	if sv.wanted(&store.Agent{Name: "oak_0001", TaskID: tk.ID, PhaseID: ph.ID, Role: "designer", Runtime: "llm", Status: store.AgentRunning}) {

@@ -38,7 +38,7 @@ func TestKillClosesPhaseOpenedDuringKill(t *testing.T) {
 			close(marked)
 		}
 	})
-	ph, err := phase.Create(e.s, store.Human, phase.Spec{TaskID: tk.ID, Name: "P", Limit: 3})
+	ph, err := phase.Create(e.s, fsstate.New(e.s), store.Human, phase.Spec{TaskID: tk.ID, Name: "P", Limit: 3})
 	if err != nil {
 		remove()
 		t.Fatal(err)

@@ -144,7 +144,7 @@ func finish(s *store.Store, st state.State, actor store.Actor, taskID string, re
 	if ph, err := state.ActivePhase(st, t.ID); err != nil {
 		return nil, err
 	} else if ph != nil {
-		if _, err := phase.Close(s, actor, t.ID, ph.ID, store.CloseTask); err != nil && !errs.Is(err, errs.State) {
+		if _, err := phase.Close(s, st, actor, t.ID, ph.ID, store.CloseTask); err != nil && !errs.Is(err, errs.State) {
 			return nil, err
 		}
 	}
@@ -180,7 +180,7 @@ func finish(s *store.Store, st state.State, actor store.Actor, taskID string, re
 		return nil
 	})
 	if err == nil && !res.Held {
-		settleRequest(s, actor, was, "merged by pm done")
+		settleRequest(s, st, actor, was, "merged by pm done")
 	}
 	return t, err
 }

@@ -109,7 +109,7 @@ func activeHealth(s *store.Store, st state.State, t *store.Task, pending []*stor
 	if p != nil {
 		n, _ := st.MessageCount(t.ID, p.ID)
 		h.Phase = &PhaseCount{ID: p.ID, Name: p.Name, Messages: n, Limit: p.MessageLimit}
-		if agent.RolesPending(s, p) {
+		if agent.RolesPending(s, st, p) {
 			h.Repair = true
 		}
 	}
@@ -212,7 +212,7 @@ func liveOf(st state.State, ids []string) []string {
 // PendingRequests reads the store's requests that wait for an answer
 // (request.Waiting: pending and not moot); a failure to read them shows no
 // requests rather than failing the whole status.
-func PendingRequests(s *store.Store) []*store.Request { return request.Waiting(s) }
+func PendingRequests(s *store.Store, st state.State) []*store.Request { return request.Waiting(s, st) }
 
 // mergeHealth is the health of a task whose merge waits (store.TaskMerge).
 func mergeHealth(t *store.Task) Health {

@@ -136,7 +136,7 @@ func closePhases(s *store.Store, st state.State, actor store.Actor, tree []*stor
 			if err != nil || ph == nil {
 				return err
 			}
-			if _, err := phase.Close(s, actor, t.ID, ph.ID, store.CloseKilled); err != nil && !errs.Is(err, errs.State) {
+			if _, err := phase.Close(s, st, actor, t.ID, ph.ID, store.CloseKilled); err != nil && !errs.Is(err, errs.State) {
 				return err
 			}
 			return nil
@@ -240,7 +240,7 @@ func Restart(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string
 // in its record first, so it does not open again with the task.
 func reviveHeld(s *store.Store, st state.State, actor store.Actor, old *store.Task) (*store.Task, *store.Agent, error) {
 	if err := st.WithPhases(old.ID, func() error {
-		return phase.CloseActive(s, actor, old.ID, store.CloseKilled)
+		return phase.CloseActive(s, st, actor, old.ID, store.CloseKilled)
 	}); err != nil {
 		return nil, nil, err
 	}

@@ -171,7 +171,7 @@ func ask(s *store.Store, st state.State, actor store.Actor, t *store.Task, m *st
 		m.Request = t.Merge.Request // asked already (pm done run again)
 		return
 	}
-	r, err := request.CreateFor(s, actor, t.ID, text)
+	r, err := request.CreateFor(s, st, actor, t.ID, text)
 	if err != nil {
 		s.Warnf("ask about %s's merge: %v", t.ID, err)
 		return
@@ -180,11 +180,11 @@ func ask(s *store.Store, st state.State, actor store.Actor, t *store.Task, m *st
 }
 
 // settleRequest answers the request a merge that waited had raised.
-func settleRequest(s *store.Store, actor store.Actor, m *store.TaskMerge, how string) {
+func settleRequest(s *store.Store, st state.State, actor store.Actor, m *store.TaskMerge, how string) {
 	if m == nil || m.Request == "" {
 		return
 	}
-	if _, err := request.Answer(s, actor, m.Request, how); err != nil && !errs.Is(err, errs.State) {
+	if _, err := request.Answer(s, st, actor, m.Request, how); err != nil && !errs.Is(err, errs.State) {
 		s.Warnf("answer %s: %v", m.Request, err)
 	}
 }
@@ -267,7 +267,7 @@ func Merge(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string, 
 	if err != nil {
 		return nil, err
 	}
-	settleRequest(s, actor, was, "merged by "+actor.Name)
+	settleRequest(s, st, actor, was, "merged by "+actor.Name)
 	res.Task = t
 	mergeEvent(s, actor, t, &res.Merge)
 	if was.State != store.MergeReview {
@@ -323,7 +323,7 @@ func Reject(s *store.Store, l *agent.Launcher, actor store.Actor, taskID, why st
 	if err != nil {
 		return nil, err
 	}
-	settleRequest(s, actor, was, "rejected by "+actor.Name+": "+why)
+	settleRequest(s, st, actor, was, "rejected by "+actor.Name+": "+why)
 	text := "pm reject: " + why + ". Work on in " + t.WorkDir(s.ProjectDir()) + ", then run 'pm done' again."
 	if _, err := inbox.Send(s, inbox.Message{Kind: inbox.KindNotice, From: actor.Name, To: t.Owner, TaskID: t.ID, Text: text}); err != nil {
 		s.Warnf("tell %s: %v", t.Owner, err)

@@ -76,7 +76,7 @@ func Settle(s *store.Store, l *agent.Launcher, actor store.Actor) ([]string, err
 // or never started (and reads only its phases otherwise).
 func ensureRoles(s *store.Store, st state.State, l *agent.Launcher, id string) {
 	ph, err := state.ActivePhase(st, id)
-	if err != nil || ph == nil || !agent.RolesPending(s, ph) {
+	if err != nil || ph == nil || !agent.RolesPending(s, st, ph) {
 		return
 	}
 	if _, err := agent.EnsureRoles(s, l, id); err != nil {

@@ -289,7 +289,7 @@ func TestDoneCommits(t *testing.T) {
 	e := newEnv(t)
 	gitRun(t, e.project, "init", "-q")
 	a := e.create(t, task.Spec{Description: "Write the readme"})
-	ph, err := phase.Create(e.s, store.Human, phase.Spec{TaskID: a.ID, Name: "Plan", Limit: 5})
+	ph, err := phase.Create(e.s, fsstate.New(e.s), store.Human, phase.Spec{TaskID: a.ID, Name: "Plan", Limit: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -520,7 +520,7 @@ func TestKillAndRestart(t *testing.T) {
 	}
 	grandchild := e.create(t, task.Spec{Description: "grandchild", ParentID: child.ID})
 	other := e.create(t, task.Spec{Description: "unrelated"})
-	ph, err := phase.Create(e.s, store.Human, phase.Spec{TaskID: child.ID, Name: "P", Limit: 4})
+	ph, err := phase.Create(e.s, fsstate.New(e.s), store.Human, phase.Spec{TaskID: child.ID, Name: "P", Limit: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,8 +41,8 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 			}
 			r := &llmagent.Runner{Store: s, State: l.State, Launcher: l, Getenv: f.Getenv,
 				Log: slog.New(slog.NewTextHandler(f.IO.ErrOut, nil)).With("agent", args[0])}
-			giveUp := func(a *store.Agent, reason string) error { return task.GiveUpOwner(s, a, reason) }
-			return agent.Host(f.Context, s, args[0], f.Environ(), f.IO.ErrOut, r.Run, giveUp, asAgent(f, s, l.State, args[0]))
+			giveUp := func(a *store.Agent, reason string) error { return task.GiveUpOwner(s, l.State, a, reason) }
+			return agent.Host(f.Context, s, l.State, args[0], f.Environ(), f.IO.ErrOut, r.Run, giveUp, asAgent(f, s, l.State, args[0]))
 		},
 	}
 }

@@ -76,14 +76,14 @@ func answerNext(t *testing.T, s *store.Store, answer string) <-chan *store.Reque
 		var got *store.Request
 		_ = os.MkdirAll(s.RequestsDir(), 0o755)
 		_ = watch.Until(ctx, func() []string { return []string{s.RequestsDir()} }, func() (bool, error) {
-			rs, err := request.List(s, false)
+			rs, err := request.List(s, fsstate.New(s), false)
 			if err == nil && len(rs) > 0 {
 				got = rs[0]
 			}
 			return got != nil, nil
 		})
 		if got != nil {
-			_, _ = request.Answer(s, store.Human, got.ID, answer)
+			_, _ = request.Answer(s, fsstate.New(s), store.Human, got.ID, answer)
 		}
 		out <- got
 	}()

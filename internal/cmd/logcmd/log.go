@@ -48,7 +48,11 @@ func run(f *cmdutil.Factory, o Options) error {
 		return err
 	}
 	if o.Task != "" {
-		if _, err := s.Task(o.Task); err != nil {
+		st, err := f.State(s)
+		if err != nil {
+			return err
+		}
+		if _, err := st.Task(o.Task); err != nil {
 			return err
 		}
 	}

@@ -38,8 +38,12 @@ type Opened struct {
 }
 
 // Close releases what Open took (a hub's connection and watches; nothing
-// for the files). It is safe to call more than once.
+// for the files). It is safe to call more than once, and on nil (nothing
+// was opened).
 func (o *Opened) Close() error {
+	if o == nil {
+		return nil
+	}
 	var err error
 	o.once.Do(func() {
 		if o.close != nil {
