@@ -54,7 +54,7 @@ func Vars(s *store.Store, st state.State, a *store.Agent) map[string]string {
 
 // Render renders the agent's prompt object and writes it to agents/NAME/prompt.md.
 func Render(s *store.Store, st state.State, a *store.Agent) (string, error) {
-	set, err := prompt.LoadProject(s)
+	set, err := prompt.LoadProject(s, st)
 	if err != nil {
 		return "", err
 	}

@@ -30,7 +30,7 @@ func OpenPhase(s *store.Store, l *Launcher, actor store.Actor, sp phase.Spec) (*
 		}
 	}
 	sp.Roles = roles
-	set, err := prompt.LoadProject(s)
+	set, err := prompt.LoadProject(s, st)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -84,7 +84,7 @@ func Tools(env *Env, obj *prompt.Object) ([]llm.Tool, error) {
 	if env == nil || env.Store == nil {
 		return nil, errors.New("capability: no store to act on")
 	}
-	set, err := prompt.LoadProject(env.Store)
+	set, err := prompt.LoadProject(env.Store, env.State)
 	if err != nil {
 		return nil, err
 	}

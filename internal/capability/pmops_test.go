@@ -32,7 +32,7 @@ func ownerEnv(t *testing.T) (*capability.Env, *store.Task) {
 
 func TestOwnerTools(t *testing.T) {
 	env, tk := ownerEnv(t)
-	set, err := prompt.LoadProject(env.Store)
+	set, err := prompt.LoadProject(env.Store, fsstate.New(env.Store))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func firstPhase(t *testing.T, s *store.Store, taskID string) string {
 
 func TestRoleAgentIsNotOwner(t *testing.T) {
 	env, _ := ownerEnv(t)
-	set, _ := prompt.LoadProject(env.Store)
+	set, _ := prompt.LoadProject(env.Store, fsstate.New(env.Store))
 	mustContain(t, call(t, tool(t, env, set["owner"], "phase"), m{"name": "Talk", "limit": 4, "roles": []string{"designer"}}), "open")
 	ph, err := env.Store.ActivePhase(env.Actor.Agent.TaskID)
 	if err != nil || ph == nil || len(ph.Agents) != 1 {

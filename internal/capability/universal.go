@@ -125,7 +125,7 @@ func Create(s *store.Store, st state.State, actor store.Actor, name, description
 	if len(body) > MaxBodyText {
 		return "", nil, errs.Usagef("keep the body under 64 KiB", "body of %d bytes is too long", len(body))
 	}
-	set, err := prompt.LoadProject(s)
+	set, err := prompt.LoadProject(s, st)
 	if err != nil {
 		return "", nil, err
 	}
@@ -176,7 +176,7 @@ func Create(s *store.Store, st state.State, actor store.Actor, name, description
 		return "", nil, err
 	}
 	o.Source = path
-	if _, err := prompt.LoadProject(s); err != nil {
+	if _, err := prompt.LoadProject(s, st); err != nil {
 		// Should not happen (checked above); never leave a file that breaks every load.
 		_ = st.RemovePrompt(name)
 		return "", nil, errors.Join(errs.Failf("", "the new prompt object broke the prompt set; removed it"), err)

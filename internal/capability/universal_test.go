@@ -122,7 +122,7 @@ func TestCreateCapability(t *testing.T) {
 	}
 	// Every later load sees it, it is a known capability, and other objects
 	// can list it and get a tool for it at once.
-	set, err := prompt.LoadProject(s)
+	set, err := prompt.LoadProject(s, fsstate.New(s))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestCreateCapability(t *testing.T) {
 	}
 	// YAML-looking text in the description stays text.
 	mustContain(t, call(t, create, m{"name": "tricky", "description": "a: b # c [d]", "body": "---\nnot frontmatter\n"}), "created")
-	set, err = prompt.LoadProject(s)
+	set, err = prompt.LoadProject(s, fsstate.New(s))
 	if err != nil || set["tricky"].Description != "a: b # c [d]" {
 		t.Fatalf("tricky: %v %+v", err, set["tricky"])
 	}
@@ -197,7 +197,7 @@ func TestValidateNamesFileAndLine(t *testing.T) {
 	if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := prompt.LoadProject(s)
+	_, err := prompt.LoadProject(s, fsstate.New(s))
 	if err == nil {
 		t.Fatal("an unknown capability loaded")
 	}
@@ -257,7 +257,8 @@ func TestValidateNamesFileAndLine(t *testing.T) {
 }
 
 func TestBuiltinPromptsValidate(t *testing.T) {
-	set, err := prompt.LoadProject(newStore(t))
+	ps := newStore(t)
+	set, err := prompt.LoadProject(ps, fsstate.New(ps))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func (r *Runner) decideMode(a *store.Agent, obj *prompt.Object) {
 // docPreviews is the loop's DocPreview for this run: the project's tool
 // docs, read once on the first preview and kept for the whole run.
 func (r *Runner) docPreviews() func(tool string) string {
-	docs := sync.OnceValues(func() (*tooldoc.Registry, error) { return tooldoc.Load(r.Store) })
+	docs := sync.OnceValues(func() (*tooldoc.Registry, error) { return tooldoc.Load(r.Store, r.State) })
 	return func(tool string) string {
 		reg, err := docs()
 		if err != nil {

@@ -56,7 +56,7 @@ type Runner struct {
 // resident prompt object answers its inbox.
 func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 	s := r.Store
-	set, err := prompt.LoadProject(s)
+	set, err := prompt.LoadProject(s, r.State)
 	if err != nil {
 		return err
 	}
@@ -123,7 +123,7 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 		r.applyMode(a.Name, loop, previews)
 		// Hot reload: a prompt file edited (or a capability created) since the
 		// last turn takes effect on the next one.
-		set, err := prompt.LoadProject(s)
+		set, err := prompt.LoadProject(s, r.State)
 		if err != nil {
 			r.Log.Warn("prompt reload failed; keeping the loaded one", "err", err)
 			return
@@ -265,7 +265,7 @@ func (r *Runner) serve(ctx context.Context, a *store.Agent, loop *llm.Loop) erro
 	debug.FreeOSMemory()
 	ctx, idle := r.idleOut(ctx, a)
 	defer idle.Close()
-	err := inbox.Serve(ctx, r.Store, a.Name, func(ctx context.Context, m inbox.Message) (string, error) {
+	err := inbox.Serve(ctx, r.Store, r.State, a.Name, func(ctx context.Context, m inbox.Message) (string, error) {
 		idle.Stop()
 		defer idle.Reset()
 		r.serving.Store(bus.CauseOf(ctx))

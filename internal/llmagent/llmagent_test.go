@@ -336,11 +336,11 @@ func TestRoleAgentInTheRoom(t *testing.T) {
 // its text is streamed to stream.jsonl, and it keeps serving until stopped.
 func TestResidentServes(t *testing.T) {
 	f := newFixture(t)
-	set, err := prompt.LoadProject(f.s)
+	set, err := prompt.LoadProject(f.s, fsstate.New(f.s))
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := inbox.Resident(f.s, set["greeter"], "llm")
+	a, err := inbox.Resident(f.s, fsstate.New(f.s), set["greeter"], "llm")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -103,11 +103,11 @@ func TestLoopBreakerStop(t *testing.T) {
 // model reads, and no request reaches greeter.
 func TestLoopBreakerCascade(t *testing.T) {
 	f := newFixture(t)
-	set, err := prompt.LoadProject(f.s)
+	set, err := prompt.LoadProject(f.s, fsstate.New(f.s))
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := inbox.Resident(f.s, set["coordinator"], "llm")
+	a, err := inbox.Resident(f.s, fsstate.New(f.s), set["coordinator"], "llm")
 	if err != nil {
 		t.Fatal(err)
 	}

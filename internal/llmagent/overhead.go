@@ -49,7 +49,7 @@ var OverheadRoles = []string{"owner", "designer", "developer", "pm", "copywriter
 // named phase of limit messages for the role agents), as a host would
 // render and equip it.
 func Overheads(s *store.Store, st state.State, t *store.Task, phase string, limit int) ([]Overhead, error) {
-	set, err := prompt.LoadProject(s)
+	set, err := prompt.LoadProject(s, st)
 	if err != nil {
 		return nil, err
 	}

@@ -109,7 +109,7 @@ func servePO(t testing.TB, s *store.Store, handle inbox.Handler) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = inbox.Serve(ctx, s, "echo", handle, nil)
+		_ = inbox.Serve(ctx, s, fsstate.New(s), "echo", handle, nil)
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 }

@@ -72,7 +72,7 @@ type PromptEntry struct {
 
 // Prompts lists the prompt objects with their capabilities and state.
 func Prompts(ctx context.Context, sess *Session, in PromptsInput) ([]PromptEntry, error) {
-	set, err := prompt.LoadProject(sess.Store)
+	set, err := prompt.LoadProject(sess.Store, sess.State)
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/llm"
 	"github.com/plasmodium/pm/internal/prompt"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -146,7 +147,7 @@ func designState(s *Session, in DesignInput) (*design.State, *designDeps, error)
 	if err != nil {
 		return nil, nil, err
 	}
-	angles, err := pickAngles(s.Store, in.Angles)
+	angles, err := pickAngles(s.Store, s.State, in.Angles)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -247,8 +248,8 @@ func inside(dir, p string) bool {
 
 // pickAngles resolves the angle names (all of them, heaviest first, when
 // none are given).
-func pickAngles(st *store.Store, names []string) ([]design.Angle, error) {
-	set, err := prompt.LoadAngles(st)
+func pickAngles(s *store.Store, rec state.State, names []string) ([]design.Angle, error) {
+	set, err := prompt.LoadAngles(s, rec)
 	if err != nil {
 		return nil, err
 	}
@@ -278,7 +279,7 @@ func pickAngles(st *store.Store, names []string) ([]design.Angle, error) {
 // resumed design).
 func designEngine(s *Session, st *design.State, deps *designDeps, progress func(design.Entry)) (*design.Engine, error) {
 	if deps == nil {
-		angles, err := pickAngles(s.Store, st.Angles)
+		angles, err := pickAngles(s.Store, s.State, st.Angles)
 		if err != nil {
 			return nil, err
 		}

@@ -130,7 +130,7 @@ func InspectPO(ctx context.Context, sess *Session, in InspectInput) (InspectResu
 }
 
 func lookupPO(sess *Session, name string) (*prompt.Object, error) {
-	set, err := prompt.LoadProject(sess.Store)
+	set, err := prompt.LoadProject(sess.Store, sess.State)
 	if err != nil {
 		return nil, err
 	}

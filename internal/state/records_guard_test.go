@@ -67,11 +67,10 @@ var pendingRecords = map[string]int{
 	"internal/cmd/chat":  1, // pm chat --follow follows the room's log
 	"internal/cmd/demo":  3,
 	"internal/dashboard": 2,
-	"internal/inbox":     13,
+	"internal/inbox":     5,  // mailbox appends and reads by path (Send, Call, Chain)
 	"internal/lite":      1,  // the actor (ActorNamed), before the session's records are open
 	"internal/ops":       14, // designs (copies, the design lock), phase progress, the room's tail (LastMessages)
 	"internal/phase":     4,  // pm chat's in-place line reads and WaitNew's follower
-	"internal/prompt":    1,  // the kept prompt files (prompt.LoadProject opens its own fsstate)
 }
 
 // Outside the implementations no package reads or writes a record through
