@@ -64,7 +64,7 @@ func TestAgentViewMatchesOpsAgents(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, all := range []bool{false, true} {
-			got, err := v.list(ctx, s, cur, all)
+			got, err := v.list(ctx, fsstate.New(s), cur, all)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -130,7 +130,7 @@ func designState(s *Session, in DesignInput) (*design.State, *designDeps, error)
 			return nil, nil, errs.Usagef("resume with the design id alone: the design keeps its goal, angles, passes and test", "a resumed design takes no goal, angles, max passes or test")
 		}
 		var st design.State
-		if err := s.Store.ReadDesign(in.Resume, &st); err != nil {
+		if err := s.State.ReadDesign(in.Resume, &st); err != nil {
 			return nil, nil, err
 		}
 		return &st, nil, nil
@@ -155,7 +155,7 @@ func designState(s *Session, in DesignInput) (*design.State, *designDeps, error)
 	if err != nil {
 		return nil, nil, err
 	}
-	id, err := s.Store.CreateDesign()
+	id, err := s.State.CreateDesign()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -172,7 +172,7 @@ func designState(s *Session, in DesignInput) (*design.State, *designDeps, error)
 	if err := s.Store.WriteDesignCopy(id, rel, []byte(content)); err != nil {
 		return nil, nil, err
 	}
-	return st, &designDeps{angles: angles, providers: providers}, s.Store.WriteDesign(id, st)
+	return st, &designDeps{angles: angles, providers: providers}, s.State.WriteDesign(id, st)
 }
 
 // readDesignFile reads a regular file inside the project, bounded; rel is
@@ -361,11 +361,11 @@ func (j *designJournal) Save(st *design.State) error {
 	if err := j.s.Store.WriteDesignCopy(j.id, j.file, []byte(st.Content())); err != nil {
 		return err
 	}
-	return j.s.Store.WriteDesign(j.id, st)
+	return j.s.State.WriteDesign(j.id, st)
 }
 
 func (j *designJournal) Record(e design.Entry) error {
-	if err := j.s.Store.AppendDesignLog(j.id, e); err != nil {
+	if err := j.s.State.AppendDesignLog(j.id, e); err != nil {
 		return err
 	}
 	if j.progress != nil {
@@ -406,14 +406,14 @@ type DesignSummary struct {
 
 // Designs lists the designs, oldest first.
 func Designs(_ context.Context, s *Session) ([]DesignSummary, error) {
-	idl, err := s.Store.DesignIDs()
+	idl, err := s.State.DesignIDs()
 	if err != nil {
 		return nil, err
 	}
 	out := []DesignSummary{}
 	for _, id := range idl {
 		var st design.State
-		if err := s.Store.ReadDesign(id, &st); err != nil {
+		if err := s.State.ReadDesign(id, &st); err != nil {
 			continue // a design killed before its first record: nothing to show or resume
 		}
 		sum := DesignSummary{ID: st.ID, File: st.SourceFile, Goal: st.Goal, Status: st.Status, Outcome: st.Outcome, Units: len(st.Units), CreatedAt: st.CreatedAt}
@@ -432,7 +432,7 @@ func Designs(_ context.Context, s *Session) ([]DesignSummary, error) {
 // when the file changed since the design read it (the diff would be wrong).
 func DesignApply(_ context.Context, s *Session, id string) error {
 	var st design.State
-	if err := s.Store.ReadDesign(id, &st); err != nil {
+	if err := s.State.ReadDesign(id, &st); err != nil {
 		return err
 	}
 	if !st.Done() || st.Outcome == design.StatusError {
