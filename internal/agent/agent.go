@@ -9,6 +9,7 @@ import (
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -17,6 +18,10 @@ import (
 // own process group for the process driver).
 type Launcher struct {
 	Store *store.Store
+	// State is the project's records (internal/state/stateopen opens them
+	// with the store): the agent host, the supervisor and every operation
+	// that starts agents read and write records through it.
+	State state.State
 	Exe   string   // path of the pm binary
 	Env   []string // base environment (os.Environ in production)
 	// AfterStart runs after an agent was spawned (the CLI uses it to make
@@ -114,11 +119,12 @@ func (l *Launcher) Restart(name string, wanted func(*store.Agent) error) (*store
 // start spawns the agent under its lock once check (run there on the record)
 // allows it; check's store.ErrUnchanged is errNothingStarted.
 func (l *Launcher) start(name string, check func(*store.Agent) error, extraEnv ...string) (*store.Agent, error) {
+	st := l.State
 	s := l.Store
 	d := l.driver()
 	started := false
 	// UpdateAgent reads the record first: an unknown agent is exit 4.
-	a, err := s.UpdateAgent(name, func(r *store.Agent) error {
+	a, err := st.UpdateAgent(name, func(r *store.Agent) error {
 		if err := check(r); err != nil {
 			return err
 		}
@@ -196,8 +202,9 @@ func hasAnyPrefix(s string, prefixes ...string) bool {
 // agent that is not running is only marked. Marking first means neither the
 // supervisor nor its host records the end as a crash.
 func (l *Launcher) Kill(actor store.Actor, name string) error {
+	st := l.State
 	s := l.Store
-	a, err := s.UpdateAgent(name, func(r *store.Agent) error {
+	a, err := st.UpdateAgent(name, func(r *store.Agent) error {
 		if r.Status == store.AgentRunning || r.Status == store.AgentPending {
 			now := s.Now().UTC()
 			r.Status, r.EndedAt, r.Reason = store.AgentKilled, &now, "killed by "+actor.Name

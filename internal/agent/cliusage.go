@@ -9,6 +9,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/cost"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -28,8 +29,8 @@ type usageStream interface {
 
 // newUsageStream is the reader output names (nil: none, the output is
 // passed through and the run's cost is unknown).
-func newUsageStream(output string, out io.Writer, s *store.Store, log *slog.Logger, a *store.Agent, b *execBudget) usageStream {
-	spent, billed := b.spender(s, a), b.biller(s, log, a)
+func newUsageStream(output string, out io.Writer, s *store.Store, st state.State, log *slog.Logger, a *store.Agent, b *execBudget) usageStream {
+	spent, billed := b.spender(s, st, a), b.biller(s, st, log, a)
 	switch output {
 	case config.OutputClaudeStream:
 		c := newClaudeStream(out, spent)

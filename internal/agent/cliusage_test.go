@@ -9,6 +9,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/cost"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/store/storetest"
 )
@@ -69,7 +70,7 @@ func TestCLIUsage(t *testing.T) {
 				t.Fatal(err)
 			}
 			var log strings.Builder
-			u := newUsageStream(tc.output, &log, s, slog.New(slog.NewTextHandler(io.Discard, nil)), a, newExecBudget(s))
+			u := newUsageStream(tc.output, &log, s, fsstate.New(s), slog.New(slog.NewTextHandler(io.Discard, nil)), a, newExecBudget(s))
 			for in := tc.in; in != ""; { // in small pieces, as a pipe delivers it
 				n := min(11, len(in))
 				_, _ = u.Write([]byte(in[:n]))
@@ -104,7 +105,7 @@ func TestCLIUsage(t *testing.T) {
 		{config.OutputCodexJSON, `{"type":"error","message":"stream disconnected"}` + "\nplain\n"},
 		{config.OutputGeminiJSON, `{"error": {"type": "ApiError", "message": "quota", "code": 429}}`},
 	} {
-		u := newUsageStream(tc.output, io.Discard, s, slog.New(slog.NewTextHandler(io.Discard, nil)), a, newExecBudget(s))
+		u := newUsageStream(tc.output, io.Discard, s, fsstate.New(s), slog.New(slog.NewTextHandler(io.Discard, nil)), a, newExecBudget(s))
 		_, _ = u.Write([]byte(tc.in))
 		u.Flush()
 		if u.Reported() {

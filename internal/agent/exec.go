@@ -14,6 +14,7 @@ import (
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/secret"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -192,9 +193,9 @@ func (b *execBudget) wallReason() string {
 
 // spender records what the CLI reports it spent in the agent's usage and
 // signals over when that crosses a budget.
-func (b *execBudget) spender(s *store.Store, a *store.Agent) func(store.Usage) {
+func (b *execBudget) spender(s *store.Store, st state.State, a *store.Agent) func(store.Usage) {
 	return func(u store.Usage) {
-		r, err := s.UpdateAgent(a.Name, func(r *store.Agent) error {
+		r, err := st.UpdateAgent(a.Name, func(r *store.Agent) error {
 			r.Usage.Turns += u.Turns
 			r.Usage.ToolCalls += u.ToolCalls
 			r.Usage.Tokens += u.Tokens
@@ -238,15 +239,15 @@ func overRestarts(s *store.Store, a *store.Agent) string {
 // endedTurnEarly reports whether an owner's CLI exited 0 while its task is
 // still active and nobody ended the agent: it stopped without pm done (or
 // its pm done found the merge waiting: then it did not).
-func endedTurnEarly(s *store.Store, a *store.Agent) bool {
+func endedTurnEarly(s *store.Store, st state.State, a *store.Agent) bool {
 	if a.Role != "" || a.TaskID == "" {
 		return false
 	}
-	r, err := s.Agent(a.Name)
+	r, err := st.Agent(a.Name)
 	if err != nil || r.Status != store.AgentRunning || r.Pid != os.Getpid() {
 		return false
 	}
-	t, err := s.Task(a.TaskID)
+	t, err := st.Task(a.TaskID)
 	// A task whose merge waits (a conflict, local changes) did run pm done:
 	// it waits for a decision, not for its owner.
 	return err == nil && t.Status == store.TaskActive && t.Owner == a.Name && t.Merge == nil
@@ -254,12 +255,12 @@ func endedTurnEarly(s *store.Store, a *store.Agent) bool {
 
 // giveUp records the agent failed for reason and, for an owner whose failure
 // this host recorded (not a pm kill that came first), tells onGiveUp.
-func giveUp(s *store.Store, log *slog.Logger, a *store.Agent, code int, reason string, onGiveUp GiveUpFunc) error {
-	err := finish(s, log, a, code, reason)
+func giveUp(s *store.Store, st state.State, log *slog.Logger, a *store.Agent, code int, reason string, onGiveUp GiveUpFunc) error {
+	err := finish(s, st, log, a, code, reason)
 	if a.Role != "" || a.TaskID == "" || onGiveUp == nil {
 		return err
 	}
-	if r, rerr := s.Agent(a.Name); rerr != nil || r.Status != store.AgentFailed || r.Reason != reason || r.Pid != os.Getpid() {
+	if r, rerr := st.Agent(a.Name); rerr != nil || r.Status != store.AgentFailed || r.Reason != reason || r.Pid != os.Getpid() {
 		return err
 	}
 	if gerr := onGiveUp(a, reason); gerr != nil {

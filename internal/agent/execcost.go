@@ -6,6 +6,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/cost"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -17,14 +18,14 @@ import (
 
 // biller records a run's reported cost in the ledger and the agent's usage
 // and signals over when a dollar cap is reached.
-func (b *execBudget) biller(s *store.Store, log *slog.Logger, a *store.Agent) func(cost.Entry) {
+func (b *execBudget) biller(s *store.Store, st state.State, log *slog.Logger, a *store.Agent) func(cost.Entry) {
 	return func(e cost.Entry) {
 		e.Agent, e.Task, e.Runtime = a.Name, a.TaskID, string(config.RuntimeExec)
-		if err := b.record(s, a, e); err != nil {
+		if err := b.record(s, st, a, e); err != nil {
 			log.Warn("cost not recorded", "err", err)
 			return
 		}
-		if reason := overDollars(s, a); reason != "" {
+		if reason := overDollars(s, st, a); reason != "" {
 			b.halt(reason)
 		}
 	}
@@ -32,19 +33,19 @@ func (b *execBudget) biller(s *store.Store, log *slog.Logger, a *store.Agent) fu
 
 // unreported records a run of a CLI that said nothing of its usage: its
 // cost is unknown, not zero.
-func (b *execBudget) unreported(s *store.Store, log *slog.Logger, a *store.Agent) {
+func (b *execBudget) unreported(s *store.Store, st state.State, log *slog.Logger, a *store.Agent) {
 	e := cost.Entry{Agent: a.Name, Task: a.TaskID, Runtime: string(config.RuntimeExec), Model: a.Model}
-	if err := b.record(s, a, e); err != nil {
+	if err := b.record(s, st, a, e); err != nil {
 		log.Warn("cost not recorded", "err", err)
 	}
 }
 
-func (b *execBudget) record(s *store.Store, a *store.Agent, e cost.Entry) error {
+func (b *execBudget) record(s *store.Store, st state.State, a *store.Agent, e cost.Entry) error {
 	e, err := s.AppendCost(e)
 	if err != nil {
 		return err
 	}
-	_, err = s.UpdateAgent(a.Name, func(r *store.Agent) error {
+	_, err = st.UpdateAgent(a.Name, func(r *store.Agent) error {
 		if e.USD != nil {
 			r.Usage.USD += *e.USD
 		} else {
@@ -58,7 +59,7 @@ func (b *execBudget) record(s *store.Store, a *store.Agent, e cost.Entry) error 
 // overDollars names the dollar cap the agent has reached, with how to
 // raise it, or "". Only known dollars count: an exec run is checked after
 // the fact, so nothing is known of the next one.
-func overDollars(s *store.Store, a *store.Agent) string {
+func overDollars(s *store.Store, st state.State, a *store.Agent) string {
 	cfg, err := config.LoadConfig(s.ConfigPath()) // a cap raised since the host started counts
 	if err != nil {
 		cfg = *s.Config()
@@ -67,14 +68,14 @@ func overDollars(s *store.Store, a *store.Agent) string {
 	if !caps.Any() {
 		return ""
 	}
-	r, err := s.Agent(a.Name)
+	r, err := st.Agent(a.Name)
 	if err != nil {
 		return ""
 	}
-	st := caps.First(s.Spent(r, func() float64 { return r.Usage.USD }), 0, nil)
-	if st == nil {
+	stop := caps.First(s.Spent(r, func() float64 { return r.Usage.USD }), 0, nil)
+	if stop == nil {
 		return ""
 	}
 	return fmt.Sprintf("over its dollar budget: %s %s of %s (%s); raise it with `%s`",
-		st.What, cost.USD(st.Spent), cost.USD(st.Limit), st.Key, (cost.Cap{Key: st.Key, Limit: caps.Limit(st.Key)}).Raise())
+		stop.What, cost.USD(stop.Spent), cost.USD(stop.Limit), stop.Key, (cost.Cap{Key: stop.Key, Limit: caps.Limit(stop.Key)}).Raise())
 }

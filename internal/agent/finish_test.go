@@ -8,6 +8,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/driver"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/store/storetest"
 )
@@ -34,7 +35,7 @@ func TestFinishEventAgreesWithRecord(t *testing.T) {
 			if err := s.WriteAgent(a); err != nil {
 				t.Fatal(err)
 			}
-			_ = finish(s, slog.New(slog.NewTextHandler(io.Discard, nil)), a, tt.code, tt.reason)
+			_ = finish(s, fsstate.New(s), slog.New(slog.NewTextHandler(io.Discard, nil)), a, tt.code, tt.reason)
 			r, err := s.Agent(a.Name)
 			if err != nil {
 				t.Fatal(err)

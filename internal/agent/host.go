@@ -18,7 +18,6 @@ import (
 	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/state"
-	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -40,7 +39,7 @@ type LLMFunc func(ctx context.Context, a *store.Agent, system string) error
 // itself, renders the prompt, runs the agent (the llm runtime in-process,
 // the exec runtime as a child in its process group), stops a role agent when
 // its phase closes, and records how it ended.
-func Host(ctx context.Context, s *store.Store, name string, env []string, logw io.Writer, runLLM LLMFunc, onGiveUp GiveUpFunc, cmds Commands) error {
+func Host(ctx context.Context, s *store.Store, st state.State, name string, env []string, logw io.Writer, runLLM LLMFunc, onGiveUp GiveUpFunc, cmds Commands) error {
 	// The token an exec agent's pm commands carry to this host is masked
 	// like a secret: no log, event or message shows it to another agent.
 	token := broker.NewToken()
@@ -52,7 +51,7 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 	log := slog.New(slog.NewTextHandler(masked, nil)).With("agent", name)
 	self, _ := driver.Self()
 	now := s.Now().UTC()
-	a, err := s.UpdateAgent(name, func(r *store.Agent) error {
+	a, err := st.UpdateAgent(name, func(r *store.Agent) error {
 		if r.Status == store.AgentKilled || r.Status == store.AgentFailed {
 			return errs.Statef("", "agent %s is %s", r.Name, r.Status)
 		}
@@ -66,20 +65,20 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 		return err
 	}
 	contain(log, a.Handle)
-	text, err := Render(s, a)
+	text, err := Render(s, st, a)
 	if err != nil {
-		return finish(s, log, a, -1, "render prompt: "+err.Error())
+		return finish(s, st, log, a, -1, "render prompt: "+err.Error())
 	}
 	// Resumed by the human's answer: the answer is the agent's first words.
-	note := resumeNote(s, a, env)
+	note := resumeNote(s, st, a, env)
 	if note != "" {
 		log.Info("resumed by the human's answer to its request")
 	}
 	if a.Runtime == config.RuntimeLLM {
-		return hostLLM(WithResumeNote(ctx, note), s, log, a, text, runLLM, onGiveUp)
+		return hostLLM(WithResumeNote(ctx, note), s, st, log, a, text, runLLM, onGiveUp)
 	}
 	if reason := overRestarts(s, a); reason != "" {
-		return giveUp(s, log, a, -1, reason, onGiveUp)
+		return giveUp(s, st, log, a, -1, reason, onGiveUp)
 	}
 	// An owner that ends its turn without pm done (claude -p exits 0 when
 	// the model answers without a tool call) is resumed, in its own
@@ -87,17 +86,17 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 	budget := newExecBudget(s)
 	brk, err := startBroker(log, token, cmds, budget.halt)
 	if err != nil {
-		return finish(s, log, a, -1, err.Error())
+		return finish(s, st, log, a, -1, err.Error())
 	}
 	defer brk.Close()
 	agentEnv := execEnv(s, env, brk)
 	box, err := newExecSandbox(s, s.WorkDir(a.TaskID), log, agentEnv, brk) // its config paths are under the agent's $HOME
 	if err != nil {
-		return finish(s, log, a, -1, err.Error())
+		return finish(s, st, log, a, -1, err.Error())
 	}
 	defer box.close()
 	if agentEnv, err = box.env(agentEnv); err != nil {
-		return finish(s, log, a, -1, err.Error())
+		return finish(s, st, log, a, -1, err.Error())
 	}
 	session, nudge := newSessionID(), ""
 	first := text
@@ -105,8 +104,8 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 		first = text + "\n\n" + note // a fresh conversation: the prompt, then the answer
 	}
 	for turn := 0; ; turn++ {
-		if reason := overDollars(s, a); reason != "" { // checked before each run
-			return giveUp(s, log, a, -1, reason, onGiveUp)
+		if reason := overDollars(s, st, a); reason != "" { // checked before each run
+			return giveUp(s, st, log, a, -1, reason, onGiveUp)
 		}
 		prompt := text
 		if turn == 0 {
@@ -114,18 +113,18 @@ func Host(ctx context.Context, s *store.Store, name string, env []string, logw i
 		}
 		run, err := execCommand(s, a, prompt, session, nudge, box)
 		if err != nil {
-			return finish(s, log, a, -1, err.Error())
+			return finish(s, st, log, a, -1, err.Error())
 		}
-		end, err := runExec(ctx, s, log, masked, logw, a, agentEnv, run, budget, box)
+		end, err := runExec(ctx, s, st, log, masked, logw, a, agentEnv, run, budget, box)
 		switch {
 		case err != nil:
-			return finish(s, log, a, -1, err.Error())
+			return finish(s, st, log, a, -1, err.Error())
 		case end.over != "":
-			return giveUp(s, log, a, end.code, end.over, onGiveUp)
-		case end.why != "" || end.code != 0 || !endedTurnEarly(s, a):
-			return finish(s, log, a, end.code, "")
+			return giveUp(s, st, log, a, end.code, end.over, onGiveUp)
+		case end.why != "" || end.code != 0 || !endedTurnEarly(s, st, a):
+			return finish(s, st, log, a, end.code, "")
 		case turn >= s.Config().Runtime.Exec.Nudges:
-			return giveUp(s, log, a, end.code, fmt.Sprintf("ended its turn %d times without pm done on task %s", turn+1, a.TaskID), onGiveUp)
+			return giveUp(s, st, log, a, end.code, fmt.Sprintf("ended its turn %d times without pm done on task %s", turn+1, a.TaskID), onGiveUp)
 		}
 		nudge = nudgeText(a.TaskID)
 		log.Info("resuming", "why", "ended its turn without pm done", "nudge", turn+1, "of", s.Config().Runtime.Exec.Nudges)
@@ -148,7 +147,7 @@ type execEnd struct {
 
 // runExec starts the CLI once and waits for it, stopping it when its phase
 // closes, the host is signalled or it goes over a budget.
-func runExec(ctx context.Context, s *store.Store, log *slog.Logger, masked io.Writer, logw io.Writer, a *store.Agent, env []string, run execRun, budget *execBudget, box *execSandbox) (execEnd, error) {
+func runExec(ctx context.Context, s *store.Store, st state.State, log *slog.Logger, masked io.Writer, logw io.Writer, a *store.Agent, env []string, run execRun, budget *execBudget, box *execSandbox) (execEnd, error) {
 	argv, attr := box.wrap(run.argv)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = s.WorkDir(a.TaskID), env // the task's worktree
@@ -163,7 +162,7 @@ func runExec(ctx context.Context, s *store.Store, log *slog.Logger, masked io.Wr
 		cmd.Stdout, cmd.Stderr = masked, masked
 		cmd.WaitDelay = outputDrain
 	}
-	stream := newUsageStream(run.output, cmd.Stdout, s, log, a, budget) // cliusage.go
+	stream := newUsageStream(run.output, cmd.Stdout, s, st, log, a, budget) // cliusage.go
 	if stream != nil {
 		cmd.Stdout = stream
 	}
@@ -180,7 +179,7 @@ func runExec(ctx context.Context, s *store.Store, log *slog.Logger, masked io.Wr
 	defer cancel()
 	stop := make(chan string, 2)
 	if a.Role != "" && a.PhaseID != "" {
-		go watchPhaseClose(watchCtx, s, log, a, func() { stop <- stopPhase })
+		go watchPhaseClose(watchCtx, s, st, log, a, func() { stop <- stopPhase })
 	}
 	signalled := ctx.Done()
 	waited := make(chan error, 1)
@@ -196,7 +195,7 @@ func runExec(ctx context.Context, s *store.Store, log *slog.Logger, masked io.Wr
 				stream.Flush()
 			}
 			if stream == nil || !stream.Reported() {
-				budget.unreported(s, log, a) // unknown, not $0
+				budget.unreported(s, st, log, a) // unknown, not $0
 			}
 			end.code = exitCode(err)
 			return end, nil
@@ -223,15 +222,15 @@ func runExec(ctx context.Context, s *store.Store, log *slog.Logger, masked io.Wr
 
 // hostLLM runs the llm runtime in this process; a role agent's run ends when
 // its phase closes.
-func hostLLM(ctx context.Context, s *store.Store, log *slog.Logger, a *store.Agent, text string, runLLM LLMFunc, onGiveUp GiveUpFunc) error {
+func hostLLM(ctx context.Context, s *store.Store, st state.State, log *slog.Logger, a *store.Agent, text string, runLLM LLMFunc, onGiveUp GiveUpFunc) error {
 	if runLLM == nil {
-		return finish(s, log, a, -1, "this host has no llm runtime")
+		return finish(s, st, log, a, -1, "this host has no llm runtime")
 	}
 	signalled := ctx // ends on SIGTERM/SIGINT
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if a.Role != "" && a.PhaseID != "" {
-		go watchPhaseClose(ctx, s, log, a, cancel)
+		go watchPhaseClose(ctx, s, st, log, a, cancel)
 	}
 	log.Info("starting", "runtime", "llm", "prompt", a.Prompt, "role", a.Role, "task", a.TaskID, "phase", a.PhaseID)
 	err := runLLM(ctx, a, text)
@@ -240,14 +239,14 @@ func hostLLM(ctx context.Context, s *store.Store, log *slog.Logger, a *store.Age
 		// Stopped from outside. pm kill has already marked it killed; any
 		// other signal is recorded like a shell would (128+15), so the
 		// supervisor sees a crash and respawns it while it is wanted.
-		return finish(s, log, a, 128+int(syscall.SIGTERM), "")
+		return finish(s, st, log, a, 128+int(syscall.SIGTERM), "")
 	case err != nil && ctx.Err() == nil:
 		// An owner that stops for good (it kept stopping without done, went
 		// over a budget, its model kept failing) is given up on as an exec
 		// owner is: its room closes and the human gets a request.
-		return giveUp(s, log, a, 1, err.Error(), onGiveUp)
+		return giveUp(s, st, log, a, 1, err.Error(), onGiveUp)
 	}
-	return finish(s, log, a, 0, "")
+	return finish(s, st, log, a, 0, "")
 }
 
 // terminate asks the child to stop (after linger when its phase closed, so it
@@ -304,8 +303,8 @@ func contain(log *slog.Logger, h driver.Handle) {
 // cannot be set up (inotify used up) it says so loudly in the log: the
 // supervisor still stops the agent once the phase is closed and its grace
 // has run out (supervisor/stop.go), so enforcement holds, later.
-func watchPhaseClose(ctx context.Context, s *store.Store, log *slog.Logger, a *store.Agent, closed func()) {
-	err := waitPhaseClosed(ctx, s, a.TaskID, a.PhaseID)
+func watchPhaseClose(ctx context.Context, s *store.Store, st state.State, log *slog.Logger, a *store.Agent, closed func()) {
+	err := waitPhaseClosed(ctx, st, a.TaskID, a.PhaseID)
 	switch {
 	case err == nil:
 		closed()
@@ -316,9 +315,9 @@ func watchPhaseClose(ctx context.Context, s *store.Store, log *slog.Logger, a *s
 
 // waitPhaseClosed wakes on the task's changes (its rooms among them:
 // state.Scope{Task}) and reads the phase's derived status.
-func waitPhaseClosed(ctx context.Context, s *store.Store, taskID, phaseID string) error {
-	return fsstate.New(s).Watch(ctx, state.Scope{Task: taskID}, func() (bool, error) {
-		ph, err := s.Phase(taskID, phaseID)
+func waitPhaseClosed(ctx context.Context, st state.State, taskID, phaseID string) error {
+	return st.Watch(ctx, state.Scope{Task: taskID}, func() (bool, error) {
+		ph, err := st.Phase(taskID, phaseID)
 		if err != nil {
 			return false, nil
 		}
@@ -343,14 +342,14 @@ func exitCode(err error) int {
 // finish ends what is left of the run and records how the agent ended,
 // unless someone (pm kill) already did. The event says what the record
 // says: agent.failed for an end recorded failed, agent.exited otherwise.
-func finish(s *store.Store, log *slog.Logger, a *store.Agent, code int, reason string) error {
+func finish(s *store.Store, st state.State, log *slog.Logger, a *store.Agent, code int, reason string) error {
 	// What the agent started (even in its own session) ends before the end
 	// is recorded: an agent recorded ended has nothing left running.
 	driver.EndRun(a.Handle)
 	now := s.Now().UTC()
 	self := os.Getpid()
 	failed := false
-	_, err := s.UpdateAgent(a.Name, func(r *store.Agent) error {
+	_, err := st.UpdateAgent(a.Name, func(r *store.Agent) error {
 		if r.Pid != self || r.Status != store.AgentRunning {
 			return nil
 		}

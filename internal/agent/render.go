@@ -5,11 +5,12 @@ import (
 	"strings"
 
 	"github.com/plasmodium/pm/internal/prompt"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
 // Vars are the placeholders filled into an agent's prompt.
-func Vars(s *store.Store, a *store.Agent) map[string]string {
+func Vars(s *store.Store, st state.State, a *store.Agent) map[string]string {
 	v := map[string]string{
 		"NAME": a.Name, "ROLE": a.Role, "TASK_ID": a.TaskID, "PHASE_ID": a.PhaseID,
 		"DESCRIPTION": "", "PARENT_DESCRIPTION": "(none)", "CONTEXT": "(none)",
@@ -19,17 +20,17 @@ func Vars(s *store.Store, a *store.Agent) map[string]string {
 	if a.TaskID == "" {
 		return v
 	}
-	t, err := s.Task(a.TaskID)
+	t, err := st.Task(a.TaskID)
 	if err != nil {
 		return v
 	}
 	v["DESCRIPTION"], v["OWNER"] = t.Description, t.Owner
 	if t.ParentID != "" {
-		if p, err := s.Task(t.ParentID); err == nil {
+		if p, err := st.Task(t.ParentID); err == nil {
 			v["PARENT_DESCRIPTION"] = p.Description
 		}
 	}
-	if data, err := s.ReadContext(t.ID); err == nil && len(strings.TrimSpace(string(data))) > 0 {
+	if data, err := st.Context(t.ID); err == nil && len(strings.TrimSpace(string(data))) > 0 {
 		v["CONTEXT"] = string(data)
 	}
 	if t.Rejected != "" && a.Role == "" {
@@ -42,7 +43,7 @@ func Vars(s *store.Store, a *store.Agent) map[string]string {
 		}
 	}
 	if a.PhaseID != "" {
-		if ph, err := s.Phase(a.TaskID, a.PhaseID); err == nil {
+		if ph, err := st.Phase(a.TaskID, a.PhaseID); err == nil {
 			v["PHASE_NAME"], v["LIMIT"] = ph.Name, strconv.Itoa(ph.MessageLimit)
 			if ph.Rules != "" {
 				v["RULES"] = ph.Rules
@@ -53,8 +54,8 @@ func Vars(s *store.Store, a *store.Agent) map[string]string {
 }
 
 // Render renders the agent's prompt object and writes it to agents/NAME/prompt.md.
-func Render(s *store.Store, a *store.Agent) (string, error) {
-	set, err := prompt.LoadProject(s)
+func Render(s *store.Store, st state.State, a *store.Agent) (string, error) {
+	set, err := prompt.LoadProject(s, st)
 	if err != nil {
 		return "", err
 	}
@@ -62,12 +63,12 @@ func Render(s *store.Store, a *store.Agent) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return RenderObject(s, a, o)
+	return RenderObject(s, st, a, o)
 }
 
 // RenderObject renders o for agent a (a loaded set is reused, not re-read)
 // and writes it to agents/NAME/prompt.md.
-func RenderObject(s *store.Store, a *store.Agent, o *prompt.Object) (string, error) {
-	text := o.Render(Vars(s, a))
+func RenderObject(s *store.Store, st state.State, a *store.Agent, o *prompt.Object) (string, error) {
+	text := o.Render(Vars(s, st, a))
 	return text, s.WritePromptFile(a.Name, text)
 }

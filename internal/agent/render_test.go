@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/plasmodium/pm/internal/config"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/store/storetest"
 )
@@ -23,7 +24,7 @@ func TestRenderCLIOnly(t *testing.T) {
 		if err := s.WriteAgent(a); err != nil {
 			t.Fatal(err)
 		}
-		text, err := Render(s, a)
+		text, err := Render(s, fsstate.New(s), a)
 		if err != nil {
 			t.Fatal(err)
 		}

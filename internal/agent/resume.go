@@ -8,6 +8,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -51,7 +52,7 @@ func (l *Launcher) Resume(name, requestID string, check func(*store.Agent) error
 // human's answer to the request about it, and that its task goes on. It is
 // "" for any other start (a first start, a respawn), and for a request that
 // is not an answered one about this owner.
-func resumeNote(s *store.Store, a *store.Agent, env []string) string {
+func resumeNote(s *store.Store, st state.State, a *store.Agent, env []string) string {
 	id := ""
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, ResumeEnv+"="); ok {
@@ -61,7 +62,7 @@ func resumeNote(s *store.Store, a *store.Agent, env []string) string {
 	if id == "" || !a.IsOwner() || a.TaskID == "" {
 		return ""
 	}
-	r, err := s.Request(id)
+	r, err := st.Request(id)
 	if err != nil || r.Agent != a.Name || r.Status != store.RequestAnswered {
 		return ""
 	}

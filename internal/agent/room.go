@@ -7,6 +7,7 @@ import (
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/prompt"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -21,6 +22,7 @@ import (
 // or never started; its retry (the same name, limit, roles and rules) finds
 // that room, finishes it (EnsureRoles) and succeeds.
 func OpenPhase(s *store.Store, l *Launcher, actor store.Actor, sp phase.Spec) (*store.Phase, []string, error) {
+	st := l.State
 	roles := make([]string, 0, len(sp.Roles))
 	for _, r := range sp.Roles {
 		if r = strings.TrimSpace(r); r != "" {
@@ -28,7 +30,7 @@ func OpenPhase(s *store.Store, l *Launcher, actor store.Actor, sp phase.Spec) (*
 		}
 	}
 	sp.Roles = roles
-	set, err := prompt.LoadProject(s)
+	set, err := prompt.LoadProject(s, st)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -37,17 +39,17 @@ func OpenPhase(s *store.Store, l *Launcher, actor store.Actor, sp phase.Spec) (*
 			return nil, nil, errs.NotFoundf("roles are prompt objects: "+strings.Join(set.Names(), ", "), "no prompt object for role %q", r)
 		}
 	}
-	t, err := s.Task(sp.TaskID)
+	t, err := st.Task(sp.TaskID)
 	if err != nil {
 		return nil, nil, err
 	}
-	ph, err := phase.CreateThen(s, actor, sp, func(ph *store.Phase) error {
-		_, err := recordRoles(s, t, ph)
+	ph, err := phase.CreateThen(s, st, actor, sp, func(ph *store.Phase) error {
+		_, err := recordRoles(s, st, t, ph)
 		return err
 	})
 	if errs.Is(err, errs.State) && ph == nil {
 		// A retry of a pm phase killed part-way: the same room, open.
-		if act, aerr := s.ActivePhase(t.ID); aerr == nil && act != nil && phase.SameSpec(act, sp) {
+		if act, aerr := state.ActivePhase(st, t.ID); aerr == nil && act != nil && phase.SameSpec(act, sp) {
 			ph, err = act, nil
 		}
 	}
@@ -71,17 +73,18 @@ func OpenPhase(s *store.Store, l *Launcher, actor store.Actor, sp phase.Spec) (*
 // two hosts for one agent. It returns the room's role agents, in the order
 // of its roles.
 func EnsureRoles(s *store.Store, l *Launcher, taskID string) ([]string, error) {
+	st := l.State
 	var ph *store.Phase
 	var names []string
-	err := s.WithPhasesLock(taskID, func() error {
-		t, err := s.Task(taskID)
+	err := st.WithPhases(taskID, func() error {
+		t, err := st.Task(taskID)
 		if err != nil || t.Status != store.TaskActive {
 			return err
 		}
-		if ph, err = s.ActivePhase(taskID); err != nil || ph == nil {
+		if ph, err = state.ActivePhase(st, taskID); err != nil || ph == nil {
 			return err
 		}
-		names, err = recordRoles(s, t, ph)
+		names, err = recordRoles(s, st, t, ph)
 		return err
 	})
 	if err != nil || ph == nil {
@@ -98,12 +101,12 @@ func EnsureRoles(s *store.Store, l *Launcher, taskID string) ([]string, error) {
 // RolesPending reports whether the open room ph has a role with no agent
 // recorded, or one recorded but never started: what only a pm phase killed
 // part-way (or still running) leaves. Reads only the records ph names.
-func RolesPending(s *store.Store, ph *store.Phase) bool {
+func RolesPending(s *store.Store, st state.State, ph *store.Phase) bool {
 	if len(ph.Agents) < len(ph.Roles) {
 		return true
 	}
 	for _, n := range ph.Agents {
-		if a, err := s.Agent(n); err == nil && a.Status == store.AgentPending && a.Runtime != config.RuntimeNone {
+		if a, err := st.Agent(n); err == nil && a.Status == store.AgentPending && a.Runtime != config.RuntimeNone {
 			return true
 		}
 	}
@@ -113,13 +116,13 @@ func RolesPending(s *store.Store, ph *store.Phase) bool {
 // recordRoles makes sure each role of ph has an agent record (one found
 // from an earlier, killed attempt is kept) and that phase.json names them;
 // the caller holds the task's phases lock.
-func recordRoles(s *store.Store, t *store.Task, ph *store.Phase) ([]string, error) {
+func recordRoles(s *store.Store, st state.State, t *store.Task, ph *store.Phase) ([]string, error) {
 	if len(ph.Agents) == len(ph.Roles) && len(ph.Roles) > 0 {
 		return ph.Agents, nil
 	}
 	have := map[string]string{} // role -> agent, from an earlier attempt
 	if len(ph.Roles) > 0 {
-		agents, err := s.AgentsOf(t.ID)
+		agents, err := state.AgentsOf(st, t.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -144,7 +147,7 @@ func recordRoles(s *store.Store, t *store.Task, ph *store.Phase) ([]string, erro
 	if len(names) == 0 {
 		return names, nil
 	}
-	if err := phase.SetAgents(s, t.ID, ph.ID, names); err != nil {
+	if err := phase.SetAgents(s, st, t.ID, ph.ID, names); err != nil {
 		return names, err
 	}
 	ph.Agents = names

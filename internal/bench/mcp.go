@@ -12,6 +12,7 @@ import (
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/ops"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -35,7 +36,7 @@ func MCP(ctx context.Context, bin, dir string, n int) (res *MCPResult, err error
 		return nil, err
 	}
 	defer func() { err = errors.Join(err, r.Close()) }()
-	phase, err := benchPhase(r.Store, n)
+	phase, err := benchPhase(r.Store, r.Launcher.State, n)
 	if err != nil {
 		return nil, err
 	}
@@ -100,8 +101,8 @@ func mcpSend(ctx context.Context, cs *mcp.ClientSession) (time.Duration, error) 
 
 // benchPhase opens a phase of n+1 messages on a new task (runtime none, so
 // no agent process runs for it).
-func benchPhase(s *store.Store, n int) (*store.Phase, error) {
-	sess := &ops.Session{Store: s, Actor: store.Human, Launcher: &agent.Launcher{Store: s, Exe: "/nonexistent/pm"}}
+func benchPhase(s *store.Store, st state.State, n int) (*store.Phase, error) {
+	sess := &ops.Session{Store: s, State: st, Actor: store.Human, Launcher: &agent.Launcher{Store: s, State: st, Exe: "/nonexistent/pm"}}
 	ctx := context.Background()
 	t, err := ops.CreateTask(ctx, sess, ops.TaskInput{Description: "mcp bench", Runtime: config.RuntimeNone})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/plasmodium/pm/internal/cost"
 	"github.com/plasmodium/pm/internal/jsonl"
 	"github.com/plasmodium/pm/internal/llmagent"
+	"github.com/plasmodium/pm/internal/state/stateopen"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 )
@@ -35,12 +36,17 @@ func Overheads(dir string) ([]llmagent.Overhead, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := task.Create(s, &agent.Launcher{Store: s, Exe: "/nonexistent/pm"}, store.Human,
+	st, err := stateopen.Open(context.Background(), s)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	t, err := task.Create(s, &agent.Launcher{Store: s, State: st, Exe: "/nonexistent/pm"}, store.Human,
 		task.Spec{Description: "Build a landing page for our product", Runtime: "none"})
 	if err != nil {
 		return nil, err
 	}
-	return llmagent.Overheads(s, t, "Brainstorm", 10)
+	return llmagent.Overheads(s, st, t, "Brainstorm", 10)
 }
 
 // Flow is the replayed landing flow's bill: its model calls and tokens

@@ -47,7 +47,7 @@ func NewResidents(ctx context.Context, bin, dir string, turns int) (*Residents, 
 	srv := openaitest.New()
 	srv.Handle(func(openaitest.Request) openaitest.Reply { return openaitest.Reply{Content: "hi"} })
 	env := append(Env(dir), "OPENAI_BASE_URL="+srv.BaseURL(), "PM_MODEL=bench", "PM_HOME="+p.Home)
-	l := &agent.Launcher{Store: p.Store, Exe: bin, Env: env}
+	l := &agent.Launcher{Store: p.Store, State: p.State, Exe: bin, Env: env}
 	l.AfterStart = func() { _ = supervisor.Ensure(l) }
 	return &Residents{Store: p.Store, Launcher: l, srv: srv}, nil
 }

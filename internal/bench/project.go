@@ -8,6 +8,8 @@ import (
 
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/lockedfile"
+	"github.com/plasmodium/pm/internal/state"
+	"github.com/plasmodium/pm/internal/state/stateopen"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -15,6 +17,7 @@ import (
 type Project struct {
 	PM
 	Store *store.Store
+	State state.State // the store's records (stateopen.Open)
 }
 
 // NewProject runs `pm init` in dir and raises the limits a benchmark needs:
@@ -36,7 +39,11 @@ func NewProject(ctx context.Context, bin, dir string, msgs int) (*Project, error
 	if err := lockedfile.With(path, func() error { return lockedfile.WriteJSON(path, cfg) }); err != nil {
 		return nil, err
 	}
-	p.Store = s
+	st, err := stateopen.Open(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	p.Store, p.State = s, st
 	return p, nil
 }
 

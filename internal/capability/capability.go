@@ -14,12 +14,14 @@ import (
 	"github.com/plasmodium/pm/internal/llm"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/prompt"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
 // Env is what capabilities act with and on.
 type Env struct {
 	Store    *store.Store
+	State    state.State     // the project's records, opened with the store
 	Actor    store.Actor     // who the pm operations act as
 	Launcher *agent.Launcher // starts role agents and subtask owners; nil: those tools refuse
 	// Workspace is the directory primitives are confined to (default: the
@@ -43,7 +45,7 @@ type Env struct {
 // session is who the pm operations act as: the agent, with its host's
 // launcher.
 func (env *Env) session() *ops.Session {
-	return &ops.Session{Store: env.Store, Actor: env.Actor, Launcher: env.Launcher, Getenv: env.Getenv, Halt: env.Halt}
+	return &ops.Session{Store: env.Store, State: env.State, Actor: env.Actor, Launcher: env.Launcher, Getenv: env.Getenv, Halt: env.Halt}
 }
 
 // impl is a built-in capability's descriptor and behaviour.
@@ -85,7 +87,7 @@ func Tools(env *Env, obj *prompt.Object) ([]llm.Tool, error) {
 	if env == nil || env.Store == nil {
 		return nil, errors.New("capability: no store to act on")
 	}
-	set, err := prompt.LoadProject(env.Store)
+	set, err := prompt.LoadProject(env.Store, env.State)
 	if err != nil {
 		return nil, err
 	}

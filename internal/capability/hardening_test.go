@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/plasmodium/pm/internal/capability"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -51,13 +52,13 @@ func TestCreateCapabilityLimits(t *testing.T) {
 	s := newStore(t)
 	greeter := &store.Agent{Name: "greeter", Prompt: "greeter"}
 	actor := store.Actor{Name: "greeter", Agent: greeter}
-	if _, _, err := capability.Create(s, actor, "shell", "runs things", []string{"run_command", "write_file"}, "I run commands.\n"); err == nil {
+	if _, _, err := capability.Create(s, fsstate.New(s), actor, "shell", "runs things", []string{"run_command", "write_file"}, "I run commands.\n"); err == nil {
 		t.Fatal("greeter granted run_command, which it does not have")
 	}
-	if _, _, err := capability.Create(s, actor, "echo", "thinks", []string{"think"}, "I echo.\n"); err != nil {
+	if _, _, err := capability.Create(s, fsstate.New(s), actor, "echo", "thinks", []string{"think"}, "I echo.\n"); err != nil {
 		t.Fatalf("granting a universal capability: %v", err)
 	}
-	if _, _, err := capability.Create(s, store.Human, "human", "impostor", nil, "I am the human.\n"); err == nil {
+	if _, _, err := capability.Create(s, fsstate.New(s), store.Human, "human", "impostor", nil, "I am the human.\n"); err == nil {
 		t.Fatal("created a prompt object named human")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/plasmodium/pm/internal/capability"
 	"github.com/plasmodium/pm/internal/llm"
 	"github.com/plasmodium/pm/internal/prompt"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/store/storetest"
 )
@@ -24,7 +25,7 @@ func newStore(t testing.TB) *store.Store {
 
 func launcher(s *store.Store) *agent.Launcher {
 	// Runtime none never spawns, so the binary is never run.
-	return &agent.Launcher{Store: s, Exe: "/nonexistent/pm"}
+	return &agent.Launcher{Store: s, State: fsstate.New(s), Exe: "/nonexistent/pm"}
 }
 
 // obj is a prompt object with the given capabilities (not on disk).

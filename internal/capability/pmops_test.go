@@ -8,6 +8,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/capability"
 	"github.com/plasmodium/pm/internal/prompt"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 )
@@ -26,12 +27,12 @@ func ownerEnv(t *testing.T) (*capability.Env, *store.Task) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &capability.Env{Store: s, Actor: store.Actor{Name: a.Name, Agent: a}, Launcher: l}, tk
+	return &capability.Env{Store: s, State: fsstate.New(s), Actor: store.Actor{Name: a.Name, Agent: a}, Launcher: l}, tk
 }
 
 func TestOwnerTools(t *testing.T) {
 	env, tk := ownerEnv(t)
-	set, err := prompt.LoadProject(env.Store)
+	set, err := prompt.LoadProject(env.Store, fsstate.New(env.Store))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +108,7 @@ func TestOwnerTools(t *testing.T) {
 	parent, _ := env.Store.Task(tk.ID)
 	child, _ := env.Store.Task(parent.Children[0])
 	ca, _ := env.Store.Agent(child.Owner)
-	childEnv := &capability.Env{Store: env.Store, Actor: store.Actor{Name: ca.Name, Agent: ca}, Launcher: env.Launcher}
+	childEnv := &capability.Env{Store: env.Store, State: env.State, Actor: store.Actor{Name: ca.Name, Agent: ca}, Launcher: env.Launcher}
 	mustContain(t, call(t, tool(t, childEnv, set["owner"], "done"), m{}), child.ID+" done", "not a git repository")
 	mustContain(t, use("wait_children", m{"timeout": "1h"}), child.ID+" done write the copy", "all 1 subtasks of "+tk.ID+" finished")
 	mustContain(t, use("wait_children", m{"timeout": "soon"}), "bad arguments")
@@ -126,7 +127,7 @@ func firstPhase(t *testing.T, s *store.Store, taskID string) string {
 
 func TestRoleAgentIsNotOwner(t *testing.T) {
 	env, _ := ownerEnv(t)
-	set, _ := prompt.LoadProject(env.Store)
+	set, _ := prompt.LoadProject(env.Store, fsstate.New(env.Store))
 	mustContain(t, call(t, tool(t, env, set["owner"], "phase"), m{"name": "Talk", "limit": 4, "roles": []string{"designer"}}), "open")
 	ph, err := env.Store.ActivePhase(env.Actor.Agent.TaskID)
 	if err != nil || ph == nil || len(ph.Agents) != 1 {
@@ -136,7 +137,7 @@ func TestRoleAgentIsNotOwner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	role := &capability.Env{Store: env.Store, Actor: store.Actor{Name: ra.Name, Agent: ra}, Launcher: env.Launcher}
+	role := &capability.Env{Store: env.Store, State: env.State, Actor: store.Actor{Name: ra.Name, Agent: ra}, Launcher: env.Launcher}
 	// Role agents may talk and read, but not run owner operations.
 	mustContain(t, call(t, tool(t, role, set["designer"], "say"), m{"message": "make it blue"}), "posted")
 	mustContain(t, call(t, tool(t, role, obj("end_phase"), "end_phase"), m{}), "wrong state", "is not the owner")

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/plasmodium/pm/internal/capability"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -41,7 +42,7 @@ func workspace(t testing.TB) (*capability.Env, string, string) {
 	must(t, os.Symlink(outside, filepath.Join(ws, "outdir")))
 	must(t, os.Symlink(filepath.Join(outside, "nothing-yet"), filepath.Join(ws, "dangling")))
 	must(t, os.Symlink("src", filepath.Join(ws, "srclink")))
-	return &capability.Env{Store: s, Actor: store.Human, Workspace: ws}, ws, outside
+	return &capability.Env{Store: s, State: fsstate.New(s), Actor: store.Human, Workspace: ws}, ws, outside
 }
 
 func must(t testing.TB, err error) {

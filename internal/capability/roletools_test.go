@@ -7,6 +7,7 @@ import (
 	"github.com/plasmodium/pm/internal/capability"
 	"github.com/plasmodium/pm/internal/llm"
 	"github.com/plasmodium/pm/internal/prompt"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -24,7 +25,7 @@ func toolNames(tools []llm.Tool) []string {
 // object keeps the universal ones (the PromptObjects contract).
 func TestRoleToolsAreItsCapabilities(t *testing.T) {
 	env, tk := ownerEnv(t)
-	set, err := prompt.LoadProject(env.Store)
+	set, err := prompt.LoadProject(env.Store, fsstate.New(env.Store))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +48,7 @@ func TestRoleToolsAreItsCapabilities(t *testing.T) {
 		if tc.agent != nil {
 			actor = store.Actor{Name: tc.agent.Name, Agent: tc.agent}
 		}
-		tools, err := capability.Tools(&capability.Env{Store: env.Store, Actor: actor, Launcher: env.Launcher}, o)
+		tools, err := capability.Tools(&capability.Env{Store: env.Store, State: env.State, Actor: actor, Launcher: env.Launcher}, o)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,7 +14,6 @@ import (
 	"github.com/plasmodium/pm/internal/prompt"
 	"github.com/plasmodium/pm/internal/request"
 	"github.com/plasmodium/pm/internal/state"
-	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -49,7 +48,7 @@ type askHumanArgs struct {
 }
 
 func askHuman(ctx context.Context, env *Env, a askHumanArgs) (string, error) {
-	answer, err := request.Ask(ctx, env.Store, env.Actor, a.Question)
+	answer, err := request.Ask(ctx, env.Store, env.State, env.Actor, a.Question)
 	if err != nil {
 		return "", err
 	}
@@ -71,7 +70,7 @@ type createCapabilityArgs struct {
 }
 
 func createCapability(ctx context.Context, env *Env, a createCapabilityArgs) (string, error) {
-	_, o, err := Create(env.Store, env.Actor, a.Name, a.Description, a.Capabilities, a.Body)
+	_, o, err := Create(env.Store, env.State, env.Actor, a.Name, a.Description, a.Capabilities, a.Body)
 	if err != nil {
 		return "", err
 	}
@@ -108,7 +107,7 @@ func grantable(set prompt.Set, actor store.Actor) map[string]bool {
 // must be free (no prompt object and no built-in capability has it) and every
 // capability known; the file is parsed back and the whole set validated
 // before it is kept. It returns the path and the parsed object.
-func Create(s *store.Store, actor store.Actor, name, description string, caps []string, body string) (string, *prompt.Object, error) {
+func Create(s *store.Store, st state.State, actor store.Actor, name, description string, caps []string, body string) (string, *prompt.Object, error) {
 	name = strings.TrimSpace(name)
 	if !ids.ValidAgentName(name) {
 		return "", nil, errs.Usagef("1 to 64 of a-z, 0-9, _ and -, starting with a letter or digit, e.g. ruby_debugger", "bad name %q", name)
@@ -126,14 +125,14 @@ func Create(s *store.Store, actor store.Actor, name, description string, caps []
 	if len(body) > MaxBodyText {
 		return "", nil, errs.Usagef("keep the body under 64 KiB", "body of %d bytes is too long", len(body))
 	}
-	set, err := prompt.LoadProject(s)
+	set, err := prompt.LoadProject(s, st)
 	if err != nil {
 		return "", nil, err
 	}
 	if o, ok := set[name]; ok {
 		return "", nil, errs.Statef("pick another name, or use the existing one", "a prompt object %q already exists (%s)", name, o.Source)
 	}
-	if _, err := s.Agent(name); name == "human" || err == nil {
+	if _, err := st.Agent(name); name == "human" || err == nil {
 		return "", nil, errs.Statef("pick another name", "%q is already the name of an agent (or the human)", name)
 	}
 	granted := grantable(set, actor)
@@ -169,7 +168,6 @@ func Create(s *store.Store, actor store.Actor, name, description string, caps []
 	if err != nil {
 		return "", nil, errs.Failf("", "the new prompt object does not parse: %v", err)
 	}
-	st := fsstate.New(s)
 	path, err := st.CreatePrompt(name, data)
 	if err != nil {
 		if errors.Is(err, state.ErrConflict) {
@@ -178,7 +176,7 @@ func Create(s *store.Store, actor store.Actor, name, description string, caps []
 		return "", nil, err
 	}
 	o.Source = path
-	if _, err := prompt.LoadProject(s); err != nil {
+	if _, err := prompt.LoadProject(s, st); err != nil {
 		// Should not happen (checked above); never leave a file that breaks every load.
 		_ = st.RemovePrompt(name)
 		return "", nil, errors.Join(errs.Failf("", "the new prompt object broke the prompt set; removed it"), err)

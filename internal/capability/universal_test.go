@@ -12,12 +12,14 @@ import (
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/prompt"
 	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/watch"
 )
 
 func TestEveryCatalogNameHasATool(t *testing.T) {
 	env := &capability.Env{Store: newStore(t), Actor: store.Human}
+	env.State = fsstate.New(env.Store)
 	tools, err := capability.Tools(env, obj(prompt.BuiltinNames("")...))
 	if err != nil {
 		t.Fatal(err)
@@ -29,6 +31,7 @@ func TestEveryCatalogNameHasATool(t *testing.T) {
 
 func TestUniversalAlwaysPresent(t *testing.T) {
 	env := &capability.Env{Store: newStore(t), Actor: store.Human}
+	env.State = fsstate.New(env.Store)
 	tools, err := capability.Tools(env, obj())
 	if err != nil {
 		t.Fatal(err)
@@ -45,6 +48,7 @@ func TestUniversalAlwaysPresent(t *testing.T) {
 func TestThink(t *testing.T) {
 	var thoughts []string
 	env := &capability.Env{Store: newStore(t), Actor: store.Human, OnThink: func(s string) { thoughts = append(thoughts, s) }}
+	env.State = fsstate.New(env.Store)
 	if got := call(t, tool(t, env, obj(), "think"), m{"thought": "list first, then read"}); got != "ok" {
 		t.Fatalf("think = %q", got)
 	}
@@ -57,6 +61,7 @@ func TestAskHumanBlocksUntilAnswered(t *testing.T) {
 	s := newStore(t)
 	a := &store.Agent{Name: "cedar_0001", TaskID: "tk-000001"}
 	env := &capability.Env{Store: s, Actor: store.Actor{Name: a.Name, Agent: a}}
+	env.State = fsstate.New(env.Store)
 	ask := tool(t, env, obj("ask_human"), "ask_human") // an agent of a task: declared
 	got := make(chan string, 1)
 	go func() {
@@ -69,7 +74,7 @@ func TestAskHumanBlocksUntilAnswered(t *testing.T) {
 	// The request appears (woken by file events, no sleeps)...
 	var id string
 	err := watch.Until(context.Background(), func() []string { return []string{s.RequestsDir()} }, func() (bool, error) {
-		rs, err := request.List(s, false)
+		rs, err := request.List(s, fsstate.New(s), false)
 		if err != nil || len(rs) == 0 {
 			return false, err
 		}
@@ -85,7 +90,7 @@ func TestAskHumanBlocksUntilAnswered(t *testing.T) {
 		t.Fatalf("ask_human returned before the answer: %q", out)
 	default:
 	}
-	if _, err := request.Answer(s, store.Human, id, "no, keep them"); err != nil {
+	if _, err := request.Answer(s, fsstate.New(s), store.Human, id, "no, keep them"); err != nil {
 		t.Fatal(err)
 	}
 	if out := <-got; out != "the human answered: no, keep them" {
@@ -98,6 +103,7 @@ func TestCreateCapability(t *testing.T) {
 	s := newStore(t)
 	var created []*prompt.Object
 	env := &capability.Env{Store: s, Actor: store.Human, OnCreated: func(o *prompt.Object) { created = append(created, o) }}
+	env.State = fsstate.New(env.Store)
 	create := tool(t, env, obj(), "create_capability")
 
 	got := call(t, create, m{"name": "ruby_debugger", "description": "Finds bugs in Ruby code",
@@ -116,7 +122,7 @@ func TestCreateCapability(t *testing.T) {
 	}
 	// Every later load sees it, it is a known capability, and other objects
 	// can list it and get a tool for it at once.
-	set, err := prompt.LoadProject(s)
+	set, err := prompt.LoadProject(s, fsstate.New(s))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +172,7 @@ func TestCreateCapability(t *testing.T) {
 	}
 	// YAML-looking text in the description stays text.
 	mustContain(t, call(t, create, m{"name": "tricky", "description": "a: b # c [d]", "body": "---\nnot frontmatter\n"}), "created")
-	set, err = prompt.LoadProject(s)
+	set, err = prompt.LoadProject(s, fsstate.New(s))
 	if err != nil || set["tricky"].Description != "a: b # c [d]" {
 		t.Fatalf("tricky: %v %+v", err, set["tricky"])
 	}
@@ -174,6 +180,7 @@ func TestCreateCapability(t *testing.T) {
 
 func TestObjectToolWithoutHost(t *testing.T) {
 	env := &capability.Env{Store: newStore(t), Actor: store.Human}
+	env.State = fsstate.New(env.Store)
 	po := tool(t, env, obj("greeter"), "greeter")
 	mustContain(t, call(t, po, m{"message": "hi"}), "error: messaging prompt objects is not available")
 	mustContain(t, call(t, po, m{}), "bad arguments", "empty message")
@@ -190,7 +197,7 @@ func TestValidateNamesFileAndLine(t *testing.T) {
 	if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := prompt.LoadProject(s)
+	_, err := prompt.LoadProject(s, fsstate.New(s))
 	if err == nil {
 		t.Fatal("an unknown capability loaded")
 	}
@@ -239,6 +246,7 @@ func TestValidateNamesFileAndLine(t *testing.T) {
 	// Tools names the line of an unknown capability of an object that was
 	// never loaded into the set.
 	env := &capability.Env{Store: newStore(t), Actor: store.Human}
+	env.State = fsstate.New(env.Store)
 	o, err := prompt.Parse("/p/solo.md", []byte("---\nname: solo\ncapabilities:\n  - think\n  - warp\n---\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -249,12 +257,14 @@ func TestValidateNamesFileAndLine(t *testing.T) {
 }
 
 func TestBuiltinPromptsValidate(t *testing.T) {
-	set, err := prompt.LoadProject(newStore(t))
+	ps := newStore(t)
+	set, err := prompt.LoadProject(ps, fsstate.New(ps))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range set.Names() {
 		env := &capability.Env{Store: newStore(t), Actor: store.Human}
+		env.State = fsstate.New(env.Store)
 		if _, err := capability.Tools(env, set[name]); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

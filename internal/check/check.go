@@ -12,6 +12,7 @@ import (
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/driver"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 )
@@ -48,8 +49,8 @@ func (f Finding) String() string { return fmt.Sprintf("%s %s: %s", f.Kind, f.Sub
 
 // Run checks the whole state of s and returns what is wrong, sorted by kind
 // then subject; none is a clean state.
-func Run(s *store.Store) ([]Finding, error) {
-	c := &checker{s: s, drv: agent.DefaultDriver(s)}
+func Run(s *store.Store, st state.State) ([]Finding, error) {
+	c := &checker{s: s, st: st, drv: agent.DefaultDriver(s)}
 	agents, bad, err := s.AgentsChecked()
 	if err != nil {
 		return nil, err
@@ -88,6 +89,7 @@ func Run(s *store.Store) ([]Finding, error) {
 
 type checker struct {
 	s   *store.Store
+	st  state.State // s's records
 	drv driver.Driver
 	out []Finding
 }
@@ -287,7 +289,7 @@ func (c *checker) worktrees(tasks []*store.Task) {
 			live = append(live, t)
 		}
 	}
-	stray, missing := task.WorktreeFindings(c.s, live)
+	stray, missing := task.WorktreeFindings(c.s, c.st, live)
 	for _, p := range stray {
 		c.add(Worktree, p, "no task wants this worktree: the next pm task, done or kill (or a starting supervisor) removes it")
 	}

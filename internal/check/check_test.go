@@ -10,6 +10,7 @@ import (
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/check"
 	"github.com/plasmodium/pm/internal/phase"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 )
@@ -24,12 +25,12 @@ func newStore(t *testing.T) (*store.Store, *agent.Launcher) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s, &agent.Launcher{Store: s, Exe: "/nonexistent/pm"}
+	return s, &agent.Launcher{Store: s, State: fsstate.New(s), Exe: "/nonexistent/pm"}
 }
 
 func kinds(t *testing.T, s *store.Store) []check.Kind {
 	t.Helper()
-	found, err := check.Run(s)
+	found, err := check.Run(s, fsstate.New(s))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +56,7 @@ func TestRunFindsWhatACrashLeaves(t *testing.T) {
 		// ever see such a room active again.
 		{"room at its limit, phase.json left active", func(t *testing.T, s *store.Store, l *agent.Launcher) {
 			tk := mkTask(t, s, l)
-			ph, err := phase.Create(s, store.Human, phase.Spec{TaskID: tk.ID, Name: "Talk", Limit: 2, Roles: []string{"designer"}})
+			ph, err := phase.Create(s, fsstate.New(s), store.Human, phase.Spec{TaskID: tk.ID, Name: "Talk", Limit: 2, Roles: []string{"designer"}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -138,7 +139,7 @@ func TestRunFindsWhatACrashLeaves(t *testing.T) {
 			s, l := newStore(t)
 			c.leave(t, s, l)
 			if got := kinds(t, s); !slices.Equal(got, c.want) {
-				found, _ := check.Run(s)
+				found, _ := check.Run(s, fsstate.New(s))
 				t.Fatalf("kinds %v, want %v: %v", got, c.want, found)
 			}
 		})

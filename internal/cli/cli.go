@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -27,6 +28,12 @@ func Run(f *cmdutil.Factory, args []string) int {
 	if f.RunAsAgent == nil {
 		f.RunAsAgent = RunAgent
 	}
+	f.BeginStates()
+	defer func() {
+		if err := f.CloseState(); err != nil {
+			fmt.Fprintf(f.IO.ErrOut, "pm: closing the project's records: %v\n", err)
+		}
+	}()
 	root := NewRoot(f)
 	// Never nil: for nil cobra reads os.Args, which in a host is its own
 	// command line (agent-run NAME), not the one a client sent.

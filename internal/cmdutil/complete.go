@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -41,17 +42,23 @@ func CompleteAgents(f *Factory) cobra.CompletionFunc {
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		names, err := s.AgentNames()
+		st, err := f.State(s)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		agents, err := st.Agents()
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		typed := strings.TrimPrefix(toComplete, "@")
 		var out []cobra.Completion
-		for _, n := range names {
+		for _, a := range agents {
+			n := a.Name
 			if strings.HasPrefix(n, typed) {
 				out = append(out, n)
 			}
 		}
+		slices.Sort(out) // by name, as the agents' directories list
 		return out, cobra.ShellCompDirectiveNoFileComp
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/plasmodium/pm/internal/agent"
@@ -14,6 +15,8 @@ import (
 	"github.com/plasmodium/pm/internal/lite"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/state"
+	"github.com/plasmodium/pm/internal/state/stateopen"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -47,6 +50,17 @@ type Factory struct {
 	// Halt is the sessions' Halt (ops.Session): an exec host's way to end
 	// its agent's run from a command the agent sent it. nil elsewhere.
 	Halt func(reason string)
+
+	// opened are the records this factory's command line opened (State),
+	// closed when it ends (CloseState); cli.Run gives each command line
+	// its own.
+	opened *openedStates
+}
+
+// openedStates are records opened by one command line, to close at its end.
+type openedStates struct {
+	mu   sync.Mutex
+	list []*stateopen.Opened
 }
 
 // New returns the production factory.
@@ -97,29 +111,72 @@ func (f *Factory) opening() lite.Opening {
 	return lite.Opening{Getenv: f.Getenv, Environ: f.Environ, Getwd: f.Getwd, Warn: f.IO.ErrOut, MaskAlso: f.MaskAlso}
 }
 
+// State opens the records of s (stateopen.Open, the one opener every
+// surface uses); they are closed when the command line ends (CloseState).
+func (f *Factory) State(s *store.Store) (state.State, error) {
+	st, err := stateopen.Open(f.Context, s)
+	if err != nil {
+		return nil, err
+	}
+	if f.opened != nil {
+		f.opened.mu.Lock()
+		f.opened.list = append(f.opened.list, st)
+		f.opened.mu.Unlock()
+	}
+	return st, nil
+}
+
+// BeginStates makes the records this factory opens from now on its own,
+// for CloseState to close: cli.Run calls it at the start of a command line.
+func (f *Factory) BeginStates() { f.opened = &openedStates{} }
+
+// CloseState closes the records opened since BeginStates, newest first.
+func (f *Factory) CloseState() error {
+	if f.opened == nil {
+		return nil
+	}
+	f.opened.mu.Lock()
+	list := f.opened.list
+	f.opened.list = nil
+	f.opened.mu.Unlock()
+	var first error
+	for i := len(list) - 1; i >= 0; i-- {
+		if err := list[i].Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
 // Actor is who runs this command: the agent named by PM_AGENT, or the human.
 func (f *Factory) Actor(s *store.Store) (store.Actor, error) { return f.opening().Actor(s) }
 
 // Launcher returns the process launcher for agents of s (ops.NewLauncher
-// with this process's binary and environment).
+// with this process's binary and environment), with s's records opened
+// (State): whatever holds the launcher reads records through l.State.
 func (f *Factory) Launcher(s *store.Store) (*agent.Launcher, error) {
 	exe, err := f.Executable()
 	if err != nil {
 		return nil, err
 	}
-	return ops.NewLauncher(s, exe, f.Environ(), f.Getenv), nil
+	st, err := f.State(s)
+	if err != nil {
+		return nil, err
+	}
+	return ops.NewLauncher(s, st, exe, f.Environ(), f.Getenv), nil
 }
 
 // RaiseHuman returns how the supervisor files a request for the human: a
 // real request (pm requests lists it, pm answer closes it), asked in the name
-// of the agent it gave up on so it carries that agent's task.
-func (f *Factory) RaiseHuman(s *store.Store) func(agentName, text string) error {
+// of the agent it gave up on so it carries that agent's task. st is s's
+// records.
+func (f *Factory) RaiseHuman(s *store.Store, st state.State) func(agentName, text string) error {
 	return func(agentName, text string) error {
 		actor := store.Actor{Name: "supervisor"}
-		if a, err := s.Agent(agentName); err == nil {
+		if a, err := st.Agent(agentName); err == nil {
 			actor.Agent = &store.Agent{Name: "supervisor", TaskID: a.TaskID}
 		}
-		_, err := request.CreateAbout(s, actor, agentName, text)
+		_, err := request.CreateAbout(s, st, actor, agentName, text)
 		return err
 	}
 }
@@ -152,5 +209,5 @@ func (f *Factory) Session() (*ops.Session, error) {
 		return nil, err
 	}
 	ops.ReviveSupervisor(l, f.Getenv) // a supervisor that died is started again
-	return &ops.Session{Store: s, Actor: actor, Launcher: l, Getenv: f.Getenv, Halt: f.Halt}, nil
+	return &ops.Session{Store: s, State: l.State, Actor: actor, Launcher: l, Getenv: f.Getenv, Halt: f.Halt}, nil
 }

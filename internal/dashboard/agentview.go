@@ -9,6 +9,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/ops"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -66,14 +67,14 @@ func (v *agentView) follow(ctx context.Context, b bus.Bus, from bus.Cursor) {
 }
 
 // list is ops.Agents for a snapshot taken at cursor.
-func (v *agentView) list(ctx context.Context, s *store.Store, cursor bus.Cursor, all bool) (ops.AgentsResult, error) {
+func (v *agentView) list(ctx context.Context, st state.Agents, cursor bus.Cursor, all bool) (ops.AgentsResult, error) {
 	if err := v.waitFor(ctx, cursor); err != nil {
 		return ops.AgentsResult{}, err
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.stopped || v.rescan || v.recs == nil {
-		recs, err := s.Agents()
+		recs, err := st.Agents()
 		if err != nil {
 			return ops.AgentsResult{}, err
 		}
@@ -88,7 +89,7 @@ func (v *agentView) list(ctx context.Context, s *store.Store, cursor bus.Cursor,
 			}
 		}
 		for name := range v.dirty {
-			a, err := s.Agent(name)
+			a, err := st.Agent(name)
 			if err != nil {
 				delete(v.recs, name) // gone (or unreadable: ops.Agents skips those too)
 				continue

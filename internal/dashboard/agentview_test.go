@@ -9,6 +9,7 @@ import (
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/ops"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/store/storetest"
 )
@@ -44,7 +45,7 @@ func TestAgentViewMatchesOpsAgents(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := newAgentView(ctx, s.Bus(), end)
-	sess := &ops.Session{Store: s, Actor: store.Human}
+	sess := &ops.Session{Store: s, State: fsstate.New(s), Actor: store.Human}
 	steps := []struct {
 		name string
 		do   func()
@@ -63,7 +64,7 @@ func TestAgentViewMatchesOpsAgents(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, all := range []bool{false, true} {
-			got, err := v.list(ctx, s, cur, all)
+			got, err := v.list(ctx, fsstate.New(s), cur, all)
 			if err != nil {
 				t.Fatal(err)
 			}

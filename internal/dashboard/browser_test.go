@@ -19,6 +19,7 @@ import (
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -234,7 +235,7 @@ func TestBrowserDemoFlow(t *testing.T) {
 
 	t.Run("a request answered on the page unblocks the asker", func(t *testing.T) {
 		asker := store.Actor{Name: ph.Agents[0], Agent: &store.Agent{Name: ph.Agents[0], TaskID: tk.ID}}
-		rq, err := request.Create(r.s, asker, "which colour?")
+		rq, err := request.Create(r.s, fsstate.New(r.s), asker, "which colour?")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -243,7 +244,7 @@ func TestBrowserDemoFlow(t *testing.T) {
 		typeAndClick(ctx, t, sel, "blue")
 		wctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // a hang fails
 		defer cancel()
-		got, err := request.Wait(wctx, r.s, rq.ID)
+		got, err := request.Wait(wctx, r.s, fsstate.New(r.s), rq.ID)
 		if err != nil || got.Answer != "blue" || got.AnsweredBy != "human" {
 			t.Fatalf("request after answering on the page: %+v %v", got, err)
 		}
@@ -270,7 +271,7 @@ func TestBrowserDemoFlow(t *testing.T) {
 			t.Fatal(err)
 		}
 		payload := `<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>`
-		if _, _, err := phase.Say(r.s, store.Actor{Name: agentRec.Name, Agent: agentRec}, tk.ID, ph.ID, payload); err != nil {
+		if _, _, err := phase.Say(r.s, fsstate.New(r.s), store.Actor{Name: agentRec.Name, Agent: agentRec}, tk.ID, ph.ID, payload); err != nil {
 			t.Fatal(err)
 		}
 		waitText(ctx, t, room+" .msgs", payload)

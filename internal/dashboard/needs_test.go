@@ -11,6 +11,7 @@ import (
 	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -51,7 +52,7 @@ func TestBrowserNeedsYouActs(t *testing.T) {
 		fail(tk)
 	}
 	pm := store.Actor{Name: "pm", Agent: &store.Agent{Name: "pm", TaskID: given.ID}}
-	rq, err := request.CreateAbout(r.s, pm, given.Owner, "Owner @"+given.Owner+" gave up. Answer to resume it.")
+	rq, err := request.CreateAbout(r.s, fsstate.New(r.s), pm, given.Owner, "Owner @"+given.Owner+" gave up. Answer to resume it.")
 	if err != nil {
 		t.Fatal(err)
 	}

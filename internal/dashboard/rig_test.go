@@ -16,6 +16,7 @@ import (
 	"github.com/plasmodium/pm/internal/driver/drivertest"
 	"github.com/plasmodium/pm/internal/msglog"
 	"github.com/plasmodium/pm/internal/ops"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/store/storetest"
 	"github.com/plasmodium/pm/internal/task"
@@ -34,8 +35,8 @@ type rig struct {
 func newRig(t *testing.T, tune func(*Config)) *rig {
 	t.Helper()
 	s := storetest.New(t)
-	l := &agent.Launcher{Store: s, Exe: "pm", Driver: drivertest.New()}
-	r := &rig{t: t, s: s, sess: &ops.Session{Store: s, Actor: store.Human, Launcher: l, Getenv: func(string) string { return "" }}}
+	l := &agent.Launcher{Store: s, State: fsstate.New(s), Exe: "pm", Driver: drivertest.New()}
+	r := &rig{t: t, s: s, sess: &ops.Session{Store: s, State: fsstate.New(s), Actor: store.Human, Launcher: l, Getenv: func(string) string { return "" }}}
 	r.open(tune)
 	return r
 }

@@ -16,13 +16,15 @@ import (
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/store/storetest"
 	"github.com/plasmodium/pm/internal/task"
 )
 
 func TestOpenRefusesNonLoopbackWithoutToken(t *testing.T) {
-	sess := &ops.Session{Store: storetest.New(t)}
+	sesss := storetest.New(t)
+	sess := &ops.Session{Store: sesss, State: fsstate.New(sesss)}
 	tests := []struct {
 		addr, token string
 		ok          bool
@@ -59,7 +61,7 @@ func TestSnapshotThenEventsMissNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	asker := store.Actor{Name: "oak_0001", Agent: &store.Agent{Name: "oak_0001", TaskID: first.ID}}
-	rq, err := request.Create(r.s, asker, "which colour?")
+	rq, err := request.Create(r.s, fsstate.New(r.s), asker, "which colour?")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +285,7 @@ func TestActionsRunAsTheHuman(t *testing.T) {
 		t.Fatalf("tasks after POST /api/task: %+v", tasks)
 	}
 	asker := store.Actor{Name: "oak_0001", Agent: &store.Agent{Name: "oak_0001", TaskID: tasks[0].ID}}
-	rq, err := request.Create(r.s, asker, "go on?")
+	rq, err := request.Create(r.s, fsstate.New(r.s), asker, "go on?")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +294,7 @@ func TestActionsRunAsTheHuman(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("answer: %d %s", resp.StatusCode, b)
 	}
-	got, err := request.Get(r.s, rq.ID)
+	got, err := request.Get(r.s, fsstate.New(r.s), rq.ID)
 	if err != nil || got.Status != request.Answered || got.Answer != "yes" {
 		t.Fatalf("request after answer: %+v %v", got, err)
 	}
@@ -323,7 +325,7 @@ func TestFramesCarryTaskHealth(t *testing.T) {
 	if err := os.WriteFile(host, []byte("#!/bin/sh\nexec sleep 300\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r.sess.Launcher = &agent.Launcher{Store: r.s, Exe: host} // the process driver
+	r.sess.Launcher = &agent.Launcher{Store: r.s, State: fsstate.New(r.s), Exe: host} // the process driver
 	model := map[string]string{"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "http://127.0.0.1:1/v1", "PM_MODEL": "m"}
 	r.sess.Getenv = func(k string) string { return model[k] } // the host runs no model
 	// The server starts agents too (a health that shows a never-started

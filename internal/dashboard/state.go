@@ -93,7 +93,7 @@ func (s *Server) snapshot(r *http.Request, all bool, limit, logN int) (*Snapshot
 	wg.Go(func() {
 		var agents ops.AgentsResult
 		if s.agents != nil {
-			agents, errAgents = s.agents.list(ctx, s.sess.Store, cur, all)
+			agents, errAgents = s.agents.list(ctx, s.sess.State, cur, all)
 		} else {
 			agents, errAgents = ops.Agents(ctx, s.sess, ops.AgentsInput{All: all})
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/bench"
 	"github.com/plasmodium/pm/internal/ops"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -31,7 +32,7 @@ func BenchmarkState(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := &Server{sess: &ops.Session{Store: s, Actor: store.Human, Getenv: func(string) string { return "" }}}
+	srv := &Server{sess: &ops.Session{Store: s, State: fsstate.New(s), Actor: store.Human, Getenv: func(string) string { return "" }}}
 	_, end, err := s.Bus().Tail(0)
 	if err != nil {
 		b.Fatal(err)

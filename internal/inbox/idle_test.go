@@ -5,6 +5,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/inbox"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -32,7 +33,7 @@ func TestIdleOut(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			got, err := inbox.IdleOut(s, "greeter", c.pid)
+			got, err := inbox.IdleOut(s, fsstate.New(s), "greeter", c.pid)
 			if err != nil || got != c.want {
 				t.Fatalf("IdleOut = %v, %v; want %v", got, err, c.want)
 			}

@@ -13,7 +13,6 @@ import (
 	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/prompt"
 	"github.com/plasmodium/pm/internal/state"
-	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/watch"
 )
@@ -68,16 +67,16 @@ func Send(s *store.Store, m Message) (Message, error) {
 
 // Resident returns the record of the resident agent that plays prompt object
 // po (named after it), creating it on first use.
-func Resident(s *store.Store, po *prompt.Object, runtime config.RuntimeName) (*store.Agent, error) {
-	if a, err := s.Agent(po.Name); err == nil {
+func Resident(s *store.Store, st state.State, po *prompt.Object, runtime config.RuntimeName) (*store.Agent, error) {
+	if a, err := st.Agent(po.Name); err == nil {
 		return a, nil
 	}
 	rec := store.Agent{Name: po.Name, Prompt: po.Name, Runtime: runtime, Model: po.Model, Status: store.AgentPending, CreatedAt: s.Now().UTC()}
 	// Of two callers racing, one creates it and both read the same record.
-	if _, err := s.CreateAgent(&rec); err != nil {
+	if _, err := st.CreateAgent(&rec); err != nil {
 		return nil, err
 	}
-	return s.Agent(po.Name)
+	return st.Agent(po.Name)
 }
 
 // Call sends text to prompt object `to` and blocks until its reply lands in
@@ -85,7 +84,8 @@ func Resident(s *store.Store, po *prompt.Object, runtime config.RuntimeName) (*s
 // onDelta, if set, receives the reply's text as the callee streams it. If the
 // callee's process ends without replying, Call returns its recorded reason.
 func Call(ctx context.Context, s *store.Store, l *agent.Launcher, from, to, text string, onDelta func(string)) (string, error) {
-	set, err := prompt.LoadProject(s)
+	st := l.State
+	set, err := prompt.LoadProject(s, st)
 	if err != nil {
 		return "", err
 	}
@@ -100,7 +100,7 @@ func Call(ctx context.Context, s *store.Store, l *agent.Launcher, from, to, text
 	if runtime == "" {
 		runtime = config.RuntimeLLM
 	}
-	if _, err := Resident(s, po, runtime); err != nil {
+	if _, err := Resident(s, st, po, runtime); err != nil {
 		return "", err
 	}
 	if err := s.EnsureAgentDir(from); err != nil {
@@ -113,7 +113,7 @@ func Call(ctx context.Context, s *store.Store, l *agent.Launcher, from, to, text
 	if _, err := Send(s, Message{Kind: KindRequest, From: from, To: to, Corr: corr, Cause: bus.CauseOf(ctx), Text: text}); err != nil {
 		return "", err
 	}
-	if err := revive(s, to); err != nil {
+	if err := revive(s, st, to); err != nil {
 		return "", err
 	}
 	if err := l.Start(to); err != nil {
@@ -146,7 +146,7 @@ func Call(ctx context.Context, s *store.Store, l *agent.Launcher, from, to, text
 		}
 		// Gone for good: failed, killed, or left on purpose (exit 0). A crash
 		// (non-zero exit) is respawned and answers the request, so keep waiting.
-		if a, err := s.Agent(to); err == nil && (a.Status == store.AgentFailed || a.Status == store.AgentKilled ||
+		if a, err := st.Agent(to); err == nil && (a.Status == store.AgentFailed || a.Status == store.AgentKilled ||
 			(a.Status == store.AgentExited && a.ExitCode != nil && *a.ExitCode == 0)) {
 			gone = string(a.Status) + ": " + a.Reason
 			return true, nil
@@ -167,12 +167,12 @@ func Call(ctx context.Context, s *store.Store, l *agent.Launcher, from, to, text
 
 // revive lets a resident that was given up on (failed) or killed run again:
 // a new call is an explicit retry, one process per call at most.
-func revive(s *store.Store, name string) error {
-	a, err := s.Agent(name)
+func revive(s *store.Store, st state.State, name string) error {
+	a, err := st.Agent(name)
 	if err != nil || (a.Status != store.AgentFailed && a.Status != store.AgentKilled) {
 		return err
 	}
-	_, err = s.UpdateAgent(name, func(r *store.Agent) error {
+	_, err = st.UpdateAgent(name, func(r *store.Agent) error {
 		if r.Status == store.AgentFailed || r.Status == store.AgentKilled {
 			r.Status, r.Reason, r.ExitCode = store.AgentExited, "", nil
 		}
@@ -199,8 +199,7 @@ type Handler func(ctx context.Context, m Message) (string, error)
 // ctx ends). It resumes after the last request it answered (cursor file), so
 // a respawned agent neither loses nor repeats a request. notice is called for
 // notices and may be nil.
-func Serve(ctx context.Context, s *store.Store, name string, handle Handler, notice func(Message)) error {
-	st := fsstate.New(s)
+func Serve(ctx context.Context, s *store.Store, st state.State, name string, handle Handler, notice func(Message)) error {
 	pos, err := st.MailboxCursor(name)
 	if err != nil {
 		return err
@@ -282,9 +281,9 @@ func Parse(text string) (from, body string, ok bool) {
 // record under the same lock, so either the resident sees the request and
 // stays, or Start sees it exited and starts it again: no request is
 // stranded.
-func IdleOut(s *store.Store, name string, pid int) (bool, error) {
+func IdleOut(s *store.Store, st state.State, name string, pid int) (bool, error) {
 	out := false
-	_, err := s.UpdateAgent(name, func(r *store.Agent) error {
+	_, err := st.UpdateAgent(name, func(r *store.Agent) error {
 		if r.Status != store.AgentRunning || r.Pid != pid {
 			return store.ErrUnchanged
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/plasmodium/pm/internal/inbox"
 	"github.com/plasmodium/pm/internal/jsonl"
 	"github.com/plasmodium/pm/internal/prompt"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/watch"
 )
@@ -36,7 +37,7 @@ func newStore(t *testing.T) *store.Store {
 // launcher spawns /bin/true as the "host": the callee's requests are served
 // in-process by the test, and Start never runs a real agent.
 func launcher(s *store.Store) *agent.Launcher {
-	return &agent.Launcher{Store: s, Exe: "/bin/true"}
+	return &agent.Launcher{Store: s, State: fsstate.New(s), Exe: "/bin/true"}
 }
 
 func messages(t *testing.T, s *store.Store, name string) []inbox.Message {
@@ -127,7 +128,7 @@ func TestParse(t *testing.T) {
 // Resident creates the object's record once, even with many callers at once.
 func TestResidentOnce(t *testing.T) {
 	s := newStore(t)
-	set, err := prompt.LoadProject(s)
+	set, err := prompt.LoadProject(s, fsstate.New(s))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +136,7 @@ func TestResidentOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			a, err := inbox.Resident(s, po, "llm")
+			a, err := inbox.Resident(s, fsstate.New(s), po, "llm")
 			if err != nil || a.Name != "greeter" {
 				t.Errorf("Resident = %+v, %v", a, err)
 			}
@@ -167,7 +168,7 @@ func TestServeAnswersInOrder(t *testing.T) {
 	var notices []string
 	done := make(chan error, 1)
 	go func() {
-		done <- inbox.Serve(ctx, s, "reader", func(ctx context.Context, m inbox.Message) (string, error) {
+		done <- inbox.Serve(ctx, s, fsstate.New(s), "reader", func(ctx context.Context, m inbox.Message) (string, error) {
 			if bus.CauseOf(ctx) != m.Corr { // what the handler does nests under the request
 				return "", fmt.Errorf("cause %q, want %q", bus.CauseOf(ctx), m.Corr)
 			}
@@ -207,7 +208,7 @@ func TestServeResumesAfterRestart(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			_ = inbox.Serve(ctx, s, "reader", handle, nil)
+			_ = inbox.Serve(ctx, s, fsstate.New(s), "reader", handle, nil)
 		}()
 		return func() { cancelCtx(); <-done }
 	}
@@ -239,7 +240,7 @@ func TestCallRoundTrip(t *testing.T) {
 	defer cancel()
 	mkdir(t, s, "greeter") // Serve runs in an existing agent's host
 	go func() {
-		_ = inbox.Serve(ctx, s, "greeter", func(_ context.Context, m inbox.Message) (string, error) {
+		_ = inbox.Serve(ctx, s, fsstate.New(s), "greeter", func(_ context.Context, m inbox.Message) (string, error) {
 			// A stray reply for someone else's request first: Call must ignore it.
 			_, _ = inbox.Send(s, inbox.Message{Kind: inbox.KindReply, From: "greeter", To: m.From, Corr: "rq-ffffff", Text: "not yours"})
 			_ = inbox.Stream(s, "greeter", m.Corr, "Hel")
@@ -284,7 +285,7 @@ func TestCallErrors(t *testing.T) {
 	defer cancel()
 	mkdir(t, s, "reader")
 	go func() {
-		_ = inbox.Serve(sctx, s, "reader", func(context.Context, inbox.Message) (string, error) {
+		_ = inbox.Serve(sctx, s, fsstate.New(s), "reader", func(context.Context, inbox.Message) (string, error) {
 			return "", errors.New("model unreachable")
 		}, nil)
 	}()

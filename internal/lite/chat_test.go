@@ -11,6 +11,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/lite"
 	"github.com/plasmodium/pm/internal/phase"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/store/storetest"
 )
@@ -24,7 +25,7 @@ func room(t testing.TB, s *store.Store, n int) string {
 	if err := s.WriteTask(tk); err != nil {
 		t.Fatal(err)
 	}
-	ph, err := phase.Create(s, store.Human, phase.Spec{TaskID: tk.ID, Name: "Chat", Limit: 50, Roles: []string{"designer"}})
+	ph, err := phase.Create(s, fsstate.New(s), store.Human, phase.Spec{TaskID: tk.ID, Name: "Chat", Limit: 50, Roles: []string{"designer"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,14 +59,14 @@ func TestChatAllocatesNothingPerMessage(t *testing.T) {
 			id := room(t, s, n)
 			actor := store.Actor{Name: "cedar_0001"}
 			var out bytes.Buffer
-			if err := lite.Chat(&out, io.Discard, s, actor, id, asJSON); err != nil {
+			if err := lite.Chat(&out, io.Discard, s, fsstate.New(s), actor, id, asJSON); err != nil {
 				t.Fatal(err)
 			}
 			if lines := bytes.Count(out.Bytes(), []byte("\n")); !asJSON && lines != 2*n || asJSON && lines != n {
 				t.Fatalf("pm chat (json %v) printed %d lines for %d messages", asJSON, lines, n)
 			}
 			allocs[n] = testing.AllocsPerRun(5, func() {
-				if err := lite.Chat(io.Discard, io.Discard, s, actor, id, asJSON); err != nil {
+				if err := lite.Chat(io.Discard, io.Discard, s, fsstate.New(s), actor, id, asJSON); err != nil {
 					t.Fatal(err)
 				}
 			})
@@ -87,7 +88,7 @@ func BenchmarkChat(b *testing.B) {
 		b.Run(fmt.Sprintf("json=%v", asJSON), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := lite.Chat(io.Discard, io.Discard, s, store.Actor{Name: "cedar_0001"}, id, asJSON); err != nil {
+				if err := lite.Chat(io.Discard, io.Discard, s, fsstate.New(s), store.Actor{Name: "cedar_0001"}, id, asJSON); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/broker/wire"
 	"github.com/plasmodium/pm/internal/phase"
+	"github.com/plasmodium/pm/internal/state/stateopen"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -72,17 +73,17 @@ func (p Process) say(args []string) (code int, ok bool) {
 	if !ok || len(c.args) < 1 {
 		return 0, false
 	}
-	s, actor, ok, err := p.session()
+	s, st, actor, ok, err := p.session()
 	if !ok {
 		return 0, false
 	}
 	if err == nil {
 		var msg string
 		if msg, err = MessageArg(context.Background(), c.args, c.dashAt, 0, p.Stdin, phase.MaxMessage); err == nil {
-			err = Say(p.Stdout, s, actor, c.phase, msg, c.asJSON)
+			err = Say(p.Stdout, s, st, actor, c.phase, msg, c.asJSON)
 		}
 	}
-	return p.exit(s, err), true
+	return p.exit(s, st, err), true
 }
 
 // chat runs pm chat without --follow, --wait or --task (those stream or
@@ -92,32 +93,41 @@ func (p Process) chat(args []string) (code int, ok bool) {
 	if !ok || len(c.args) > 0 {
 		return 0, false
 	}
-	s, actor, ok, err := p.session()
+	s, st, actor, ok, err := p.session()
 	if !ok {
 		return 0, false
 	}
 	if err == nil {
-		err = Chat(p.Stdout, p.Stderr, s, actor, c.phase, c.asJSON)
+		err = Chat(p.Stdout, p.Stderr, s, st, actor, c.phase, c.asJSON)
 	}
-	return p.exit(s, err), true
+	return p.exit(s, st, err), true
 }
 
-// session opens the state directory and the actor (Open, the opening
-// pm-full's commands share). ok is false when a supervisor is to be
-// revived: pm-full does that (supervisor.Revive), and then the command.
-func (p Process) session() (s *store.Store, actor store.Actor, ok bool, err error) {
+// session opens the state directory, its records (stateopen.Open, the
+// opener every surface uses) and the actor (Open, the opening pm-full's
+// commands share). ok is false when a supervisor is to be revived: pm-full
+// does that (supervisor.Revive), and then the command. exit closes the
+// records.
+func (p Process) session() (s *store.Store, st *stateopen.Opened, actor store.Actor, ok bool, err error) {
 	if s, actor, err = p.Open(); err != nil {
-		return nil, actor, true, err
+		return nil, nil, actor, true, err
 	}
 	if s.SupervisorDown() {
-		return nil, actor, false, nil
+		return nil, nil, actor, false, nil
 	}
-	return s, actor, true, nil
+	if st, err = stateopen.Open(context.Background(), s); err != nil {
+		return nil, nil, actor, true, err
+	}
+	return s, st, actor, true, nil
 }
 
-// exit is the command's exit code. Only a command that succeeded records
-// that config.json was checked: a refused one writes nothing.
-func (p Process) exit(s *store.Store, err error) int {
+// exit is the command's exit code, once its records are closed. Only a
+// command that succeeded records that config.json was checked: a refused
+// one writes nothing.
+func (p Process) exit(s *store.Store, st *stateopen.Opened, err error) int {
+	if cerr := st.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return Report(p.Stderr, err)
 	}

@@ -8,14 +8,16 @@ import (
 
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/render"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
-// Say is pm say's body (the cobra command's too): phase.Post, then the
+// Say is pm say's body (the cobra command's too), on s and its records st:
+// phase.Post, then the
 // message's id (or, with asJSON, the message as one JSON line) and, when it
 // closed the phase, a line saying so.
-func Say(out io.Writer, s *store.Store, actor store.Actor, phaseID, message string, asJSON bool) error {
-	ph, msg, closed, err := phase.Post(s, actor, phaseID, message)
+func Say(out io.Writer, s *store.Store, st state.State, actor store.Actor, phaseID, message string, asJSON bool) error {
+	ph, msg, closed, err := phase.Post(s, st, actor, phaseID, message)
 	if err != nil {
 		return err
 	}
@@ -35,7 +37,7 @@ func Say(out io.Writer, s *store.Store, actor store.Actor, phaseID, message stri
 // allocated per line, constant memory), then a line about the phase on
 // errOut. With asJSON the lines go out as written, checked to be JSON and
 // not decoded.
-func Chat(out, errOut io.Writer, s *store.Store, actor store.Actor, phaseID string, asJSON bool) error {
+func Chat(out, errOut io.Writer, s *store.Store, st state.State, actor store.Actor, phaseID string, asJSON bool) error {
 	w := bufio.NewWriterSize(out, 64<<10)
 	var v *store.MessageView
 	var p render.Printer
@@ -53,7 +55,7 @@ func Chat(out, errOut io.Writer, s *store.Store, actor store.Actor, phaseID stri
 			return nil
 		}
 	}
-	ph, n, err := phase.ReadViews(s, actor, phaseID, v, each)
+	ph, n, err := phase.ReadViews(s, st, actor, phaseID, v, each)
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}

@@ -33,7 +33,7 @@ func (r *Runner) decideMode(a *store.Agent, obj *prompt.Object) {
 		r.Log.Warn("code-designer mode: ignoring the environment", "err", err)
 		m, _ = designmode.Resolve(designmode.Inputs{Frontmatter: obj.CodeDesigner, Config: s.Config().CodeDesigner.Enabled}, s.Now())
 	}
-	if x, err := s.UpdateAgent(a.Name, func(x *store.Agent) error {
+	if x, err := r.State.UpdateAgent(a.Name, func(x *store.Agent) error {
 		if x.CodeDesigner == nil {
 			x.CodeDesigner = &m
 		}
@@ -46,7 +46,7 @@ func (r *Runner) decideMode(a *store.Agent, obj *prompt.Object) {
 // docPreviews is the loop's DocPreview for this run: the project's tool
 // docs, read once on the first preview and kept for the whole run.
 func (r *Runner) docPreviews() func(tool string) string {
-	docs := sync.OnceValues(func() (*tooldoc.Registry, error) { return tooldoc.Load(r.Store) })
+	docs := sync.OnceValues(func() (*tooldoc.Registry, error) { return tooldoc.Load(r.Store, r.State) })
 	return func(tool string) string {
 		reg, err := docs()
 		if err != nil {
@@ -60,7 +60,7 @@ func (r *Runner) docPreviews() func(tool string) string {
 // read again before each run: pm send decides a resident's mode per call.
 func (r *Runner) applyMode(name string, loop *llm.Loop, preview func(string) string) {
 	loop.DocPreview = nil
-	if a, err := r.Store.Agent(name); err == nil && a.CodeDesigner.On() {
+	if a, err := r.State.Agent(name); err == nil && a.CodeDesigner.On() {
 		loop.DocPreview = preview
 	}
 }

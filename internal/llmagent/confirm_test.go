@@ -10,6 +10,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/watch"
 )
@@ -26,7 +27,7 @@ func answerEach(t *testing.T, s *store.Store, answers ...string) <-chan []*store
 		for _, ans := range answers {
 			var got *store.Request
 			_ = watch.Until(ctx, func() []string { return []string{s.RequestsDir()} }, func() (bool, error) {
-				if rs, err := request.List(s, false); err == nil && len(rs) > 0 {
+				if rs, err := request.List(s, fsstate.New(s), false); err == nil && len(rs) > 0 {
 					got = rs[0]
 				}
 				return got != nil, nil
@@ -34,7 +35,7 @@ func answerEach(t *testing.T, s *store.Store, answers ...string) <-chan []*store
 			if got == nil {
 				break
 			}
-			_, _ = request.Answer(s, store.Human, got.ID, ans)
+			_, _ = request.Answer(s, fsstate.New(s), store.Human, got.ID, ans)
 			asked = append(asked, got)
 		}
 		out <- asked
@@ -94,7 +95,7 @@ func TestConfirmAlwaysAndDone(t *testing.T) {
 	if len(asked) != 2 || asked[0].Confirm.Tool != "run_command" || asked[1].Confirm.Tool != "done" {
 		t.Fatalf("asked %+v", asked)
 	}
-	all, _ := request.List(f.s, true)
+	all, _ := request.List(f.s, fsstate.New(f.s), true)
 	if len(all) != 2 {
 		t.Fatalf("%d requests, want 2: the second echo was allowed by always, true matches no pattern", len(all))
 	}
@@ -117,7 +118,7 @@ func TestConfirmTimeout(t *testing.T) {
 	if got := f.srv.Requests()[1].LastMessage().Content; !strings.Contains(got, "run_command denied by pm: no (timed out: unanswered after 1s)") {
 		t.Fatalf("the model read %q", got)
 	}
-	all, _ := request.List(f.s, true)
+	all, _ := request.List(f.s, fsstate.New(f.s), true)
 	if len(all) != 1 || all[0].Status != request.Answered || all[0].AnsweredBy != "pm" || !strings.Contains(all[0].Question, "run_command (git push origin main)") {
 		t.Fatalf("requests %+v", all)
 	}

@@ -67,7 +67,7 @@ func (r *Runner) record(a *store.Agent, sp *spend, ev llm.Event) cost.Entry {
 	}
 	sp.mu.Unlock()
 	used := ev.Used
-	_, _ = s.UpdateAgent(a.Name, func(x *store.Agent) error {
+	_, _ = r.State.UpdateAgent(a.Name, func(x *store.Agent) error {
 		x.Usage.Turns, x.Usage.ToolCalls, x.Usage.Tokens = used.Turns, used.ToolCalls, used.Tokens
 		if e.USD != nil {
 			x.Usage.USD += *e.USD
@@ -159,11 +159,11 @@ func (r *Runner) askMore(ctx context.Context, a *store.Agent, be *llm.BudgetErro
 		a.Name, be, raise, windowWord(be.Key), cost.USD(limit))
 	r.activity(a.Name, "waiting")
 	defer r.activity(a.Name, "working")
-	rq, err := request.Create(s, store.Actor{Name: a.Name, Agent: a}, q)
+	rq, err := request.Create(s, r.State, store.Actor{Name: a.Name, Agent: a}, q)
 	if err != nil {
 		return false, err
 	}
-	done, err := request.Wait(ctx, s, rq.ID)
+	done, err := request.Wait(ctx, s, r.State, rq.ID)
 	if err != nil {
 		return false, err
 	}

@@ -21,7 +21,7 @@ func (r *Runner) idleOut(ctx context.Context, a *store.Agent) (context.Context, 
 		return ctx, it
 	}
 	it.t = time.AfterFunc(it.after, func() {
-		out, err := inbox.IdleOut(r.Store, a.Name, a.Pid)
+		out, err := inbox.IdleOut(r.Store, r.State, a.Name, a.Pid)
 		switch {
 		case out:
 			it.cancel(errIdle)

@@ -20,6 +20,7 @@ import (
 	"github.com/plasmodium/pm/internal/llm"
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/prompt"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/state/fsstate/transcript"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -31,6 +32,7 @@ const MaxNudges = 3
 // Runner runs one agent on the built-in model loop, in the host process.
 type Runner struct {
 	Store    *store.Store
+	State    state.State // the project's records, opened with the store
 	Launcher *agent.Launcher
 	Getenv   func(string) string
 	Log      *slog.Logger
@@ -54,7 +56,7 @@ type Runner struct {
 // resident prompt object answers its inbox.
 func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 	s := r.Store
-	set, err := prompt.LoadProject(s)
+	set, err := prompt.LoadProject(s, r.State)
 	if err != nil {
 		return err
 	}
@@ -74,7 +76,7 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	env := &capability.Env{
-		Store: s, Actor: store.Actor{Name: a.Name, Agent: a}, Launcher: r.Launcher, Workspace: s.WorkDir(a.TaskID), Getenv: r.Getenv,
+		Store: s, State: r.State, Actor: store.Actor{Name: a.Name, Agent: a}, Launcher: r.Launcher, Workspace: s.WorkDir(a.TaskID), Getenv: r.Getenv,
 		CallPO: func(ctx context.Context, to, msg string) (string, error) {
 			if err := r.cascade(ctx, a, to, cancel); err != nil {
 				return "", err
@@ -124,7 +126,7 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 		r.applyMode(a.Name, loop, previews)
 		// Hot reload: a prompt file edited (or a capability created) since the
 		// last turn takes effect on the next one.
-		set, err := prompt.LoadProject(s)
+		set, err := prompt.LoadProject(s, r.State)
 		if err != nil {
 			r.Log.Warn("prompt reload failed; keeping the loaded one", "err", err)
 			return
@@ -133,7 +135,7 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 		if err != nil {
 			return
 		}
-		text, err := agent.RenderObject(s, a, obj)
+		text, err := agent.RenderObject(s, r.State, a, obj)
 		if err != nil {
 			return
 		}
@@ -176,7 +178,7 @@ func budget(b config.Budget) llm.Budget {
 
 // own drives the owner's workflow until its task is no longer active.
 func (r *Runner) own(ctx context.Context, a *store.Agent, loop *llm.Loop, resumed bool) error {
-	t, err := r.Store.Task(a.TaskID)
+	t, err := r.State.Task(a.TaskID)
 	if err != nil {
 		return err
 	}
@@ -192,7 +194,7 @@ func (r *Runner) own(ctx context.Context, a *store.Agent, loop *llm.Loop, resume
 		if _, err := loop.Run(ctx, msg); err != nil {
 			return err
 		}
-		t, err := r.Store.Task(a.TaskID)
+		t, err := r.State.Task(a.TaskID)
 		if err != nil {
 			return err
 		}
@@ -211,7 +213,7 @@ func (r *Runner) own(ctx context.Context, a *store.Agent, loop *llm.Loop, resume
 // own message, so it cannot answer itself in a loop.
 func (r *Runner) discuss(ctx context.Context, a *store.Agent, loop *llm.Loop, resumed bool) error {
 	s := r.Store
-	ph, err := s.Phase(a.TaskID, a.PhaseID)
+	ph, err := r.State.Phase(a.TaskID, a.PhaseID)
 	if err != nil {
 		return err
 	}
@@ -232,7 +234,7 @@ func (r *Runner) discuss(ctx context.Context, a *store.Agent, loop *llm.Loop, re
 			resumed = false
 		}
 		r.activity(a.Name, "idle")
-		w, err := phase.WaitNew(ctx, s, actor, ph)
+		w, err := phase.WaitNew(ctx, s, r.State, actor, ph)
 		r.activity(a.Name, "working")
 		switch {
 		case err == nil && !w.Closed:
@@ -252,7 +254,7 @@ func (r *Runner) discuss(ctx context.Context, a *store.Agent, loop *llm.Loop, re
 		}
 		b.WriteString(roomAsk)
 		msg = b.String()
-		if p, err := s.Phase(a.TaskID, a.PhaseID); err == nil {
+		if p, err := r.State.Phase(a.TaskID, a.PhaseID); err == nil {
 			ph = p
 		}
 	}
@@ -266,7 +268,7 @@ func (r *Runner) serve(ctx context.Context, a *store.Agent, loop *llm.Loop) erro
 	debug.FreeOSMemory()
 	ctx, idle := r.idleOut(ctx, a)
 	defer idle.Close()
-	err := inbox.Serve(ctx, r.Store, a.Name, func(ctx context.Context, m inbox.Message) (string, error) {
+	err := inbox.Serve(ctx, r.Store, r.State, a.Name, func(ctx context.Context, m inbox.Message) (string, error) {
 		idle.Stop()
 		defer idle.Reset()
 		r.serving.Store(bus.CauseOf(ctx))
@@ -382,7 +384,7 @@ func (r *Runner) taskBudget(a *store.Agent) *llm.BudgetError {
 	if a.TaskID == "" {
 		return nil
 	}
-	agents, err := r.Store.Agents()
+	agents, err := r.State.Agents()
 	if err != nil {
 		return nil
 	}
@@ -405,7 +407,7 @@ func (r *Runner) taskBudget(a *store.Agent) *llm.BudgetError {
 	}
 	// Wall time of the task: from its creation, across all its agents.
 	if lim.MaxWallSeconds > 0 {
-		if t, err := r.Store.Task(a.TaskID); err == nil {
+		if t, err := r.State.Task(a.TaskID); err == nil {
 			if used := r.Store.Now().Sub(t.CreatedAt); used >= time.Duration(lim.MaxWallSeconds)*time.Second {
 				return &llm.BudgetError{What: "task " + llm.BudgetWall + " (seconds)", Limit: int64(lim.MaxWallSeconds), Used: int64(used.Seconds())}
 			}
@@ -428,7 +430,7 @@ func (r *Runner) budgetStop(a *store.Agent, be *llm.BudgetError) {
 func (r *Runner) tell(a *store.Agent, text string) {
 	s := r.Store
 	if a.TaskID != "" {
-		if t, err := s.Task(a.TaskID); err == nil && t.Owner != a.Name {
+		if t, err := r.State.Task(a.TaskID); err == nil && t.Owner != a.Name {
 			_, _ = inbox.Send(s, inbox.Message{Kind: inbox.KindNotice, From: a.Name, To: t.Owner, TaskID: t.ID, Text: text})
 		}
 	}
@@ -441,7 +443,7 @@ func (r *Runner) tell(a *store.Agent, text string) {
 func (r *Runner) activity(name, what string) {
 	now := r.Store.Now().UTC()
 	var changed bool
-	a, err := r.Store.UpdateAgent(name, func(x *store.Agent) error {
+	a, err := r.State.UpdateAgent(name, func(x *store.Agent) error {
 		changed = x.Activity != what
 		x.Activity, x.ActiveAt = what, &now
 		return nil

@@ -23,6 +23,7 @@ import (
 	"github.com/plasmodium/pm/internal/openaitest"
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/prompt"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/state/fsstate/transcript"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
@@ -51,7 +52,8 @@ func newFixture(t *testing.T) *fixture {
 	srv := openaitest.New()
 	t.Cleanup(srv.Close)
 	env := map[string]string{"OPENAI_BASE_URL": srv.BaseURL(), "PM_MODEL": "test-model"}
-	r := &llmagent.Runner{Store: s, Launcher: &agent.Launcher{Store: s, Exe: "/nonexistent/pm"},
+	st := fsstate.New(s)
+	r := &llmagent.Runner{Store: s, State: st, Launcher: &agent.Launcher{Store: s, State: st, Exe: "/nonexistent/pm"},
 		Getenv: func(k string) string { return env[k] }, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Retry: llm.RetryPolicy{MaxAttempts: 1}}
 	return &fixture{s: s, srv: srv, r: r}
@@ -198,7 +200,7 @@ func TestAgentBudgetStopsRoleAgent(t *testing.T) {
 	f := newFixture(t)
 	f.s.Config().Budgets.Agent = config.Budget{MaxToolCalls: 2}
 	tk, owner := f.task(t, "Discuss")
-	ph, err := phase.Create(f.s, store.Actor{Name: owner.Name, Agent: owner}, phase.Spec{TaskID: tk.ID, Name: "Talk", Limit: 20, Roles: []string{"designer"}})
+	ph, err := phase.Create(f.s, fsstate.New(f.s), store.Actor{Name: owner.Name, Agent: owner}, phase.Spec{TaskID: tk.ID, Name: "Talk", Limit: 20, Roles: []string{"designer"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +260,7 @@ func TestTaskBudgetCountsEveryAgent(t *testing.T) {
 func TestRoleAgentInTheRoom(t *testing.T) {
 	f := newFixture(t)
 	tk, owner := f.task(t, "Design it")
-	ph, err := phase.Create(f.s, store.Actor{Name: owner.Name, Agent: owner}, phase.Spec{TaskID: tk.ID, Name: "Design", Limit: 10, Roles: []string{"designer"}})
+	ph, err := phase.Create(f.s, fsstate.New(f.s), store.Actor{Name: owner.Name, Agent: owner}, phase.Spec{TaskID: tk.ID, Name: "Design", Limit: 10, Roles: []string{"designer"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +279,7 @@ func TestRoleAgentInTheRoom(t *testing.T) {
 	go func() { ran <- f.r.Run(context.Background(), role, "sys") }()
 	<-seen
 	<-seen // entered the room and spoke; now it waits for others
-	if _, _, err := phase.Say(f.s, store.Actor{Name: owner.Name, Agent: owner}, tk.ID, ph.ID, "What about the footer?"); err != nil {
+	if _, _, err := phase.Say(f.s, fsstate.New(f.s), store.Actor{Name: owner.Name, Agent: owner}, tk.ID, ph.ID, "What about the footer?"); err != nil {
 		t.Fatal(err)
 	}
 	woken := <-seen
@@ -291,7 +293,7 @@ func TestRoleAgentInTheRoom(t *testing.T) {
 		n, _ := jsonl.Count(f.s.TranscriptPath(role.Name))
 		return n == 6, nil
 	})
-	if _, err := phase.Close(f.s, store.Human, tk.ID, ph.ID, "ended"); err != nil {
+	if _, err := phase.Close(f.s, fsstate.New(f.s), store.Human, tk.ID, ph.ID, "ended"); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-ran; err != nil {
@@ -334,11 +336,11 @@ func TestRoleAgentInTheRoom(t *testing.T) {
 // its text is streamed to stream.jsonl, and it keeps serving until stopped.
 func TestResidentServes(t *testing.T) {
 	f := newFixture(t)
-	set, err := prompt.LoadProject(f.s)
+	set, err := prompt.LoadProject(f.s, fsstate.New(f.s))
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := inbox.Resident(f.s, set["greeter"], "llm")
+	a, err := inbox.Resident(f.s, fsstate.New(f.s), set["greeter"], "llm")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func (r *Runner) loopBreaker(a *store.Agent, loop *llm.Loop) {
 	loop.OnRepeat = func(ctx context.Context, h loopguard.Hit) (string, error) {
 		r.activity(a.Name, "waiting")
 		defer r.activity(a.Name, "working")
-		sess := &ops.Session{Store: r.Store, Actor: store.Actor{Name: a.Name, Agent: a}, Launcher: r.Launcher, Getenv: r.Getenv}
+		sess := &ops.Session{Store: r.Store, State: r.State, Actor: store.Actor{Name: a.Name, Agent: a}, Launcher: r.Launcher, Getenv: r.Getenv}
 		evidence := fmt.Sprintf("it called %s %s in a row with the same arguments %s and got the same result each time, and calls it again",
 			h.Name, llm.Times(h.Times), clip(h.Args, 300))
 		v, why, err := ops.LoopPause(ctx, sess, evidence)
@@ -73,7 +73,7 @@ func (r *Runner) cascade(ctx context.Context, a *store.Agent, to string, stop co
 		}
 	}
 	evidence := fmt.Sprintf("it calls @%s, which is waiting for this chain of calls to answer (%s): a prompt object answers one request at a time, so @%s cannot answer it", to, path, to)
-	sess := &ops.Session{Store: r.Store, Actor: store.Actor{Name: a.Name, Agent: a}, Launcher: r.Launcher, Getenv: r.Getenv}
+	sess := &ops.Session{Store: r.Store, State: r.State, Actor: store.Actor{Name: a.Name, Agent: a}, Launcher: r.Launcher, Getenv: r.Getenv}
 	v, why, err := ops.LoopPause(ctx, sess, evidence)
 	switch {
 	case err != nil:

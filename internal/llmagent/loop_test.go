@@ -11,6 +11,7 @@ import (
 	"github.com/plasmodium/pm/internal/inbox"
 	"github.com/plasmodium/pm/internal/prompt"
 	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/watch"
 )
@@ -26,7 +27,7 @@ func answerNext(t *testing.T, s *store.Store, answer string) <-chan *store.Reque
 		var got *store.Request
 		_ = os.MkdirAll(s.RequestsDir(), 0o755)
 		_ = watch.Until(ctx, func() []string { return []string{s.RequestsDir()} }, func() (bool, error) {
-			rs, err := request.List(s, false)
+			rs, err := request.List(s, fsstate.New(s), false)
 			if err != nil || len(rs) == 0 {
 				return false, nil
 			}
@@ -34,7 +35,7 @@ func answerNext(t *testing.T, s *store.Store, answer string) <-chan *store.Reque
 			return true, nil
 		})
 		if got != nil {
-			_, _ = request.Answer(s, store.Human, got.ID, answer)
+			_, _ = request.Answer(s, fsstate.New(s), store.Human, got.ID, answer)
 		}
 		out <- got
 	}()
@@ -102,11 +103,11 @@ func TestLoopBreakerStop(t *testing.T) {
 // model reads, and no request reaches greeter.
 func TestLoopBreakerCascade(t *testing.T) {
 	f := newFixture(t)
-	set, err := prompt.LoadProject(f.s)
+	set, err := prompt.LoadProject(f.s, fsstate.New(f.s))
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := inbox.Resident(f.s, set["coordinator"], "llm")
+	a, err := inbox.Resident(f.s, fsstate.New(f.s), set["coordinator"], "llm")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/llm"
 	"github.com/plasmodium/pm/internal/prompt"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -48,8 +49,8 @@ var OverheadRoles = []string{"owner", "designer", "developer", "pm", "copywriter
 // Overheads measures each role of OverheadRoles on task t of s (a phase
 // named phase of limit messages for the role agents), as a host would
 // render and equip it.
-func Overheads(s *store.Store, t *store.Task, phase string, limit int) ([]Overhead, error) {
-	set, err := prompt.LoadProject(s)
+func Overheads(s *store.Store, st state.State, t *store.Task, phase string, limit int) ([]Overhead, error) {
+	set, err := prompt.LoadProject(s, st)
 	if err != nil {
 		return nil, err
 	}
@@ -65,12 +66,12 @@ func Overheads(s *store.Store, t *store.Task, phase string, limit int) ([]Overhe
 			a.Role, a.PhaseID = role, "ph-000000"
 			context = fmt.Sprintf(roleEnter, phase) + roomNew + roomAsk
 		}
-		vars := agent.Vars(s, a)
+		vars := agent.Vars(s, st, a)
 		if role != "owner" {
 			vars["PHASE_NAME"], vars["LIMIT"] = phase, fmt.Sprint(limit)
 		}
 		text := obj.Render(vars)
-		env := &capability.Env{Store: s, Actor: store.Actor{Name: a.Name, Agent: a}, Workspace: s.ProjectDir()}
+		env := &capability.Env{Store: s, State: st, Actor: store.Actor{Name: a.Name, Agent: a}, Workspace: s.ProjectDir()}
 		tools, err := capability.Tools(env, obj)
 		if err != nil {
 			return nil, err

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/plasmodium/pm/internal/llmagent"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 )
 
 // overheadDoc is where the figures are kept.
@@ -54,7 +55,7 @@ func documentedOverhead(t *testing.T) map[string]int {
 func TestOverheadWithinDocumented(t *testing.T) {
 	f := newFixture(t)
 	tk, _ := f.task(t, "Build a landing page for our product")
-	got, err := llmagent.Overheads(f.s, tk, "Brainstorm", 10)
+	got, err := llmagent.Overheads(f.s, fsstate.New(f.s), tk, "Brainstorm", 10)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/plasmodium/pm/internal/openaitest"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/replay"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -85,7 +86,7 @@ func runE2E(t *testing.T, bin, client, mode string) {
 	}
 	t.Cleanup(func() { killAgents(s) })
 	s.Config().Runtime.Default = "none" // the task and its role agents need no process
-	sess := &ops.Session{Store: s, Actor: store.Human, Launcher: &agent.Launcher{Store: s, Exe: "/nonexistent/pm"}}
+	sess := &ops.Session{Store: s, State: fsstate.New(s), Actor: store.Human, Launcher: &agent.Launcher{Store: s, State: fsstate.New(s), Exe: "/nonexistent/pm"}}
 	ctx := context.Background()
 	tk, err := ops.CreateTask(ctx, sess, ops.TaskInput{Description: "e2e"})
 	if err != nil {

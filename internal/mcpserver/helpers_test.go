@@ -10,6 +10,7 @@ import (
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/inbox"
 	"github.com/plasmodium/pm/internal/ops"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/store/storetest"
 )
@@ -36,7 +37,7 @@ func newSession(t testing.TB) *ops.Session {
 	if err := s.CreatePrompt("echo", []byte(echoPrompt)); err != nil {
 		t.Fatal(err)
 	}
-	return &ops.Session{Store: s, Actor: store.Human, Launcher: &agent.Launcher{Store: s, Exe: "/nonexistent/pm"}}
+	return &ops.Session{Store: s, State: fsstate.New(s), Actor: store.Human, Launcher: &agent.Launcher{Store: s, State: fsstate.New(s), Exe: "/nonexistent/pm"}}
 }
 
 // connect starts a server of set over in-memory transports and returns a
@@ -108,7 +109,7 @@ func servePO(t testing.TB, s *store.Store, handle inbox.Handler) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = inbox.Serve(ctx, s, "echo", handle, nil)
+		_ = inbox.Serve(ctx, s, fsstate.New(s), "echo", handle, nil)
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 }

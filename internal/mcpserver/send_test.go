@@ -14,6 +14,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/inbox"
 	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -28,12 +29,12 @@ func TestSendProgressAndConcurrentAnswer(t *testing.T) {
 		if err := inbox.Stream(s, "echo", m.Corr, "thinking"); err != nil {
 			return "", err
 		}
-		r, err := request.Create(s, store.Actor{Name: "echo"}, "May I echo "+m.Text+"?")
+		r, err := request.Create(s, fsstate.New(s), store.Actor{Name: "echo"}, "May I echo "+m.Text+"?")
 		if err != nil {
 			return "", err
 		}
 		asked <- r.ID
-		done, err := request.Wait(ctx, s, r.ID)
+		done, err := request.Wait(ctx, s, fsstate.New(s), r.ID)
 		if err != nil {
 			return "", err
 		}
@@ -230,7 +231,7 @@ func TestElicit(t *testing.T) {
 	sess := newSession(t)
 	s := sess.Store
 	servePO(t, s, func(ctx context.Context, m inbox.Message) (string, error) {
-		answer, err := request.Ask(ctx, s, store.Actor{Name: "echo"}, "Echo "+m.Text+"?")
+		answer, err := request.Ask(ctx, s, fsstate.New(s), store.Actor{Name: "echo"}, "Echo "+m.Text+"?")
 		return "echo: " + answer, err
 	})
 	asked := make(chan string, 1)

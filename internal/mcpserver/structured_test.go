@@ -23,7 +23,7 @@ func TestStructuredResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rq, err := request.Create(sess.Store, store.Actor{Name: "echo"}, "Proceed?")
+	rq, err := request.Create(sess.Store, sess.State, store.Actor{Name: "echo"}, "Proceed?")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/state/fsstate/transcript"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -141,7 +142,7 @@ func TestTools(t *testing.T) {
 		openai.ChatCompletionMessage{Role: "user", Content: "bye"}); err != nil {
 		t.Fatal(err)
 	}
-	rq, err := request.Create(s, store.Actor{Name: "echo"}, "Proceed?")
+	rq, err := request.Create(s, fsstate.New(s), store.Actor{Name: "echo"}, "Proceed?")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/config"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 )
@@ -43,7 +44,7 @@ type Event struct {
 }
 
 // Classify turns a bus event into a notification, if it is one.
-func Classify(s *store.Store, ev bus.Event) (Event, bool) {
+func Classify(s *store.Store, st state.State, ev bus.Event) (Event, bool) {
 	n := Event{Time: ev.Time, Project: s.ProjectDir(), Task: ev.TaskID, Agent: ev.Agent, Text: ev.Text, Bus: ev.Kind}
 	switch ev.Kind {
 	case bus.EvRequestAsked:
@@ -53,7 +54,7 @@ func Classify(s *store.Store, ev bus.Event) (Event, bool) {
 		n.Next = "pm answer " + n.Request + " \"...\""
 	case bus.EvTaskDone:
 		n.Kind = TaskDone
-		if t, err := s.Task(ev.TaskID); err == nil {
+		if t, err := st.Task(ev.TaskID); err == nil {
 			n.Text = t.Description
 		}
 	case bus.EvAgentFailed:
@@ -62,7 +63,7 @@ func Classify(s *store.Store, ev bus.Event) (Event, bool) {
 			// (ask_human) or a budget's agent.budget; an owner that left
 			// with exit 0 (it kept ending its turn without pm done) is
 			// stalled, as when its end was an agent.exited.
-			return stalled(s, ev, n, d.ExitCode)
+			return stalled(s, st, ev, n, d.ExitCode)
 		}
 		n.Kind, n.Next = Failed, "pm logs "+ev.Agent
 	case bus.EvAgentBudget:
@@ -72,7 +73,7 @@ func Classify(s *store.Store, ev bus.Event) (Event, bool) {
 		if !ok {
 			return Event{}, false
 		}
-		return stalled(s, ev, n, d.ExitCode)
+		return stalled(s, st, ev, n, d.ExitCode)
 	default:
 		return Event{}, false
 	}
@@ -82,15 +83,15 @@ func Classify(s *store.Store, ev bus.Event) (Event, bool) {
 // stalled: an owner that left with exit 0 while its task is still active
 // will not be restarted (a crash would be, or end as failed): nobody works
 // on the task any more.
-func stalled(s *store.Store, ev bus.Event, n Event, code int) (Event, bool) {
+func stalled(s *store.Store, st state.State, ev bus.Event, n Event, code int) (Event, bool) {
 	if code != 0 || ev.TaskID == "" {
 		return Event{}, false
 	}
-	t, err := s.Task(ev.TaskID)
+	t, err := st.Task(ev.TaskID)
 	if err != nil || t.Owner != ev.Agent || t.Status != store.TaskActive {
 		return Event{}, false
 	}
-	h := task.HealthOf(s, t, nil)
+	h := task.HealthOf(s, st, t, nil)
 	if h.State != task.StateStalled {
 		return Event{}, false
 	}
@@ -101,6 +102,7 @@ func stalled(s *store.Store, ev bus.Event, n Event, code int) (Event, bool) {
 // Notifier runs notify.command for each notification on the bus.
 type Notifier struct {
 	Store *store.Store
+	State state.State // the store's records
 	Log   *slog.Logger
 	// Exec runs one command with the event on stdin; nil: Run.
 	Exec func(ctx context.Context, argv []string, stdin []byte) error
@@ -181,7 +183,7 @@ func (n *Notifier) start() (bus.Cursor, error) {
 // only after a notification was sent (most events are none, and a restart
 // re-reading those costs little); in memory it always moves on.
 func (n *Notifier) handle(ctx context.Context, d bus.Delivery) {
-	if ev, ok := Classify(n.Store, d.Event); ok && n.send(ctx, ev) {
+	if ev, ok := Classify(n.Store, n.State, d.Event); ok && n.send(ctx, ev) {
 		if err := n.Store.SetNotifyCursor(d.Next); err != nil {
 			n.Log.Error("notify: save cursor", "err", err)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/notify"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/store/storetest"
 )
@@ -48,7 +49,7 @@ func TestClassify(t *testing.T) {
 		{bus.Event{Kind: bus.EvMessage, TaskID: "tk-00000a"}, ""},
 	}
 	for _, c := range cases {
-		got, ok := notify.Classify(s, c.ev)
+		got, ok := notify.Classify(s, fsstate.New(s), c.ev)
 		if ok != (c.want != "") || got.Kind != c.want {
 			t.Errorf("Classify(%s) = %q %v, want %q", c.ev.Kind, got.Kind, ok, c.want)
 		}
@@ -67,7 +68,7 @@ func TestNotifierCatchUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []notify.Event
-	n := &notify.Notifier{Store: s, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	n := &notify.Notifier{Store: s, State: fsstate.New(s), Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Exec: func(ctx context.Context, argv []string, stdin []byte) error {
 			var ev notify.Event
 			if err := json.Unmarshal(stdin, &ev); err != nil || argv[0] != "notify-me" {
@@ -86,7 +87,7 @@ func TestNotifierCatchUp(t *testing.T) {
 	// With no saved cursor the notifier starts at the bus's end: the past
 	// is not notified.
 	publish(bus.Event{Kind: bus.EvAgentFailed, Agent: "old"})
-	if err := (&notify.Notifier{Store: s, Log: n.Log, Exec: n.Exec}).CatchUp(context.Background()); err != nil || len(got) != 0 {
+	if err := (&notify.Notifier{Store: s, State: fsstate.New(s), Log: n.Log, Exec: n.Exec}).CatchUp(context.Background()); err != nil || len(got) != 0 {
 		t.Fatalf("notified the past: %+v, %v", got, err)
 	}
 	// pm config set notify.* saves the cursor at the end; from there on:

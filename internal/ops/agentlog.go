@@ -36,7 +36,7 @@ func AgentLog(ctx context.Context, sess *Session, in AgentLogInput) (AgentLogRes
 	if !ids.ValidAgentName(name) {
 		return AgentLogResult{}, errs.Usagef("see pm agents --all", "%q is not an agent name", in.Agent)
 	}
-	if _, err := sess.Store.Agent(name); err != nil {
+	if _, err := sess.State.Agent(name); err != nil {
 		return AgentLogResult{}, err
 	}
 	tail := in.Tail

@@ -10,6 +10,7 @@ import (
 	"github.com/plasmodium/pm/internal/inbox"
 	"github.com/plasmodium/pm/internal/prompt"
 	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 )
@@ -29,7 +30,7 @@ type AgentsResult struct {
 // unnoticed (with All, every agent); the exited and killed ones it leaves
 // out are counted in Hidden.
 func Agents(ctx context.Context, sess *Session, in AgentsInput) (AgentsResult, error) {
-	recs, err := sess.Store.Agents()
+	recs, err := sess.State.Agents()
 	if err != nil {
 		return AgentsResult{}, err
 	}
@@ -71,7 +72,7 @@ type PromptEntry struct {
 
 // Prompts lists the prompt objects with their capabilities and state.
 func Prompts(ctx context.Context, sess *Session, in PromptsInput) ([]PromptEntry, error) {
-	set, err := prompt.LoadProject(sess.Store)
+	set, err := prompt.LoadProject(sess.Store, sess.State)
 	if err != nil {
 		return nil, err
 	}
@@ -83,15 +84,15 @@ func Prompts(ctx context.Context, sess *Session, in PromptsInput) ([]PromptEntry
 			caps = []string{}
 		}
 		list = append(list, PromptEntry{Name: name, Description: obj.Description, Capabilities: caps, Runtime: obj.Runtime,
-			Source: obj.Source, State: residentState(sess.Store, name)})
+			Source: obj.Source, State: residentState(sess.Store, sess.State, name)})
 	}
 	return list, nil
 }
 
 // residentState is what the object's resident agent is doing; an object that
 // has no running process is idle (it starts when called).
-func residentState(s *store.Store, name string) string {
-	a, err := s.Agent(name)
+func residentState(s *store.Store, st state.State, name string) string {
+	a, err := st.Agent(name)
 	if err != nil {
 		return "idle"
 	}
@@ -113,11 +114,11 @@ type RequestsInput struct {
 // and moot ones too).
 func Requests(ctx context.Context, sess *Session, in RequestsInput) ([]*request.Request, error) {
 	if in.All { // show the moot ones as moot, with why (the first reader writes it)
-		if _, err := request.Settle(sess.Store, sess.Actor); err != nil {
+		if _, err := request.Settle(sess.Store, sess.State, sess.Actor); err != nil {
 			return nil, err
 		}
 	}
-	return request.List(sess.Store, in.All)
+	return request.List(sess.Store, sess.State, in.All)
 }
 
 // AnswerInput is pm answer.
@@ -140,20 +141,21 @@ type AnswerResult struct {
 // its agent was killed or replaced) is refused, exit 5, and marked so.
 // The agent that asked may not answer it (CheckAnswer).
 func Answer(ctx context.Context, sess *Session, in AnswerInput) (*AnswerResult, error) {
+	st := sess.State
 	s := sess.Store
 	var err error
 	if in.ID, err = s.CompleteID(ids.Request, in.ID); err != nil { // a unique prefix names its request
 		return nil, err
 	}
-	r, err := request.Get(s, in.ID)
+	r, err := request.Get(s, st, in.ID)
 	if err != nil {
 		return nil, err
 	}
 	if err := CheckAnswer(*s.Config(), sess.Actor, r); err != nil {
 		return nil, err
 	}
-	if why := request.MootWhy(s, r); why != "" {
-		if _, err := request.Settle(s, sess.Actor); err != nil {
+	if why := request.MootWhy(s, st, r); why != "" {
+		if _, err := request.Settle(s, st, sess.Actor); err != nil {
 			return nil, err
 		}
 		return nil, errs.Statef("pm requests lists the ones that wait for you", "request %s is moot: %s", r.ID, why)
@@ -169,7 +171,7 @@ func Answer(ctx context.Context, sess *Session, in AnswerInput) (*AnswerResult, 
 			}
 		}
 	}
-	r, err = request.Answer(s, sess.Actor, in.ID, in.Text)
+	r, err = request.Answer(s, st, sess.Actor, in.ID, in.Text)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/task"
 )
 
@@ -56,7 +57,8 @@ func TestReadContextFile(t *testing.T) {
 }
 
 func TestSendBounded(t *testing.T) {
-	sess := &Session{Store: newStore(t), Actor: agentActor("o1", "tk-aaaaaa", "", "")}
+	sesss := newStore(t)
+	sess := &Session{Store: sesss, State: fsstate.New(sesss), Actor: agentActor("o1", "tk-aaaaaa", "", "")}
 	_, err := Send(t.Context(), sess, SendInput{PO: "greeter", Message: strings.Repeat("x", MaxSend+1)})
 	if errs.CodeOf(err) != errs.Usage {
 		t.Fatalf("Send of %d bytes: %v; want exit 2", MaxSend+1, err)

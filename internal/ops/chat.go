@@ -51,17 +51,18 @@ func Chat(ctx context.Context, sess *Session, in ChatInput) (ChatResult, error) 
 // the phase and the count only. The lines are marked seen once all were
 // handed on.
 func ChatStream(ctx context.Context, sess *Session, phaseID string, each func(raw []byte, m *store.Message) error) (ChatResult, error) {
-	ph, n, err := phase.Read(sess.Store, sess.Actor, phaseID, each)
+	ph, n, err := phase.Read(sess.Store, sess.State, sess.Actor, phaseID, each)
 	return ChatResult{Phase: ph, Count: n, Messages: []store.Message{}}, err
 }
 
 func chatWait(ctx context.Context, sess *Session, in ChatInput) (ChatResult, error) {
+	st := sess.State
 	s, actor := sess.Store, sess.Actor
-	ph, err := phase.Resolve(s, actor, in.Phase)
+	ph, err := phase.Resolve(s, st, actor, in.Phase)
 	if err != nil {
 		return ChatResult{}, err
 	}
-	w, err := phase.WaitNew(ctx, s, actor, ph)
+	w, err := phase.WaitNew(ctx, s, st, actor, ph)
 	if w == nil {
 		return ChatResult{Phase: ph}, err
 	}

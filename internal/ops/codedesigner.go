@@ -38,13 +38,13 @@ func residentMode(sess *Session, obj *prompt.Object) error {
 	if runtime == "" {
 		runtime = config.RuntimeLLM
 	}
-	if _, err := inbox.Resident(sess.Store, obj, runtime); err != nil {
+	if _, err := inbox.Resident(sess.Store, sess.State, obj, runtime); err != nil {
 		return err
 	}
-	if a, err := sess.Store.Agent(obj.Name); err == nil && designmode.Keep(a.CodeDesigner, m).Equal(a.CodeDesigner) {
+	if a, err := sess.State.Agent(obj.Name); err == nil && designmode.Keep(a.CodeDesigner, m).Equal(a.CodeDesigner) {
 		return nil // unchanged: no write, no wake-up of the agent's watchers
 	}
-	_, err = sess.Store.UpdateAgent(obj.Name, func(a *store.Agent) error {
+	_, err = sess.State.UpdateAgent(obj.Name, func(a *store.Agent) error {
 		next := designmode.Keep(a.CodeDesigner, m)
 		a.CodeDesigner = &next
 		return nil
@@ -76,7 +76,7 @@ type ToolEntry struct {
 // ToolDocs lists the documentation of every tool a model can be given (the
 // built-in capabilities and the prompt objects), or shows one in full.
 func ToolDocs(ctx context.Context, sess *Session, in ToolDocsInput) (ToolDocsResult, error) {
-	reg, err := tooldoc.Load(sess.Store)
+	reg, err := tooldoc.Load(sess.Store, sess.State)
 	if err != nil {
 		return ToolDocsResult{}, err
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/designmode"
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -17,7 +18,7 @@ func TestResidentModePerCall(t *testing.T) {
 	s.Now = func() time.Time { return now }
 	on, off := true, false
 	env := ""
-	sess := &Session{Store: s, Actor: store.Human, Getenv: func(k string) string {
+	sess := &Session{Store: s, State: fsstate.New(s), Actor: store.Human, Getenv: func(k string) string {
 		if k == designmode.EnvVar {
 			return env
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -43,11 +44,11 @@ func Confirm(ctx context.Context, sess *Session, c Call) error {
 	if sess.Actor.Agent != nil {
 		taskID = sess.Actor.Agent.TaskID
 	}
-	if allowedBefore(sess.Store, taskID, scope, rule.NewHosts) {
+	if allowedBefore(sess.Store, sess.State, taskID, scope, rule.NewHosts) {
 		return nil
 	}
 	q := confirmQuestion(sess.Actor.Name, taskID, c, scope, rule)
-	r, err := request.Decide(ctx, sess.Store, sess.Actor, request.Decision{Kind: request.KindConfirm, Question: q,
+	r, err := request.Decide(ctx, sess.Store, sess.State, sess.Actor, request.Decision{Kind: request.KindConfirm, Question: q,
 		Confirm: &store.ConfirmCall{Tool: c.Tool, Args: c.Args, Scope: scope}, Timeout: g.ConfirmTimeout()})
 	if err != nil {
 		return err
@@ -85,8 +86,8 @@ func confirmRule(rules []config.ConfirmRule, c Call) (config.ConfirmRule, string
 
 // allowedBefore reports an earlier answer that covers scope for the rest
 // of the task: "always", or for a new host any yes.
-func allowedBefore(s *store.Store, taskID, scope string, anyYes bool) bool {
-	rs, err := s.Requests()
+func allowedBefore(s *store.Store, st state.State, taskID, scope string, anyYes bool) bool {
+	rs, err := st.Requests()
 	if err != nil {
 		return false
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -42,7 +43,7 @@ func TestConfirmNewHosts(t *testing.T) {
 	s := newStore(t)
 	s.Config().Governance.Confirm = []config.ConfirmRule{{Tool: "http_get", NewHosts: true}}
 	tk := addTask(t, s, "tk-000001", store.TaskActive, 0)
-	sess := &Session{Store: s, Actor: agentActor(tk.Owner, tk.ID, "", "")}
+	sess := &Session{Store: s, State: fsstate.New(s), Actor: agentActor(tk.Owner, tk.ID, "", "")}
 	get := func(host string) error {
 		return Confirm(context.Background(), sess, Call{Tool: "http_get", Args: `{"url":"https://` + host + `/"}`, Subject: host})
 	}
@@ -60,10 +61,10 @@ func TestConfirmNewHosts(t *testing.T) {
 	if !errs.Is(err, errs.Limit) || !strings.Contains(err.Error(), "http_get denied by human: not that one") {
 		t.Fatalf("other host: %v", err)
 	}
-	if all, _ := request.List(s, true); len(all) != 2 {
+	if all, _ := request.List(s, fsstate.New(s), true); len(all) != 2 {
 		t.Fatalf("%d requests, want 2", len(all))
 	}
-	if err := Confirm(context.Background(), &Session{Store: s, Actor: store.Human}, Call{Tool: "http_get", Subject: "x"}); err != nil {
+	if err := Confirm(context.Background(), &Session{Store: s, State: fsstate.New(s), Actor: store.Human}, Call{Tool: "http_get", Subject: "x"}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -58,6 +58,7 @@ type CostsResult struct {
 // Costs sums the cost ledger (.plasmodium/costs.jsonl). What no price or
 // no usage covers stays unknown in every sum, never 0.
 func Costs(ctx context.Context, sess *Session, in CostsInput) (CostsResult, error) {
+	st := sess.State
 	s := sess.Store
 	var res CostsResult
 	if in.Task != "" {
@@ -65,7 +66,7 @@ func Costs(ctx context.Context, sess *Session, in CostsInput) (CostsResult, erro
 		if err != nil {
 			return res, err
 		}
-		if _, err := s.Task(id); err != nil {
+		if _, err := st.Task(id); err != nil {
 			return res, err
 		}
 		in.Task, res.Task = id, id

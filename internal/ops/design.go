@@ -20,6 +20,7 @@ import (
 	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/llm"
 	"github.com/plasmodium/pm/internal/prompt"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -129,7 +130,7 @@ func designState(s *Session, in DesignInput) (*design.State, *designDeps, error)
 			return nil, nil, errs.Usagef("resume with the design id alone: the design keeps its goal, angles, passes and test", "a resumed design takes no goal, angles, max passes or test")
 		}
 		var st design.State
-		if err := s.Store.ReadDesign(in.Resume, &st); err != nil {
+		if err := s.State.ReadDesign(in.Resume, &st); err != nil {
 			return nil, nil, err
 		}
 		return &st, nil, nil
@@ -146,7 +147,7 @@ func designState(s *Session, in DesignInput) (*design.State, *designDeps, error)
 	if err != nil {
 		return nil, nil, err
 	}
-	angles, err := pickAngles(s.Store, in.Angles)
+	angles, err := pickAngles(s.Store, s.State, in.Angles)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -154,7 +155,7 @@ func designState(s *Session, in DesignInput) (*design.State, *designDeps, error)
 	if err != nil {
 		return nil, nil, err
 	}
-	id, err := s.Store.CreateDesign()
+	id, err := s.State.CreateDesign()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -171,7 +172,7 @@ func designState(s *Session, in DesignInput) (*design.State, *designDeps, error)
 	if err := s.Store.WriteDesignCopy(id, rel, []byte(content)); err != nil {
 		return nil, nil, err
 	}
-	return st, &designDeps{angles: angles, providers: providers}, s.Store.WriteDesign(id, st)
+	return st, &designDeps{angles: angles, providers: providers}, s.State.WriteDesign(id, st)
 }
 
 // readDesignFile reads a regular file inside the project, bounded; rel is
@@ -247,8 +248,8 @@ func inside(dir, p string) bool {
 
 // pickAngles resolves the angle names (all of them, heaviest first, when
 // none are given).
-func pickAngles(st *store.Store, names []string) ([]design.Angle, error) {
-	set, err := prompt.LoadAngles(st)
+func pickAngles(s *store.Store, rec state.State, names []string) ([]design.Angle, error) {
+	set, err := prompt.LoadAngles(s, rec)
 	if err != nil {
 		return nil, err
 	}
@@ -278,7 +279,7 @@ func pickAngles(st *store.Store, names []string) ([]design.Angle, error) {
 // resumed design).
 func designEngine(s *Session, st *design.State, deps *designDeps, progress func(design.Entry)) (*design.Engine, error) {
 	if deps == nil {
-		angles, err := pickAngles(s.Store, st.Angles)
+		angles, err := pickAngles(s.Store, s.State, st.Angles)
 		if err != nil {
 			return nil, err
 		}
@@ -360,11 +361,11 @@ func (j *designJournal) Save(st *design.State) error {
 	if err := j.s.Store.WriteDesignCopy(j.id, j.file, []byte(st.Content())); err != nil {
 		return err
 	}
-	return j.s.Store.WriteDesign(j.id, st)
+	return j.s.State.WriteDesign(j.id, st)
 }
 
 func (j *designJournal) Record(e design.Entry) error {
-	if err := j.s.Store.AppendDesignLog(j.id, e); err != nil {
+	if err := j.s.State.AppendDesignLog(j.id, e); err != nil {
 		return err
 	}
 	if j.progress != nil {
@@ -405,14 +406,14 @@ type DesignSummary struct {
 
 // Designs lists the designs, oldest first.
 func Designs(_ context.Context, s *Session) ([]DesignSummary, error) {
-	idl, err := s.Store.DesignIDs()
+	idl, err := s.State.DesignIDs()
 	if err != nil {
 		return nil, err
 	}
 	out := []DesignSummary{}
 	for _, id := range idl {
 		var st design.State
-		if err := s.Store.ReadDesign(id, &st); err != nil {
+		if err := s.State.ReadDesign(id, &st); err != nil {
 			continue // a design killed before its first record: nothing to show or resume
 		}
 		sum := DesignSummary{ID: st.ID, File: st.SourceFile, Goal: st.Goal, Status: st.Status, Outcome: st.Outcome, Units: len(st.Units), CreatedAt: st.CreatedAt}
@@ -431,7 +432,7 @@ func Designs(_ context.Context, s *Session) ([]DesignSummary, error) {
 // when the file changed since the design read it (the diff would be wrong).
 func DesignApply(_ context.Context, s *Session, id string) error {
 	var st design.State
-	if err := s.Store.ReadDesign(id, &st); err != nil {
+	if err := s.State.ReadDesign(id, &st); err != nil {
 		return err
 	}
 	if !st.Done() || st.Outcome == design.StatusError {

@@ -12,6 +12,7 @@ import (
 	"github.com/plasmodium/pm/internal/design"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/openaitest"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -37,7 +38,7 @@ func designSetup(t *testing.T, actor store.Actor) (*Session, string, string) {
 	if err := os.WriteFile(file, bug, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return &Session{Store: s, Actor: actor, Getenv: func(k string) string { return env[k] }}, file, string(fixed)
+	return &Session{Store: s, State: fsstate.New(s), Actor: actor, Getenv: func(k string) string { return env[k] }}, file, string(fixed)
 }
 
 // A design spends from budgets.agent like an llm agent: past it, the
@@ -264,7 +265,8 @@ func TestDesignPasses(t *testing.T) {
 	for _, c := range []struct{ config, given, want int }{
 		{0, 0, 8}, {4, 0, 4}, {4, 2, 2}, {0, 1, 1}, {0, MaxDesignPasses, MaxDesignPasses},
 	} {
-		sess := &Session{Store: newStore(t), Actor: store.Human}
+		sesss := newStore(t)
+		sess := &Session{Store: sesss, State: fsstate.New(sesss), Actor: store.Human}
 		sess.Store.Config().CodeDesigner.MaxPasses = c.config
 		if got, err := designPasses(sess, c.given); err != nil || got != c.want {
 			t.Errorf("config %d, given %d: %d, %v; want %d", c.config, c.given, got, err, c.want)

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/plasmodium/pm/internal/state/fsstate"
 )
 
 // Code the models wrote must not write the user's Go build cache: Go trusts
@@ -21,7 +23,8 @@ func TestConfinedGoCacheIsPms(t *testing.T) {
 	real, _ := filepath.EvalSymlinks(strings.TrimSpace(string(out)))
 	cacheHome := t.TempDir()
 	t.Setenv("XDG_CACHE_HOME", cacheHome)
-	sess := &Session{Store: newStore(t)}
+	sesss := newStore(t)
+	sess := &Session{Store: sesss, State: fsstate.New(sesss)}
 	dir, tmp := t.TempDir(), t.TempDir()
 	p := confinedPolicy(context.Background(), sess, dir, tmp)
 	if real != "" && slices.Contains(p.Writable, real) {

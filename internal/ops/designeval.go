@@ -79,7 +79,7 @@ func DesignEval(ctx context.Context, s *Session, in DesignEvalInput) (*EvalRepor
 	if err != nil {
 		return nil, err
 	}
-	angles, err := pickAngles(s.Store, in.Angles)
+	angles, err := pickAngles(s.Store, s.State, in.Angles)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/openaitest"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -75,7 +76,8 @@ func TestDesignEvalPlumbing(t *testing.T) {
 	t.Cleanup(srv.Close)
 	srv.Handle(evalScript(string(fixed)))
 	env := map[string]string{"OPENAI_BASE_URL": srv.BaseURL(), "PM_MODEL": "small"}
-	sess := &Session{Store: newStore(t), Actor: store.Human, Getenv: func(k string) string { return env[k] }}
+	sesss := newStore(t)
+	sess := &Session{Store: sesss, State: fsstate.New(sesss), Actor: store.Human, Getenv: func(k string) string { return env[k] }}
 	rep, err := DesignEval(context.Background(), sess, DesignEvalInput{Dir: dir, Angles: []string{"correctness"}})
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +100,8 @@ func TestDesignEvalPlumbing(t *testing.T) {
 }
 
 func TestDesignEvalRefusesBadDirs(t *testing.T) {
-	sess := &Session{Store: newStore(t), Actor: store.Human}
+	sesss := newStore(t)
+	sess := &Session{Store: sesss, State: fsstate.New(sesss), Actor: store.Human}
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "p"), 0o755); err != nil {
 		t.Fatal(err)
@@ -135,7 +138,7 @@ func TestDesignEvalBudgetPerProgram(t *testing.T) {
 	env := map[string]string{"OPENAI_BASE_URL": srv.BaseURL(), "PM_MODEL": "small"}
 	st := newStore(t)
 	st.Config().Budgets.Agent = config.Budget{MaxTurns: 10}
-	sess := &Session{Store: st, Actor: store.Human, Getenv: func(k string) string { return env[k] }}
+	sess := &Session{Store: st, State: fsstate.New(st), Actor: store.Human, Getenv: func(k string) string { return env[k] }}
 	rep, err := DesignEval(context.Background(), sess, DesignEvalInput{Dir: dir, Angles: []string{"correctness"}})
 	if err != nil {
 		t.Fatal(err)

@@ -26,7 +26,7 @@ const maxReview = 48 << 10
 // Apply, writes the result back: the owner writes its workspace anyway, and
 // has no terminal to confirm on.
 func DesignReview(ctx context.Context, s *Session, in DesignReviewInput) (*DesignResult, error) {
-	if _, err := OwnTask(s.Store, s.Actor, in.Task); err != nil {
+	if _, err := OwnTask(s.Store, s.State, s.Actor, in.Task); err != nil {
 		return nil, err
 	}
 	return designThenApply(ctx, s, DesignInput{File: in.File, Goal: in.Goal, Angles: in.Angles, MaxPasses: in.MaxPasses, Test: in.Test}, in.Apply)

@@ -25,7 +25,7 @@ type HistoryResult struct {
 
 // History reads the last Tail messages of all the phases of a task.
 func History(ctx context.Context, sess *Session, in HistoryInput) (HistoryResult, error) {
-	t, err := ResolveTask(sess.Store, sess.Actor, in.Task)
+	t, err := ResolveTask(sess.Store, sess.State, sess.Actor, in.Task)
 	if err != nil {
 		return HistoryResult{}, err
 	}
@@ -33,7 +33,7 @@ func History(ctx context.Context, sess *Session, in HistoryInput) (HistoryResult
 	if in.Tail != nil {
 		tail = *in.Tail
 	}
-	entries, err := phase.History(sess.Store, t.ID, tail)
+	entries, err := phase.History(sess.Store, sess.State, t.ID, tail)
 	if err != nil {
 		return HistoryResult{}, err
 	}

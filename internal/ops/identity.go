@@ -6,6 +6,7 @@ import (
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -36,7 +37,7 @@ func CheckAnswer(cfg config.Config, actor store.Actor, r *request.Request) error
 // CheckKill checks that actor may kill (or restart) task target: the human
 // any task; an agent only a subtask (at any depth) of the task it owns, never
 // its own task, its parent or another tree.
-func CheckKill(s *store.Store, actor store.Actor, target *store.Task) error {
+func CheckKill(s *store.Store, st state.State, actor store.Actor, target *store.Task) error {
 	a := actor.Agent
 	if a == nil {
 		return nil
@@ -45,21 +46,21 @@ func CheckKill(s *store.Store, actor store.Actor, target *store.Task) error {
 	if !a.IsOwner() || a.TaskID == "" || target.ID == a.TaskID {
 		return errs.Statef(try, "@%s may not kill %s", actor.Name, target.ID)
 	}
-	own, err := s.Task(a.TaskID)
+	own, err := st.Task(a.TaskID)
 	if err != nil {
 		return err
 	}
 	if err := CheckOwner(actor, own); err != nil {
 		return err
 	}
-	if !descendsFrom(s, target, own.ID) {
+	if !descendsFrom(s, st, target, own.ID) {
 		return errs.Statef(try, "@%s may not kill %s: it is not a subtask of %s", actor.Name, target.ID, own.ID)
 	}
 	return nil
 }
 
 // descendsFrom reports whether t is a subtask, at any depth, of ancestor.
-func descendsFrom(s *store.Store, t *store.Task, ancestor string) bool {
+func descendsFrom(s *store.Store, st state.State, t *store.Task, ancestor string) bool {
 	for range maxAncestry {
 		if t.ParentID == "" {
 			return false
@@ -67,7 +68,7 @@ func descendsFrom(s *store.Store, t *store.Task, ancestor string) bool {
 		if t.ParentID == ancestor {
 			return true
 		}
-		p, err := s.Task(t.ParentID)
+		p, err := st.Task(t.ParentID)
 		if err != nil {
 			return false
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -103,7 +104,7 @@ func TestCheckKill(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = CheckKill(s, tt.actor, target)
+			err = CheckKill(s, fsstate.New(s), tt.actor, target)
 			if tt.ok != (err == nil) {
 				t.Fatalf("CheckKill = %v; want ok=%v", err, tt.ok)
 			}
@@ -122,7 +123,7 @@ func TestCheckKillCycle(t *testing.T) {
 	setParent(t, s, a.ID, b.ID) // a hand-edited cycle a <-> b
 	setParent(t, s, b.ID, a.ID)
 	c, _ := s.Task(b.ID)
-	if err := CheckKill(s, agentActor("own_eeee", "tk-eeeeee", "", ""), c); err == nil {
+	if err := CheckKill(s, fsstate.New(s), agentActor("own_eeee", "tk-eeeeee", "", ""), c); err == nil {
 		t.Fatal("a cycle outside the actor's tree was accepted")
 	}
 }
@@ -160,7 +161,7 @@ func TestSayToolRefusesForeignPhase(t *testing.T) {
 	if !ok {
 		t.Fatal("no say tool")
 	}
-	sess := &Session{Store: s, Actor: agentActor("r_b", "tk-bbbbbb", "ph-bbbbbb", "qa")}
+	sess := &Session{Store: s, State: fsstate.New(s), Actor: agentActor("r_b", "tk-bbbbbb", "ph-bbbbbb", "qa")}
 	_, err := say.Call(t.Context(), sess, []byte(`{"message":"hijack","phase":"ph-aaaaaa"}`))
 	if errs.CodeOf(err) != errs.State {
 		t.Fatalf("say into another task's phase: %v; want exit 5", err)

@@ -22,7 +22,7 @@ func LoopStopReason(evidence string) string {
 func LoopPause(ctx context.Context, sess *Session, evidence string) (request.Verdict, string, error) {
 	q := fmt.Sprintf("@%s looks stuck: %s. Answer \"yes\" to let it go on, \"stop\" to stop it, "+
 		"or anything else to tell it what to do instead (it gets your answer in place of the call).", sess.Actor.Name, evidence)
-	r, err := request.Decide(ctx, sess.Store, sess.Actor, request.Decision{Kind: request.KindLoop, Question: q})
+	r, err := request.Decide(ctx, sess.Store, sess.State, sess.Actor, request.Decision{Kind: request.KindLoop, Question: q})
 	if err != nil {
 		return request.Deny, "", err
 	}

@@ -30,7 +30,7 @@ type DiffResult struct {
 
 // TaskDiff is pm diff: what a task's branch changed.
 func TaskDiff(ctx context.Context, sess *Session, in DiffInput) (DiffResult, error) {
-	t, err := sess.Store.Task(in.Task)
+	t, err := sess.State.Task(in.Task)
 	if err != nil {
 		return DiffResult{}, err
 	}

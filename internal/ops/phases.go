@@ -33,7 +33,7 @@ func (r PhaseResult) Partial() bool { return r.Phase != nil }
 // OpenPhase opens a bounded discussion phase on the actor's task and starts
 // one role agent per role (owners only).
 func OpenPhase(ctx context.Context, sess *Session, in PhaseInput) (PhaseResult, error) {
-	t, err := OwnTask(sess.Store, sess.Actor, in.Task)
+	t, err := OwnTask(sess.Store, sess.State, sess.Actor, in.Task)
 	if err != nil {
 		return PhaseResult{}, err
 	}
@@ -62,7 +62,7 @@ func ExtendPhase(ctx context.Context, sess *Session, in ExtendInput) (*store.Pha
 	if err != nil {
 		return nil, err
 	}
-	return phase.Extend(sess.Store, sess.Actor, t.ID, ph.ID, in.N)
+	return phase.Extend(sess.Store, sess.State, sess.Actor, t.ID, ph.ID, in.N)
 }
 
 // EndInput is pm end-phase.
@@ -76,16 +76,16 @@ func EndPhase(ctx context.Context, sess *Session, in EndInput) (*store.Phase, er
 	if err != nil {
 		return nil, err
 	}
-	return phase.Close(sess.Store, sess.Actor, t.ID, ph.ID, store.CloseEnded)
+	return phase.Close(sess.Store, sess.State, sess.Actor, t.ID, ph.ID, store.CloseEnded)
 }
 
 // ownActivePhase is the owner's task and its active phase (try: what to do
 // when there is none).
 func ownActivePhase(sess *Session, taskID, try string) (*store.Task, *store.Phase, error) {
-	t, err := OwnTask(sess.Store, sess.Actor, taskID)
+	t, err := OwnTask(sess.Store, sess.State, sess.Actor, taskID)
 	if err != nil {
 		return nil, nil, err
 	}
-	ph, err := phase.Active(sess.Store, t.ID, try)
+	ph, err := phase.Active(sess.Store, sess.State, t.ID, try)
 	return t, ph, err
 }

@@ -123,14 +123,14 @@ func InspectPO(ctx context.Context, sess *Session, in InspectInput) (InspectResu
 	if declared == nil {
 		declared = []string{}
 	}
-	return InspectResult{Name: obj.Name, Description: obj.Description, State: residentState(sess.Store, obj.Name),
+	return InspectResult{Name: obj.Name, Description: obj.Description, State: residentState(sess.Store, sess.State, obj.Name),
 		Config: POConfig{Name: obj.Name, Description: obj.Description, Capabilities: declared, Model: obj.Model,
 			Runtime: obj.Runtime, Source: obj.Source},
 		Capabilities: caps, PromptBody: obj.Body, HistoryLength: conv.Count}, nil
 }
 
 func lookupPO(sess *Session, name string) (*prompt.Object, error) {
-	set, err := prompt.LoadProject(sess.Store)
+	set, err := prompt.LoadProject(sess.Store, sess.State)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/state/fsstate/transcript"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -20,7 +21,7 @@ func TestConversation(t *testing.T) {
 		openai.ChatCompletionMessage{Role: "user", Content: "c"}); err != nil {
 		t.Fatal(err)
 	}
-	sess := &Session{Store: s, Actor: store.Human}
+	sess := &Session{Store: s, State: fsstate.New(s), Actor: store.Human}
 	tests := []struct {
 		po    string
 		limit int
@@ -54,7 +55,8 @@ func TestConversation(t *testing.T) {
 }
 
 func TestInspectPO(t *testing.T) {
-	sess := &Session{Store: newStore(t), Actor: store.Human}
+	sesss := newStore(t)
+	sess := &Session{Store: sesss, State: fsstate.New(sesss), Actor: store.Human}
 	r, err := InspectPO(context.Background(), sess, InspectInput{PO: "coordinator"})
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +81,7 @@ func TestWaitForMCP(t *testing.T) {
 	s := newStore(t)
 	addTask(t, s, "tk-aaaaaa", store.TaskDone, 0)
 	addTask(t, s, "tk-bbbbbb", store.TaskActive, 1)
-	sess := &Session{Store: s, Actor: store.Human}
+	sess := &Session{Store: s, State: fsstate.New(s), Actor: store.Human}
 	tests := []struct {
 		in   WaitInput
 		code errs.Code
@@ -111,7 +113,7 @@ func TestWaitForMCP(t *testing.T) {
 // tens per line, reading the lines about one.
 func TestConversationLimitDoesNotDecodeAll(t *testing.T) {
 	s := newStore(t)
-	sess := &Session{Store: s, Actor: store.Human}
+	sess := &Session{Store: s, State: fsstate.New(s), Actor: store.Human}
 	tr := transcript.Of(s, "greeter")
 	allocs := func() float64 {
 		return testing.AllocsPerRun(3, func() {

@@ -9,6 +9,7 @@ import (
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -29,7 +30,7 @@ func TestIDPrefixes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sess := &Session{Store: s, Actor: store.Human, Getenv: func(string) string { return "" }}
+	sess := &Session{Store: s, State: fsstate.New(s), Actor: store.Human, Getenv: func(string) string { return "" }}
 	ctx := context.Background()
 	cases := []struct {
 		name, given string
@@ -67,7 +68,7 @@ func TestIDPrefixes(t *testing.T) {
 		}
 	})
 	t.Run("--blocked-by: unique prefixes, recorded whole", func(t *testing.T) {
-		ls := &Session{Store: s, Actor: store.Human, Launcher: &agent.Launcher{Store: s, Exe: "/nonexistent/pm"}, Getenv: func(string) string { return "" }}
+		ls := &Session{Store: s, State: sess.State, Actor: store.Human, Launcher: &agent.Launcher{Store: s, State: sess.State, Exe: "/nonexistent/pm"}, Getenv: func(string) string { return "" }}
 		tk, err := CreateTask(ctx, ls, TaskInput{Description: "after", BlockedBy: []string{"tk-c,tk-ab5"}, Runtime: config.RuntimeNone})
 		if err != nil || strings.Join(tk.BlockedBy, " ") != "tk-ab5678 tk-cd0000" && strings.Join(tk.BlockedBy, " ") != "tk-cd0000 tk-ab5678" {
 			t.Fatalf("CreateTask --blocked-by tk-c,tk-ab5: %+v %v", tk, err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 )
@@ -30,7 +31,7 @@ const maxProgressFiles = 100_000
 // work (its worktree, or the project for a task without one; path, size,
 // modification time, mode; not .git, the state directory nor other tasks'
 // worktrees) and its done subtasks. "" when it cannot be known.
-func progressMark(s *store.Store, t *store.Task) string {
+func progressMark(s *store.Store, st state.State, t *store.Task) string {
 	h := sha256.New()
 	n := 0
 	errBig := errors.New("too many files")
@@ -57,7 +58,7 @@ func progressMark(s *store.Store, t *store.Task) string {
 	}
 	done := 0
 	for _, id := range t.Children {
-		if c, err := s.Task(id); err == nil && c.Status == store.TaskDone {
+		if c, err := st.Task(id); err == nil && c.Status == store.TaskDone {
 			done++
 		}
 	}
@@ -72,7 +73,7 @@ func checkProgress(ctx context.Context, sess *Session, t *store.Task) (mark stri
 	if sess.Actor.IsHuman() || k <= 0 {
 		return "", false, nil
 	}
-	mark = progressMark(sess.Store, t)
+	mark = progressMark(sess.Store, sess.State, t)
 	if mark == "" {
 		return "", false, nil
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/gitx"
 	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 	"github.com/plasmodium/pm/internal/watch"
@@ -26,13 +27,13 @@ func answerNext(t *testing.T, s *store.Store, answer string) <-chan *store.Reque
 		var got *store.Request
 		_ = os.MkdirAll(s.RequestsDir(), 0o755)
 		_ = watch.Until(ctx, func() []string { return []string{s.RequestsDir()} }, func() (bool, error) {
-			if rs, err := request.List(s, false); err == nil && len(rs) > 0 {
+			if rs, err := request.List(s, fsstate.New(s), false); err == nil && len(rs) > 0 {
 				got = rs[0]
 			}
 			return got != nil, nil
 		})
 		if got != nil {
-			_, _ = request.Answer(s, store.Human, got.ID, answer)
+			_, _ = request.Answer(s, fsstate.New(s), store.Human, got.ID, answer)
 		}
 		out <- got
 	}()
@@ -47,7 +48,7 @@ func TestPhasesWithoutProgress(t *testing.T) {
 	s := newStore(t)
 	s.Config().Governance.Loop.Phases = 2
 	tk := addTask(t, s, "tk-000001", store.TaskActive, 0)
-	sess := &Session{Store: s, Actor: agentActor(tk.Owner, tk.ID, "", "")}
+	sess := &Session{Store: s, State: fsstate.New(s), Actor: agentActor(tk.Owner, tk.ID, "", "")}
 	open := func(id string) error {
 		mark, allowed, err := checkProgress(context.Background(), sess, tk)
 		if err == nil {
@@ -101,7 +102,7 @@ func TestPhasesWithoutProgress(t *testing.T) {
 		t.Fatalf("stop: %v; halted %q", err, halted)
 	}
 	// The human opening phases is never paused.
-	human := &Session{Store: s, Actor: store.Human}
+	human := &Session{Store: s, State: fsstate.New(s), Actor: store.Human}
 	if _, _, err := checkProgress(context.Background(), human, tk); err != nil {
 		t.Fatal(err)
 	}
@@ -158,11 +159,11 @@ func TestProgressMarkIsTheTasksWork(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			before := map[*store.Task]string{}
 			for _, tk := range []*store.Task{mine, other, plain} {
-				before[tk] = progressMark(s, tk)
+				before[tk] = progressMark(s, fsstate.New(s), tk)
 			}
 			tc.change()
 			for _, tk := range []*store.Task{mine, other, plain} {
-				if moved := progressMark(s, tk) != before[tk]; moved != tc.moved[tk] {
+				if moved := progressMark(s, fsstate.New(s), tk) != before[tk]; moved != tc.moved[tk] {
 					t.Errorf("%s: mark moved %v, want %v", tk.ID, moved, tc.moved[tk])
 				}
 			}

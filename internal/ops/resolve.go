@@ -5,23 +5,24 @@ import (
 
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/ids"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
 // ResolveTask picks the task an operation acts on: the named one, else the
 // agent's own task, else (for the human) the only active task.
-func ResolveTask(s *store.Store, actor store.Actor, id string) (*store.Task, error) {
+func ResolveTask(s *store.Store, st state.State, actor store.Actor, id string) (*store.Task, error) {
 	if id != "" {
 		full, err := s.CompleteID(ids.Task, id) // a unique prefix names its task
 		if err != nil {
 			return nil, err
 		}
-		return s.Task(full)
+		return st.Task(full)
 	}
 	if actor.Agent != nil && actor.Agent.TaskID != "" {
-		return s.Task(actor.Agent.TaskID)
+		return st.Task(actor.Agent.TaskID)
 	}
-	tasks, err := s.LiveTasks()
+	tasks, err := st.LiveTasks()
 	if err != nil {
 		return nil, err
 	}
@@ -44,8 +45,8 @@ func ResolveTask(s *store.Store, actor store.Actor, id string) (*store.Task, err
 
 // OwnTask is the task an owner operation acts on (see ResolveTask), refused
 // unless actor owns it.
-func OwnTask(s *store.Store, actor store.Actor, id string) (*store.Task, error) {
-	t, err := ResolveTask(s, actor, id)
+func OwnTask(s *store.Store, st state.State, actor store.Actor, id string) (*store.Task, error) {
+	t, err := ResolveTask(s, st, actor, id)
 	if err != nil {
 		return nil, err
 	}

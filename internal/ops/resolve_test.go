@@ -9,6 +9,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/phase"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/store/storetest"
 )
@@ -78,7 +79,7 @@ func TestTask(t *testing.T) {
 			for id, st := range tt.tasks {
 				addTask(t, s, id, st, 0)
 			}
-			got, err := ResolveTask(s, tt.actor, tt.flag)
+			got, err := ResolveTask(s, fsstate.New(s), tt.actor, tt.flag)
 			if tt.code != 0 {
 				if errs.CodeOf(err) != tt.code {
 					t.Fatalf("Task = %+v, %v; want exit %d", got, err, tt.code)
@@ -96,7 +97,7 @@ func TestTwoActiveTasksNamesThem(t *testing.T) {
 	s := newStore(t)
 	addTask(t, s, "tk-000001", store.TaskActive, 0)
 	addTask(t, s, "tk-000002", store.TaskActive, 1)
-	_, err := ResolveTask(s, store.Human, "")
+	_, err := ResolveTask(s, fsstate.New(s), store.Human, "")
 	if try := errs.TryOf(err); !strings.Contains(try, "tk-000001") || !strings.Contains(try, "tk-000002") {
 		t.Fatalf("Try %q does not list the candidates", try)
 	}
@@ -169,7 +170,7 @@ func TestPhase(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newStore(t)
 			tt.setup(t, s)
-			got, err := phase.Resolve(s, tt.actor, tt.flag)
+			got, err := phase.Resolve(s, fsstate.New(s), tt.actor, tt.flag)
 			if tt.code != 0 {
 				if errs.CodeOf(err) != tt.code {
 					t.Fatalf("Phase = %+v, %v; want exit %d", got, err, tt.code)

@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -29,9 +30,9 @@ type Room struct {
 // is a pure read: nothing is marked seen.
 func Rooms(ctx context.Context, sess *Session, in RoomsInput) ([]Room, error) {
 	if in.Task != "" {
-		return taskRooms(sess.Store, in.Task, in.Tail)
+		return taskRooms(sess.Store, sess.State, in.Task, in.Tail)
 	}
-	tasks, err := sess.Store.Tasks()
+	tasks, err := sess.State.Tasks()
 	if err != nil {
 		return nil, err
 	}
@@ -47,12 +48,12 @@ func LiveRooms(_ context.Context, sess *Session, tasks []*store.Task, tail int) 
 		if !t.Live() {
 			continue
 		}
-		phases, err := sess.Store.Phases(t.ID)
+		phases, err := sess.State.Phases(t.ID)
 		if err != nil {
 			return nil, err
 		}
 		for _, ph := range phases {
-			room, err := readRoom(sess.Store, ph, tail, false)
+			room, err := readRoom(sess.Store, sess.State, ph, tail, false)
 			if err != nil {
 				return nil, err
 			}
@@ -63,18 +64,18 @@ func LiveRooms(_ context.Context, sess *Session, tasks []*store.Task, tail int) 
 }
 
 // taskRooms is every phase of one task, each with its last tail messages.
-func taskRooms(s *store.Store, id string, tail int) ([]Room, error) {
-	t, err := s.Task(id)
+func taskRooms(s *store.Store, st state.State, id string, tail int) ([]Room, error) {
+	t, err := st.Task(id)
 	if err != nil {
 		return nil, err
 	}
-	phases, err := s.Phases(t.ID)
+	phases, err := st.Phases(t.ID)
 	if err != nil {
 		return nil, err
 	}
 	rooms := []Room{}
 	for _, ph := range phases {
-		room, err := readRoom(s, ph, tail, true)
+		room, err := readRoom(s, st, ph, tail, true)
 		if err != nil {
 			return nil, err
 		}
@@ -83,9 +84,9 @@ func taskRooms(s *store.Store, id string, tail int) ([]Room, error) {
 	return rooms, nil
 }
 
-func readRoom(s *store.Store, ph *store.Phase, tail int, closedToo bool) (Room, error) {
+func readRoom(s *store.Store, st state.State, ph *store.Phase, tail int, closedToo bool) (Room, error) {
 	if (ph.Status != store.PhaseActive && !closedToo) || tail <= 0 {
-		n, err := s.MessageCount(ph.TaskID, ph.ID)
+		n, err := st.MessageCount(ph.TaskID, ph.ID)
 		return Room{Phase: ph, Count: n}, err
 	}
 	msgs, n, err := s.LastMessages(ph.TaskID, ph.ID, tail)

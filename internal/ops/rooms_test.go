@@ -7,6 +7,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -17,7 +18,7 @@ import (
 // allocation a line, where decoding a message costs ~10.
 func TestRoomsTailDoesNotDecodeAll(t *testing.T) {
 	s := newStore(t)
-	sess := &Session{Store: s, Actor: store.Human}
+	sess := &Session{Store: s, State: fsstate.New(s), Actor: store.Human}
 	addTask(t, s, "tk-000001", store.TaskActive, 0)
 	ph := addPhase(t, s, "tk-000001", "ph-000001", store.PhaseActive, 0)
 	// A room big enough for what the test writes: a full one is closed

@@ -6,14 +6,18 @@ import (
 
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/supervisor"
 )
 
-// Session is who runs an operation and with what: the open store, the acting
-// identity, and how to start agents.
+// Session is who runs an operation and with what: the open store, the
+// project's records, the acting identity, and how to start agents.
 type Session struct {
 	Store *store.Store
+	// State is the project's records, as internal/state/stateopen opened
+	// them for the store (whoever opened the session closes them).
+	State state.State
 	Actor store.Actor
 	// Launcher starts agents (owners, role agents, prompt objects); nil:
 	// operations that would start one refuse.
@@ -49,10 +53,11 @@ func (s *Session) launcher() (*agent.Launcher, error) {
 }
 
 // NewLauncher is the launcher every surface starts agents with: agents of st
-// run as `exe agent-run NAME` with environ, and unless PM_NO_SUPERVISOR is
-// set a supervisor is started on demand after each start.
-func NewLauncher(st *store.Store, exe string, environ []string, getenv func(string) string) *agent.Launcher {
-	l := &agent.Launcher{Store: st, Exe: exe, Env: environ}
+// (whose records are rec) run as `exe agent-run NAME` with environ, and
+// unless PM_NO_SUPERVISOR is set a supervisor is started on demand after
+// each start.
+func NewLauncher(st *store.Store, rec state.State, exe string, environ []string, getenv func(string) string) *agent.Launcher {
+	l := &agent.Launcher{Store: st, State: rec, Exe: exe, Env: environ}
 	if getenv("PM_NO_SUPERVISOR") == "" {
 		// Marked before a task whose owner it starts is written: killed
 		// after the write and before the owner starts, the command leaves

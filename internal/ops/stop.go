@@ -6,6 +6,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/ids"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -29,7 +30,7 @@ func Stop(ctx context.Context, sess *Session, in StopInput) (StopResult, error) 
 	if !ids.ValidAgentName(in.Name) {
 		return StopResult{}, errs.Usagef("pm agents lists them", "%q is not an agent name", in.Name)
 	}
-	a, err := sess.Store.Agent(in.Name)
+	a, err := sess.State.Agent(in.Name)
 	if errs.Is(err, errs.NotFound) {
 		return StopResult{}, errs.NotFoundf("pm agents --all lists the residents that ran", "@%s has never run", in.Name)
 	}
@@ -49,17 +50,17 @@ func Stop(ctx context.Context, sess *Session, in StopInput) (StopResult, error) 
 	if err := l.Kill(sess.Actor, a.Name); err != nil {
 		return StopResult{}, err
 	}
-	a, err = sess.Store.Agent(a.Name)
+	a, err = sess.State.Agent(a.Name)
 	return StopResult{Agent: a, Stopped: true}, err
 }
 
 // residentHint turns pm kill NAME into a pointer at pm stop when NAME is a
 // resident prompt object.
-func residentHint(s *store.Store, id string, err error) error {
+func residentHint(s *store.Store, st state.State, id string, err error) error {
 	if strings.HasPrefix(id, "tk-") || !ids.ValidAgentName(id) {
 		return err
 	}
-	if a, aerr := s.Agent(id); aerr == nil && a.TaskID == "" {
+	if a, aerr := st.Agent(id); aerr == nil && a.TaskID == "" {
 		return errs.Usagef("pm stop "+id, "@%s is a resident prompt object, not a task", id)
 	}
 	return err

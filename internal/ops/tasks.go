@@ -9,6 +9,7 @@ import (
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 )
@@ -109,18 +110,18 @@ func Status(ctx context.Context, sess *Session, in StatusInput) (StatusResult, e
 	if id == "" && sess.Actor.Agent != nil {
 		id = sess.Actor.Agent.TaskID
 	}
-	pending := task.PendingRequests(sess.Store)
+	pending := task.PendingRequests(sess.Store, sess.State)
 	if id != "" {
-		v, err := task.Describe(sess.Store, id)
+		v, err := task.Describe(sess.Store, sess.State, id)
 		if err != nil {
 			return StatusResult{}, err
 		}
-		h := task.HealthOf(sess.Store, v.Task, pending)
+		h := task.HealthOf(sess.Store, sess.State, v.Task, pending)
 		if settleSeen(sess, h) {
-			if v, err = task.Describe(sess.Store, id); err != nil {
+			if v, err = task.Describe(sess.Store, sess.State, id); err != nil {
 				return StatusResult{}, err
 			}
-			h = task.HealthOf(sess.Store, v.Task, pending)
+			h = task.HealthOf(sess.Store, sess.State, v.Task, pending)
 		}
 		ts := &TaskStatus{View: v, Health: h, Requests: []*store.Request{}, Warnings: SupervisorWarnings(sess.Store),
 			Cost: taskCost(v.Agents, sess.Store.Config().Budgets.Task.MaxUSD)}
@@ -148,13 +149,13 @@ func Status(ctx context.Context, sess *Session, in StatusInput) (StatusResult, e
 
 // summary is the overview with each listed task's health.
 func summary(sess *Session, all bool, pending []*store.Request) (*StatusSummary, error) {
-	sum, err := task.Summarize(sess.Store, all)
+	sum, err := task.Summarize(sess.State, all)
 	if err != nil {
 		return nil, err
 	}
 	out := &StatusSummary{Summary: sum, Health: map[string]task.Health{}, Warnings: SupervisorWarnings(sess.Store), Isolation: task.IsolationOf(sess.Store)}
 	for _, t := range sum.Tasks {
-		out.Health[t.ID] = task.HealthOf(sess.Store, t, pending)
+		out.Health[t.ID] = task.HealthOf(sess.Store, sess.State, t, pending)
 	}
 	return out, nil
 }
@@ -194,7 +195,7 @@ func (r SubtaskResult) Partial() bool { return r.Task != nil }
 
 // Subtask creates a child task with its own owner agent (owners only).
 func Subtask(ctx context.Context, sess *Session, in SubtaskInput) (SubtaskResult, error) {
-	parent, err := OwnTask(sess.Store, sess.Actor, in.Task)
+	parent, err := OwnTask(sess.Store, sess.State, sess.Actor, in.Task)
 	if err != nil {
 		return SubtaskResult{}, err
 	}
@@ -236,12 +237,12 @@ func WaitChildren(ctx context.Context, sess *Session, in WaitChildrenInput) (Wai
 	if err != nil {
 		return WaitChildrenResult{}, err
 	}
-	t, err := OwnTask(sess.Store, sess.Actor, in.Task)
+	t, err := OwnTask(sess.Store, sess.State, sess.Actor, in.Task)
 	if err != nil {
 		return WaitChildrenResult{}, err
 	}
 	defer sess.KeepSupervisor(ctx)()
-	children, err := task.WaitChildren(ctx, sess.Store, t.ID, d)
+	children, err := task.WaitChildren(ctx, sess.State, t.ID, d)
 	if children == nil {
 		children = []*store.Task{}
 	}
@@ -255,7 +256,7 @@ type DoneInput struct {
 
 // Done marks the task done and commits the work to git (owners only).
 func Done(ctx context.Context, sess *Session, in DoneInput) (*task.DoneResult, error) {
-	t, err := OwnTask(sess.Store, sess.Actor, in.Task)
+	t, err := OwnTask(sess.Store, sess.State, sess.Actor, in.Task)
 	if err != nil {
 		return nil, err
 	}
@@ -276,7 +277,7 @@ func Done(ctx context.Context, sess *Session, in DoneInput) (*task.DoneResult, e
 // settleRequests marks moot the requests a kill, restart or done made moot
 // (request.Settle): nobody is left to act on their answer.
 func settleRequests(sess *Session) error {
-	_, err := request.Settle(sess.Store, sess.Actor)
+	_, err := request.Settle(sess.Store, sess.State, sess.Actor)
 	return err
 }
 
@@ -295,11 +296,11 @@ func Kill(ctx context.Context, sess *Session, in KillInput) (*task.KillResult, e
 		return nil, err
 	}
 	if !sess.Actor.IsHuman() {
-		t, err := sess.Store.Task(in.Task)
+		t, err := sess.State.Task(in.Task)
 		if err != nil {
 			return nil, err
 		}
-		if err := CheckKill(sess.Store, sess.Actor, t); err != nil {
+		if err := CheckKill(sess.Store, sess.State, sess.Actor, t); err != nil {
 			return nil, err
 		}
 		if err := Confirm(ctx, sess, Call{Tool: "kill", Args: argsJSON(in), Subject: t.ID}); err != nil {
@@ -317,7 +318,7 @@ func Kill(ctx context.Context, sess *Session, in KillInput) (*task.KillResult, e
 	if err == nil {
 		err = settleRequests(sess)
 	}
-	return res, residentHint(sess.Store, in.Task, err)
+	return res, residentHint(sess.Store, sess.State, in.Task, err)
 }
 
 // ResetInput is pm reset.
@@ -332,14 +333,14 @@ func Reset(ctx context.Context, sess *Session, in ResetInput) (*task.ResetResult
 	if err := CheckReset(sess.Actor); err != nil {
 		return nil, err
 	}
-	return task.Reset(sess.Store, sess.Actor, in.Force)
+	return task.Reset(sess.Store, sess.State, sess.Actor, in.Force)
 }
 
 // killCorrupt ends the agents of a task whose task.json does not parse: the
 // processes are what a person needs gone; the record is left for them to
 // fix or remove (the error says where).
 func killCorrupt(sess *Session, l *agent.Launcher, id string, cause error) (*task.KillResult, error) {
-	agents, err := sess.Store.AgentsOf(id)
+	agents, err := state.AgentsOf(sess.State, id)
 	if err != nil {
 		return nil, err
 	}
@@ -358,22 +359,22 @@ func killCorrupt(sess *Session, l *agent.Launcher, id string, cause error) (*tas
 // event that names the task, so transitions the server derives from several
 // records reach the page without a snapshot).
 func TaskHealth(sess *Session, id string) (task.Health, error) {
-	t, err := sess.Store.Task(id)
+	t, err := sess.State.Task(id)
 	if err != nil {
 		return task.Health{}, err
 	}
 	var pending []*store.Request
-	for _, r := range task.PendingRequests(sess.Store) {
+	for _, r := range task.PendingRequests(sess.Store, sess.State) {
 		if r.TaskID == id {
 			pending = append(pending, r)
 		}
 	}
-	h := task.HealthOf(sess.Store, t, pending)
+	h := task.HealthOf(sess.Store, sess.State, t, pending)
 	if settleSeen(sess, h) {
-		if t, err = sess.Store.Task(id); err != nil {
+		if t, err = sess.State.Task(id); err != nil {
 			return task.Health{}, err
 		}
-		h = task.HealthOf(sess.Store, t, pending)
+		h = task.HealthOf(sess.Store, sess.State, t, pending)
 	}
 	return h, nil
 }

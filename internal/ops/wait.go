@@ -8,6 +8,7 @@ import (
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/ids"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 )
@@ -38,7 +39,7 @@ func Wait(ctx context.Context, sess *Session, in WaitInput) (WaitResult, error) 
 	if in.Task, err = sess.Store.CompleteID(ids.Task, in.Task); err != nil {
 		return WaitResult{}, err
 	}
-	if _, err := sess.Store.Task(in.Task); err != nil {
+	if _, err := sess.State.Task(in.Task); err != nil {
 		return WaitResult{}, err
 	}
 	if d > 0 {
@@ -49,16 +50,16 @@ func Wait(ctx context.Context, sess *Session, in WaitInput) (WaitResult, error) 
 	defer sess.KeepSupervisor(ctx)()
 	var res WaitResult
 	check := func() (bool, error) {
-		t, err := sess.Store.Task(in.Task)
+		t, err := sess.State.Task(in.Task)
 		if err != nil {
 			return false, err
 		}
-		res = WaitResult{Task: t, Health: task.HealthOf(sess.Store, t, nil)}
+		res = WaitResult{Task: t, Health: task.HealthOf(sess.Store, sess.State, t, nil)}
 		if settleSeen(sess, res.Health) {
-			if t, err = sess.Store.Task(in.Task); err != nil {
+			if t, err = sess.State.Task(in.Task); err != nil {
 				return false, err
 			}
-			res = WaitResult{Task: t, Health: task.HealthOf(sess.Store, t, nil)}
+			res = WaitResult{Task: t, Health: task.HealthOf(sess.Store, sess.State, t, nil)}
 		}
 		switch res.Health.State {
 		case task.StateDone, task.StateKilled, task.StateStalled, task.StateReview, task.StateConflict, task.StateMergeWaits:
@@ -92,11 +93,11 @@ func WaitPhase(ctx context.Context, sess *Session, taskID string) (*store.Phase,
 	var ph *store.Phase
 	var ended *store.Task
 	err := untilEvent(ctx, sess.Store, func() (bool, error) {
-		t, err := sess.Store.Task(taskID)
+		t, err := sess.State.Task(taskID)
 		if err != nil {
 			return false, err
 		}
-		if ph, err = sess.Store.ActivePhase(taskID); err != nil || ph != nil {
+		if ph, err = state.ActivePhase(sess.State, taskID); err != nil || ph != nil {
 			return ph != nil, err
 		}
 		if !t.Live() {

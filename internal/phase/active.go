@@ -2,13 +2,14 @@ package phase
 
 import (
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
 // Active returns the task's active phase, or an exit-5 error saying what to
 // do (try) when it has none.
-func Active(s *store.Store, taskID, try string) (*store.Phase, error) {
-	ph, err := activePhase(s, taskID)
+func Active(s *store.Store, st state.State, taskID, try string) (*store.Phase, error) {
+	ph, err := activePhase(s, st, taskID)
 	if err != nil {
 		return nil, err
 	}
@@ -20,8 +21,8 @@ func Active(s *store.Store, taskID, try string) (*store.Phase, error) {
 
 // activePhase is the task's active phase (its Status derived), nil when it
 // has none.
-func activePhase(s *store.Store, taskID string) (*store.Phase, error) {
-	ps, err := records(s).Phases(taskID)
+func activePhase(s *store.Store, st state.State, taskID string) (*store.Phase, error) {
+	ps, err := st.Phases(taskID)
 	if err != nil {
 		return nil, err
 	}

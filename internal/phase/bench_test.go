@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/plasmodium/pm/internal/lockedfile"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -39,7 +40,7 @@ func benchSay(b *testing.B, limit, prefill int) {
 	if err := s.WriteTask(t); err != nil {
 		b.Fatal(err)
 	}
-	ph, err := Create(s, store.Human, Spec{TaskID: t.ID, Name: "Bench", Limit: limit, Roles: []string{"designer"}})
+	ph, err := Create(s, fsstate.New(s), store.Human, Spec{TaskID: t.ID, Name: "Bench", Limit: limit, Roles: []string{"designer"}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func benchSay(b *testing.B, limit, prefill int) {
 	reopen()
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		_, closed, err := Say(s, store.Human, t.ID, ph.ID, "message "+strconv.Itoa(i)+": the hero should lead with the benefit")
+		_, closed, err := Say(s, fsstate.New(s), store.Human, t.ID, ph.ID, "message "+strconv.Itoa(i)+": the hero should lead with the benefit")
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -20,9 +20,9 @@ func closeHeld(s *store.Store, actor store.Actor, tx state.RoomTx, reason store.
 }
 
 // Close closes an active phase early (pm end-phase, or its task ending).
-func Close(s *store.Store, actor store.Actor, taskID, phaseID string, reason store.CloseReason) (*store.Phase, error) {
+func Close(s *store.Store, st state.State, actor store.Actor, taskID, phaseID string, reason store.CloseReason) (*store.Phase, error) {
 	var out *store.Phase
-	err := records(s).WithPhase(taskID, phaseID, func(tx state.RoomTx) error {
+	err := st.WithPhase(taskID, phaseID, func(tx state.RoomTx) error {
 		if tx.Phase().Status != store.PhaseActive {
 			return closedErr(tx.Phase())
 		}
@@ -36,12 +36,12 @@ func Close(s *store.Store, actor store.Actor, taskID, phaseID string, reason sto
 }
 
 // Extend raises the active phase's limit by n, within messages_per_phase.
-func Extend(s *store.Store, actor store.Actor, taskID, phaseID string, n int) (*store.Phase, error) {
+func Extend(s *store.Store, st state.State, actor store.Actor, taskID, phaseID string, n int) (*store.Phase, error) {
 	if n < 1 {
 		return nil, errs.Usagef("pm extend-phase 5", "extend by 1 or more messages, got %d", n)
 	}
 	var out *store.Phase
-	err := records(s).WithPhase(taskID, phaseID, func(tx state.RoomTx) error {
+	err := st.WithPhase(taskID, phaseID, func(tx state.RoomTx) error {
 		ph := tx.Phase()
 		if ph.Status != store.PhaseActive {
 			return closedErr(ph)
@@ -77,7 +77,7 @@ func fitsLimit(cur, n, max int) bool {
 }
 
 // SetAgents records the role agent names started for a phase.
-func SetAgents(s *store.Store, taskID, phaseID string, names []string) error {
-	_, err := records(s).UpdatePhase(taskID, phaseID, func(p *store.Phase) { p.Agents = names })
+func SetAgents(s *store.Store, st state.State, taskID, phaseID string, names []string) error {
+	_, err := st.UpdatePhase(taskID, phaseID, func(p *store.Phase) { p.Agents = names })
 	return err
 }

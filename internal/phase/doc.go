@@ -24,16 +24,16 @@
 //     CheckPost refuses an agent outside its own room; Post is resolve, check,
 //     Say, and Read is pm chat's read-and-mark-seen, the bodies ops.Say and
 //     ops.ChatStream wrap and the small pm executable calls directly;
-//   - records go through the state interfaces (state.State, fsstate over
-//     the session's store): creating a phase (CreatePhase), say, extend and
+//   - records go through the caller's state.State (the session's, opened
+//     by internal/state/stateopen; every function takes it after the
+//     store): creating a phase (CreatePhase), say, extend and
 //     end-phase (WithPhase's RoomTx, whose Append refuses past the limit
 //     itself), the phase reads Resolve, Active, History and WaitNew use,
 //     SetAgents (UpdatePhase), the seen marks (Seen, MarkSeen); a close writes store.Closing and announces
 //     store.PhaseClosedEvent, the store's repair close's change and event.
 //     Still on the store, for want of an interface method: pm chat's line
 //     reads (ReadMessageLines, ReadMessageViews: decoded in place, nothing
-//     allocated), WaitNew's follower (FollowMessages) and line count, and
-//     the live-task index onlyActivePhase reads;
+//     allocated), WaitNew's follower (FollowMessages) and line count;
 //   - phase links no agent code (opening a phase with its role agents is
 //     agent.OpenPhase, which records them through CreateThen under the
 //     task's phases lock), so the short commands' executable can link it.

@@ -8,6 +8,7 @@ import (
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/ids"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -25,19 +26,19 @@ type Spec struct {
 
 // Create opens a new phase on an active task, enforcing one active phase per
 // task and the breakers. It records the phase; the caller starts role agents.
-func Create(s *store.Store, actor store.Actor, sp Spec) (*store.Phase, error) {
-	return CreateThen(s, actor, sp, nil)
+func Create(s *store.Store, st state.State, actor store.Actor, sp Spec) (*store.Phase, error) {
+	return CreateThen(s, st, actor, sp, nil)
 }
 
 // CreateThen is Create with then run under the task's phases lock once the
 // phase is recorded (store.CreatePhaseThen). An error from then comes back
 // with the phase, which is open.
-func CreateThen(s *store.Store, actor store.Actor, sp Spec, then func(ph *store.Phase) error) (*store.Phase, error) {
+func CreateThen(s *store.Store, st state.State, actor store.Actor, sp Spec, then func(ph *store.Phase) error) (*store.Phase, error) {
 	if err := validate(s, sp); err != nil {
 		return nil, err
 	}
 	var opened *store.Phase
-	_, err := records(s).CreatePhase(sp.TaskID, func(t *store.Task, existing []*store.Phase, id string) (*store.Phase, error) {
+	_, err := st.CreatePhase(sp.TaskID, func(t *store.Task, existing []*store.Phase, id string) (*store.Phase, error) {
 		if t.Status != store.TaskActive {
 			return nil, errs.Statef("phases open only on active tasks; see 'pm status "+t.ID+"'", "task %s is %s", t.ID, t.Status)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/jsonl"
 	"github.com/plasmodium/pm/internal/phase"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/store/storetest"
 )
@@ -79,7 +80,7 @@ func TestCreate(t *testing.T) {
 			name: "after the first closed",
 			setup: func(t *testing.T, s *store.Store) {
 				ph := mustCreate(t, s, tk, 3)
-				if _, err := phase.Close(s, store.Human, tk, ph.ID, store.CloseEnded); err != nil {
+				if _, err := phase.Close(s, fsstate.New(s), store.Human, tk, ph.ID, store.CloseEnded); err != nil {
 					t.Fatal(err)
 				}
 			},
@@ -91,7 +92,7 @@ func TestCreate(t *testing.T) {
 				s.Config().Limits.PhasesPerTask = 2
 				for range 2 {
 					ph := mustCreate(t, s, tk, 3)
-					if _, err := phase.Close(s, store.Human, tk, ph.ID, store.CloseEnded); err != nil {
+					if _, err := phase.Close(s, fsstate.New(s), store.Human, tk, ph.ID, store.CloseEnded); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -121,7 +122,7 @@ func TestCreate(t *testing.T) {
 				tt.spec.TaskID = tk
 			}
 			before := phaseCount(t, s, tk)
-			ph, err := phase.Create(s, store.Human, tt.spec)
+			ph, err := phase.Create(s, fsstate.New(s), store.Human, tt.spec)
 			if tt.code != 0 {
 				if errs.CodeOf(err) != tt.code {
 					t.Fatalf("Create = %+v, %v; want exit %d", ph, err, tt.code)
@@ -160,7 +161,7 @@ func TestCreate(t *testing.T) {
 
 func mustCreate(t *testing.T, s *store.Store, taskID string, limit int) *store.Phase {
 	t.Helper()
-	ph, err := phase.Create(s, store.Human, phase.Spec{TaskID: taskID, Name: "P", Limit: limit, Roles: []string{"designer"}})
+	ph, err := phase.Create(s, fsstate.New(s), store.Human, phase.Spec{TaskID: taskID, Name: "P", Limit: limit, Roles: []string{"designer"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +177,7 @@ func TestCreateRace(t *testing.T) {
 	codes := map[errs.Code]int{}
 	for range 12 {
 		wg.Go(func() {
-			_, err := phase.Create(s, store.Human, phase.Spec{TaskID: "tk-000001", Name: "P", Limit: 3})
+			_, err := phase.Create(s, fsstate.New(s), store.Human, phase.Spec{TaskID: "tk-000001", Name: "P", Limit: 3})
 			mu.Lock()
 			codes[errs.CodeOf(err)]++
 			mu.Unlock()
@@ -246,7 +247,7 @@ func TestSayExactlyLimit(t *testing.T) {
 	addTask(t, s, "tk-000001", store.TaskActive)
 	ph := mustCreate(t, s, "tk-000001", 3)
 	for i := 1; i <= 3; i++ {
-		m, closed, err := phase.Say(s, store.Human, "tk-000001", ph.ID, fmt.Sprintf("message %d", i))
+		m, closed, err := phase.Say(s, fsstate.New(s), store.Human, "tk-000001", ph.ID, fmt.Sprintf("message %d", i))
 		if err != nil {
 			t.Fatalf("say %d: %v", i, err)
 		}
@@ -257,7 +258,7 @@ func TestSayExactlyLimit(t *testing.T) {
 			t.Fatalf("say %d returned %+v", i, m)
 		}
 	}
-	_, closed, err := phase.Say(s, store.Human, "tk-000001", ph.ID, "one more")
+	_, closed, err := phase.Say(s, fsstate.New(s), store.Human, "tk-000001", ph.ID, "one more")
 	if !errs.Is(err, errs.State) || closed {
 		t.Fatalf("say past the limit = closed %v, %v; want exit 5", closed, err)
 	}
@@ -277,7 +278,7 @@ func TestSayRace(t *testing.T) {
 		wg.Go(func() {
 			<-start
 			actor := store.Actor{Name: fmt.Sprintf("w%02d", w), Agent: &store.Agent{Name: fmt.Sprintf("w%02d", w), Role: "qa"}}
-			_, closed, err := phase.Say(s, actor, "tk-000001", ph.ID, "hello from "+actor.Name)
+			_, closed, err := phase.Say(s, fsstate.New(s), actor, "tk-000001", ph.ID, "hello from "+actor.Name)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -320,7 +321,7 @@ func TestHelperProcess(t *testing.T) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	_, _, err = phase.Say(s, store.Actor{Name: os.Getenv("PM_AGENT")}, os.Getenv("PM_TASK"), os.Getenv("PM_PHASE"), "hi")
+	_, _, err = phase.Say(s, fsstate.New(s), store.Actor{Name: os.Getenv("PM_AGENT")}, os.Getenv("PM_TASK"), os.Getenv("PM_PHASE"), "hi")
 	if err != nil && !errs.Is(err, errs.State) {
 		fmt.Fprintln(os.Stderr, err)
 	}
@@ -385,7 +386,7 @@ func TestSayRefusals(t *testing.T) {
 			if tt.ph != "" {
 				pid = tt.ph
 			}
-			_, _, err := phase.Say(s, store.Human, task, pid, tt.content)
+			_, _, err := phase.Say(s, fsstate.New(s), store.Human, task, pid, tt.content)
 			if errs.CodeOf(err) != tt.code {
 				t.Fatalf("Say = %v, want exit %d", err, tt.code)
 			}
@@ -395,7 +396,7 @@ func TestSayRefusals(t *testing.T) {
 		t.Fatalf("refused says wrote %d messages", n)
 	}
 	// The largest message allowed goes through.
-	if _, _, err := phase.Say(s, store.Human, "tk-000001", ph.ID, strings.Repeat("é", phase.MaxMessage/2)); err != nil {
+	if _, _, err := phase.Say(s, fsstate.New(s), store.Human, "tk-000001", ph.ID, strings.Repeat("é", phase.MaxMessage/2)); err != nil {
 		t.Fatalf("Say of exactly MaxMessage bytes: %v", err)
 	}
 }
@@ -411,7 +412,7 @@ func TestSayFinishesInterruptedClose(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, _, err := phase.Say(s, store.Human, "tk-000001", ph.ID, "third")
+	_, _, err := phase.Say(s, fsstate.New(s), store.Human, "tk-000001", ph.ID, "third")
 	if !errs.Is(err, errs.State) {
 		t.Fatalf("Say = %v, want exit 5", err)
 	}
@@ -448,12 +449,12 @@ func TestExtend(t *testing.T) {
 			addTask(t, s, "tk-000001", store.TaskActive)
 			ph := mustCreate(t, s, "tk-000001", tt.limit)
 			if tt.closed {
-				if _, err := phase.Close(s, store.Human, "tk-000001", ph.ID, store.CloseEnded); err != nil {
+				if _, err := phase.Close(s, fsstate.New(s), store.Human, "tk-000001", ph.ID, store.CloseEnded); err != nil {
 					t.Fatal(err)
 				}
 			}
 			before, _ := os.ReadFile(s.PhasePath("tk-000001", ph.ID))
-			got, err := phase.Extend(s, store.Human, "tk-000001", ph.ID, tt.by)
+			got, err := phase.Extend(s, fsstate.New(s), store.Human, "tk-000001", ph.ID, tt.by)
 			if tt.code != 0 {
 				if errs.CodeOf(err) != tt.code {
 					t.Fatalf("Extend = %+v, %v; want exit %d", got, err, tt.code)
@@ -482,16 +483,16 @@ func TestExtendRepeatedStaysWithinCap(t *testing.T) {
 	addTask(t, s, "tk-000001", store.TaskActive)
 	ph := mustCreate(t, s, "tk-000001", 2)
 	for range 2 {
-		if _, err := phase.Extend(s, store.Human, "tk-000001", ph.ID, 2); err != nil {
+		if _, err := phase.Extend(s, fsstate.New(s), store.Human, "tk-000001", ph.ID, 2); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := phase.Extend(s, store.Human, "tk-000001", ph.ID, 1); !errs.Is(err, errs.Limit) {
+	if _, err := phase.Extend(s, fsstate.New(s), store.Human, "tk-000001", ph.ID, 1); !errs.Is(err, errs.Limit) {
 		t.Fatalf("third extension = %v, want exit 3", err)
 	}
 	// The extended phase takes exactly 6 messages.
 	for i := range 6 {
-		if _, closed, err := phase.Say(s, store.Human, "tk-000001", ph.ID, "m"); err != nil || closed != (i == 5) {
+		if _, closed, err := phase.Say(s, fsstate.New(s), store.Human, "tk-000001", ph.ID, "m"); err != nil || closed != (i == 5) {
 			t.Fatalf("say %d: closed %v, %v", i, closed, err)
 		}
 	}
@@ -503,10 +504,10 @@ func TestExtendAfterLimitClose(t *testing.T) {
 	s := newStore(t)
 	addTask(t, s, "tk-000001", store.TaskActive)
 	ph := mustCreate(t, s, "tk-000001", 1)
-	if _, _, err := phase.Say(s, store.Human, "tk-000001", ph.ID, "only"); err != nil {
+	if _, _, err := phase.Say(s, fsstate.New(s), store.Human, "tk-000001", ph.ID, "only"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := phase.Extend(s, store.Human, "tk-000001", ph.ID, 1); !errs.Is(err, errs.State) {
+	if _, err := phase.Extend(s, fsstate.New(s), store.Human, "tk-000001", ph.ID, 1); !errs.Is(err, errs.State) {
 		t.Fatalf("Extend of a closed phase = %v, want exit 5", err)
 	}
 }
@@ -517,29 +518,29 @@ func TestClose(t *testing.T) {
 	s.Now = func() time.Time { return fixed }
 	addTask(t, s, "tk-000001", store.TaskActive)
 	ph := mustCreate(t, s, "tk-000001", 5)
-	if _, _, err := phase.Say(s, store.Human, "tk-000001", ph.ID, "first"); err != nil {
+	if _, _, err := phase.Say(s, fsstate.New(s), store.Human, "tk-000001", ph.ID, "first"); err != nil {
 		t.Fatal(err)
 	}
-	got, err := phase.Close(s, store.Human, "tk-000001", ph.ID, store.CloseEnded)
+	got, err := phase.Close(s, fsstate.New(s), store.Human, "tk-000001", ph.ID, store.CloseEnded)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.Status != store.PhaseClosed || got.CloseReason != store.CloseEnded || got.ClosedAt == nil || !got.ClosedAt.Equal(fixed) {
 		t.Fatalf("Close = %+v", got)
 	}
-	if _, err := phase.Close(s, store.Human, "tk-000001", ph.ID, store.CloseEnded); !errs.Is(err, errs.State) {
+	if _, err := phase.Close(s, fsstate.New(s), store.Human, "tk-000001", ph.ID, store.CloseEnded); !errs.Is(err, errs.State) {
 		t.Fatalf("second Close = %v, want exit 5", err)
 	}
-	if _, _, err := phase.Say(s, store.Human, "tk-000001", ph.ID, "late"); !errs.Is(err, errs.State) {
+	if _, _, err := phase.Say(s, fsstate.New(s), store.Human, "tk-000001", ph.ID, "late"); !errs.Is(err, errs.State) {
 		t.Fatalf("Say after Close = %v, want exit 5", err)
 	}
-	if _, err := phase.Close(s, store.Human, "tk-000001", "ph-999999", store.CloseEnded); !errs.Is(err, errs.NotFound) {
+	if _, err := phase.Close(s, fsstate.New(s), store.Human, "tk-000001", "ph-999999", store.CloseEnded); !errs.Is(err, errs.NotFound) {
 		t.Fatalf("Close(unknown) = %v, want exit 4", err)
 	}
-	if _, err := phase.Extend(s, store.Human, "tk-000001", "ph-999999", 1); !errs.Is(err, errs.NotFound) {
+	if _, err := phase.Extend(s, fsstate.New(s), store.Human, "tk-000001", "ph-999999", 1); !errs.Is(err, errs.NotFound) {
 		t.Fatalf("Extend(unknown) = %v, want exit 4", err)
 	}
-	if _, err := phase.Extend(s, store.Human, "tk-000001", "ph-/../../x", 1); !errs.Is(err, errs.Usage) {
+	if _, err := phase.Extend(s, fsstate.New(s), store.Human, "tk-000001", "ph-/../../x", 1); !errs.Is(err, errs.Usage) {
 		t.Fatalf("Extend(bad id) = %v, want exit 2", err)
 	}
 	if _, err := os.Stat(filepath.Join(s.PhasesDir("tk-000001"), "ph-999999")); !os.IsNotExist(err) {
@@ -557,14 +558,14 @@ func TestSetAgents(t *testing.T) {
 	s := newStore(t)
 	addTask(t, s, "tk-000001", store.TaskActive)
 	ph := mustCreate(t, s, "tk-000001", 5)
-	if err := phase.SetAgents(s, "tk-000001", ph.ID, []string{"oak_0001"}); err != nil {
+	if err := phase.SetAgents(s, fsstate.New(s), "tk-000001", ph.ID, []string{"oak_0001"}); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := s.Phase("tk-000001", ph.ID)
 	if fmt.Sprint(got.Agents) != "[oak_0001]" || got.Status != store.PhaseActive {
 		t.Fatalf("phase = %+v", got)
 	}
-	if err := phase.SetAgents(s, "tk-000001", "ph-999999", nil); err == nil {
+	if err := phase.SetAgents(s, fsstate.New(s), "tk-000001", "ph-999999", nil); err == nil {
 		t.Fatal("SetAgents on a missing phase succeeded")
 	}
 	if _, err := os.Stat(filepath.Join(s.PhasesDir("tk-000001"), "ph-999999")); !os.IsNotExist(err) {
@@ -587,7 +588,7 @@ func TestExtendBadRecordedLimit(t *testing.T) {
 			// (store.RoomClosedBy): refused as closed, not extended.
 			want = errs.State
 		}
-		if _, err := phase.Extend(s, store.Human, "tk-000001", ph.ID, 1); errs.CodeOf(err) != want {
+		if _, err := phase.Extend(s, fsstate.New(s), store.Human, "tk-000001", ph.ID, 1); errs.CodeOf(err) != want {
 			t.Fatalf("recorded limit %d: Extend = %v; want exit %d", lim, err, want)
 		}
 		if got, _ := s.FindPhase(ph.ID); got.MessageLimit != lim {
@@ -621,7 +622,7 @@ func TestSayNeverRevivesTornWholeRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 1; i <= 2; i++ {
-		_, closed, err := phase.Say(s, store.Human, "tk-000001", ph.ID, fmt.Sprintf("message %d", i))
+		_, closed, err := phase.Say(s, fsstate.New(s), store.Human, "tk-000001", ph.ID, fmt.Sprintf("message %d", i))
 		if err != nil {
 			t.Fatalf("say %d: %v", i, err)
 		}
@@ -641,7 +642,7 @@ func TestSayNeverRevivesTornWholeRecord(t *testing.T) {
 			t.Fatalf("the unacknowledged record came back: %+v", ms)
 		}
 	}
-	if _, _, err := phase.Say(s, store.Human, "tk-000001", ph.ID, "one more"); !errs.Is(err, errs.State) {
+	if _, _, err := phase.Say(s, fsstate.New(s), store.Human, "tk-000001", ph.ID, "one more"); !errs.Is(err, errs.State) {
 		t.Fatalf("say past the limit = %v, want exit 5", err)
 	}
 }
@@ -699,19 +700,19 @@ func TestStrandedRoomIsClosedForEveryone(t *testing.T) {
 			return nil
 		}},
 		{"Say", func(s *store.Store, ph *store.Phase) error {
-			if _, _, err := phase.Say(s, store.Human, tk, ph.ID, "one more"); !errs.Is(err, errs.State) {
+			if _, _, err := phase.Say(s, fsstate.New(s), store.Human, tk, ph.ID, "one more"); !errs.Is(err, errs.State) {
 				return fmt.Errorf("Say = %v, want exit 5", err)
 			}
 			return nil
 		}},
 		{"Extend", func(s *store.Store, ph *store.Phase) error {
-			if _, err := phase.Extend(s, store.Human, tk, ph.ID, 2); !errs.Is(err, errs.State) {
+			if _, err := phase.Extend(s, fsstate.New(s), store.Human, tk, ph.ID, 2); !errs.Is(err, errs.State) {
 				return fmt.Errorf("Extend = %v, want exit 5", err)
 			}
 			return nil
 		}},
 		{"Close", func(s *store.Store, ph *store.Phase) error {
-			if _, err := phase.Close(s, store.Human, tk, ph.ID, store.CloseEnded); !errs.Is(err, errs.State) {
+			if _, err := phase.Close(s, fsstate.New(s), store.Human, tk, ph.ID, store.CloseEnded); !errs.Is(err, errs.State) {
 				return fmt.Errorf("Close = %v, want exit 5", err)
 			}
 			return nil
@@ -720,7 +721,7 @@ func TestStrandedRoomIsClosedForEveryone(t *testing.T) {
 			// A guard, not a threshold: the old code waited here forever.
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			w, err := phase.WaitNew(ctx, s, store.Human, ph)
+			w, err := phase.WaitNew(ctx, s, fsstate.New(s), store.Human, ph)
 			if !errs.Is(err, errs.State) || w == nil || !w.Closed {
 				return fmt.Errorf("WaitNew = %+v, %v; want closed, exit 5", w, err)
 			}
@@ -790,7 +791,7 @@ func TestEveryReaderCountsWhatSayCounts(t *testing.T) {
 	addTask(t, s, tk, store.TaskActive)
 	ph := mustCreate(t, s, tk, 3)
 	for _, c := range []string{"one", "two"} {
-		if _, _, err := phase.Say(s, store.Human, tk, ph.ID, c); err != nil {
+		if _, _, err := phase.Say(s, fsstate.New(s), store.Human, tk, ph.ID, c); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -810,17 +811,17 @@ func TestEveryReaderCountsWhatSayCounts(t *testing.T) {
 	}{
 		{"Read", func() (int, error) {
 			got := 0
-			_, n, err := phase.Read(s, store.Human, ph.ID, func([]byte, *store.Message) error { got++; return nil })
+			_, n, err := phase.Read(s, fsstate.New(s), store.Human, ph.ID, func([]byte, *store.Message) error { got++; return nil })
 			return cmpCount(n, got, err)
 		}},
 		{"ReadViews raw", func() (int, error) {
 			got := 0
-			_, n, err := phase.ReadViews(s, store.Human, ph.ID, nil, func([]byte) error { got++; return nil })
+			_, n, err := phase.ReadViews(s, fsstate.New(s), store.Human, ph.ID, nil, func([]byte) error { got++; return nil })
 			return cmpCount(n, got, err)
 		}},
 		{"ReadViews decoded", func() (int, error) {
 			got := 0
-			_, n, err := phase.ReadViews(s, store.Human, ph.ID, new(store.MessageView), func([]byte) error { got++; return nil })
+			_, n, err := phase.ReadViews(s, fsstate.New(s), store.Human, ph.ID, new(store.MessageView), func([]byte) error { got++; return nil })
 			return cmpCount(n, got, err)
 		}},
 		{"Messages", func() (int, error) { m, err := s.Messages(tk, ph.ID); return len(m), err }},
@@ -843,7 +844,7 @@ func TestEveryReaderCountsWhatSayCounts(t *testing.T) {
 		}
 	}
 	// The room takes exactly one more message, and is then closed.
-	if _, closed, err := phase.Say(s, store.Human, tk, ph.ID, "three"); err != nil || !closed {
+	if _, closed, err := phase.Say(s, fsstate.New(s), store.Human, tk, ph.ID, "three"); err != nil || !closed {
 		t.Fatalf("third say: closed %v, %v", closed, err)
 	}
 }

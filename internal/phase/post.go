@@ -1,27 +1,30 @@
 package phase
 
-import "github.com/plasmodium/pm/internal/store"
+import (
+	"github.com/plasmodium/pm/internal/state"
+	"github.com/plasmodium/pm/internal/store"
+)
 
 // Post is pm say: the phase phaseID names (Resolve: "" is the actor's own
 // room, or the only active one), checked for the actor (CheckPost), gets
 // content (Say). closed reports that this message closed it.
-func Post(s *store.Store, actor store.Actor, phaseID, content string) (ph *store.Phase, msg store.Message, closed bool, err error) {
-	ph, err = Resolve(s, actor, phaseID)
+func Post(s *store.Store, st state.State, actor store.Actor, phaseID, content string) (ph *store.Phase, msg store.Message, closed bool, err error) {
+	ph, err = Resolve(s, st, actor, phaseID)
 	if err != nil {
 		return nil, msg, false, err
 	}
 	if err := CheckPost(actor, ph); err != nil {
 		return nil, msg, false, err
 	}
-	msg, closed, err = Say(s, actor, ph.TaskID, ph.ID, content)
+	msg, closed, err = Say(s, st, actor, ph.TaskID, ph.ID, content)
 	return ph, msg, closed, err
 }
 
 // Read is pm chat without a wait: each line of the room phaseID names
 // (Resolve) goes to each as it is read, decoded once, nothing held; then
 // the lines are marked seen for the actor. n is how many there were.
-func Read(s *store.Store, actor store.Actor, phaseID string, each func(raw []byte, m *store.Message) error) (ph *store.Phase, n int, err error) {
-	return readRoom(s, actor, phaseID, func(ph *store.Phase, n *int) error {
+func Read(s *store.Store, st state.State, actor store.Actor, phaseID string, each func(raw []byte, m *store.Message) error) (ph *store.Phase, n int, err error) {
+	return readRoom(s, st, actor, phaseID, func(ph *store.Phase, n *int) error {
 		return s.ReadMessageLines(ph.TaskID, ph.ID, func(raw []byte, m *store.Message) error {
 			*n++
 			return each(raw, m)
@@ -34,8 +37,8 @@ func Read(s *store.Store, actor store.Actor, phaseID string, each func(raw []byt
 // copying (store.ReadMessageViews), or with v nil only checked to be JSON
 // (pm chat --json prints them as written). raw and v are valid only until
 // each returns. n and the seen mark are Read's.
-func ReadViews(s *store.Store, actor store.Actor, phaseID string, v *store.MessageView, each func(raw []byte) error) (ph *store.Phase, n int, err error) {
-	return readRoom(s, actor, phaseID, func(ph *store.Phase, n *int) error {
+func ReadViews(s *store.Store, st state.State, actor store.Actor, phaseID string, v *store.MessageView, each func(raw []byte) error) (ph *store.Phase, n int, err error) {
+	return readRoom(s, st, actor, phaseID, func(ph *store.Phase, n *int) error {
 		return s.ReadMessageViews(ph.TaskID, ph.ID, v, func(raw []byte) error {
 			*n++
 			return each(raw)
@@ -45,13 +48,13 @@ func ReadViews(s *store.Store, actor store.Actor, phaseID string, v *store.Messa
 
 // readRoom resolves phaseID, reads its room (read counts the lines it hands
 // on in *n) and marks them seen for the actor.
-func readRoom(s *store.Store, actor store.Actor, phaseID string, read func(ph *store.Phase, n *int) error) (ph *store.Phase, n int, err error) {
-	if ph, err = Resolve(s, actor, phaseID); err != nil {
+func readRoom(s *store.Store, st state.State, actor store.Actor, phaseID string, read func(ph *store.Phase, n *int) error) (ph *store.Phase, n int, err error) {
+	if ph, err = Resolve(s, st, actor, phaseID); err != nil {
 		return nil, 0, err
 	}
 	if err := read(ph, &n); err != nil {
 		return ph, n, err
 	}
-	MarkSeen(s, actor, ph, n)
+	MarkSeen(s, st, actor, ph, n)
 	return ph, n, nil
 }

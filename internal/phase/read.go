@@ -5,22 +5,23 @@ import (
 
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
 // Seen is how many messages of phaseID the actor has been shown (0 for the
 // human, who has no record).
-func Seen(s *store.Store, actor store.Actor, phaseID string) int {
+func Seen(s *store.Store, st state.State, actor store.Actor, phaseID string) int {
 	if actor.IsHuman() {
 		return 0
 	}
-	return records(s).Seen(actor.Name, phaseID)
+	return st.Seen(actor.Name, phaseID)
 }
 
 // MarkSeen records that the actor has been shown the first n messages of ph.
-func MarkSeen(s *store.Store, actor store.Actor, ph *store.Phase, n int) {
+func MarkSeen(s *store.Store, st state.State, actor store.Actor, ph *store.Phase, n int) {
 	if !actor.IsHuman() {
-		records(s).MarkSeen(actor.Name, ph.ID, n)
+		st.MarkSeen(actor.Name, ph.ID, n)
 	}
 }
 
@@ -50,8 +51,8 @@ func (w *Waited) Messages() []store.Message {
 // message seen. (pm chat --wait, and the chat tool's wait.) The human has no
 // record, so for it "unseen" starts now. When the phase closed with nothing
 // new from others the result comes with an exit-5 error.
-func WaitNew(ctx context.Context, s *store.Store, actor store.Actor, ph *store.Phase) (*Waited, error) {
-	from := Seen(s, actor, ph.ID)
+func WaitNew(ctx context.Context, s *store.Store, st state.State, actor store.Actor, ph *store.Phase) (*Waited, error) {
+	from := Seen(s, st, actor, ph.ID)
 	if actor.IsHuman() {
 		n, err := s.MessageLines(ph.TaskID, ph.ID)
 		if err != nil {
@@ -74,7 +75,7 @@ func WaitNew(ctx context.Context, s *store.Store, actor store.Actor, ph *store.P
 		if others {
 			return true, nil
 		}
-		p, err := records(s).Phase(ph.TaskID, ph.ID)
+		p, err := st.Phase(ph.TaskID, ph.ID)
 		if err != nil {
 			return false, err
 		}
@@ -90,7 +91,7 @@ func WaitNew(ctx context.Context, s *store.Store, actor store.Actor, ph *store.P
 		}
 		collect(l.Raw)
 	}
-	MarkSeen(s, actor, ph, w.Count)
+	MarkSeen(s, st, actor, ph, w.Count)
 	if w.Closed && !others {
 		return w, errs.Statef("leave the room: your part in this phase is over", "phase %s is closed (%s)", w.Phase.ID, w.Phase.CloseReason)
 	}
@@ -106,8 +107,7 @@ type Entry struct {
 
 // History returns the last tail messages of all of the task's phases, oldest
 // phase first (tail < 0: all of them).
-func History(s *store.Store, taskID string, tail int) ([]Entry, error) {
-	st := records(s)
+func History(s *store.Store, st state.State, taskID string, tail int) ([]Entry, error) {
 	phases, err := st.Phases(taskID)
 	if err != nil {
 		return nil, err

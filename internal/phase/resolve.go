@@ -4,31 +4,32 @@ import (
 	"strings"
 
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
 // Resolve picks the phase a chat operation acts on: the named one, else
 // the agent's own phase (role agents) or its task's active phase (owners),
 // else (for the human) the only active phase.
-func Resolve(s *store.Store, actor store.Actor, id string) (*store.Phase, error) {
+func Resolve(s *store.Store, st state.State, actor store.Actor, id string) (*store.Phase, error) {
 	if id != "" {
-		return records(s).FindPhase(id)
+		return st.FindPhase(id)
 	}
 	if a := actor.Agent; a != nil {
 		if a.PhaseID != "" {
-			return records(s).Phase(a.TaskID, a.PhaseID)
+			return st.Phase(a.TaskID, a.PhaseID)
 		}
 		if a.TaskID != "" {
-			return ownersRoom(s, a.TaskID)
+			return ownersRoom(s, st, a.TaskID)
 		}
 	}
-	return onlyActivePhase(s)
+	return onlyActivePhase(s, st)
 }
 
 // ownersRoom is an owner's room: its task's active phase, or else the one it
 // had last (reading it still works, posting says it is closed).
-func ownersRoom(s *store.Store, taskID string) (*store.Phase, error) {
-	phases, err := records(s).Phases(taskID)
+func ownersRoom(s *store.Store, st state.State, taskID string) (*store.Phase, error) {
+	phases, err := st.Phases(taskID)
 	if err != nil {
 		return nil, err
 	}
@@ -43,8 +44,8 @@ func ownersRoom(s *store.Store, taskID string) (*store.Phase, error) {
 	return phases[len(phases)-1], nil
 }
 
-func onlyActivePhase(s *store.Store) (*store.Phase, error) {
-	tasks, err := s.LiveTasks()
+func onlyActivePhase(s *store.Store, st state.State) (*store.Phase, error) {
+	tasks, err := st.LiveTasks()
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +54,7 @@ func onlyActivePhase(s *store.Store) (*store.Phase, error) {
 		if t.Status != store.TaskActive {
 			continue
 		}
-		ph, err := activePhase(s, t.ID)
+		ph, err := activePhase(s, st, t.ID)
 		if err != nil {
 			return nil, err
 		}

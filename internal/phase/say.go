@@ -17,7 +17,7 @@ const MaxMessage = 16 << 10
 // Say posts content to a phase. Lock, check, count, append and (at the limit)
 // close form one critical section under the messages lock, so the phase holds
 // exactly message_limit messages however many writers race.
-func Say(s *store.Store, actor store.Actor, taskID, phaseID, content string) (msg store.Message, closed bool, err error) {
+func Say(s *store.Store, st state.State, actor store.Actor, taskID, phaseID, content string) (msg store.Message, closed bool, err error) {
 	if strings.TrimSpace(content) == "" {
 		return msg, false, errs.Usagef(`pm say "your message"`, "empty message")
 	}
@@ -25,7 +25,7 @@ func Say(s *store.Store, actor store.Actor, taskID, phaseID, content string) (ms
 		return msg, false, errs.Usagef("keep messages under 16 KiB of UTF-8 text; put long material in a file", "message of %d bytes is too long or not UTF-8", len(content))
 	}
 	content = s.Secrets.Mask(content) // the room is state: no secret reaches it
-	err = records(s).WithPhase(taskID, phaseID, func(tx state.RoomTx) error {
+	err = st.WithPhase(taskID, phaseID, func(tx state.RoomTx) error {
 		ph := tx.Phase()
 		if ph.Status != store.PhaseActive {
 			return closedErr(ph)

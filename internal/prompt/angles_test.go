@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/plasmodium/pm/internal/prompt"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store/storetest"
 )
 
@@ -24,7 +25,7 @@ func writeAngle(t *testing.T, dir, name, front, body string) {
 // one and adds another like any prompt object.
 func TestLoadAngles(t *testing.T) {
 	s := storetest.New(t)
-	set, err := prompt.LoadAngles(s)
+	set, err := prompt.LoadAngles(s, fsstate.New(s))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func TestLoadAngles(t *testing.T) {
 	}
 	writeAngle(t, filepath.Join(s.ProjectDir(), "prompts", "angles"), "style", "weight: 0.1\n", "# Style\nOur house style.\n")
 	writeAngle(t, filepath.Join(s.PromptsDir(), "angles"), "performance", "weight: 0.3\ncriteria: [allocations]\n", "# Performance\nCount allocations.\n")
-	set, err = prompt.LoadAngles(s)
+	set, err = prompt.LoadAngles(s, fsstate.New(s))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func TestLoadAngles(t *testing.T) {
 		t.Errorf("override/addition not loaded: %v", set.Names())
 	}
 	writeAngle(t, filepath.Join(s.PromptsDir(), "angles"), "heavy", "weight: 2\n", "# Heavy\n")
-	if _, err := prompt.LoadAngles(s); err == nil || !strings.Contains(err.Error(), "outside [0, 1]") {
+	if _, err := prompt.LoadAngles(s, fsstate.New(s)); err == nil || !strings.Contains(err.Error(), "outside [0, 1]") {
 		t.Errorf("weight 2 accepted: %v", err)
 	}
 }

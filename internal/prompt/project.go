@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/plasmodium/pm/internal/errs"
-	"github.com/plasmodium/pm/internal/state/fsstate"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/prompts"
 )
@@ -15,8 +15,8 @@ import (
 // built-in, then .plasmodium/prompts/, then ./prompts/ (later wins). Every
 // load validates the set (an unknown capability is an error naming file and
 // line), so a broken edit is caught on the next load, never half-used.
-func LoadProject(s *store.Store) (Set, error) {
-	set, err := Load(prompts.FS, ProjectLayers(s, "")...)
+func LoadProject(s *store.Store, st state.State) (Set, error) {
+	set, err := Load(prompts.FS, ProjectLayers(s, st, "")...)
 	if err == nil {
 		err = set.Validate()
 	}
@@ -31,12 +31,12 @@ func LoadProject(s *store.Store) (Set, error) {
 }
 
 // ProjectLayers are what overrides the built-ins, in order (later wins):
-// the prompt files the project's state keeps under SUB
-// (.plasmodium/prompts/SUB, through the state interfaces), then the
+// the prompt files the project's state st keeps under SUB
+// (.plasmodium/prompts/SUB on the files), then the
 // project's ./prompts/SUB ("" for the prompt objects themselves; "tools"
 // for tool docs; "angles" for the code designer's angles).
-func ProjectLayers(s *store.Store, sub string) []Layer {
-	return []Layer{Kept(fsstate.New(s), sub), Dir(filepath.Join(s.ProjectDir(), "prompts", sub))}
+func ProjectLayers(s *store.Store, st state.State, sub string) []Layer {
+	return []Layer{Kept(st, sub), Dir(filepath.Join(s.ProjectDir(), "prompts", sub))}
 }
 
 // Lookup finds a prompt object by name, with a clear error listing the others.
@@ -51,12 +51,12 @@ func (set Set) Lookup(name string) (*Object, error) {
 // then .plasmodium/prompts/angles/, then ./prompts/angles/ (later wins). An
 // angle is a prompt object whose body is the reviewer's system prompt, with
 // weight (in [0,1]) and criteria in its frontmatter.
-func LoadAngles(s *store.Store) (Set, error) {
+func LoadAngles(s *store.Store, st state.State) (Set, error) {
 	builtin, err := fs.Sub(prompts.FS, "angles")
 	if err != nil {
 		return nil, err
 	}
-	set, err := Load(builtin, ProjectLayers(s, "angles")...)
+	set, err := Load(builtin, ProjectLayers(s, st, "angles")...)
 	if err != nil {
 		return nil, &errs.Error{Code: errs.CodeOf(err), Err: err, Try: "fix the angle file at the line named above"}
 	}

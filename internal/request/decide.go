@@ -9,6 +9,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -59,7 +60,7 @@ type Decision struct {
 // request (pm requests, pm answer, the dashboard, pm top, MCP) and waits
 // for the answer or d.Timeout. If ctx ends first, pm answers it "no (the
 // agent stopped waiting)": a decision nobody waits on is not left pending.
-func Decide(ctx context.Context, s *store.Store, actor store.Actor, d Decision) (*Request, error) {
+func Decide(ctx context.Context, s *store.Store, st state.State, actor store.Actor, d Decision) (*Request, error) {
 	if err := checkText("question", d.Question); err != nil {
 		return nil, err
 	}
@@ -67,7 +68,7 @@ func Decide(ctx context.Context, s *store.Store, actor store.Actor, d Decision) 
 	if actor.Agent != nil {
 		r.TaskID = actor.Agent.TaskID
 	}
-	if err := s.CreateRequest(r); err != nil {
+	if err := st.CreateRequest(r); err != nil {
 		return nil, err
 	}
 	data := bus.RequestAsked{Request: r.ID, Kind: string(d.Kind), Cause: bus.CauseOf(ctx)}
@@ -78,23 +79,23 @@ func Decide(ctx context.Context, s *store.Store, actor store.Actor, d Decision) 
 		wctx, cancel = context.WithTimeout(ctx, d.Timeout)
 		defer cancel()
 	}
-	done, err := Wait(wctx, s, r.ID)
+	done, err := Wait(wctx, s, st, r.ID)
 	if err == nil {
 		return done, nil
 	}
 	if ctx.Err() != nil {
 		// The asker stopped waiting (stopped, its room closed): nobody
 		// will act on an answer, so the request is not left pending.
-		_, _ = Answer(s, store.Actor{Name: "pm"}, r.ID, "no (the agent stopped waiting)")
+		_, _ = Answer(s, st, store.Actor{Name: "pm"}, r.ID, "no (the agent stopped waiting)")
 		return nil, err
 	}
 	if !errors.Is(wctx.Err(), context.DeadlineExceeded) {
 		return nil, err
 	}
 	// Timed out: pm answers it, unless the human just did.
-	ans, aerr := Answer(s, store.Actor{Name: "pm"}, r.ID, fmt.Sprintf("no (timed out: unanswered after %s)", d.Timeout))
+	ans, aerr := Answer(s, st, store.Actor{Name: "pm"}, r.ID, fmt.Sprintf("no (timed out: unanswered after %s)", d.Timeout))
 	if errs.Is(aerr, errs.State) {
-		return Get(s, r.ID)
+		return Get(s, st, r.ID)
 	}
 	return ans, aerr
 }

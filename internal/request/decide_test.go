@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/store/storetest"
 	"github.com/plasmodium/pm/internal/watch"
@@ -38,16 +39,16 @@ func TestDecideAskerGone(t *testing.T) {
 		defer wcancel()
 		_ = os.MkdirAll(s.RequestsDir(), 0o755)
 		_ = watch.Until(wctx, func() []string { return []string{s.RequestsDir()} }, func() (bool, error) {
-			rs, err := request.List(s, false)
+			rs, err := request.List(s, fsstate.New(s), false)
 			return err == nil && len(rs) > 0, nil
 		})
 		cancel()
 	}()
 	a := &store.Agent{Name: "cedar_0001", TaskID: "tk-000001"}
-	if _, err := request.Decide(ctx, s, store.Actor{Name: a.Name, Agent: a}, request.Decision{Kind: request.KindConfirm, Question: "may I?"}); err == nil {
+	if _, err := request.Decide(ctx, s, fsstate.New(s), store.Actor{Name: a.Name, Agent: a}, request.Decision{Kind: request.KindConfirm, Question: "may I?"}); err == nil {
 		t.Fatal("Decide returned no error after its context ended")
 	}
-	all, _ := request.List(s, true)
+	all, _ := request.List(s, fsstate.New(s), true)
 	if len(all) != 1 || all[0].Status != request.Answered || all[0].AnsweredBy != "pm" || all[0].Answer != "no (the agent stopped waiting)" {
 		t.Fatalf("requests %+v", all)
 	}

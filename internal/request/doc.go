@@ -21,4 +21,8 @@
 // question of a done task's held merge, which waits for pm merge or reject); that is
 // derived from the records, so every reader agrees before Settle (run by
 // pm kill, kill --restart and done) writes it with why.
+//
+// Requests, and the task and agent records MootWhy reads, go through the
+// caller's state.State (every function takes it after the store); the
+// answer wait is its Watch on Scope.Requests.
 package request

@@ -2,6 +2,7 @@ package request
 
 import (
 	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -17,13 +18,13 @@ const Moot = store.RequestMoot
 //     gave the task a fresh one).
 //
 // A failed agent's request is not moot: it is the human's way to resume it.
-func MootWhy(s *store.Store, r *Request) string {
+func MootWhy(s *store.Store, st state.State, r *Request) string {
 	if r.Status != Pending {
 		return ""
 	}
 	var t *store.Task
 	if r.TaskID != "" {
-		if got, err := s.Task(r.TaskID); err == nil {
+		if got, err := st.Task(r.TaskID); err == nil {
 			t = got
 		}
 	}
@@ -37,7 +38,7 @@ func MootWhy(s *store.Store, r *Request) string {
 	if name == "" {
 		name = r.From
 	}
-	a, err := s.Agent(name)
+	a, err := st.Agent(name)
 	if err != nil || a.TaskID == "" {
 		return "" // the human, pm itself, or a record gone: nothing to derive
 	}
@@ -53,14 +54,14 @@ func MootWhy(s *store.Store, r *Request) string {
 // Waiting reads the requests that still wait for an answer: pending and not
 // moot (MootWhy). A failure to read them shows none rather than failing a
 // view.
-func Waiting(s *store.Store) []*Request {
-	all, err := s.Requests()
+func Waiting(s *store.Store, st state.State) []*Request {
+	all, err := st.Requests()
 	if err != nil {
 		return nil
 	}
 	var out []*Request
 	for _, r := range all {
-		if r.Status == Pending && MootWhy(s, r) == "" {
+		if r.Status == Pending && MootWhy(s, st, r) == "" {
 			out = append(out, r)
 		}
 	}
@@ -72,19 +73,19 @@ func Waiting(s *store.Store) []*Request {
 // bus say what happened to it. pm kill, pm kill --restart and pm done run
 // it after they change the records; a reader that finds one left (a kill
 // cut short) may run it too. It returns the requests it marked.
-func Settle(s *store.Store, actor store.Actor) ([]*Request, error) {
-	all, err := s.Requests()
+func Settle(s *store.Store, st state.State, actor store.Actor) ([]*Request, error) {
+	all, err := st.Requests()
 	if err != nil {
 		return nil, err
 	}
 	var marked []*Request
 	for _, r := range all {
-		why := MootWhy(s, r)
+		why := MootWhy(s, st, r)
 		if why == "" {
 			continue
 		}
 		changed := false
-		got, err := s.UpdateRequest(r.ID, func(r *Request) error {
+		got, err := st.UpdateRequest(r.ID, func(r *Request) error {
 			if r.Status != Pending {
 				return store.ErrUnchanged
 			}

@@ -8,7 +8,6 @@ import (
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/state"
-	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -27,10 +26,6 @@ const MaxText = 16 << 10
 // Request is requests/rq-xxxxxx.json; the store keeps it.
 type Request = store.Request
 
-// records is where requests are kept: the state interfaces over the
-// session's store. Nothing here reaches a file or a directory.
-func records(s *store.Store) state.State { return fsstate.New(s) }
-
 func checkText(what, text string) error {
 	if strings.TrimSpace(text) == "" {
 		return errs.Usagef("say what you need", "empty %s", what)
@@ -42,40 +37,40 @@ func checkText(what, text string) error {
 }
 
 // Create records a pending request from actor and announces it on the bus.
-func Create(s *store.Store, actor store.Actor, question string) (*Request, error) {
-	return create(s, actor, question, "", "")
+func Create(s *store.Store, st state.State, actor store.Actor, question string) (*Request, error) {
+	return create(s, st, actor, question, "", "")
 }
 
 // CreateAbout is Create for pm giving up on agent about (an owner that
 // failed, a crash loop): the request names it, and answering it resumes
 // that agent (task.Resume).
-func CreateAbout(s *store.Store, actor store.Actor, about, question string) (*Request, error) {
-	return create(s, actor, question, "", about)
+func CreateAbout(s *store.Store, st state.State, actor store.Actor, about, question string) (*Request, error) {
+	return create(s, st, actor, question, "", about)
 }
 
 // CreateFor is Create for a question about task taskID that pm asks on
 // its own (a task's merge that waits for a decision), whoever ran the
 // command that found it.
-func CreateFor(s *store.Store, actor store.Actor, taskID, question string) (*Request, error) {
-	return createFor(s, actor, taskID, question, "", "")
+func CreateFor(s *store.Store, st state.State, actor store.Actor, taskID, question string) (*Request, error) {
+	return createFor(s, st, actor, taskID, question, "", "")
 }
 
 // create is Create for a question asked while answering call cause
 // (bus.CauseOf), which the event carries, about an agent pm gave up on.
-func create(s *store.Store, actor store.Actor, question, cause, about string) (*Request, error) {
+func create(s *store.Store, st state.State, actor store.Actor, question, cause, about string) (*Request, error) {
 	taskID := ""
 	if actor.Agent != nil {
 		taskID = actor.Agent.TaskID
 	}
-	return createFor(s, actor, taskID, question, cause, about)
+	return createFor(s, st, actor, taskID, question, cause, about)
 }
 
-func createFor(s *store.Store, actor store.Actor, taskID, question, cause, about string) (*Request, error) {
+func createFor(s *store.Store, st state.State, actor store.Actor, taskID, question, cause, about string) (*Request, error) {
 	if err := checkText("question", question); err != nil {
 		return nil, err
 	}
 	r := &Request{From: actor.Name, TaskID: taskID, Question: question, Status: Pending, CreatedAt: s.Now().UTC(), Agent: about}
-	if err := records(s).CreateRequest(r); err != nil {
+	if err := st.CreateRequest(r); err != nil {
 		return nil, err
 	}
 	s.Notify(bus.Event{Kind: bus.EvRequestAsked, Actor: actor.Name, TaskID: r.TaskID, Agent: actor.Name, Text: question,
@@ -84,14 +79,14 @@ func createFor(s *store.Store, actor store.Actor, taskID, question, cause, about
 }
 
 // Get reads one request: a malformed id is exit 2, an unknown one exit 4.
-func Get(s *store.Store, id string) (*Request, error) { return records(s).Request(id) }
+func Get(s *store.Store, st state.State, id string) (*Request, error) { return st.Request(id) }
 
 // Wait blocks until request id is answered or ctx ends, woken by changes
 // to the requests (state.Watcher), never a sleep loop.
-func Wait(ctx context.Context, s *store.Store, id string) (*Request, error) {
+func Wait(ctx context.Context, s *store.Store, st state.State, id string) (*Request, error) {
 	var out *Request
-	err := records(s).Watch(ctx, state.Scope{Requests: true}, func() (bool, error) {
-		r, err := Get(s, id)
+	err := st.Watch(ctx, state.Scope{Requests: true}, func() (bool, error) {
+		r, err := Get(s, st, id)
 		if err != nil {
 			return false, err
 		}
@@ -106,12 +101,12 @@ func Wait(ctx context.Context, s *store.Store, id string) (*Request, error) {
 
 // Ask asks the human: it records the question, then blocks until someone
 // runs `pm answer ID "..."` (or ctx ends) and returns the answer.
-func Ask(ctx context.Context, s *store.Store, actor store.Actor, question string) (string, error) {
-	r, err := create(s, actor, question, bus.CauseOf(ctx), "")
+func Ask(ctx context.Context, s *store.Store, st state.State, actor store.Actor, question string) (string, error) {
+	r, err := create(s, st, actor, question, bus.CauseOf(ctx), "")
 	if err != nil {
 		return "", err
 	}
-	done, err := Wait(ctx, s, r.ID)
+	done, err := Wait(ctx, s, st, r.ID)
 	if err != nil {
 		return "", err
 	}
@@ -119,15 +114,15 @@ func Ask(ctx context.Context, s *store.Store, actor store.Actor, question string
 }
 
 // Answer answers a pending request. Answering twice is exit 5.
-func Answer(s *store.Store, actor store.Actor, id, text string) (*Request, error) {
-	if _, err := Get(s, id); err != nil {
+func Answer(s *store.Store, st state.State, actor store.Actor, id, text string) (*Request, error) {
+	if _, err := Get(s, st, id); err != nil {
 		return nil, err
 	}
 	if err := checkText("answer", text); err != nil {
 		return nil, err
 	}
 	now := s.Now().UTC()
-	r, err := records(s).UpdateRequest(id, func(r *Request) error {
+	r, err := st.UpdateRequest(id, func(r *Request) error {
 		switch {
 		case r.Status == Moot:
 			return errs.Statef("see it with 'pm requests --all'", "request %s is moot: %s", r.ID, r.Why)
@@ -148,14 +143,14 @@ func Answer(s *store.Store, actor store.Actor, id, text string) (*Request, error
 // List reads the requests, oldest first: those that wait for an answer
 // (pending and not moot: MootWhy), or all with all set. An unreadable file
 // is reported and skipped.
-func List(s *store.Store, all bool) ([]*Request, error) {
-	rs, err := records(s).Requests()
+func List(s *store.Store, st state.State, all bool) ([]*Request, error) {
+	rs, err := st.Requests()
 	if err != nil {
 		return nil, err
 	}
 	out := []*Request{}
 	for _, r := range rs {
-		if all || r.Status == Pending && MootWhy(s, r) == "" {
+		if all || r.Status == Pending && MootWhy(s, st, r) == "" {
 			out = append(out, r)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/jsonl"
 	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/store/storetest"
 	"github.com/plasmodium/pm/internal/watch"
@@ -30,14 +31,14 @@ func TestAskBlocksUntilAnswered(t *testing.T) {
 	}
 	got := make(chan result, 1)
 	go func() {
-		a, err := request.Ask(context.Background(), s, asker, "Delete spec/?")
+		a, err := request.Ask(context.Background(), s, fsstate.New(s), asker, "Delete spec/?")
 		got <- result{a, err}
 	}()
 
 	// Wait for the request to appear, woken by file events (no sleeps).
 	var id string
 	err := watch.Until(context.Background(), func() []string { return []string{s.RequestsDir()} }, func() (bool, error) {
-		rs, err := request.List(s, false)
+		rs, err := request.List(s, fsstate.New(s), false)
 		if err != nil || len(rs) == 0 {
 			return false, err
 		}
@@ -55,17 +56,17 @@ func TestAskBlocksUntilAnswered(t *testing.T) {
 		t.Fatalf("Ask returned before an answer: %+v", r)
 	default:
 	}
-	if _, err := request.Answer(s, store.Human, id, "yes, go ahead"); err != nil {
+	if _, err := request.Answer(s, fsstate.New(s), store.Human, id, "yes, go ahead"); err != nil {
 		t.Fatal(err)
 	}
 	r := <-got
 	if r.err != nil || r.answer != "yes, go ahead" {
 		t.Fatalf("Ask = %q, %v", r.answer, r.err)
 	}
-	if rs, _ := request.List(s, false); len(rs) != 0 {
+	if rs, _ := request.List(s, fsstate.New(s), false); len(rs) != 0 {
 		t.Fatalf("pending after answer: %+v", rs)
 	}
-	all, _ := request.List(s, true)
+	all, _ := request.List(s, fsstate.New(s), true)
 	if len(all) != 1 || all[0].Status != request.Answered || all[0].AnsweredBy != "human" || all[0].AnsweredAt == nil {
 		t.Fatalf("all = %+v", all)
 	}
@@ -86,11 +87,11 @@ func TestAskCancelled(t *testing.T) {
 	s := newStore(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := request.Ask(ctx, s, store.Human, "anyone?")
+	_, err := request.Ask(ctx, s, fsstate.New(s), store.Human, "anyone?")
 	if err == nil || ctx.Err() == nil {
 		t.Fatalf("err = %v", err)
 	}
-	rs, _ := request.List(s, false)
+	rs, _ := request.List(s, fsstate.New(s), false)
 	if len(rs) != 1 {
 		t.Fatalf("a cancelled ask keeps its pending request, got %d", len(rs))
 	}
@@ -98,11 +99,11 @@ func TestAskCancelled(t *testing.T) {
 
 func TestAnswerErrors(t *testing.T) {
 	s := newStore(t)
-	r, err := request.Create(s, store.Human, "ok?")
+	r, err := request.Create(s, fsstate.New(s), store.Human, "ok?")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := request.Answer(s, store.Human, r.ID, "first"); err != nil {
+	if _, err := request.Answer(s, fsstate.New(s), store.Human, r.ID, "first"); err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {
@@ -115,20 +116,20 @@ func TestAnswerErrors(t *testing.T) {
 		{"answered twice", r.ID, "second", errs.State},
 		{"empty answer", r.ID, "  ", errs.Usage},
 	}
-	p, _ := request.Create(s, store.Human, "again?")
+	p, _ := request.Create(s, fsstate.New(s), store.Human, "again?")
 	cases = append(cases, struct {
 		name, id, text string
 		code           errs.Code
 	}{"too long", p.ID, strings.Repeat("x", request.MaxText+1), errs.Usage})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := request.Answer(s, store.Human, c.id, c.text)
+			_, err := request.Answer(s, fsstate.New(s), store.Human, c.id, c.text)
 			if got := errs.CodeOf(err); got != c.code {
 				t.Fatalf("code = %d (%v), want %d", got, err, c.code)
 			}
 		})
 	}
-	got, _ := request.Get(s, r.ID)
+	got, _ := request.Get(s, fsstate.New(s), r.ID)
 	if got.Answer != "first" {
 		t.Fatalf("a refused answer changed the request: %+v", got)
 	}
@@ -136,21 +137,21 @@ func TestAnswerErrors(t *testing.T) {
 
 func TestCreateRefusesEmptyQuestion(t *testing.T) {
 	s := newStore(t)
-	if _, err := request.Create(s, store.Human, ""); errs.CodeOf(err) != errs.Usage {
+	if _, err := request.Create(s, fsstate.New(s), store.Human, ""); errs.CodeOf(err) != errs.Usage {
 		t.Fatalf("err = %v", err)
 	}
 }
 
 func TestListSkipsJunk(t *testing.T) {
 	s := newStore(t)
-	if _, err := request.Create(s, store.Human, "q"); err != nil {
+	if _, err := request.Create(s, fsstate.New(s), store.Human, "q"); err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(s.RequestsDir()+"/rq-00000g.json", []byte("{}"), 0o644)
 	os.WriteFile(s.RequestsDir()+"/rq-000001.json", []byte("{bad"), 0o644)
 	var warn strings.Builder
 	s.Warn = &warn
-	rs, err := request.List(s, true)
+	rs, err := request.List(s, fsstate.New(s), true)
 	if err != nil || len(rs) != 1 {
 		t.Fatalf("List = %v, %v", rs, err)
 	}

@@ -49,7 +49,8 @@
 // stored record says, and WithPhase closes a stored record that disagrees
 // before fn sees it (the step a crash left undone).
 //
-// Ordering. Tasks, Agents and Requests list oldest first (CreatedAt);
+// Ordering. Tasks, LiveTasks, CountTasks, Agents and Requests list oldest
+// first (CreatedAt);
 // Phases oldest first; DesignIDs sorted; a mailbox and a room in append
 // order. Ids are fresh: CreateTask, CreatePhase, CreateRequest and
 // CreateDesign never reuse an id in the project.
@@ -74,9 +75,14 @@
 // Watching. Watch never polls in a loop of sleeps and never misses a change
 // acknowledged after it was called; it may wake with nothing changed.
 //
+// Summaries. LiveTasks, CountTasks and MessageCount answer what Tasks and
+// Messages would, for less (fsstate keeps a task index and a count mark
+// per room); a backend without such caches derives them (Count).
+//
 // # Invariants of this package
 //
-// state holds no state of its own and opens no file. It imports the store
+// state holds no state of its own and opens no file; its functions (Count,
+// ActivePhase, RoomClosedBy) derive from records they are given. It imports the store
 // only for the record types, aliased while their fast codecs live there
 // (records.go); the interfaces do not change when they move here.
 package state

@@ -52,3 +52,47 @@ const (
 func RoomClosedBy(p *Phase, messages int, task TaskStatus) CloseReason {
 	return store.RoomClosedBy(p, messages, task)
 }
+
+// Count is tasks (oldest first, as Tasks lists them) reduced to the live
+// ones (every one with all) and the number of each status: CountTasks for
+// a backend that reads every task anyway.
+func Count(tasks []*Task, all bool) (out []*Task, counts map[TaskStatus]int) {
+	out, counts = []*Task{}, map[TaskStatus]int{}
+	for _, t := range tasks {
+		counts[t.Status]++
+		if all || t.Live() {
+			out = append(out, t)
+		}
+	}
+	return out, counts
+}
+
+// ActivePhase is the task's active phase (its room still open, derived as
+// Phases derives it), nil when there is none.
+func ActivePhase(st Phases, taskID string) (*Phase, error) {
+	ps, err := st.Phases(taskID)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range ps {
+		if p.Status == PhaseActive {
+			return p, nil
+		}
+	}
+	return nil, nil
+}
+
+// AgentsOf is the agents of task taskID, oldest first (Agents, filtered).
+func AgentsOf(st Agents, taskID string) ([]*Agent, error) {
+	all, err := st.Agents()
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0]
+	for _, a := range all {
+		if a.TaskID == taskID {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}

@@ -26,6 +26,14 @@ type Tasks interface {
 	Task(id string) (*Task, error)
 	// Tasks reads every task, oldest first (CreatedAt).
 	Tasks() ([]*Task, error)
+	// LiveTasks reads the live tasks (active or blocked), oldest first: at
+	// most what Tasks costs, and less when most tasks are finished (fsstate
+	// reads them through its task index).
+	LiveTasks() ([]*Task, error)
+	// CountTasks is the live tasks (every task with all), oldest first, and
+	// how many tasks there are of each status: pm status's summary. Without
+	// all a backend may count the finished tasks without reading them.
+	CountTasks(all bool) (tasks []*Task, counts map[TaskStatus]int, err error)
 	// WithTasks runs fn as the project's one critical section: no other
 	// WithTasks runs meanwhile, in any process. Creating and linking
 	// tasks, pm done's checks and mark, killing a tree and resetting run in
@@ -77,6 +85,9 @@ type Phases interface {
 	WithPhase(taskID, phaseID string, fn func(tx RoomTx) error) error
 	// Messages reads a room's messages in the order they were accepted.
 	Messages(taskID, phaseID string) ([]Message, error)
+	// MessageCount is how many messages a room holds, without reading them
+	// (0 for a phase that does not exist): what a status shows per room.
+	MessageCount(taskID, phaseID string) (int, error)
 	// Seen is how many of phaseID's messages agent has been shown: 0 when
 	// none is recorded, or the mark cannot be read.
 	Seen(agent, phaseID string) int
@@ -109,6 +120,11 @@ type Agents interface {
 	Agent(name string) (*Agent, error)
 	// Agents reads every agent record, oldest first (CreatedAt).
 	Agents() ([]*Agent, error)
+	// AgentsChecked is Agents that also names, sorted, the agents whose
+	// record is there but cannot be read (torn, corrupt) instead of failing
+	// on them: the supervisor stays on for those and reports them. A backend
+	// whose records cannot tear names none unless one does not decode.
+	AgentsChecked() (agents []*Agent, unreadable []string, err error)
 	// CreateAgent writes a unless a record of that name exists: of two
 	// creators racing, exactly one gets created true, and both then read
 	// the same record.

@@ -139,6 +139,27 @@ func (s *Store) RepairTaskIndex() error {
 	return s.WithTasksLock(s.rebuildTaskIndexHeld)
 }
 
+// RepairTaskIndexHeld makes the task index whole; the caller holds
+// tasks.lock. An index a crash left incomplete is rebuilt; a live marker
+// whose task has no file (a creation killed between its marker and its
+// record) is dropped, which only the lock's holder may do: a creation
+// in flight has no file yet either. It reads no task file.
+func (s *Store) RepairTaskIndexHeld() error {
+	if !s.taskIndexComplete() {
+		return s.rebuildTaskIndexHeld()
+	}
+	names, err := indexNames(filepath.Join(s.taskIndexDir(), indexLive))
+	if err != nil {
+		return err
+	}
+	for _, id := range names {
+		if !s.TaskPathExists(id) {
+			_ = s.unmarkTask(id, TaskActive)
+		}
+	}
+	return nil
+}
+
 // reindexTask makes id's markers fit its file, under the file's lock: its
 // class marker present, the others gone.
 func (s *Store) reindexTask(id string) error {

@@ -214,3 +214,34 @@ func TestResetEmptiesTaskIndex(t *testing.T) {
 	}
 	checkIndex(t, s)
 }
+
+// RepairTaskIndexHeld, what the tasks section runs on entry: an incomplete
+// index is rebuilt, and a live marker whose task has no file is dropped
+// while the markers of tasks that exist stay.
+func TestRepairTaskIndexHeld(t *testing.T) {
+	s := scanStore(t)
+	writeTestTask(t, s, "tk-000001", TaskDone, 0)
+	writeTestTask(t, s, "tk-000002", TaskActive, 1)
+	if err := os.RemoveAll(s.taskIndexDir()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WithTasksLock(s.RepairTaskIndexHeld); err != nil {
+		t.Fatal(err)
+	}
+	if !s.taskIndexComplete() {
+		t.Fatal("an incomplete index was not rebuilt")
+	}
+	checkIndex(t, s)
+	if err := touch(s.indexMarker(indexLive, "tk-000009")); err != nil { // a creation killed before its record
+		t.Fatal(err)
+	}
+	if err := s.WithTasksLock(s.RepairTaskIndexHeld); err != nil {
+		t.Fatal(err)
+	}
+	if markerExists(s, indexLive, "tk-000009") {
+		t.Fatal("the live marker of a task with no file stayed")
+	}
+	if !markerExists(s, indexLive, "tk-000002") {
+		t.Fatal("the live marker of a live task went")
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -19,7 +20,7 @@ func TestWakesOnBusEvents(t *testing.T) {
 	s.EventBus = mem
 	l := fakeHost(t, s)
 	_, first := owned(t, s)
-	sv := &Supervisor{Store: s, Launcher: l, Log: quiet(),
+	sv := &Supervisor{Store: s, State: fsstate.New(s), Launcher: l, Log: quiet(),
 		Policy: Policy{CrashLimit: 5, CrashWindow: time.Minute, BaseBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // hang guard only
 	defer cancel()
@@ -74,7 +75,7 @@ func TestExitsWhenTheBusFails(t *testing.T) {
 	s.EventBus = brokenBus{Mem: &bus.Mem{}, err: boom}
 	l := fakeHost(t, s)
 	owned(t, s) // a crashed owner: something is live after the first reconcile
-	sv := &Supervisor{Store: s, Launcher: l, Log: quiet(),
+	sv := &Supervisor{Store: s, State: fsstate.New(s), Launcher: l, Log: quiet(),
 		// A respawn that never comes due: nothing writes after the test.
 		Policy: Policy{CrashLimit: 5, CrashWindow: time.Minute, BaseBackoff: time.Hour, MaxBackoff: time.Hour}}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // hang guard only

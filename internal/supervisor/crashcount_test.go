@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -34,7 +35,7 @@ func TestCrashCountSurvivesTheSupervisor(t *testing.T) {
 
 	// A new supervisor sees the same crash twice (a reconcile, then
 	// another), counts it once, and the third crash overall gives up.
-	r.sv = &Supervisor{Store: r.s, Launcher: r.l, Driver: r.fake, Log: quiet(), Policy: Policy{CrashLimit: 3, CrashWindow: time.Hour, BaseBackoff: time.Hour, MaxBackoff: time.Hour},
+	r.sv = &Supervisor{Store: r.s, State: fsstate.New(r.s), Launcher: r.l, Driver: r.fake, Log: quiet(), Policy: Policy{CrashLimit: 3, CrashWindow: time.Hour, BaseBackoff: time.Hour, MaxBackoff: time.Hour},
 		RaiseHuman: r.sv.RaiseHuman}
 	r.fake.Exit(h, 128+9)
 	ctx2, cancel2 := context.WithCancel(context.Background())
@@ -62,7 +63,7 @@ func TestCrashCountedOncePerRun(t *testing.T) {
 	_, owner := r.startOwner(t)
 	r.fake.Exit(owner.Handle, 128+9)
 	for i := range 3 { // three supervisors, each killed before its respawn came due
-		sv := &Supervisor{Store: r.s, Launcher: r.l, Driver: r.fake, Log: quiet(), Policy: slow}
+		sv := &Supervisor{Store: r.s, State: fsstate.New(r.s), Launcher: r.l, Driver: r.fake, Log: quiet(), Policy: slow}
 		ctx, cancel := context.WithCancel(context.Background())
 		sv.init(ctx)
 		if _, err := sv.reconcile(); err != nil {

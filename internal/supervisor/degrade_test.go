@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/plasmodium/pm/internal/bus"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/watch"
 )
 
@@ -20,7 +21,7 @@ func TestInotifyUsedUpDegradesToPolling(t *testing.T) {
 	s := newStore(t)
 	l := fakeHost(t, s)
 	_, first := owned(t, s)
-	sv := &Supervisor{Store: s, Launcher: l, Log: quiet(),
+	sv := &Supervisor{Store: s, State: fsstate.New(s), Launcher: l, Log: quiet(),
 		Policy: Policy{CrashLimit: 5, CrashWindow: time.Minute, BaseBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond},
 		Watch: func(context.Context, func() []string, func() (bool, error)) error {
 			return fmt.Errorf("%w (%w)", watch.ErrLimit, syscall.EMFILE)

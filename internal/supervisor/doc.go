@@ -50,5 +50,10 @@
 //     and is reported in supervisor.json (pm status); with the inotify
 //     limits used up it follows the bus by polling every PollEvery, also
 //     reported there, rather than leave;
-//   - it exits when nothing is live.
+//   - it exits when nothing is live;
+//   - it reads and writes agent, task and phase records only through its
+//     launcher's state.State (opened with the store by
+//     internal/state/stateopen), never the store's record methods; what
+//     stays the store's is its own lock, supervisor.json, the bus and the
+//     watches of agents/ (internal/state's layering tests count them).
 package supervisor

@@ -11,6 +11,7 @@ import (
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/driver/drivertest"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 )
@@ -34,9 +35,9 @@ func newRig(t *testing.T, p Policy) *rig {
 	t.Helper()
 	s := newStore(t)
 	fake := drivertest.New()
-	l := &agent.Launcher{Store: s, Exe: "pm", Driver: fake}
+	l := &agent.Launcher{Store: s, State: fsstate.New(s), Exe: "pm", Driver: fake}
 	r := &rig{s: s, fake: fake, l: l}
-	r.sv = &Supervisor{Store: s, Launcher: l, Driver: fake, Log: quiet(), Policy: p,
+	r.sv = &Supervisor{Store: s, State: fsstate.New(s), Launcher: l, Driver: fake, Log: quiet(), Policy: p,
 		RaiseHuman: func(name, text string) error {
 			r.mu.Lock()
 			defer r.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/phase"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 )
@@ -140,7 +141,7 @@ func setAgent(t *testing.T, r *rig, name string, fn func(*store.Agent)) {
 
 func closePhase(t *testing.T, r *rig, taskID, phaseID string) {
 	t.Helper()
-	if _, err := phase.Close(r.s, store.Human, taskID, phaseID, store.CloseTask); err != nil {
+	if _, err := phase.Close(r.s, fsstate.New(r.s), store.Human, taskID, phaseID, store.CloseTask); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -148,7 +149,7 @@ func closePhase(t *testing.T, r *rig, taskID, phaseID string) {
 // startRole opens a phase on tk and starts one llm role agent in it.
 func (r *rig) startRole(t *testing.T, tk *store.Task) *store.Agent {
 	t.Helper()
-	ph, err := phase.Create(r.s, store.Human, phase.Spec{TaskID: tk.ID, Name: "Design", Limit: 4, Roles: []string{"designer"}})
+	ph, err := phase.Create(r.s, fsstate.New(r.s), store.Human, phase.Spec{TaskID: tk.ID, Name: "Design", Limit: 4, Roles: []string{"designer"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +204,7 @@ func TestRunStopsHostOfKilledTask(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), hang)
 	defer cancel()
-	sv := &Supervisor{Store: s, Launcher: l, Log: quiet(), Policy: DefaultPolicy}
+	sv := &Supervisor{Store: s, State: fsstate.New(s), Launcher: l, Log: quiet(), Policy: DefaultPolicy}
 	if err := sv.Run(ctx); err != nil || ctx.Err() != nil {
 		t.Fatalf("Run = %v (ctx %v): want a clean exit once the unwanted host is stopped", err, ctx.Err())
 	}
@@ -221,7 +222,7 @@ func TestRunStopsHostOfKilledTask(t *testing.T) {
 // shows that it was tried).
 func TestReviveFollowsTheMarker(t *testing.T) {
 	s := newStore(t)
-	l := &agent.Launcher{Store: s, Exe: "/nonexistent/pm"}
+	l := &agent.Launcher{Store: s, State: fsstate.New(s), Exe: "/nonexistent/pm"}
 	if err := Revive(l); err != nil {
 		t.Fatalf("nothing wanted, yet Revive tried a start: %v", err)
 	}
@@ -239,7 +240,7 @@ func TestReviveFollowsTheMarker(t *testing.T) {
 		t.Fatalf("a supervisor holds the lock, yet Revive tried a start: %v", err)
 	}
 	_ = unlock()
-	if err := (&Supervisor{Store: s, Log: quiet()}).Run(context.Background()); err != nil {
+	if err := (&Supervisor{Store: s, State: fsstate.New(s), Log: quiet()}).Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if s.SupervisorWanted() {

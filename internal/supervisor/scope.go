@@ -50,7 +50,7 @@ func (sv *Supervisor) toRead() (names map[string]bool, all bool) {
 // dropped. On failure the next reconcile reads everything.
 func (sv *Supervisor) read(names map[string]bool, all bool) ([]*store.Agent, []string, error) {
 	if all {
-		agents, bad, err := sv.Store.AgentsChecked()
+		agents, bad, err := sv.records().AgentsChecked()
 		if err != nil {
 			sv.mu.Lock()
 			sv.rescan = true
@@ -61,7 +61,7 @@ func (sv *Supervisor) read(names map[string]bool, all bool) ([]*store.Agent, []s
 	agents := make([]*store.Agent, 0, len(names))
 	var bad []string
 	for name := range names {
-		a, err := sv.Store.Agent(name)
+		a, err := sv.records().Agent(name)
 		switch {
 		case err == nil:
 			agents = append(agents, a)

@@ -29,7 +29,7 @@ func (sv *Supervisor) stopDeadline(a *store.Agent) (at time.Time, why string, ok
 	case a.TaskID == "":
 		return time.Time{}, "", false // a resident prompt object: wanted while it runs
 	}
-	t, err := sv.Store.Task(a.TaskID)
+	t, err := sv.records().Task(a.TaskID)
 	switch {
 	case err != nil || t.Status == store.TaskKilled:
 		return now, "task " + a.TaskID + " is killed", true
@@ -38,7 +38,7 @@ func (sv *Supervisor) stopDeadline(a *store.Agent) (at time.Time, why string, ok
 	case a.Role == "":
 		return now, "no longer the owner of " + a.TaskID, true
 	}
-	ph, err := sv.Store.Phase(a.TaskID, a.PhaseID)
+	ph, err := sv.records().Phase(a.TaskID, a.PhaseID)
 	if err != nil {
 		return now, "phase " + a.PhaseID + " is gone", true
 	}
@@ -99,7 +99,7 @@ func (sv *Supervisor) stop(name string, h driver.Handle, why string) {
 	s := sv.Store
 	now := s.Now().UTC()
 	marked := false
-	a, err := s.UpdateAgent(name, func(r *store.Agent) error {
+	a, err := sv.records().UpdateAgent(name, func(r *store.Agent) error {
 		if r.Handle != h || r.Status != store.AgentRunning {
 			return store.ErrUnchanged
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/phase"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 	"github.com/plasmodium/pm/internal/watch"
@@ -40,7 +41,11 @@ const DefaultPollEvery = time.Second
 
 // Supervisor keeps wanted agents running: one per state directory.
 type Supervisor struct {
-	Store    *store.Store
+	Store *store.Store
+	// State is the store's records (internal/state/stateopen opened them
+	// with it, as the launcher's): every agent, task and phase record the
+	// supervisor reads or writes goes through it.
+	State    state.State
 	Launcher *agent.Launcher
 	Log      *slog.Logger
 	Policy   Policy
@@ -75,6 +80,9 @@ type Supervisor struct {
 	// dead host and its locked re-check, to force a racing start there.
 	beforeRespawn func(name string)
 }
+
+// records are the project's records (State).
+func (sv *Supervisor) records() state.State { return sv.State }
 
 // Running reports whether a live supervisor holds the lock of s (a lock
 // still held by a supervisor being killed is not one: store.SupervisorLive).
@@ -393,7 +401,7 @@ func (sv *Supervisor) reconcile() (bool, error) {
 // still works. Only the run it saw is touched.
 func (sv *Supervisor) recordGone(a *store.Agent) {
 	now := sv.Store.Now().UTC()
-	_, err := sv.Store.UpdateAgent(a.Name, func(r *store.Agent) error {
+	_, err := sv.records().UpdateAgent(a.Name, func(r *store.Agent) error {
 		if r.Handle != a.Handle || r.Status != store.AgentRunning {
 			return store.ErrUnchanged
 		}
@@ -407,7 +415,7 @@ func (sv *Supervisor) recordGone(a *store.Agent) {
 
 // anyLive reports, without acting, whether any agent runs or is wanted.
 func (sv *Supervisor) anyLive() bool {
-	agents, bad, err := sv.Store.AgentsChecked()
+	agents, bad, err := sv.records().AgentsChecked()
 	if err != nil || len(bad) > 0 {
 		return true
 	}
@@ -430,14 +438,14 @@ func (sv *Supervisor) wanted(a *store.Agent) bool {
 		// (it may hold a request someone is waiting for).
 		return a.Status == store.AgentRunning || (a.Status == store.AgentExited && a.ExitCode != nil && *a.ExitCode != 0)
 	}
-	t, err := sv.Store.Task(a.TaskID)
+	t, err := sv.records().Task(a.TaskID)
 	if err != nil || t.Status != store.TaskActive {
 		return false
 	}
 	if a.Role == "" {
 		return t.Owner == a.Name
 	}
-	ph, err := sv.Store.Phase(a.TaskID, a.PhaseID)
+	ph, err := sv.records().Phase(a.TaskID, a.PhaseID)
 	return err == nil && ph.Status == store.PhaseActive
 }
 
@@ -511,7 +519,7 @@ func (sv *Supervisor) scheduleRespawn(a *store.Agent) {
 func (sv *Supervisor) countCrash(a *store.Agent) (int, error) {
 	now := sv.Store.Now().UTC()
 	n := 0
-	_, err := sv.Store.UpdateAgent(a.Name, func(r *store.Agent) error {
+	_, err := sv.records().UpdateAgent(a.Name, func(r *store.Agent) error {
 		if r.Handle != a.Handle {
 			return errNotWanted // another run since: not the crash we saw
 		}
@@ -543,7 +551,7 @@ var errNotWanted = errors.New("agent no longer wanted")
 
 func (sv *Supervisor) respawn(name string) {
 	s := sv.Store
-	a, err := s.Agent(name)
+	a, err := sv.records().Agent(name)
 	if err != nil || !sv.wanted(a) || sv.drv.Alive(a.Handle) {
 		return
 	}
@@ -577,7 +585,7 @@ func (sv *Supervisor) giveUp(name string, crashes int) {
 	s := sv.Store
 	reason := fmt.Sprintf("crashed %d times within %s; not restarting", crashes, sv.Policy.CrashWindow)
 	now := s.Now().UTC()
-	a, err := s.UpdateAgent(name, func(r *store.Agent) error {
+	a, err := sv.records().UpdateAgent(name, func(r *store.Agent) error {
 		r.Status, r.Reason, r.EndedAt = store.AgentFailed, reason, &now
 		return nil
 	})
@@ -592,7 +600,7 @@ func (sv *Supervisor) giveUp(name string, crashes int) {
 	s.Notify(bus.Event{Kind: bus.EvAgentFailed, Actor: "supervisor", Agent: name, TaskID: a.TaskID, PhaseID: a.PhaseID, Text: reason})
 	if a.IsOwner() && a.TaskID != "" {
 		// No role talks on in a room whose owner is gone for good.
-		if err := phase.CloseActive(s, store.Actor{Name: "supervisor"}, a.TaskID, store.CloseOwnerFailed); err != nil {
+		if err := phase.CloseActive(s, sv.records(), store.Actor{Name: "supervisor"}, a.TaskID, store.CloseOwnerFailed); err != nil {
 			sv.Log.Error("close the given-up owner's room", "agent", name, "err", err)
 		}
 	}

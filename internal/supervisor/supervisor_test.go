@@ -18,6 +18,7 @@ import (
 	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/jsonl"
 	"github.com/plasmodium/pm/internal/phase"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 	"github.com/plasmodium/pm/internal/watch"
@@ -44,7 +45,7 @@ func fakeHost(t *testing.T, s *store.Store) *agent.Launcher {
 	if err := os.WriteFile(exe, []byte("#!/bin/sh\nexec sleep 120\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	l := &agent.Launcher{Store: s, Exe: exe}
+	l := &agent.Launcher{Store: s, State: fsstate.New(s), Exe: exe}
 	t.Cleanup(func() {
 		as, _ := s.Agents()
 		for _, a := range as {
@@ -69,7 +70,7 @@ func deadPid(t *testing.T) int {
 // a pid that is gone.
 func owned(t *testing.T, s *store.Store) (*store.Task, *store.Agent) {
 	t.Helper()
-	tk, err := task.Create(s, &agent.Launcher{Store: s, Exe: "/nonexistent"}, store.Human, task.Spec{Description: "keep me alive", Runtime: "none"})
+	tk, err := task.Create(s, &agent.Launcher{Store: s, State: fsstate.New(s), Exe: "/nonexistent"}, store.Human, task.Spec{Description: "keep me alive", Runtime: "none"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,22 +113,22 @@ func waitEvent(t *testing.T, s *store.Store, kind bus.Kind, name string, n int) 
 func TestWantedAndCrashed(t *testing.T) {
 	s := newStore(t)
 	tk, owner := owned(t, s)
-	ph, err := phase.Create(s, store.Actor{Name: owner.Name, Agent: owner}, phase.Spec{TaskID: tk.ID, Name: "Design", Limit: 4, Roles: []string{"designer"}})
+	ph, err := phase.Create(s, fsstate.New(s), store.Actor{Name: owner.Name, Agent: owner}, phase.Spec{TaskID: tk.ID, Name: "Design", Limit: 4, Roles: []string{"designer"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	done, err := task.Create(s, &agent.Launcher{Store: s, Exe: "/nonexistent"}, store.Human, task.Spec{Description: "finished", Runtime: "none"})
+	done, err := task.Create(s, &agent.Launcher{Store: s, State: fsstate.New(s), Exe: "/nonexistent"}, store.Human, task.Spec{Description: "finished", Runtime: "none"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.UpdateTask(done.ID, func(t *store.Task) error { t.Status = store.TaskDone; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	closed, err := phase.Create(s, store.Human, phase.Spec{TaskID: done.ID, Name: "Old", Limit: 4})
+	closed, err := phase.Create(s, fsstate.New(s), store.Human, phase.Spec{TaskID: done.ID, Name: "Old", Limit: 4})
 	if err == nil {
 		t.Fatalf("a phase on a done task: %+v", closed)
 	}
-	sv := &Supervisor{Store: s}
+	sv := &Supervisor{Store: s, State: fsstate.New(s)}
 	zero, one := 0, 1
 	for _, c := range []struct {
 		name    string
@@ -159,7 +160,7 @@ func TestWantedAndCrashed(t *testing.T) {
 			t.Errorf("%s: a live process never crashed", c.name)
 		}
 	}
-	if _, err := phase.Close(s, store.Human, tk.ID, ph.ID, "ended"); err != nil {
+	if _, err := phase.Close(s, fsstate.New(s), store.Human, tk.ID, ph.ID, "ended"); err != nil {
 		t.Fatal(err)
 	}
 	if sv.wanted(&store.Agent{Name: "oak_0001", TaskID: tk.ID, PhaseID: ph.ID, Role: "designer", Runtime: "llm", Status: store.AgentRunning}) {
@@ -177,7 +178,7 @@ func TestRespawnThenGiveUp(t *testing.T) {
 	_, owner := owned(t, s)
 	var mu sync.Mutex
 	var raised []string
-	sv := &Supervisor{Store: s, Launcher: l, Log: quiet(),
+	sv := &Supervisor{Store: s, State: fsstate.New(s), Launcher: l, Log: quiet(),
 		Policy: Policy{CrashLimit: 3, CrashWindow: time.Minute, BaseBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond},
 		RaiseHuman: func(name, text string) error {
 			mu.Lock()
@@ -231,17 +232,17 @@ func TestRespawnThenGiveUp(t *testing.T) {
 // first holds the lock; with nothing live the first exits by itself.
 func TestOnePerStateDir(t *testing.T) {
 	s := newStore(t)
-	if err := (&Supervisor{Store: s, Log: quiet()}).Run(context.Background()); err != nil {
+	if err := (&Supervisor{Store: s, State: fsstate.New(s), Log: quiet()}).Run(context.Background()); err != nil {
 		t.Fatalf("nothing live: %v", err)
 	}
 	l := fakeHost(t, s)
 	_, owner := owned(t, s)
-	first := &Supervisor{Store: s, Launcher: l, Log: quiet(), Policy: DefaultPolicy}
+	first := &Supervisor{Store: s, State: fsstate.New(s), Launcher: l, Log: quiet(), Policy: DefaultPolicy}
 	ctx, cancel := context.WithCancel(context.Background())
 	ran := make(chan error, 1)
 	go func() { ran <- first.Run(ctx) }()
 	waitEvent(t, s, bus.EvAgentRespawned, owner.Name, 1)
-	second := &Supervisor{Store: s, Launcher: l, Log: quiet(), Policy: DefaultPolicy}
+	second := &Supervisor{Store: s, State: fsstate.New(s), Launcher: l, Log: quiet(), Policy: DefaultPolicy}
 	if err := second.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}

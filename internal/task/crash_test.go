@@ -12,6 +12,7 @@ import (
 	"github.com/plasmodium/pm/internal/crashpoint"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/phase"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 )
@@ -37,7 +38,7 @@ func TestKillClosesPhaseOpenedDuringKill(t *testing.T) {
 			close(marked)
 		}
 	})
-	ph, err := phase.Create(e.s, store.Human, phase.Spec{TaskID: tk.ID, Name: "P", Limit: 3})
+	ph, err := phase.Create(e.s, fsstate.New(e.s), store.Human, phase.Spec{TaskID: tk.ID, Name: "P", Limit: 3})
 	if err != nil {
 		remove()
 		t.Fatal(err)
@@ -82,7 +83,7 @@ func TestSettle(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t)
 			fake := drivertest.New()
-			l := &agent.Launcher{Store: e.s, Exe: "pm", Driver: fake}
+			l := &agent.Launcher{Store: e.s, State: fsstate.New(e.s), Exe: "pm", Driver: fake}
 			owners := map[string]string{}
 			for _, r := range tt.tasks {
 				a, err := agent.New(e.s, store.Agent{Prompt: "owner", TaskID: r.id, Runtime: config.RuntimeLLM})
@@ -138,7 +139,7 @@ func TestStillbornChildIsSkipped(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	kids, err := task.WaitChildren(context.Background(), e.s, p.ID, 0)
+	kids, err := task.WaitChildren(context.Background(), fsstate.New(e.s), p.ID, 0)
 	if err != nil || len(kids) != 0 {
 		t.Fatalf("WaitChildren = %d children, %v; want none", len(kids), err)
 	}
@@ -222,7 +223,7 @@ func TestPhaseStoppedPartWayIsFinished(t *testing.T) {
 	for n := 1; ; n++ {
 		e := newEnv(t)
 		fake := drivertest.New()
-		l := &agent.Launcher{Store: e.s, Exe: "pm", Driver: fake}
+		l := &agent.Launcher{Store: e.s, State: fsstate.New(e.s), Exe: "pm", Driver: fake}
 		tk := e.create(t, task.Spec{Description: "roles", Runtime: config.RuntimeLLM})
 		_, _ = task.Settle(e.s, l, store.Human) // its owner starts now, not counted below
 		hits := 0

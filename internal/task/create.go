@@ -1,6 +1,7 @@
 package task
 
 import (
+	"errors"
 	"slices"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/gitx"
 	"github.com/plasmodium/pm/internal/ids"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -40,21 +42,22 @@ type Spec struct {
 // starts the owner. Breakers (active tasks, subtask depth) are checked and the
 // task recorded under the tasks lock, so racing creators cannot overshoot.
 func Create(s *store.Store, l *agent.Launcher, actor store.Actor, sp Spec) (*store.Task, error) {
-	if err := validate(s, &sp); err != nil {
+	st := l.State
+	if err := validate(s, st, &sp); err != nil {
 		return nil, err
 	}
-	repo, err := repoPin(s, actor, sp.ParentID)
+	repo, err := repoPin(s, st, actor, sp.ParentID)
 	if err != nil {
 		return nil, err
 	}
 	sp.repo = repo
-	if sp.worktree, err = worktreePlan(s, repo, sp.ParentID, sp.Runtime); err != nil {
+	if sp.worktree, err = worktreePlan(s, st, repo, sp.ParentID, sp.Runtime); err != nil {
 		return nil, err
 	}
 	var t *store.Task
-	err = s.WithTasksLock(func() error {
+	err = st.WithTasks(func() error {
 		var err error
-		t, err = createHeld(s, l, sp)
+		t, err = createHeld(s, st, l, sp)
 		return err
 	})
 	if err != nil {
@@ -76,7 +79,7 @@ func Create(s *store.Store, l *agent.Launcher, actor store.Actor, sp Spec) (*sto
 	return t, nil
 }
 
-func validate(s *store.Store, sp *Spec) error {
+func validate(s *store.Store, st state.State, sp *Spec) error {
 	sp.Description = strings.TrimSpace(sp.Description)
 	if sp.Description == "" {
 		return errs.Usagef(`pm task "Build a landing page"`, "a task needs a description")
@@ -108,7 +111,7 @@ func validate(s *store.Store, sp *Spec) error {
 			if err != nil {
 				return err
 			}
-			if _, err := s.Task(full); err != nil {
+			if _, err := st.Task(full); err != nil {
 				return err
 			}
 			if !slices.Contains(blockers, full) {
@@ -126,13 +129,13 @@ func validate(s *store.Store, sp *Spec) error {
 // cannot choose it. A task the human (or an agent without a task) creates
 // pins what holds the project now, as this process sees it; a parent
 // recorded before pins gets the same.
-func repoPin(s *store.Store, actor store.Actor, parentID string) (*gitx.Pin, error) {
+func repoPin(s *store.Store, st state.State, actor store.Actor, parentID string) (*gitx.Pin, error) {
 	from := parentID
 	if from == "" && actor.Agent != nil {
 		from = actor.Agent.TaskID
 	}
 	if from != "" {
-		t, err := s.Task(from)
+		t, err := st.Task(from)
 		if err != nil {
 			return nil, err
 		}
@@ -149,12 +152,12 @@ func repoPin(s *store.Store, actor store.Actor, parentID string) (*gitx.Pin, err
 
 // checkActiveLimit refuses one more live task past limits.active_tasks. The
 // caller holds the tasks lock.
-func checkActiveLimit(s *store.Store) error { return checkActiveLimitFreeing(s, 0) }
+func checkActiveLimit(s *store.Store, st state.State) error { return checkActiveLimitFreeing(s, st, 0) }
 
 // checkActiveLimitFreeing is checkActiveLimit for a change that also ends
 // freed live tasks in the same critical section (pm kill --restart).
-func checkActiveLimitFreeing(s *store.Store, freed int) error {
-	live, err := s.LiveTasksHeld()
+func checkActiveLimitFreeing(s *store.Store, st state.State, freed int) error {
+	live, err := st.LiveTasks()
 	if err != nil {
 		return err
 	}
@@ -165,14 +168,14 @@ func checkActiveLimitFreeing(s *store.Store, freed int) error {
 	return nil
 }
 
-func createHeld(s *store.Store, l *agent.Launcher, sp Spec) (*store.Task, error) {
+func createHeld(s *store.Store, st state.State, l *agent.Launcher, sp Spec) (*store.Task, error) {
 	lim := s.Config().Limits
-	if err := checkActiveLimit(s); err != nil {
+	if err := checkActiveLimit(s, st); err != nil {
 		return nil, err
 	}
 	depth := 0
 	if sp.ParentID != "" {
-		parent, err := s.Task(sp.ParentID)
+		parent, err := st.Task(sp.ParentID)
 		if err != nil {
 			return nil, err
 		}
@@ -192,7 +195,7 @@ func createHeld(s *store.Store, l *agent.Launcher, sp Spec) (*store.Task, error)
 	status := store.TaskActive
 	var pending []string
 	for _, b := range sp.BlockedBy {
-		bt, err := s.Task(b)
+		bt, err := st.Task(b)
 		if err != nil {
 			return nil, err
 		}
@@ -208,7 +211,7 @@ func createHeld(s *store.Store, l *agent.Launcher, sp Spec) (*store.Task, error)
 			return nil, err
 		}
 	}
-	return s.CreateTask(func(id string) (*store.Task, []byte, error) {
+	return st.CreateTask(func(id string) (*store.Task, []byte, error) {
 		t := &store.Task{
 			ID: id, Description: sp.Description, ParentID: sp.ParentID, BlockedBy: pending,
 			Status: status, Depth: depth, Runtime: sp.Runtime, Model: sp.Model, CreatedAt: s.Now().UTC(),
@@ -242,4 +245,44 @@ func Subtask(s *store.Store, l *agent.Launcher, actor store.Actor, parent *store
 		runtime = parent.Runtime
 	}
 	return Create(s, l, actor, Spec{Description: description, ParentID: parent.ID, Runtime: runtime, Model: parent.Model, Context: context})
+}
+
+// childrenHeld reads t's subtasks; the caller is in the tasks section, so
+// a listed child not found is a creation killed before its record, never
+// one in flight, and is left out.
+func childrenHeld(st state.State, t *store.Task) ([]*store.Task, error) {
+	out := make([]*store.Task, 0, len(t.Children))
+	for _, c := range t.Children {
+		ct, err := st.Task(c)
+		if errors.Is(err, state.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ct)
+	}
+	return out, nil
+}
+
+// childrenOf is childrenHeld for a caller outside the tasks section: a
+// listed child not found may be being created right now, so the lookup is
+// repeated in the section, where it is settled either way.
+func childrenOf(st state.State, taskID string) (*store.Task, []*store.Task, error) {
+	t, err := st.Task(taskID)
+	if err != nil {
+		return nil, nil, err
+	}
+	kids, err := childrenHeld(st, t)
+	if err != nil || len(kids) == len(t.Children) {
+		return t, kids, err
+	}
+	err = st.WithTasks(func() error {
+		if t, err = st.Task(taskID); err != nil {
+			return err
+		}
+		kids, err = childrenHeld(st, t)
+		return err
+	})
+	return t, kids, err
 }

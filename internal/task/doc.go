@@ -48,5 +48,9 @@
 //   - a task held for review is done but blocks its dependants until merged;
 //   - a worktree goes when its task is merged, killed or reset (its branch
 //     kept only when it holds commits not merged); one no task wants is
-//     removed by Settle (PruneWorktrees) and reported by pm doctor.
+//     removed by Settle (PruneWorktrees) and reported by pm doctor;
+//   - records (tasks, phases, agents) are read and written only through a
+//     state.State: the launcher's (l.State) for what starts agents, else
+//     the caller's; the store serves config, paths, the clock and the bus.
+//     The tasks and phases locks are state.WithTasks and WithPhases.
 package task

@@ -2,6 +2,7 @@ package task
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/bus"
@@ -10,6 +11,7 @@ import (
 	"github.com/plasmodium/pm/internal/gitx"
 	"github.com/plasmodium/pm/internal/inbox"
 	"github.com/plasmodium/pm/internal/phase"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -32,17 +34,18 @@ type DoneResult struct {
 // task active, one held for review marks it done with its dependants
 // still waiting.
 func Done(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string) (*DoneResult, error) {
-	if _, err := s.Task(taskID); err != nil {
+	st := l.State
+	if _, err := st.Task(taskID); err != nil {
 		return nil, err
 	}
 	res := &DoneResult{Unblocked: []string{}}
 	var t *store.Task
 	// The tasks lock keeps subtasks from being created, and the task's phases
 	// lock keeps phases from being opened, between the checks and the mark.
-	err := s.WithTasksLock(func() error {
-		return s.WithPhasesLock(taskID, func() error {
+	err := st.WithTasks(func() error {
+		return st.WithPhases(taskID, func() error {
 			var err error
-			t, err = finish(s, actor, taskID, res)
+			t, err = finish(s, st, actor, taskID, res)
 			return err
 		})
 	})
@@ -66,20 +69,20 @@ func Done(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string) (
 	s.Notify(bus.Event{Kind: bus.EvTaskDone, Actor: actor.Name, TaskID: t.ID, Text: t.Description,
 		Data: bus.TaskDone{Commit: res.Commit.Hash, Held: res.Held, NoRepo: res.Commit.NoRepo, NoChanges: res.Commit.NoChanges}})
 	if res.Held {
-		ask(s, actor, t, t.Merge)
-		if _, err := s.UpdateTask(t.ID, func(x *store.Task) error { x.Merge = t.Merge; return nil }); err != nil {
+		ask(s, st, actor, t, t.Merge)
+		if _, err := st.UpdateTask(t.ID, func(x *store.Task) error { x.Merge = t.Merge; return nil }); err != nil {
 			s.Warnf("record the review request of %s: %v", t.ID, err)
 		}
 		settle(s, l, actor)
 		return res, nil // dependants wait for pm merge
 	}
 	if t.Worktree != nil {
-		res.Unblocked = finishDone(s, l, actor, t, true)
+		res.Unblocked = finishDone(s, st, l, actor, t, true)
 		return res, nil
 	}
-	res.Unblocked = unblockDependants(s, l, actor, t)
+	res.Unblocked = unblockDependants(s, st, l, actor, t)
 	if t.ParentID != "" {
-		tellParent(s, actor, t)
+		tellParent(s, st, actor, t)
 	}
 	settle(s, l, actor)
 	return res, nil
@@ -87,10 +90,10 @@ func Done(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string) (
 
 // unblockDependants unblocks the tasks waiting on t, now done and merged,
 // and starts the owners of those that became active.
-func unblockDependants(s *store.Store, l *agent.Launcher, actor store.Actor, t *store.Task) []string {
+func unblockDependants(s *store.Store, st state.State, l *agent.Launcher, actor store.Actor, t *store.Task) []string {
 	out := []string{}
 	for _, dep := range t.Blocks {
-		now, err := unblock(s, actor, dep, t.ID)
+		now, err := unblock(s, st, actor, dep, t.ID)
 		if errs.Is(err, errs.NotFound) {
 			continue // a creation killed before its record: never a dependant
 		}
@@ -100,7 +103,7 @@ func unblockDependants(s *store.Store, l *agent.Launcher, actor store.Actor, t *
 		}
 		if now {
 			out = append(out, dep)
-			if dt, err := s.Task(dep); err == nil {
+			if dt, err := st.Task(dep); err == nil {
 				if err := l.Start(dt.Owner); err != nil {
 					s.Warnf("start owner of %s: %v", dep, err)
 				}
@@ -120,15 +123,15 @@ func settle(s *store.Store, l *agent.Launcher, actor store.Actor) {
 
 // finish checks, closes the phase, commits and marks the task done; the
 // caller holds the tasks lock and the task's phases lock.
-func finish(s *store.Store, actor store.Actor, taskID string, res *DoneResult) (*store.Task, error) {
-	t, err := s.Task(taskID)
+func finish(s *store.Store, st state.State, actor store.Actor, taskID string, res *DoneResult) (*store.Task, error) {
+	t, err := st.Task(taskID)
 	if err != nil {
 		return nil, err
 	}
 	if t.Status != store.TaskActive {
 		return nil, errs.Statef("see 'pm status "+t.ID+"'", "task %s is %s, not active", t.ID, t.Status)
 	}
-	kids, err := s.ChildrenHeld(t)
+	kids, err := childrenHeld(st, t)
 	if err != nil {
 		return nil, err
 	}
@@ -138,10 +141,10 @@ func finish(s *store.Store, actor store.Actor, taskID string, res *DoneResult) (
 			return nil, errs.Statef("run 'pm wait-children' first", "subtask %s is still %s", c, ct.Status)
 		}
 	}
-	if ph, err := s.ActivePhase(t.ID); err != nil {
+	if ph, err := state.ActivePhase(st, t.ID); err != nil {
 		return nil, err
 	} else if ph != nil {
-		if _, err := phase.Close(s, actor, t.ID, ph.ID, store.CloseTask); err != nil && !errs.Is(err, errs.State) {
+		if _, err := phase.Close(s, st, actor, t.ID, ph.ID, store.CloseTask); err != nil && !errs.Is(err, errs.State) {
 			return nil, err
 		}
 	}
@@ -157,13 +160,13 @@ func finish(s *store.Store, actor store.Actor, taskID string, res *DoneResult) (
 		if t.Review && (t.Merge == nil || t.Merge.State == store.MergeReview) {
 			res.Held, held = true, &store.TaskMerge{State: store.MergeReview}
 		}
-		if res.Merge, err = land(s, actor, t, gitx.FavorNone, res.Held); err != nil {
+		if res.Merge, err = land(s, st, actor, t, gitx.FavorNone, res.Held); err != nil {
 			return nil, err
 		}
 	}
 	now := s.Now().UTC()
 	was := t.Merge
-	t, err = s.UpdateTask(t.ID, func(x *store.Task) error {
+	t, err = st.UpdateTask(t.ID, func(x *store.Task) error {
 		if x.Status != store.TaskActive {
 			return errs.Statef("", "task %s became %s meanwhile", x.ID, x.Status)
 		}
@@ -177,15 +180,23 @@ func finish(s *store.Store, actor store.Actor, taskID string, res *DoneResult) (
 		return nil
 	})
 	if err == nil && !res.Held {
-		settleRequest(s, actor, was, "merged by pm done")
+		settleRequest(s, st, actor, was, "merged by pm done")
 	}
 	return t, err
 }
 
 // unblock removes blocker from task's blocked_by; it reports whether this
 // call made the task active (so exactly one caller starts its owner).
-func unblock(s *store.Store, actor store.Actor, taskID, blocker string) (bool, error) {
-	t, became, err := s.Unblock(taskID, blocker)
+func unblock(s *store.Store, st state.State, actor store.Actor, taskID, blocker string) (bool, error) {
+	became := false
+	t, err := st.UpdateTask(taskID, func(x *store.Task) error {
+		became = false // fn may run again (a retried compare-and-set)
+		x.BlockedBy = slices.DeleteFunc(x.BlockedBy, func(b string) bool { return b == blocker })
+		if len(x.BlockedBy) == 0 && x.Status == store.TaskBlocked {
+			x.Status, became = store.TaskActive, true
+		}
+		return nil
+	})
 	if err != nil {
 		return false, err
 	}
@@ -198,8 +209,8 @@ func unblock(s *store.Store, actor store.Actor, taskID, blocker string) (bool, e
 // tellParent tells the parent's owner, through its inbox, that a subtask
 // is done: the same mailbox prompt objects use, so an llm owner or a script
 // waiting on its inbox wakes on it.
-func tellParent(s *store.Store, actor store.Actor, t *store.Task) {
-	p, err := s.Task(t.ParentID)
+func tellParent(s *store.Store, st state.State, actor store.Actor, t *store.Task) {
+	p, err := st.Task(t.ParentID)
 	if err != nil {
 		return
 	}

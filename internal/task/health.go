@@ -7,6 +7,7 @@ import (
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -69,7 +70,7 @@ type PhaseCount struct {
 // HealthOf works out the state of t from its owner, phases, requests,
 // blockers and children. pending are the store's pending requests (read
 // once by the caller for all tasks).
-func HealthOf(s *store.Store, t *store.Task, pending []*store.Request) Health {
+func HealthOf(s *store.Store, st state.State, t *store.Task, pending []*store.Request) Health {
 	if t.Held() {
 		return mergeHealth(t)
 	}
@@ -79,40 +80,40 @@ func HealthOf(s *store.Store, t *store.Task, pending []*store.Request) Health {
 	case store.TaskKilled:
 		return Health{State: StateKilled}
 	case store.TaskBlocked:
-		if h := blockedHealth(s, t); h.State != StateBlocked || len(h.Waiting) > 0 {
+		if h := blockedHealth(s, st, t); h.State != StateBlocked || len(h.Waiting) > 0 {
 			return h
 		}
 		// Blocked only by done tasks: not blocked (a pm done killed between
 		// its mark and the unblocking). It is what it would be unblocked.
-		h := activeHealth(s, t, pending)
+		h := activeHealth(s, st, t, pending)
 		h.Repair = true
 		return h
 	}
-	return activeHealth(s, t, pending)
+	return activeHealth(s, st, t, pending)
 }
 
 // activeHealth is HealthOf for a task that is (or, by its blockers, should
 // be) active.
-func activeHealth(s *store.Store, t *store.Task, pending []*store.Request) (h Health) {
+func activeHealth(s *store.Store, st state.State, t *store.Task, pending []*store.Request) (h Health) {
 	h = Health{State: StateWorking}
 	for _, r := range pending {
 		if r.TaskID == t.ID {
 			h.Requests = append(h.Requests, r.ID)
 		}
 	}
-	p, err := s.ActivePhase(t.ID)
+	p, err := state.ActivePhase(st, t.ID)
 	if err != nil {
 		p = nil
 	}
-	defer idleHealth(s, t, p, &h) // last activity for every state; idle/stuck only for working
+	defer idleHealth(s, st, t, p, &h) // last activity for every state; idle/stuck only for working
 	if p != nil {
-		n, _ := s.MessageCount(t.ID, p.ID)
+		n, _ := st.MessageCount(t.ID, p.ID)
 		h.Phase = &PhaseCount{ID: p.ID, Name: p.Name, Messages: n, Limit: p.MessageLimit}
-		if agent.RolesPending(s, p) {
+		if agent.RolesPending(s, st, p) {
 			h.Repair = true
 		}
 	}
-	if owner, err := s.Agent(t.Owner); err == nil {
+	if owner, err := st.Agent(t.Owner); err == nil {
 		if stalled(owner) {
 			h.State, h.Reason, h.ExitCode = StateStalled, ownerReason(owner), owner.ExitCode
 			h.Next = "pm logs " + owner.Name + "; then pm kill " + t.ID + " --restart"
@@ -129,7 +130,7 @@ func activeHealth(s *store.Store, t *store.Task, pending []*store.Request) (h He
 		h.State, h.Next = StateWaitingHuman, "pm answer "+h.Requests[0]+" \"...\""
 		return h
 	}
-	if kids := liveOf(s, t.Children); len(kids) > 0 && h.Phase == nil && h.State == StateWorking {
+	if kids := liveOf(st, t.Children); len(kids) > 0 && h.Phase == nil && h.State == StateWorking {
 		h.State, h.Waiting = StateWaitingKids, kids
 	}
 	return h
@@ -138,8 +139,8 @@ func activeHealth(s *store.Store, t *store.Task, pending []*store.Request) (h He
 // blockedHealth: a blocked task waits on its live blockers; once one of
 // them is killed it will never start (only done blockers unblock), and it is
 // stalled: somebody must run the blocker again or kill the task.
-func blockedHealth(s *store.Store, t *store.Task) Health {
-	waiting, killed := Blocking(s, t)
+func blockedHealth(s *store.Store, st state.State, t *store.Task) Health {
+	waiting, killed := Blocking(st, t)
 	if killed != "" {
 		return Health{
 			State:  StateStalled,
@@ -155,9 +156,9 @@ func blockedHealth(s *store.Store, t *store.Task) Health {
 // does), and the first that was killed, if any. A task recorded blocked with
 // none is not blocked: HealthOf shows it as what it would be unblocked, and
 // Settle unblocks it.
-func Blocking(s *store.Store, t *store.Task) (waiting []string, killed string) {
+func Blocking(st state.State, t *store.Task) (waiting []string, killed string) {
 	for _, id := range t.BlockedBy {
-		b, err := s.Task(id)
+		b, err := st.Task(id)
 		switch {
 		case err == nil && b.Status == store.TaskDone && b.Held():
 			waiting = append(waiting, id) // done, its work not merged yet
@@ -198,10 +199,10 @@ func ownerReason(a *store.Agent) string {
 
 // liveOf keeps the ids whose task is still live (or unreadable: shown rather
 // than hidden).
-func liveOf(s *store.Store, ids []string) []string {
+func liveOf(st state.State, ids []string) []string {
 	var out []string
 	for _, id := range ids {
-		if t, err := s.Task(id); err != nil || t.Live() {
+		if t, err := st.Task(id); err != nil || t.Live() {
 			out = append(out, id)
 		}
 	}
@@ -211,7 +212,7 @@ func liveOf(s *store.Store, ids []string) []string {
 // PendingRequests reads the store's requests that wait for an answer
 // (request.Waiting: pending and not moot); a failure to read them shows no
 // requests rather than failing the whole status.
-func PendingRequests(s *store.Store) []*store.Request { return request.Waiting(s) }
+func PendingRequests(s *store.Store, st state.State) []*store.Request { return request.Waiting(s, st) }
 
 // mergeHealth is the health of a task whose merge waits (store.TaskMerge).
 func mergeHealth(t *store.Task) Health {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/plasmodium/pm/internal/config"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/store/storetest"
 	"github.com/plasmodium/pm/internal/task"
@@ -59,7 +60,7 @@ func TestHealthOf(t *testing.T) {
 			if c.req {
 				pending = []*store.Request{{ID: "rq-00000a", TaskID: "tk-00000a", Status: store.RequestPending}}
 			}
-			h := task.HealthOf(s, &c.task, pending)
+			h := task.HealthOf(s, fsstate.New(s), &c.task, pending)
 			if h.State != c.want || h.Reason != c.reason {
 				t.Fatalf("got %q (%q), want %q (%q)", h.State, h.Reason, c.want, c.reason)
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/plasmodium/pm/internal/crashpoint"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/phase"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -32,19 +33,20 @@ type KillResult struct {
 // the kill frees): other commands cannot take the slot in between, so either
 // the task restarts or the command fails with nothing changed (issue 21).
 func Kill(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string, restart bool) (*KillResult, error) {
-	if _, err := s.Task(taskID); err != nil {
+	st := l.State
+	if _, err := st.Task(taskID); err != nil {
 		return nil, err
 	}
 	res := &KillResult{Tasks: []string{}, Agents: []string{}}
 	var tree []*store.Task
 	var revived *store.Task
 	var fresh *store.Agent
-	err := s.WithTasksLock(func() error {
-		root, err := s.Task(taskID)
+	err := st.WithTasks(func() error {
+		root, err := st.Task(taskID)
 		if err != nil {
 			return err
 		}
-		if tree, err = descendants(s, root); err != nil {
+		if tree, err = descendants(st, root); err != nil {
 			return err
 		}
 		revive := restart && root.Live()
@@ -55,7 +57,7 @@ func Kill(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string, r
 					freed++
 				}
 			}
-			if err := checkActiveLimitFreeing(s, freed); err != nil {
+			if err := checkActiveLimitFreeing(s, st, freed); err != nil {
 				return err
 			}
 		}
@@ -65,7 +67,7 @@ func Kill(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string, r
 				continue
 			}
 			if !(revive && t.ID == root.ID) {
-				if _, err := s.UpdateTask(t.ID, func(x *store.Task) error {
+				if _, err := st.UpdateTask(t.ID, func(x *store.Task) error {
 					if x.Status != store.TaskDone {
 						x.Status, x.EndedAt = store.TaskKilled, &now
 					}
@@ -78,7 +80,7 @@ func Kill(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string, r
 			s.Notify(bus.Event{Kind: bus.EvTaskKilled, Actor: actor.Name, TaskID: t.ID, Text: t.Description})
 		}
 		if revive {
-			revived, fresh, err = reviveHeld(s, actor, root)
+			revived, fresh, err = reviveHeld(s, st, actor, root)
 		}
 		return err
 	})
@@ -86,20 +88,20 @@ func Kill(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string, r
 		return res, err
 	}
 	crashpoint.Hit("task.kill.marked")
-	if err := closePhases(s, actor, tree); err != nil {
+	if err := closePhases(s, st, actor, tree); err != nil {
 		return res, err
 	}
 	var keep string // the fresh owner: of the tree, but not to be ended
 	if fresh != nil {
 		keep = fresh.Name
 	}
-	if err := killAgents(s, l, actor, tree, keep, res); err != nil {
+	if err := killAgents(st, l, actor, tree, keep, res); err != nil {
 		return res, err
 	}
 	// Their agents ended, the killed tasks' worktrees go (a branch with
 	// commits of its own stays); a revived task keeps its own.
 	for _, t := range tree {
-		if t, err := s.Task(t.ID); err == nil && t.Status == store.TaskKilled {
+		if t, err := st.Task(t.ID); err == nil && t.Status == store.TaskKilled {
 			dropWorktree(s, t)
 		}
 	}
@@ -127,14 +129,14 @@ func Kill(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string, r
 // under the task's phases lock, the lock phase creation holds while it checks
 // that the task is active: a phase opened before the mark is found here, and
 // none can open after it.
-func closePhases(s *store.Store, actor store.Actor, tree []*store.Task) error {
+func closePhases(s *store.Store, st state.State, actor store.Actor, tree []*store.Task) error {
 	for _, t := range tree {
-		err := s.WithPhasesLock(t.ID, func() error {
-			ph, err := s.ActivePhase(t.ID)
+		err := st.WithPhases(t.ID, func() error {
+			ph, err := state.ActivePhase(st, t.ID)
 			if err != nil || ph == nil {
 				return err
 			}
-			if _, err := phase.Close(s, actor, t.ID, ph.ID, store.CloseKilled); err != nil && !errs.Is(err, errs.State) {
+			if _, err := phase.Close(s, st, actor, t.ID, ph.ID, store.CloseKilled); err != nil && !errs.Is(err, errs.State) {
 				return err
 			}
 			return nil
@@ -153,14 +155,14 @@ func closePhases(s *store.Store, actor store.Actor, tree []*store.Task) error {
 // what its run left behind (its cgroup, its marked processes) ends with the
 // task; it is not listed (its agent had ended already). keep names an agent
 // of the tree that is not ended (a restarted task's fresh owner).
-func killAgents(s *store.Store, l *agent.Launcher, actor store.Actor, tree []*store.Task, keep string, res *KillResult) error {
+func killAgents(st state.State, l *agent.Launcher, actor store.Actor, tree []*store.Task, keep string, res *KillResult) error {
 	inTree := map[string]bool{}
 	for _, t := range tree {
 		inTree[t.ID] = true
 	}
 	ended := map[string]bool{}
 	for range 5 {
-		agents, err := s.Agents()
+		agents, err := st.Agents()
 		if err != nil {
 			return err
 		}
@@ -204,25 +206,26 @@ func killAgents(s *store.Store, l *agent.Launcher, actor store.Actor, tree []*st
 
 // Restart gives a killed task a fresh owner with the same description.
 func Restart(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string) (*store.Task, string, error) {
-	if _, err := s.Task(taskID); err != nil {
+	st := l.State
+	if _, err := st.Task(taskID); err != nil {
 		return nil, "", err
 	}
 	var t *store.Task
 	var owner *store.Agent
 	// Bringing a task back to life counts against the active-task limit like
 	// creating one, checked under the same lock.
-	err := s.WithTasksLock(func() error {
-		old, err := s.Task(taskID)
+	err := st.WithTasks(func() error {
+		old, err := st.Task(taskID)
 		if err != nil {
 			return err
 		}
 		if old.Status != store.TaskKilled {
 			return errs.Statef("only killed tasks restart", "task %s is %s", old.ID, old.Status)
 		}
-		if err := checkActiveLimit(s); err != nil {
+		if err := checkActiveLimit(s, st); err != nil {
 			return err
 		}
-		t, owner, err = reviveHeld(s, actor, old)
+		t, owner, err = reviveHeld(s, st, actor, old)
 		return err
 	})
 	if err != nil {
@@ -235,9 +238,9 @@ func Restart(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string
 // a blocker is not done); the caller holds the tasks lock and has checked
 // the active-task limit. The task's room, closed since its kill, is closed
 // in its record first, so it does not open again with the task.
-func reviveHeld(s *store.Store, actor store.Actor, old *store.Task) (*store.Task, *store.Agent, error) {
-	if err := s.WithPhasesLock(old.ID, func() error {
-		return phase.CloseActive(s, actor, old.ID, store.CloseKilled)
+func reviveHeld(s *store.Store, st state.State, actor store.Actor, old *store.Task) (*store.Task, *store.Agent, error) {
+	if err := st.WithPhases(old.ID, func() error {
+		return phase.CloseActive(s, st, actor, old.ID, store.CloseKilled)
 	}); err != nil {
 		return nil, nil, err
 	}
@@ -245,7 +248,7 @@ func reviveHeld(s *store.Store, actor store.Actor, old *store.Task) (*store.Task
 	if err != nil {
 		return nil, nil, err
 	}
-	t, err := s.UpdateTask(old.ID, func(x *store.Task) error {
+	t, err := st.UpdateTask(old.ID, func(x *store.Task) error {
 		x.Owner, x.EndedAt = owner.Name, nil
 		x.Status = store.TaskActive
 		if len(x.BlockedBy) > 0 {
@@ -258,7 +261,7 @@ func reviveHeld(s *store.Store, actor store.Actor, old *store.Task) (*store.Task
 	}
 	// Blockers done meanwhile (or by a pm done killed before it
 	// unblocked this task) no longer hold it.
-	t, err = unblockDone(s, actor, t)
+	t, err = unblockDone(s, st, actor, t)
 	return t, owner, err
 }
 
@@ -276,11 +279,11 @@ func startRevived(s *store.Store, l *agent.Launcher, actor store.Actor, t *store
 }
 
 // descendants returns root and every task below it, parents first.
-func descendants(s *store.Store, root *store.Task) ([]*store.Task, error) {
+func descendants(st state.State, root *store.Task) ([]*store.Task, error) {
 	out := []*store.Task{root}
 	for i := 0; i < len(out); i++ {
 		for _, c := range out[i].Children {
-			ct, err := s.Task(c)
+			ct, err := st.Task(c)
 			if err != nil {
 				if errs.Is(err, errs.NotFound) {
 					continue

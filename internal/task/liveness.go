@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -37,7 +38,7 @@ func RoomLastActivity(s *store.Store, p *store.Phase) time.Time {
 
 // TaskLastActivity is when task t last moved: its creation, its open room,
 // its owner and the room's agents (p may be nil: no open room).
-func TaskLastActivity(s *store.Store, t *store.Task, p *store.Phase) time.Time {
+func TaskLastActivity(s *store.Store, st state.State, t *store.Task, p *store.Phase) time.Time {
 	last := t.CreatedAt
 	names := []string{t.Owner}
 	if p != nil {
@@ -45,7 +46,7 @@ func TaskLastActivity(s *store.Store, t *store.Task, p *store.Phase) time.Time {
 		names = append(names, p.Agents...)
 	}
 	for _, n := range names {
-		if a, err := s.Agent(n); err == nil {
+		if a, err := st.Agent(n); err == nil {
 			last = latest(last, AgentLastActivity(s, a))
 		}
 	}
@@ -56,8 +57,8 @@ func TaskLastActivity(s *store.Store, t *store.Task, p *store.Phase) time.Time {
 // configured time (runtime.idle_after) into idle, and three times that
 // into stuck, with what to look at and do. It also records the task's last
 // activity and idle time on h for every view.
-func idleHealth(s *store.Store, t *store.Task, p *store.Phase, h *Health) {
-	last := TaskLastActivity(s, t, p)
+func idleHealth(s *store.Store, st state.State, t *store.Task, p *store.Phase, h *Health) {
+	last := TaskLastActivity(s, st, t, p)
 	idle := max(s.Now().Sub(last), 0)
 	h.LastActivity, h.IdleSeconds = &last, int64(idle/time.Second)
 	after := s.Config().Runtime.IdleAfterDuration()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/driver"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/store/storetest"
 	"github.com/plasmodium/pm/internal/task"
@@ -59,7 +60,7 @@ func TestIdleHealth(t *testing.T) {
 				pending = []*store.Request{{ID: "rq-00000a", TaskID: tk.ID, Status: store.RequestPending}}
 			}
 			s.Now = func() time.Time { return time.Now().Add(c.later) }
-			h := task.HealthOf(s, tk, pending)
+			h := task.HealthOf(s, fsstate.New(s), tk, pending)
 			if h.State != c.want {
 				t.Fatalf("state %q (%s), want %q", h.State, h.Reason, c.want)
 			}

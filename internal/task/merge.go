@@ -15,6 +15,7 @@ import (
 	"github.com/plasmodium/pm/internal/gitx"
 	"github.com/plasmodium/pm/internal/inbox"
 	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -92,7 +93,7 @@ func mergeWork(s *store.Store, t *store.Task, favor gitx.Favor) (gitx.MergeResul
 // the task (Merge), asked of whoever decides (the parent's owner for a
 // subtask, else the human), and returned as an exit-5 error that lists the
 // ways on; the caller holds the tasks lock.
-func land(s *store.Store, actor store.Actor, t *store.Task, favor gitx.Favor, review bool) (*gitx.MergeResult, error) {
+func land(s *store.Store, st state.State, actor store.Actor, t *store.Task, favor gitx.Favor, review bool) (*gitx.MergeResult, error) {
 	if review {
 		return nil, nil
 	}
@@ -110,9 +111,9 @@ func land(s *store.Store, actor store.Actor, t *store.Task, favor gitx.Favor, re
 		if _, err := gitx.MarkConflicts(*t.Repo, *t.Worktree, onto, stateRel(s, t)); err != nil {
 			return nil, errs.Failf("fix the repository (git status)", "merge: %v", err)
 		}
-		return nil, wait(s, actor, t, &store.TaskMerge{State: store.MergeConflict, Paths: mr.Conflicts, Onto: onto})
+		return nil, wait(s, st, actor, t, &store.TaskMerge{State: store.MergeConflict, Paths: mr.Conflicts, Onto: onto})
 	case len(mr.Dirty) > 0:
-		return nil, wait(s, actor, t, &store.TaskMerge{State: store.MergeDirty, Paths: mr.Dirty})
+		return nil, wait(s, st, actor, t, &store.TaskMerge{State: store.MergeDirty, Paths: mr.Dirty})
 	}
 	return &mr, nil
 }
@@ -143,9 +144,9 @@ func waitsWhy(t *store.Task, m *store.TaskMerge) string {
 
 // wait records m on t, asks whoever decides, and is the error pm done
 // returns (the task stays active).
-func wait(s *store.Store, actor store.Actor, t *store.Task, m *store.TaskMerge) error {
-	ask(s, actor, t, m)
-	if _, err := s.UpdateTask(t.ID, func(x *store.Task) error { x.Merge = m; return nil }); err != nil {
+func wait(s *store.Store, st state.State, actor store.Actor, t *store.Task, m *store.TaskMerge) error {
+	ask(s, st, actor, t, m)
+	if _, err := st.UpdateTask(t.ID, func(x *store.Task) error { x.Merge = m; return nil }); err != nil {
 		return err
 	}
 	return errs.Statef(waitsTry(t, m)+"; the task is still active and its work is safe on "+strings.TrimPrefix(t.Worktree.Branch, "refs/heads/"), "%s", waitsWhy(t, m))
@@ -154,12 +155,12 @@ func wait(s *store.Store, actor store.Actor, t *store.Task, m *store.TaskMerge) 
 // ask tells whoever decides about a merge that waits: the parent task's
 // owner (through its inbox) for a subtask, the human (a request) for a
 // top-level task. m.Request gets the request's id.
-func ask(s *store.Store, actor store.Actor, t *store.Task, m *store.TaskMerge) {
+func ask(s *store.Store, st state.State, actor store.Actor, t *store.Task, m *store.TaskMerge) {
 	text := waitsWhy(t, m) + ". Ways on: " + waitsTry(t, m) + "."
 	s.Notify(bus.Event{Kind: bus.EvMergeWaits, Actor: actor.Name, TaskID: t.ID, Text: waitsWhy(t, m),
 		Data: bus.MergeWaits{State: m.State, Paths: m.Paths, Into: t.Worktree.Into}})
 	if t.ParentID != "" {
-		if p, err := s.Task(t.ParentID); err == nil {
+		if p, err := st.Task(t.ParentID); err == nil {
 			if _, err := inbox.Send(s, inbox.Message{Kind: inbox.KindNotice, From: actor.Name, To: p.Owner, TaskID: t.ID, Text: text}); err != nil {
 				s.Warnf("notify %s: %v", p.Owner, err)
 			}
@@ -170,7 +171,7 @@ func ask(s *store.Store, actor store.Actor, t *store.Task, m *store.TaskMerge) {
 		m.Request = t.Merge.Request // asked already (pm done run again)
 		return
 	}
-	r, err := request.CreateFor(s, actor, t.ID, text)
+	r, err := request.CreateFor(s, st, actor, t.ID, text)
 	if err != nil {
 		s.Warnf("ask about %s's merge: %v", t.ID, err)
 		return
@@ -179,11 +180,11 @@ func ask(s *store.Store, actor store.Actor, t *store.Task, m *store.TaskMerge) {
 }
 
 // settleRequest answers the request a merge that waited had raised.
-func settleRequest(s *store.Store, actor store.Actor, m *store.TaskMerge, how string) {
+func settleRequest(s *store.Store, st state.State, actor store.Actor, m *store.TaskMerge, how string) {
 	if m == nil || m.Request == "" {
 		return
 	}
-	if _, err := request.Answer(s, actor, m.Request, how); err != nil && !errs.Is(err, errs.State) {
+	if _, err := request.Answer(s, st, actor, m.Request, how); err != nil && !errs.Is(err, errs.State) {
 		s.Warnf("answer %s: %v", m.Request, err)
 	}
 }
@@ -197,12 +198,12 @@ type MergeResult struct {
 
 // mayDecide: the human decides a top-level task's merge; a subtask's, the
 // human or its parent's owner.
-func mayDecide(s *store.Store, actor store.Actor, t *store.Task) error {
+func mayDecide(s *store.Store, st state.State, actor store.Actor, t *store.Task) error {
 	if actor.Agent == nil {
 		return nil
 	}
 	if t.ParentID != "" {
-		if p, err := s.Task(t.ParentID); err == nil && p.Owner == actor.Name {
+		if p, err := st.Task(t.ParentID); err == nil && p.Owner == actor.Name {
 			return nil
 		}
 	}
@@ -229,31 +230,32 @@ func waiting(t *store.Task) error {
 // conflicting paths by favor; the task is then done, its worktree removed
 // and its dependants unblocked.
 func Merge(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string, favor gitx.Favor) (*MergeResult, error) {
-	if _, err := s.Task(taskID); err != nil {
+	st := l.State
+	if _, err := st.Task(taskID); err != nil {
 		return nil, err
 	}
 	res := &MergeResult{Unblocked: []string{}}
 	var t *store.Task
 	var was *store.TaskMerge
-	err := s.WithTasksLock(func() error {
-		cur, err := s.Task(taskID)
+	err := st.WithTasks(func() error {
+		cur, err := st.Task(taskID)
 		if err != nil {
 			return err
 		}
-		if err := mayDecide(s, actor, cur); err != nil {
+		if err := mayDecide(s, st, actor, cur); err != nil {
 			return err
 		}
 		if err := waiting(cur); err != nil {
 			return err
 		}
 		was = cur.Merge
-		mr, err := land(s, actor, cur, favor, false)
+		mr, err := land(s, st, actor, cur, favor, false)
 		if err != nil {
 			return err
 		}
 		res.Merge = *mr
 		now := s.Now().UTC()
-		t, err = s.UpdateTask(cur.ID, func(x *store.Task) error {
+		t, err = st.UpdateTask(cur.ID, func(x *store.Task) error {
 			if x.Status == store.TaskActive {
 				x.EndedAt = &now
 			}
@@ -265,7 +267,7 @@ func Merge(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string, 
 	if err != nil {
 		return nil, err
 	}
-	settleRequest(s, actor, was, "merged by "+actor.Name)
+	settleRequest(s, st, actor, was, "merged by "+actor.Name)
 	res.Task = t
 	mergeEvent(s, actor, t, &res.Merge)
 	if was.State != store.MergeReview {
@@ -273,7 +275,7 @@ func Merge(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string, 
 		s.Notify(bus.Event{Kind: bus.EvTaskDone, Actor: actor.Name, TaskID: t.ID, Text: t.Description,
 			Data: bus.TaskDone{Commit: t.Commit, Merged: t.Merged}})
 	}
-	res.Unblocked = finishDone(s, l, actor, t, was.State != store.MergeReview)
+	res.Unblocked = finishDone(s, st, l, actor, t, was.State != store.MergeReview)
 	return res, nil
 }
 
@@ -282,33 +284,34 @@ func Merge(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string, 
 // the active-task limit again), its worktree and branch kept, and its
 // owner started again with the reason in its inbox.
 func Reject(s *store.Store, l *agent.Launcher, actor store.Actor, taskID, why string) (*store.Task, error) {
+	st := l.State
 	why = strings.TrimSpace(why)
 	if why == "" {
 		return nil, errs.Usagef(`pm reject `+taskID+` "the tests fail: fix the parser first"`, "say why the work is rejected: the owner works on from it")
 	}
-	if _, err := s.Task(taskID); err != nil {
+	if _, err := st.Task(taskID); err != nil {
 		return nil, err
 	}
 	var t *store.Task
 	var was *store.TaskMerge
-	err := s.WithTasksLock(func() error {
-		cur, err := s.Task(taskID)
+	err := st.WithTasks(func() error {
+		cur, err := st.Task(taskID)
 		if err != nil {
 			return err
 		}
-		if err := mayDecide(s, actor, cur); err != nil {
+		if err := mayDecide(s, st, actor, cur); err != nil {
 			return err
 		}
 		if err := waiting(cur); err != nil {
 			return err
 		}
 		if cur.Status == store.TaskDone {
-			if err := checkActiveLimit(s); err != nil {
+			if err := checkActiveLimit(s, st); err != nil {
 				return err
 			}
 		}
 		was = cur.Merge
-		t, err = s.UpdateTask(cur.ID, func(x *store.Task) error {
+		t, err = st.UpdateTask(cur.ID, func(x *store.Task) error {
 			x.Status, x.EndedAt, x.Rejected = store.TaskActive, nil, why
 			if x.Merge.State != store.MergeConflict {
 				x.Merge = nil // a conflict stays: the next pm done merges the resolution
@@ -320,7 +323,7 @@ func Reject(s *store.Store, l *agent.Launcher, actor store.Actor, taskID, why st
 	if err != nil {
 		return nil, err
 	}
-	settleRequest(s, actor, was, "rejected by "+actor.Name+": "+why)
+	settleRequest(s, st, actor, was, "rejected by "+actor.Name+": "+why)
 	text := "pm reject: " + why + ". Work on in " + t.WorkDir(s.ProjectDir()) + ", then run 'pm done' again."
 	if _, err := inbox.Send(s, inbox.Message{Kind: inbox.KindNotice, From: actor.Name, To: t.Owner, TaskID: t.ID, Text: text}); err != nil {
 		s.Warnf("tell %s: %v", t.Owner, err)
@@ -335,12 +338,12 @@ func Reject(s *store.Store, l *agent.Launcher, actor store.Actor, taskID, why st
 // finishDone is what follows a task's merge: its worktree removed, its dependants unblocked and started, and, when it was not done
 // before (notifyParent), its parent's owner told. It returns the tasks it
 // made active.
-func finishDone(s *store.Store, l *agent.Launcher, actor store.Actor, t *store.Task, notifyParent bool) []string {
+func finishDone(s *store.Store, st state.State, l *agent.Launcher, actor store.Actor, t *store.Task, notifyParent bool) []string {
 	crashpoint.Hit("task.merge.marked")
 	dropWorktree(s, t)
-	unblocked := unblockDependants(s, l, actor, t)
+	unblocked := unblockDependants(s, st, l, actor, t)
 	if notifyParent && t.ParentID != "" {
-		tellParent(s, actor, t)
+		tellParent(s, st, actor, t)
 	}
 	settle(s, l, actor)
 	return unblocked

@@ -5,6 +5,7 @@ import (
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/crashpoint"
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -20,8 +21,8 @@ const resetRounds = 20
 
 // Reset kills every running agent, then deletes all state but config.json and
 // prompts/. Without force it refuses while tasks are live.
-func Reset(s *store.Store, actor store.Actor, force bool) (*ResetResult, error) {
-	return ResetWith(s, &agent.Launcher{Store: s}, actor, force)
+func Reset(s *store.Store, st state.State, actor store.Actor, force bool) (*ResetResult, error) {
+	return ResetWith(s, &agent.Launcher{Store: s, State: st}, actor, force)
 }
 
 // ResetWith is Reset ending hosts through l's driver. It holds tasks.lock
@@ -30,7 +31,8 @@ func Reset(s *store.Store, actor store.Actor, force bool) (*ResetResult, error) 
 // is waited for and ended, a start after that finds no record and spawns
 // nothing, and agents created during a round are found by the next one.
 func ResetWith(s *store.Store, l *agent.Launcher, actor store.Actor, force bool) (*ResetResult, error) {
-	tasks, err := s.Tasks()
+	st := l.State
+	tasks, err := st.Tasks()
 	if err != nil {
 		return nil, err
 	}
@@ -44,13 +46,13 @@ func ResetWith(s *store.Store, l *agent.Launcher, actor store.Actor, force bool)
 		return nil, errs.Statef("pm reset --force kills their agents and deletes everything", "%d tasks are still active or blocked", live)
 	}
 	res := &ResetResult{Tasks: len(tasks)}
-	err = s.WithTasksLock(func() error {
-		if err := endAgents(s, l, actor, res); err != nil {
+	err = st.WithTasks(func() error {
+		if err := endAgents(s, st, l, actor, res); err != nil {
 			return err
 		}
 		// No agent runs: the worktrees go before the records that name
 		// them (branches with commits of their own stay).
-		resetWorktrees(s)
+		resetWorktrees(s, st)
 		return s.ResetStateHeld()
 	})
 	if err != nil {
@@ -65,15 +67,19 @@ func ResetWith(s *store.Store, l *agent.Launcher, actor store.Actor, force bool)
 
 // endAgents ends and removes every agent, listing them again until none is
 // left; the caller holds tasks.lock.
-func endAgents(s *store.Store, l *agent.Launcher, actor store.Actor, res *ResetResult) error {
+func endAgents(s *store.Store, st state.State, l *agent.Launcher, actor store.Actor, res *ResetResult) error {
 	for range resetRounds {
-		names, err := s.AgentNames()
-		if err != nil || len(names) == 0 {
+		agents, err := st.Agents()
+		if err != nil || len(agents) == 0 {
 			return err
+		}
+		names := make([]string, len(agents))
+		for i, a := range agents {
+			names[i] = a.Name
 		}
 		crashpoint.Hit("task.reset.listed")
 		for _, name := range names {
-			if err := endAndRemove(s, l, actor, name, res); err != nil {
+			if err := endAndRemove(st, l, actor, name, res); err != nil {
 				return err
 			}
 		}
@@ -86,14 +92,14 @@ func endAgents(s *store.Store, l *agent.Launcher, actor store.Actor, res *ResetR
 // record under its lock, stopping any host that runs by then (one a start
 // racing this reset spawned: Start holds the same lock until it records
 // the host, and finds no record after).
-func endAndRemove(s *store.Store, l *agent.Launcher, actor store.Actor, name string, res *ResetResult) error {
-	if a, err := s.Agent(name); err == nil && a.Status == store.AgentRunning {
+func endAndRemove(st state.State, l *agent.Launcher, actor store.Actor, name string, res *ResetResult) error {
+	if a, err := st.Agent(name); err == nil && a.Status == store.AgentRunning {
 		if err := l.Kill(actor, name); err != nil && !errs.Is(err, errs.NotFound) {
 			return err
 		}
 		res.Killed = append(res.Killed, name)
 	}
-	return s.RemoveAgent(name, func(a *store.Agent) error {
+	return st.RemoveAgent(name, func(a *store.Agent) error {
 		if a == nil {
 			return nil
 		}
@@ -103,8 +109,8 @@ func endAndRemove(s *store.Store, l *agent.Launcher, actor store.Actor, name str
 
 // resetWorktrees removes every task's worktree, as killed, and whatever
 // else is left in the worktrees' directory.
-func resetWorktrees(s *store.Store) {
-	tasks, err := s.Tasks()
+func resetWorktrees(s *store.Store, st state.State) {
+	tasks, err := st.Tasks()
 	if err != nil {
 		s.Warnf("reset: %v", err)
 		return
@@ -116,7 +122,7 @@ func resetWorktrees(s *store.Store) {
 		}
 		dropWorktree(s, &k)
 	}
-	if _, err := pruneWorktrees(s, true); err != nil {
+	if _, err := pruneWorktrees(s, st, true); err != nil {
 		s.Warnf("reset: %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/plasmodium/pm/internal/crashpoint"
 	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/driver/drivertest"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 )
@@ -98,7 +99,7 @@ func TestResetLeavesNoHostWithoutRecord(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t)
 			fake := drivertest.New()
-			l := &agent.Launcher{Store: e.s, Exe: "pm", Driver: fake}
+			l := &agent.Launcher{Store: e.s, State: fsstate.New(e.s), Exe: "pm", Driver: fake}
 			running, err := agent.New(e.s, store.Agent{Prompt: "owner", Runtime: config.RuntimeLLM})
 			if err != nil {
 				t.Fatal(err)
@@ -125,7 +126,7 @@ func TestResetRaceWithStarters(t *testing.T) {
 	for round := range 30 {
 		e := newEnv(t)
 		fake := drivertest.New()
-		l := &agent.Launcher{Store: e.s, Exe: "pm", Driver: fake}
+		l := &agent.Launcher{Store: e.s, State: fsstate.New(e.s), Exe: "pm", Driver: fake}
 		var wg sync.WaitGroup
 		for range 3 {
 			wg.Go(func() {

@@ -16,6 +16,7 @@ import (
 // "stop") leaves it stopped. It returns what it did, in words for the
 // person who answered; nothing is started otherwise, and the words say why.
 func Resume(s *store.Store, l *agent.Launcher, r *store.Request) (string, error) {
+	st := l.State
 	if r.Agent == "" {
 		return "@" + r.From + " resumes", nil // an agent's own question: it waits for the answer
 	}
@@ -23,7 +24,7 @@ func Resume(s *store.Store, l *agent.Launcher, r *store.Request) (string, error)
 	case "n", "no", "stop":
 		return fmt.Sprintf("@%s stays stopped; pm kill %s --restart gives the task a fresh owner, pm kill %s ends it", r.Agent, r.TaskID, r.TaskID), nil
 	}
-	a, err := s.Agent(r.Agent)
+	a, err := st.Agent(r.Agent)
 	if err != nil {
 		return "nothing resumed: " + err.Error(), nil
 	}
@@ -31,7 +32,7 @@ func Resume(s *store.Store, l *agent.Launcher, r *store.Request) (string, error)
 		return fmt.Sprintf("nothing resumed: @%s is not a task's owner; pm kill %s --restart runs its task again", a.Name, a.TaskID), nil
 	}
 	_, err = l.Resume(a.Name, r.ID, func(cur *store.Agent) error {
-		t, err := s.Task(cur.TaskID)
+		t, err := st.Task(cur.TaskID)
 		switch {
 		case err != nil:
 			return err

@@ -4,6 +4,7 @@ import (
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -23,17 +24,18 @@ import (
 // (A room whose log is full or whose task ended is closed by whoever reads
 // it: store.RoomClosedBy.) It returns the tasks it made active.
 func Settle(s *store.Store, l *agent.Launcher, actor store.Actor) ([]string, error) {
+	st := l.State
 	var unblocked, owners, active []string
 	var liveTasks []*store.Task
-	err := s.WithTasksLock(func() error {
-		live, err := s.LiveTasksHeld()
+	err := st.WithTasks(func() error {
+		live, err := st.LiveTasks()
 		if err != nil {
 			return err
 		}
 		liveTasks = live
 		for _, t := range live {
 			if t.Status == store.TaskBlocked {
-				if t, err = unblockDone(s, actor, t); err != nil {
+				if t, err = unblockDone(s, st, actor, t); err != nil {
 					return err
 				}
 				if t.Status == store.TaskActive {
@@ -52,29 +54,29 @@ func Settle(s *store.Store, l *agent.Launcher, actor store.Actor) ([]string, err
 	}
 	// Worktrees a killed command left behind go, half-made ones are made
 	// again (before their owners start, below).
-	repairWorktrees(s, liveTasks)
+	repairWorktrees(s, st, liveTasks)
 	for i, name := range owners {
 		// A worktree a killed pm task left half-made is made before its
 		// owner starts there.
-		if t, err := s.Task(active[i]); err == nil {
+		if t, err := st.Task(active[i]); err == nil {
 			if err := ensureWorktree(t); err != nil {
 				s.Warnf("%v", err)
 				continue
 			}
 		}
-		startIfNeverStarted(s, l, name)
+		startIfNeverStarted(s, st, l, name)
 	}
 	for _, id := range active {
-		ensureRoles(s, l, id)
+		ensureRoles(s, st, l, id)
 	}
 	return unblocked, nil
 }
 
 // ensureRoles finishes the open room of task id when its roles are missing
 // or never started (and reads only its phases otherwise).
-func ensureRoles(s *store.Store, l *agent.Launcher, id string) {
-	ph, err := s.ActivePhase(id)
-	if err != nil || ph == nil || !agent.RolesPending(s, ph) {
+func ensureRoles(s *store.Store, st state.State, l *agent.Launcher, id string) {
+	ph, err := state.ActivePhase(st, id)
+	if err != nil || ph == nil || !agent.RolesPending(s, st, ph) {
 		return
 	}
 	if _, err := agent.EnsureRoles(s, l, id); err != nil {
@@ -83,23 +85,23 @@ func ensureRoles(s *store.Store, l *agent.Launcher, id string) {
 }
 
 // unblockDone drops t's done blockers; the caller holds tasks.lock.
-func unblockDone(s *store.Store, actor store.Actor, t *store.Task) (*store.Task, error) {
+func unblockDone(s *store.Store, st state.State, actor store.Actor, t *store.Task) (*store.Task, error) {
 	for _, b := range t.BlockedBy {
-		bt, err := s.Task(b)
+		bt, err := st.Task(b)
 		if err != nil || bt.Status != store.TaskDone || bt.Held() {
 			continue
 		}
-		if _, err := unblock(s, actor, t.ID, b); err != nil {
+		if _, err := unblock(s, st, actor, t.ID, b); err != nil {
 			return t, err
 		}
 	}
-	return s.Task(t.ID)
+	return st.Task(t.ID)
 }
 
 // startIfNeverStarted starts an owner still pending on an active task (and
 // leaves any other alone: its life is the supervisor's business).
-func startIfNeverStarted(s *store.Store, l *agent.Launcher, name string) {
-	a, err := s.Agent(name)
+func startIfNeverStarted(s *store.Store, st state.State, l *agent.Launcher, name string) {
+	a, err := st.Agent(name)
 	if err != nil || a.Status != store.AgentPending || a.Runtime == config.RuntimeNone {
 		return
 	}

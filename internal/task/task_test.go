@@ -21,6 +21,7 @@ import (
 	"github.com/plasmodium/pm/internal/inbox"
 	"github.com/plasmodium/pm/internal/jsonl"
 	"github.com/plasmodium/pm/internal/phase"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 	"github.com/plasmodium/pm/internal/watch"
@@ -61,7 +62,7 @@ func newEnv(t *testing.T) *env {
 	if err := os.WriteFile(exe, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	l := &agent.Launcher{Store: s, Exe: exe, Env: append(os.Environ(), "FAKE_PM_DIR="+bin)}
+	l := &agent.Launcher{Store: s, State: fsstate.New(s), Exe: exe, Env: append(os.Environ(), "FAKE_PM_DIR="+bin)}
 	return &env{s: s, l: l, project: project, warn: warn, bin: bin}
 }
 
@@ -288,7 +289,7 @@ func TestDoneCommits(t *testing.T) {
 	e := newEnv(t)
 	gitRun(t, e.project, "init", "-q")
 	a := e.create(t, task.Spec{Description: "Write the readme"})
-	ph, err := phase.Create(e.s, store.Human, phase.Spec{TaskID: a.ID, Name: "Plan", Limit: 5})
+	ph, err := phase.Create(e.s, fsstate.New(e.s), store.Human, phase.Spec{TaskID: a.ID, Name: "Plan", Limit: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -454,7 +455,7 @@ func TestWaitChildrenWakesOnLastChild(t *testing.T) {
 	}
 	got := make(chan result, 1)
 	go func() {
-		ch, err := task.WaitChildren(ctx, e.s, p.ID, 0)
+		ch, err := task.WaitChildren(ctx, fsstate.New(e.s), p.ID, 0)
 		got <- result{ch, err}
 	}()
 	select {
@@ -484,17 +485,17 @@ func TestWaitChildrenWakesOnLastChild(t *testing.T) {
 func TestWaitChildren(t *testing.T) {
 	e := newEnv(t)
 	lonely := e.create(t, task.Spec{Description: "no children"})
-	ch, err := task.WaitChildren(context.Background(), e.s, lonely.ID, 0)
+	ch, err := task.WaitChildren(context.Background(), fsstate.New(e.s), lonely.ID, 0)
 	if err != nil || len(ch) != 0 {
 		t.Fatalf("no children: %v, %v", ch, err)
 	}
-	if _, err := task.WaitChildren(context.Background(), e.s, "tk-999999", 0); !errs.Is(err, errs.NotFound) {
+	if _, err := task.WaitChildren(context.Background(), fsstate.New(e.s), "tk-999999", 0); !errs.Is(err, errs.NotFound) {
 		t.Fatalf("unknown task: %v, want exit 4", err)
 	}
 
 	p := e.create(t, task.Spec{Description: "parent"})
 	c := e.create(t, task.Spec{Description: "child", ParentID: p.ID})
-	ch, err = task.WaitChildren(context.Background(), e.s, p.ID, 50*time.Millisecond)
+	ch, err = task.WaitChildren(context.Background(), fsstate.New(e.s), p.ID, 50*time.Millisecond)
 	if !errs.Is(err, errs.Timeout) {
 		t.Fatalf("open child: %v, want exit 124", err)
 	}
@@ -504,7 +505,7 @@ func TestWaitChildren(t *testing.T) {
 	// A cancelled context is not a timeout.
 	cctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := task.WaitChildren(cctx, e.s, p.ID, 0); errs.Is(err, errs.Timeout) || err == nil {
+	if _, err := task.WaitChildren(cctx, fsstate.New(e.s), p.ID, 0); errs.Is(err, errs.Timeout) || err == nil {
 		t.Fatalf("cancelled: %v", err)
 	}
 }
@@ -519,7 +520,7 @@ func TestKillAndRestart(t *testing.T) {
 	}
 	grandchild := e.create(t, task.Spec{Description: "grandchild", ParentID: child.ID})
 	other := e.create(t, task.Spec{Description: "unrelated"})
-	ph, err := phase.Create(e.s, store.Human, phase.Spec{TaskID: child.ID, Name: "P", Limit: 4})
+	ph, err := phase.Create(e.s, fsstate.New(e.s), store.Human, phase.Spec{TaskID: child.ID, Name: "P", Limit: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -35,28 +36,31 @@ type Summary struct {
 
 // Describe builds the detailed view of task id. An agent recorded running
 // whose process is gone shows as "dead".
-func Describe(s *store.Store, id string) (*View, error) {
-	t, err := s.Task(id)
+func Describe(s *store.Store, st state.State, id string) (*View, error) {
+	t, err := st.Task(id)
 	if err != nil {
 		return nil, err
 	}
 	v := &View{Task: t, Phases: []PhaseView{}, Agents: []*store.Agent{}, AgentActivity: map[string]time.Time{}, Now: s.Now().UTC()}
-	phases, err := s.Phases(id)
+	phases, err := st.Phases(id)
 	if err != nil {
 		return nil, err
 	}
 	for _, p := range phases {
-		n, err := s.MessageCount(id, p.ID)
+		n, err := st.MessageCount(id, p.ID)
 		if err != nil {
 			return nil, err
 		}
 		v.Phases = append(v.Phases, PhaseView{p, n, RoomLastActivity(s, p)})
 	}
-	agents, err := s.AgentsOf(id)
+	agents, err := st.Agents()
 	if err != nil {
 		return nil, err
 	}
 	for _, a := range agents {
+		if a.TaskID != id {
+			continue
+		}
 		if a.Status == store.AgentRunning && !agent.Running(a) {
 			a.Status = store.AgentDead // recorded running, but its process is gone
 		}
@@ -67,34 +71,15 @@ func Describe(s *store.Store, id string) (*View, error) {
 }
 
 // Summarize counts every task by status and lists the live ones (all of
-// them with all set). Without all it reads only the live tasks and counts
-// the finished ones from the task index, so it does not grow with them;
-// with all it reads every task and repairs the index when the two disagree.
-func Summarize(s *store.Store, all bool) (*Summary, error) {
-	live, counts, ok, err := s.TaskCounts()
+// them with all set): state.CountTasks, which without all reads only the
+// live tasks (fsstate counts the finished ones from its task index, so it
+// does not grow with them).
+func Summarize(st state.State, all bool) (*Summary, error) {
+	tasks, counts, err := st.CountTasks(all)
 	if err != nil {
 		return nil, err
 	}
-	if ok && !all {
-		return &Summary{Tasks: append([]*store.Task{}, live...), Counts: counts, Total: total(counts)}, nil
-	}
-	tasks, err := s.Tasks()
-	if err != nil {
-		return nil, err
-	}
-	sum := &Summary{Tasks: []*store.Task{}, Counts: map[store.TaskStatus]int{}, Total: len(tasks)}
-	for _, t := range tasks {
-		sum.Counts[t.Status]++
-		if all || t.Live() {
-			sum.Tasks = append(sum.Tasks, t)
-		}
-	}
-	if !ok || !indexedCountsAgree(counts, sum.Counts) {
-		if err := s.RepairTaskIndex(); err != nil {
-			return nil, err
-		}
-	}
-	return sum, nil
+	return &Summary{Tasks: tasks, Counts: counts, Total: total(counts)}, nil
 }
 
 func total(counts map[store.TaskStatus]int) int {
@@ -103,15 +88,4 @@ func total(counts map[store.TaskStatus]int) int {
 		n += c
 	}
 	return n
-}
-
-// indexedCountsAgree compares the index's counts with a full scan's, on
-// the statuses the index keeps.
-func indexedCountsAgree(index, scan map[store.TaskStatus]int) bool {
-	for _, st := range []store.TaskStatus{store.TaskActive, store.TaskBlocked, store.TaskDone, store.TaskKilled} {
-		if index[st] != scan[st] {
-			return false
-		}
-	}
-	return true
 }

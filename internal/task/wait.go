@@ -6,14 +6,16 @@ import (
 	"time"
 
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
 // WaitChildren blocks until every subtask of taskID is done (or killed),
-// woken by file events on the children's directories, never a sleep loop.
+// woken by the state's watch on the task and its children (Scope.Task),
+// never a sleep loop.
 // timeout <= 0 waits for as long as ctx allows.
-func WaitChildren(ctx context.Context, s *store.Store, taskID string, timeout time.Duration) ([]*store.Task, error) {
-	if _, err := s.Task(taskID); err != nil {
+func WaitChildren(ctx context.Context, st state.State, taskID string, timeout time.Duration) ([]*store.Task, error) {
+	if _, err := st.Task(taskID); err != nil {
 		return nil, err
 	}
 	if timeout > 0 {
@@ -23,7 +25,7 @@ func WaitChildren(ctx context.Context, s *store.Store, taskID string, timeout ti
 	}
 	var children []*store.Task
 	check := func() (bool, error) {
-		_, kids, err := s.Children(taskID)
+		_, kids, err := childrenOf(st, taskID)
 		if err != nil {
 			return false, err
 		}
@@ -37,7 +39,7 @@ func WaitChildren(ctx context.Context, s *store.Store, taskID string, timeout ti
 		}
 		return finished, nil
 	}
-	err := s.WatchTask(ctx, taskID, check)
+	err := st.Watch(ctx, state.Scope{Task: taskID}, check)
 	if errors.Is(err, context.DeadlineExceeded) {
 		left := 0
 		for _, c := range children {

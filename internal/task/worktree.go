@@ -10,6 +10,7 @@ import (
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/gitx"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -23,13 +24,13 @@ const WorktreesDir = ".pm-worktrees"
 // acting as the owner works where they are, in the checkout), or under a
 // parent that has none; a subtask's starts from its parent's branch, a
 // top-level task's from the branch HEAD names now.
-func worktreePlan(s *store.Store, repo *gitx.Pin, parentID string, runtime config.RuntimeName) (*gitx.Worktree, error) {
+func worktreePlan(s *store.Store, st state.State, repo *gitx.Pin, parentID string, runtime config.RuntimeName) (*gitx.Worktree, error) {
 	if repo == nil || repo.WorkTree == "" || s.Config().Isolation == config.IsolationNone || runtime == config.RuntimeNone {
 		return nil, nil
 	}
 	into := ""
 	if parentID != "" {
-		p, err := s.Task(parentID)
+		p, err := st.Task(parentID)
 		if err != nil {
 			return nil, err
 		}
@@ -112,12 +113,14 @@ func wantsWorktree(t *store.Task) bool {
 // worktree), with the branches of the tasks it knows whose work is merged
 // or that have none (a branch no task names is kept: it may hold work), and
 // makes the worktrees live tasks want that are missing. It returns the paths it removed.
-func PruneWorktrees(s *store.Store) ([]string, error) { return pruneWorktrees(s, false) }
+func PruneWorktrees(s *store.Store, st state.State) ([]string, error) {
+	return pruneWorktrees(s, st, false)
+}
 
 // pruneWorktrees is PruneWorktrees; with all (pm reset), every worktree
 // goes and none is made.
-func pruneWorktrees(s *store.Store, all bool) ([]string, error) {
-	tasks, err := s.Tasks()
+func pruneWorktrees(s *store.Store, st state.State, all bool) ([]string, error) {
+	tasks, err := st.Tasks()
 	if err != nil {
 		return nil, err
 	}
@@ -162,9 +165,9 @@ func pruneWorktrees(s *store.Store, all bool) ([]string, error) {
 // wants, missing are the worktrees of tasks that want one and do not have
 // it whole. Only what is there is looked at (each entry's task is read),
 // so it is cheap enough for every Settle.
-func WorktreeFindings(s *store.Store, live []*store.Task) (stray, missing []string) {
+func WorktreeFindings(s *store.Store, st state.State, live []*store.Task) (stray, missing []string) {
 	wanted := func(id string) bool {
-		t, err := s.Task(id)
+		t, err := st.Task(id)
 		return err == nil && wantsWorktree(t)
 	}
 	dir := filepath.Join(realPath(s.ProjectDir()), WorktreesDir)
@@ -211,12 +214,12 @@ func gitCommon(p gitx.Pin) string {
 
 // repairWorktrees prunes and remakes worktrees where WorktreeFindings
 // finds something wrong (Settle).
-func repairWorktrees(s *store.Store, live []*store.Task) {
-	stray, missing := WorktreeFindings(s, live)
+func repairWorktrees(s *store.Store, st state.State, live []*store.Task) {
+	stray, missing := WorktreeFindings(s, st, live)
 	if len(stray) == 0 && len(missing) == 0 {
 		return
 	}
-	if _, err := PruneWorktrees(s); err != nil {
+	if _, err := PruneWorktrees(s, st); err != nil {
 		s.Warnf("worktrees: %v", err)
 	}
 }

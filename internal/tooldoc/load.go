@@ -7,6 +7,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/prompt"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/prompts"
 )
@@ -28,12 +29,12 @@ func Builtins() (*Registry, error) {
 // Load reads the docs visible to the store's project: every prompt object's
 // generated doc, the built-in docs, then the project's overrides. A bad file
 // is an error naming it, with a Try: line.
-func Load(s *store.Store) (*Registry, error) {
-	set, err := prompt.LoadProject(s)
+func Load(s *store.Store, st state.State) (*Registry, error) {
+	set, err := prompt.LoadProject(s, st)
 	if err != nil {
 		return nil, err
 	}
-	r, err := load(set, prompt.ProjectLayers(s, "tools"))
+	r, err := load(set, prompt.ProjectLayers(s, st, "tools"))
 	if err != nil && errs.TryOf(err) == "" {
 		err = &errs.Error{Code: errs.Usage, Err: err, Try: "fix the file at the line named above, then run 'pm tools'"}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/llmagent"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 )
@@ -38,10 +39,10 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			r := &llmagent.Runner{Store: s, Launcher: l, Getenv: f.Getenv,
+			r := &llmagent.Runner{Store: s, State: l.State, Launcher: l, Getenv: f.Getenv,
 				Log: slog.New(slog.NewTextHandler(f.IO.ErrOut, nil)).With("agent", args[0])}
-			giveUp := func(a *store.Agent, reason string) error { return task.GiveUpOwner(s, a, reason) }
-			return agent.Host(f.Context, s, args[0], f.Environ(), f.IO.ErrOut, r.Run, giveUp, asAgent(f, s, args[0]))
+			giveUp := func(a *store.Agent, reason string) error { return task.GiveUpOwner(s, l.State, a, reason) }
+			return agent.Host(f.Context, s, l.State, args[0], f.Environ(), f.IO.ErrOut, r.Run, giveUp, asAgent(f, s, l.State, args[0]))
 		},
 	}
 }
@@ -52,9 +53,9 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 // and this store; what they write masks the token (Commands' argument) too.
 // A loop breaker's "stop" in one of them halts the agent (the host ends its
 // CLI), whether its broker held the line or the operation held itself.
-func asAgent(f *cmdutil.Factory, s *store.Store, name string) agent.Commands {
+func asAgent(f *cmdutil.Factory, s *store.Store, st state.State, name string) agent.Commands {
 	return func(token string, halt func(string)) broker.Runner {
-		return guardRepeats(s, name, s.Config().Governance.Loop.Repeat, halt, func(ctx context.Context, args []string, stdio broker.Stdio) int {
+		return guardRepeats(s, st, name, s.Config().Governance.Loop.Repeat, halt, func(ctx context.Context, args []string, stdio broker.Stdio) int {
 			g := *f
 			g.Context = ctx
 			g.IO = cmdutil.IOStreams{In: stdio.In, Out: stdio.Out, ErrOut: stdio.Err}
@@ -68,7 +69,7 @@ func asAgent(f *cmdutil.Factory, s *store.Store, name string) agent.Commands {
 				return f.Getenv(k)
 			}
 			g.Getwd = func() (string, error) { // where the agent works: its task's worktree
-				if a, err := s.Agent(name); err == nil {
+				if a, err := st.Agent(name); err == nil {
 					return s.WorkDir(a.TaskID), nil
 				}
 				return s.ProjectDir(), nil

@@ -14,6 +14,7 @@ import (
 	"github.com/plasmodium/pm/internal/loopguard"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -24,7 +25,7 @@ import (
 // calls); "yes" runs it, anything else refuses it (exit 3) with the
 // human's words, which the agent reads on its stderr, and "stop" also
 // halts the agent (its host ends the CLI). limit 0: off.
-func guardRepeats(s *store.Store, name string, limit int, halt func(string), run broker.Runner) broker.Runner {
+func guardRepeats(s *store.Store, st state.State, name string, limit int, halt func(string), run broker.Runner) broker.Runner {
 	if limit <= 0 {
 		return run
 	}
@@ -32,7 +33,7 @@ func guardRepeats(s *store.Store, name string, limit int, halt func(string), run
 	return func(ctx context.Context, args []string, stdio broker.Stdio) int {
 		line, _ := json.Marshal(args)
 		if h, hit := g.Check("pm", string(line)); hit {
-			if code, refused := pauseRepeat(ctx, s, name, halt, h, stdio.Err); refused {
+			if code, refused := pauseRepeat(ctx, s, st, name, halt, h, stdio.Err); refused {
 				return code
 			}
 			g.Reset()
@@ -48,14 +49,14 @@ func guardRepeats(s *store.Store, name string, limit int, halt func(string), run
 
 // pauseRepeat asks the human about a repeated command: refused reports
 // that the command must not run, with its exit code.
-func pauseRepeat(ctx context.Context, s *store.Store, name string, halt func(string), h loopguard.Hit, stderr io.Writer) (int, bool) {
+func pauseRepeat(ctx context.Context, s *store.Store, st state.State, name string, halt func(string), h loopguard.Hit, stderr io.Writer) (int, bool) {
 	var cmdline []string
 	_ = json.Unmarshal([]byte(h.Args), &cmdline)
-	a, err := s.Agent(name)
+	a, err := st.Agent(name)
 	if err != nil {
 		return lite.Report(stderr, err), true
 	}
-	sess := &ops.Session{Store: s, Actor: store.Actor{Name: name, Agent: a}, Halt: halt}
+	sess := &ops.Session{Store: s, State: st, Actor: store.Actor{Name: name, Agent: a}, Halt: halt}
 	evidence := fmt.Sprintf("it ran `pm %s` %s in a row with the same output and exit code, and runs it again", shellLine(cmdline), llm.Times(h.Times))
 	v, why, err := ops.LoopPause(ctx, sess, evidence)
 	switch {

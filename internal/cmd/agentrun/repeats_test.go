@@ -12,6 +12,7 @@ import (
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/broker"
 	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 	"github.com/plasmodium/pm/internal/watch"
@@ -29,13 +30,14 @@ func TestExecRepeatsPause(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tk, err := task.Create(s, &agent.Launcher{Store: s, Exe: "/nonexistent/pm"}, store.Human, task.Spec{Description: "loop", Runtime: "none"})
+	st := fsstate.New(s)
+	tk, err := task.Create(s, &agent.Launcher{Store: s, State: st, Exe: "/nonexistent/pm"}, store.Human, task.Spec{Description: "loop", Runtime: "none"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ran, halted := 0, ""
 	halt := func(reason string) { halted = reason }
-	run := guardRepeats(s, tk.Owner, 3, halt, func(ctx context.Context, args []string, stdio broker.Stdio) int {
+	run := guardRepeats(s, st, tk.Owner, 3, halt, func(ctx context.Context, args []string, stdio broker.Stdio) int {
 		ran++
 		fmt.Fprintln(stdio.Out, "nothing new")
 		return 0
@@ -88,14 +90,14 @@ func answerNext(t *testing.T, s *store.Store, answer string) <-chan *store.Reque
 		var got *store.Request
 		_ = os.MkdirAll(s.RequestsDir(), 0o755)
 		_ = watch.Until(ctx, func() []string { return []string{s.RequestsDir()} }, func() (bool, error) {
-			rs, err := request.List(s, false)
+			rs, err := request.List(s, fsstate.New(s), false)
 			if err == nil && len(rs) > 0 {
 				got = rs[0]
 			}
 			return got != nil, nil
 		})
 		if got != nil {
-			_, _ = request.Answer(s, store.Human, got.ID, answer)
+			_, _ = request.Answer(s, fsstate.New(s), store.Human, got.ID, answer)
 		}
 		out <- got
 	}()

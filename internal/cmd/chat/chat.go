@@ -13,6 +13,7 @@ import (
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/render"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -73,12 +74,12 @@ func run(f *cmdutil.Factory, o Options) error {
 		}
 		return err
 	}
-	return lite.Chat(f.IO.Out, f.IO.ErrOut, sess.Store, sess.Actor, o.Phase, o.JSON)
+	return lite.Chat(f.IO.Out, f.IO.ErrOut, sess.Store, sess.State, sess.Actor, o.Phase, o.JSON)
 }
 
 // follow prints the phase's messages as they land until it closes.
 func follow(f *cmdutil.Factory, sess *ops.Session, o Options) error {
-	s, actor := sess.Store, sess.Actor
+	s, st, actor := sess.Store, sess.State, sess.Actor
 	defer sess.KeepSupervisor(f.Context)()
 	ph, err := followed(f, sess, o)
 	if err != nil {
@@ -90,7 +91,7 @@ func follow(f *cmdutil.Factory, sess *ops.Session, o Options) error {
 		return printRaw(f, o.JSON, raw)
 	}
 	closed := func() (bool, error) {
-		p, err := s.Phase(ph.TaskID, ph.ID)
+		p, err := st.Phase(ph.TaskID, ph.ID)
 		if err != nil {
 			return false, err
 		}
@@ -105,7 +106,7 @@ func follow(f *cmdutil.Factory, sess *ops.Session, o Options) error {
 			return err
 		}
 	}
-	phase.MarkSeen(s, actor, ph, n)
+	phase.MarkSeen(s, st, actor, ph, n)
 	if !o.JSON {
 		fmt.Fprintf(f.IO.ErrOut, "-- phase closed: %s\n", render.PhaseLine(ph, n))
 	}
@@ -129,16 +130,16 @@ func printRaw(f *cmdutil.Factory, asJSON bool, raw []byte) error {
 // active phase, else (none open yet) the next one the task opens.
 func followed(f *cmdutil.Factory, sess *ops.Session, o Options) (*store.Phase, error) {
 	if o.Task == "" {
-		ph, err := phase.Resolve(sess.Store, sess.Actor, o.Phase)
+		ph, err := phase.Resolve(sess.Store, sess.State, sess.Actor, o.Phase)
 		if o.Phase != "" || !errs.Is(err, errs.State) {
 			return ph, err
 		}
 	}
-	t, err := ops.ResolveTask(sess.Store, sess.Actor, o.Task)
+	t, err := ops.ResolveTask(sess.Store, sess.State, sess.Actor, o.Task)
 	if err != nil {
 		return nil, err
 	}
-	if ph, err := sess.Store.ActivePhase(t.ID); err != nil || ph != nil {
+	if ph, err := state.ActivePhase(sess.State, t.ID); err != nil || ph != nil {
 		return ph, err
 	}
 	if !o.JSON {

@@ -72,7 +72,11 @@ func session(f *cmdutil.Factory) (*ops.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ops.Session{Store: s, Actor: actor, Getenv: f.Getenv}, nil
+	st, err := f.State(s)
+	if err != nil {
+		return nil, err
+	}
+	return &ops.Session{Store: s, State: st, Actor: actor, Getenv: f.Getenv}, nil
 }
 
 func run(f *cmdutil.Factory, o Options) error {

@@ -48,7 +48,7 @@ func run(f *cmdutil.Factory, o Options) error {
 	if err != nil {
 		return err
 	}
-	sess := &ops.Session{Store: s, Actor: store.Human, Launcher: l, Getenv: f.Getenv}
+	sess := &ops.Session{Store: s, State: l.State, Actor: store.Human, Launcher: l, Getenv: f.Getenv}
 	srv, err := dashboard.Open(dashboard.Config{Addr: o.Addr, Token: token, Session: sess})
 	if err != nil {
 		return err

@@ -53,7 +53,7 @@ func runTalk(f *cmdutil.Factory, o Options) error {
 	if err != nil {
 		return err
 	}
-	sess := &ops.Session{Store: s, Actor: store.Human, Launcher: l, Getenv: func(k string) string { return envlist.Get(env, k) }}
+	sess := &ops.Session{Store: s, State: l.State, Actor: store.Human, Launcher: l, Getenv: func(k string) string { return envlist.Get(env, k) }}
 	defer stopResidents(sess) // they must not outlive the replay server
 	t := script.Talk
 	fmt.Fprintf(f.IO.Out, "%sdemo %d: %s - %q; project %s\n", label, t.N, t.Title, t.Tagline, dir)

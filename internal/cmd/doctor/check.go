@@ -22,7 +22,11 @@ func runCheck(f *cmdutil.Factory, o Options) error {
 	if err != nil {
 		return err
 	}
-	found, err := check.Run(s)
+	st, err := f.State(s)
+	if err != nil {
+		return err
+	}
+	found, err := check.Run(s, st)
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/natsx"
-	"github.com/plasmodium/pm/internal/state/natsstate"
+	"github.com/plasmodium/pm/internal/state/hubproject"
 )
 
 // storeWait bounds pm doctor's wait for a hub: long enough for a cluster
@@ -55,7 +55,7 @@ func Store(f *cmdutil.Factory) *StoreReport {
 	}
 	defer c.Close()
 	r.Reachable, r.Server, r.Cluster = true, c.NC.ConnectedServerName(), c.NC.ConnectedClusterName()
-	if _, err := natsstate.Lookup(ctx, c, cfg.Project); err != nil {
+	if err := hubproject.Check(ctx, c, cfg.Project); err != nil {
 		return fail(err)
 	}
 	names, err := natsx.ProjectNames(cfg.Project)

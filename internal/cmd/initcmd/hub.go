@@ -13,7 +13,7 @@ import (
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/natsx"
-	"github.com/plasmodium/pm/internal/state/natsstate"
+	"github.com/plasmodium/pm/internal/state/hubproject"
 )
 
 // dialWait bounds pm init --store's wait for the hub (a cluster electing
@@ -76,21 +76,16 @@ func onHub(f *cmdutil.Factory, dir string, s config.Store) (config.Store, bool, 
 	defer c.Close()
 	joined := s.Project != ""
 	if joined {
-		if _, err := natsstate.Lookup(ctx, c, s.Project); err != nil {
+		if err := hubproject.Join(ctx, c, s.Project); err != nil {
 			return s, false, err
 		}
 	} else {
 		s.Project = ids.Default.New(slug(filepath.Base(dir)))
 		host, _ := os.Hostname()
-		if err := natsstate.Create(ctx, c, natsstate.ProjectInfo{Name: s.Project, CreatedAt: f.Now(), Host: host, Dir: dir}); err != nil {
+		if err := hubproject.New(ctx, c, s.Project, host, dir, f.Now()); err != nil {
 			return s, false, err
 		}
 	}
-	st, err := natsstate.Open(ctx, c, s.Project) // its buckets and streams
-	if err != nil {
-		return s, false, err
-	}
-	st.Close()
 	return s, joined, nil
 }
 

@@ -53,7 +53,11 @@ func run(f *cmdutil.Factory, o Options) error {
 		if err != nil {
 			return err
 		}
-		if _, err := s.Task(id); err != nil {
+		st, err := f.State(s)
+		if err != nil {
+			return err
+		}
+		if _, err := st.Task(id); err != nil {
 			return err
 		}
 		o.Task = id

@@ -16,6 +16,7 @@ import (
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/ids"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 	"github.com/plasmodium/pm/internal/watch"
@@ -53,11 +54,15 @@ func run(f *cmdutil.Factory, o Options) error {
 	if err != nil {
 		return err
 	}
+	st, err := f.State(s)
+	if err != nil {
+		return err
+	}
 	o.Name = strings.TrimPrefix(o.Name, "@") // as every view prints it
 	if !ids.ValidAgentName(o.Name) {
 		return errs.Usagef("see pm agents --all", "%q is not an agent name", o.Name)
 	}
-	a, err := s.Agent(o.Name)
+	a, err := st.Agent(o.Name)
 	if err != nil {
 		return err
 	}
@@ -65,7 +70,7 @@ func run(f *cmdutil.Factory, o Options) error {
 		if a.Runtime == config.RuntimeNone {
 			return errs.Statef("a person or script acts as @"+o.Name+" with PM_AGENT="+o.Name, "@%s runs on runtime none: it never starts a process, so it has no log", o.Name)
 		}
-		if err := neverStarts(s, a); err != nil {
+		if err := neverStarts(s, st, a); err != nil {
 			return err
 		}
 		fmt.Fprintf(f.IO.ErrOut, "-- @%s has not started yet (pm status %s says why); waiting\n", o.Name, a.TaskID)
@@ -109,7 +114,7 @@ func run(f *cmdutil.Factory, o Options) error {
 		if err := copyNew(); err != nil {
 			return false, err
 		}
-		a, err := s.Agent(o.Name)
+		a, err := st.Agent(o.Name)
 		if err != nil {
 			return false, err
 		}
@@ -118,7 +123,7 @@ func run(f *cmdutil.Factory, o Options) error {
 			return true, copyNew()
 		}
 		if pending = a.Status == store.AgentPending; pending {
-			return false, neverStarts(s, a)
+			return false, neverStarts(s, st, a)
 		}
 		return false, nil
 	})
@@ -126,15 +131,15 @@ func run(f *cmdutil.Factory, o Options) error {
 
 // neverStarts refuses to wait for an owner whose task is stalled before it
 // started (a blocker was killed): nothing will ever start it.
-func neverStarts(s *store.Store, a *store.Agent) error {
+func neverStarts(s *store.Store, st state.State, a *store.Agent) error {
 	if !a.IsOwner() || a.TaskID == "" {
 		return nil
 	}
-	t, err := s.Task(a.TaskID)
+	t, err := st.Task(a.TaskID)
 	if err != nil || t.Status != store.TaskBlocked {
 		return nil
 	}
-	if h := task.HealthOf(s, t, nil); h.State == task.StateStalled {
+	if h := task.HealthOf(s, st, t, nil); h.State == task.StateStalled {
 		return errs.Statef(h.Next, "@%s will not start: task %s %s", a.Name, t.ID, h.Reason)
 	}
 	return nil

@@ -36,11 +36,11 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 			}
 			log := slog.New(slog.NewTextHandler(f.IO.ErrOut, nil))
 			sv := &supervisor.Supervisor{
-				Store: s, Launcher: l, Policy: supervisor.DefaultPolicy,
+				Store: s, State: l.State, Launcher: l, Policy: supervisor.DefaultPolicy,
 				Log:        log,
-				RaiseHuman: f.RaiseHuman(s),
+				RaiseHuman: f.RaiseHuman(s, l.State),
 			}
-			return withNotifier(f.Context, &notify.Notifier{Store: s, Log: log}, sv.Run)
+			return withNotifier(f.Context, &notify.Notifier{Store: s, State: l.State, Log: log}, sv.Run)
 		},
 	}
 }

@@ -43,7 +43,56 @@ func marked(err error) error {
 
 func (f *FS) Task(id string) (*state.Task, error) { t, err := f.s.Task(id); return t, marked(err) }
 func (f *FS) Tasks() ([]*state.Task, error)       { return f.s.Tasks() }
-func (f *FS) WithTasks(fn func() error) error     { return f.s.WithTasksLock(fn) }
+func (f *FS) LiveTasks() ([]*state.Task, error)   { return f.s.LiveTasks() }
+
+// WithTasks keeps the task index whole for the section: a rebuild when a
+// crash left it incomplete, and a live marker of a task whose creation
+// never finished dropped (what LiveTasks inside the section would have
+// missed repairing, as only the section's holder may).
+func (f *FS) WithTasks(fn func() error) error {
+	return f.s.WithTasksLock(func() error {
+		if err := f.s.RepairTaskIndexHeld(); err != nil {
+			return err
+		}
+		return fn()
+	})
+}
+
+// CountTasks reads the live tasks and counts the finished ones from the
+// task index, so pm status does not grow with finished tasks; with all,
+// or with an index a crash left incomplete, it reads every task and
+// repairs the index when the two disagree.
+func (f *FS) CountTasks(all bool) ([]*state.Task, map[state.TaskStatus]int, error) {
+	live, counts, ok, err := f.s.TaskCounts()
+	if err != nil {
+		return nil, nil, err
+	}
+	if ok && !all {
+		return append([]*state.Task{}, live...), counts, nil
+	}
+	tasks, err := f.s.Tasks()
+	if err != nil {
+		return nil, nil, err
+	}
+	out, scanned := state.Count(tasks, all)
+	if !ok || !indexedCountsAgree(counts, scanned) {
+		if err := f.s.RepairTaskIndex(); err != nil {
+			return nil, nil, err
+		}
+	}
+	return out, scanned, nil
+}
+
+// indexedCountsAgree compares the index's counts with a full scan's, on
+// the statuses the index keeps.
+func indexedCountsAgree(index, scan map[state.TaskStatus]int) bool {
+	for _, st := range []state.TaskStatus{state.TaskActive, state.TaskBlocked, state.TaskDone, state.TaskKilled} {
+		if index[st] != scan[st] {
+			return false
+		}
+	}
+	return true
+}
 
 func (f *FS) CreateTask(build func(id string) (*state.Task, []byte, error)) (*state.Task, error) {
 	t, err := f.s.CreateTask(build)
@@ -108,6 +157,14 @@ func (f *FS) Messages(taskID, phaseID string) ([]state.Message, error) {
 	return f.s.Messages(taskID, phaseID)
 }
 
+// MessageCount counts the room's lines (through its count mark).
+func (f *FS) MessageCount(taskID, phaseID string) (int, error) {
+	if state.CheckID(ids.Task, taskID) != nil || state.CheckID(ids.Phase, phaseID) != nil {
+		return 0, nil
+	}
+	return f.s.MessageCount(taskID, phaseID)
+}
+
 // Seen and MarkSeen are agents/NAME/seen.json, the store's; a malformed
 // name (it becomes a path) has no marks.
 func (f *FS) Seen(agent, phaseID string) int {
@@ -153,6 +210,8 @@ func (f *FS) Agent(name string) (*state.Agent, error) {
 	return a, marked(err)
 }
 func (f *FS) Agents() ([]*state.Agent, error) { return f.s.Agents() }
+
+func (f *FS) AgentsChecked() ([]*state.Agent, []string, error) { return f.s.AgentsChecked() }
 
 func (f *FS) CreateAgent(a *state.Agent) (bool, error) { return f.s.CreateAgent(a) }
 

@@ -151,6 +151,24 @@ func (m *Mem) Tasks() ([]*state.Task, error) {
 	return out, nil
 }
 
+func (m *Mem) LiveTasks() ([]*state.Task, error) {
+	all, err := m.Tasks()
+	if err != nil {
+		return nil, err
+	}
+	live, _ := state.Count(all, false)
+	return live, nil
+}
+
+func (m *Mem) CountTasks(all bool) ([]*state.Task, map[state.TaskStatus]int, error) {
+	tasks, err := m.Tasks()
+	if err != nil {
+		return nil, nil, err
+	}
+	out, counts := state.Count(tasks, all)
+	return out, counts, nil
+}
+
 func (m *Mem) WithTasks(fn func() error) error {
 	m.tasksMu.Lock()
 	defer m.tasksMu.Unlock()
@@ -421,6 +439,15 @@ func (m *Mem) Messages(taskID, phaseID string) ([]state.Message, error) {
 	return append([]state.Message(nil), m.phases[phaseID].messages...), nil
 }
 
+func (m *Mem) MessageCount(taskID, phaseID string) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r := m.phases[phaseID]; r != nil && r.taskID == taskID {
+		return len(r.messages), nil
+	}
+	return 0, nil
+}
+
 // Agents.
 
 func noAgent(name string) error {
@@ -438,6 +465,12 @@ func (m *Mem) Agent(name string) (*state.Agent, error) {
 		return nil, noAgent(name)
 	}
 	return dec[state.Agent](b), nil
+}
+
+// AgentsChecked: a record in memory cannot tear.
+func (m *Mem) AgentsChecked() ([]*state.Agent, []string, error) {
+	as, err := m.Agents()
+	return as, nil, err
 }
 
 func (m *Mem) Agents() ([]*state.Agent, error) {

@@ -329,6 +329,24 @@ func (s *State) Task(id string) (*state.Task, error) {
 	return dec[state.Task](b)
 }
 
+func (s *State) LiveTasks() ([]*state.Task, error) {
+	all, err := s.Tasks()
+	if err != nil {
+		return nil, err
+	}
+	live, _ := state.Count(all, false)
+	return live, nil
+}
+
+func (s *State) CountTasks(all bool) ([]*state.Task, map[state.TaskStatus]int, error) {
+	tasks, err := s.Tasks()
+	if err != nil {
+		return nil, nil, err
+	}
+	out, counts := state.Count(tasks, all)
+	return out, counts, nil
+}
+
 func (s *State) Tasks() ([]*state.Task, error) {
 	recs, err := s.list("task.>")
 	if err != nil {
@@ -610,6 +628,13 @@ func (tx *roomTx) Update(fn func(p *state.Phase)) error {
 	return nil
 }
 
+func (s *State) MessageCount(taskID, phaseID string) (int, error) {
+	if state.CheckID(ids.Task, taskID) != nil || state.CheckID(ids.Phase, phaseID) != nil {
+		return 0, nil
+	}
+	return s.rooms.Count(s.ctx, s.roomOf(taskID, phaseID))
+}
+
 func (s *State) Messages(taskID, phaseID string) ([]state.Message, error) {
 	if _, err := s.Phase(taskID, phaseID); err != nil {
 		return nil, err
@@ -644,6 +669,27 @@ func (s *State) Agent(name string) (*state.Agent, error) {
 		return nil, noAgent(name)
 	}
 	return dec[state.Agent](b)
+}
+
+// AgentsChecked names a record that does not decode instead of failing.
+func (s *State) AgentsChecked() ([]*state.Agent, []string, error) {
+	recs, err := s.list("agent.>")
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]*state.Agent, 0, len(recs))
+	var bad []string
+	for key, b := range recs {
+		a, err := dec[state.Agent](b)
+		if err != nil {
+			bad = append(bad, strings.TrimPrefix(key, "agent."))
+			continue
+		}
+		out = append(out, a)
+	}
+	byCreated(out, func(a *state.Agent) time.Time { return a.CreatedAt }, func(a *state.Agent) string { return a.Name })
+	sort.Strings(bad)
+	return out, bad, nil
 }
 
 func (s *State) Agents() ([]*state.Agent, error) {

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -33,6 +34,7 @@ func Run(t *testing.T, open func(t *testing.T) state.State) {
 		{"TaskCreateRead", testTaskCreateRead},
 		{"TaskBuildErrorWritesNothing", testTaskBuildError},
 		{"TaskUpdate", testTaskUpdate},
+		{"TaskLiveAndCounts", testTaskLiveAndCounts},
 		{"TaskConcurrentUpdatesLoseNothing", testTaskConcurrentUpdates},
 		{"WithTasksExcludes", testWithTasksExcludes},
 		{"PhaseCreateRead", testPhaseCreateRead},
@@ -41,8 +43,10 @@ func Run(t *testing.T, open func(t *testing.T) state.State) {
 		{"RoomClosedRefuses", testRoomClosedRefuses},
 		{"RoomDerivedFromTask", testRoomDerivedFromTask},
 		{"RoomExtend", testRoomExtend},
+		{"RoomMessageCount", testRoomMessageCount},
 		{"AgentCreateOnce", testAgentCreateOnce},
 		{"AgentUpdateRemove", testAgentUpdateRemove},
+		{"AgentsChecked", testAgentsChecked},
 		{"Mailbox", testMailbox},
 		{"Requests", testRequests},
 		{"Designs", testDesigns},
@@ -230,6 +234,56 @@ func testTaskConcurrentUpdates(t *testing.T, st state.State) {
 	}
 }
 
+// LiveTasks and CountTasks: the live tasks oldest first (creation order
+// differs from CreatedAt's here), the counts of every status.
+func testTaskLiveAndCounts(t *testing.T, st state.State) {
+	statuses := []state.TaskStatus{state.TaskDone, state.TaskActive, state.TaskKilled, state.TaskBlocked, state.TaskDone}
+	byStatus := map[state.TaskStatus][]string{}
+	for i, status := range statuses {
+		tk := newTask(t, st, 10-i, nil) // created newest first
+		if _, err := st.UpdateTask(tk.ID, func(x *state.Task) error { x.Status = status; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		byStatus[status] = append(byStatus[status], tk.ID)
+	}
+	ids := func(ts []*state.Task) []string {
+		out := []string{}
+		for _, x := range ts {
+			out = append(out, x.ID)
+		}
+		return out
+	}
+	wantLive := []string{byStatus[state.TaskBlocked][0], byStatus[state.TaskActive][0]} // oldest first
+	live, err := st.LiveTasks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(live); !slices.Equal(got, wantLive) {
+		t.Fatalf("LiveTasks: %v, want %v", got, wantLive)
+	}
+	wantCounts := map[state.TaskStatus]int{state.TaskDone: 2, state.TaskActive: 1, state.TaskKilled: 1, state.TaskBlocked: 1}
+	for _, all := range []bool{false, true} {
+		tasks, counts, err := st.CountTasks(all)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !maps.Equal(counts, wantCounts) {
+			t.Fatalf("CountTasks(%v) counts %v, want %v", all, counts, wantCounts)
+		}
+		want := wantLive
+		if all {
+			all, err := st.Tasks()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = ids(all)
+		}
+		if got := ids(tasks); !slices.Equal(got, want) {
+			t.Fatalf("CountTasks(%v) lists %v, want %v", all, got, want)
+		}
+	}
+}
+
 func testWithTasksExcludes(t *testing.T, st state.State) {
 	var inside, most int
 	var mu sync.Mutex
@@ -333,6 +387,36 @@ func testPhaseNotFound(t *testing.T, st state.State) {
 // N writers race for a room of limit places: exactly limit are
 // acknowledged, the rest refused with ErrRoomFull or ErrClosed, and the room
 // reads back the acknowledged messages in acknowledgement order.
+func testRoomMessageCount(t *testing.T, st state.State) {
+	tk := newTask(t, st, 1, nil)
+	ph := newPhase(t, st, tk, 5)
+	count := func(taskID, phaseID string) int {
+		t.Helper()
+		n, err := st.MessageCount(taskID, phaseID)
+		if err != nil {
+			t.Fatalf("MessageCount(%s, %s): %v", taskID, phaseID, err)
+		}
+		return n
+	}
+	if n := count(tk.ID, ph.ID); n != 0 {
+		t.Fatalf("a new room counts %d", n)
+	}
+	for i := range 3 {
+		if err := st.WithPhase(tk.ID, ph.ID, func(tx state.RoomTx) error { return tx.Append(message(ph.ID, i)) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := count(tk.ID, ph.ID); n != 3 {
+		t.Fatalf("after 3 appends the room counts %d", n)
+	}
+	if n := count(tk.ID, "ph-000000"); n != 0 {
+		t.Fatalf("an unknown phase counts %d", n)
+	}
+	if n := count("tk-000000", ph.ID); n != 0 {
+		t.Fatalf("the phase under an unknown task counts %d", n)
+	}
+}
+
 func testRoomExactLimit(t *testing.T, st state.State) {
 	const limit, writers = 5, 24
 	tk := newTask(t, st, 1, nil)
@@ -549,6 +633,27 @@ func testAgentUpdateRemove(t *testing.T, st state.State) {
 		return nil
 	}); err != nil {
 		t.Fatalf("removing no agent: %v", err)
+	}
+}
+
+// AgentsChecked lists what Agents lists, in its order, and on sound
+// records names nothing unreadable.
+func testAgentsChecked(t *testing.T, st state.State) {
+	for i, name := range []string{"oak_0002", "ash_0001", "elm_0003"} {
+		if _, err := st.CreateAgent(&state.Agent{Name: name, Status: state.AgentPending, CreatedAt: at(3 - i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	agents, bad, err := st.AgentsChecked()
+	if err != nil || len(bad) != 0 {
+		t.Fatalf("AgentsChecked: %v unreadable, %v", bad, err)
+	}
+	var got []string
+	for _, a := range agents {
+		got = append(got, a.Name)
+	}
+	if want := []string{"elm_0003", "ash_0001", "oak_0002"}; !slices.Equal(got, want) {
+		t.Fatalf("AgentsChecked lists %v, want %v (oldest first)", got, want)
 	}
 }
 
