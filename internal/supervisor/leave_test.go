@@ -78,3 +78,36 @@ func waitKnown(t *testing.T, sv *Supervisor, name string) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// A pm task killed between its task's record and its owner's start leaves
+// an owner never started. A supervisor about to leave starts it (Settle)
+// instead of leaving that work to whichever command comes next.
+func TestNeverStartedOwnerStartedBeforeLeaving(t *testing.T) {
+	r := newRig(t, Policy{CrashLimit: 5, CrashWindow: time.Hour, BaseBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
+	a, owner := r.startOwner(t)
+	ctx, cancel := context.WithTimeout(context.Background(), hang)
+	defer cancel()
+	ran := make(chan error, 1)
+	go func() { ran <- r.sv.Run(ctx) }()
+	waitKnown(t, r.sv, a.Owner)
+
+	// The killed pm task: the task and its owner recorded, nothing started.
+	b, err := task.Create(r.s, r.l, store.Human, task.Spec{Description: "its pm task was killed", Runtime: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.s.UpdateAgent(b.Owner, func(x *store.Agent) error { x.Runtime = "llm"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	// The other task is done and its owner leaves (no command that would
+	// run a Settle: pm done's is not part of this).
+	setTask(t, r, a.ID, func(x *store.Task) { x.Status = store.TaskDone })
+	r.record(t, owner.Name, 0)
+	r.fake.Exit(owner.Handle, 0)
+	waitEvent(t, r.s, "agent.started", b.Owner, 1)
+	if got := r.agent(t, b.Owner); got.Status != store.AgentRunning || !r.fake.Alive(got.Handle) {
+		t.Fatalf("the never-started owner: %+v", got)
+	}
+	cancel()
+	<-ran
+}
