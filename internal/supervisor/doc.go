@@ -61,6 +61,7 @@
 //   - an agent record it cannot read keeps it on (it may be a live agent's)
 //     and is reported in supervisor.json (pm status); with the inotify
 //     limits used up it follows the bus by polling every PollEvery, also
-//     reported there, rather than leave;
+//     reported there, rather than leave, and watches again (the report
+//     cleared) as soon as it can;
 //   - it exits when nothing is live.
 package supervisor

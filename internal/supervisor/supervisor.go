@@ -296,11 +296,20 @@ func (sv *Supervisor) waitOrPoll(ctx context.Context, dirs func() []string, chec
 		every = DefaultPollEvery
 	}
 	return watch.UntilOrPollWith(ctx, sv.Watch, dirs, check, every, func(err error) {
-		why := fmt.Sprintf("polling the bus every %s: %v; %s", every, err, watch.LimitTry)
-		sv.Log.Warn("cannot watch the bus; polling", "every", every, "err", err)
+		why := ""
+		if err != nil {
+			why = fmt.Sprintf("polling the bus every %s: %v; %s", every, err, watch.LimitTry)
+		}
 		sv.mu.Lock()
+		was := sv.polling
 		sv.polling = why
 		sv.mu.Unlock()
+		switch {
+		case err != nil:
+			sv.Log.Warn("cannot watch the bus; polling", "every", every, "err", err)
+		case was != "":
+			sv.Log.Info("watching the bus again")
+		}
 		sv.report(func(*store.SupervisorInfo) {})
 	})
 }
