@@ -248,6 +248,8 @@ func (sv *Supervisor) report(change func(in *store.SupervisorInfo)) {
 
 // init readies the maps, the wake-up channel and the driver.
 func (sv *Supervisor) init(ctx context.Context) {
+	sv.mu.Lock() // what is read under mu is made under it
+	defer sv.mu.Unlock()
 	sv.pending, sv.watching = map[string]*time.Timer{}, map[string]driver.Handle{}
 	sv.stopping, sv.stopAt = map[string]driver.Handle{}, map[string]time.Time{}
 	sv.swept = map[driver.Handle]bool{}
