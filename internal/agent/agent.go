@@ -132,8 +132,12 @@ func (l *Launcher) start(name string, check func(*store.Agent) error, extraEnv .
 	d := l.driver()
 	started := false
 	var a *store.Agent
+	wanted := l.Wanted
+	if r, err := s.Agent(name); err == nil && r.Runtime == config.RuntimeNone {
+		wanted = func(fn func() error) error { return fn() } // never started: no supervisor for it
+	}
 	// UpdateAgent reads the record first: an unknown agent is exit 4.
-	err := l.Wanted(func() (err error) {
+	err := wanted(func() (err error) {
 		a, err = s.UpdateAgent(name, func(r *store.Agent) error {
 			if err := check(r); err != nil {
 				return err
