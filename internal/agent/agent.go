@@ -7,6 +7,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/config"
+	"github.com/plasmodium/pm/internal/crashpoint"
 	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/state"
@@ -27,12 +28,14 @@ type Launcher struct {
 	// AfterStart runs after an agent was spawned (the CLI uses it to make
 	// sure a supervisor is watching).
 	AfterStart func()
-	// BeforeWork runs before a command records work that needs a
-	// supervisor (a task whose owner will run), after every check that
-	// could refuse it: the CLI marks a supervisor wanted there, so a
-	// refused command changes nothing and a crash after the write leaves
-	// the mark for the next command to act on.
-	BeforeWork func() error
+	// WhileWanted runs fn, a command's recording of work that needs a
+	// supervisor (an agent's start, a task whose owner will run), after
+	// every check that could refuse it: the CLI marks a supervisor wanted
+	// and holds that mark through fn (store.WhileSupervisorWanted), so a
+	// refused command changes nothing, a crash after the write leaves the
+	// mark for the next command to act on, and a supervisor deciding to
+	// leave sees what fn recorded. nil runs fn alone.
+	WhileWanted func(fn func() error) error
 	// Driver runs the hosts; nil means the process driver with the store's
 	// stop grace (DefaultDriver).
 	Driver driver.Driver
@@ -116,31 +119,51 @@ func (l *Launcher) Restart(name string, wanted func(*store.Agent) error) (*store
 	})
 }
 
+// Wanted runs fn under WhileWanted (fn alone when it is nil).
+func (l *Launcher) Wanted(fn func() error) error {
+	if l.WhileWanted == nil {
+		return fn()
+	}
+	return l.WhileWanted(fn)
+}
+
 // start spawns the agent under its lock once check (run there on the record)
-// allows it; check's store.ErrUnchanged is errNothingStarted.
+// allows it; check's store.ErrUnchanged is errNothingStarted. The spawn and
+// its record are made while a supervisor is marked wanted (Wanted): killed
+// before its event and AfterStart, the start still leaves a mark the next
+// command revives a supervisor for, and a supervisor leaving sees it.
 func (l *Launcher) start(name string, check func(*store.Agent) error, extraEnv ...string) (*store.Agent, error) {
 	st := l.State
 	s := l.Store
 	d := l.driver()
 	started := false
+	var a *store.Agent
+	wanted := l.Wanted
+	if r, err := st.Agent(name); err == nil && r.Runtime == config.RuntimeNone {
+		wanted = func(fn func() error) error { return fn() } // never started: no supervisor for it
+	}
 	// UpdateAgent reads the record first: an unknown agent is exit 4.
-	a, err := st.UpdateAgent(name, func(r *store.Agent) error {
-		if err := check(r); err != nil {
-			return err
-		}
-		h, err := l.spawn(d, r, extraEnv...)
-		if err != nil {
-			return err
-		}
-		now := s.Now().UTC()
-		r.Handle, r.Status, r.StartedAt = h, store.AgentRunning, &now
-		r.ExitCode, r.EndedAt, r.Reason = nil, nil, ""
-		started = true
-		return nil
+	err := wanted(func() (err error) {
+		a, err = st.UpdateAgent(name, func(r *store.Agent) error {
+			if err := check(r); err != nil {
+				return err
+			}
+			h, err := l.spawn(d, r, extraEnv...)
+			if err != nil {
+				return err
+			}
+			now := s.Now().UTC()
+			r.Handle, r.Status, r.StartedAt = h, store.AgentRunning, &now
+			r.ExitCode, r.EndedAt, r.Reason = nil, nil, ""
+			started = true
+			return nil
+		})
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
+	crashpoint.Hit("agent.start.recorded")
 	if !started {
 		return a, errNothingStarted
 	}

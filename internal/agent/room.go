@@ -153,3 +153,13 @@ func recordRoles(s *store.Store, st state.State, t *store.Task, ph *store.Phase)
 	ph.Agents = names
 	return names, nil
 }
+
+// Unstarted reports whether a is the owner of t, an active task, recorded
+// and never started: what only a pm task (or kill --restart) killed between
+// the task's record and the owner's start, or still on its way there,
+// leaves. Settle starts it; the supervisor and pm doctor --check count it as
+// live work (one definition for both).
+func Unstarted(a *store.Agent, t *store.Task) bool {
+	return a.Status == store.AgentPending && a.Role == "" && a.Runtime != config.RuntimeNone &&
+		t != nil && a.TaskID == t.ID && t.Status == store.TaskActive && t.Owner == a.Name
+}

@@ -186,8 +186,7 @@ func (c *checker) agents(agents []*store.Agent, byID map[string]*store.Task) {
 // unstarted: the owner of an active task that was never started (a pm task
 // killed before the start): a supervisor's Settle starts it.
 func (c *checker) unstarted(a *store.Agent, byID map[string]*store.Task) bool {
-	t := byID[a.TaskID]
-	return a.Status == store.AgentPending && a.Role == "" && t != nil && t.Status == store.TaskActive && t.Owner == a.Name
+	return agent.Unstarted(a, byID[a.TaskID])
 }
 
 // wanted: the agent's task is active and it is its owner, or its room is

@@ -52,5 +52,8 @@
 //     helper's init when the command is sandboxed, else a shell)
 //     where allowed, else a marker (CommandEnv) swept when it exits;
 //   - no spawn inherits pm's caller's descriptors: Start (and the supervisor
-//     and host spawns) call NoInherit first.
+//     and host spawns) call NoInherit first;
+//   - the supervisor is in no agent's run: started by a pm command a host
+//     ran (its agent's), it leaves that run's cgroups at once (LeaveRun),
+//     so sweeping the run once it dies does not end the supervisor.
 package driver

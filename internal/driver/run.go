@@ -83,3 +83,13 @@ func Contained(h Handle) bool { return h.Cgroup != "" }
 // waiter watches the supervisor (supervisor.Keep), a process no driver
 // started.
 func WaitPid(ctx context.Context, pid int, start uint64) error { return proc.Wait(ctx, pid, start) }
+
+// LeaveRun moves this process out of the cgroups of the agent run it was
+// started in (a supervisor that a host's pm command revived), into groups
+// of its own: ending that run's group (cgroup.kill, which the supervisor
+// itself does when it sweeps the dead run) must not end it. Best effort:
+// the error says why it stays.
+func LeaveRun() error {
+	_, err := cgroup.Leave(newRun())
+	return err
+}

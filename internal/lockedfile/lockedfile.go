@@ -28,8 +28,19 @@ func With(path string, fn func() error) error {
 	return fn()
 }
 
+// WithShared runs fn while holding path's lock shared: holders of the shared
+// lock do not wait for each other, only for (and hold off) an exclusive one.
+func WithShared(path string, fn func() error) error {
+	fd, err := lockFile(path, syscall.LOCK_SH)
+	if err != nil {
+		return err
+	}
+	defer unlockFile(fd)
+	return fn()
+}
+
 // lockFile opens path's lock file (made if missing) and flocks it with how
-// (LOCK_EX, or LOCK_EX|LOCK_NB: EWOULDBLOCK when held). It works on the bare
+// (LOCK_EX, LOCK_SH, or LOCK_EX|LOCK_NB: EWOULDBLOCK when held). It works on the bare
 // descriptor: an *os.File would register it with the runtime's poller (five
 // system calls, and the poller's set-up in a short command) for a file that
 // is only ever locked.

@@ -165,10 +165,9 @@ func Answer(ctx context.Context, sess *Session, in AnswerInput) (*AnswerResult, 
 		if l, err = sess.launcher(); err != nil {
 			return nil, err
 		}
-		if l.BeforeWork != nil { // a supervisor wanted before the answer that resumes it
-			if err := l.BeforeWork(); err != nil {
-				return nil, err
-			}
+		// A supervisor wanted before the answer that resumes it.
+		if err := l.Wanted(func() error { return nil }); err != nil {
+			return nil, err
 		}
 	}
 	r, err = request.Answer(s, st, sess.Actor, in.ID, in.Text)

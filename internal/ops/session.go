@@ -59,11 +59,12 @@ func (s *Session) launcher() (*agent.Launcher, error) {
 func NewLauncher(st *store.Store, rec state.State, exe string, environ []string, getenv func(string) string) *agent.Launcher {
 	l := &agent.Launcher{Store: st, State: rec, Exe: exe, Env: environ}
 	if getenv("PM_NO_SUPERVISOR") == "" {
-		// Marked before a task whose owner it starts is written: killed
-		// after the write and before the owner starts, the command leaves
-		// the mark, so the next command or waiter starts a supervisor,
-		// whose Settle starts the owner.
-		l.BeforeWork = st.MarkSupervisorWanted
+		// Marked before a task whose owner it starts is written, and
+		// before each start: killed after the write and before the owner
+		// starts (or before AfterStart), the command leaves the mark, so
+		// the next command or waiter starts a supervisor, whose Settle
+		// starts the owner.
+		l.WhileWanted = st.WhileSupervisorWanted
 		l.AfterStart = func() {
 			if err := supervisor.Ensure(l); err != nil {
 				st.Warnf("%v", err)

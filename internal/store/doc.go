@@ -47,9 +47,14 @@
 //	  notify.cursor            the notifier's bus cursor (internal/notify:
 //	                           SetNotifyCursor, under notify.cursor.lock)
 //	  supervisor.wanted        empty marker: a supervisor should run (written by
-//	                           supervisor.Ensure and Run, removed by a supervisor
-//	                           that found nothing live; a marker with no live
-//	                           supervisor is a dead one: supervisor.Revive, Keep)
+//	                           supervisor.Ensure and Run, and held by each start and
+//	                           task creation: WhileSupervisorWanted; removed by a
+//	                           supervisor that found nothing live: ClearSupervisorWantedIf;
+//	                           a marker with no live supervisor is a dead one:
+//	                           supervisor.Revive, Keep)
+//	  supervisor.wanted.lock   serialises the marker: starts hold it shared through
+//	                           what they record, a leaving supervisor exclusive across
+//	                           its last look and the removal
 //	  tasks.lock               task creation, links, done, kill, restart, reset
 //	  tasks/tk-ID/
 //	    task.json              the task (task package: WriteTask, UpdateTask;

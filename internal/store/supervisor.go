@@ -17,6 +17,14 @@ import (
 // by a supervisor that found nothing live. A marker without a live
 // supervisor holding its lock is one that died (kill -9): the next command
 // starts one.
+//
+// Writing the marker and removing it are serialised by its lock
+// (supervisor.wanted.lock): starters hold it shared from the mark through
+// what they record (an agent started, a task created), a supervisor leaving
+// holds it exclusive across its last look and the removal. So a supervisor
+// either sees what a starter recorded (and stays), or the starter's mark
+// comes after the removal (and the marker stays for it), whatever is killed
+// where.
 func (s *Store) supervisorWantedPath() string { return filepath.Join(s.Root, "supervisor.wanted") }
 
 // SupervisorInfoPath is supervisor.json: who holds the supervisor lock, and
@@ -24,15 +32,28 @@ func (s *Store) supervisorWantedPath() string { return filepath.Join(s.Root, "su
 func (s *Store) SupervisorInfoPath() string { return filepath.Join(s.Root, "supervisor.json") }
 
 // MarkSupervisorWanted records that a supervisor should be running.
-func (s *Store) MarkSupervisorWanted() error {
-	if s.SupervisorWanted() {
-		return nil
-	}
-	f, err := os.OpenFile(s.supervisorWantedPath(), os.O_WRONLY|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	return f.Close()
+func (s *Store) MarkSupervisorWanted() error { return s.WhileSupervisorWanted(nil) }
+
+// WhileSupervisorWanted marks a supervisor wanted and runs fn (nil: nothing)
+// before a supervisor deciding to leave may take the mark away: what fn
+// records is seen by that supervisor's last look, or the mark is made after
+// it left.
+func (s *Store) WhileSupervisorWanted(fn func() error) error {
+	return lockedfile.WithShared(s.supervisorWantedPath(), func() error {
+		if !s.SupervisorWanted() {
+			f, err := os.OpenFile(s.supervisorWantedPath(), os.O_WRONLY|os.O_CREATE, 0o644)
+			if err != nil {
+				return err
+			}
+			if err := f.Close(); err != nil {
+				return err
+			}
+		}
+		if fn == nil {
+			return nil
+		}
+		return fn()
+	})
 }
 
 // SupervisorWanted reports whether the marker is there (one stat).
@@ -41,13 +62,22 @@ func (s *Store) SupervisorWanted() bool {
 	return err == nil
 }
 
-// ClearSupervisorWanted removes the marker; the supervisor calls it, under
-// its lock, when nothing is live any more.
-func (s *Store) ClearSupervisorWanted() error {
-	if err := os.Remove(s.supervisorWantedPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	return nil
+// ClearSupervisorWantedIf removes the marker when idle, asked once every
+// start in flight has recorded what it started (WhileSupervisorWanted),
+// says nothing is live. A supervisor leaving calls it after releasing its
+// lock; removed says whether the marker went.
+func (s *Store) ClearSupervisorWantedIf(idle func() bool) (removed bool, err error) {
+	err = lockedfile.With(s.supervisorWantedPath(), func() error {
+		if !idle() {
+			return nil
+		}
+		if err := os.Remove(s.supervisorWantedPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		removed = true
+		return nil
+	})
+	return removed, err
 }
 
 // SupervisorDown reports that a supervisor is wanted and none is live: one
@@ -113,7 +143,11 @@ func (s *Store) TryLockSupervisor() (unlock func() error, ok bool, err error) {
 // dying: a kill -9 takes a few milliseconds to release a process's
 // descriptors), it waits up to patience for the lock to be let go, with a
 // bounded backoff: a rare path, not a polling loop. ok is false when a live
-// supervisor holds it, or it is still held after patience.
+// supervisor holds it, or it is still held after patience. A supervisor
+// taking its lock again (it let it go to look once more before leaving)
+// calls it too: supervisor.json still naming it then means the lock is held
+// by a probe (SupervisorLive takes it for an instant) or by a supervisor
+// that has not recorded itself yet, never by a live one to leave to.
 func (s *Store) LockSupervisor(patience time.Duration) (unlock func() error, ok bool, err error) {
 	deadline := time.Now().Add(patience)
 	delay := time.Millisecond
@@ -122,7 +156,7 @@ func (s *Store) LockSupervisor(patience time.Duration) (unlock func() error, ok 
 		if err != nil || ok {
 			return unlock, ok, err
 		}
-		if s.holderLive() || time.Now().After(deadline) {
+		if s.otherHolderLive() || time.Now().After(deadline) {
 			return nil, false, nil
 		}
 		time.Sleep(delay)
@@ -144,6 +178,13 @@ func (s *Store) SupervisorLive() bool {
 		return false
 	}
 	return s.holderLive()
+}
+
+// otherHolderLive is holderLive for a process asking about a lock it does
+// not hold: supervisor.json naming this process is not a live holder.
+func (s *Store) otherHolderLive() bool {
+	in := s.SupervisorInfo()
+	return in != nil && in.Pid != os.Getpid() && processLive(in.Pid, in.PidStart)
 }
 
 // holderLive: the process supervisor.json names runs, is the same process

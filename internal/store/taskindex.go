@@ -29,7 +29,9 @@ import (
 // second, stale marker, never a missing one. Readers check the markers
 // against the files: a live marker is kept only when its task reads live
 // (so the active-task limit stays exact), and a finished marker of a task
-// that reads live is not counted; both are repaired (reindexTask). A
+// that reads live is not counted; both are repaired (reindexTask) by every
+// list of the live tasks. Such a stale marker is derived away, so pm doctor
+// --check does not count it (CheckTaskIndex): only a missing one. A
 // live marker without task.json is a creation killed before its record,
 // removed only under tasks.lock, where no creation is in flight. Class
 // changes run under tasks.lock (create, done, kill, restart, reset), so the
@@ -184,8 +186,11 @@ func (s *Store) reindexTask(id string) error {
 }
 
 // indexedLiveTasks reads the tasks the live markers name and keeps those
-// whose files say live, oldest first, repairing stale markers (a missing
-// task.json only when held: tasks.lock is held, no creation is in flight).
+// whose files say live, oldest first, repairing stale markers: a live
+// marker of a finished task, a finished marker of a live task (a pm done
+// killed between its done marker and task.json: two lstats per live task),
+// and a live marker without task.json only when held (tasks.lock is held,
+// no creation is in flight).
 func (s *Store) indexedLiveTasks(held bool) ([]*Task, error) {
 	names, err := indexNames(filepath.Join(s.taskIndexDir(), indexLive))
 	if err != nil {
@@ -196,10 +201,11 @@ func (s *Store) indexedLiveTasks(held bool) ([]*Task, error) {
 	live := tasks[:0]
 	for _, t := range tasks {
 		found[t.ID] = true
+		if !t.Live() || s.finishedMarker(t.ID) {
+			_ = s.reindexTask(t.ID) // best effort: a reader still filters it
+		}
 		if t.Live() {
 			live = append(live, t)
-		} else {
-			_ = s.reindexTask(t.ID) // best effort: a reader still filters it
 		}
 	}
 	if held {
@@ -211,6 +217,16 @@ func (s *Store) indexedLiveTasks(held bool) ([]*Task, error) {
 	}
 	sort.SliceStable(live, func(i, j int) bool { return live[i].CreatedAt.Before(live[j].CreatedAt) })
 	return live, nil
+}
+
+// finishedMarker reports whether id has a done or killed marker.
+func (s *Store) finishedMarker(id string) bool {
+	for _, c := range []TaskStatus{TaskDone, TaskKilled} {
+		if _, err := os.Lstat(s.indexMarker(string(c), id)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // isTaskIDBytes is ids.Parse(ids.Task, name) == nil without a string.

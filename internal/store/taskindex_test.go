@@ -129,6 +129,7 @@ func TestTaskIndexStaleMarkers(t *testing.T) {
 		{name: "done, live marker left", status: TaskDone, stale: indexLive, repaired: true, keepClass: string(TaskDone)},
 		{name: "killed, live marker left", status: TaskKilled, stale: indexLive, repaired: true, keepClass: string(TaskKilled)},
 		{name: "restarted, killed marker left", status: TaskActive, stale: string(TaskKilled), repaired: true, keepClass: indexLive},
+		{name: "pm done killed before task.json, done marker left", status: TaskActive, stale: string(TaskDone), repaired: true, keepClass: indexLive},
 		{name: "creation killed before task.json", noRecord: true, stale: indexLive, repaired: true},
 	}
 	for _, c := range cases {
@@ -243,5 +244,57 @@ func TestRepairTaskIndexHeld(t *testing.T) {
 	}
 	if !markerExists(s, indexLive, "tk-000002") {
 		t.Fatal("the live marker of a live task went")
+	}
+}
+
+// pm doctor --check counts only what no reader derives: a missing marker
+// (the index would hide the task) or one naming no task; a stale second
+// marker is not a finding, and the first list of the live tasks (LiveTasks
+// alone, as pm task's and Settle's) repairs it (stress trial 66).
+func TestCheckTaskIndexCountsWhatIsNotDerived(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		status  TaskStatus
+		extra   string // a marker a kill left
+		remove  string // a marker gone (never left by a kill)
+		finding string
+	}{
+		{name: "clean", status: TaskActive},
+		{name: "active, done marker left by a killed pm done", status: TaskActive, extra: string(TaskDone)},
+		{name: "active, killed marker left by a killed restart", status: TaskActive, extra: string(TaskKilled)},
+		{name: "done, live marker left", status: TaskDone, extra: indexLive},
+		{name: "active, its live marker missing", status: TaskActive, remove: indexLive, finding: "tk-000003 is active but task-index/live/ does not list it"},
+		{name: "done, its done marker missing", status: TaskDone, remove: string(TaskDone), finding: "tk-000003 is done but task-index/done/ does not list it"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := scanStore(t)
+			writeTestTask(t, s, "tk-000003", c.status, 0)
+			if c.extra != "" {
+				if err := touch(s.indexMarker(c.extra, "tk-000003")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if c.remove != "" {
+				if err := os.Remove(s.indexMarker(c.remove, "tk-000003")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			found, err := s.CheckTaskIndex()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := []string{c.finding}; (c.finding == "" && len(found) > 0) || (c.finding != "" && !slices.Equal(found, want)) {
+				t.Fatalf("CheckTaskIndex = %q, want %q", found, c.finding)
+			}
+			if c.extra == "" || c.status != TaskActive {
+				return
+			}
+			if _, err := s.LiveTasks(); err != nil {
+				t.Fatal(err)
+			}
+			if markerExists(s, c.extra, "tk-000003") || !markerExists(s, indexLive, "tk-000003") {
+				t.Errorf("after LiveTasks: %s marker present %v, live marker present %v", c.extra, markerExists(s, c.extra, "tk-000003"), markerExists(s, indexLive, "tk-000003"))
+			}
+		})
 	}
 }

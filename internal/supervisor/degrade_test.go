@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -46,6 +47,50 @@ func TestInotifyUsedUpDegradesToPolling(t *testing.T) {
 	}
 	if in := s.SupervisorInfo(); in == nil || !strings.Contains(in.Polling, "inotify") {
 		t.Fatalf("supervisor.json = %+v, want the polling and why", in)
+	}
+	cancel()
+	<-ran
+}
+
+// Polling is a fallback, not a state it stays in: once inotify can be had
+// again (the other watchers ended), the supervisor watches the bus again
+// and supervisor.json (pm status) stops saying it polls.
+func TestPollingReturnsToWatching(t *testing.T) {
+	s := newStore(t)
+	l := fakeHost(t, s)
+	owned(t, s)
+	var full atomic.Bool
+	full.Store(true)
+	sv := &Supervisor{Store: s, State: fsstate.New(s), Launcher: l, Log: quiet(), Policy: DefaultPolicy,
+		Watch: func(ctx context.Context, dirs func() []string, check func() (bool, error)) error {
+			if full.Load() {
+				return fmt.Errorf("%w (%w)", watch.ErrLimit, syscall.EMFILE)
+			}
+			return watch.Until(ctx, dirs, check)
+		},
+		PollEvery: 10 * time.Millisecond,
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), hang) // hang guard only
+	defer cancel()
+	ran := make(chan error, 1)
+	go func() { ran <- sv.Run(ctx) }()
+	polling := func(want bool) {
+		t.Helper()
+		err := watch.Until(ctx, func() []string { return []string{s.Root} }, func() (bool, error) {
+			in := s.SupervisorInfo()
+			return in != nil && in.Pid > 0 && (in.Polling != "") == want, nil
+		})
+		if err != nil {
+			t.Fatalf("supervisor.json polling %v: %v (%+v)", want, err, s.SupervisorInfo())
+		}
+	}
+	polling(true)
+	full.Store(false) // the other watchers ended
+	polling(false)
+	select {
+	case err := <-ran:
+		t.Fatalf("Run returned %v", err)
+	default:
 	}
 	cancel()
 	<-ran

@@ -22,13 +22,25 @@
 //   - a reconcile reads the agents live at the last look and those named by
 //     events since; every record only at the first look and after a reset
 //     (scope.go);
-//   - supervisor.wanted is written by Ensure and Run (and by pm task and
-//     pm subtask before they write, ops) and removed only by a
-//     supervisor that found nothing live, under its lock: a marker with no
-//     live supervisor is a dead one, which Revive (every command's session
+//   - supervisor.wanted is written by Ensure and Run, and held through every
+//     start's spawn and record and every task creation (Launcher.WhileWanted
+//     = store.WhileSupervisorWanted, a shared lock on the marker); it is
+//     removed only by a supervisor leaving (leave): it lets its own lock go,
+//     then, holding the marker's lock exclusive (so every start in flight
+//     has recorded what it started), looks at every record once more and
+//     removes the marker only when nothing is live. Something live (a start
+//     killed before its event, which no reconcile read) keeps the marker and
+//     the supervisor, which takes its lock again (waiting out a probe of
+//     it) and reads every record next. Killed anywhere on that way out, the
+//     marker is there whenever something is live. A marker with no live
+//     supervisor is a dead one, which Revive (every command's session
 //     start) starts again, and Keep (beside every waiter: pm wait, chat
 //     --follow, wait-children, log -f) starts again whenever it dies while
 //     they wait (it watches the live one's pidfd);
+//   - an owner of an active task never started (agent.Unstarted: a pm task
+//     killed before the start) is live work: a supervisor about to leave
+//     runs Settle, which starts it (once per way out: a start that fails
+//     for good does not keep it spinning);
 //   - live means the lock is held and its holder, recorded in
 //     supervisor.json when it took the lock, runs and is not being killed
 //     (store.SupervisorLive): a lock still held for the milliseconds a
@@ -49,7 +61,8 @@
 //   - an agent record it cannot read keeps it on (it may be a live agent's)
 //     and is reported in supervisor.json (pm status); with the inotify
 //     limits used up it follows the bus by polling every PollEvery, also
-//     reported there, rather than leave;
+//     reported there, rather than leave, and watches again (the report
+//     cleared) as soon as it can;
 //   - it exits when nothing is live;
 //   - it reads and writes agent, task and phase records only through its
 //     launcher's state.State (opened with the store by

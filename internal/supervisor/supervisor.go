@@ -16,6 +16,7 @@ import (
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/config"
+	"github.com/plasmodium/pm/internal/crashpoint"
 	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/state"
@@ -75,6 +76,7 @@ type Supervisor struct {
 	wake     chan struct{}
 	info     *store.SupervisorInfo // what supervisor.json says (report)
 	polling  string                // why it polls the bus ("" while it watches)
+	settled  bool                  // startUnstarted ran Settle before this way out
 
 	// beforeRespawn, when set (tests), runs between respawn's look at the
 	// dead host and its locked re-check, to force a racing start there.
@@ -192,29 +194,21 @@ func (sv *Supervisor) Run(ctx context.Context) error {
 			sv.Log.Error("reconcile", "err", err)
 		}
 		if !live {
-			// An agent started after that reconcile saw our lock held and so
-			// started no supervisor: release, look once more, and stay on
-			// (if the lock is still ours to take) when something came alive.
-			// The marker goes first: a starter that writes it after this
-			// sees the lock free, or finds us staying (and re-marking).
-			if err := sv.Store.ClearSupervisorWanted(); err != nil {
-				sv.Log.Error("clear the supervisor marker", "err", err)
+			if sv.startUnstarted() {
+				continue // it started what a killed command left unstarted
 			}
-			_ = unlock()
-			if !sv.anyLive() {
-				sv.Log.Info("nothing live; supervisor exiting")
-				return nil
+			left, err := sv.leave(unlock)
+			if left || err != nil {
+				return err
 			}
-			again, ok, err := sv.Store.TryLockSupervisor()
-			if err != nil || !ok {
-				return err // another supervisor took over
-			}
-			unlock = again
+			// Something is live that the reconcile did not read (a start
+			// killed before its event): read every record next time.
 			sv.mu.Lock()
-			sv.info = nil // the lock rewrote supervisor.json: report afresh
+			sv.rescan, sv.info = true, nil // the lock rewrote supervisor.json: report afresh
 			sv.mu.Unlock()
-			if err := sv.Store.MarkSupervisorWanted(); err != nil {
-				sv.Log.Error("mark the supervisor wanted", "err", err)
+			var ok bool
+			if unlock, ok, err = sv.Store.LockSupervisor(lockPatience); err != nil || !ok {
+				return err // another supervisor took over (the marker stays for it)
 			}
 			continue
 		}
@@ -262,6 +256,8 @@ func (sv *Supervisor) report(change func(in *store.SupervisorInfo)) {
 
 // init readies the maps, the wake-up channel and the driver.
 func (sv *Supervisor) init(ctx context.Context) {
+	sv.mu.Lock() // what is read under mu is made under it
+	defer sv.mu.Unlock()
 	sv.pending, sv.watching = map[string]*time.Timer{}, map[string]driver.Handle{}
 	sv.stopping, sv.stopAt = map[string]driver.Handle{}, map[string]time.Time{}
 	sv.swept = map[driver.Handle]bool{}
@@ -310,11 +306,20 @@ func (sv *Supervisor) waitOrPoll(ctx context.Context, dirs func() []string, chec
 		every = DefaultPollEvery
 	}
 	return watch.UntilOrPollWith(ctx, sv.Watch, dirs, check, every, func(err error) {
-		why := fmt.Sprintf("polling the bus every %s: %v; %s", every, err, watch.LimitTry)
-		sv.Log.Warn("cannot watch the bus; polling", "every", every, "err", err)
+		why := ""
+		if err != nil {
+			why = fmt.Sprintf("polling the bus every %s: %v; %s", every, err, watch.LimitTry)
+		}
 		sv.mu.Lock()
+		was := sv.polling
 		sv.polling = why
 		sv.mu.Unlock()
+		switch {
+		case err != nil:
+			sv.Log.Warn("cannot watch the bus; polling", "every", every, "err", err)
+		case was != "":
+			sv.Log.Info("watching the bus again")
+		}
 		sv.report(func(*store.SupervisorInfo) {})
 	})
 }
@@ -413,8 +418,83 @@ func (sv *Supervisor) recordGone(a *store.Agent) {
 	}
 }
 
-// anyLive reports, without acting, whether any agent runs or is wanted.
-func (sv *Supervisor) anyLive() bool {
+// leave is the way out once a reconcile found nothing live. An agent
+// started after that reconcile saw the lock held and so started no
+// supervisor: the lock is let go first, then, once every start in flight
+// has recorded what it started (the marker's lock), one last look at every
+// record decides. Nothing live: the marker goes and the supervisor leaves
+// (a start after that marks again and, finding the lock free, starts one).
+// Something live: the marker stays and the caller takes the lock again.
+// Killed anywhere here, the marker is there whenever something is live.
+func (sv *Supervisor) leave(unlock func() error) (left bool, err error) {
+	_ = unlock()
+	crashpoint.Hit("supervisor.released")
+	left, err = sv.Store.ClearSupervisorWantedIf(func() bool { return !sv.anyLive(!sv.settled) })
+	if err != nil {
+		sv.Log.Error("clear the supervisor marker", "err", err)
+		return false, err
+	}
+	if left {
+		sv.Log.Info("nothing live; supervisor exiting")
+	}
+	return left, nil
+}
+
+// startUnstarted runs Settle when an owner of an active task was never
+// started (a pm task killed between its record and the start, or still
+// on its way there): the supervisor leaves no such work behind. It reports
+// whether Settle started any; one that could not (the error is logged by
+// Settle's starts) is not counted as live work by the last look, so a start
+// that fails for good does not keep the supervisor spinning.
+func (sv *Supervisor) startUnstarted() bool {
+	sv.settled = false
+	if sv.Launcher == nil {
+		return false
+	}
+	before := sv.unstarted()
+	if len(before) == 0 {
+		return false
+	}
+	if _, err := task.Settle(sv.Store, sv.Launcher, store.Actor{Name: "supervisor"}); err != nil {
+		sv.Log.Error("settle", "err", err)
+	}
+	sv.settled = true
+	started := false
+	for _, name := range before {
+		if a, err := sv.records().Agent(name); err == nil && a.Status != store.AgentPending {
+			started = true
+		}
+	}
+	if started {
+		sv.mu.Lock()
+		sv.rescan = true
+		sv.mu.Unlock()
+	}
+	return started
+}
+
+// unstarted lists the owners of active tasks never started
+// (agent.Unstarted).
+func (sv *Supervisor) unstarted() []string {
+	agents, _, err := sv.records().AgentsChecked()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, a := range agents {
+		if a.Status != store.AgentPending || a.Role != "" || a.TaskID == "" {
+			continue
+		}
+		if t, err := sv.records().Task(a.TaskID); err == nil && agent.Unstarted(a, t) {
+			out = append(out, a.Name)
+		}
+	}
+	return out
+}
+
+// anyLive reports, without acting, whether any agent runs or is wanted, or
+// (with unstarted) is an owner of an active task never started.
+func (sv *Supervisor) anyLive(unstarted bool) bool {
 	agents, bad, err := sv.records().AgentsChecked()
 	if err != nil || len(bad) > 0 {
 		return true
@@ -422,6 +502,11 @@ func (sv *Supervisor) anyLive() bool {
 	for _, a := range agents {
 		if sv.wanted(a) || sv.drv.Alive(a.Handle) {
 			return true
+		}
+		if unstarted && a.Status == store.AgentPending && a.Role == "" && a.TaskID != "" {
+			if t, err := sv.records().Task(a.TaskID); err == nil && agent.Unstarted(a, t) {
+				return true
+			}
 		}
 	}
 	return false

@@ -206,29 +206,33 @@ func createHeld(s *store.Store, st state.State, l *agent.Launcher, sp Spec) (*st
 	if len(pending) > 0 {
 		status = store.TaskBlocked
 	}
-	if sp.Runtime != config.RuntimeNone && l.BeforeWork != nil {
-		if err := l.BeforeWork(); err != nil {
-			return nil, err
-		}
+	create := func(fn func() error) error { return fn() }
+	if sp.Runtime != config.RuntimeNone {
+		create = l.Wanted // the task is recorded while a supervisor is marked wanted
 	}
-	return st.CreateTask(func(id string) (*store.Task, []byte, error) {
-		t := &store.Task{
-			ID: id, Description: sp.Description, ParentID: sp.ParentID, BlockedBy: pending,
-			Status: status, Depth: depth, Runtime: sp.Runtime, Model: sp.Model, CreatedAt: s.Now().UTC(),
-			Repo: sp.repo,
-		}
-		t.Worktree = worktreeFor(s, sp.worktree, id)
-		t.Review = t.Worktree != nil && sp.ParentID == "" && (sp.Review || s.Config().Merge.Review == "human")
-		if t.BlockedBy == nil {
-			t.BlockedBy = []string{}
-		}
-		owner, err := agent.New(s, store.Agent{Prompt: "owner", TaskID: id, Runtime: sp.Runtime, Model: sp.Model, CodeDesigner: sp.CodeDesigner})
-		if err != nil {
-			return nil, nil, err
-		}
-		t.Owner = owner.Name
-		return t, sp.Context, nil
+	var t *store.Task
+	err := create(func() (err error) {
+		t, err = st.CreateTask(func(id string) (*store.Task, []byte, error) {
+			t := &store.Task{
+				ID: id, Description: sp.Description, ParentID: sp.ParentID, BlockedBy: pending,
+				Status: status, Depth: depth, Runtime: sp.Runtime, Model: sp.Model, CreatedAt: s.Now().UTC(),
+				Repo: sp.repo,
+			}
+			t.Worktree = worktreeFor(s, sp.worktree, id)
+			t.Review = t.Worktree != nil && sp.ParentID == "" && (sp.Review || s.Config().Merge.Review == "human")
+			if t.BlockedBy == nil {
+				t.BlockedBy = []string{}
+			}
+			owner, err := agent.New(s, store.Agent{Prompt: "owner", TaskID: id, Runtime: sp.Runtime, Model: sp.Model, CodeDesigner: sp.CodeDesigner})
+			if err != nil {
+				return nil, nil, err
+			}
+			t.Owner = owner.Name
+			return t, sp.Context, nil
+		})
+		return err
 	})
+	return t, err
 }
 
 // MaxContext bounds the context a parent hands a subtask (bytes).

@@ -6,7 +6,9 @@
 // inotify instances or watches are used up, Until fails with ErrLimit (the
 // kernel's error kept, and a Try: line naming the inotify sysctls, not
 // ulimit -n), never silently. UntilOrPoll is the one way to wait on
-// regardless: it falls back to a check every interval (Poll) and tells its
+// regardless: it falls back to a check every interval and tells its
 // caller, who says so where a person looks (the supervisor records it for
-// pm status).
+// pm status); each interval it tries to watch again, and tells its caller
+// once it does (degraded(nil)), so polling lasts only while inotify is used
+// up.
 package watch

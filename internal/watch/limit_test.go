@@ -75,3 +75,50 @@ func TestUntilOrPollFallsBack(t *testing.T) {
 		t.Fatalf("UntilOrPollWith = %v, want boom", err)
 	}
 }
+
+// Polling lasts only while inotify is used up: each period it tries to
+// watch again, and once its watches are in place it says so (degraded(nil),
+// once a call) and waits on file events.
+func TestUntilOrPollReturnsToWatching(t *testing.T) {
+	tries, checks := 0, 0
+	var said []error
+	until := func(ctx context.Context, dirs func() []string, check func() (bool, error)) error {
+		tries++
+		if tries <= 2 {
+			return explain(syscall.EMFILE)
+		}
+		for { // watching: the watches are in place, each check follows an event
+			if done, err := check(); done || err != nil {
+				return err
+			}
+		}
+	}
+	err := UntilOrPollWith(context.Background(), until, nil, func() (bool, error) {
+		checks++
+		return checks == 5, nil
+	}, time.Millisecond, func(err error) { said = append(said, err) })
+	if err != nil || tries != 3 {
+		t.Fatalf("UntilOrPollWith = %v after %d tries to watch, want 3", err, tries)
+	}
+	if len(said) != 2 || !errors.Is(said[0], ErrLimit) || said[1] != nil {
+		t.Fatalf("degraded reported %v, want the limit once, then nil once watching again", said)
+	}
+}
+
+// A call that watches at once says so too: a caller that polled in an
+// earlier call (the supervisor's bus follower waits once per batch of
+// events) learns it watches again.
+func TestUntilOrPollSaysWatching(t *testing.T) {
+	var said []error
+	until := func(ctx context.Context, dirs func() []string, check func() (bool, error)) error {
+		_, err := check()
+		return err
+	}
+	if err := UntilOrPollWith(context.Background(), until, nil, func() (bool, error) { return true, nil },
+		time.Millisecond, func(err error) { said = append(said, err) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(said) != 1 || said[0] != nil {
+		t.Fatalf("degraded reported %v, want nil once", said)
+	}
+}

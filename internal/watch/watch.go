@@ -51,8 +51,11 @@ func explain(err error) error {
 // UntilOrPoll is Until for a process that must not stop waiting when the
 // inotify limits are used up (the supervisor, a waiter keeping it alive):
 // then it checks every `every` instead, and calls degraded once with the
-// reason, so the caller says so where a person will look. Any other error
-// ends it as it ends Until.
+// reason, so the caller says so where a person will look. Polling is not a
+// state it stays in: each period it tries to watch again, and once its
+// watches are in place it calls degraded(nil) (once a call, polled before
+// or not: a caller that said it polls, in an earlier call, unsays it).
+// Any other error ends it as it ends Until.
 func UntilOrPoll(ctx context.Context, dirs func() []string, check func() (bool, error), every time.Duration, degraded func(error)) error {
 	return UntilOrPollWith(ctx, nil, dirs, check, every, degraded)
 }
@@ -66,14 +69,38 @@ func UntilOrPollWith(ctx context.Context, until UntilFunc, dirs func() []string,
 	if until == nil {
 		until = Until
 	}
-	err := until(ctx, dirs, check)
-	if !errors.Is(err, ErrLimit) {
-		return err
+	polling, said := false, false
+	// until checks once its watches are in place: its first check is the
+	// news that it watches (again).
+	watching := func() (bool, error) {
+		if !said {
+			said, polling = true, false
+			if degraded != nil {
+				degraded(nil)
+			}
+		}
+		return check()
 	}
-	if degraded != nil {
-		degraded(err)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		err := until(ctx, dirs, watching)
+		if !errors.Is(err, ErrLimit) {
+			return err
+		}
+		if !polling && degraded != nil {
+			degraded(err)
+		}
+		polling, said = true, false
+		if done, err := check(); done || err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
 	}
-	return Poll(ctx, every, check)
 }
 
 // Poll calls check now and then every `every` until it reports done or ctx

@@ -26,6 +26,10 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 			// the provider key among it: no other process of the user (an
 			// exec agent) may read it through /proc/PID/environ.
 			driver.NotDumpable()
+			// Revived by a pm command an agent's host ran, it was forked in
+			// that agent's run: out of its cgroups, or the sweep of that run
+			// once it dies (cgroup.kill) would end the supervisor with it.
+			leaveErr := driver.LeaveRun()
 			s, err := f.Store()
 			if err != nil {
 				return err
@@ -35,6 +39,9 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 				return err
 			}
 			log := slog.New(slog.NewTextHandler(f.IO.ErrOut, nil))
+			if leaveErr != nil {
+				log.Warn("cannot leave the agent run's cgroup it was started in", "err", leaveErr)
+			}
 			sv := &supervisor.Supervisor{
 				Store: s, State: l.State, Launcher: l, Policy: supervisor.DefaultPolicy,
 				Log:        log,

@@ -17,7 +17,10 @@
 //     run being the handle's own token: a record an agent rewrote cannot
 //     steer a kill at another cgroup;
 //   - nothing here waits by sleeping: an emptying group is waited for on
-//     cgroup.events (POLLPRI), bounded by the caller's context.
+//     cgroup.events (POLLPRI), bounded by the caller's context;
+//   - a process that must outlive the run it was forked in (the
+//     supervisor, revived by a pm command an agent's host ran) leaves that
+//     run's groups for fresh ones of its own (Leave): no run's kill ends it.
 package cgroup
 
 import (
@@ -437,4 +440,45 @@ func removeWhenEmpty(ctx context.Context, dir string) {
 			_ = proc.Wait(ctx, pid, 0)
 		}
 	}
+}
+
+// Leave moves this process out of the pm groups it sits in (a run's v2
+// group, and its v1 pids group) into fresh groups of its own named token,
+// beside them under Dir: a process a host forked that must outlive the run
+// (the supervisor, revived by a pm command the host ran for its agent) is
+// then not ended with that run's group. Where it sits in no pm group it
+// does nothing. Moving needs no more than making a run's group does (the
+// common ancestor is Dir); where the kernel refuses, it stays and says why.
+func Leave(token string) (moved bool, err error) {
+	if !validRun(token) {
+		return false, errors.New("cgroup: invalid group name " + token)
+	}
+	pid := []byte(strconv.Itoa(os.Getpid()))
+	for _, m := range mounts() {
+		want := ""
+		if !m.v2 {
+			if !hasOpt(m.opts, "pids") {
+				continue
+			}
+			want = "pids"
+		}
+		own, ok := ownPath(want)
+		if !ok || !strings.Contains(own+"/", "/"+Dir+"/") {
+			continue
+		}
+		b, ok := base(m, own)
+		if !ok {
+			continue
+		}
+		dir, _ := makeGroup(b, token, m.v2, 0)
+		if dir == "" {
+			return moved, errors.New("cgroup: cannot make a group of its own under " + filepath.Join(b, Dir))
+		}
+		if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), pid, 0); err != nil {
+			_ = unix.Rmdir(dir)
+			return moved, err
+		}
+		moved = true
+	}
+	return moved, nil
 }
