@@ -30,7 +30,8 @@ import (
 // not here because the default holds no call and an unanswered confirmation
 // is denied whatever its timeout, so a config can only tighten them.
 // isolation "none" lets agents write the user's checkout (a worktree keeps
-// them in their own). Dollar caps and windows are off by default, so prices
+// them in their own). The budgets pm enforces in code (turns, tool calls,
+// tokens, wall time, restarts) off or above their defaults likewise. Dollar caps and windows are off by default, so prices
 // and budgets.*.max_usd|usd_per_* can only tighten too.
 var routingKeys = []struct {
 	key string
@@ -51,6 +52,8 @@ var routingKeys = []struct {
 	{"runtime.exec.pass_env", func(c Config) bool { return len(c.Runtime.Exec.PassEnv) > 0 }},
 	{"runtime.exec.sandbox", func(c Config) bool { return c.Runtime.Exec.Sandbox != nil && !*c.Runtime.Exec.Sandbox }},
 	{"runtime.exec.config_paths", func(c Config) bool { return len(c.Runtime.Exec.ConfigPaths) > 0 }},
+	{"budgets.agent", func(c Config) bool { return looserBudget(c.Budgets.Agent, DefaultConfig().Budgets.Agent) }},
+	{"budgets.task", func(c Config) bool { return looserBudget(c.Budgets.Task, DefaultConfig().Budgets.Task) }},
 	{"governance.loop.repeat", func(c Config) bool { return looser(c.Governance.Loop.Repeat, DefaultLoopRepeat) }},
 	{"governance.loop.phases", func(c Config) bool { return looser(c.Governance.Loop.Phases, DefaultPhasesWithoutProgress) }},
 	{"isolation", func(c Config) bool { return c.Isolation == IsolationNone }},
@@ -62,6 +65,19 @@ var routingKeys = []struct {
 // looser reports a loop breaker threshold that fires later than def, or
 // never (0).
 func looser(v, def int) bool { return v == 0 || v > def }
+
+// looserBudget reports a budget with a bound pm's own code enforces (turns,
+// tool calls, tokens, wall time, restarts) off (0) or above def's. Dollar
+// caps are off by default, so any value only tightens.
+func looserBudget(b, def Budget) bool {
+	for _, p := range [][2]int{{b.MaxTurns, def.MaxTurns}, {b.MaxToolCalls, def.MaxToolCalls}, {b.MaxTokens, def.MaxTokens},
+		{b.MaxWallSeconds, def.MaxWallSeconds}, {b.MaxRestarts, def.MaxRestarts}} {
+		if p[1] > 0 && looser(p[0], p[1]) {
+			return true
+		}
+	}
+	return false
+}
 
 // RoutingKeys lists the keys only a trusted config.json may set.
 func RoutingKeys() []string {
