@@ -163,3 +163,36 @@ func Unstarted(a *store.Agent, t *store.Task) bool {
 	return a.Status == store.AgentPending && a.Role == "" && a.Runtime != config.RuntimeNone &&
 		t != nil && a.TaskID == t.ID && t.Status == store.TaskActive && t.Owner == a.Name
 }
+
+// Wanted is whether agent a should be running, the one definition the
+// supervisor (stay on, respawn) and pm doctor --check (stranded or not)
+// share: never an agent on runtime none, one killed, failed or never
+// started, nor one that left by itself (exited 0: an owner that ends its
+// turn without pm done is stalled and waits for a person, not for a
+// respawn); otherwise a resident prompt object (no task) is wanted, a
+// task's owner while its task t is active and it is still the owner, and
+// a role agent while its phase (read by phase, only then) is active.
+func Wanted(a *store.Agent, t *store.Task, phase func() (*store.Phase, error)) bool {
+	if a.Runtime == config.RuntimeNone {
+		return false
+	}
+	switch a.Status {
+	case store.AgentKilled, store.AgentFailed, store.AgentPending:
+		return false
+	case store.AgentExited:
+		if a.ExitCode == nil || *a.ExitCode == 0 {
+			return false
+		}
+	}
+	if a.TaskID == "" {
+		return true
+	}
+	if t == nil || t.ID != a.TaskID || t.Status != store.TaskActive {
+		return false
+	}
+	if a.Role == "" {
+		return t.Owner == a.Name
+	}
+	ph, err := phase()
+	return err == nil && ph.Status == store.PhaseActive
+}

@@ -189,26 +189,9 @@ func (c *checker) unstarted(a *store.Agent, byID map[string]*store.Task) bool {
 	return agent.Unstarted(a, byID[a.TaskID])
 }
 
-// wanted: the agent's task is active and it is its owner, or its room is
-// open (the supervisor's rule, from the records already read).
+// wanted: agent.Wanted, from the records already read.
 func (c *checker) wanted(a *store.Agent, byID map[string]*store.Task) bool {
-	switch a.Status {
-	case store.AgentKilled, store.AgentFailed, store.AgentPending:
-		return false
-	case store.AgentExited:
-		if a.ExitCode == nil || *a.ExitCode == 0 {
-			return false
-		}
-	}
-	t := byID[a.TaskID]
-	if a.TaskID == "" || t == nil || t.Status != store.TaskActive {
-		return false
-	}
-	if a.Role == "" {
-		return t.Owner == a.Name
-	}
-	ph, err := c.s.Phase(a.TaskID, a.PhaseID)
-	return err == nil && ph.Status == store.PhaseActive
+	return agent.Wanted(a, byID[a.TaskID], func() (*store.Phase, error) { return c.s.Phase(a.TaskID, a.PhaseID) })
 }
 
 // gitLock: the repository's index lock with no process holding it open.

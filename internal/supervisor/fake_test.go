@@ -117,10 +117,14 @@ func TestReconcileWithFakeDriver(t *testing.T) {
 			r.record(t, a.Name, 1)
 			r.fake.Exit(a.Handle, 1)
 		}, true, true},
+		// Left on purpose: the task is stalled and waits for a person (pm
+		// answer or pm kill --restart start it again, marking a supervisor
+		// wanted then); nothing keeps the supervisor on for it
+		// (agent.Wanted, as pm doctor --check reads it).
 		{"exit 0: left on purpose", func(t *testing.T, r *rig, _ *store.Task, a *store.Agent) {
 			r.record(t, a.Name, 0)
 			r.fake.Exit(a.Handle, 0)
-		}, false, true},
+		}, false, false},
 		{"killed by pm kill", func(t *testing.T, r *rig, _ *store.Task, a *store.Agent) {
 			if err := r.l.Kill(store.Human, a.Name); err != nil {
 				t.Fatal(err)

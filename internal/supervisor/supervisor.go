@@ -515,23 +515,11 @@ func (sv *Supervisor) anyLive(unstarted bool) bool {
 // wanted: the agent's task (and, for a role agent, its phase) is still live
 // and nobody ended it on purpose.
 func (sv *Supervisor) wanted(a *store.Agent) bool {
-	if a.Runtime == config.RuntimeNone || a.Status == store.AgentKilled || a.Status == store.AgentFailed || a.Status == store.AgentPending {
-		return false
+	var t *store.Task
+	if a.TaskID != "" {
+		t, _ = sv.records().Task(a.TaskID)
 	}
-	if a.TaskID == "" {
-		// A resident prompt object: wanted while it runs, and after a crash
-		// (it may hold a request someone is waiting for).
-		return a.Status == store.AgentRunning || (a.Status == store.AgentExited && a.ExitCode != nil && *a.ExitCode != 0)
-	}
-	t, err := sv.records().Task(a.TaskID)
-	if err != nil || t.Status != store.TaskActive {
-		return false
-	}
-	if a.Role == "" {
-		return t.Owner == a.Name
-	}
-	ph, err := sv.records().Phase(a.TaskID, a.PhaseID)
-	return err == nil && ph.Status == store.PhaseActive
+	return agent.Wanted(a, t, func() (*store.Phase, error) { return sv.records().Phase(a.TaskID, a.PhaseID) })
 }
 
 // crashed: the process is gone and did not leave on its own. A host killed

@@ -137,7 +137,7 @@ func TestWantedAndCrashed(t *testing.T) {
 		crashed bool
 	}{
 		{"owner of an active task, killed -9", store.Agent{Name: owner.Name, TaskID: tk.ID, Runtime: "llm", Status: store.AgentRunning}, true, true},
-		{"owner that exited 0", store.Agent{Name: owner.Name, TaskID: tk.ID, Runtime: "llm", Status: store.AgentExited, ExitCode: &zero}, true, false},
+		{"owner that exited 0 (stalled: waits for a person, not a respawn)", store.Agent{Name: owner.Name, TaskID: tk.ID, Runtime: "llm", Status: store.AgentExited, ExitCode: &zero}, false, false},
 		{"owner that exited 1", store.Agent{Name: owner.Name, TaskID: tk.ID, Runtime: "llm", Status: store.AgentExited, ExitCode: &one}, true, true},
 		{"a former owner", store.Agent{Name: "old_0001", TaskID: tk.ID, Runtime: "llm", Status: store.AgentRunning}, false, true},
 		{"owner of a done task", store.Agent{Name: done.Owner, TaskID: done.ID, Runtime: "llm", Status: store.AgentRunning}, false, true},
