@@ -554,7 +554,10 @@ func TestSpawnerSignals(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cmd, _ := Command(context.Background(), f.policy(), `sh -c 'echo started; sleep 600; :' `+splitToken(token))
+			// The shell blocks in a builtin (read from a FIFO nobody writes),
+			// so no child of its own holds the token for a moment between a
+			// fork and an exec when the test looks (a sleep did, under load).
+			cmd, _ := Command(context.Background(), f.policy(), `sh -c 'mkfifo "$TMPDIR/g"; echo started; read x < "$TMPDIR/g"; :' `+splitToken(token))
 			cmd.Dir, cmd.Env, cmd.Stdout = f.ws, append(os.Environ(), "TMPDIR="+f.tmp), w
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
@@ -606,7 +609,10 @@ func TestNothingOutlivesKilledCommand(t *testing.T) {
 			// The process reports its pid (as this side sees it) through a
 			// FIFO; the command prints it once it is running.
 			token := "pm-bg-" + strconv.Itoa(os.Getpid()) + "-" + strings.ReplaceAll(mode, " ", "")
-			line := `mkfifo "$TMPDIR/f"; setsid env -i sh -c 'echo up > "$1"; sleep 600; :' ` + splitToken(token) + ` "$TMPDIR/f" </dev/null >/dev/null 2>&1 &
+			// It then blocks in a builtin (read from the FIFO, which nobody
+			// writes again): no child of its own holds the token between a
+			// fork and an exec when the test looks.
+			line := `mkfifo "$TMPDIR/f"; setsid env -i sh -c 'echo up > "$1"; read x < "$1"; :' ` + splitToken(token) + ` "$TMPDIR/f" </dev/null >/dev/null 2>&1 &
 read up < "$TMPDIR/f"; echo "$up"; exec sleep 600`
 			cmd, _ := Command(context.Background(), f.policy(), line)
 			cmd.Dir, cmd.Env, cmd.Stdout = f.ws, append(os.Environ(), "TMPDIR="+f.tmp), w
