@@ -23,33 +23,28 @@ type Event struct {
 	Data Payload `json:"data,omitempty"`
 }
 
-// wire is Event as encoding/json reads it, with the payload left as JSON
-// text for decodePayload.
-type wire struct {
-	Time    time.Time       `json:"ts"`
-	Kind    Kind            `json:"kind"`
-	Actor   string          `json:"actor"`
-	TaskID  string          `json:"task_id,omitempty"`
-	PhaseID string          `json:"phase_id,omitempty"`
-	MsgID   string          `json:"msg_id,omitempty"`
-	Agent   string          `json:"agent,omitempty"`
-	Text    string          `json:"text,omitempty"`
-	Data    json.RawMessage `json:"data,omitempty"`
-}
+// eventFields is Event without its methods, so decoding into it does not
+// recurse into UnmarshalJSON.
+type eventFields Event
 
 // UnmarshalJSON reads an event and its payload as its kind's struct
-// (decodePayload).
+// (decodePayload). Every field but Data is Event's own, decoded in place
+// (a field added to Event is read with no change here); Data, shadowed by
+// the outer field of the same name, is kept as JSON text first.
 func (ev *Event) UnmarshalJSON(b []byte) error {
-	var w wire
+	w := struct {
+		*eventFields
+		Data json.RawMessage `json:"data,omitempty"`
+	}{eventFields: (*eventFields)(ev)}
+	*ev = Event{}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	data, err := decodePayload(w.Kind, w.Data)
+	data, err := decodePayload(ev.Kind, w.Data)
 	if err != nil {
 		return err
 	}
-	*ev = Event{Time: w.Time, Kind: w.Kind, Actor: w.Actor, TaskID: w.TaskID, PhaseID: w.PhaseID,
-		MsgID: w.MsgID, Agent: w.Agent, Text: w.Text, Data: data}
+	ev.Data = data
 	return nil
 }
 

@@ -12,8 +12,10 @@ import (
 // its tags, the payload as json.Marshal writes it (left out when it writes
 // no field). Event's MarshalJSON must write these bytes.
 func reference(ev Event) ([]byte, error) {
-	w := wire{Time: ev.Time, Kind: ev.Kind, Actor: ev.Actor, TaskID: ev.TaskID, PhaseID: ev.PhaseID,
-		MsgID: ev.MsgID, Agent: ev.Agent, Text: ev.Text}
+	w := struct {
+		*eventFields
+		Data json.RawMessage `json:"data,omitempty"`
+	}{eventFields: (*eventFields)(&ev)}
 	if ev.Data != nil {
 		data, err := json.Marshal(ev.Data)
 		if err != nil {
