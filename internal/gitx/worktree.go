@@ -374,43 +374,35 @@ func checkoutTree(st storer.EncodedObjectStorer, root string, tree plumbing.Hash
 		}
 	}
 	// The files are written by a few workers (a checkout waits on the
-	// file system more than on the CPU); the object store is read by one
-	// at a time (go-git's storage is not safe for concurrent reads).
+	// file system more than on the CPU), a run of one directory's files at
+	// a time: the directory is opened once per run, so each file costs one
+	// openat of its own name instead of a walk from the top (and its stat
+	// is an fstat of the open file). The object store is read by one
+	// worker at a time (go-git's storage is not safe for concurrent reads).
 	entries := make([]*index.Entry, len(files))
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	errc := make(chan error, checkoutWorkers)
-	next := make(chan int)
+	next := make(chan checkoutRun)
 	for range checkoutWorkers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			var buf []byte
-			for i := range next {
-				f := files[i]
-				e := &index.Entry{Name: f.name, Hash: f.e.Hash, Mode: f.e.Mode}
+			for run := range next {
 				var err error
-				if buf, err = writeEntryLocked(st, &mu, r, f.name, f.e, buf); err != nil {
+				if buf, err = writeRun(st, &mu, r, files, entries, run, buf); err != nil {
 					errc <- err
 					return
 				}
-				fi, err := r.Lstat(f.name)
-				if err != nil {
-					errc <- fmt.Errorf("gitx: checkout: %w", err)
-					return
-				}
-				if f.e.Mode != filemode.Submodule {
-					fillStat(e, fi)
-				}
-				entries[i] = e
 			}
 		}()
 	}
 	var werr error
 feed:
-	for i := range files {
+	for _, run := range checkoutRuns(files) {
 		select {
-		case next <- i:
+		case next <- run:
 		case werr = <-errc:
 			break feed
 		}
@@ -430,21 +422,84 @@ feed:
 	return entries, nil
 }
 
+// checkoutRun is files[from:to], all in directory dir.
+type checkoutRun struct {
+	dir      string
+	from, to int
+}
+
+// checkoutRunLen bounds a run, so one large directory is still shared
+// between the workers.
+const checkoutRunLen = 64
+
+// checkoutRuns splits files into runs of consecutive files of one
+// directory, at most checkoutRunLen long.
+func checkoutRuns(files []checkoutFile) []checkoutRun {
+	var runs []checkoutRun
+	for i, f := range files {
+		dir := filepathDir(f.name)
+		if n := len(runs); n > 0 && runs[n-1].dir == dir && runs[n-1].to == i && i-runs[n-1].from < checkoutRunLen {
+			runs[n-1].to++
+			continue
+		}
+		runs = append(runs, checkoutRun{dir: dir, from: i, to: i + 1})
+	}
+	return runs
+}
+
+// writeRun writes one run's files through their directory, opened once
+// under r (so still never leading out of it), and sets their entries.
+func writeRun(st storer.EncodedObjectStorer, mu *sync.Mutex, r *os.Root, files []checkoutFile, entries []*index.Entry, run checkoutRun, buf []byte) ([]byte, error) {
+	d := r
+	if run.dir != "" {
+		var err error
+		if d, err = r.OpenRoot(run.dir); err != nil {
+			return buf, fmt.Errorf("gitx: checkout: %w", err)
+		}
+		defer d.Close()
+	}
+	for i := run.from; i < run.to; i++ {
+		f := files[i]
+		base := f.name[len(run.dir):]
+		if run.dir != "" {
+			base = base[1:]
+		}
+		e := &index.Entry{Name: f.name, Hash: f.e.Hash, Mode: f.e.Mode}
+		var fi os.FileInfo
+		var err error
+		if buf, fi, err = writeEntryLocked(st, mu, d, base, f.e, buf); err != nil {
+			if run.dir != "" {
+				err = fmt.Errorf("%w (in %s)", err, run.dir)
+			}
+			return buf, err
+		}
+		if f.e.Mode != filemode.Submodule {
+			fillStat(e, fi)
+		}
+		entries[i] = e
+	}
+	return buf, nil
+}
+
 // checkoutWorkers is how many files a checkout writes at once.
 const checkoutWorkers = 4
 
-// writeEntryLocked is writeEntry with the object read under mu.
-func writeEntryLocked(st storer.EncodedObjectStorer, mu *sync.Mutex, r *os.Root, name string, e treeEntry, buf []byte) ([]byte, error) {
+// writeEntryLocked creates name under r as writeEntry does, with the
+// object read under mu, and returns what it wrote's stat (nil for a
+// submodule's directory).
+func writeEntryLocked(st storer.EncodedObjectStorer, mu *sync.Mutex, r *os.Root, name string, e treeEntry, buf []byte) ([]byte, os.FileInfo, error) {
 	if e.Mode == filemode.Submodule {
-		return writeEntry(st, r, name, e, buf)
+		buf, err := writeEntry(st, r, name, e, buf)
+		return buf, nil, err
 	}
 	mu.Lock()
 	data, err := readBlob(st, e.Hash, buf[:0])
 	mu.Unlock()
 	if err != nil {
-		return buf, fmt.Errorf("gitx: checkout %s: %w", name, err)
+		return buf, nil, fmt.Errorf("gitx: checkout %s: %w", name, err)
 	}
-	return data, writeData(r, name, e.Mode, data)
+	fi, err := writeDataStat(r, name, e.Mode, data)
+	return data, fi, err
 }
 
 // checkName refuses a tree path git itself would not check out: an empty,
@@ -503,11 +558,22 @@ func writeEntry(st storer.EncodedObjectStorer, r *os.Root, name string, e treeEn
 // writeData creates name under r holding data: a symbolic link to it, or
 // a file (executable or not).
 func writeData(r *os.Root, name string, mode filemode.FileMode, data []byte) error {
+	_, err := writeDataStat(r, name, mode, data)
+	return err
+}
+
+// writeDataStat is writeData, returning the stat of what it made (taken
+// from the open file, after its last write).
+func writeDataStat(r *os.Root, name string, mode filemode.FileMode, data []byte) (os.FileInfo, error) {
 	if mode == filemode.Symlink {
 		if err := r.Symlink(string(data), name); err != nil {
-			return fmt.Errorf("gitx: checkout: %w", err)
+			return nil, fmt.Errorf("gitx: checkout: %w", err)
 		}
-		return nil
+		fi, err := r.Lstat(name)
+		if err != nil {
+			return nil, fmt.Errorf("gitx: checkout: %w", err)
+		}
+		return fi, nil
 	}
 	perm := os.FileMode(0o666)
 	if mode == filemode.Executable {
@@ -515,16 +581,20 @@ func writeData(r *os.Root, name string, mode filemode.FileMode, data []byte) err
 	}
 	f, err := r.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, perm)
 	if err != nil {
-		return fmt.Errorf("gitx: checkout: %w", err)
+		return nil, fmt.Errorf("gitx: checkout: %w", err)
 	}
 	_, err = f.Write(data)
+	var fi os.FileInfo
+	if err == nil {
+		fi, err = f.Stat()
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("gitx: checkout %s: %w", name, err)
+		return nil, fmt.Errorf("gitx: checkout %s: %w", name, err)
 	}
-	return nil
+	return fi, nil
 }
 
 // readBlob appends blob h's bytes to buf.
