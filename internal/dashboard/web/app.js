@@ -9,6 +9,8 @@ const MAX_LOG = 1000;     // lines kept in the message log
 const MAX_TREE = 500;     // task rows drawn before "show more"
 const MAX_ROOM = 200;     // messages kept per room
 const MAX_STREAM = 4000;  // characters of streamed model text kept per agent
+const MAX_TEXT = 4000;    // characters of one message or task description drawn
+const MAX_BARS = 50;      // cost bars drawn per list (the costliest first)
 
 let state = null;         // the snapshot, kept current by apply()
 let cursor = "";          // the cursor after the last event applied
@@ -93,9 +95,10 @@ async function start() {
     agents: new Map(s.agents.map((a) => [a.name, a])),
     requests: new Map(s.requests.map((r) => [r.id, r])),
     prompts: s.prompts,
-    rooms: new Map(s.rooms.map((r) => [r.phase.id, { ...r, messages: r.messages || [] }])),
+    rooms: new Map(s.rooms.map((r) => [r.phase.id, { ...r, messages: r.messages || [], typing: new Map((r.typing || []).map((x) => [x.name, x.since || ""])) }])),
     budgets: s.budgets,
     windows: s.windows || [],
+    costs: { tasks: new Map(Object.entries((s.costs && s.costs.tasks) || {})), agents: new Map(Object.entries((s.costs && s.costs.agents) || {})) },
     budgetStops: [],
   };
   cursor = s.cursor;
@@ -105,7 +108,7 @@ async function start() {
     appendLog(entry.event, entry.line);
     if (entry.event.kind === "agent.budget") pushBudgetStop(entry.event);
   }
-  for (const k of ["attention", "capabilities", "rooms", "tasks", "usage"]) dirty.add(k);
+  for (const k of ["attention", "capabilities", "rooms", "tasks", "usage", "costs"]) dirty.add(k);
   render();
   if (detail) openTask(detail.task.id);
   else route(); // a task's URL opens it
@@ -215,18 +218,18 @@ function apply(ev, changes) {
     case "phase.opened":
       if (!state.rooms.has(ev.phase_id)) {
         state.rooms.set(ev.phase_id, { phase: { id: ev.phase_id, task_id: ev.task_id, name: ev.text, message_limit: d.limit,
-          roles: d.roles || [], rules: d.rules || "", status: "active", created_at: ev.ts }, count: 0, messages: [] });
+          roles: d.roles || [], rules: d.rules || "", status: "active", created_at: ev.ts }, count: 0, messages: [], typing: new Map(), last_activity: ev.ts });
       }
       dirty.add("rooms");
       break;
     case "phase.extended": {
       const r = state.rooms.get(ev.phase_id);
-      if (r) { r.phase.message_limit = d.limit; dirty.add("rooms"); }
+      if (r) { r.phase.message_limit = d.limit; r.last_activity = ev.ts; dirty.add("rooms"); }
       break;
     }
     case "phase.closed": {
       const r = state.rooms.get(ev.phase_id);
-      if (r) { r.phase.status = "closed"; r.phase.close_reason = ev.text; r.count = num(d.messages); r.messages = []; dirty.add("rooms"); }
+      if (r) { r.phase.status = "closed"; r.phase.close_reason = ev.text; r.count = num(d.messages); r.messages = []; r.typing.clear(); r.last_activity = ev.ts; dirty.add("rooms"); }
       break;
     }
     case "message.posted": postMessage(ev, d); break;
@@ -253,6 +256,7 @@ function apply(ev, changes) {
         agent.status = ev.kind === "agent.exited" ? "exited" : ev.kind === "agent.killed" ? "killed" : "failed";
         agent.reason = ev.text || ""; agent.ended_at = ev.ts;
         if (ev.kind !== "agent.killed") stallOwner(agent, ev.text);
+        setTyping(agent, false, ev.ts);
         if (!agent.task_id) promptState(agent.prompt, agent.status === "exited" ? "idle" : agent.status);
         dirty.add("usage").add("attention");
       }
@@ -264,6 +268,7 @@ function apply(ev, changes) {
         agent.usage = withDollars({ turns: num(d.turns), tool_calls: num(d.tool_calls), tokens: num(d.tokens) }, agent.usage, d);
         dirty.add("usage");
       }
+      addCost(ev.agent, ev.task_id || (agent && agent.task_id) || "", d.usd);
       endStream(ev.agent);
       break;
     case "agent.output": streamOutput(ev, d); break;
@@ -271,6 +276,7 @@ function apply(ev, changes) {
       if (agent) {
         agent.activity = ev.text; agent.active_at = ev.ts;
         if (!agent.task_id) promptState(agent.prompt, ev.text); // a resident: its capability chip
+        setTyping(agent, agent.status === "running" && ev.text === "working", ev.ts);
         dirty.add("usage");
       }
       detailActivity(ev.agent, ev.text);
@@ -306,6 +312,7 @@ function postMessage(ev, d) {
   const a = state.agents.get(ev.actor);
   const m = { id: ev.msg_id, author: ev.actor, role: a ? a.role : "", content: ev.text, timestamp: ev.ts };
   r.messages.push(m);
+  r.last_activity = ev.ts;
   if (r.messages.length > MAX_ROOM) r.messages.shift();
   if (d.n) r.count = d.n;
   if (d.limit) r.phase.message_limit = d.limit;
@@ -313,10 +320,41 @@ function postMessage(ev, d) {
   const room = document.querySelector('.room[data-phase="' + CSS.escape(ev.phase_id) + '"]');
   if (!room) { dirty.add("rooms"); return; }
   const box = room.querySelector(".msgs");
-  box.append(messageLine(m.author, m.role, m.content));
+  box.append(messageLine(m.author, m.role, m.content, m.timestamp));
   while (box.childElementCount > MAX_ROOM) box.firstElementChild.remove();
   box.scrollTop = box.scrollHeight;
-  room.querySelector(".count").textContent = r.count + "/" + r.phase.message_limit;
+  room.querySelector(".count").replaceWith(roomCount(r));
+  room.querySelector(".pulse").replaceWith(roomPulse(r));
+}
+
+// setTyping: an agent's turn is in flight in its room (running, activity
+// "working": the rule of the server's RoomView.Typing), or no longer.
+// Drawn in place: activity changes are frequent.
+function setTyping(a, on, ts) {
+  const r = a.phase_id && state.rooms.get(a.phase_id);
+  if (!r || r.phase.status !== "active" || r.typing.has(a.name) === on) return;
+  if (on) r.typing.set(a.name, ts || ""); else r.typing.delete(a.name);
+  const pulse = document.querySelector('.room[data-phase="' + CSS.escape(r.phase.id) + '"] .pulse');
+  if (pulse) pulse.replaceWith(roomPulse(r));
+}
+
+// addCost adds one model call's dollars (agent.turn's usd; null: unknown,
+// never $0) to its agent's and its task's cost lines, as the ledger sums them.
+function addCost(name, taskID, usd) {
+  const add = (m, key, maxUSD) => {
+    const l = m.get(key) || { name: m === state.costs.agents ? key : "", task: taskID, sum: { entries: 0, usd: 0, unknown: 0 }, max_usd: maxUSD };
+    l.sum = { ...l.sum, entries: num(l.sum.entries) + 1, usd: num(l.sum.usd) + (usd == null ? 0 : num(usd)), unknown: num(l.sum.unknown) + (usd == null ? 1 : 0) };
+    l.cost = sumText(l.sum);
+    m.set(key, l);
+  };
+  const b = state.budgets || {};
+  if (name) add(state.costs.agents, name, num(b.agent && b.agent.max_usd));
+  if (taskID) {
+    add(state.costs.tasks, taskID, num(b.task && b.task.max_usd));
+    const bar = document.querySelector('[data-task="' + CSS.escape(taskID) + '"] .cost');
+    if (bar) bar.replaceWith(taskCostBar(taskID));
+  }
+  dirty.add("costs");
 }
 
 // ---- streamed model output
@@ -378,10 +416,42 @@ function appendLog(ev, line) {
     li = el("li", { class: "other" }, el("span", { class: "kind" }, time + ev.kind + " "),
       el("span", { class: "who" }, ev.actor || ""), to ? " → " + to : "", ev.text ? ": " + ev.text : "");
   }
+  if (ev.task_id) li.dataset.task = ev.task_id;
+  li.hidden = !!timelineFilter && ev.task_id !== timelineFilter;
   log.append(li);
   while (log.childElementCount > MAX_LOG) log.firstElementChild.remove();
   log.scrollTop = log.scrollHeight;
 }
+
+// The timeline's task filter: the events the page keeps (the snapshot's
+// log, then every event live) of one task; "" shows all.
+let timelineFilter = "";
+
+function filterTimeline(id) {
+  timelineFilter = id;
+  for (const li of $("log").children) li.hidden = !!id && li.dataset.task !== id;
+  $("log").scrollTop = $("log").scrollHeight;
+}
+
+// timelineTasks keeps the filter's choices to the tasks the page knows,
+// redrawn only when that set changes.
+let timelineKnown = "";
+function timelineTasks() {
+  const ids = [...state.tasks.keys()];
+  const key = ids.join(",");
+  if (key === timelineKnown) return;
+  timelineKnown = key;
+  const sel = $("timeline-task");
+  sel.replaceChildren(el("option", { value: "" }, "all tasks"),
+    ...ids.slice(-MAX_TREE).reverse().map((id) => el("option", { value: id }, id + " " + clip(state.tasks.get(id).description, 40))));
+  sel.value = state.tasks.has(timelineFilter) ? timelineFilter : "";
+}
+
+// Every shown age ([data-ago]) counts on between events, so a still room's
+// idle time grows on screen.
+setInterval(() => {
+  for (const e of document.querySelectorAll("[data-ago]")) e.textContent = ago(e.dataset.ago);
+}, 5000);
 
 // ---- rendering: sections marked dirty are drawn again, once per frame
 
@@ -395,7 +465,7 @@ function render() {
   const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.draft : undefined;
   const c = state.counts || {};
   $("counts").textContent = Object.entries(c).filter(([, v]) => v > 0).map(([k, v]) => v + " " + k).join(" · ") || "no tasks";
-  const parts = { attention: renderAttention, capabilities: renderCapabilities, rooms: renderRooms, tasks: renderTasks, usage: renderUsage };
+  const parts = { attention: renderAttention, capabilities: renderCapabilities, rooms: renderRooms, tasks: renderTasks, usage: renderUsage, costs: renderCosts };
   for (const k of dirty) parts[k]();
   dirty.clear();
   if (focused) {
@@ -491,8 +561,20 @@ function renderCapabilities() {
   $("capabilities").replaceChildren(...chips);
 }
 
-function messageLine(who, role, text) {
-  return el("div", { class: "msg" }, el("span", { class: "who" }, who), role ? el("span", { class: "role" }, " (" + role + ")") : null, ": ", text);
+// clip bounds a text an agent wrote before it is drawn (as text).
+function clip(text, n) {
+  const t = String(text || "");
+  return t.length > n ? t.slice(0, n) + "… (" + (t.length - n) + " more characters)" : t;
+}
+
+// messageLine is one message of a conversation: author, role, time and
+// the text, each a text node.
+function messageLine(who, role, text, ts) {
+  const human = who === "human";
+  return el("div", { class: "msg" + (human ? " human" : "") },
+    el("div", { class: "head" }, el("span", { class: "who" }, who), role ? el("span", { class: "role" }, " " + role) : null,
+      ts ? el("time", { class: "at", datetime: ts, title: ts }, " " + String(ts).slice(11, 16)) : null),
+    el("div", { class: "text" }, clip(text, MAX_TEXT)));
 }
 
 function renderRooms() {
@@ -511,7 +593,7 @@ function renderRooms() {
 
 function roomView(r) {
   const ph = r.phase;
-  const msgs = el("div", { class: "msgs" }, ...(r.messages || []).map((m) => messageLine(m.author, m.role, m.content)));
+  const msgs = el("div", { class: "msgs" }, ...(r.messages || []).map((m) => messageLine(m.author, m.role, m.content, m.timestamp)));
   const agents = [...state.agents.values()].filter((a) => a.phase_id === ph.id);
   const live = el("div", { class: "streams" }, ...agents.map((a) => streamView(a.name)));
   const input = draftInput("say:" + ph.id, "Say something as the human");
@@ -524,9 +606,33 @@ function roomView(r) {
   const extend = el("button", { type: "button", onclick: () => post("/api/extend-phase", { task: ph.task_id, n: 5 }) }, "+5 messages");
   const end = el("button", { type: "button", onclick: () => post("/api/end-phase", { task: ph.task_id }) }, "End phase");
   return el("div", { class: "room", "data-phase": ph.id },
-    el("div", {}, el("strong", {}, ph.name), " ", el("span", { class: "meta count" }, r.count + "/" + ph.message_limit), " ", extend, " ", end),
-    el("div", { class: "meta info" }, ph.id + " on ", taskLink(ph.task_id), " · roles: " + (ph.roles || []).join(", ") + (ph.rules ? " · rules: " : ""), ph.rules || ""),
-    msgs, live, say);
+    el("div", { class: "top" }, el("strong", {}, ph.name), " ", roomCount(r), el("span", { class: "acts" }, extend, end)),
+    el("div", { class: "meta info" }, ph.id + " on ", taskLink(ph.task_id), " · roles: " + (ph.roles || []).join(", ") + (ph.rules ? " · rules: " : ""), ph.rules ? clip(ph.rules, 400) : ""),
+    roomPulse(r), msgs, live, say);
+}
+
+// roomCount is the room's messages against its limit, "7/10" and a meter.
+function roomCount(r) {
+  const n = num(r.count), lim = num(r.phase.message_limit);
+  const full = lim > 0 && n >= 0.8 * lim;
+  return el("span", { class: "count" + (full ? " full" : ""), title: n + " of " + lim + " messages" }, n + "/" + lim, meter(lim > 0 ? n / lim : 0, full ? "over" : ""));
+}
+
+// roomPulse says whether the room moves: who is typing (their turn is in
+// flight), else how long nobody has posted; a task the server judges idle
+// or stuck says so with the way out, so a hung room never reads as working.
+function roomPulse(r) {
+  const h = state.health[r.phase.task_id] || {};
+  const since = r.last_activity ? el("span", { class: "ago", "data-ago": r.last_activity }, ago(r.last_activity)) : null;
+  if (r.typing && r.typing.size) {
+    const who = [...r.typing.keys()];
+    return el("div", { class: "pulse typing" }, el("span", { class: "dots" }), who.map((n) => "@" + n).join(", ") + (who.length === 1 ? " is typing" : " are typing"),
+      since ? el("span", { class: "calm" }, " · last post ", since, " ago") : null);
+  }
+  const stuck = h.state === "idle" || h.state === "stuck";
+  return el("div", { class: "pulse " + (stuck ? "stuck" : "quiet") }, stuck ? h.state + ": " : "nobody is typing",
+    since ? el("span", {}, (stuck ? "nothing moved for " : " · last activity ") , since, stuck ? "" : " ago") : null,
+    stuck && h.next ? el("div", { class: "meta" }, "Try: " + h.next) : null);
 }
 
 // Every task view has its URL, #/task/tk-…: a link, the back button and a
@@ -562,31 +668,110 @@ function ago(ts) {
   return Math.floor(s / 86400) + "d" + Math.floor((s % 86400) / 3600) + "h";
 }
 
+// renderTasks draws the task graph: each task a node with its state,
+// health, last activity, blockers (blocked-by edges, each a link with the
+// blocker's state) and cost against budget; subtasks nested under their
+// parent; live trees first. Each id opens the task's view at its URL.
 function renderTasks() {
   const byID = state.tasks;
+  const live = (t) => t.status === "active" || t.status === "blocked";
   const roots = [...byID.values()].filter((t) => !t.parent_id || !byID.has(t.parent_id));
+  roots.sort((a, b) => Number(live(b)) - Number(live(a))); // stable: oldest first within each
+  const blocks = new Map(); // blocker → the tasks it holds up
+  for (const t of byID.values()) for (const b of t.blocked_by || []) blocks.set(b, [...(blocks.get(b) || []), t.id]);
   let drawn = 0;
   const node = (t) => {
     if (drawn >= treeLimit) return null;
     drawn++;
-    const live = t.status === "active" || t.status === "blocked";
-    const h = state.health[t.id];
-    const row = el("div", { class: "task", "data-task": t.id },
-      taskLink(t.id), el("span", { class: "status " + t.status }, t.status),
-      h && h.state !== t.status ? el("span", { class: "health " + h.state }, h.state) : null,
-      el("span", { class: "desc" }, t.description),
-      live && h && h.last_activity ? el("span", { class: "ago", "data-last-activity": h.last_activity }, "· " + ago(h.last_activity) + " ago") : null,
-      (t.blocked_by || []).length ? el("span", { class: "edge" }, "⟵ " + t.blocked_by.join(", ")) : null,
-      live ? el("button", { type: "button", "data-act": "kill", onclick: () => confirmKill(t.id, false) }, "Kill") : null,
-      live ? el("button", { type: "button", "data-act": "restart", onclick: () => confirmKill(t.id, true) }, "Restart") : null);
+    const row = taskNode(t, blocks.get(t.id) || []);
     const kids = (t.children || []).map((id) => byID.get(id)).filter(Boolean).map(node).filter(Boolean);
-    return el("li", {}, row, kids.length ? el("ul", {}, ...kids) : null);
+    return el("li", { class: live(t) ? "live" : "over" }, row, kids.length ? el("ul", {}, ...kids) : null);
   };
   const items = roots.map(node).filter(Boolean);
-  const out = [el("ul", { class: "tree" }, ...items)];
+  const out = [el("ul", { class: "tree graph" }, ...items)];
   if (drawn >= treeLimit) out.push(el("button", { type: "button", onclick: () => { treeLimit += MAX_TREE; renderTasks(); } }, "Show more"));
   if (state.total > byID.size) out.push(el("button", { type: "button", "data-act": "show-finished", onclick: showFinished }, "Show " + (state.total - byID.size) + " finished task" + (state.total - byID.size === 1 ? "" : "s")));
+  if (byID.size === 0) out.unshift(el("p", { class: "calm" }, "No task yet."));
   $("tasks").replaceChildren(...out);
+  timelineTasks();
+}
+
+// taskNode is one node of the graph.
+function taskNode(t, holds) {
+  const live = t.status === "active" || t.status === "blocked";
+  const h = state.health[t.id];
+  const hs = h && h.state !== t.status ? h.state : "";
+  const edge = (id) => { const b = state.tasks.get(id); return el("span", { class: "edge-to" }, taskLink(id), b ? el("span", { class: "status " + b.status }, b.status) : null); };
+  return el("div", { class: "task node " + t.status + (hs ? " h-" + hs : ""), "data-task": t.id },
+    el("div", { class: "line" }, el("span", { class: "dot " + (hs || t.status), title: hs || t.status }), taskLink(t.id),
+      el("span", { class: "status " + t.status }, t.status),
+      hs ? el("span", { class: "health " + hs }, hs) : null,
+      live && h && h.last_activity ? el("span", { class: "ago", "data-last-activity": h.last_activity }, "· ", el("span", { "data-ago": h.last_activity }, ago(h.last_activity)), " ago") : null,
+      live ? el("span", { class: "acts" },
+        el("button", { type: "button", "data-act": "kill", onclick: () => confirmKill(t.id, false) }, "Kill"),
+        el("button", { type: "button", "data-act": "restart", onclick: () => confirmKill(t.id, true) }, "Restart")) : null),
+    el("div", { class: "desc" }, clip(t.description, 600)),
+    (t.blocked_by || []).length ? el("div", { class: "edge" }, "blocked by ", ...t.blocked_by.map(edge)) : null,
+    holds.length ? el("div", { class: "edge" }, "holds up ", ...holds.map(edge)) : null,
+    taskCostBar(t.id));
+}
+
+// ---- costs: dollars against budget, as bars; unknown is unknown, never $0
+
+// sumText words a ledger sum like internal/cost's Sum.String.
+function sumText(sum) {
+  const unknown = num(sum.unknown), entries = num(sum.entries);
+  if (unknown > 0 && unknown === entries) return "unknown";
+  if (unknown > 0) return usdText(num(sum.usd)) + " + unknown (" + unknown + ")";
+  return usdText(num(sum.usd));
+}
+
+// meter is a bar filled to frac (0..1, more is cut at full).
+function meter(frac, cls) {
+  const fill = el("span", { class: "fill" });
+  fill.style.width = Math.max(0, Math.min(1, frac)) * 100 + "%"; // CSSOM: the CSP forbids style attributes
+  return el("span", { class: "meter " + (cls || "") }, fill);
+}
+
+// costBar is one cost line against its cap: the known dollars fill the bar
+// (marked from 80% of the cap), what has no price hatches it and reads
+// "unknown"; a line with no entry yet says so (nothing was spent, or an
+// exec run not ended); with no cap the bar is against scale (the largest
+// line of its list).
+function costBar(line, cap, scale) {
+  const sum = (line && line.sum) || {};
+  const usd = num(sum.usd), unknown = num(sum.unknown), entries = num(sum.entries);
+  const text = entries === 0 ? "no model calls yet" : (line.cost || sumText(sum));
+  const over = cap > 0 && usd >= 0.8 * cap;
+  const frac = cap > 0 ? usd / cap : scale > 0 ? usd / scale : 0;
+  const cls = (over ? "over" : "") + (unknown > 0 ? " unknown" : "") + (cap > 0 ? "" : " nocap");
+  return el("span", { class: "cost", title: cap > 0 ? "budget " + usdText(cap) : "no dollar budget" }, meter(frac, cls),
+    el("span", { class: "amount" + (unknown > 0 ? " unknown" : "") }, text + (cap > 0 ? " of " + usdText(cap) : "")));
+}
+
+function taskCostBar(id) {
+  const b = state.budgets || {};
+  return costBar(state.costs.tasks.get(id), num(b.task && b.task.max_usd), 0);
+}
+
+// renderCosts is the project's windows, then each task's and each agent's
+// dollars against their budgets, the costliest first.
+function renderCosts() {
+  renderSpend();
+  const b = state.budgets || {};
+  const rows = (lines, cap, label, key) => {
+    const list = [...lines].sort((x, y) => num(y[1].sum.usd) - num(x[1].sum.usd) || num(y[1].sum.unknown) - num(x[1].sum.unknown)).slice(0, MAX_BARS);
+    const scale = Math.max(0, ...list.map(([, l]) => num(l.sum.usd)));
+    return list.map(([k, l]) => el("div", { class: "cost-row", [key]: k }, label(k, l), costBar(l, cap, scale)));
+  };
+  const windows = (state.windows || []).map((w) => el("div", { class: "cost-row", "data-cost-window": w.key }, el("span", { class: "name" }, w.window),
+    costBar({ sum: w.sum, cost: w.cost }, num(w.limit), 0)));
+  const tasks = rows(state.costs.tasks, num(b.task && b.task.max_usd), (k) => el("span", { class: "name" }, taskLink(k)), "data-cost-task");
+  const agents = rows(state.costs.agents, num(b.agent && b.agent.max_usd), (k, l) => el("span", { class: "name" }, el("span", { class: "who" }, k), l.task ? el("span", { class: "calm" }, " " + l.task) : null), "data-cost-agent");
+  const list = (title, items) => items.length ? [el("h3", {}, title), ...items] : [];
+  const out = [...list("Project", windows), ...list("By task", tasks), ...list("By agent", agents)];
+  if (tasks.length === 0 && agents.length === 0) out.push(el("p", { class: "calm" }, "No model call recorded yet."));
+  $("costs").replaceChildren(...out);
 }
 
 // ---- usage against budgets
@@ -742,7 +927,7 @@ function renderDetail() {
   const phases = detail.rooms.map((r) => el("details", { class: "phase " + r.phase.status, "data-detail-phase": r.phase.id, open: r.phase.status === "active" ? "" : null },
     el("summary", {}, r.phase.name + " — " + r.phase.status + " " + r.count + "/" + r.phase.message_limit + (r.phase.close_reason ? " (" + r.phase.close_reason + ")" : "")),
     el("div", { class: "meta" }, "roles: " + (r.phase.roles || []).join(", ") + (r.phase.rules ? " · rules: " : ""), r.phase.rules || ""),
-    el("div", { class: "msgs" }, ...(r.messages || []).map((m) => messageLine(m.author, m.role, m.content)))));
+    el("div", { class: "msgs" }, ...(r.messages || []).map((m) => messageLine(m.author, m.role, m.content, m.timestamp)))));
   // Each agent's log's end (exec agents' output is only there), as text.
   const logs = (detail.logs || []).filter((l) => l.text).map((l) => el("details", { class: "log", "data-agent-log": l.agent },
     el("summary", {}, "@" + l.agent + (l.cut ? " (last part)" : "")), el("pre", {}, l.text)));
@@ -812,6 +997,7 @@ function notify(ev) {
 
 document.addEventListener("DOMContentLoaded", () => {
   $("notify").addEventListener("click", () => window.Notification && Notification.requestPermission());
+  $("timeline-task").addEventListener("change", (e) => filterTimeline(e.target.value));
   $("new-task").addEventListener("submit", async (e) => {
     e.preventDefault();
     const input = $("new-task-text");
