@@ -45,6 +45,7 @@ func browser(t *testing.T) context.Context {
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("no-first-run", true),
 		chromedp.Flag("no-default-browser-check", true),
+		chromedp.Flag("hide-scrollbars", true), // a full-page screenshot is as wide as the viewport
 		chromedp.WindowSize(1280, 1000),
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute) // a hang fails, it is no timing assertion

@@ -31,6 +31,7 @@ func TestSnapshotRoomLiveness(t *testing.T) {
 	for name, activity := range map[string]string{designer: "working", developer: "waiting"} {
 		if _, err := r.s.UpdateAgent(name, func(a *store.Agent) error {
 			a.Status, a.Activity, a.ActiveAt, a.StartedAt = store.AgentRunning, activity, &now, &now
+			a.Handle = selfHandle(t) // alive: this process
 			return nil
 		}); err != nil {
 			t.Fatal(err)
