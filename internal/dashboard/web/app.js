@@ -14,6 +14,7 @@ const MAX_BARS = 50;      // cost bars drawn per list (the costliest first)
 
 let state = null;         // the snapshot, kept current by apply()
 let cursor = "";          // the cursor after the last event applied
+let snapCursor = "";      // the snapshot's cursor: the timeline's history is read before it
 let socket = null;
 let treeLimit = MAX_TREE;
 let renderQueued = false;
@@ -102,12 +103,14 @@ async function start() {
     budgetStops: [],
   };
   cursor = s.cursor;
+  snapCursor = s.cursor;
   streams.clear();
   $("log").replaceChildren();
   for (const entry of s.log) {
-    appendLog(entry.event, entry.line);
+    appendLog(entry.event, entry.line, true);
     if (entry.event.kind === "agent.budget") pushBudgetStop(entry.event);
   }
+  if (timelineFilter) taskHistory(timelineFilter); // the chosen task's history before the new cursor
   for (const k of ["attention", "capabilities", "rooms", "tasks", "usage", "costs"]) dirty.add(k);
   render();
   if (detail) openTask(detail.task.id);
@@ -400,8 +403,20 @@ function drawStream(name) {
 // ---- message log: the bus as from → to: message, calls nested under the
 // call that caused them (the server computes each line with internal/msglog)
 
-function appendLog(ev, line) {
+// appendLog adds one event to the timeline; snap marks one of the
+// snapshot's log (before its cursor), which a task's fuller history from
+// GET /api/timeline replaces when the filter chooses that task.
+function appendLog(ev, line, snap) {
+  const li = logItem(ev, line);
+  if (!li) return;
+  if (snap) li.dataset.snap = "1";
   const log = $("log");
+  log.append(li);
+  while (log.childElementCount > MAX_LOG) log.firstElementChild.remove();
+  log.scrollTop = log.scrollHeight;
+}
+
+function logItem(ev, line) {
   const time = (ev.ts || "").slice(11, 19) + " ";
   let li;
   if (line) {
@@ -411,26 +426,43 @@ function appendLog(ev, line) {
       line.text ? ": " + line.text : "");
     li.style.paddingLeft = Math.min(line.depth, 8) * 1.5 + "em"; // CSSOM: the CSP forbids style attributes
   } else {
-    if (ev.kind === "agent.output" || ev.kind === "agent.turn" || ev.kind === "agent.activity") return; // shown in rooms, usage and the capability bar
+    if (ev.kind === "agent.output" || ev.kind === "agent.turn" || ev.kind === "agent.activity") return null; // shown in rooms, usage and the capability bar
     const to = ev.agent || ev.phase_id || ev.task_id || "";
     li = el("li", { class: "other" }, el("span", { class: "kind" }, time + ev.kind + " "),
       el("span", { class: "who" }, ev.actor || ""), to ? " → " + to : "", ev.text ? ": " + ev.text : "");
   }
   if (ev.task_id) li.dataset.task = ev.task_id;
   li.hidden = !!timelineFilter && ev.task_id !== timelineFilter;
-  log.append(li);
-  while (log.childElementCount > MAX_LOG) log.firstElementChild.remove();
-  log.scrollTop = log.scrollHeight;
+  return li;
 }
 
 // The timeline's task filter: the events the page keeps (the snapshot's
 // log, then every event live) of one task; "" shows all.
 let timelineFilter = "";
 
-function filterTimeline(id) {
+async function filterTimeline(id) {
   timelineFilter = id;
   for (const li of $("log").children) li.hidden = !!id && li.dataset.task !== id;
   $("log").scrollTop = $("log").scrollHeight;
+  if (id) await taskHistory(id);
+}
+
+// taskHistory puts a task's last events before the snapshot's cursor
+// (GET /api/timeline) where the snapshot's log had its few: the live ones
+// after the cursor are on the page already, so each event shows once.
+async function taskHistory(id) {
+  const at = snapCursor;
+  const h = await getJSON("/api/timeline?task=" + encodeURIComponent(id) + "&before=" + encodeURIComponent(at) + "&n=300");
+  if (!h || at !== snapCursor || timelineFilter !== id) return; // a resnapshot or another choice since
+  const log = $("log");
+  for (const li of [...log.querySelectorAll('li[data-snap]')]) if (li.dataset.task === id) li.remove();
+  const first = [...log.children].find((li) => !li.dataset.snap) || null;
+  for (const e of h.log) {
+    const li = logItem(e.event, e.line);
+    if (li) { li.dataset.snap = "1"; log.insertBefore(li, first); }
+  }
+  while (log.childElementCount > MAX_LOG) log.firstElementChild.remove();
+  log.scrollTop = log.scrollHeight;
 }
 
 // timelineTasks keeps the filter's choices to the tasks the page knows,
@@ -444,7 +476,8 @@ function timelineTasks() {
   const sel = $("timeline-task");
   sel.replaceChildren(el("option", { value: "" }, "all tasks"),
     ...ids.slice(-MAX_TREE).reverse().map((id) => el("option", { value: id }, id + " " + clip(state.tasks.get(id).description, 40))));
-  sel.value = state.tasks.has(timelineFilter) ? timelineFilter : "";
+  if (timelineFilter && !state.tasks.has(timelineFilter)) filterTimeline("");
+  sel.value = timelineFilter;
 }
 
 // Every shown age ([data-ago]) counts on between events, so a still room's
