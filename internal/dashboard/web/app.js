@@ -86,7 +86,9 @@ async function getJSON(path) {
 // ---- the state: one snapshot, then events
 
 async function start() {
+  const t0 = performance.now();
   const s = await getJSON("/api/state?log=300");
+  performance.measure("pm:snapshot", { start: t0 });
   if (!s) return;
   state = {
     tasks: new Map(s.tasks.map((t) => [t.id, t])),
@@ -321,8 +323,8 @@ function postMessage(ev, d) {
   if (d.limit) r.phase.message_limit = d.limit;
   endStream(ev.actor, true);
   const room = document.querySelector('.room[data-phase="' + CSS.escape(ev.phase_id) + '"]');
-  if (!room) { dirty.add("rooms"); return; }
-  const box = room.querySelector(".msgs");
+  const box = room && room.querySelector(".msgs");
+  if (!box) { dirty.add("rooms"); return; } // not drawn, or folded
   box.append(messageLine(m.author, m.role, m.content, m.timestamp));
   while (box.childElementCount > MAX_ROOM) box.firstElementChild.remove();
   box.scrollTop = box.scrollHeight;
@@ -499,7 +501,9 @@ function render() {
   const c = state.counts || {};
   $("counts").textContent = Object.entries(c).filter(([, v]) => v > 0).map(([k, v]) => v + " " + k).join(" · ") || "no tasks";
   const parts = { attention: renderAttention, capabilities: renderCapabilities, rooms: renderRooms, tasks: renderTasks, usage: renderUsage, costs: renderCosts };
-  for (const k of dirty) parts[k]();
+  // Each section's drawing is a performance measure ("pm:tasks"...): the
+  // browser's profiler and the measure test read them.
+  for (const k of dirty) { const t0 = performance.now(); parts[k](); performance.measure("pm:" + k, { start: t0 }); }
   dirty.clear();
   if (focused) {
     const again = document.querySelector('[data-draft="' + CSS.escape(focused) + '"]');
@@ -610,11 +614,21 @@ function messageLine(who, role, text, ts) {
     el("div", { class: "text" }, clip(text, MAX_TEXT)));
 }
 
+// Rooms drawn whole: those where someone is typing, then the most recently
+// active, up to OPEN_ROOMS, and any the person unfolded; the others fold to
+// one line (name, count, who is typing or how long still), so a page of
+// hundreds of rooms stays light. A post to a folded room draws the rooms
+// again: it is now among the liveliest.
+const OPEN_ROOMS = 6;
+const unfolded = new Set();
+
 function renderRooms() {
   const rooms = [...state.rooms.values()];
-  const active = rooms.filter((r) => r.phase.status === "active");
+  const when = (r) => Date.parse(r.last_activity || r.phase.created_at) || 0;
+  const active = rooms.filter((r) => r.phase.status === "active")
+    .sort((a, b) => (b.typing.size > 0) - (a.typing.size > 0) || when(b) - when(a));
   const closed = rooms.filter((r) => r.phase.status !== "active");
-  const out = active.map(roomView);
+  const out = active.map((r, i) => (i < OPEN_ROOMS || unfolded.has(r.phase.id) ? roomView(r) : foldedRoom(r)));
   if (closed.length) {
     out.push(el("details", { class: "closed-phases" }, el("summary", {}, closed.length + " closed phase(s)"),
       ...closed.map((r) => el("div", { class: "meta", "data-closed-phase": r.phase.id }, taskLink(r.phase.task_id), " " + r.phase.name + " — " + r.count + "/" + r.phase.message_limit + " " + (r.phase.close_reason || "")))));
@@ -642,6 +656,14 @@ function roomView(r) {
     el("div", { class: "top" }, el("strong", {}, ph.name), " ", roomCount(r), el("span", { class: "acts" }, extend, end)),
     el("div", { class: "meta info" }, ph.id + " on ", taskLink(ph.task_id), " · roles: " + (ph.roles || []).join(", ") + (ph.rules ? " · rules: " : ""), ph.rules ? clip(ph.rules, 400) : ""),
     roomPulse(r), msgs, live, say);
+}
+
+// foldedRoom is a room in one line; Open draws it whole.
+function foldedRoom(r) {
+  const open = el("button", { type: "button", "data-act": "unfold", onclick: () => { unfolded.add(r.phase.id); dirty.add("rooms"); render(); } }, "Open");
+  return el("div", { class: "room folded", "data-phase": r.phase.id },
+    el("div", { class: "top" }, el("strong", {}, r.phase.name), " ", taskLink(r.phase.task_id), " ", roomCount(r), el("span", { class: "acts" }, open)),
+    roomPulse(r));
 }
 
 // roomCount is the room's messages against its limit, "7/10" and a meter.
@@ -850,6 +872,7 @@ function usdText(v) {
 // price (or without usage) kept apart.
 function dollars(u) {
   const usd = num(u.usd), unknown = num(u.unpriced);
+  if (usd === 0 && unknown === 0 && num(u.turns) === 0) return "no calls yet"; // nothing spent, nothing known
   if (unknown > 0 && usd === 0) return "unknown";
   return unknown > 0 ? usdText(usd) + " + unknown (" + unknown + ")" : usdText(usd);
 }
