@@ -223,3 +223,45 @@ func screenshot(ctx context.Context, t *testing.T, name string) {
 		t.Fatal(err)
 	}
 }
+
+// Past the six liveliest rooms the others fold to one line with their count
+// and pulse; a post to a folded room draws it whole (it is now the
+// liveliest), and Open unfolds one.
+func TestBrowserRoomsFold(t *testing.T) {
+	ctx := browser(t)
+	r := newRig(t, nil)
+	r.s.Config().Limits.ActiveTasks = 20
+	var phases []string
+	for i := range 8 {
+		tk, err := ops.CreateTask(t.Context(), r.sess, ops.TaskInput{Description: fmt.Sprint("task ", i), Runtime: config.RuntimeNone})
+		if err != nil {
+			t.Fatal(err)
+		}
+		opened, err := ops.OpenPhase(t.Context(), r.sess, ops.PhaseInput{Task: tk.ID, Name: fmt.Sprint("Room ", i), Limit: 10, Roles: []string{"designer"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		phases = append(phases, opened.Phase.ID)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(r.srv.URL())); err != nil {
+		t.Fatal(err)
+	}
+	waitText(ctx, t, "#conn", "live")
+	folded := `[...document.querySelectorAll("#rooms .room.folded")].map((e) => e.dataset.phase).join(" ")`
+	// Opened 0 to 7, each the latest: 7 to 2 are the liveliest.
+	want := phases[1] + " " + phases[0]
+	if got, err := chromedp.Run(ctx, chromedp.Evaluate[string](folded)); err != nil || got != want {
+		t.Fatalf("folded rooms %q (%v), want %q", got, err, want)
+	}
+	waitText(ctx, t, `.room.folded[data-phase="`+phases[0]+`"] .count`, "0/10")
+	if _, err := ops.Say(t.Context(), r.sess, ops.SayInput{Phase: phases[0], Message: "wake up"}); err != nil {
+		t.Fatal(err)
+	}
+	waitText(ctx, t, `.room[data-phase="`+phases[0]+`"] .msgs`, "wake up")
+	// Now 0 and 7 to 3 are drawn whole; 2 and 1 are folded. Open unfolds 2.
+	click(ctx, t, `.room.folded[data-phase="`+phases[2]+`"] [data-act="unfold"]`)
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](folded+` === `+quoteJS(phases[1]), chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
+		got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](folded))
+		t.Fatalf("after Open the folded rooms are %q, want %q: %v", got, phases[1], err)
+	}
+}

@@ -625,7 +625,7 @@ const unfolded = new Set();
 function renderRooms() {
   const rooms = [...state.rooms.values()];
   const when = (r) => Date.parse(r.last_activity || r.phase.created_at) || 0;
-  const active = rooms.filter((r) => r.phase.status === "active")
+  const active = rooms.filter((r) => r.phase.status === "active").reverse() // on a tie (same ms) the newer first
     .sort((a, b) => (b.typing.size > 0) - (a.typing.size > 0) || when(b) - when(a));
   const closed = rooms.filter((r) => r.phase.status !== "active");
   const out = active.map((r, i) => (i < OPEN_ROOMS || unfolded.has(r.phase.id) ? roomView(r) : foldedRoom(r)));
