@@ -193,7 +193,8 @@ func TestBrowserDemoFlow(t *testing.T) {
 			r.s.Notify(bus.Event{Kind: bus.EvAgentTurn, Actor: role, Agent: role, TaskID: tk.ID, PhaseID: ph.ID,
 				Data: bus.AgentTurn{Turns: 1, Tokens: 10, USD: usd}})
 		}
-		turn(nil) // a call without a price
+		click(ctx, t, "#usage-box summary") // the usage table is drawn while unfolded
+		turn(nil)                           // a call without a price
 		waitText(ctx, t, `[data-usage-agent="`+role+`"]`, "unknown")
 		half := 0.5
 		turn(&half)

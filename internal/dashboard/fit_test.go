@@ -49,6 +49,9 @@ func TestBrowserFits(t *testing.T) {
 			waitText(ctx, t, `[data-usage-agent="`+ex.Name+`"]`, "unknown")
 			// Usage is shown once: the open task's agents in its detail, not
 			// again in the Usage table, which says where they are (issue 25).
+			if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector("#usage-box details").open = true`)); err != nil {
+				t.Fatal(err) // the usage table is drawn while unfolded
+			}
 			waitText(ctx, t, `#usage tr.elsewhere`, "its agents' usage is in its detail above")
 			for _, a := range []string{ex.Name, tk.Owner} {
 				n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-usage-agent="`+a+`"]').length`))

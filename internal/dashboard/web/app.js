@@ -921,14 +921,18 @@ function usageRows(agents, budgets) {
 
 // renderUsage is every live agent's usage but the open task's, which its
 // detail shows (usage is shown once): a row says where they are.
+// The table is folded: it is drawn only while unfolded (a folded table of
+// hundreds of agents would cost the page thousands of nodes), and drawn
+// again when unfolded.
 function renderUsage() {
+  renderSpend();
+  if (!$("usage-box").querySelector("details").open) { $("usage").tBodies[0].replaceChildren(); return; }
   const open = detail ? detail.task.id : "";
   const rows = usageRows([...state.agents.values()].filter((a) => !open || a.task_id !== open), state.budgets);
   if (open && [...state.agents.values()].some((a) => a.task_id === open)) {
     rows.unshift(el("tr", { class: "elsewhere" }, el("td", { colspan: "9" }, taskLink(open), " — its agents' usage is in its detail above")));
   }
   $("usage").tBodies[0].replaceChildren(...rows);
-  renderSpend();
 }
 
 // ---- the task detail: its tree, every phase with messages, agents,
@@ -1054,6 +1058,7 @@ function notify(ev) {
 document.addEventListener("DOMContentLoaded", () => {
   $("notify").addEventListener("click", () => window.Notification && Notification.requestPermission());
   $("timeline-task").addEventListener("change", (e) => filterTimeline(e.target.value));
+  $("usage-box").querySelector("details").addEventListener("toggle", () => { if (state) { dirty.add("usage"); render(); } });
   $("new-task").addEventListener("submit", async (e) => {
     e.preventDefault();
     const input = $("new-task-text");
