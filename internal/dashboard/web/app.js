@@ -183,6 +183,9 @@ function promptState(name, st) {
 // stalled), over what apply guessed from the event alone.
 function applyHealth(id, h) {
   if (!h || !id || !state.tasks.has(id)) return;
+  const was = state.health[id];
+  const still = (x) => !!x && (x.state === "idle" || x.state === "stuck");
+  if (still(was) || still(h)) dirty.add("rooms"); // its room's pulse says idle or stuck
   state.health[id] = h;
   dirty.add("tasks").add("attention");
 }
