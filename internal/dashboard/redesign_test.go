@@ -179,6 +179,13 @@ func TestBrowserRedesign(t *testing.T) {
 		waitText(ctx, t, "#log", "a live event of the chosen task")
 		shows(launch.ID + " " + launch.ID + " " + launch.ID)
 		choose("")
+		// All tasks again: the snapshot's log (which the task's first events
+		// are older than) and the live events, in order; the history read
+		// for the filter is not shown out of place.
+		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`(() => { const v = [...document.querySelectorAll("#log li")].filter((e) => !e.hidden);
+			return v.length > 300 && v.filter((e) => e.dataset.task === `+quoteJS(launch.ID)+`).length === 1 && v[v.length - 1].textContent.includes("a live event of the chosen task"); })()`, chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
+			t.Fatalf("the timeline of all tasks after a filter: %v", err)
+		}
 	})
 
 	r.s.Notify(bus.Event{Kind: bus.EvAgentActivity, Actor: designer, Agent: designer, TaskID: site.ID, PhaseID: ph.ID, Text: "working"})

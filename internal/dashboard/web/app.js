@@ -112,6 +112,7 @@ async function start() {
     appendLog(entry.event, entry.line, true);
     if (entry.event.kind === "agent.budget") pushBudgetStop(entry.event);
   }
+  historyOf = "";
   if (timelineFilter) taskHistory(timelineFilter); // the chosen task's history before the new cursor
   for (const k of ["attention", "capabilities", "rooms", "tasks", "usage", "costs"]) dirty.add(k);
   render();
@@ -415,6 +416,7 @@ function appendLog(ev, line, snap) {
   const li = logItem(ev, line);
   if (!li) return;
   if (snap) li.dataset.snap = "1";
+  li.hidden = !shown(li);
   const log = $("log");
   log.append(li);
   while (log.childElementCount > MAX_LOG) log.firstElementChild.remove();
@@ -437,7 +439,6 @@ function logItem(ev, line) {
       el("span", { class: "who" }, ev.actor || ""), to ? " → " + to : "", ev.text ? ": " + ev.text : "");
   }
   if (ev.task_id) li.dataset.task = ev.task_id;
-  li.hidden = !!timelineFilter && ev.task_id !== timelineFilter;
   return li;
 }
 
@@ -445,29 +446,45 @@ function logItem(ev, line) {
 // log, then every event live) of one task; "" shows all.
 let timelineFilter = "";
 
-async function filterTimeline(id) {
-  timelineFilter = id;
-  for (const li of $("log").children) li.hidden = !!id && li.dataset.task !== id;
-  $("log").scrollTop = $("log").scrollHeight;
-  if (id) await taskHistory(id);
+let historyOf = "";       // the task whose history (GET /api/timeline) the list holds
+
+// shown: which of the timeline's items the filter shows. All tasks: the
+// snapshot's log and the live events. One task: its live events, after its
+// history once that is read (until then, its few in the snapshot's log).
+function shown(li) {
+  if (!timelineFilter) return !li.dataset.fetched;
+  if (li.dataset.task !== timelineFilter) return false;
+  return historyOf === timelineFilter ? !li.dataset.snap : !li.dataset.fetched;
 }
 
-// taskHistory puts a task's last events before the snapshot's cursor
-// (GET /api/timeline) where the snapshot's log had its few: the live ones
-// after the cursor are on the page already, so each event shows once.
+function refilter() {
+  for (const li of $("log").children) li.hidden = !shown(li);
+  $("log").scrollTop = $("log").scrollHeight;
+}
+
+async function filterTimeline(id) {
+  timelineFilter = id;
+  refilter();
+  if (id && historyOf !== id) await taskHistory(id);
+}
+
+// taskHistory reads a task's last events before the snapshot's cursor
+// (GET /api/timeline) into the list, at its top (they are older than
+// every live event, and shown only while that task is chosen, in place of
+// its few in the snapshot's log): with the live events the page followed
+// from that cursor, each of its events shows once, in order.
 async function taskHistory(id) {
   const at = snapCursor;
   const h = await getJSON("/api/timeline?task=" + encodeURIComponent(id) + "&before=" + encodeURIComponent(at) + "&n=300");
   if (!h || at !== snapCursor || timelineFilter !== id) return; // a resnapshot or another choice since
   const log = $("log");
-  for (const li of [...log.querySelectorAll('li[data-snap]')]) if (li.dataset.task === id) li.remove();
-  const first = [...log.children].find((li) => !li.dataset.snap) || null;
-  for (const e of h.log) {
-    const li = logItem(e.event, e.line);
-    if (li) { li.dataset.snap = "1"; log.insertBefore(li, first); }
-  }
+  for (const li of [...log.querySelectorAll("li[data-fetched]")]) li.remove();
+  const items = h.log.map((e) => logItem(e.event, e.line)).filter(Boolean);
+  for (const li of items) li.dataset.fetched = "1";
+  log.prepend(...items);
+  historyOf = id;
   while (log.childElementCount > MAX_LOG) log.firstElementChild.remove();
-  log.scrollTop = log.scrollHeight;
+  refilter();
 }
 
 // timelineTasks keeps the filter's choices to the tasks the page knows,
