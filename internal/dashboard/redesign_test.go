@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -265,6 +266,16 @@ func TestBrowserRoomsFold(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitText(ctx, t, `.room[data-phase="`+phases[0]+`"] .msgs`, "wake up")
+	// What an agent writes is bounded on the page: a 10,000-character
+	// message shows its first 4,000 and says how much is left out.
+	long := strings.Repeat("x", 10_000)
+	if _, err := ops.Say(t.Context(), r.sess, ops.SayInput{Phase: phases[0], Message: long}); err != nil {
+		t.Fatal(err)
+	}
+	waitText(ctx, t, `.room[data-phase="`+phases[0]+`"] .msgs`, "… (6000 more characters)")
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelector('.room[data-phase="`+phases[0]+`"] .msgs').lastElementChild.querySelector(".text").textContent.length`)); err != nil || n > 4100 {
+		t.Fatalf("the long message shows %d characters (%v), want 4,000 and a note", n, err)
+	}
 	// Now 0 and 7 to 3 are drawn whole; 2 and 1 are folded. Open unfolds 2.
 	click(ctx, t, `.room.folded[data-phase="`+phases[2]+`"] [data-act="unfold"]`)
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](folded+` === `+quoteJS(phases[1]), chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {

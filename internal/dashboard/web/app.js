@@ -430,13 +430,13 @@ function logItem(ev, line) {
     li = el("li", { class: "line" + (line.primitive ? " primitive" : ""), "data-depth": line.depth },
       el("span", { class: "kind" }, time),
       el("span", { class: "who" }, line.from), line.to ? " → " : "", line.to ? el("span", { class: "who" }, line.to) : null,
-      line.text ? ": " + line.text : "");
+      line.text ? ": " + clip(line.text, MAX_TEXT) : "");
     li.style.paddingLeft = Math.min(line.depth, 8) * 1.5 + "em"; // CSSOM: the CSP forbids style attributes
   } else {
     if (ev.kind === "agent.output" || ev.kind === "agent.turn" || ev.kind === "agent.activity") return null; // shown in rooms, usage and the capability bar
     const to = ev.agent || ev.phase_id || ev.task_id || "";
     li = el("li", { class: "other" }, el("span", { class: "kind" }, time + ev.kind + " "),
-      el("span", { class: "who" }, ev.actor || ""), to ? " → " + to : "", ev.text ? ": " + ev.text : "");
+      el("span", { class: "who" }, ev.actor || ""), to ? " → " + to : "", ev.text ? ": " + clip(ev.text, MAX_TEXT) : "");
   }
   if (ev.task_id) li.dataset.task = ev.task_id;
   return li;
@@ -568,14 +568,14 @@ function renderAttention() {
         el("button", { type: "button", "data-act": "kill", onclick: () => confirmKill(rq.task_id, false) }, "Kill"));
     }
     items.push(el("div", { class: "card request", "data-request": rq.id },
-      el("div", {}, el("span", { class: "who" }, rq.from), " asks" + (rq.task_id ? " (" + rq.task_id + ")" : "") + ": ", el("span", { class: "question" }, rq.question)),
+      el("div", {}, el("span", { class: "who" }, rq.from), " asks" + (rq.task_id ? " (" + rq.task_id + ")" : "") + ": ", el("span", { class: "question" }, clip(rq.question, MAX_TEXT))),
       form, acts));
   }
   for (const [id, h] of Object.entries(state.health)) {
     // stalled: nobody works on it; idle, stuck: a room nobody moves (derived
     // by the server from the last activity of the room and its agents).
     if ((h.state === "stalled" || h.state === "idle" || h.state === "stuck") && state.tasks.has(id)) {
-      items.push(el("div", { class: "card bad", "data-stalled": id }, taskLink(id), " is " + h.state + ": ", h.reason || "", h.next ? el("div", { class: "meta" }, "Try: " + h.next) : null));
+      items.push(el("div", { class: "card bad", "data-stalled": id }, taskLink(id), " is " + h.state + ": ", clip(h.reason, MAX_TEXT), h.next ? el("div", { class: "meta" }, "Try: " + h.next) : null));
     }
   }
   for (const a of state.agents.values()) {
@@ -583,12 +583,12 @@ function renderAttention() {
     // request already says it, nor one the person dismissed.
     if ((a.status === "dead" || a.status === "failed") && (!a.task_id || liveTask(a.task_id)) && !about.has(a.name) && !dismissed(a)) {
       items.push(el("div", { class: "card bad", "data-failed": a.name }, el("span", { class: "who" }, a.name),
-        " " + a.status + (a.task_id ? " on " + a.task_id : "") + (a.reason ? ": " : ""), a.reason || "",
+        " " + a.status + (a.task_id ? " on " + a.task_id : "") + (a.reason ? ": " : ""), clip(a.reason, MAX_TEXT),
         el("button", { type: "button", class: "dismiss", "data-act": "dismiss", onclick: () => dismiss(a) }, "Dismiss")));
     }
   }
   for (const ev of state.budgetStops) {
-    items.push(el("div", { class: "card bad budget" }, "budget stop: ", ev.text || ""));
+    items.push(el("div", { class: "card bad budget" }, "budget stop: ", clip(ev.text, MAX_TEXT)));
   }
   if (items.length === 0) items.push(el("p", { class: "calm" }, "Nothing needs you now."));
   $("attention").replaceChildren(...items);
@@ -1011,13 +1011,13 @@ function renderDetail() {
   // Each agent's log's end (exec agents' output is only there), as text.
   const logs = (detail.logs || []).filter((l) => l.text).map((l) => el("details", { class: "log", "data-agent-log": l.agent },
     el("summary", {}, "@" + l.agent + (l.cut ? " (last part)" : "")), el("pre", {}, l.text)));
-  const requests = (detail.requests || []).map((rq) => el("div", { class: "card request" }, el("span", { class: "who" }, rq.from), " asks: ", rq.question));
+  const requests = (detail.requests || []).map((rq) => el("div", { class: "card request" }, el("span", { class: "who" }, rq.from), " asks: ", clip(rq.question, MAX_TEXT)));
   const usage = el("table", { class: "usage" }, el("thead", {}, el("tr", {}, ...["agent", "task", "status", "turns", "tool calls", "tokens", "dollars", "run time (s)", "restarts"].map((c) => el("th", {}, c)))),
     el("tbody", {}, ...usageRows(detail.agents || [], detail.budgets)));
   box.replaceChildren(
     el("h2", {}, "Task ", t.id, " ", el("button", { type: "button", onclick: () => { location.hash = ""; detail = null; renderDetail(); } }, "Close")),
     el("p", { class: "desc" }, t.description),
-    el("p", { class: "meta" }, "status " + t.status + " · health " + (h.state || "") + (h.reason ? ": " : ""), h.reason || "",
+    el("p", { class: "meta" }, "status " + t.status + " · health " + (h.state || "") + (h.reason ? ": " : ""), clip(h.reason, MAX_TEXT),
       " · owner ", el("span", { class: "who" }, t.owner || ""), t.commit ? " · commit " + t.commit : "",
       (t.blocked_by || []).length ? " · waits for " + t.blocked_by.join(", ") : ""),
     el("h3", {}, "Tree"), el("ul", { class: "tree" }, treeOf(root, 0)),
@@ -1071,7 +1071,7 @@ function changesView(t, diff, err) {
 
 function notify(ev) {
   if (window.Notification && Notification.permission === "granted") {
-    new Notification("pm: " + (ev.actor || "an agent") + " asks", { body: ev.text || "" });
+    new Notification("pm: " + (ev.actor || "an agent") + " asks", { body: clip(ev.text, 200) });
   }
 }
 
