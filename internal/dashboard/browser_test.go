@@ -45,6 +45,7 @@ func browser(t *testing.T) context.Context {
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("no-first-run", true),
 		chromedp.Flag("no-default-browser-check", true),
+		chromedp.Flag("hide-scrollbars", true), // a full-page screenshot is as wide as the viewport
 		chromedp.WindowSize(1280, 1000),
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute) // a hang fails, it is no timing assertion
@@ -192,7 +193,8 @@ func TestBrowserDemoFlow(t *testing.T) {
 			r.s.Notify(bus.Event{Kind: bus.EvAgentTurn, Actor: role, Agent: role, TaskID: tk.ID, PhaseID: ph.ID,
 				Data: bus.AgentTurn{Turns: 1, Tokens: 10, USD: usd}})
 		}
-		turn(nil) // a call without a price
+		click(ctx, t, "#usage-box summary") // the usage table is drawn while unfolded
+		turn(nil)                           // a call without a price
 		waitText(ctx, t, `[data-usage-agent="`+role+`"]`, "unknown")
 		half := 0.5
 		turn(&half)

@@ -3,8 +3,9 @@
 // use the same documented API (docs/dashboard.md): GET /api/state (a
 // snapshot and the bus cursor it was taken at), GET /api/events?cursor=C (a
 // websocket of every bus event after C), GET /api/task?id= (one task in
-// detail) and POST /api/<action> (the human's write operations, through
-// internal/ops like the CLI).
+// detail), GET /api/timeline?task=&before=C (one task's events before a
+// snapshot's cursor) and POST /api/<action> (the human's write operations,
+// through internal/ops like the CLI).
 //
 // Invariants:
 //   - the cursor of a snapshot is taken before the snapshot is read, so a
@@ -34,5 +35,14 @@
 //     seeded on a resume from the last seedEvents events before its cursor),
 //     and, for an event that may change a task (ops.ChangesState), that
 //     task's health when the frame was built, which the page takes as is;
-//   - the page renders agent text with textContent, never as HTML.
+//   - a snapshot's room says who is typing by the records alone (RoomView:
+//     running with the activity "working" the llm runtime writes), and the
+//     page applies the same rule to agent.activity events; nothing else is
+//     taken for typing;
+//   - costs are the ledger's sums (ops.Costs), what has no price counted
+//     as unknown, never as $0; the page adds agent.turn's dollars to them;
+//   - GET /api/timeline returns only events before its cursor, so with the
+//     events a page followed from that cursor each event shows once;
+//   - the page renders agent text with textContent, never as HTML, and
+//     bounds it (a message, a description, a room, the timeline, a stream).
 package dashboard

@@ -67,7 +67,7 @@ func TestSnapshotReadsNoClosedRoom(t *testing.T) {
 	before := len(warn.String())
 
 	snap := r.snapshot()
-	var closed *ops.Room
+	var closed *RoomView
 	for i, room := range snap.Rooms {
 		if room.Phase.ID == first.Phase.ID {
 			closed = &snap.Rooms[i]

@@ -129,7 +129,8 @@ func TestBrowserIdleTask(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ops.OpenPhase(t.Context(), r.sess, ops.PhaseInput{Task: tk.ID, Name: "Quiet", Limit: 10, Roles: []string{"designer"}}); err != nil {
+	quiet, err := ops.OpenPhase(t.Context(), r.sess, ops.PhaseInput{Task: tk.ID, Name: "Quiet", Limit: 10, Roles: []string{"designer"}})
+	if err != nil {
 		t.Fatal(err)
 	}
 	r.s.Now = func() time.Time { return time.Now().Add(5 * time.Minute) } // the server's clock: the room has been still 5m
@@ -139,6 +140,9 @@ func TestBrowserIdleTask(t *testing.T) {
 	waitText(ctx, t, `[data-stalled="`+tk.ID+`"]`, "is idle: nothing posted, read or said for")
 	waitText(ctx, t, `[data-stalled="`+tk.ID+`"]`, "Try: pm chat --phase")
 	waitText(ctx, t, `[data-task="`+tk.ID+`"] .ago`, " ago")
+	// Its room does not read as working: nobody typing, idle, the way out.
+	waitText(ctx, t, `.room[data-phase="`+quiet.Phase.ID+`"] .pulse`, "idle: nothing moved for")
+	waitText(ctx, t, `.room[data-phase="`+quiet.Phase.ID+`"] .pulse`, "Try: pm chat --phase "+quiet.Phase.ID)
 }
 
 func selfHandle(t *testing.T) driver.Handle {

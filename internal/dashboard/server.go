@@ -160,6 +160,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /api/state", s.authed(s.state))
 	mux.HandleFunc("GET /api/events", s.authed(s.events))
 	mux.HandleFunc("GET /api/task", s.authed(s.taskDetail))
+	mux.HandleFunc("GET /api/timeline", s.authed(s.timeline))
 	s.actions(mux)
 	return securityHeaders(mux)
 }

@@ -30,12 +30,15 @@ type Snapshot struct {
 	Agents   []*store.Agent           `json:"agents"`
 	Requests []*request.Request       `json:"requests"`
 	Prompts  []ops.PromptEntry        `json:"prompts"`
-	Rooms    []ops.Room               `json:"rooms"`
+	Rooms    []RoomView               `json:"rooms"`
 	// Budgets are the configured limits usage is drawn against.
 	Budgets config.Budgets `json:"budgets"`
 	// Windows are the project's dollars over its budget windows (last hour,
 	// 24 hours) against their caps (ops.Spend); unknown stays unknown.
 	Windows []ops.Window `json:"windows"`
+	// Costs are each task's and each agent's dollars from the cost ledger
+	// (what pm costs prints), against budgets.task and budgets.agent max_usd.
+	Costs Costs `json:"costs"`
 	// Log is the last events of the bus, oldest first, each with its
 	// message-log line when it has one.
 	Log []LogEntry `json:"log"`
@@ -80,7 +83,8 @@ func (s *Server) snapshot(r *http.Request, all bool, limit, logN int) (*Snapshot
 	if err != nil {
 		return nil, err
 	}
-	snap := &Snapshot{Cursor: cur, Log: make([]LogEntry, 0, len(tail)), Budgets: s.sess.Store.Config().Budgets, Windows: windows(ctx, s.sess)}
+	snap := &Snapshot{Cursor: cur, Log: make([]LogEntry, 0, len(tail)), Budgets: s.sess.Store.Config().Budgets}
+	snap.Windows, snap.Costs = spend(ctx, s.sess)
 	lines := msglog.NewCascade()
 	for _, d := range tail {
 		snap.Log = append(snap.Log, LogEntry{Event: json.RawMessage(d.Raw), Line: lineOf(lines, d.Event)})
@@ -125,11 +129,19 @@ func (s *Server) readTasks(r *http.Request, snap *Snapshot, all bool, limit int)
 }
 
 // liveRooms is every phase of the live tasks among tasks (read already:
-// the state is not scanned twice), active ones with their last messages;
-// closed phases are counted, not read (their history is in the task's
-// detail).
-func (s *Server) liveRooms(r *http.Request, tasks []*store.Task) ([]ops.Room, error) {
-	return ops.LiveRooms(r.Context(), s.sess, tasks, roomTail)
+// the state is not scanned twice), active ones with their last messages,
+// their last activity and who is typing; closed phases are counted, not
+// read (their history is in the task's detail).
+func (s *Server) liveRooms(r *http.Request, tasks []*store.Task) ([]RoomView, error) {
+	rooms, err := ops.LiveRooms(r.Context(), s.sess, tasks, roomTail)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]RoomView, 0, len(rooms))
+	for _, room := range rooms {
+		out = append(out, roomView(s.sess, room))
+	}
+	return out, nil
 }
 
 // newest keeps the last n tasks (tasks are listed oldest first).
@@ -159,12 +171,28 @@ func lineOf(c *msglog.Cascade, ev bus.Event) *msglog.Line {
 	return nil
 }
 
-// windows is the project's spend for a snapshot: none when the ledger cannot
-// be read (the rest of the page still draws).
-func windows(ctx context.Context, sess *ops.Session) []ops.Window {
+// Costs are the ledger's sums by task id and by agent name (ops.Costs),
+// each with the cap that applies: a sum with entries of no price says
+// unknown, never $0.
+type Costs struct {
+	Tasks  map[string]ops.CostLine `json:"tasks"`
+	Agents map[string]ops.CostLine `json:"agents"`
+}
+
+// spend is the project's windows and the per-task and per-agent costs for
+// a snapshot, from one read of the ledger: none when it cannot be read
+// (the rest of the page still draws).
+func spend(ctx context.Context, sess *ops.Session) ([]ops.Window, Costs) {
+	c := Costs{Tasks: map[string]ops.CostLine{}, Agents: map[string]ops.CostLine{}}
 	res, err := ops.Spend(ctx, sess, ops.CostsInput{})
 	if err != nil {
-		return []ops.Window{}
+		return []ops.Window{}, c
 	}
-	return res.Windows
+	for _, l := range res.Tasks {
+		c.Tasks[l.Task] = l
+	}
+	for _, l := range res.Agents {
+		c.Agents[l.Name] = l
+	}
+	return res.Windows, c
 }

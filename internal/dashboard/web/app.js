@@ -9,9 +9,12 @@ const MAX_LOG = 1000;     // lines kept in the message log
 const MAX_TREE = 500;     // task rows drawn before "show more"
 const MAX_ROOM = 200;     // messages kept per room
 const MAX_STREAM = 4000;  // characters of streamed model text kept per agent
+const MAX_TEXT = 4000;    // characters of one message or task description drawn
+const MAX_BARS = 50;      // cost bars drawn per list (the costliest first)
 
 let state = null;         // the snapshot, kept current by apply()
 let cursor = "";          // the cursor after the last event applied
+let snapCursor = "";      // the snapshot's cursor: the timeline's history is read before it
 let socket = null;
 let treeLimit = MAX_TREE;
 let renderQueued = false;
@@ -83,7 +86,9 @@ async function getJSON(path) {
 // ---- the state: one snapshot, then events
 
 async function start() {
+  const t0 = performance.now();
   const s = await getJSON("/api/state?log=300");
+  performance.measure("pm:snapshot", { start: t0 });
   if (!s) return;
   state = {
     tasks: new Map(s.tasks.map((t) => [t.id, t])),
@@ -93,19 +98,23 @@ async function start() {
     agents: new Map(s.agents.map((a) => [a.name, a])),
     requests: new Map(s.requests.map((r) => [r.id, r])),
     prompts: s.prompts,
-    rooms: new Map(s.rooms.map((r) => [r.phase.id, { ...r, messages: r.messages || [] }])),
+    rooms: new Map(s.rooms.map((r) => [r.phase.id, { ...r, messages: r.messages || [], typing: new Map((r.typing || []).map((x) => [x.name, x.since || ""])) }])),
     budgets: s.budgets,
     windows: s.windows || [],
+    costs: { tasks: new Map(Object.entries((s.costs && s.costs.tasks) || {})), agents: new Map(Object.entries((s.costs && s.costs.agents) || {})) },
     budgetStops: [],
   };
   cursor = s.cursor;
+  snapCursor = s.cursor;
   streams.clear();
   $("log").replaceChildren();
   for (const entry of s.log) {
-    appendLog(entry.event, entry.line);
+    appendLog(entry.event, entry.line, true);
     if (entry.event.kind === "agent.budget") pushBudgetStop(entry.event);
   }
-  for (const k of ["attention", "capabilities", "rooms", "tasks", "usage"]) dirty.add(k);
+  historyOf = "";
+  if (timelineFilter) taskHistory(timelineFilter); // the chosen task's history before the new cursor
+  for (const k of ["attention", "capabilities", "rooms", "tasks", "usage", "costs"]) dirty.add(k);
   render();
   if (detail) openTask(detail.task.id);
   else route(); // a task's URL opens it
@@ -175,6 +184,9 @@ function promptState(name, st) {
 // stalled), over what apply guessed from the event alone.
 function applyHealth(id, h) {
   if (!h || !id || !state.tasks.has(id)) return;
+  const was = state.health[id];
+  const still = (x) => !!x && (x.state === "idle" || x.state === "stuck");
+  if (still(was) || still(h)) dirty.add("rooms"); // its room's pulse says idle or stuck
   state.health[id] = h;
   dirty.add("tasks").add("attention");
 }
@@ -215,18 +227,18 @@ function apply(ev, changes) {
     case "phase.opened":
       if (!state.rooms.has(ev.phase_id)) {
         state.rooms.set(ev.phase_id, { phase: { id: ev.phase_id, task_id: ev.task_id, name: ev.text, message_limit: d.limit,
-          roles: d.roles || [], rules: d.rules || "", status: "active", created_at: ev.ts }, count: 0, messages: [] });
+          roles: d.roles || [], rules: d.rules || "", status: "active", created_at: ev.ts }, count: 0, messages: [], typing: new Map(), last_activity: ev.ts });
       }
       dirty.add("rooms");
       break;
     case "phase.extended": {
       const r = state.rooms.get(ev.phase_id);
-      if (r) { r.phase.message_limit = d.limit; dirty.add("rooms"); }
+      if (r) { r.phase.message_limit = d.limit; r.last_activity = ev.ts; dirty.add("rooms"); }
       break;
     }
     case "phase.closed": {
       const r = state.rooms.get(ev.phase_id);
-      if (r) { r.phase.status = "closed"; r.phase.close_reason = ev.text; r.count = num(d.messages); r.messages = []; dirty.add("rooms"); }
+      if (r) { r.phase.status = "closed"; r.phase.close_reason = ev.text; r.count = num(d.messages); r.messages = []; r.typing.clear(); r.last_activity = ev.ts; dirty.add("rooms"); }
       break;
     }
     case "message.posted": postMessage(ev, d); break;
@@ -253,6 +265,7 @@ function apply(ev, changes) {
         agent.status = ev.kind === "agent.exited" ? "exited" : ev.kind === "agent.killed" ? "killed" : "failed";
         agent.reason = ev.text || ""; agent.ended_at = ev.ts;
         if (ev.kind !== "agent.killed") stallOwner(agent, ev.text);
+        setTyping(agent, false, ev.ts);
         if (!agent.task_id) promptState(agent.prompt, agent.status === "exited" ? "idle" : agent.status);
         dirty.add("usage").add("attention");
       }
@@ -264,6 +277,7 @@ function apply(ev, changes) {
         agent.usage = withDollars({ turns: num(d.turns), tool_calls: num(d.tool_calls), tokens: num(d.tokens) }, agent.usage, d);
         dirty.add("usage");
       }
+      addCost(ev.agent, ev.task_id || (agent && agent.task_id) || "", d.usd);
       endStream(ev.agent);
       break;
     case "agent.output": streamOutput(ev, d); break;
@@ -271,6 +285,7 @@ function apply(ev, changes) {
       if (agent) {
         agent.activity = ev.text; agent.active_at = ev.ts;
         if (!agent.task_id) promptState(agent.prompt, ev.text); // a resident: its capability chip
+        setTyping(agent, agent.status === "running" && ev.text === "working", ev.ts);
         dirty.add("usage");
       }
       detailActivity(ev.agent, ev.text);
@@ -306,17 +321,49 @@ function postMessage(ev, d) {
   const a = state.agents.get(ev.actor);
   const m = { id: ev.msg_id, author: ev.actor, role: a ? a.role : "", content: ev.text, timestamp: ev.ts };
   r.messages.push(m);
+  r.last_activity = ev.ts;
   if (r.messages.length > MAX_ROOM) r.messages.shift();
   if (d.n) r.count = d.n;
   if (d.limit) r.phase.message_limit = d.limit;
   endStream(ev.actor, true);
   const room = document.querySelector('.room[data-phase="' + CSS.escape(ev.phase_id) + '"]');
-  if (!room) { dirty.add("rooms"); return; }
-  const box = room.querySelector(".msgs");
-  box.append(messageLine(m.author, m.role, m.content));
+  const box = room && room.querySelector(".msgs");
+  if (!box) { dirty.add("rooms"); return; } // not drawn, or folded
+  box.append(messageLine(m.author, m.role, m.content, m.timestamp));
   while (box.childElementCount > MAX_ROOM) box.firstElementChild.remove();
   box.scrollTop = box.scrollHeight;
-  room.querySelector(".count").textContent = r.count + "/" + r.phase.message_limit;
+  room.querySelector(".count").replaceWith(roomCount(r));
+  room.querySelector(".pulse").replaceWith(roomPulse(r));
+}
+
+// setTyping: an agent's turn is in flight in its room (running, activity
+// "working": the rule of the server's RoomView.Typing), or no longer.
+// Drawn in place: activity changes are frequent.
+function setTyping(a, on, ts) {
+  const r = a.phase_id && state.rooms.get(a.phase_id);
+  if (!r || r.phase.status !== "active" || r.typing.has(a.name) === on) return;
+  if (on) r.typing.set(a.name, ts || ""); else r.typing.delete(a.name);
+  const pulse = document.querySelector('.room[data-phase="' + CSS.escape(r.phase.id) + '"] .pulse');
+  if (pulse) pulse.replaceWith(roomPulse(r));
+}
+
+// addCost adds one model call's dollars (agent.turn's usd; null: unknown,
+// never $0) to its agent's and its task's cost lines, as the ledger sums them.
+function addCost(name, taskID, usd) {
+  const add = (m, key, maxUSD) => {
+    const l = m.get(key) || { name: m === state.costs.agents ? key : "", task: taskID, sum: { entries: 0, usd: 0, unknown: 0 }, max_usd: maxUSD };
+    l.sum = { ...l.sum, entries: num(l.sum.entries) + 1, usd: num(l.sum.usd) + (usd == null ? 0 : num(usd)), unknown: num(l.sum.unknown) + (usd == null ? 1 : 0) };
+    l.cost = sumText(l.sum);
+    m.set(key, l);
+  };
+  const b = state.budgets || {};
+  if (name) add(state.costs.agents, name, num(b.agent && b.agent.max_usd));
+  if (taskID) {
+    add(state.costs.tasks, taskID, num(b.task && b.task.max_usd));
+    const bar = document.querySelector('[data-task="' + CSS.escape(taskID) + '"] .cost');
+    if (bar) bar.replaceWith(taskCostBar(taskID));
+  }
+  dirty.add("costs");
 }
 
 // ---- streamed model output
@@ -362,26 +409,104 @@ function drawStream(name) {
 // ---- message log: the bus as from → to: message, calls nested under the
 // call that caused them (the server computes each line with internal/msglog)
 
-function appendLog(ev, line) {
+// appendLog adds one event to the timeline; snap marks one of the
+// snapshot's log (before its cursor), which a task's fuller history from
+// GET /api/timeline replaces when the filter chooses that task.
+function appendLog(ev, line, snap) {
+  const li = logItem(ev, line);
+  if (!li) return;
+  if (snap) li.dataset.snap = "1";
+  li.hidden = !shown(li);
   const log = $("log");
+  log.append(li);
+  while (log.childElementCount > MAX_LOG) log.firstElementChild.remove();
+  log.scrollTop = log.scrollHeight;
+}
+
+function logItem(ev, line) {
   const time = (ev.ts || "").slice(11, 19) + " ";
   let li;
   if (line) {
     li = el("li", { class: "line" + (line.primitive ? " primitive" : ""), "data-depth": line.depth },
       el("span", { class: "kind" }, time),
       el("span", { class: "who" }, line.from), line.to ? " → " : "", line.to ? el("span", { class: "who" }, line.to) : null,
-      line.text ? ": " + line.text : "");
+      line.text ? ": " + clip(line.text, MAX_TEXT) : "");
     li.style.paddingLeft = Math.min(line.depth, 8) * 1.5 + "em"; // CSSOM: the CSP forbids style attributes
   } else {
-    if (ev.kind === "agent.output" || ev.kind === "agent.turn" || ev.kind === "agent.activity") return; // shown in rooms, usage and the capability bar
+    if (ev.kind === "agent.output" || ev.kind === "agent.turn" || ev.kind === "agent.activity") return null; // shown in rooms, usage and the capability bar
     const to = ev.agent || ev.phase_id || ev.task_id || "";
     li = el("li", { class: "other" }, el("span", { class: "kind" }, time + ev.kind + " "),
-      el("span", { class: "who" }, ev.actor || ""), to ? " → " + to : "", ev.text ? ": " + ev.text : "");
+      el("span", { class: "who" }, ev.actor || ""), to ? " → " + to : "", ev.text ? ": " + clip(ev.text, MAX_TEXT) : "");
   }
-  log.append(li);
-  while (log.childElementCount > MAX_LOG) log.firstElementChild.remove();
-  log.scrollTop = log.scrollHeight;
+  if (ev.task_id) li.dataset.task = ev.task_id;
+  return li;
 }
+
+// The timeline's task filter: the events the page keeps (the snapshot's
+// log, then every event live) of one task; "" shows all.
+let timelineFilter = "";
+
+let historyOf = "";       // the task whose history (GET /api/timeline) the list holds
+
+// shown: which of the timeline's items the filter shows. All tasks: the
+// snapshot's log and the live events. One task: its live events, after its
+// history once that is read (until then, its few in the snapshot's log).
+function shown(li) {
+  if (!timelineFilter) return !li.dataset.fetched;
+  if (li.dataset.task !== timelineFilter) return false;
+  return historyOf === timelineFilter ? !li.dataset.snap : !li.dataset.fetched;
+}
+
+function refilter() {
+  for (const li of $("log").children) li.hidden = !shown(li);
+  $("log").scrollTop = $("log").scrollHeight;
+}
+
+async function filterTimeline(id) {
+  timelineFilter = id;
+  refilter();
+  if (id && historyOf !== id) await taskHistory(id);
+}
+
+// taskHistory reads a task's last events before the snapshot's cursor
+// (GET /api/timeline) into the list, at its top (they are older than
+// every live event, and shown only while that task is chosen, in place of
+// its few in the snapshot's log): with the live events the page followed
+// from that cursor, each of its events shows once, in order.
+async function taskHistory(id) {
+  const at = snapCursor;
+  const h = await getJSON("/api/timeline?task=" + encodeURIComponent(id) + "&before=" + encodeURIComponent(at) + "&n=300");
+  if (!h || at !== snapCursor || timelineFilter !== id) return; // a resnapshot or another choice since
+  const log = $("log");
+  for (const li of [...log.querySelectorAll("li[data-fetched]")]) li.remove();
+  const items = h.log.map((e) => logItem(e.event, e.line)).filter(Boolean);
+  for (const li of items) li.dataset.fetched = "1";
+  log.prepend(...items);
+  historyOf = id;
+  while (log.childElementCount > MAX_LOG) log.firstElementChild.remove();
+  refilter();
+}
+
+// timelineTasks keeps the filter's choices to the tasks the page knows,
+// redrawn only when that set changes.
+let timelineKnown = "";
+function timelineTasks() {
+  const ids = [...state.tasks.keys()];
+  const key = ids.join(",");
+  if (key === timelineKnown) return;
+  timelineKnown = key;
+  const sel = $("timeline-task");
+  sel.replaceChildren(el("option", { value: "" }, "all tasks"),
+    ...ids.slice(-MAX_TREE).reverse().map((id) => el("option", { value: id }, id + " " + clip(state.tasks.get(id).description, 40))));
+  if (timelineFilter && !state.tasks.has(timelineFilter)) filterTimeline("");
+  sel.value = timelineFilter;
+}
+
+// Every shown age ([data-ago]) counts on between events, so a still room's
+// idle time grows on screen.
+setInterval(() => {
+  for (const e of document.querySelectorAll("[data-ago]")) e.textContent = ago(e.dataset.ago);
+}, 5000);
 
 // ---- rendering: sections marked dirty are drawn again, once per frame
 
@@ -395,8 +520,10 @@ function render() {
   const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.draft : undefined;
   const c = state.counts || {};
   $("counts").textContent = Object.entries(c).filter(([, v]) => v > 0).map(([k, v]) => v + " " + k).join(" · ") || "no tasks";
-  const parts = { attention: renderAttention, capabilities: renderCapabilities, rooms: renderRooms, tasks: renderTasks, usage: renderUsage };
-  for (const k of dirty) parts[k]();
+  const parts = { attention: renderAttention, capabilities: renderCapabilities, rooms: renderRooms, tasks: renderTasks, usage: renderUsage, costs: renderCosts };
+  // Each section's drawing is a performance measure ("pm:tasks"...): the
+  // browser's profiler and the measure test read them.
+  for (const k of dirty) { const t0 = performance.now(); parts[k](); performance.measure("pm:" + k, { start: t0 }); }
   dirty.clear();
   if (focused) {
     const again = document.querySelector('[data-draft="' + CSS.escape(focused) + '"]');
@@ -441,14 +568,14 @@ function renderAttention() {
         el("button", { type: "button", "data-act": "kill", onclick: () => confirmKill(rq.task_id, false) }, "Kill"));
     }
     items.push(el("div", { class: "card request", "data-request": rq.id },
-      el("div", {}, el("span", { class: "who" }, rq.from), " asks" + (rq.task_id ? " (" + rq.task_id + ")" : "") + ": ", el("span", { class: "question" }, rq.question)),
+      el("div", {}, el("span", { class: "who" }, rq.from), " asks" + (rq.task_id ? " (" + rq.task_id + ")" : "") + ": ", el("span", { class: "question" }, clip(rq.question, MAX_TEXT))),
       form, acts));
   }
   for (const [id, h] of Object.entries(state.health)) {
     // stalled: nobody works on it; idle, stuck: a room nobody moves (derived
     // by the server from the last activity of the room and its agents).
     if ((h.state === "stalled" || h.state === "idle" || h.state === "stuck") && state.tasks.has(id)) {
-      items.push(el("div", { class: "card bad", "data-stalled": id }, taskLink(id), " is " + h.state + ": ", h.reason || "", h.next ? el("div", { class: "meta" }, "Try: " + h.next) : null));
+      items.push(el("div", { class: "card bad", "data-stalled": id }, taskLink(id), " is " + h.state + ": ", clip(h.reason, MAX_TEXT), h.next ? el("div", { class: "meta" }, "Try: " + h.next) : null));
     }
   }
   for (const a of state.agents.values()) {
@@ -456,12 +583,12 @@ function renderAttention() {
     // request already says it, nor one the person dismissed.
     if ((a.status === "dead" || a.status === "failed") && (!a.task_id || liveTask(a.task_id)) && !about.has(a.name) && !dismissed(a)) {
       items.push(el("div", { class: "card bad", "data-failed": a.name }, el("span", { class: "who" }, a.name),
-        " " + a.status + (a.task_id ? " on " + a.task_id : "") + (a.reason ? ": " : ""), a.reason || "",
+        " " + a.status + (a.task_id ? " on " + a.task_id : "") + (a.reason ? ": " : ""), clip(a.reason, MAX_TEXT),
         el("button", { type: "button", class: "dismiss", "data-act": "dismiss", onclick: () => dismiss(a) }, "Dismiss")));
     }
   }
   for (const ev of state.budgetStops) {
-    items.push(el("div", { class: "card bad budget" }, "budget stop: ", ev.text || ""));
+    items.push(el("div", { class: "card bad budget" }, "budget stop: ", clip(ev.text, MAX_TEXT)));
   }
   if (items.length === 0) items.push(el("p", { class: "calm" }, "Nothing needs you now."));
   $("attention").replaceChildren(...items);
@@ -491,15 +618,37 @@ function renderCapabilities() {
   $("capabilities").replaceChildren(...chips);
 }
 
-function messageLine(who, role, text) {
-  return el("div", { class: "msg" }, el("span", { class: "who" }, who), role ? el("span", { class: "role" }, " (" + role + ")") : null, ": ", text);
+// clip bounds a text an agent wrote before it is drawn (as text).
+function clip(text, n) {
+  const t = String(text || "");
+  return t.length > n ? t.slice(0, n) + "… (" + (t.length - n) + " more characters)" : t;
 }
+
+// messageLine is one message of a conversation: author, role, time and
+// the text, each a text node.
+function messageLine(who, role, text, ts) {
+  const human = who === "human";
+  return el("div", { class: "msg" + (human ? " human" : "") },
+    el("div", { class: "head" }, el("span", { class: "who" }, who), role ? el("span", { class: "role" }, " " + role) : null,
+      ts ? el("time", { class: "at", datetime: ts, title: ts }, " " + String(ts).slice(11, 16)) : null),
+    el("div", { class: "text" }, clip(text, MAX_TEXT)));
+}
+
+// Rooms drawn whole: those where someone is typing, then the most recently
+// active, up to OPEN_ROOMS, and any the person unfolded; the others fold to
+// one line (name, count, who is typing or how long still), so a page of
+// hundreds of rooms stays light. A post to a folded room draws the rooms
+// again: it is now among the liveliest.
+const OPEN_ROOMS = 6;
+const unfolded = new Set();
 
 function renderRooms() {
   const rooms = [...state.rooms.values()];
-  const active = rooms.filter((r) => r.phase.status === "active");
+  const when = (r) => Date.parse(r.last_activity || r.phase.created_at) || 0;
+  const active = rooms.filter((r) => r.phase.status === "active").reverse() // on a tie (same ms) the newer first
+    .sort((a, b) => (b.typing.size > 0) - (a.typing.size > 0) || when(b) - when(a));
   const closed = rooms.filter((r) => r.phase.status !== "active");
-  const out = active.map(roomView);
+  const out = active.map((r, i) => (i < OPEN_ROOMS || unfolded.has(r.phase.id) ? roomView(r) : foldedRoom(r)));
   if (closed.length) {
     out.push(el("details", { class: "closed-phases" }, el("summary", {}, closed.length + " closed phase(s)"),
       ...closed.map((r) => el("div", { class: "meta", "data-closed-phase": r.phase.id }, taskLink(r.phase.task_id), " " + r.phase.name + " — " + r.count + "/" + r.phase.message_limit + " " + (r.phase.close_reason || "")))));
@@ -511,7 +660,7 @@ function renderRooms() {
 
 function roomView(r) {
   const ph = r.phase;
-  const msgs = el("div", { class: "msgs" }, ...(r.messages || []).map((m) => messageLine(m.author, m.role, m.content)));
+  const msgs = el("div", { class: "msgs" }, ...(r.messages || []).map((m) => messageLine(m.author, m.role, m.content, m.timestamp)));
   const agents = [...state.agents.values()].filter((a) => a.phase_id === ph.id);
   const live = el("div", { class: "streams" }, ...agents.map((a) => streamView(a.name)));
   const input = draftInput("say:" + ph.id, "Say something as the human");
@@ -524,9 +673,41 @@ function roomView(r) {
   const extend = el("button", { type: "button", onclick: () => post("/api/extend-phase", { task: ph.task_id, n: 5 }) }, "+5 messages");
   const end = el("button", { type: "button", onclick: () => post("/api/end-phase", { task: ph.task_id }) }, "End phase");
   return el("div", { class: "room", "data-phase": ph.id },
-    el("div", {}, el("strong", {}, ph.name), " ", el("span", { class: "meta count" }, r.count + "/" + ph.message_limit), " ", extend, " ", end),
-    el("div", { class: "meta info" }, ph.id + " on ", taskLink(ph.task_id), " · roles: " + (ph.roles || []).join(", ") + (ph.rules ? " · rules: " : ""), ph.rules || ""),
-    msgs, live, say);
+    el("div", { class: "top" }, el("strong", {}, ph.name), " ", roomCount(r), el("span", { class: "acts" }, extend, end)),
+    el("div", { class: "meta info" }, ph.id + " on ", taskLink(ph.task_id), " · roles: " + (ph.roles || []).join(", ") + (ph.rules ? " · rules: " : ""), ph.rules ? clip(ph.rules, 400) : ""),
+    roomPulse(r), msgs, live, say);
+}
+
+// foldedRoom is a room in one line; Open draws it whole.
+function foldedRoom(r) {
+  const open = el("button", { type: "button", "data-act": "unfold", onclick: () => { unfolded.add(r.phase.id); dirty.add("rooms"); render(); } }, "Open");
+  return el("div", { class: "room folded", "data-phase": r.phase.id },
+    el("div", { class: "top" }, el("strong", {}, r.phase.name), " ", taskLink(r.phase.task_id), " ", roomCount(r), el("span", { class: "acts" }, open)),
+    roomPulse(r));
+}
+
+// roomCount is the room's messages against its limit, "7/10" and a meter.
+function roomCount(r) {
+  const n = num(r.count), lim = num(r.phase.message_limit);
+  const full = lim > 0 && n >= 0.8 * lim;
+  return el("span", { class: "count" + (full ? " full" : ""), title: n + " of " + lim + " messages" }, n + "/" + lim, meter(lim > 0 ? n / lim : 0, full ? "over" : ""));
+}
+
+// roomPulse says whether the room moves: who is typing (their turn is in
+// flight), else how long nobody has posted; a task the server judges idle
+// or stuck says so with the way out, so a hung room never reads as working.
+function roomPulse(r) {
+  const h = state.health[r.phase.task_id] || {};
+  const since = r.last_activity ? el("span", { class: "ago", "data-ago": r.last_activity }, ago(r.last_activity)) : null;
+  if (r.typing && r.typing.size) {
+    const who = [...r.typing.keys()];
+    return el("div", { class: "pulse typing" }, el("span", { class: "dots" }), who.map((n) => "@" + n).join(", ") + (who.length === 1 ? " is typing" : " are typing"),
+      since ? el("span", { class: "calm" }, " · last post ", since, " ago") : null);
+  }
+  const stuck = h.state === "idle" || h.state === "stuck";
+  return el("div", { class: "pulse " + (stuck ? "stuck" : "quiet") }, stuck ? h.state + ": " : "nobody is typing",
+    since ? el("span", {}, (stuck ? "nothing moved for " : " · last activity ") , since, stuck ? "" : " ago") : null,
+    stuck && h.next ? el("div", { class: "meta" }, "Try: " + h.next) : null);
 }
 
 // Every task view has its URL, #/task/tk-…: a link, the back button and a
@@ -562,31 +743,110 @@ function ago(ts) {
   return Math.floor(s / 86400) + "d" + Math.floor((s % 86400) / 3600) + "h";
 }
 
+// renderTasks draws the task graph: each task a node with its state,
+// health, last activity, blockers (blocked-by edges, each a link with the
+// blocker's state) and cost against budget; subtasks nested under their
+// parent; live trees first. Each id opens the task's view at its URL.
 function renderTasks() {
   const byID = state.tasks;
+  const live = (t) => t.status === "active" || t.status === "blocked";
   const roots = [...byID.values()].filter((t) => !t.parent_id || !byID.has(t.parent_id));
+  roots.sort((a, b) => Number(live(b)) - Number(live(a))); // stable: oldest first within each
+  const blocks = new Map(); // blocker → the tasks it holds up
+  for (const t of byID.values()) for (const b of t.blocked_by || []) blocks.set(b, [...(blocks.get(b) || []), t.id]);
   let drawn = 0;
   const node = (t) => {
     if (drawn >= treeLimit) return null;
     drawn++;
-    const live = t.status === "active" || t.status === "blocked";
-    const h = state.health[t.id];
-    const row = el("div", { class: "task", "data-task": t.id },
-      taskLink(t.id), el("span", { class: "status " + t.status }, t.status),
-      h && h.state !== t.status ? el("span", { class: "health " + h.state }, h.state) : null,
-      el("span", { class: "desc" }, t.description),
-      live && h && h.last_activity ? el("span", { class: "ago", "data-last-activity": h.last_activity }, "· " + ago(h.last_activity) + " ago") : null,
-      (t.blocked_by || []).length ? el("span", { class: "edge" }, "⟵ " + t.blocked_by.join(", ")) : null,
-      live ? el("button", { type: "button", "data-act": "kill", onclick: () => confirmKill(t.id, false) }, "Kill") : null,
-      live ? el("button", { type: "button", "data-act": "restart", onclick: () => confirmKill(t.id, true) }, "Restart") : null);
+    const row = taskNode(t, blocks.get(t.id) || []);
     const kids = (t.children || []).map((id) => byID.get(id)).filter(Boolean).map(node).filter(Boolean);
-    return el("li", {}, row, kids.length ? el("ul", {}, ...kids) : null);
+    return el("li", { class: live(t) ? "live" : "over" }, row, kids.length ? el("ul", {}, ...kids) : null);
   };
   const items = roots.map(node).filter(Boolean);
-  const out = [el("ul", { class: "tree" }, ...items)];
+  const out = [el("ul", { class: "tree graph" }, ...items)];
   if (drawn >= treeLimit) out.push(el("button", { type: "button", onclick: () => { treeLimit += MAX_TREE; renderTasks(); } }, "Show more"));
   if (state.total > byID.size) out.push(el("button", { type: "button", "data-act": "show-finished", onclick: showFinished }, "Show " + (state.total - byID.size) + " finished task" + (state.total - byID.size === 1 ? "" : "s")));
+  if (byID.size === 0) out.unshift(el("p", { class: "calm" }, "No task yet."));
   $("tasks").replaceChildren(...out);
+  timelineTasks();
+}
+
+// taskNode is one node of the graph.
+function taskNode(t, holds) {
+  const live = t.status === "active" || t.status === "blocked";
+  const h = state.health[t.id];
+  const hs = h && h.state !== t.status ? h.state : "";
+  const edge = (id) => { const b = state.tasks.get(id); return el("span", { class: "edge-to" }, taskLink(id), b ? el("span", { class: "status " + b.status }, b.status) : null); };
+  return el("div", { class: "task node " + t.status + (hs ? " h-" + hs : ""), "data-task": t.id },
+    el("div", { class: "line" }, el("span", { class: "dot " + (hs || t.status), title: hs || t.status }), taskLink(t.id),
+      el("span", { class: "status " + t.status }, t.status),
+      hs ? el("span", { class: "health " + hs }, hs) : null,
+      live && h && h.last_activity ? el("span", { class: "ago", "data-last-activity": h.last_activity }, "· ", el("span", { "data-ago": h.last_activity }, ago(h.last_activity)), " ago") : null,
+      live ? el("span", { class: "acts" },
+        el("button", { type: "button", "data-act": "kill", onclick: () => confirmKill(t.id, false) }, "Kill"),
+        el("button", { type: "button", "data-act": "restart", onclick: () => confirmKill(t.id, true) }, "Restart")) : null),
+    el("div", { class: "desc" }, clip(t.description, 600)),
+    (t.blocked_by || []).length ? el("div", { class: "edge" }, "blocked by ", ...t.blocked_by.map(edge)) : null,
+    holds.length ? el("div", { class: "edge" }, "holds up ", ...holds.map(edge)) : null,
+    taskCostBar(t.id));
+}
+
+// ---- costs: dollars against budget, as bars; unknown is unknown, never $0
+
+// sumText words a ledger sum like internal/cost's Sum.String.
+function sumText(sum) {
+  const unknown = num(sum.unknown), entries = num(sum.entries);
+  if (unknown > 0 && unknown === entries) return "unknown";
+  if (unknown > 0) return usdText(num(sum.usd)) + " + unknown (" + unknown + ")";
+  return usdText(num(sum.usd));
+}
+
+// meter is a bar filled to frac (0..1, more is cut at full).
+function meter(frac, cls) {
+  const fill = el("span", { class: "fill" });
+  fill.style.width = Math.max(0, Math.min(1, frac)) * 100 + "%"; // CSSOM: the CSP forbids style attributes
+  return el("span", { class: "meter " + (cls || "") }, fill);
+}
+
+// costBar is one cost line against its cap: the known dollars fill the bar
+// (marked from 80% of the cap), what has no price hatches it and reads
+// "unknown"; a line with no entry yet says so (nothing was spent, or an
+// exec run not ended); with no cap the bar is against scale (the largest
+// line of its list).
+function costBar(line, cap, scale) {
+  const sum = (line && line.sum) || {};
+  const usd = num(sum.usd), unknown = num(sum.unknown), entries = num(sum.entries);
+  const text = entries === 0 ? "no model calls yet" : (line.cost || sumText(sum));
+  const over = cap > 0 && usd >= 0.8 * cap;
+  const frac = cap > 0 ? usd / cap : scale > 0 ? usd / scale : 0;
+  const cls = (over ? "over" : "") + (unknown > 0 ? " unknown" : "") + (cap > 0 ? "" : " nocap");
+  return el("span", { class: "cost", title: cap > 0 ? "budget " + usdText(cap) : "no dollar budget" }, meter(frac, cls),
+    el("span", { class: "amount" + (unknown > 0 ? " unknown" : "") }, text + (cap > 0 ? " of " + usdText(cap) : "")));
+}
+
+function taskCostBar(id) {
+  const b = state.budgets || {};
+  return costBar(state.costs.tasks.get(id), num(b.task && b.task.max_usd), 0);
+}
+
+// renderCosts is the project's windows, then each task's and each agent's
+// dollars against their budgets, the costliest first.
+function renderCosts() {
+  renderSpend();
+  const b = state.budgets || {};
+  const rows = (lines, cap, label, key) => {
+    const list = [...lines].sort((x, y) => num(y[1].sum.usd) - num(x[1].sum.usd) || num(y[1].sum.unknown) - num(x[1].sum.unknown)).slice(0, MAX_BARS);
+    const scale = Math.max(0, ...list.map(([, l]) => num(l.sum.usd)));
+    return list.map(([k, l]) => el("div", { class: "cost-row", [key]: k }, label(k, l), costBar(l, cap, scale)));
+  };
+  const windows = (state.windows || []).map((w) => el("div", { class: "cost-row", "data-cost-window": w.key }, el("span", { class: "name" }, w.window),
+    costBar({ sum: w.sum, cost: w.cost }, num(w.limit), 0)));
+  const tasks = rows(state.costs.tasks, num(b.task && b.task.max_usd), (k) => el("span", { class: "name" }, taskLink(k)), "data-cost-task");
+  const agents = rows(state.costs.agents, num(b.agent && b.agent.max_usd), (k, l) => el("span", { class: "name" }, el("span", { class: "who" }, k), l.task ? el("span", { class: "calm" }, " " + l.task) : null), "data-cost-agent");
+  const list = (title, items) => items.length ? [el("h3", {}, title), ...items] : [];
+  const out = [...list("Project", windows), ...list("By task", tasks), ...list("By agent", agents)];
+  if (tasks.length === 0 && agents.length === 0) out.push(el("p", { class: "calm" }, "No model call recorded yet."));
+  $("costs").replaceChildren(...out);
 }
 
 // ---- usage against budgets
@@ -632,6 +892,7 @@ function usdText(v) {
 // price (or without usage) kept apart.
 function dollars(u) {
   const usd = num(u.usd), unknown = num(u.unpriced);
+  if (usd === 0 && unknown === 0 && num(u.turns) === 0) return "no calls yet"; // nothing spent, nothing known
   if (unknown > 0 && usd === 0) return "unknown";
   return unknown > 0 ? usdText(usd) + " + unknown (" + unknown + ")" : usdText(usd);
 }
@@ -680,14 +941,18 @@ function usageRows(agents, budgets) {
 
 // renderUsage is every live agent's usage but the open task's, which its
 // detail shows (usage is shown once): a row says where they are.
+// The table is folded: it is drawn only while unfolded (a folded table of
+// hundreds of agents would cost the page thousands of nodes), and drawn
+// again when unfolded.
 function renderUsage() {
+  renderSpend();
+  if (!$("usage-box").querySelector("details").open) { $("usage").tBodies[0].replaceChildren(); return; }
   const open = detail ? detail.task.id : "";
   const rows = usageRows([...state.agents.values()].filter((a) => !open || a.task_id !== open), state.budgets);
   if (open && [...state.agents.values()].some((a) => a.task_id === open)) {
     rows.unshift(el("tr", { class: "elsewhere" }, el("td", { colspan: "9" }, taskLink(open), " — its agents' usage is in its detail above")));
   }
   $("usage").tBodies[0].replaceChildren(...rows);
-  renderSpend();
 }
 
 // ---- the task detail: its tree, every phase with messages, agents,
@@ -742,17 +1007,17 @@ function renderDetail() {
   const phases = detail.rooms.map((r) => el("details", { class: "phase " + r.phase.status, "data-detail-phase": r.phase.id, open: r.phase.status === "active" ? "" : null },
     el("summary", {}, r.phase.name + " — " + r.phase.status + " " + r.count + "/" + r.phase.message_limit + (r.phase.close_reason ? " (" + r.phase.close_reason + ")" : "")),
     el("div", { class: "meta" }, "roles: " + (r.phase.roles || []).join(", ") + (r.phase.rules ? " · rules: " : ""), r.phase.rules || ""),
-    el("div", { class: "msgs" }, ...(r.messages || []).map((m) => messageLine(m.author, m.role, m.content)))));
+    el("div", { class: "msgs" }, ...(r.messages || []).map((m) => messageLine(m.author, m.role, m.content, m.timestamp)))));
   // Each agent's log's end (exec agents' output is only there), as text.
   const logs = (detail.logs || []).filter((l) => l.text).map((l) => el("details", { class: "log", "data-agent-log": l.agent },
     el("summary", {}, "@" + l.agent + (l.cut ? " (last part)" : "")), el("pre", {}, l.text)));
-  const requests = (detail.requests || []).map((rq) => el("div", { class: "card request" }, el("span", { class: "who" }, rq.from), " asks: ", rq.question));
+  const requests = (detail.requests || []).map((rq) => el("div", { class: "card request" }, el("span", { class: "who" }, rq.from), " asks: ", clip(rq.question, MAX_TEXT)));
   const usage = el("table", { class: "usage" }, el("thead", {}, el("tr", {}, ...["agent", "task", "status", "turns", "tool calls", "tokens", "dollars", "run time (s)", "restarts"].map((c) => el("th", {}, c)))),
     el("tbody", {}, ...usageRows(detail.agents || [], detail.budgets)));
   box.replaceChildren(
     el("h2", {}, "Task ", t.id, " ", el("button", { type: "button", onclick: () => { location.hash = ""; detail = null; renderDetail(); } }, "Close")),
     el("p", { class: "desc" }, t.description),
-    el("p", { class: "meta" }, "status " + t.status + " · health " + (h.state || "") + (h.reason ? ": " : ""), h.reason || "",
+    el("p", { class: "meta" }, "status " + t.status + " · health " + (h.state || "") + (h.reason ? ": " : ""), clip(h.reason, MAX_TEXT),
       " · owner ", el("span", { class: "who" }, t.owner || ""), t.commit ? " · commit " + t.commit : "",
       (t.blocked_by || []).length ? " · waits for " + t.blocked_by.join(", ") : ""),
     el("h3", {}, "Tree"), el("ul", { class: "tree" }, treeOf(root, 0)),
@@ -806,12 +1071,14 @@ function changesView(t, diff, err) {
 
 function notify(ev) {
   if (window.Notification && Notification.permission === "granted") {
-    new Notification("pm: " + (ev.actor || "an agent") + " asks", { body: ev.text || "" });
+    new Notification("pm: " + (ev.actor || "an agent") + " asks", { body: clip(ev.text, 200) });
   }
 }
 
 document.addEventListener("DOMContentLoaded", () => {
   $("notify").addEventListener("click", () => window.Notification && Notification.requestPermission());
+  $("timeline-task").addEventListener("change", (e) => filterTimeline(e.target.value));
+  $("usage-box").querySelector("details").addEventListener("toggle", () => { if (state) { dirty.add("usage"); render(); } });
   $("new-task").addEventListener("submit", async (e) => {
     e.preventDefault();
     const input = $("new-task-text");
