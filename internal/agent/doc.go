@@ -18,6 +18,10 @@
 //     that was killed, stopped by a signal or whose CLI failed (the
 //     supervisor's crash path handles those); an llm owner that stops for
 //     good (its runner returned an error) is given up on the same way;
+//     an exec role agent given up on (a budget, the loop breaker's stop,
+//     its restarts) goes to GiveUpFunc too, which tells its task's owner
+//     and the human in their mailboxes (task.TellStopped), as an llm
+//     role's runner does itself;
 //   - a given-up owner runs again only through Launcher.Resume (the human
 //     answered the request about it): under its lock, still stopped, with
 //     ResumeEnv naming the answered request, whose answer the host gives

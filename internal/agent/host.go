@@ -243,7 +243,11 @@ func hostLLM(ctx context.Context, s *store.Store, st state.State, log *slog.Logg
 	case err != nil && ctx.Err() == nil:
 		// An owner that stops for good (it kept stopping without done, went
 		// over a budget, its model kept failing) is given up on as an exec
-		// owner is: its room closes and the human gets a request.
+		// owner is: its room closes and the human gets a request. A role's
+		// runner has told its owner already (llmagent's tell).
+		if a.Role != "" {
+			onGiveUp = nil
+		}
 		return giveUp(s, st, log, a, 1, err.Error(), onGiveUp)
 	}
 	return finish(s, st, log, a, 0, "")
