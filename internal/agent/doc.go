@@ -36,6 +36,11 @@
 //     is given up on with the cap and the command that raises it; the
 //     loop breaker's "stop" in one of its commands gives it up the same way
 //     (Commands' halt: one channel, execBudget.halt, ends the CLI);
+//   - an exec resident (a prompt object on the exec runtime, no task)
+//     answers no request: when its run ends its host moves its inbox
+//     cursor past the requests of that run, whose callers were told it
+//     ended without replying, so the loop breaker no longer counts them
+//     as waiting on it (inbox.Chains);
 //   - no argument of 128 KiB or more is passed to exec (MAX_ARG_STRLEN):
 //     the start fails first, naming runtime.exec.prompt and {PROMPT_FILE};
 //   - a host runs in its run's cgroup where the driver made one, else it is

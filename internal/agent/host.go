@@ -350,6 +350,13 @@ func finish(s *store.Store, st state.State, log *slog.Logger, a *store.Agent, co
 	// What the agent started (even in its own session) ends before the end
 	// is recorded: an agent recorded ended has nothing left running.
 	driver.EndRun(a.Handle)
+	if a.Runtime == config.RuntimeExec && a.TaskID == "" {
+		// An exec resident answers no request: those of this run are over
+		// (inbox.Chains takes those past the cursor as still waiting on it).
+		if err := s.SkipInbox(a.Name); err != nil {
+			log.Warn("inbox cursor", "err", err)
+		}
+	}
 	now := s.Now().UTC()
 	self := os.Getpid()
 	failed := false
