@@ -42,4 +42,3 @@ func TestCostsPriceUnknownEntriesWhenThePriceIsAdded(t *testing.T) {
 		}
 	}
 }
-
