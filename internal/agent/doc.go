@@ -33,7 +33,9 @@
 //     (cliusage.go), any other CLI's with an unknown cost (never $0); the
 //     loop breaker sees its pm commands (cmd/agentrun); the dollar caps are
 //     checked after each result and before each run, and past one the agent
-//     is given up on with the cap and the command that raises it; the
+//     is given up on with the cap and the command that raises it (the
+//     human's answer to the request about an owner so given up resumes it
+//     with one more of each cap reached, for that host run: allowMore); the
 //     loop breaker's "stop" in one of its commands gives it up the same way
 //     (Commands' halt: one channel, execBudget.halt, ends the CLI);
 //   - an exec resident (a prompt object on the exec runtime, no task)

@@ -171,6 +171,9 @@ type execBudget struct {
 	wall    <-chan time.Time // nil: no bound
 	wallMax time.Duration
 	over    chan string // a usage budget crossed (or the human's stop), named
+	// extra is what the human allowed beyond a dollar cap, by its key
+	// (allowMore); written before the CLI first starts, read after.
+	extra map[string]float64
 }
 
 // halt stops the CLI for reason and gives the agent up, as a crossed budget
@@ -183,7 +186,7 @@ func (b *execBudget) halt(reason string) {
 }
 
 func newExecBudget(s *store.Store) *execBudget {
-	b := &execBudget{over: make(chan string, 1)}
+	b := &execBudget{over: make(chan string, 1), extra: map[string]float64{}}
 	if d := time.Duration(s.Config().Budgets.Agent.MaxWallSeconds) * time.Second; d > 0 {
 		b.wall, b.wallMax = time.After(d), d
 	}

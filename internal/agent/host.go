@@ -84,6 +84,9 @@ func Host(ctx context.Context, s *store.Store, st state.State, name string, env 
 	// the model answers without a tool call) is resumed, in its own
 	// conversation, up to runtime.exec.nudges times; then it is given up on.
 	budget := newExecBudget(s)
+	if note != "" { // the human answered the request about it: one more of a cap it reached
+		budget.allowMore(s, st, a)
+	}
 	brk, err := startBroker(log, token, cmds, budget.halt)
 	if err != nil {
 		return finish(s, st, log, a, -1, err.Error())
@@ -104,7 +107,7 @@ func Host(ctx context.Context, s *store.Store, st state.State, name string, env 
 		first = text + "\n\n" + note // a fresh conversation: the prompt, then the answer
 	}
 	for turn := 0; ; turn++ {
-		if reason := overDollars(s, st, a); reason != "" { // checked before each run
+		if reason := overDollars(s, st, a, budget.extra); reason != "" { // checked before each run
 			return giveUp(s, st, log, a, -1, reason, onGiveUp)
 		}
 		prompt := text
