@@ -18,6 +18,10 @@
 //     that was killed, stopped by a signal or whose CLI failed (the
 //     supervisor's crash path handles those); an llm owner that stops for
 //     good (its runner returned an error) is given up on the same way;
+//     an exec role agent given up on (a budget, the loop breaker's stop,
+//     its restarts) goes to GiveUpFunc too, which tells its task's owner
+//     and the human in their mailboxes (task.TellStopped), as an llm
+//     role's runner does itself;
 //   - a given-up owner runs again only through Launcher.Resume (the human
 //     answered the request about it): under its lock, still stopped, with
 //     ResumeEnv naming the answered request, whose answer the host gives
@@ -29,9 +33,16 @@
 //     (cliusage.go), any other CLI's with an unknown cost (never $0); the
 //     loop breaker sees its pm commands (cmd/agentrun); the dollar caps are
 //     checked after each result and before each run, and past one the agent
-//     is given up on with the cap and the command that raises it; the
+//     is given up on with the cap and the command that raises it (the
+//     human's answer to the request about an owner so given up resumes it
+//     with one more of each cap reached, for that host run: allowMore); the
 //     loop breaker's "stop" in one of its commands gives it up the same way
 //     (Commands' halt: one channel, execBudget.halt, ends the CLI);
+//   - an exec resident (a prompt object on the exec runtime, no task)
+//     answers no request: when its run ends its host moves its inbox
+//     cursor past the requests of that run, whose callers were told it
+//     ended without replying, so the loop breaker no longer counts them
+//     as waiting on it (inbox.Chains);
 //   - no argument of 128 KiB or more is passed to exec (MAX_ARG_STRLEN):
 //     the start fails first, naming runtime.exec.prompt and {PROMPT_FILE};
 //   - a host runs in its run's cgroup where the driver made one, else it is

@@ -18,9 +18,12 @@ import (
 	"github.com/plasmodium/pm/internal/store"
 )
 
-// GiveUpFunc is told when the host gives up on an owner (it kept ending its
-// turn without pm done, or went over a budget): it closes the owner's room so
-// no role talks where nobody owns, and asks the human (task.GiveUpOwner).
+// GiveUpFunc is told when the host gives up on an agent of a task (it kept
+// ending its turn without pm done, went over a budget, or the human said
+// stop at the loop breaker). For an owner it closes the owner's room so no
+// role talks where nobody owns, and asks the human (task.GiveUpOwner); for
+// an exec role agent it tells the task's owner and the human, in their
+// mailboxes (task.TellStopped: an llm role's runner tells them itself).
 type GiveUpFunc func(a *store.Agent, reason string) error
 
 // maxArg is Linux's MAX_ARG_STRLEN: the longest one argument may be,
@@ -168,6 +171,9 @@ type execBudget struct {
 	wall    <-chan time.Time // nil: no bound
 	wallMax time.Duration
 	over    chan string // a usage budget crossed (or the human's stop), named
+	// extra is what the human allowed beyond a dollar cap, by its key
+	// (allowMore); written before the CLI first starts, read after.
+	extra map[string]float64
 }
 
 // halt stops the CLI for reason and gives the agent up, as a crossed budget
@@ -180,7 +186,7 @@ func (b *execBudget) halt(reason string) {
 }
 
 func newExecBudget(s *store.Store) *execBudget {
-	b := &execBudget{over: make(chan string, 1)}
+	b := &execBudget{over: make(chan string, 1), extra: map[string]float64{}}
 	if d := time.Duration(s.Config().Budgets.Agent.MaxWallSeconds) * time.Second; d > 0 {
 		b.wall, b.wallMax = time.After(d), d
 	}
@@ -253,11 +259,12 @@ func endedTurnEarly(s *store.Store, st state.State, a *store.Agent) bool {
 	return err == nil && t.Status == store.TaskActive && t.Owner == a.Name && t.Merge == nil
 }
 
-// giveUp records the agent failed for reason and, for an owner whose failure
-// this host recorded (not a pm kill that came first), tells onGiveUp.
+// giveUp records the agent failed for reason and, for an agent of a task
+// whose failure this host recorded (not a pm kill that came first), tells
+// onGiveUp.
 func giveUp(s *store.Store, st state.State, log *slog.Logger, a *store.Agent, code int, reason string, onGiveUp GiveUpFunc) error {
 	err := finish(s, st, log, a, code, reason)
-	if a.Role != "" || a.TaskID == "" || onGiveUp == nil {
+	if a.TaskID == "" || onGiveUp == nil {
 		return err
 	}
 	if r, rerr := st.Agent(a.Name); rerr != nil || r.Status != store.AgentFailed || r.Reason != reason || r.Pid != os.Getpid() {

@@ -25,7 +25,7 @@ func (b *execBudget) biller(s *store.Store, st state.State, log *slog.Logger, a 
 			log.Warn("cost not recorded", "err", err)
 			return
 		}
-		if reason := overDollars(s, st, a); reason != "" {
+		if reason := overDollars(s, st, a, b.extra); reason != "" {
 			b.halt(reason)
 		}
 	}
@@ -58,24 +58,47 @@ func (b *execBudget) record(s *store.Store, st state.State, a *store.Agent, e co
 
 // overDollars names the dollar cap the agent has reached, with how to
 // raise it, or "". Only known dollars count: an exec run is checked after
-// the fact, so nothing is known of the next one.
-func overDollars(s *store.Store, st state.State, a *store.Agent) string {
-	cfg, err := config.LoadConfig(s.ConfigPath()) // a cap raised since the host started counts
+// the fact, so nothing is known of the next one. extra is what the human
+// allowed beyond a cap, by its key (allowMore).
+func overDollars(s *store.Store, st state.State, a *store.Agent, extra map[string]float64) string {
+	stop, _ := dollarStop(s, st, a, extra)
+	if stop == nil {
+		return ""
+	}
+	return fmt.Sprintf("over its dollar budget: %s %s of %s (%s); raise it with `%s`, or answer to allow one more %s",
+		stop.What, cost.USD(stop.Spent), cost.USD(stop.Limit), stop.Key, (cost.Cap{Key: stop.Key, Limit: stop.Limit}).Raise(), cost.Cap{Key: stop.Key}.OneMore())
+}
+
+// dollarStop is the first dollar cap (with extra) the agent has reached,
+// nil for none, and the caps as config.json says them now (a cap raised
+// since the host started counts).
+func dollarStop(s *store.Store, st state.State, a *store.Agent, extra map[string]float64) (*cost.Stop, cost.Caps) {
+	cfg, err := config.LoadConfig(s.ConfigPath())
 	if err != nil {
 		cfg = *s.Config()
 	}
 	caps := cfg.Budgets.Caps()
 	if !caps.Any() {
-		return ""
+		return nil, caps
 	}
 	r, err := st.Agent(a.Name)
 	if err != nil {
-		return ""
+		return nil, caps
 	}
-	stop := caps.First(s.Spent(r, func() float64 { return r.Usage.USD }), 0, nil)
-	if stop == nil {
-		return ""
+	return caps.First(s.Spent(r, func() float64 { return r.Usage.USD }), 0, extra), caps
+}
+
+// allowMore is the human's answer to the request about an owner given up
+// at a dollar cap (its host was resumed by it): one more of each cap it is
+// over now (an hour's or a day's worth for a project window), as an llm
+// agent's "yes" allows, for this run of its host. A cap still reached
+// after one more stops it again at once.
+func (b *execBudget) allowMore(s *store.Store, st state.State, a *store.Agent) {
+	for {
+		stop, caps := dollarStop(s, st, a, b.extra)
+		if stop == nil || b.extra[stop.Key] > 0 {
+			return
+		}
+		b.extra[stop.Key] = caps.Limit(stop.Key)
 	}
-	return fmt.Sprintf("over its dollar budget: %s %s of %s (%s); raise it with `%s`",
-		stop.What, cost.USD(stop.Spent), cost.USD(stop.Limit), stop.Key, (cost.Cap{Key: stop.Key, Limit: caps.Limit(stop.Key)}).Raise())
 }

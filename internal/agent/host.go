@@ -84,6 +84,9 @@ func Host(ctx context.Context, s *store.Store, st state.State, name string, env 
 	// the model answers without a tool call) is resumed, in its own
 	// conversation, up to runtime.exec.nudges times; then it is given up on.
 	budget := newExecBudget(s)
+	if note != "" { // the human answered the request about it: one more of a cap it reached
+		budget.allowMore(s, st, a)
+	}
 	brk, err := startBroker(log, token, cmds, budget.halt)
 	if err != nil {
 		return finish(s, st, log, a, -1, err.Error())
@@ -104,7 +107,7 @@ func Host(ctx context.Context, s *store.Store, st state.State, name string, env 
 		first = text + "\n\n" + note // a fresh conversation: the prompt, then the answer
 	}
 	for turn := 0; ; turn++ {
-		if reason := overDollars(s, st, a); reason != "" { // checked before each run
+		if reason := overDollars(s, st, a, budget.extra); reason != "" { // checked before each run
 			return giveUp(s, st, log, a, -1, reason, onGiveUp)
 		}
 		prompt := text
@@ -243,7 +246,11 @@ func hostLLM(ctx context.Context, s *store.Store, st state.State, log *slog.Logg
 	case err != nil && ctx.Err() == nil:
 		// An owner that stops for good (it kept stopping without done, went
 		// over a budget, its model kept failing) is given up on as an exec
-		// owner is: its room closes and the human gets a request.
+		// owner is: its room closes and the human gets a request. A role's
+		// runner has told its owner already (llmagent's tell).
+		if a.Role != "" {
+			onGiveUp = nil
+		}
 		return giveUp(s, st, log, a, 1, err.Error(), onGiveUp)
 	}
 	return finish(s, st, log, a, 0, "")
@@ -346,6 +353,13 @@ func finish(s *store.Store, st state.State, log *slog.Logger, a *store.Agent, co
 	// What the agent started (even in its own session) ends before the end
 	// is recorded: an agent recorded ended has nothing left running.
 	driver.EndRun(a.Handle)
+	if a.Runtime == config.RuntimeExec && a.TaskID == "" {
+		// An exec resident answers no request: those of this run are over
+		// (inbox.Chains takes those past the cursor as still waiting on it).
+		if err := s.SkipInbox(a.Name); err != nil {
+			log.Warn("inbox cursor", "err", err)
+		}
+	}
 	now := s.Now().UTC()
 	self := os.Getpid()
 	failed := false

@@ -40,18 +40,14 @@ const (
 )
 
 func init() {
-	register(builtin("read_file", fmt.Sprintf("Read a text file of the workspace (paths are relative to the project directory). "+
-		"At most %d KiB per call; a longer file is cut, and the note says the offset to read on from.", MaxRead>>10),
+	register(builtin("read_file", fmt.Sprintf("Read a text file of the workspace, at most %d KiB a call.", MaxRead>>10),
 		readFile))
-	register(builtin("list_files", fmt.Sprintf("List a directory of the workspace (directories end in /, symlinks in @). "+
-		"recursive=true walks subdirectories (not into .git or .plasmodium). At most %d entries.", MaxEntries),
+	register(builtin("list_files", fmt.Sprintf("List a directory of the workspace, at most %d entries.", MaxEntries),
 		listFiles))
-	register(builtin("write_file", fmt.Sprintf("Write a text file in the workspace, creating parent directories. Replaces the file "+
-		"unless append=true. At most %d KiB; .plasmodium/ is off limits.", MaxWrite>>10),
+	register(builtin("write_file", fmt.Sprintf("Write a text file of the workspace (at most %d KiB), creating its directories.", MaxWrite>>10),
 		writeFile))
-	register(builtin("run_command", fmt.Sprintf("Run a shell command (sh -c) in the workspace and return its exit code and combined "+
-		"output (at most %d KiB kept: the start and the end). It is killed, with everything it started, after "+
-		"timeout_seconds (default %d, at most %d).", MaxOutput>>10, int(DefaultTimeout.Seconds()), int(MaxTimeout.Seconds())),
+	register(builtin("run_command", fmt.Sprintf("Run a command in the workspace: its exit code and output (%d KiB kept). "+
+		"Killed after timeout_seconds (default %d, at most %d).", MaxOutput>>10, int(DefaultTimeout.Seconds()), int(MaxTimeout.Seconds())),
 		runCommand))
 	register(builtin("http_get", fmt.Sprintf("Fetch a URL with HTTP GET (http and https only) and return the status, content type "+
 		"and body (at most %d KiB).", MaxBody>>10),
@@ -60,8 +56,8 @@ func init() {
 
 // readFileArgs are read_file's arguments.
 type readFileArgs struct {
-	Path   string `json:"path" jsonschema:"file path, relative to the workspace"`
-	Offset int64  `json:"offset,omitempty" jsonschema:"byte offset to start at (default 0)"`
+	Path   string `json:"path" jsonschema:"relative to the workspace"`
+	Offset int64  `json:"offset,omitempty" jsonschema:"byte to start at"`
 }
 
 func readFile(ctx context.Context, env *Env, a readFileArgs) (string, error) {
@@ -131,8 +127,8 @@ var skipDirs = map[string]bool{".git": true, store.DirName: true}
 
 // listFilesArgs are list_files' arguments.
 type listFilesArgs struct {
-	Path      string `json:"path,omitempty" jsonschema:"directory, relative to the workspace (default: the workspace itself)"`
-	Recursive bool   `json:"recursive,omitempty" jsonschema:"list subdirectories too"`
+	Path      string `json:"path,omitempty" jsonschema:"default: the workspace"`
+	Recursive bool   `json:"recursive,omitempty" jsonschema:"walk subdirectories"`
 }
 
 func listFiles(ctx context.Context, env *Env, a listFilesArgs) (string, error) {
@@ -172,9 +168,9 @@ func listFiles(ctx context.Context, env *Env, a listFilesArgs) (string, error) {
 // writeFileArgs are write_file's arguments; Content is a pointer so a
 // missing content differs from an empty file.
 type writeFileArgs struct {
-	Path    string  `json:"path" jsonschema:"file path, relative to the workspace"`
-	Content *string `json:"content" jsonschema:"the text to write"`
-	Append  bool    `json:"append,omitempty" jsonschema:"add to the end of the file instead of replacing it"`
+	Path    string  `json:"path" jsonschema:"relative to the workspace"`
+	Content *string `json:"content"`
+	Append  bool    `json:"append,omitempty" jsonschema:"add to the end"`
 }
 
 func writeFile(ctx context.Context, env *Env, a writeFileArgs) (string, error) {
@@ -215,8 +211,8 @@ func writeFile(ctx context.Context, env *Env, a writeFileArgs) (string, error) {
 
 // runCommandArgs are run_command's arguments.
 type runCommandArgs struct {
-	Command        string `json:"command" jsonschema:"the shell command line"`
-	TimeoutSeconds int    `json:"timeout_seconds,omitempty" jsonschema:"seconds before the command is killed"`
+	Command        string `json:"command" jsonschema:"sh -c line"`
+	TimeoutSeconds int    `json:"timeout_seconds,omitempty"`
 }
 
 func runCommand(ctx context.Context, env *Env, a runCommandArgs) (string, error) {

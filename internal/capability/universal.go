@@ -21,10 +21,9 @@ import (
 const MaxBodyText = 64 << 10
 
 func init() {
-	register(builtin("think", "Think step by step before acting. The thought is recorded, not shown to anyone as a message; the result is just ok.",
+	register(builtin("think", "Think before acting: recorded, not sent to anyone.",
 		think))
-	register(builtin("ask_human", "Ask the human a question and wait for the answer (they answer with pm answer). "+
-		"Use it to confirm destructive or irreversible actions and to clear up real ambiguity.",
+	register(builtin("ask_human", "Ask the human and wait for the answer: before what cannot be undone, or when truly unclear.",
 		askHuman))
 	register(builtin("create_capability", "Create a new prompt object: a markdown file whose frontmatter lists its capabilities "+
 		"and whose body is its identity and behaviour. It is saved in .plasmodium/prompts/ and can be messaged at once "+
@@ -44,7 +43,7 @@ func think(ctx context.Context, env *Env, a thinkArgs) (string, error) {
 }
 
 type askHumanArgs struct {
-	Question string `json:"question" jsonschema:"the question, with the options if there are any"`
+	Question string `json:"question" jsonschema:"with the options, if any"`
 }
 
 func askHuman(ctx context.Context, env *Env, a askHumanArgs) (string, error) {

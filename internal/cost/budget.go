@@ -24,6 +24,18 @@ func (c Cap) Raise() string {
 	return fmt.Sprintf("pm config set %s %g", c.Key, c.Limit*2)
 }
 
+// OneMore names what answering a request about a cap allows once more:
+// one more budget, or an hour's or a day's worth for a project window.
+func (c Cap) OneMore() string {
+	switch c.Key {
+	case KeyHour:
+		return "hour's worth"
+	case KeyDay:
+		return "day's worth"
+	}
+	return "budget"
+}
+
 // Since sums the entries at or after from (a project window: the last hour,
 // the last day).
 func Since(entries []Entry, from time.Time) Sum {

@@ -12,6 +12,9 @@
 //     entries in Unknown and says "unknown" (or "$X + unknown") rather than
 //     pretending they cost nothing. A budget in dollars can only be checked
 //     against what is known: that is said where the budget is reported.
+//     Priced fills only an unknown entry, so the store prices the ledger's
+//     unknown entries again as it reads them (a price added later counts)
+//     and never changes a figure that was known.
 //   - A cost reported by the runtime itself (Claude Code's total_cost_usd)
 //     wins over the table: it is what the vendor billed for.
 //   - The shipped table is dated (Table's comment) and prices change: a

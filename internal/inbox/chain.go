@@ -2,34 +2,70 @@ package inbox
 
 import (
 	"encoding/json"
+	"slices"
 
 	"github.com/plasmodium/pm/internal/store"
 )
 
-// MaxChain bounds how far Chain walks a cascade back.
-const MaxChain = 32
+// MaxChain bounds how far Chains walks a cascade back, and MaxChains how
+// many cascades it returns.
+const (
+	MaxChain  = 32
+	MaxChains = 64
+)
 
-// Chain is the cascade a call from `from` would extend, nearest first:
-// from, the one that called it with the request it is answering (cause),
-// that one's caller, and so on, as each request's cause records it (at
-// most MaxChain names; it ends at the human or a call with no cause).
-func Chain(s *store.Store, from, cause string) []string {
-	chain := []string{from}
-	for name := from; cause != "" && len(chain) < MaxChain; {
-		var req *Message
-		want := cause
-		_ = s.InboxFrom(name, 0).Next(func(raw []byte) error {
-			var m Message
-			if json.Unmarshal(raw, &m) == nil && m.Kind == KindRequest && m.Corr == want {
-				req = &m
-			}
-			return nil
-		})
-		if req == nil || req.From == "human" || req.From == "" {
-			break
+// Chains are the cascades a call from `from` would extend, each nearest
+// first: from, an agent waiting for from's answer, that one's caller, and so
+// on, as each request's cause records it; a cascade ends at the human, at a
+// call with no caller, at MaxChain names, or where it meets a name it holds
+// already. Who waits for an agent's answer: with a cause (an llm resident
+// answering one request), the caller of that request; with none, the
+// caller of every request past its inbox cursor (an exec resident answers
+// none one at a time: each caller of its run waits on it). An agent that
+// nobody waits on is a chain of one.
+func Chains(s *store.Store, from, cause string) [][]string {
+	var out [][]string
+	var walk func(chain []string, name, cause string)
+	walk = func(chain []string, name, cause string) {
+		reqs := waitingOn(s, name, cause)
+		if len(reqs) == 0 || len(chain) >= MaxChain {
+			out = append(out, chain)
+			return
 		}
-		chain = append(chain, req.From)
-		name, cause = req.From, req.Cause
+		for _, r := range reqs {
+			if len(out) >= MaxChains {
+				return
+			}
+			next := append(slices.Clip(chain), r.From)
+			if slices.Contains(chain, r.From) {
+				out = append(out, next) // a loop already: nothing further to learn
+				continue
+			}
+			walk(next, r.From, r.Cause)
+		}
 	}
-	return chain
+	walk([]string{from}, from, cause)
+	return out
+}
+
+// waitingOn is the requests name is answering, whose callers wait for it:
+// the one cause names, or with no cause every request past its cursor. The
+// human's requests end a chain and are left out.
+func waitingOn(s *store.Store, name, cause string) []Message {
+	var off int64
+	if cause == "" {
+		off = s.InboxCursor(name)
+	}
+	var out []Message
+	_ = s.InboxFrom(name, off).Next(func(raw []byte) error {
+		var m Message
+		if json.Unmarshal(raw, &m) != nil || m.Kind != KindRequest || m.From == "human" || m.From == "" {
+			return nil
+		}
+		if cause == "" || m.Corr == cause {
+			out = append(out, m)
+		}
+		return nil
+	})
+	return out
 }

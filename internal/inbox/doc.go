@@ -14,6 +14,10 @@
 //     state.Watcher), reaching no file itself; Call still watches the two
 //     agents' directories (pending in internal/state/layering_test.go);
 //   - a resident prompt object's agent is named after the object;
-//   - Chain walks a cascade back through the requests' causes (bounded by
-//     MaxChain), for the loop breaker.
+//   - Chains walks the cascades a call would extend back through the
+//     requests' causes (bounded by MaxChain and MaxChains), for the loop
+//     breaker: an agent with a cause waits for that request's caller; one
+//     with none (an exec resident, which answers no request itself) for the
+//     callers of every request past its cursor, which its host moves to
+//     the end when its run ends (store.SkipInbox).
 package inbox

@@ -156,7 +156,7 @@ func (r *Runner) askMore(ctx context.Context, a *store.Agent, be *llm.BudgetErro
 	raise := (cost.Cap{Key: be.Key, Limit: be.LimitUSD}).Raise()
 	q := fmt.Sprintf("@%s paused before a model call: %v. Raise the cap with `%s` and answer this request, "+
 		"or answer \"yes\" to allow one more %s (%s) for this agent; \"no\" stops it.",
-		a.Name, be, raise, windowWord(be.Key), cost.USD(limit))
+		a.Name, be, raise, cost.Cap{Key: be.Key}.OneMore(), cost.USD(limit))
 	r.activity(a.Name, "waiting")
 	defer r.activity(a.Name, "working")
 	rq, err := request.Create(s, r.State, store.Actor{Name: a.Name, Agent: a}, q)
@@ -172,15 +172,4 @@ func (r *Runner) askMore(ctx context.Context, a *store.Agent, be *llm.BudgetErro
 		return false, nil
 	}
 	return true, nil
-}
-
-// windowWord names what answering allows once more.
-func windowWord(key string) string {
-	switch key {
-	case cost.KeyHour:
-		return "hour's worth"
-	case cost.KeyDay:
-		return "day's worth"
-	}
-	return "budget"
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/state/fsstate/transcript"
 	"github.com/plasmodium/pm/internal/store"
+	"github.com/plasmodium/pm/internal/task"
 )
 
 // MaxNudges is how many times an owner that stops talking without finishing
@@ -426,15 +427,9 @@ func (r *Runner) budgetStop(a *store.Agent, be *llm.BudgetError) {
 }
 
 // tell sends why the agent stopped to whoever must act: the task's owner
-// (for a role agent) and the human.
+// (for a role agent) and the human (task.TellStopped, as for an exec role).
 func (r *Runner) tell(a *store.Agent, text string) {
-	s := r.Store
-	if a.TaskID != "" {
-		if t, err := r.State.Task(a.TaskID); err == nil && t.Owner != a.Name {
-			_, _ = inbox.Send(s, inbox.Message{Kind: inbox.KindNotice, From: a.Name, To: t.Owner, TaskID: t.ID, Text: text})
-		}
-	}
-	_, _ = inbox.Send(s, inbox.Message{Kind: inbox.KindNotice, From: a.Name, To: "human", TaskID: a.TaskID, Text: text})
+	task.TellStopped(r.Store, r.State, a, text)
 }
 
 // activity records what the agent is doing and, when that changed, puts it

@@ -3,11 +3,7 @@ package llmagent
 import (
 	"context"
 	"fmt"
-	"slices"
 
-	"github.com/plasmodium/pm/internal/bus"
-	"github.com/plasmodium/pm/internal/errs"
-	"github.com/plasmodium/pm/internal/inbox"
 	"github.com/plasmodium/pm/internal/llm"
 	"github.com/plasmodium/pm/internal/loopguard"
 	"github.com/plasmodium/pm/internal/ops"
@@ -51,39 +47,11 @@ type LoopError struct{ Reason string }
 
 func (e *LoopError) Error() string { return e.Reason }
 
-// cascade checks a call from a to prompt object `to` against the cascade
-// it would extend (inbox.Chain): if `to` is already in it (A → B → A), it
-// is waiting for this very chain to answer, and a resident answers one
-// request at a time, so the call could never be answered. The human is
-// asked: "yes" sends it anyway, "stop" stops the agent (stop), anything
-// else refuses it with their words.
+// cascade checks a call from a to prompt object `to` with the loop
+// breaker's one cascade check (ops.CheckCascade, as for an exec agent's pm
+// send): the human's "stop" ends this run (stop, with a LoopError).
 func (r *Runner) cascade(ctx context.Context, a *store.Agent, to string, stop context.CancelCauseFunc) error {
-	if r.Store.Config().Governance.Loop.Repeat <= 0 {
-		return nil
-	}
-	chain := inbox.Chain(r.Store, a.Name, bus.CauseOf(ctx))
-	if !slices.Contains(chain, to) {
-		return nil
-	}
-	path := "@" + to
-	for _, n := range chain {
-		path = "@" + n + " → " + path
-		if n == to {
-			break
-		}
-	}
-	evidence := fmt.Sprintf("it calls @%s, which is waiting for this chain of calls to answer (%s): a prompt object answers one request at a time, so @%s cannot answer it", to, path, to)
-	sess := &ops.Session{Store: r.Store, State: r.State, Actor: store.Actor{Name: a.Name, Agent: a}, Launcher: r.Launcher, Getenv: r.Getenv}
-	v, why, err := ops.LoopPause(ctx, sess, evidence)
-	switch {
-	case err != nil:
-		return err
-	case v == request.Allow:
-		return nil
-	case v == request.Stop:
-		le := &LoopError{Reason: ops.LoopStopReason(evidence)}
-		stop(le)
-		return le
-	}
-	return errs.Limitf("answer from what you know, or as the human says", "loop: %s; the human says: %s", path, why)
+	sess := &ops.Session{Store: r.Store, State: r.State, Actor: store.Actor{Name: a.Name, Agent: a}, Launcher: r.Launcher, Getenv: r.Getenv,
+		Halt: func(reason string) { stop(&LoopError{Reason: reason}) }}
+	return ops.CheckCascade(ctx, sess, to)
 }

@@ -4,7 +4,9 @@
 // would be the Limit-th in a row. It is pure (no store, no clock): the llm
 // loop keeps one per agent for its tool calls, an exec agent's host one for
 // the pm commands its broker runs; what to do on a hit (ask the human) is
-// theirs.
+// theirs. Its other pure check is Cascade: a call that comes back to an
+// object waiting in the chain of calls it would extend (A → B → A), which
+// ops.CheckCascade runs on inbox.Chains for every caller, llm or exec.
 //
 // Invariants:
 //   - a repetition is the same call AND the same result: a call whose

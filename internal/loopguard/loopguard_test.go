@@ -40,3 +40,26 @@ func TestGuard(t *testing.T) {
 		})
 	}
 }
+
+func TestCascade(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		chain []string
+		to    string
+		path  string
+		hit   bool
+	}{
+		{"back to the caller's caller", []string{"b", "a"}, "a", "@a → @b → @a", true},
+		{"back three deep", []string{"c", "b", "a"}, "a", "@a → @b → @c → @a", true},
+		{"back to the nearest", []string{"c", "b", "a"}, "b", "@b → @c → @b", true},
+		{"a new object", []string{"b", "a"}, "c", "", false},
+		{"no chain", nil, "a", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path, hit := Cascade(tc.chain, tc.to)
+			if path != tc.path || hit != tc.hit {
+				t.Fatalf("Cascade(%q, %q) = %q, %v; want %q, %v", tc.chain, tc.to, path, hit, tc.path, tc.hit)
+			}
+		})
+	}
+}

@@ -217,6 +217,9 @@ func Send(ctx context.Context, sess *Session, in SendInput) (SendResult, error) 
 			return SendResult{}, err
 		}
 	}
+	if err := CheckCascade(ctx, sess, in.PO); err != nil {
+		return SendResult{}, err
+	}
 	reply, err := inbox.Call(ctx, sess.Store, l, sess.Actor.Name, in.PO, in.Message, in.OnDelta)
 	if err != nil {
 		return SendResult{}, err

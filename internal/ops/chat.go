@@ -11,7 +11,7 @@ import (
 
 // ChatInput is pm chat (without --follow, which streams).
 type ChatInput struct {
-	Phase string `json:"phase,omitempty" jsonschema:"phase id ph-...; default: your own phase, or your task's active one"`
+	Phase string `json:"phase,omitempty" jsonschema:"ph-...; default: yours"`
 	Wait  bool   `json:"wait,omitempty" jsonschema:"block until there is a new message from someone else"`
 }
 

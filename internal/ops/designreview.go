@@ -10,13 +10,13 @@ import (
 // DesignReviewInput is an owner's design_review call: the code designer's
 // loop on a file it changed, before pm done.
 type DesignReviewInput struct {
-	File      string   `json:"file" jsonschema:"the file you changed, relative to the project"`
-	Goal      string   `json:"goal" jsonschema:"what the code must do; the reviews judge it against this"`
-	Angles    []string `json:"angles,omitempty" jsonschema:"angles to review from (default: all)"`
-	MaxPasses int      `json:"max_passes,omitempty" jsonschema:"most passes per unit, 1 to 100 (default 8, or code_designer.max_passes)"`
-	Test      string   `json:"test,omitempty" jsonschema:"a shell command the supervisor may run as if the file had the candidate content, e.g. go test ./..."`
-	Apply     bool     `json:"apply,omitempty" jsonschema:"write the reviewed result back to the file"`
-	Task      string   `json:"task,omitempty" jsonschema:"your task (default: the one you own)"`
+	File      string   `json:"file" jsonschema:"a file you changed"`
+	Goal      string   `json:"goal" jsonschema:"what the code must do"`
+	Angles    []string `json:"angles,omitempty" jsonschema:"default: all"`
+	MaxPasses int      `json:"max_passes,omitempty" jsonschema:"1 to 100 (default 8)"`
+	Test      string   `json:"test,omitempty" jsonschema:"a check to run on a candidate, e.g. go test ./..."`
+	Apply     bool     `json:"apply,omitempty" jsonschema:"write the result back"`
+	Task      string   `json:"task,omitempty" jsonschema:"tk-...; default: yours"`
 }
 
 // maxReview bounds the report a model reads back.
@@ -48,9 +48,8 @@ func designReviewText(_ *Session, in DesignReviewInput, r *DesignResult, _ error
 }
 
 func init() {
-	register(tool("design_review", "Review a file you changed from several angles (correctness, efficiency, style, security) "+
-		"until the reviews converge, through the code designer's supervisor and worker models (pm design; owners only). "+
-		"Returns the report and the diff; apply=true writes the result back. Use it before done on code you wrote.",
+	register(tool("design_review", "Have the code designer review a file you changed, from several angles until they agree. "+
+		"Returns the report and the diff.",
 		DesignReview, designReviewText))
 }
 

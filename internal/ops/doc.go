@@ -39,7 +39,9 @@
 //     kind loop, the evidence, yes/stop/anything else); on stop it halts
 //     the agent through Session.Halt when its host gave one (an exec agent's
 //     command); an agent's phase is checked for progress before it opens
-//     (progress.go);
+//     (progress.go), and a call to a prompt object against the cascades
+//     it would extend (CheckCascade: Send, and the llm runtime's calls, so
+//     every runtime and surface gets the same check);
 //   - governance.confirm is one gate (Confirm, confirm.go): an agent's call
 //     a rule names waits on a request of kind confirm; done and kill call it
 //     themselves (so an exec agent's pm done is held too), capability calls

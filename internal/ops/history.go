@@ -9,9 +9,9 @@ import (
 
 // HistoryInput is pm history.
 type HistoryInput struct {
-	Task string `json:"task,omitempty" jsonschema:"task id tk-...; default: your own task, or the only active one"`
+	Task string `json:"task,omitempty" jsonschema:"tk-...; default: yours"`
 	// Tail is a pointer so 0 (show nothing) differs from unset (DefaultTail).
-	Tail *int `json:"tail,omitempty" jsonschema:"how many messages, counted back from the newest (default 20)"`
+	Tail *int `json:"tail,omitempty" jsonschema:"the newest N messages (default 20)"`
 }
 
 // DefaultTail is how many messages history shows when not told.

@@ -11,11 +11,11 @@ import (
 
 // PhaseInput is pm phase.
 type PhaseInput struct {
-	Task  string   `json:"task,omitempty" jsonschema:"task id tk-...; default: your own task"`
-	Name  string   `json:"name" jsonschema:"what the phase is for, e.g. \"Design\""`
-	Limit int      `json:"limit" jsonschema:"messages after which the phase closes"`
-	Roles []string `json:"roles" jsonschema:"roles to bring in (prompt objects such as designer, developer, pm, copywriter, qa); at most 3"`
-	Rules string   `json:"rules,omitempty" jsonschema:"rules for this phase, e.g. \"no code, just ideas\""`
+	Task  string   `json:"task,omitempty" jsonschema:"tk-...; default: yours"`
+	Name  string   `json:"name" jsonschema:"what it is for, e.g. \"Design\""`
+	Limit int      `json:"limit" jsonschema:"messages until it closes"`
+	Roles []string `json:"roles" jsonschema:"at most 3: designer, developer, pm, copywriter, qa or another prompt object"`
+	Rules string   `json:"rules,omitempty" jsonschema:"e.g. \"no code, just ideas\""`
 }
 
 // PhaseResult is the opened phase and its role agents, in the order of its
@@ -52,7 +52,7 @@ func OpenPhase(ctx context.Context, sess *Session, in PhaseInput) (PhaseResult, 
 
 // ExtendInput is pm extend-phase.
 type ExtendInput struct {
-	Task string `json:"task,omitempty" jsonschema:"task id tk-...; default: your own task"`
+	Task string `json:"task,omitempty" jsonschema:"tk-...; default: yours"`
 	N    int    `json:"n" jsonschema:"how many messages to add"`
 }
 
@@ -67,7 +67,7 @@ func ExtendPhase(ctx context.Context, sess *Session, in ExtendInput) (*store.Pha
 
 // EndInput is pm end-phase.
 type EndInput struct {
-	Task string `json:"task,omitempty" jsonschema:"task id tk-...; default: your own task"`
+	Task string `json:"task,omitempty" jsonschema:"tk-...; default: yours"`
 }
 
 // EndPhase closes the active phase early; its role agents leave (owners only).

@@ -10,7 +10,7 @@ import (
 // SayInput is pm say.
 type SayInput struct {
 	Message string `json:"message" jsonschema:"the message, under 16 KiB"`
-	Phase   string `json:"phase,omitempty" jsonschema:"phase id ph-...; default: your own phase, or your task's active one"`
+	Phase   string `json:"phase,omitempty" jsonschema:"ph-...; default: yours"`
 }
 
 // SayResult is the posted message and whether it filled the room.

@@ -48,8 +48,8 @@ func CreateTask(ctx context.Context, sess *Session, in TaskInput) (*store.Task, 
 
 // StatusInput is pm status.
 type StatusInput struct {
-	Task string `json:"task,omitempty" jsonschema:"task id tk-...; default: your own task, or an overview of all live tasks"`
-	All  bool   `json:"all,omitempty" jsonschema:"in the overview, list finished (done, killed) tasks too"`
+	Task string `json:"task,omitempty" jsonschema:"tk-...; default: yours, else all live tasks"`
+	All  bool   `json:"all,omitempty" jsonschema:"list finished tasks too"`
 }
 
 // StatusResult is one task in detail (View) or the overview (Summary),
@@ -177,10 +177,10 @@ func settleSeen(sess *Session, h task.Health) bool {
 
 // SubtaskInput is pm subtask.
 type SubtaskInput struct {
-	Task        string             `json:"task,omitempty" jsonschema:"parent task id tk-...; default: your own task"`
+	Task        string             `json:"task,omitempty" jsonschema:"parent tk-...; default: yours"`
 	Description string             `json:"description" jsonschema:"what the subtask must achieve"`
-	Context     string             `json:"context,omitempty" jsonschema:"what the child's owner needs to know (becomes its context.md)"`
-	Runtime     config.RuntimeName `json:"runtime,omitempty" jsonschema:"runtime of the child owner: llm, exec or none (default: the parent's)"`
+	Context     string             `json:"context,omitempty" jsonschema:"what its owner needs to know"`
+	Runtime     config.RuntimeName `json:"runtime,omitempty" jsonschema:"llm, exec or none (default: yours)"`
 }
 
 // SubtaskResult is the child and its parent.
@@ -216,8 +216,8 @@ func Subtask(ctx context.Context, sess *Session, in SubtaskInput) (SubtaskResult
 
 // WaitChildrenInput is pm wait-children.
 type WaitChildrenInput struct {
-	Task    string `json:"task,omitempty" jsonschema:"task id tk-...; default: your own task"`
-	Timeout string `json:"timeout,omitempty" jsonschema:"give up after this long, e.g. \"30m\" (default: wait as long as the run allows)"`
+	Task    string `json:"task,omitempty" jsonschema:"tk-...; default: yours"`
+	Timeout string `json:"timeout,omitempty" jsonschema:"e.g. \"30m\" (default: no limit)"`
 }
 
 // WaitChildrenResult is the task's children as they ended (or stood when
@@ -251,7 +251,7 @@ func WaitChildren(ctx context.Context, sess *Session, in WaitChildrenInput) (Wai
 
 // DoneInput is pm done.
 type DoneInput struct {
-	Task string `json:"task,omitempty" jsonschema:"task id tk-...; default: your own task"`
+	Task string `json:"task,omitempty" jsonschema:"tk-...; default: yours"`
 }
 
 // Done marks the task done and commits the work to git (owners only).

@@ -77,30 +77,27 @@ func ToolNames() []string {
 }
 
 func init() {
-	register(tool("say", "Post a message to your discussion phase (pm say). A phase closes exactly at its message limit; "+
-		"posting to a closed phase is refused with 'wrong state'.", Say, sayText))
-	register(tool("chat", "Read the messages of your discussion phase (pm chat). With wait=true, block until someone else "+
-		"posts and return only what is new to you (pm chat --wait); 'wrong state' when the phase closes first.", Chat, chatText))
-	register(tool("status", "Show a task with its phases and agents (pm status); default: your own task.", Status, statusText))
-	register(tool("history", "Read the last messages of all the phases of your task, oldest phase first (pm history).", History, historyText))
-	register(tool("phase", "Open a bounded discussion phase on your task and start one role agent per role (pm phase; owners only). "+
-		"One active phase per task; limits on messages per phase, roles per phase and phases per task are refused with 'refused (limit)'.",
+	register(tool("say", "Post one message to your phase; the one that reaches its limit closes it.", Say, sayText))
+	register(tool("chat", "Read your phase. wait=true blocks until someone else posts, and returns only what is new.", Chat, chatText))
+	register(tool("status", "Show a task, its phases and agents.", Status, statusText))
+	register(tool("history", "Read the last messages of your task's phases, oldest first.", History, historyText))
+	register(tool("phase", "Open a discussion phase on your task, one agent per role; one phase at a time.",
 		OpenPhase, phaseText))
-	register(tool("extend_phase", "Add n messages to your active phase's limit (pm extend-phase; owners only).", ExtendPhase,
+	register(tool("extend_phase", "Add n messages to your phase's limit.", ExtendPhase,
 		func(_ *Session, _ ExtendInput, ph *store.Phase, _ error) string {
 			return fmt.Sprintf("%s limit now %d", ph.ID, ph.MessageLimit)
 		}))
-	register(tool("end_phase", "Close your active phase early; its role agents leave (pm end-phase; owners only).", EndPhase,
+	register(tool("end_phase", "Close your phase now; its agents leave.", EndPhase,
 		func(_ *Session, _ EndInput, ph *store.Phase, _ error) string {
 			return fmt.Sprintf("%s %q closed early", ph.ID, ph.Name)
 		}))
-	register(tool("subtask", "Create a child task with its own owner agent (pm subtask; owners only). Refused past the subtask depth and active task limits.",
+	register(tool("subtask", "Create a child task with its own owner.",
 		Subtask, func(_ *Session, _ SubtaskInput, r SubtaskResult, _ error) string {
 			t := r.Task
 			return fmt.Sprintf("%s %s owner @%s (subtask of %s, depth %d)", t.ID, t.Status, t.Owner, r.Parent.ID, t.Depth)
 		}))
-	register(tool("wait_children", "Block until every subtask of your task is done (pm wait-children; owners only).", WaitChildren, waitChildrenText))
-	register(tool("done", "Mark your task done and commit the work to git (pm done; owners only). Refused while a subtask is unfinished.", Done, doneText))
+	register(tool("wait_children", "Block until every subtask of your task is done.", WaitChildren, waitChildrenText))
+	register(tool("done", "Mark your task done and commit its work to git.", Done, doneText))
 }
 
 func sayText(_ *Session, _ SayInput, r SayResult, _ error) string {

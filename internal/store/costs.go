@@ -28,11 +28,19 @@ func (s *Store) AppendCost(e cost.Entry) (cost.Entry, error) {
 }
 
 // Costs reads the ledger's entries, oldest first; a missing ledger is
-// none, a torn or malformed line is reported and skipped.
+// none, a torn or malformed line is reported and skipped. An entry recorded
+// unknown (its model had no price then) is priced with today's prices when
+// its model has one now: the human added it, as pm costs' hint says, and
+// the money was spent all the same. One still without a price stays
+// unknown; a figure recorded (priced, or reported by the runtime) is kept.
 func (s *Store) Costs() ([]cost.Entry, error) {
 	out, err := jsonl.ReadAll[cost.Entry](s.CostsPath(), s.BadLine)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
+	}
+	prices := s.Config().Prices
+	for i := range out {
+		out[i] = out[i].Priced(prices)
 	}
 	return out, err
 }

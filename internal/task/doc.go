@@ -34,6 +34,9 @@
 //     modification times, never stored: a working task whose open room has
 //     not moved for runtime.idle_after is idle (three times: stuck), judged
 //     by the store's clock (s.Now), so tests move time instead of waiting;
+//   - a role agent stopped for good by governance reaches its task's owner
+//     and the human as a notice in their mailboxes (TellStopped), from
+//     either runtime's host;
 //   - Resume is the one way a given-up owner runs again: the human answered
 //     the request about it (ops.Answer), it is still stopped and still its
 //     active task's owner, checked under the agent's lock;

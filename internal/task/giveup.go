@@ -3,6 +3,7 @@ package task
 import (
 	"fmt"
 
+	"github.com/plasmodium/pm/internal/inbox"
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/request"
 	"github.com/plasmodium/pm/internal/state"
@@ -26,4 +27,20 @@ func GiveUpOwner(s *store.Store, st state.State, a *store.Agent, reason string) 
 		return err
 	}
 	return closeErr
+}
+
+// TellStopped tells whoever must act that agent a stopped for good (text
+// says who and why: "@NAME stopped: ..."): its task's owner, in its
+// mailbox, when a is one of the task's role agents (the owner decides what
+// the room does without it), and the human, in theirs. It is how a role's
+// stop by governance (a budget, the loop breaker's stop) reaches its
+// owner, whatever the role's runtime. Best effort: a mailbox that cannot
+// be written loses the notice, not the stop.
+func TellStopped(s *store.Store, st state.State, a *store.Agent, text string) {
+	if a.TaskID != "" {
+		if t, err := st.Task(a.TaskID); err == nil && t.Owner != a.Name {
+			_, _ = inbox.Send(s, inbox.Message{Kind: inbox.KindNotice, From: a.Name, To: t.Owner, TaskID: t.ID, Text: text})
+		}
+	}
+	_, _ = inbox.Send(s, inbox.Message{Kind: inbox.KindNotice, From: a.Name, To: "human", TaskID: a.TaskID, Text: text})
 }

@@ -41,7 +41,13 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 			}
 			r := &llmagent.Runner{Store: s, State: l.State, Launcher: l, Getenv: f.Getenv,
 				Log: slog.New(slog.NewTextHandler(f.IO.ErrOut, nil)).With("agent", args[0])}
-			giveUp := func(a *store.Agent, reason string) error { return task.GiveUpOwner(s, l.State, a, reason) }
+			giveUp := func(a *store.Agent, reason string) error {
+				if a.Role != "" { // an exec role: its owner decides what the room does without it
+					task.TellStopped(s, l.State, a, "@"+a.Name+" stopped: "+reason)
+					return nil
+				}
+				return task.GiveUpOwner(s, l.State, a, reason)
+			}
 			return agent.Host(f.Context, s, l.State, args[0], f.Environ(), f.IO.ErrOut, r.Run, giveUp, asAgent(f, s, l.State, args[0]))
 		},
 	}
