@@ -3,7 +3,7 @@ package inbox
 import (
 	"encoding/json"
 
-	"github.com/plasmodium/pm/internal/store"
+	"github.com/plasmodium/pm/internal/state"
 )
 
 // MaxChain bounds how far Chain walks a cascade back.
@@ -13,12 +13,12 @@ const MaxChain = 32
 // from, the one that called it with the request it is answering (cause),
 // that one's caller, and so on, as each request's cause records it (at
 // most MaxChain names; it ends at the human or a call with no cause).
-func Chain(s *store.Store, from, cause string) []string {
+func Chain(st state.Mailboxes, from, cause string) []string {
 	chain := []string{from}
 	for name := from; cause != "" && len(chain) < MaxChain; {
 		var req *Message
 		want := cause
-		_ = s.InboxFrom(name, 0).Next(func(raw []byte) error {
+		_, _ = st.ReadMailbox(name, 0, func(raw json.RawMessage, _ int64) error {
 			var m Message
 			if json.Unmarshal(raw, &m) == nil && m.Kind == KindRequest && m.Corr == want {
 				req = &m

@@ -431,10 +431,10 @@ func (r *Runner) tell(a *store.Agent, text string) {
 	s := r.Store
 	if a.TaskID != "" {
 		if t, err := r.State.Task(a.TaskID); err == nil && t.Owner != a.Name {
-			_, _ = inbox.Send(s, inbox.Message{Kind: inbox.KindNotice, From: a.Name, To: t.Owner, TaskID: t.ID, Text: text})
+			_, _ = inbox.Send(s, r.State, inbox.Message{Kind: inbox.KindNotice, From: a.Name, To: t.Owner, TaskID: t.ID, Text: text})
 		}
 	}
-	_, _ = inbox.Send(s, inbox.Message{Kind: inbox.KindNotice, From: a.Name, To: "human", TaskID: a.TaskID, Text: text})
+	_, _ = inbox.Send(s, r.State, inbox.Message{Kind: inbox.KindNotice, From: a.Name, To: "human", TaskID: a.TaskID, Text: text})
 }
 
 // activity records what the agent is doing and, when that changed, puts it

@@ -61,7 +61,7 @@ func (r *Runner) cascade(ctx context.Context, a *store.Agent, to string, stop co
 	if r.Store.Config().Governance.Loop.Repeat <= 0 {
 		return nil
 	}
-	chain := inbox.Chain(r.Store, a.Name, bus.CauseOf(ctx))
+	chain := inbox.Chain(r.State, a.Name, bus.CauseOf(ctx))
 	if !slices.Contains(chain, to) {
 		return nil
 	}

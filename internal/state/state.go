@@ -264,3 +264,27 @@ type Scope struct {
 	// Requests covers every request.
 	Requests bool
 }
+
+// CacheChecker is a backend that keeps caches beside its records (fsstate:
+// a count mark per room, the task and phase indexes). CheckCaches reports
+// each place a cache disagrees with the records, changing nothing: pm
+// doctor --check's look at what a crash left in them. A backend without
+// caches has nothing to report and does not implement it.
+type CacheChecker interface {
+	CheckCaches() ([]CacheFinding, error)
+}
+
+// CacheFinding is one disagreement CheckCaches found.
+type CacheFinding struct {
+	Kind    CacheKind
+	Subject string // the phase (CacheCount), "index" (CacheIndex)
+	Text    string
+}
+
+// CacheKind is which cache a finding is about.
+type CacheKind string
+
+const (
+	CacheCount CacheKind = "count" // a room's count mark disagrees with its log
+	CacheIndex CacheKind = "index" // the task or phase index disagrees with the records
+)

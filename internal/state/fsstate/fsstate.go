@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -489,4 +490,41 @@ func (f *FS) Watch(ctx context.Context, scope state.Scope, check func() (bool, e
 		return watch.Until(ctx, func() []string { return []string{dir} }, check)
 	}
 	return errs.Usagef("", "state.Scope names nothing to watch")
+}
+
+var _ state.CacheChecker = (*FS)(nil)
+
+// CheckCaches compares each room's count mark with its log, and the task
+// and phase indexes with the records (store.CheckCount, CheckTaskIndex,
+// CheckPhaseIndex). A log that cannot be read is left to MessageCount's
+// caller, which reads it too.
+func (f *FS) CheckCaches() ([]state.CacheFinding, error) {
+	var out []state.CacheFinding
+	tasks, err := f.s.Tasks()
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range tasks {
+		phases, err := f.s.Phases(t.ID)
+		if err != nil {
+			return nil, err
+		}
+		for _, ph := range phases {
+			viaMark, whole, err := f.s.CheckCount(t.ID, ph.ID)
+			if err == nil && viaMark != whole {
+				out = append(out, state.CacheFinding{Kind: state.CacheCount, Subject: ph.ID,
+					Text: fmt.Sprintf("the count mark makes %d messages, the log holds %d", viaMark, whole)})
+			}
+		}
+	}
+	for _, check := range []func() ([]string, error){f.s.CheckTaskIndex, f.s.CheckPhaseIndex} {
+		found, err := check()
+		if err != nil {
+			return nil, err
+		}
+		for _, text := range found {
+			out = append(out, state.CacheFinding{Kind: state.CacheIndex, Subject: "index", Text: text})
+		}
+	}
+	return out, nil
 }
