@@ -63,6 +63,7 @@ func Run(t *testing.T, open func(t *testing.T) state.State) {
 		{"WatchAgent", testWatchAgent},
 		{"WatchRequests", testWatchRequests},
 		{"WatchContextEnds", testWatchContextEnds},
+		{"WatchAny", testWatchAny},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })

@@ -276,3 +276,40 @@ func testDesignCopyAndLock(t *testing.T, st state.State) {
 	}
 	again()
 }
+
+// WatchAny wakes on a change to any of its scopes, each watch in place
+// before the first check (the change is made only after it).
+func testWatchAny(t *testing.T, st state.State) {
+	tk := newTask(t, st, 1, nil)
+	for i, change := range []func() error{
+		func() error { return st.Post("elm_0002", entry{1}) },
+		func() error {
+			_, err := st.UpdateTask(tk.ID, func(x *state.Task) error { x.Status = state.TaskDone; return nil })
+			return err
+		},
+	} {
+		changed := false
+		started := make(chan struct{})
+		done := make(chan error, 1)
+		var once sync.Once
+		go func() {
+			done <- state.WatchAny(context.Background(), st, []state.Scope{{Agent: "oak_0001"}, {Agent: "elm_0002"}, {Task: tk.ID}}, func() (bool, error) {
+				once.Do(func() { close(started) })
+				end, err := st.MailboxEnd("elm_0002")
+				x, terr := st.Task(tk.ID)
+				if err != nil || terr != nil {
+					return false, errors.Join(err, terr)
+				}
+				changed = (i == 0 && end > 0) || (i == 1 && x.Status == state.TaskDone)
+				return changed, nil
+			})
+		}()
+		<-started
+		if err := change(); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil || !changed {
+			t.Fatalf("change %d: %v, seen %v", i, err, changed)
+		}
+	}
+}
