@@ -83,6 +83,10 @@
 // the backend's own (a byte offset, an index, a stream sequence): opaque,
 // increasing, 0 its start, MailboxEnd the one after its last entry.
 //
+// Reset. ResetHeld, inside WithTasks, leaves a project that reads as new
+// (no task, phase, room, progress or request) and keeps its prompts and
+// designs; agents are the caller's to remove first.
+//
 // Designs. TryLockDesign has one holder at a time, across processes; the
 // lock goes with a holder that dies. WriteDesignCopy replaces the copy
 // whole.

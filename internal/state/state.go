@@ -53,6 +53,12 @@ type Tasks interface {
 	UpdateTask(id string, fn func(t *Task) error) (*Task, error)
 	// Context is the text a subtask was created with (nil when none).
 	Context(taskID string) ([]byte, error)
+	// ResetHeld removes every task, with its context, phases, rooms and
+	// phase progress, and every request: pm reset's wipe. The caller is
+	// inside WithTasks and has removed the agents first (RemoveAgent);
+	// prompts and designs are kept. Afterwards the project reads as new
+	// (no task, no request) and takes new tasks.
+	ResetHeld() error
 }
 
 // Phases are a task's phases and their rooms (the message logs).

@@ -118,6 +118,11 @@ func (f *FS) Context(taskID string) ([]byte, error) {
 	return b, err
 }
 
+// ResetHeld is the store's wipe (store.ResetStateHeld): tasks/,
+// requests/ and the agents' process logs (logs/) emptied, the task index
+// made again, empty and complete, last.
+func (f *FS) ResetHeld() error { return f.s.ResetStateHeld() }
+
 // Phases.
 
 func (f *FS) Phase(taskID, phaseID string) (*state.Phase, error) {

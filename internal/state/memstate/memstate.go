@@ -240,6 +240,15 @@ func (m *Mem) Context(taskID string) ([]byte, error) {
 	return append([]byte(nil), m.contexts[taskID]...), nil
 }
 
+func (m *Mem) ResetHeld() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.tasks, m.contexts, m.phases = map[string][]byte{}, map[string][]byte{}, map[string]*phaseRec{}
+	m.requests, m.progress = map[string][]byte{}, map[string][]state.PhaseProgress{}
+	m.wrote()
+	return nil
+}
+
 // Phases.
 
 func (m *Mem) Phase(taskID, phaseID string) (*state.Phase, error) {

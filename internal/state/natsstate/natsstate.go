@@ -441,6 +441,23 @@ func (s *State) Context(taskID string) ([]byte, error) {
 	return b, err
 }
 
+// ResetHeld purges the records' subjects of tasks, contexts, phases,
+// requests and phase progress, and the project's rooms stream.
+func (s *State) ResetHeld() error {
+	ctx, cancel := s.op()
+	defer cancel()
+	for _, k := range []string{"task.>", "ctx.>", "phase.>", "req.>", "progress.>"} {
+		if err := s.kvStream.Purge(ctx, jetstream.WithPurgeSubject(s.kvPrefix+k)); err != nil {
+			return err
+		}
+	}
+	rooms, err := s.c.JS.Stream(ctx, s.roomS)
+	if err != nil {
+		return err
+	}
+	return rooms.Purge(ctx)
+}
+
 // Phases.
 
 func noPhase(id string) error {

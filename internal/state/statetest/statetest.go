@@ -37,6 +37,7 @@ func Run(t *testing.T, open func(t *testing.T) state.State) {
 		{"TaskLiveAndCounts", testTaskLiveAndCounts},
 		{"TaskConcurrentUpdatesLoseNothing", testTaskConcurrentUpdates},
 		{"WithTasksExcludes", testWithTasksExcludes},
+		{"Reset", testReset},
 		{"PhaseCreateRead", testPhaseCreateRead},
 		{"PhaseNotFound", testPhaseNotFound},
 		{"RoomExactLimitUnderRace", testRoomExactLimit},

@@ -313,3 +313,61 @@ func testWatchAny(t *testing.T, st state.State) {
 		}
 	}
 }
+
+// ResetHeld leaves a project that reads as new: no task, phase, room,
+// progress or request; prompts and designs kept; new tasks taken.
+func testReset(t *testing.T, st state.State) {
+	tk := newTask(t, st, 1, nil)
+	ph := newPhase(t, st, tk, 5)
+	appendN(t, st, ph, 0, 2)
+	if err := st.AppendPhaseProgress(tk.ID, state.PhaseProgress{Phase: ph.ID, Mark: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateRequest(&state.Request{From: "oak_0001", Question: "?", Status: state.RequestPending, CreatedAt: at(1)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreatePrompt("keeper", []byte("# kept\n")); err != nil {
+		t.Fatal(err)
+	}
+	design, err := st.CreateDesign()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.WithTasks(st.ResetHeld); err != nil {
+		t.Fatal(err)
+	}
+	if all, err := st.Tasks(); err != nil || len(all) != 0 {
+		t.Fatalf("tasks after a reset: %v, %v", all, err)
+	}
+	if live, counts, err := st.CountTasks(true); err != nil || len(live) != 0 || counts[state.TaskActive] != 0 {
+		t.Fatalf("counts after a reset: %v, %v, %v", live, counts, err)
+	}
+	_, err = st.Phase(tk.ID, ph.ID)
+	wantErr(t, "the old phase", err, state.ErrNotFound, errs.NotFound)
+	if n, err := st.MessageCount(tk.ID, ph.ID); err != nil || n != 0 {
+		t.Fatalf("the old room counts %d, %v", n, err)
+	}
+	if raws, _ := readRoom(t, st, tk.ID, ph.ID, 0); len(raws) != 0 {
+		t.Fatalf("the old room reads %d messages", len(raws))
+	}
+	if p, err := st.PhasesProgress(tk.ID); err != nil || len(p) != 0 {
+		t.Fatalf("progress after a reset: %v, %v", p, err)
+	}
+	if rs, err := st.Requests(); err != nil || len(rs) != 0 {
+		t.Fatalf("requests after a reset: %v, %v", rs, err)
+	}
+	if wheres, _ := promptFiles(t, st, ""); len(wheres) != 1 {
+		t.Fatalf("prompts after a reset: %v", wheres)
+	}
+	if list, err := st.DesignIDs(); err != nil || !slices.Contains(list, design) {
+		t.Fatalf("designs after a reset: %v, %v", list, err)
+	}
+	again := newTask(t, st, 2, nil)
+	if all, err := st.Tasks(); err != nil || len(all) != 1 || all[0].ID != again.ID {
+		t.Fatalf("a task after the reset: %v, %v", all, err)
+	}
+	second := newPhase(t, st, again, 5)
+	if sent := appendN(t, st, second, 0, 1); len(sent) != 1 {
+		t.Fatal("no message")
+	}
+}
