@@ -55,22 +55,33 @@ func (l *Launcher) driver() driver.Driver {
 	return DefaultDriver(l.Store)
 }
 
-// New records a fresh agent (status pending) and returns it. Nothing runs yet.
-func New(s *store.Store, a store.Agent) (*store.Agent, error) {
-	for range 16 {
-		a.Name = s.IDs.AgentName()
-		if !s.AgentDirExists(a.Name) {
-			break
-		}
-	}
+// New records a fresh agent (status pending) and returns it. Nothing runs
+// yet. A fresh name is one no agent has (CreateAgent, which of two racing
+// creators only one wins) and whose mailbox is empty: a message posted to
+// a name before its agent existed never reaches the agent that gets it.
+func New(s *store.Store, st state.State, a store.Agent) (*store.Agent, error) {
 	a.Status = store.AgentPending
 	a.CreatedAt = s.Now().UTC()
-	if err := s.WriteAgent(&a); err != nil {
-		return nil, err
+	for range 16 {
+		a.Name = s.IDs.AgentName()
+		if end, err := st.MailboxEnd(a.Name); err != nil || end > 0 {
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		created, err := st.CreateAgent(&a)
+		if err != nil {
+			return nil, err
+		}
+		if !created {
+			continue
+		}
+		s.Notify(bus.Event{Kind: bus.EvAgentCreated, Actor: "pm", Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID,
+			Data: bus.AgentCreated{Prompt: a.Prompt, Role: a.Role, Runtime: string(a.Runtime)}})
+		return &a, nil
 	}
-	s.Notify(bus.Event{Kind: bus.EvAgentCreated, Actor: "pm", Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID,
-		Data: bus.AgentCreated{Prompt: a.Prompt, Role: a.Role, Runtime: string(a.Runtime)}})
-	return &a, nil
+	return nil, errs.Failf("try again", "no free agent name after 16 tries")
 }
 
 // Start spawns the host process for a recorded agent. Agents on the none

@@ -346,6 +346,18 @@ func exitCode(err error) int {
 	return -1
 }
 
+// skipMailbox moves name's mailbox cursor past every entry it holds now:
+// an exec resident's run that ended leaves its requests unanswered (their
+// callers were told it ended without replying), so they no longer wait on
+// it.
+func skipMailbox(st state.Mailboxes, name string) error {
+	end, err := st.MailboxEnd(name)
+	if err != nil {
+		return err
+	}
+	return st.SetMailboxCursor(name, end)
+}
+
 // finish ends what is left of the run and records how the agent ended,
 // unless someone (pm kill) already did. The event says what the record
 // says: agent.failed for an end recorded failed, agent.exited otherwise.
@@ -356,7 +368,7 @@ func finish(s *store.Store, st state.State, log *slog.Logger, a *store.Agent, co
 	if a.Runtime == config.RuntimeExec && a.TaskID == "" {
 		// An exec resident answers no request: those of this run are over
 		// (inbox.Chains takes those past the cursor as still waiting on it).
-		if err := s.SkipInbox(a.Name); err != nil {
+		if err := skipMailbox(st, a.Name); err != nil {
 			log.Warn("inbox cursor", "err", err)
 		}
 	}

@@ -51,14 +51,14 @@ func (f Finding) String() string { return fmt.Sprintf("%s %s: %s", f.Kind, f.Sub
 // then subject; none is a clean state.
 func Run(s *store.Store, st state.State) ([]Finding, error) {
 	c := &checker{s: s, st: st, drv: agent.DefaultDriver(s)}
-	agents, bad, err := s.AgentsChecked()
+	agents, bad, err := st.AgentsChecked()
 	if err != nil {
 		return nil, err
 	}
 	for _, name := range bad {
 		c.add(Unreadable, name, "agents/%s/agent.json cannot be read: fix it by hand or remove the agent's directory", name)
 	}
-	tasks, err := s.Tasks()
+	tasks, err := st.Tasks()
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +74,7 @@ func Run(s *store.Store, st state.State) ([]Finding, error) {
 	c.gitLock()
 	c.worktrees(tasks)
 	c.orphans(agents)
-	if err := c.indexes(); err != nil {
+	if err := c.caches(); err != nil {
 		return nil, err
 	}
 	sort.SliceStable(c.out, func(i, j int) bool {
@@ -98,22 +98,20 @@ func (c *checker) add(k Kind, subject, format string, args ...any) {
 	c.out = append(c.out, Finding{Kind: k, Subject: subject, Text: fmt.Sprintf(format, args...)})
 }
 
-// rooms: every room of a live task is open only below its limit, counts the
-// same through its mark as through its log, and has its roles started.
+// rooms: every room of a live task is open only below its limit and has
+// its roles started (a count mark that disagrees is the backend's to
+// report: caches).
 func (c *checker) rooms(tasks []*store.Task, agents []*store.Agent) error {
 	for _, t := range tasks {
-		phases, err := c.s.Phases(t.ID)
+		phases, err := c.st.Phases(t.ID)
 		if err != nil {
 			return err
 		}
 		for _, ph := range phases {
-			viaMark, whole, err := c.s.CheckCount(t.ID, ph.ID)
+			whole, err := c.st.MessageCount(t.ID, ph.ID)
 			if err != nil {
 				c.add(Count, ph.ID, "cannot count its log: %v", err)
 				continue
-			}
-			if viaMark != whole {
-				c.add(Count, ph.ID, "the count mark makes %d messages, the log holds %d", viaMark, whole)
 			}
 			if ph.Status != store.PhaseActive {
 				continue
@@ -191,7 +189,7 @@ func (c *checker) unstarted(a *store.Agent, byID map[string]*store.Task) bool {
 
 // wanted: agent.Wanted, from the records already read.
 func (c *checker) wanted(a *store.Agent, byID map[string]*store.Task) bool {
-	return agent.Wanted(a, byID[a.TaskID], func() (*store.Phase, error) { return c.s.Phase(a.TaskID, a.PhaseID) })
+	return agent.Wanted(a, byID[a.TaskID], func() (*store.Phase, error) { return c.st.Phase(a.TaskID, a.PhaseID) })
 }
 
 // gitLock: the repository's index lock with no process holding it open.
@@ -248,16 +246,21 @@ func comm(pid int) string {
 	return strings.TrimSpace(string(b))
 }
 
-// indexes: the task and phase indexes agree with the records.
-func (c *checker) indexes() error {
-	for _, check := range []func() ([]string, error){c.s.CheckTaskIndex, c.s.CheckPhaseIndex} {
-		found, err := check()
-		if err != nil {
-			return err
-		}
-		for _, f := range found {
-			c.add(Index, "index", "%s", f)
-		}
+// caches: the backend's caches agree with its records (its own check,
+// state.CacheChecker: fsstate's count marks and indexes); a backend
+// without caches has none to disagree.
+func (c *checker) caches() error {
+	cc, ok := c.st.(state.CacheChecker)
+	if !ok {
+		return nil
+	}
+	found, err := cc.CheckCaches()
+	if err != nil {
+		return err
+	}
+	kinds := map[state.CacheKind]Kind{state.CacheCount: Count, state.CacheIndex: Index}
+	for _, f := range found {
+		c.add(kinds[f.Kind], f.Subject, "%s", f.Text)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package check_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"github.com/plasmodium/pm/internal/check"
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/state/fsstate"
+	"github.com/plasmodium/pm/internal/state/stateopen"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 )
@@ -30,7 +32,14 @@ func newStore(t *testing.T) (*store.Store, *agent.Launcher) {
 
 func kinds(t *testing.T, s *store.Store) []check.Kind {
 	t.Helper()
-	found, err := check.Run(s, fsstate.New(s))
+	// Through the opener, as pm doctor --check: the backend's own check
+	// of its caches must be reachable behind what Open returns.
+	st, err := stateopen.Open(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	found, err := check.Run(s, st)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,10 @@
 // Invariants:
 //   - it only reads (the state, /proc, the repository's lock files); the
 //     repairs belong to the commands and the supervisor that see a state;
+//   - the records come through the state interfaces (any backend); what
+//     only a backend's own caches can get wrong (fsstate's count marks and
+//     indexes) is that backend's check, state.CacheChecker, asked when the
+//     backend has one;
 //   - every finding has a kind (Kinds lists them) and names what it is about,
 //     so a harness can count them by kind;
 //   - it is meant for a state at rest: a command running meanwhile may show

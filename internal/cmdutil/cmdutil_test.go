@@ -95,7 +95,11 @@ func TestFactoryActor(t *testing.T) {
 	}
 	for _, tt := range tests {
 		f, _, _ := testFactory(map[string]string{"PM_AGENT": tt.agent}, t.TempDir())
-		a, err := f.Actor(s)
+		st, err := f.State(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := f.Actor(st)
 		if tt.code != 0 {
 			if errs.CodeOf(err) != tt.code || !strings.Contains(err.Error(), "PM_AGENT") {
 				t.Errorf("Actor(%q) = %+v, %v; want exit %d naming PM_AGENT", tt.agent, a, err, tt.code)

@@ -148,8 +148,9 @@ func (f *Factory) CloseState() error {
 	return first
 }
 
-// Actor is who runs this command: the agent named by PM_AGENT, or the human.
-func (f *Factory) Actor(s *store.Store) (store.Actor, error) { return f.opening().Actor(s) }
+// Actor is who runs this command: the agent named by PM_AGENT (in st, the
+// command's records), or the human.
+func (f *Factory) Actor(st state.State) (store.Actor, error) { return f.opening().Actor(st) }
 
 // Launcher returns the process launcher for agents of s (ops.NewLauncher
 // with this process's binary and environment), with s's records opened
@@ -200,11 +201,11 @@ func (f *Factory) Session() (*ops.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	actor, err := f.Actor(s)
+	l, err := f.Launcher(s)
 	if err != nil {
 		return nil, err
 	}
-	l, err := f.Launcher(s)
+	actor, err := f.Actor(l.State)
 	if err != nil {
 		return nil, err
 	}

@@ -217,7 +217,7 @@ func TestBrowserDemoFlow(t *testing.T) {
 	})
 
 	t.Run("a resident's activity shows in the bar", func(t *testing.T) {
-		res, err := agent.New(r.s, store.Agent{Prompt: "reader", Runtime: config.RuntimeLLM})
+		res, err := agent.New(r.s, fsstate.New(r.s), store.Agent{Prompt: "reader", Runtime: config.RuntimeLLM})
 		if err != nil {
 			t.Fatal(err)
 		}

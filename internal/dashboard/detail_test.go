@@ -9,6 +9,7 @@ import (
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/ops"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -90,7 +91,7 @@ func TestSnapshotHealthAndBudgets(t *testing.T) {
 // or an unknown name is refused with the CLI's error.
 func TestStopResident(t *testing.T) {
 	r := newRig(t, nil)
-	res, err := agent.New(r.s, store.Agent{Prompt: "greeter", Runtime: config.RuntimeLLM})
+	res, err := agent.New(r.s, fsstate.New(r.s), store.Agent{Prompt: "greeter", Runtime: config.RuntimeLLM})
 	if err != nil {
 		t.Fatal(err)
 	}

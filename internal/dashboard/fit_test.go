@@ -10,6 +10,7 @@ import (
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/ops"
+	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -32,7 +33,7 @@ func TestBrowserFits(t *testing.T) {
 	if _, err := ops.Say(t.Context(), r.sess, ops.SayInput{Phase: opened.Phase.ID, Message: "what about " + long}); err != nil {
 		t.Fatal(err)
 	}
-	ex, err := agent.New(r.s, store.Agent{Prompt: "developer", Runtime: config.RuntimeExec, TaskID: tk.ID})
+	ex, err := agent.New(r.s, fsstate.New(r.s), store.Agent{Prompt: "developer", Runtime: config.RuntimeExec, TaskID: tk.ID})
 	if err != nil {
 		t.Fatal(err)
 	}

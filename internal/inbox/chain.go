@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 
-	"github.com/plasmodium/pm/internal/store"
+	"github.com/plasmodium/pm/internal/state"
 )
 
 // MaxChain bounds how far Chains walks a cascade back, and MaxChains how
@@ -23,11 +23,11 @@ const (
 // caller of every request past its inbox cursor (an exec resident answers
 // none one at a time: each caller of its run waits on it). An agent that
 // nobody waits on is a chain of one.
-func Chains(s *store.Store, from, cause string) [][]string {
+func Chains(st state.Mailboxes, from, cause string) [][]string {
 	var out [][]string
 	var walk func(chain []string, name, cause string)
 	walk = func(chain []string, name, cause string) {
-		reqs := waitingOn(s, name, cause)
+		reqs := waitingOn(st, name, cause)
 		if len(reqs) == 0 || len(chain) >= MaxChain {
 			out = append(out, chain)
 			return
@@ -51,13 +51,13 @@ func Chains(s *store.Store, from, cause string) [][]string {
 // waitingOn is the requests name is answering, whose callers wait for it:
 // the one cause names, or with no cause every request past its cursor. The
 // human's requests end a chain and are left out.
-func waitingOn(s *store.Store, name, cause string) []Message {
+func waitingOn(st state.Mailboxes, name, cause string) []Message {
 	var off int64
 	if cause == "" {
-		off = s.InboxCursor(name)
+		off, _ = st.MailboxCursor(name)
 	}
 	var out []Message
-	_ = s.InboxFrom(name, off).Next(func(raw []byte) error {
+	_, _ = st.ReadMailbox(name, off, func(raw json.RawMessage, _ int64) error {
 		var m Message
 		if json.Unmarshal(raw, &m) != nil || m.Kind != KindRequest || m.From == "human" || m.From == "" {
 			return nil

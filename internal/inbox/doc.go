@@ -1,23 +1,29 @@
 // Package inbox carries prompt-object-to-prompt-object messages: requests,
-// replies and notices appended to agents/NAME/inbox.jsonl.
+// replies and notices posted to the agents' mailboxes (state.Mailboxes;
+// agents/NAME/inbox.jsonl on the files).
 //
 // Invariants:
-//   - a call appends a request with a fresh correlation id to the callee's
-//     inbox, starts the callee if it is not running, and blocks (fsnotify, no
-//     polling) until the reply with that id lands in the caller's inbox;
+//   - a call posts a request with a fresh correlation id to the callee's
+//     mailbox, starts the callee if it is not running, and blocks (Watch of
+//     both agents at once, state.WatchAny; no polling) until the reply with
+//     that id lands in the caller's mailbox, read from the mailbox's end as
+//     it was before the request went (MailboxEnd), so no reply slips past;
 //   - every message is also an event on the bus ("from → to: text"), so
 //     pm log -f shows the cascade;
 //   - Serve answers requests one at a time and advances a cursor only after
 //     the reply is written: a respawned agent never loses a request (it may
 //     answer the one it was working on again); it reads the mailbox, keeps
 //     its cursor and waits through the state interfaces (state.Mailboxes,
-//     state.Watcher), reaching no file itself; Call still watches the two
-//     agents' directories (pending in internal/state/layering_test.go);
+//     state.Watcher), reaching no file itself; so do Send (Post), Call,
+//     Chain (ReadMailbox) and IdleOut (MailboxEnd past the cursor: a
+//     request not answered yet keeps the resident). What is left on the
+//     store: a resident's reply stream (Stream, StreamTail:
+//     agents/NAME/stream.jsonl), which has no place on the seam yet;
 //   - a resident prompt object's agent is named after the object;
 //   - Chains walks the cascades a call would extend back through the
 //     requests' causes (bounded by MaxChain and MaxChains), for the loop
 //     breaker: an agent with a cause waits for that request's caller; one
 //     with none (an exec resident, which answers no request itself) for the
 //     callers of every request past its cursor, which its host moves to
-//     the end when its run ends (store.SkipInbox).
+//     the end when its run ends (agent.skipMailbox).
 package inbox

@@ -29,7 +29,7 @@ func TestIdleOut(t *testing.T) {
 				t.Fatal(err)
 			}
 			if c.unread {
-				if _, err := inbox.Send(s, inbox.Message{Kind: inbox.KindRequest, From: "human", To: "greeter", Corr: "rq-000001", Text: "hi"}); err != nil {
+				if _, err := inbox.Send(s, fsstate.New(s), inbox.Message{Kind: inbox.KindRequest, From: "human", To: "greeter", Corr: "rq-000001", Text: "hi"}); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -14,7 +14,6 @@ import (
 	"github.com/plasmodium/pm/internal/prompt"
 	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
-	"github.com/plasmodium/pm/internal/watch"
 )
 
 // Message kinds.
@@ -40,9 +39,10 @@ type Message struct {
 	Time   time.Time `json:"ts"`
 }
 
-// Send appends m to the recipient's inbox and puts it on the bus as
-// "from → to: text". The recipient's process wakes on the file event.
-func Send(s *store.Store, m Message) (Message, error) {
+// Send appends m to the recipient's mailbox (st.Post) and puts it on the
+// bus as "from → to: text". The recipient's process wakes on the change
+// (its Watch of Scope{Agent}).
+func Send(s *store.Store, st state.Mailboxes, m Message) (Message, error) {
 	if !ids.ValidAgentName(m.To) { // m.To becomes a path under agents/
 		return m, errs.Usagef("see pm prompts and pm agents for the names that exist", "%q is not an agent name", m.To)
 	}
@@ -53,7 +53,7 @@ func Send(s *store.Store, m Message) (Message, error) {
 	if m.Time.IsZero() {
 		m.Time = s.Now().UTC()
 	}
-	if err := s.AppendInbox(m.To, m); err != nil {
+	if err := st.Post(m.To, m); err != nil {
 		return m, err
 	}
 	text := m.Text
@@ -103,14 +103,18 @@ func Call(ctx context.Context, s *store.Store, l *agent.Launcher, from, to, text
 	if _, err := Resident(s, st, po, runtime); err != nil {
 		return "", err
 	}
-	if err := s.EnsureAgentDir(from); err != nil {
+	if err := state.CheckName(from); err != nil {
 		return "", err
 	}
 	corr := s.IDs.New(ids.Request)
-	// Start reading before sending, so neither reply nor stream can slip past.
-	replies := s.InboxTail(from)
+	// Start reading before sending, so neither reply nor stream can slip
+	// past: the replies from the caller's mailbox's end as it is now.
+	pos, err := st.MailboxEnd(from)
+	if err != nil {
+		return "", err
+	}
 	stream := s.StreamTail(to)
-	if _, err := Send(s, Message{Kind: KindRequest, From: from, To: to, Corr: corr, Cause: bus.CauseOf(ctx), Text: text}); err != nil {
+	if _, err := Send(s, st, Message{Kind: KindRequest, From: from, To: to, Corr: corr, Cause: bus.CauseOf(ctx), Text: text}); err != nil {
 		return "", err
 	}
 	if err := revive(s, st, to); err != nil {
@@ -121,8 +125,10 @@ func Call(ctx context.Context, s *store.Store, l *agent.Launcher, from, to, text
 	}
 	var reply *Message
 	var gone string
-	dirs := func() []string { return []string{s.AgentDir(from), s.AgentDir(to)} }
-	err = watch.Until(ctx, dirs, func() (bool, error) {
+	// The caller's mailbox (the reply) and the callee (its record, its
+	// stream) wake the wait.
+	scopes := []state.Scope{{Agent: from}, {Agent: to}}
+	err = state.WatchAny(ctx, st, scopes, func() (bool, error) {
 		if onDelta != nil {
 			_ = stream.Next(func(raw []byte) error {
 				var d Delta
@@ -132,13 +138,15 @@ func Call(ctx context.Context, s *store.Store, l *agent.Launcher, from, to, text
 				return nil
 			})
 		}
-		if err := replies.Next(func(raw []byte) error {
+		var err error
+		pos, err = st.ReadMailbox(from, pos, func(raw json.RawMessage, _ int64) error {
 			var m Message
 			if json.Unmarshal(raw, &m) == nil && m.Kind == KindReply && m.Corr == corr && m.From == to {
 				reply = &m
 			}
 			return nil
-		}); err != nil {
+		})
+		if err != nil {
 			return false, err
 		}
 		if reply != nil {
@@ -229,7 +237,7 @@ func Serve(ctx context.Context, s *store.Store, st state.State, name string, han
 				if herr != nil {
 					reply.Error = herr.Error()
 				}
-				if _, err := Send(s, reply); err != nil {
+				if _, err := Send(s, st, reply); err != nil {
 					return false, err
 				}
 			case KindNotice:
@@ -287,11 +295,16 @@ func IdleOut(s *store.Store, st state.State, name string, pid int) (bool, error)
 		if r.Status != store.AgentRunning || r.Pid != pid {
 			return store.ErrUnchanged
 		}
-		unread, err := s.InboxUnread(name)
+		// An entry past the saved cursor is one not answered yet.
+		end, err := st.MailboxEnd(name)
 		if err != nil {
 			return err
 		}
-		if unread {
+		cursor, err := st.MailboxCursor(name)
+		if err != nil {
+			return err
+		}
+		if end > cursor {
 			return store.ErrUnchanged
 		}
 		now, zero := s.Now().UTC(), 0

@@ -70,7 +70,7 @@ func waitFor(t *testing.T, s *store.Store, name string, cond func([]inbox.Messag
 
 func TestSendAppendsAndEmits(t *testing.T) {
 	s := newStore(t)
-	m, err := inbox.Send(s, inbox.Message{Kind: inbox.KindNotice, From: "human", To: "reader", Text: "hello"})
+	m, err := inbox.Send(s, fsstate.New(s), inbox.Message{Kind: inbox.KindNotice, From: "human", To: "reader", Text: "hello"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestSendAppendsAndEmits(t *testing.T) {
 	if last.Kind != "po.notice" || last.Text != "human → reader: hello" || last.MsgID != m.ID {
 		t.Fatalf("event %+v", last)
 	}
-	if _, err := inbox.Send(s, inbox.Message{Kind: inbox.KindReply, From: "reader", To: "human", Error: "boom"}); err != nil {
+	if _, err := inbox.Send(s, fsstate.New(s), inbox.Message{Kind: inbox.KindReply, From: "reader", To: "human", Error: "boom"}); err != nil {
 		t.Fatal(err)
 	}
 	evs, _ = jsonl.ReadAll[bus.Event](s.EventsPath(), nil)
@@ -157,11 +157,11 @@ func TestResidentOnce(t *testing.T) {
 func TestServeAnswersInOrder(t *testing.T) {
 	s := newStore(t)
 	for i, text := range []string{"one", "two", "fail"} {
-		if _, err := inbox.Send(s, inbox.Message{Kind: inbox.KindRequest, From: "human", To: "reader", Corr: "rq-00000" + string(rune('1'+i)), Text: text}); err != nil {
+		if _, err := inbox.Send(s, fsstate.New(s), inbox.Message{Kind: inbox.KindRequest, From: "human", To: "reader", Corr: "rq-00000" + string(rune('1'+i)), Text: text}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := inbox.Send(s, inbox.Message{Kind: inbox.KindNotice, From: "human", To: "reader", Text: "fyi"}); err != nil {
+	if _, err := inbox.Send(s, fsstate.New(s), inbox.Message{Kind: inbox.KindNotice, From: "human", To: "reader", Text: "fyi"}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -213,7 +213,7 @@ func TestServeResumesAfterRestart(t *testing.T) {
 		return func() { cancelCtx(); <-done }
 	}
 	send := func(corr, text string) {
-		if _, err := inbox.Send(s, inbox.Message{Kind: inbox.KindRequest, From: "human", To: "reader", Corr: corr, Text: text}); err != nil {
+		if _, err := inbox.Send(s, fsstate.New(s), inbox.Message{Kind: inbox.KindRequest, From: "human", To: "reader", Corr: corr, Text: text}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -242,7 +242,7 @@ func TestCallRoundTrip(t *testing.T) {
 	go func() {
 		_ = inbox.Serve(ctx, s, fsstate.New(s), "greeter", func(_ context.Context, m inbox.Message) (string, error) {
 			// A stray reply for someone else's request first: Call must ignore it.
-			_, _ = inbox.Send(s, inbox.Message{Kind: inbox.KindReply, From: "greeter", To: m.From, Corr: "rq-ffffff", Text: "not yours"})
+			_, _ = inbox.Send(s, fsstate.New(s), inbox.Message{Kind: inbox.KindReply, From: "greeter", To: m.From, Corr: "rq-ffffff", Text: "not yours"})
 			_ = inbox.Stream(s, "greeter", m.Corr, "Hel")
 			_ = inbox.Stream(s, "greeter", m.Corr, "lo")
 			return "Hello, " + strings.TrimPrefix(m.Text, "I am "), nil
@@ -333,7 +333,7 @@ func mkdir(t *testing.T, s *store.Store, name string) {
 func TestSendRefusesBadRecipient(t *testing.T) {
 	s := newStore(t)
 	for _, to := range []string{"", "../x", "a/b", "..", "Reader"} {
-		if _, err := inbox.Send(s, inbox.Message{Kind: inbox.KindNotice, From: "human", To: to, Text: "hi"}); errs.CodeOf(err) != errs.Usage {
+		if _, err := inbox.Send(s, fsstate.New(s), inbox.Message{Kind: inbox.KindNotice, From: "human", To: to, Text: "hi"}); errs.CodeOf(err) != errs.Usage {
 			t.Errorf("Send to %q: %v; want exit 2", to, err)
 		}
 	}

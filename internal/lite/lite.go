@@ -103,22 +103,32 @@ func (p Process) chat(args []string) (code int, ok bool) {
 	return p.exit(s, st, err), true
 }
 
-// session opens the state directory, its records (stateopen.Open, the
-// opener every surface uses) and the actor (Open, the opening pm-full's
-// commands share). ok is false when a supervisor is to be revived: pm-full
-// does that (supervisor.Revive), and then the command. exit closes the
-// records.
+// session is Session, unless a supervisor is to be revived: ok is then
+// false, and pm-full does that (supervisor.Revive), and then the command.
+// exit closes the records.
 func (p Process) session() (s *store.Store, st *stateopen.Opened, actor store.Actor, ok bool, err error) {
-	if s, actor, err = p.Open(); err != nil {
-		return nil, nil, actor, true, err
+	if s, st, actor, err = p.Session(); err != nil {
+		return nil, st, actor, true, err
 	}
 	if s.SupervisorDown() {
-		return nil, nil, actor, false, nil
-	}
-	if st, err = stateopen.Open(context.Background(), s); err != nil {
-		return nil, nil, actor, true, err
+		return nil, nil, actor, false, st.Close()
 	}
 	return s, st, actor, true, nil
+}
+
+// Session opens the state directory (Open), its records (stateopen.Open,
+// the opener every surface uses) and the actor from them (Opening.Actor,
+// which pm-full's commands share). The records are to be closed (also
+// when err is not nil: they may be open).
+func (p Process) Session() (s *store.Store, st *stateopen.Opened, actor store.Actor, err error) {
+	if s, err = p.Open(); err != nil {
+		return nil, nil, actor, err
+	}
+	if st, err = stateopen.Open(context.Background(), s); err != nil {
+		return nil, nil, actor, err
+	}
+	actor, err = p.opening().Actor(st)
+	return s, st, actor, err
 }
 
 // exit is the command's exit code, once its records are closed. Only a

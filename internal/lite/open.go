@@ -3,7 +3,9 @@ package lite
 import (
 	"io"
 
+	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/secret"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -44,22 +46,29 @@ func (o Opening) OpenStore(open func(root string) (*store.Store, error)) (*store
 	return s, nil
 }
 
-// Actor is who runs the command: the agent PM_AGENT names, or the human.
-func (o Opening) Actor(s *store.Store) (store.Actor, error) {
-	return s.ActorNamed(o.Getenv("PM_AGENT"))
+// Actor is who runs the command: the agent PM_AGENT names, read from the
+// project's records (st: whichever backend holds them), or the human.
+func (o Opening) Actor(st state.Agents) (store.Actor, error) {
+	name := o.Getenv("PM_AGENT")
+	if name == "" || name == "human" {
+		return store.Human, nil
+	}
+	a, err := st.Agent(name)
+	if err != nil {
+		return store.Actor{}, &errs.Error{Code: errs.CodeOf(err), Msg: "PM_AGENT=" + name + " names no agent of this state directory",
+			Try: "unset PM_AGENT to act as the human, or check PM_HOME"}
+	}
+	return store.Actor{Name: a.Name, Agent: a}, nil
 }
 
-// Open opens p's session as pm's short commands do: the state with its
-// config checked once per content (store.OpenChecked), and the actor.
-func (p Process) Open() (*store.Store, store.Actor, error) {
-	o := Opening{Getenv: p.Getenv, Environ: p.Environ, Getwd: p.Getwd, Warn: p.Stderr}
-	s, err := o.OpenStore(store.OpenChecked)
-	if err != nil {
-		return nil, store.Actor{}, err
-	}
-	actor, err := o.Actor(s)
-	if err != nil {
-		return nil, store.Actor{}, err
-	}
-	return s, actor, nil
+// opening is how p opens its session (Opening).
+func (p Process) opening() Opening {
+	return Opening{Getenv: p.Getenv, Environ: p.Environ, Getwd: p.Getwd, Warn: p.Stderr}
+}
+
+// Open opens p's state directory as pm's short commands do: its config
+// checked once per content (store.OpenChecked). The actor comes from the
+// records (Opening.Actor), once they are open.
+func (p Process) Open() (*store.Store, error) {
+	return p.opening().OpenStore(store.OpenChecked)
 }

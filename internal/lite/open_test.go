@@ -12,6 +12,7 @@ import (
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/lite"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/store/storetest"
 )
@@ -54,13 +55,18 @@ func TestOneSessionOpening(t *testing.T) {
 			getwd := func() (string, error) { return tt.wd, nil }
 			var warn bytes.Buffer
 			p := lite.Process{Getenv: getenv, Environ: environ, Getwd: getwd, Stderr: &warn}
-			ls, lactor, lerr := p.Open()
+			ls, lst, lactor, lerr := p.Session()
+			defer lst.Close()
 			f := cmdutil.New(context.Background(), strings.NewReader(""), &bytes.Buffer{}, &warn)
 			f.Getenv, f.Environ, f.Getwd = getenv, environ, getwd
+			defer f.CloseState()
 			fs, ferr := f.Store()
 			var factor store.Actor
 			if ferr == nil {
-				factor, ferr = f.Actor(fs)
+				var fst state.State
+				if fst, ferr = f.State(fs); ferr == nil {
+					factor, ferr = f.Actor(fst)
+				}
 			}
 			if (lerr == nil) != (ferr == nil) || lerr != nil && lerr.Error() != ferr.Error() {
 				t.Fatalf("pm: %v; pm-full: %v", lerr, ferr)

@@ -115,7 +115,7 @@ func TestLoopBreakerCascade(t *testing.T) {
 		{Kind: inbox.KindRequest, From: "human", To: "greeter", Corr: "rq-0000c0", Text: "say hi to the coordinator"},
 		{Kind: inbox.KindRequest, From: "greeter", To: "coordinator", Corr: "rq-0000c1", Cause: "rq-0000c0", Text: "hi! what can you do?"},
 	} {
-		if _, err := inbox.Send(f.s, m); err != nil {
+		if _, err := inbox.Send(f.s, f.r.State, m); err != nil {
 			t.Fatal(err)
 		}
 	}

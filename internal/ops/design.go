@@ -62,7 +62,7 @@ func Design(ctx context.Context, s *Session, in DesignInput) (*DesignResult, err
 		res.Report = design.BuildReport(st)
 		return res, nil
 	}
-	unlock, ok, err := s.Store.TryLockDesign(st.ID)
+	unlock, ok, err := s.State.TryLockDesign(st.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +169,7 @@ func designState(s *Session, in DesignInput) (*design.State, *designDeps, error)
 	for _, a := range angles {
 		st.Angles = append(st.Angles, a.ID)
 	}
-	if err := s.Store.WriteDesignCopy(id, rel, []byte(content)); err != nil {
+	if err := s.State.WriteDesignCopy(id, rel, []byte(content)); err != nil {
 		return nil, nil, err
 	}
 	return st, &designDeps{angles: angles, providers: providers}, s.State.WriteDesign(id, st)
@@ -358,7 +358,7 @@ type designJournal struct {
 }
 
 func (j *designJournal) Save(st *design.State) error {
-	if err := j.s.Store.WriteDesignCopy(j.id, j.file, []byte(st.Content())); err != nil {
+	if err := j.s.State.WriteDesignCopy(j.id, j.file, []byte(st.Content())); err != nil {
 		return err
 	}
 	return j.s.State.WriteDesign(j.id, st)

@@ -46,6 +46,11 @@
 //     a rule names waits on a request of kind confirm; done and kill call it
 //     themselves (so an exec agent's pm done is held too), capability calls
 //     it for every other tool; a denial is exit 3 with the human's words;
+//   - records come from Session.State (state.State, opened by
+//     internal/state/stateopen), whichever backend holds them: the design
+//     state, log, working copy and run lock (Designs), the loop breaker's
+//     phase progress (PhasesProgress, AppendPhaseProgress), a room's tail
+//     (LastMessages) included; ops reads no record through the store;
 //   - ops imports domain packages (task, phase, agent, request, inbox, store)
 //     and is imported by surfaces; no domain package imports it, and it
 //     imports no surface (cmdutil, cli, capability).

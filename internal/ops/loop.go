@@ -52,7 +52,7 @@ func CheckCascade(ctx context.Context, sess *Session, to string) error {
 	if sess.Store.Config().Governance.Loop.Repeat <= 0 || sess.Actor.Name == "human" {
 		return nil
 	}
-	for _, chain := range inbox.Chains(sess.Store, sess.Actor.Name, bus.CauseOf(ctx)) {
+	for _, chain := range inbox.Chains(sess.State, sess.Actor.Name, bus.CauseOf(ctx)) {
 		path, hit := loopguard.Cascade(chain, to)
 		if !hit {
 			continue

@@ -46,7 +46,7 @@ func OpenPhase(ctx context.Context, sess *Session, in PhaseInput) (PhaseResult, 
 		return PhaseResult{}, err
 	}
 	ph, names, err := agent.OpenPhase(sess.Store, l, sess.Actor, phase.Spec{TaskID: t.ID, Name: in.Name, Limit: in.Limit, Roles: in.Roles, Rules: in.Rules})
-	recordProgress(sess.Store, t, ph, mark, allowed)
+	recordProgress(sess.Store, sess.State, t, ph, mark, allowed)
 	return PhaseResult{Phase: ph, Agents: names}, err
 }
 

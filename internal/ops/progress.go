@@ -77,7 +77,7 @@ func checkProgress(ctx context.Context, sess *Session, t *store.Task) (mark stri
 	if mark == "" {
 		return "", false, nil
 	}
-	entries, _ := sess.Store.PhasesProgress(t.ID)
+	entries, _ := sess.State.PhasesProgress(t.ID)
 	row := 0
 	for i := len(entries) - 1; i >= 0 && entries[i].Mark == mark; i-- {
 		row++
@@ -103,11 +103,11 @@ func checkProgress(ctx context.Context, sess *Session, t *store.Task) (mark stri
 }
 
 // recordProgress notes the phase an agent opened with its mark.
-func recordProgress(s *store.Store, t *store.Task, ph *store.Phase, mark string, allowed bool) {
+func recordProgress(s *store.Store, st state.State, t *store.Task, ph *store.Phase, mark string, allowed bool) {
 	if mark == "" || ph == nil {
 		return
 	}
-	if err := s.AppendPhaseProgress(t.ID, store.PhaseProgress{Phase: ph.ID, Mark: mark, Allowed: allowed}); err != nil {
+	if err := st.AppendPhaseProgress(t.ID, store.PhaseProgress{Phase: ph.ID, Mark: mark, Allowed: allowed}); err != nil {
 		s.Warnf("phase progress not recorded: %v", err)
 	}
 }

@@ -52,7 +52,7 @@ func TestPhasesWithoutProgress(t *testing.T) {
 	open := func(id string) error {
 		mark, allowed, err := checkProgress(context.Background(), sess, tk)
 		if err == nil {
-			recordProgress(s, tk, &store.Phase{ID: id}, mark, allowed)
+			recordProgress(s, sess.State, tk, &store.Phase{ID: id}, mark, allowed)
 		}
 		return err
 	}
@@ -114,8 +114,8 @@ func TestPhaseProgressRecordedOnce(t *testing.T) {
 	s := newStore(t)
 	tk := addTask(t, s, "tk-000001", store.TaskActive, 0)
 	ph := &store.Phase{ID: "ph-000001"}
-	recordProgress(s, tk, ph, "m", false)
-	recordProgress(s, tk, ph, "m", false)
+	recordProgress(s, fsstate.New(s), tk, ph, "m", false)
+	recordProgress(s, fsstate.New(s), tk, ph, "m", false)
 	if got, _ := s.PhasesProgress(tk.ID); len(got) != 1 {
 		t.Fatalf("progress %+v", got)
 	}

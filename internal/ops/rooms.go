@@ -89,7 +89,7 @@ func readRoom(s *store.Store, st state.State, ph *store.Phase, tail int, closedT
 		n, err := st.MessageCount(ph.TaskID, ph.ID)
 		return Room{Phase: ph, Count: n}, err
 	}
-	msgs, n, err := s.LastMessages(ph.TaskID, ph.ID, tail)
+	msgs, n, err := st.LastMessages(ph.TaskID, ph.ID, tail)
 	if err != nil {
 		return Room{}, err
 	}

@@ -29,11 +29,14 @@
 //     store): creating a phase (CreatePhase), say, extend and
 //     end-phase (WithPhase's RoomTx, whose Append refuses past the limit
 //     itself), the phase reads Resolve, Active, History and WaitNew use,
-//     SetAgents (UpdatePhase), the seen marks (Seen, MarkSeen); a close writes store.Closing and announces
-//     store.PhaseClosedEvent, the store's repair close's change and event.
-//     Still on the store, for want of an interface method: pm chat's line
-//     reads (ReadMessageLines, ReadMessageViews: decoded in place, nothing
-//     allocated), WaitNew's follower (FollowMessages) and line count;
+//     SetAgents (UpdatePhase), the seen marks (Seen, MarkSeen), pm chat's
+//     reads (Read, ReadViews: ReadRoom, in place and decoded into a view,
+//     nothing allocated per message on fsstate) and WaitNew's follower
+//     (FollowRoom from the actor's seen mark: a position is a message's
+//     index, so the mark is the place to follow from on every backend); a
+//     close writes store.Closing and announces store.PhaseClosedEvent, the
+//     store's repair close's change and event. phase reaches no record
+//     through the store;
 //   - phase links no agent code (opening a phase with its role agents is
 //     agent.OpenPhase, which records them through CreateThen under the
 //     task's phases lock), so the short commands' executable can link it.

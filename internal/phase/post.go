@@ -20,29 +20,36 @@ func Post(s *store.Store, st state.State, actor store.Actor, phaseID, content st
 	return ph, msg, closed, err
 }
 
-// Read is pm chat without a wait: each line of the room phaseID names
-// (Resolve) goes to each as it is read, decoded once, nothing held; then
-// the lines are marked seen for the actor. n is how many there were.
+// Read is pm chat without a wait: each message of the room phaseID names
+// (Resolve) goes to each as it is read (state.Phases.ReadRoom), decoded
+// once, nothing held; then the messages are marked seen for the actor. n
+// is how many there were.
 func Read(s *store.Store, st state.State, actor store.Actor, phaseID string, each func(raw []byte, m *store.Message) error) (ph *store.Phase, n int, err error) {
 	return readRoom(s, st, actor, phaseID, func(ph *store.Phase, n *int) error {
-		return s.ReadMessageLines(ph.TaskID, ph.ID, func(raw []byte, m *store.Message) error {
+		_, err := st.ReadRoom(ph.TaskID, ph.ID, 0, nil, func(raw []byte) error {
+			m, err := store.DecodeMessage(raw)
+			if err != nil || m.ID == "" {
+				return nil // valid JSON that is no message: not one of the room's
+			}
 			*n++
-			return each(raw, m)
+			return each(raw, &m)
 		})
+		return err
 	})
 }
 
-// ReadViews is Read for a reader that uses each line at once and keeps
-// nothing (pm chat): the lines go to each through v, decoded without
-// copying (store.ReadMessageViews), or with v nil only checked to be JSON
-// (pm chat --json prints them as written). raw and v are valid only until
+// ReadViews is Read for a reader that uses each message at once and keeps
+// nothing (pm chat): the messages go to each through v, decoded without
+// copying (state.MessageView), or with v nil only checked to be JSON (pm
+// chat --json prints them as written). raw and v are valid only until
 // each returns. n and the seen mark are Read's.
 func ReadViews(s *store.Store, st state.State, actor store.Actor, phaseID string, v *store.MessageView, each func(raw []byte) error) (ph *store.Phase, n int, err error) {
 	return readRoom(s, st, actor, phaseID, func(ph *store.Phase, n *int) error {
-		return s.ReadMessageViews(ph.TaskID, ph.ID, v, func(raw []byte) error {
+		_, err := st.ReadRoom(ph.TaskID, ph.ID, 0, v, func(raw []byte) error {
 			*n++
 			return each(raw)
 		})
+		return err
 	})
 }
 

@@ -3,7 +3,6 @@ package phase
 import (
 	"context"
 
-	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
@@ -54,22 +53,20 @@ func (w *Waited) Messages() []store.Message {
 func WaitNew(ctx context.Context, s *store.Store, st state.State, actor store.Actor, ph *store.Phase) (*Waited, error) {
 	from := Seen(s, st, actor, ph.ID)
 	if actor.IsHuman() {
-		n, err := s.MessageLines(ph.TaskID, ph.ID)
+		n, err := st.MessageCount(ph.TaskID, ph.ID)
 		if err != nil {
 			return nil, err
 		}
 		from = n
 	}
 	w := &Waited{Phase: ph}
-	others := false // a fresh line is someone else's: each decoded once, as it comes
-	collect := func(raw []byte) {
-		w.Count++
-		if w.Count > from {
-			w.Fresh = append(w.Fresh, raw)
-			if m, err := store.DecodeMessage(raw); err == nil && m.Author != actor.Name {
-				others = true
-			}
+	others := false // a fresh message is someone else's: each decoded once, as it comes
+	collect := func(raw []byte) error {
+		w.Fresh = append(w.Fresh, raw)
+		if m, err := store.DecodeMessage(raw); err == nil && m.Author != actor.Name {
+			others = true
 		}
+		return nil
 	}
 	ready := func() (bool, error) {
 		if others {
@@ -85,12 +82,13 @@ func WaitNew(ctx context.Context, s *store.Store, st state.State, actor store.Ac
 		}
 		return false, nil
 	}
-	for l, err := range s.FollowMessages(ph.TaskID, ph.ID, ready).Lines(ctx, bus.Cursor{}) {
-		if err != nil {
-			return nil, err
-		}
-		collect(l.Raw)
+	// The room is followed from the first message the actor has not been
+	// shown: a position is a message's index on every backend.
+	n, err := st.FollowRoom(ctx, ph.TaskID, ph.ID, from, ready, collect)
+	if err != nil {
+		return nil, err
 	}
+	w.Count = n
 	MarkSeen(s, st, actor, ph, w.Count)
 	if w.Closed && !others {
 		return w, errs.Statef("leave the room: your part in this phase is over", "phase %s is closed (%s)", w.Phase.ID, w.Phase.CloseReason)

@@ -7,6 +7,7 @@
 //
 //	internal/state/fsstate    .plasmodium/ on disk (the store: files, flock, crash repair)
 //	internal/state/memstate   in memory, for unit tests
+//	internal/state/natsstate  on NATS JetStream, for a project on a hub
 //
 // Each runs internal/state/statetest, the one conformance suite, from its own
 // test; a new backend is a package that implements State and passes it.
@@ -72,8 +73,32 @@
 // has been shown) are best effort and only move forward; RemoveAgent
 // drops them. (Added for internal/phase's chat reads and waits.)
 //
+// Positions. A room is read by position (ReadRoom, FollowRoom): a
+// message's index in the room, 0 the first, the same number on every
+// backend (a seen mark is one). A read from position p hands on exactly
+// the messages Messages lists from index p on, in that order; a follower
+// hands each on once, those appended while it follows too, and, once its
+// until reports true, reads once more before it ends (so the message that
+// closed a room by its limit is never missed). A mailbox's positions are
+// the backend's own (a byte offset, an index, a stream sequence): opaque,
+// increasing, 0 its start, MailboxEnd the one after its last entry.
+//
+// Reset. ResetHeld, inside WithTasks, leaves a project that reads as new
+// (no task, phase, room, progress or request) and keeps its prompts and
+// designs; agents are the caller's to remove first.
+//
+// Designs. TryLockDesign has one holder at a time, across processes; the
+// lock goes with a holder that dies. WriteDesignCopy replaces the copy
+// whole.
+//
+// Caches. A backend may keep caches beside its records (fsstate's count
+// marks and indexes) as long as every read answers as the records do; it
+// then implements CacheChecker, its own report of a cache that disagrees
+// (pm doctor --check), and the records are the truth its repairs restore.
+//
 // Watching. Watch never polls in a loop of sleeps and never misses a change
 // acknowledged after it was called; it may wake with nothing changed.
+// WatchAny is Watch over several scopes, with the same guarantees.
 //
 // Summaries. LiveTasks, CountTasks and MessageCount answer what Tasks and
 // Messages would, for less (fsstate keeps a task index and a count mark
@@ -82,7 +107,8 @@
 // # Invariants of this package
 //
 // state holds no state of its own and opens no file; its functions (Count,
-// ActivePhase, RoomClosedBy) derive from records they are given. It imports the store
+// ActivePhase, AgentsOf, RoomClosedBy) derive from records they are given, and
+// FollowRoomByWatch and WatchAny are built on the interfaces alone. It imports the store
 // only for the record types, aliased while their fast codecs live there
 // (records.go); the interfaces do not change when they move here.
 package state

@@ -39,9 +39,8 @@ var pending = map[string]int{
 	"internal/agent":                2,  // prompt and nudge files handed to the CLI
 	"internal/bench":                15, // builds synthetic .plasmodium/ trees to measure the store; reads the cost ledger it measures
 	"internal/bench/cmd/floorwatch": 1,
-	"internal/cmd/demo":             4,
+	"internal/cmd/demo":             1, // prints the state directory in its summary
 	"internal/cmd/logs":             7, // pm logs -f follows logs/ and events.jsonl
-	"internal/inbox":                4, // Call waits on two agents' directories at once
 	"internal/ops":                  1, // AgentLog reads the end of an agent's log (agentlog.go), as pm logs does
 	"internal/supervisor":           2, // watches agents/ and the lock
 }

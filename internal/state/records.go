@@ -18,6 +18,12 @@ type (
 	AgentStatus   = store.AgentStatus
 	Request       = store.Request
 	RequestStatus = store.RequestStatus
+	// MessageView is a Message decoded for a reader that keeps nothing
+	// (ReadRoom): its strings alias the line.
+	MessageView = store.MessageView
+	// PhaseProgress is one phase an agent opened, with the task's
+	// progress mark then (the loop breaker, internal/ops).
+	PhaseProgress = store.PhaseProgress
 )
 
 // Statuses and reasons, as store declares them.

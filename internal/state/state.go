@@ -53,6 +53,12 @@ type Tasks interface {
 	UpdateTask(id string, fn func(t *Task) error) (*Task, error)
 	// Context is the text a subtask was created with (nil when none).
 	Context(taskID string) ([]byte, error)
+	// ResetHeld removes every task, with its context, phases, rooms and
+	// phase progress, and every request: pm reset's wipe. The caller is
+	// inside WithTasks and has removed the agents first (RemoveAgent);
+	// prompts and designs are kept. Afterwards the project reads as new
+	// (no task, no request) and takes new tasks.
+	ResetHeld() error
 }
 
 // Phases are a task's phases and their rooms (the message logs).
@@ -96,6 +102,36 @@ type Phases interface {
 	// shows a message twice, never hides one). RemoveAgent drops the
 	// agent's marks.
 	MarkSeen(agent, phaseID string, n int)
+	// ReadRoom calls fn with each message of the room from position from
+	// on, in order: a position is a message's index in the room (0 the
+	// first), the same on every backend (what Seen counts). raw is the
+	// message as JSON (fsstate: the line as written), decoded into v
+	// first when v is not nil (a MessageView: nothing allocated for the
+	// messages pm writes); raw and v are valid only until fn returns. It
+	// returns the position after the last message read (from when none).
+	// An unknown room, or a malformed id, holds none; the first error fn
+	// returns stops it and is returned.
+	ReadRoom(taskID, phaseID string, from int, v *MessageView, fn func(raw []byte) error) (next int, err error)
+	// FollowRoom is ReadRoom that then waits for the messages appended
+	// later (never by a loop of sleeps): each time it has caught up it
+	// asks until, and when until reports true it reads once more (what
+	// was appended before it turned true is still handed on) and ends.
+	// It also ends when fn or until fails (that error) or ctx ends (ctx's
+	// error). raw is fn's to keep.
+	FollowRoom(ctx context.Context, taskID, phaseID string, from int, until func() (bool, error), fn func(raw []byte) error) (next int, err error)
+	// LastMessages is the room's last n messages, oldest first (as
+	// Messages ends), and how many it holds (MessageCount): a room's tail
+	// for a status, at a cost that follows n (fsstate reads the log
+	// backwards). An unknown room holds none.
+	LastMessages(taskID, phaseID string, n int) (msgs []Message, count int, err error)
+	// PhasesProgress is the task's phase progress entries (the loop
+	// breaker's record of the phases agents opened), oldest first; none
+	// for a task without.
+	PhasesProgress(taskID string) ([]PhaseProgress, error)
+	// AppendPhaseProgress records p after the task's entries, unless the
+	// last one is p's phase already (the same pm phase run again after a
+	// kill found its room).
+	AppendPhaseProgress(taskID string, p PhaseProgress) error
 }
 
 // RoomTx is one transaction on a room, valid only inside WithPhase's fn.
@@ -154,6 +190,10 @@ type Mailboxes interface {
 	MailboxCursor(name string) (int64, error)
 	// SetMailboxCursor saves name's position.
 	SetMailboxCursor(name string, pos int64) error
+	// MailboxEnd is the position after name's last entry (0 for an empty
+	// mailbox): where a reader of what arrives from now on starts, and,
+	// past the saved cursor, an entry not yet finished with.
+	MailboxEnd(name string) (int64, error)
 }
 
 // Requests are the agents' questions to the human.
@@ -181,6 +221,16 @@ type Designs interface {
 	AppendDesignLog(id string, v any) error
 	// DesignIDs lists the designs, sorted.
 	DesignIDs() ([]string, error)
+	// WriteDesignCopy keeps data as the working copy of design id's file
+	// (name is the file's path in the project; only its base name is
+	// kept), replacing the last one whole.
+	WriteDesignCopy(id, name string, data []byte) error
+	// TryLockDesign takes design id's run lock, held while a process runs
+	// the design, so two processes never run one: ok false (no error)
+	// when another holds it. unlock releases it; a holder that dies
+	// releases it too (fsstate: the flock goes with the process; a hub's
+	// lease expires).
+	TryLockDesign(id string) (unlock func(), ok bool, err error)
 }
 
 // Prompts are the project's own prompt objects (create_capability writes
@@ -220,3 +270,27 @@ type Scope struct {
 	// Requests covers every request.
 	Requests bool
 }
+
+// CacheChecker is a backend that keeps caches beside its records (fsstate:
+// a count mark per room, the task and phase indexes). CheckCaches reports
+// each place a cache disagrees with the records, changing nothing: pm
+// doctor --check's look at what a crash left in them. A backend without
+// caches has nothing to report and does not implement it.
+type CacheChecker interface {
+	CheckCaches() ([]CacheFinding, error)
+}
+
+// CacheFinding is one disagreement CheckCaches found.
+type CacheFinding struct {
+	Kind    CacheKind
+	Subject string // the phase (CacheCount), "index" (CacheIndex)
+	Text    string
+}
+
+// CacheKind is which cache a finding is about.
+type CacheKind string
+
+const (
+	CacheCount CacheKind = "count" // a room's count mark disagrees with its log
+	CacheIndex CacheKind = "index" // the task or phase index disagrees with the records
+)

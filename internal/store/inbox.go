@@ -84,21 +84,6 @@ func (s *Store) SetInboxCursor(name string, off int64) error {
 	return lockedfile.With(p, func() error { return lockedfile.WriteJSON(p, off) })
 }
 
-// SkipInbox moves name's inbox cursor past every message its inbox holds
-// now: an exec resident's run that ended leaves its requests unanswered
-// (their callers were told it ended without replying), so they no longer
-// wait on it.
-func (s *Store) SkipInbox(name string) error {
-	st, err := os.Stat(s.InboxPath(name))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	return s.SetInboxCursor(name, st.Size())
-}
-
 // InboxUnread reports whether name's inbox holds bytes past its saved
 // cursor: a message the resident has not answered yet.
 func (s *Store) InboxUnread(name string) (bool, error) {

@@ -215,7 +215,7 @@ func tellParent(s *store.Store, st state.State, actor store.Actor, t *store.Task
 		return
 	}
 	text := "subtask " + t.ID + " is done: " + t.Description
-	if _, err := inbox.Send(s, inbox.Message{Kind: inbox.KindNotice, From: actor.Name, To: p.Owner, TaskID: t.ID, Text: text}); err != nil {
+	if _, err := inbox.Send(s, st, inbox.Message{Kind: inbox.KindNotice, From: actor.Name, To: p.Owner, TaskID: t.ID, Text: text}); err != nil {
 		s.Warnf("notify %s: %v", p.Owner, err)
 	}
 	s.Notify(bus.Event{Kind: bus.EvChildDone, Actor: actor.Name, TaskID: p.ID, Agent: p.Owner, Text: text,

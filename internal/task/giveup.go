@@ -39,8 +39,8 @@ func GiveUpOwner(s *store.Store, st state.State, a *store.Agent, reason string) 
 func TellStopped(s *store.Store, st state.State, a *store.Agent, text string) {
 	if a.TaskID != "" {
 		if t, err := st.Task(a.TaskID); err == nil && t.Owner != a.Name {
-			_, _ = inbox.Send(s, inbox.Message{Kind: inbox.KindNotice, From: a.Name, To: t.Owner, TaskID: t.ID, Text: text})
+			_, _ = inbox.Send(s, st, inbox.Message{Kind: inbox.KindNotice, From: a.Name, To: t.Owner, TaskID: t.ID, Text: text})
 		}
 	}
-	_, _ = inbox.Send(s, inbox.Message{Kind: inbox.KindNotice, From: a.Name, To: "human", TaskID: a.TaskID, Text: text})
+	_, _ = inbox.Send(s, st, inbox.Message{Kind: inbox.KindNotice, From: a.Name, To: "human", TaskID: a.TaskID, Text: text})
 }

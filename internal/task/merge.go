@@ -161,7 +161,7 @@ func ask(s *store.Store, st state.State, actor store.Actor, t *store.Task, m *st
 		Data: bus.MergeWaits{State: m.State, Paths: m.Paths, Into: t.Worktree.Into}})
 	if t.ParentID != "" {
 		if p, err := st.Task(t.ParentID); err == nil {
-			if _, err := inbox.Send(s, inbox.Message{Kind: inbox.KindNotice, From: actor.Name, To: p.Owner, TaskID: t.ID, Text: text}); err != nil {
+			if _, err := inbox.Send(s, st, inbox.Message{Kind: inbox.KindNotice, From: actor.Name, To: p.Owner, TaskID: t.ID, Text: text}); err != nil {
 				s.Warnf("notify %s: %v", p.Owner, err)
 			}
 			return
@@ -325,7 +325,7 @@ func Reject(s *store.Store, l *agent.Launcher, actor store.Actor, taskID, why st
 	}
 	settleRequest(s, st, actor, was, "rejected by "+actor.Name+": "+why)
 	text := "pm reject: " + why + ". Work on in " + t.WorkDir(s.ProjectDir()) + ", then run 'pm done' again."
-	if _, err := inbox.Send(s, inbox.Message{Kind: inbox.KindNotice, From: actor.Name, To: t.Owner, TaskID: t.ID, Text: text}); err != nil {
+	if _, err := inbox.Send(s, st, inbox.Message{Kind: inbox.KindNotice, From: actor.Name, To: t.Owner, TaskID: t.ID, Text: text}); err != nil {
 		s.Warnf("tell %s: %v", t.Owner, err)
 	}
 	s.Notify(bus.Event{Kind: bus.EvTaskRejected, Actor: actor.Name, TaskID: t.ID, Agent: t.Owner, Text: why})

@@ -53,7 +53,7 @@ func ResetWith(s *store.Store, l *agent.Launcher, actor store.Actor, force bool)
 		// No agent runs: the worktrees go before the records that name
 		// them (branches with commits of their own stay).
 		resetWorktrees(s, st)
-		return s.ResetStateHeld()
+		return st.ResetHeld()
 	})
 	if err != nil {
 		return res, err

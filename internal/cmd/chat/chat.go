@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/lite"
@@ -85,11 +84,7 @@ func follow(f *cmdutil.Factory, sess *ops.Session, o Options) error {
 	if err != nil {
 		return err
 	}
-	n := 0
-	print := func(raw []byte) error {
-		n++
-		return printRaw(f, o.JSON, raw)
-	}
+	print := func(raw []byte) error { return printRaw(f, o.JSON, raw) }
 	closed := func() (bool, error) {
 		p, err := st.Phase(ph.TaskID, ph.ID)
 		if err != nil {
@@ -98,13 +93,11 @@ func follow(f *cmdutil.Factory, sess *ops.Session, o Options) error {
 		*ph = *p
 		return p.Status != store.PhaseActive, nil
 	}
-	for l, err := range s.FollowMessages(ph.TaskID, ph.ID, closed).Lines(f.Context, bus.Cursor{}) {
-		if err != nil {
-			return err
-		}
-		if err := print(l.Raw); err != nil {
-			return err
-		}
+	// Followed by position from the room's first message (state.Phases.
+	// FollowRoom: inotify on the files, a consumer on a hub).
+	n, err := st.FollowRoom(f.Context, ph.TaskID, ph.ID, 0, closed, print)
+	if err != nil {
+		return err
 	}
 	phase.MarkSeen(s, st, actor, ph, n)
 	if !o.JSON {

@@ -68,11 +68,11 @@ func session(f *cmdutil.Factory) (*ops.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	actor, err := f.Actor(s)
+	st, err := f.State(s)
 	if err != nil {
 		return nil, err
 	}
-	st, err := f.State(s)
+	actor, err := f.Actor(st)
 	if err != nil {
 		return nil, err
 	}

@@ -23,9 +23,9 @@ import (
 	"github.com/plasmodium/pm/internal/openaitest"
 	"github.com/plasmodium/pm/internal/render"
 	"github.com/plasmodium/pm/internal/replay"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
-	"github.com/plasmodium/pm/internal/watch"
 )
 
 // Description is the demo's task.
@@ -118,10 +118,10 @@ func run(f *cmdutil.Factory, o Options) error {
 	}
 	// The owner still takes its last model turn after pm done: the replay
 	// server must outlive every agent of the task, or they fail on it.
-	if err := waitAgents(ctx, s, t.ID); err != nil {
+	if err := waitAgents(ctx, l.State, t.ID); err != nil {
 		return errs.Timeoutf("see pm agents --all in "+dir, "demo agents did not leave: %v", err)
 	}
-	return summary(f.IO.Out, s, t.ID, dir, label)
+	return summary(f.IO.Out, s, l.State, t.ID, dir, label)
 }
 
 // provider is the environment that points the agents at a model: the
@@ -164,29 +164,40 @@ func project(f *cmdutil.Factory, dir string, env []string) (*store.Store, *agent
 	return s, l, nil
 }
 
-// waitAgents blocks until no agent of the task is running.
-func waitAgents(ctx context.Context, s *store.Store, taskID string) error {
-	dirs := func() []string {
-		out := []string{s.AgentsDir()}
-		if as, err := s.AgentsOf(taskID); err == nil {
-			for _, a := range as {
-				out = append(out, s.AgentDir(a.Name))
-			}
-		}
-		return out
-	}
-	return watch.Until(ctx, dirs, func() (bool, error) {
-		as, err := s.AgentsOf(taskID)
+// waitAgents blocks until no agent of the task is running: it watches the
+// task (a phase opened, which is when role agents are made) and each of its
+// agents' records, and watches again when the task has gained an agent.
+func waitAgents(ctx context.Context, st state.State, taskID string) error {
+	for {
+		as, err := state.AgentsOf(st, taskID)
 		if err != nil {
-			return false, err
+			return err
 		}
+		scopes := []state.Scope{{Task: taskID}}
 		for _, a := range as {
-			if agent.Running(a) {
-				return false, nil
-			}
+			scopes = append(scopes, state.Scope{Agent: a.Name})
 		}
-		return true, nil
-	})
+		grew := false
+		err = state.WatchAny(ctx, st, scopes, func() (bool, error) {
+			now, err := state.AgentsOf(st, taskID)
+			if err != nil {
+				return false, err
+			}
+			if len(now) != len(as) {
+				grew = true // watch the new one too
+				return true, nil
+			}
+			for _, a := range now {
+				if agent.Running(a) {
+					return false, nil
+				}
+			}
+			return true, nil
+		})
+		if err != nil || !grew {
+			return err
+		}
+	}
 }
 
 func workspace(dir string) (string, error) {
@@ -277,8 +288,8 @@ func describeRaw(ev bus.Event) string {
 	return ""
 }
 
-func summary(w io.Writer, s *store.Store, taskID, dir, label string) error {
-	t, err := s.Task(taskID)
+func summary(w io.Writer, s *store.Store, st state.State, taskID, dir, label string) error {
+	t, err := st.Task(taskID)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,13 @@
 //   - RoomTx.Append keeps the room's limit itself (ErrClosed, ErrRoomFull),
 //     where the store's PhaseTx.Append leaves it to its callers;
 //   - mailbox positions are inbox.jsonl byte offsets (inbox.cursor's unit);
+//     room positions are message indexes (ReadRoom counts the lines before
+//     from and hands on the rest in place; FollowRoom is the file bus's
+//     follower, bus.Follower, keeping its byte offset across wake-ups);
+//   - CheckCaches (state.CacheChecker) is pm doctor --check's look at the
+//     caches only this backend keeps: the count marks and the task and
+//     phase indexes, compared with the records, changing nothing;
+//   - a design's run lock is an flock the kernel drops with its holder;
 //   - Watch is inotify on the directories that hold the scope
 //     (internal/watch): the task's, its phases' and its children's,
 //     agents/NAME, requests/.

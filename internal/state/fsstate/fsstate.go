@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
+	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/state"
@@ -115,6 +118,11 @@ func (f *FS) Context(taskID string) ([]byte, error) {
 	return b, err
 }
 
+// ResetHeld is the store's wipe (store.ResetStateHeld): tasks/,
+// requests/ and the agents' process logs (logs/) emptied, the task index
+// made again, empty and complete, last.
+func (f *FS) ResetHeld() error { return f.s.ResetStateHeld() }
+
 // Phases.
 
 func (f *FS) Phase(taskID, phaseID string) (*state.Phase, error) {
@@ -178,6 +186,79 @@ func (f *FS) MarkSeen(agent, phaseID string, n int) {
 	if state.CheckName(agent) == nil {
 		f.s.MarkSeen(agent, phaseID, n)
 	}
+}
+
+// validRoom reports that both ids are well formed: they become paths.
+func validRoom(taskID, phaseID string) bool {
+	return state.CheckID(ids.Task, taskID) == nil && state.CheckID(ids.Phase, phaseID) == nil
+}
+
+// ReadRoom reads the room's log in place (store.ReadMessageViews: each
+// line decoded into v, or only checked to be JSON), the lines before from
+// counted and passed over: a position is a message's index, not a byte
+// offset, so it means what it means on every backend.
+func (f *FS) ReadRoom(taskID, phaseID string, from int, v *state.MessageView, fn func(raw []byte) error) (int, error) {
+	if !validRoom(taskID, phaseID) {
+		return from, nil
+	}
+	i := 0
+	err := f.s.ReadMessageViews(taskID, phaseID, v, func(raw []byte) error {
+		if i++; i <= from {
+			return nil
+		}
+		return fn(raw)
+	})
+	if errors.Is(err, os.ErrNotExist) {
+		err = nil
+	}
+	return max(i, from), err
+}
+
+// FollowRoom follows the room's log with the file bus's follower
+// (bus.Follower: inotify on the phase's directory through internal/watch,
+// the reader's place a byte offset kept across wake-ups), so a wake-up
+// reads only what was appended.
+func (f *FS) FollowRoom(ctx context.Context, taskID, phaseID string, from int, until func() (bool, error), fn func(raw []byte) error) (int, error) {
+	if !validRoom(taskID, phaseID) {
+		return from, state.Errorf(state.ErrInvalid, "ids look like tk-a1b2c3 and ph-a1b2c3", "no room %s/%s", taskID, phaseID)
+	}
+	i := 0
+	for l, err := range f.s.FollowMessages(taskID, phaseID, until).Lines(ctx, bus.Cursor{}) {
+		if err != nil {
+			return max(i, from), err
+		}
+		if i++; i <= from {
+			continue
+		}
+		if err := fn(l.Raw); err != nil {
+			return i, err
+		}
+	}
+	return max(i, from), nil
+}
+
+// LastMessages reads the log backwards from its end, the count through
+// its mark (store.LastMessages).
+func (f *FS) LastMessages(taskID, phaseID string, n int) ([]state.Message, int, error) {
+	if !validRoom(taskID, phaseID) {
+		return nil, 0, nil
+	}
+	return f.s.LastMessages(taskID, phaseID, n)
+}
+
+// PhasesProgress and AppendPhaseProgress are tasks/ID/progress.jsonl.
+func (f *FS) PhasesProgress(taskID string) ([]state.PhaseProgress, error) {
+	if err := state.CheckID(ids.Task, taskID); err != nil {
+		return nil, err
+	}
+	return f.s.PhasesProgress(taskID)
+}
+
+func (f *FS) AppendPhaseProgress(taskID string, p state.PhaseProgress) error {
+	if err := state.CheckID(ids.Task, taskID); err != nil {
+		return err
+	}
+	return f.s.AppendPhaseProgress(taskID, p)
 }
 
 // roomTx is the store's phase transaction with the limit kept by Append
@@ -268,6 +349,14 @@ func (f *FS) SetMailboxCursor(name string, pos int64) error {
 	return f.s.SetInboxCursor(name, pos)
 }
 
+// MailboxEnd is the inbox's size: positions are byte offsets.
+func (f *FS) MailboxEnd(name string) (int64, error) {
+	if err := state.CheckName(name); err != nil {
+		return 0, err
+	}
+	return f.s.InboxTail(name).Offset, nil
+}
+
 // Requests.
 
 func (f *FS) CreateRequest(r *state.Request) error { return f.s.CreateRequest(r) }
@@ -291,6 +380,39 @@ func (f *FS) WriteDesign(id string, v any) error     { return f.s.WriteDesign(id
 func (f *FS) ReadDesign(id string, v any) error      { return marked(f.s.ReadDesign(id, v)) }
 func (f *FS) AppendDesignLog(id string, v any) error { return f.s.AppendDesignLog(id, v) }
 func (f *FS) DesignIDs() ([]string, error)           { return f.s.DesignIDs() }
+
+// design checks that id names a design (its directory): the copy and
+// the lock live in it.
+func (f *FS) design(id string) error {
+	if err := state.CheckID(ids.Design, id); err != nil {
+		return err
+	}
+	all, err := f.s.DesignIDs()
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(all, id) {
+		return state.Errorf(state.ErrNotFound, "see 'pm designs' for the designs that exist", "no design %s", id)
+	}
+	return nil
+}
+
+// WriteDesignCopy is designs/ID/work/NAME, replaced by an fsync'd rename.
+func (f *FS) WriteDesignCopy(id, name string, data []byte) error {
+	if err := f.design(id); err != nil {
+		return err
+	}
+	return f.s.WriteDesignCopy(id, name, data)
+}
+
+// TryLockDesign is an flock of designs/ID/run: the kernel drops it with
+// the process that held it.
+func (f *FS) TryLockDesign(id string) (func(), bool, error) {
+	if err := f.design(id); err != nil {
+		return nil, false, err
+	}
+	return f.s.TryLockDesign(id)
+}
 
 // Prompts: prompts/SUB/NAME.md, named by their paths.
 
@@ -373,4 +495,41 @@ func (f *FS) Watch(ctx context.Context, scope state.Scope, check func() (bool, e
 		return watch.Until(ctx, func() []string { return []string{dir} }, check)
 	}
 	return errs.Usagef("", "state.Scope names nothing to watch")
+}
+
+var _ state.CacheChecker = (*FS)(nil)
+
+// CheckCaches compares each room's count mark with its log, and the task
+// and phase indexes with the records (store.CheckCount, CheckTaskIndex,
+// CheckPhaseIndex). A log that cannot be read is left to MessageCount's
+// caller, which reads it too.
+func (f *FS) CheckCaches() ([]state.CacheFinding, error) {
+	var out []state.CacheFinding
+	tasks, err := f.s.Tasks()
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range tasks {
+		phases, err := f.s.Phases(t.ID)
+		if err != nil {
+			return nil, err
+		}
+		for _, ph := range phases {
+			viaMark, whole, err := f.s.CheckCount(t.ID, ph.ID)
+			if err == nil && viaMark != whole {
+				out = append(out, state.CacheFinding{Kind: state.CacheCount, Subject: ph.ID,
+					Text: fmt.Sprintf("the count mark makes %d messages, the log holds %d", viaMark, whole)})
+			}
+		}
+	}
+	for _, check := range []func() ([]string, error){f.s.CheckTaskIndex, f.s.CheckPhaseIndex} {
+		found, err := check()
+		if err != nil {
+			return nil, err
+		}
+		for _, text := range found {
+			out = append(out, state.CacheFinding{Kind: state.CacheIndex, Subject: "index", Text: text})
+		}
+	}
+	return out, nil
 }

@@ -32,9 +32,10 @@ type Mem struct {
 	cursors  map[string]int64
 	requests map[string][]byte
 	designs  map[string]*design
-	prompts  map[string][]byte // prompt objects by name (sub "" only)
-	seen     map[string]int    // seen marks by agent + " " + phase id
-	changed  chan struct{}     // closed and replaced on every write
+	prompts  map[string][]byte                // prompt objects by name (sub "" only)
+	seen     map[string]int                   // seen marks by agent + " " + phase id
+	progress map[string][]state.PhaseProgress // by task id
+	changed  chan struct{}                    // closed and replaced on every write
 }
 
 type phaseRec struct {
@@ -44,8 +45,10 @@ type phaseRec struct {
 }
 
 type design struct {
-	state []byte
-	log   [][]byte
+	state  []byte
+	log    [][]byte
+	copy   []byte // the working copy of its file
+	locked bool   // TryLockDesign's run lock is held
 }
 
 var _ state.State = (*Mem)(nil)
@@ -58,7 +61,7 @@ func New() *Mem {
 		phasesMu: map[string]*sync.Mutex{}, roomMu: map[string]*sync.Mutex{},
 		agents: map[string][]byte{}, boxes: map[string][][]byte{}, cursors: map[string]int64{},
 		requests: map[string][]byte{}, designs: map[string]*design{}, prompts: map[string][]byte{},
-		seen:    map[string]int{},
+		seen: map[string]int{}, progress: map[string][]state.PhaseProgress{},
 		changed: make(chan struct{}),
 	}
 }
@@ -235,6 +238,15 @@ func (m *Mem) Context(taskID string) ([]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return append([]byte(nil), m.contexts[taskID]...), nil
+}
+
+func (m *Mem) ResetHeld() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.tasks, m.contexts, m.phases = map[string][]byte{}, map[string][]byte{}, map[string]*phaseRec{}
+	m.requests, m.progress = map[string][]byte{}, map[string][]state.PhaseProgress{}
+	m.wrote()
+	return nil
 }
 
 // Phases.
@@ -448,6 +460,67 @@ func (m *Mem) MessageCount(taskID, phaseID string) (int, error) {
 	return 0, nil
 }
 
+// room is the messages of a room as they stand (nil when unknown).
+func (m *Mem) room(taskID, phaseID string) []state.Message {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r := m.phases[phaseID]; r != nil && r.taskID == taskID {
+		return r.messages[:len(r.messages):len(r.messages)] // appends never reach what was read
+	}
+	return nil
+}
+
+// ReadRoom hands on each message encoded, as a backend that keeps them
+// encoded would (decoded into v first when given).
+func (m *Mem) ReadRoom(taskID, phaseID string, from int, v *state.MessageView, fn func(raw []byte) error) (int, error) {
+	msgs := m.room(taskID, phaseID)
+	pos := max(from, 0)
+	for ; pos < len(msgs); pos++ {
+		raw := enc(msgs[pos])
+		if v != nil && !v.DecodeLine(raw) {
+			continue
+		}
+		if err := fn(raw); err != nil {
+			return pos + 1, err
+		}
+	}
+	return max(pos, from), nil
+}
+
+// FollowRoom reads again after every write (Watch's channel).
+func (m *Mem) FollowRoom(ctx context.Context, taskID, phaseID string, from int, until func() (bool, error), fn func(raw []byte) error) (int, error) {
+	return state.FollowRoomByWatch(ctx, m, taskID, phaseID, from, until, fn)
+}
+
+func (m *Mem) LastMessages(taskID, phaseID string, n int) ([]state.Message, int, error) {
+	msgs := m.room(taskID, phaseID)
+	return append([]state.Message{}, msgs[max(len(msgs)-n, 0):]...), len(msgs), nil
+}
+
+func (m *Mem) PhasesProgress(taskID string) ([]state.PhaseProgress, error) {
+	if err := state.CheckID(ids.Task, taskID); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.progress[taskID]), nil
+}
+
+func (m *Mem) AppendPhaseProgress(taskID string, p state.PhaseProgress) error {
+	if err := state.CheckID(ids.Task, taskID); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	list := m.progress[taskID]
+	if len(list) > 0 && list[len(list)-1].Phase == p.Phase {
+		return nil
+	}
+	m.progress[taskID] = append(list, p)
+	m.wrote()
+	return nil
+}
+
 // Agents.
 
 func noAgent(name string) error {
@@ -590,6 +663,15 @@ func (m *Mem) SetMailboxCursor(name string, pos int64) error {
 	return nil
 }
 
+func (m *Mem) MailboxEnd(name string) (int64, error) {
+	if err := state.CheckName(name); err != nil {
+		return 0, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return int64(len(m.boxes[name])), nil
+}
+
 // Requests.
 
 func noRequest(id string) error {
@@ -719,6 +801,37 @@ func (m *Mem) DesignIDs() ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+func (m *Mem) WriteDesignCopy(id, name string, data []byte) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d, err := m.designHeld(id)
+	if err != nil {
+		return err
+	}
+	d.copy = slices.Clone(data)
+	m.wrote()
+	return nil
+}
+
+// TryLockDesign's lock lives as long as the state: a process's memory.
+func (m *Mem) TryLockDesign(id string) (func(), bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d, err := m.designHeld(id)
+	if err != nil || d.locked {
+		return nil, false, err
+	}
+	d.locked = true
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			m.mu.Lock()
+			d.locked = false
+			m.mu.Unlock()
+		})
+	}, true, nil
 }
 
 // Seen marks.

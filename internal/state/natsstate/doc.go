@@ -14,7 +14,13 @@
 //     (pm.P.room.TASK.PHASE), appended by natsx/room: the stream refuses
 //     any message past the limit, whatever the locks say;
 //   - mailboxes in stream PM_MAIL_P (pm.P.mail.NAME): a position is the
-//     stream sequence after an entry; design logs in PM_DLOG_P;
+//     stream sequence after an entry; design logs in PM_DLOG_P; a design's
+//     working copy in the key dcopy.ID, its run lock the lease design.ID;
+//     a task's phase progress in the key progress.ID (one JSON list,
+//     appended by compare-and-set);
+//   - a room's position is its messages' Pm-Index (natsx/room): ReadRoom
+//     reads from the one after it, FollowRoom again after each Watch
+//     wake-up (state.FollowRoomByWatch);
 //   - the critical sections (WithTasks, a task's phases, a room) are
 //     leases in the bucket pm_P_locks (natsx/lease): taken by create,
 //     renewed while held, released at the end, and expiring if their

@@ -245,6 +245,32 @@ func (s *State) freshID(kind, keyPrefix string) (string, error) {
 	}
 }
 
+// renew renews l every lockTTL/3 until stop is called (stop returns once
+// the renewals have ended).
+func (s *State) renew(l *lease.Lease) (stop func()) {
+	done := make(chan struct{})
+	renewed := make(chan struct{})
+	go func() {
+		defer close(renewed)
+		t := time.NewTicker(lockTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if l.Renew(s.ctx) != nil {
+					return
+				}
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-renewed
+	}
+}
+
 // section runs fn holding the lock name: first this process's mutex for
 // it (so local waiters queue without traffic), then the hub's lease,
 // renewed while fn runs.
@@ -272,26 +298,9 @@ func (s *State) section(name string, fn func() error) error {
 			return err
 		}
 	}
-	done := make(chan struct{})
-	renewed := make(chan struct{})
-	go func() {
-		defer close(renewed)
-		t := time.NewTicker(lockTTL / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				if l.Renew(s.ctx) != nil {
-					return
-				}
-			}
-		}
-	}()
+	stop := s.renew(l)
 	err := fn()
-	close(done)
-	<-renewed
+	stop()
 	if rerr := l.Release(s.ctx); err == nil && rerr != nil {
 		err = state.Mark(fmt.Errorf("critical section %s: %w", name, rerr), state.ErrConflict)
 	}
@@ -430,6 +439,23 @@ func (s *State) Context(taskID string) ([]byte, error) {
 	}
 	b, _, err := s.get("ctx." + taskID)
 	return b, err
+}
+
+// ResetHeld purges the records' subjects of tasks, contexts, phases,
+// requests and phase progress, and the project's rooms stream.
+func (s *State) ResetHeld() error {
+	ctx, cancel := s.op()
+	defer cancel()
+	for _, k := range []string{"task.>", "ctx.>", "phase.>", "req.>", "progress.>"} {
+		if err := s.kvStream.Purge(ctx, jetstream.WithPurgeSubject(s.kvPrefix+k)); err != nil {
+			return err
+		}
+	}
+	rooms, err := s.c.JS.Stream(ctx, s.roomS)
+	if err != nil {
+		return err
+	}
+	return rooms.Purge(ctx)
 }
 
 // Phases.
@@ -651,6 +677,106 @@ func (s *State) Messages(taskID, phaseID string) ([]state.Message, error) {
 	return out, err
 }
 
+// ReadRoom reads the room's subject from the message after index from
+// (natsx/room's Pm-Index: a position is that index, as on every backend)
+// up to the last message it holds when the read begins.
+func (s *State) ReadRoom(taskID, phaseID string, from int, v *state.MessageView, fn func(raw []byte) error) (int, error) {
+	if state.CheckID(ids.Task, taskID) != nil || state.CheckID(ids.Phase, phaseID) != nil {
+		return from, nil
+	}
+	name := s.roomOf(taskID, phaseID)
+	n, err := s.rooms.Count(s.ctx, name)
+	if err != nil || n <= from {
+		return from, err
+	}
+	pos := from
+	err = s.rooms.Follow(s.ctx, name, from, func(m room.Message) error {
+		pos = m.Index
+		if v == nil || v.DecodeLine(m.Data) {
+			if err := fn(m.Data); err != nil {
+				return err
+			}
+		}
+		if m.Index >= n {
+			return natsx.ErrStop
+		}
+		return nil
+	})
+	return pos, err
+}
+
+// FollowRoom reads the room again after each change Watch reports (an
+// ordered consumer on the room's subject and the phase records: the room
+// closing by its record wakes it too).
+func (s *State) FollowRoom(ctx context.Context, taskID, phaseID string, from int, until func() (bool, error), fn func(raw []byte) error) (int, error) {
+	return state.FollowRoomByWatch(ctx, s, taskID, phaseID, from, until, fn)
+}
+
+// LastMessages reads the room from n before its count.
+func (s *State) LastMessages(taskID, phaseID string, n int) ([]state.Message, int, error) {
+	if state.CheckID(ids.Task, taskID) != nil || state.CheckID(ids.Phase, phaseID) != nil {
+		return nil, 0, nil
+	}
+	count, err := s.rooms.Count(s.ctx, s.roomOf(taskID, phaseID))
+	if err != nil {
+		return nil, 0, err
+	}
+	out := []state.Message{}
+	_, err = s.ReadRoom(taskID, phaseID, max(count-n, 0), nil, func(raw []byte) error {
+		if len(out) == n {
+			return nil // appended since the count: not in this tail
+		}
+		var m state.Message
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return err
+		}
+		out = append(out, m)
+		return nil
+	})
+	return out, count, err
+}
+
+// PhasesProgress is the key progress.TASK: the entries as one JSON list.
+func (s *State) PhasesProgress(taskID string) ([]state.PhaseProgress, error) {
+	if err := state.CheckID(ids.Task, taskID); err != nil {
+		return nil, err
+	}
+	b, _, err := s.get("progress." + taskID)
+	if err != nil || b == nil {
+		return nil, err
+	}
+	var out []state.PhaseProgress
+	err = json.Unmarshal(b, &out)
+	return out, err
+}
+
+// AppendPhaseProgress creates the list or adds to it by compare-and-set.
+func (s *State) AppendPhaseProgress(taskID string, p state.PhaseProgress) error {
+	if err := state.CheckID(ids.Task, taskID); err != nil {
+		return err
+	}
+	key := "progress." + taskID
+	for {
+		ok, err := s.create(key, []state.PhaseProgress{p})
+		if err != nil || ok {
+			return err
+		}
+		_, err = update(s, key, func() error { return errGone }, func(list *[]state.PhaseProgress) error {
+			if l := *list; len(l) > 0 && l[len(l)-1].Phase == p.Phase {
+				return state.ErrUnchanged
+			}
+			*list = append(*list, p)
+			return nil
+		})
+		if err != errGone {
+			return err
+		}
+	}
+}
+
+// errGone is a key removed between its create and its update: create again.
+var errGone = errors.New("natsstate: key removed meanwhile")
+
 // Agents.
 
 func noAgent(name string) error {
@@ -815,6 +941,23 @@ func (s *State) ReadMailbox(name string, from int64, fn func(raw json.RawMessage
 	return pos, err
 }
 
+// MailboxEnd is the position after the subject's last entry.
+func (s *State) MailboxEnd(name string) (int64, error) {
+	if err := state.CheckName(name); err != nil {
+		return 0, err
+	}
+	ctx, cancel := s.op()
+	defer cancel()
+	last, err := s.mail.GetLastMsgForSubject(ctx, s.mailP+name)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return int64(last.Sequence) + 1, nil
+}
+
 func (s *State) MailboxCursor(name string) (int64, error) {
 	if err := state.CheckName(name); err != nil {
 		return 0, err
@@ -966,6 +1109,53 @@ func (s *State) DesignIDs() ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// design checks that id names a design.
+func (s *State) design(id string) error {
+	if err := state.CheckID(ids.Design, id); err != nil {
+		return err
+	}
+	b, _, err := s.get("design." + id)
+	if err == nil && b == nil {
+		err = noDesign(id)
+	}
+	return err
+}
+
+// WriteDesignCopy is the key dcopy.ID (outside design.>, which lists the
+// designs): the copy as it stands.
+func (s *State) WriteDesignCopy(id, name string, data []byte) error {
+	if err := s.design(id); err != nil {
+		return err
+	}
+	ctx, cancel := s.op()
+	defer cancel()
+	_, err := s.kv.Put(ctx, "dcopy."+id, data)
+	return err
+}
+
+// TryLockDesign is the lease design.ID, renewed until unlock: a holder
+// that dies lets it expire (lockTTL).
+func (s *State) TryLockDesign(id string) (func(), bool, error) {
+	if err := s.design(id); err != nil {
+		return nil, false, err
+	}
+	l, err := s.locks.Acquire(s.ctx, "design."+id, s.c.NC.ConnectedServerId()+"/"+s.IDs.New(ids.Message))
+	if errors.Is(err, lease.ErrHeld) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	stop := s.renew(l)
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			stop()
+			_ = l.Release(s.ctx)
+		})
+	}, true, nil
 }
 
 // Watch follows the subjects of scope's records, rooms and mailbox with

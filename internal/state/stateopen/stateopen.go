@@ -60,3 +60,13 @@ func Open(ctx context.Context, s *store.Store) (*Opened, error) {
 	_ = ctx
 	return &Opened{State: fsstate.New(s)}, nil
 }
+
+// CheckCaches is the backend's own check of its caches
+// (state.CacheChecker), none for a backend without: what Open returns
+// keeps it reachable behind the State it embeds.
+func (o *Opened) CheckCaches() ([]state.CacheFinding, error) {
+	if cc, ok := o.State.(state.CacheChecker); ok {
+		return cc.CheckCaches()
+	}
+	return nil, nil
+}
