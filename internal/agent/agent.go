@@ -55,22 +55,25 @@ func (l *Launcher) driver() driver.Driver {
 	return DefaultDriver(l.Store)
 }
 
-// New records a fresh agent (status pending) and returns it. Nothing runs yet.
-func New(s *store.Store, a store.Agent) (*store.Agent, error) {
+// New records a fresh agent (status pending) in the project's records st
+// and returns it. Nothing runs yet. A name already taken (st.CreateAgent
+// refuses to replace a record, on every backend) is drawn again.
+func New(s *store.Store, st state.State, a store.Agent) (*store.Agent, error) {
+	a.Status = store.AgentPending
 	for range 16 {
 		a.Name = s.IDs.AgentName()
-		if !s.AgentDirExists(a.Name) {
-			break
+		a.CreatedAt = s.Now().UTC()
+		created, err := st.CreateAgent(&a)
+		if err != nil {
+			return nil, err
+		}
+		if created {
+			s.Notify(bus.Event{Kind: bus.EvAgentCreated, Actor: "pm", Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID,
+				Data: bus.AgentCreated{Prompt: a.Prompt, Role: a.Role, Runtime: string(a.Runtime)}})
+			return &a, nil
 		}
 	}
-	a.Status = store.AgentPending
-	a.CreatedAt = s.Now().UTC()
-	if err := s.WriteAgent(&a); err != nil {
-		return nil, err
-	}
-	s.Notify(bus.Event{Kind: bus.EvAgentCreated, Actor: "pm", Agent: a.Name, TaskID: a.TaskID, PhaseID: a.PhaseID,
-		Data: bus.AgentCreated{Prompt: a.Prompt, Role: a.Role, Runtime: string(a.Runtime)}})
-	return &a, nil
+	return nil, errs.Failf("run the command again", "no free agent name after 16 draws")
 }
 
 // Start spawns the host process for a recorded agent. Agents on the none

@@ -138,7 +138,7 @@ func recordRoles(s *store.Store, st state.State, t *store.Task, ph *store.Phase)
 			names = append(names, n)
 			continue
 		}
-		a, err := New(s, store.Agent{Prompt: r, Role: r, TaskID: t.ID, PhaseID: ph.ID, Runtime: t.Runtime, Model: t.Model})
+		a, err := New(s, st, store.Agent{Prompt: r, Role: r, TaskID: t.ID, PhaseID: ph.ID, Runtime: t.Runtime, Model: t.Model})
 		if err != nil {
 			return names, err
 		}

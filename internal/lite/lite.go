@@ -104,21 +104,20 @@ func (p Process) chat(args []string) (code int, ok bool) {
 }
 
 // session opens the state directory, its records (stateopen.Open, the
-// opener every surface uses) and the actor (Open, the opening pm-full's
-// commands share). ok is false when a supervisor is to be revived: pm-full
-// does that (supervisor.Revive), and then the command. exit closes the
-// records.
+// opener every surface uses) and the actor (from the records, as pm-full's
+// commands do). ok is false when pm-full is to run the command: a
+// supervisor is to be revived (supervisor.Revive, then the command), or
+// the records are on a hub (this executable links no NATS client; a cheap
+// look at config.json, store.OnHub). exit closes the records.
 func (p Process) session() (s *store.Store, st *stateopen.Opened, actor store.Actor, ok bool, err error) {
-	if s, actor, err = p.Open(); err != nil {
+	if s, err = p.opening().OpenStore(store.OpenChecked); err != nil {
 		return nil, nil, actor, true, err
 	}
-	if s.SupervisorDown() {
+	if s.SupervisorDown() || s.OnHub() {
 		return nil, nil, actor, false, nil
 	}
-	if st, err = stateopen.Open(context.Background(), s); err != nil {
-		return nil, nil, actor, true, err
-	}
-	return s, st, actor, true, nil
+	s, st, actor, err = p.openRecords(s)
+	return s, st, actor, true, err
 }
 
 // exit is the command's exit code, once its records are closed. Only a

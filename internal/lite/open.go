@@ -1,9 +1,13 @@
 package lite
 
 import (
+	"context"
 	"io"
 
+	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/secret"
+	"github.com/plasmodium/pm/internal/state"
+	"github.com/plasmodium/pm/internal/state/stateopen"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -44,22 +48,55 @@ func (o Opening) OpenStore(open func(root string) (*store.Store, error)) (*store
 	return s, nil
 }
 
-// Actor is who runs the command: the agent PM_AGENT names, or the human.
-func (o Opening) Actor(s *store.Store) (store.Actor, error) {
-	return s.ActorNamed(o.Getenv("PM_AGENT"))
+// NamesAgent reports whether PM_AGENT names an agent (else the command
+// acts as the human, with no record to read).
+func NamesAgent(getenv func(string) string) bool {
+	name := getenv("PM_AGENT")
+	return name != "" && name != "human"
 }
 
-// Open opens p's session as pm's short commands do: the state with its
-// config checked once per content (store.OpenChecked), and the actor.
-func (p Process) Open() (*store.Store, store.Actor, error) {
-	o := Opening{Getenv: p.Getenv, Environ: p.Environ, Getwd: p.Getwd, Warn: p.Stderr}
-	s, err := o.OpenStore(store.OpenChecked)
-	if err != nil {
-		return nil, store.Actor{}, err
+// Actor is who runs the command: the agent PM_AGENT names, its record read
+// from the project's records st, or the human.
+func (o Opening) Actor(st state.State) (store.Actor, error) {
+	if !NamesAgent(o.Getenv) {
+		return store.Human, nil
 	}
-	actor, err := o.Actor(s)
+	name := o.Getenv("PM_AGENT")
+	a, err := st.Agent(name)
 	if err != nil {
-		return nil, store.Actor{}, err
+		return store.Actor{}, &errs.Error{Code: errs.CodeOf(err), Msg: "PM_AGENT=" + name + " names no agent of this state directory",
+			Try: "unset PM_AGENT to act as the human, or check PM_HOME"}
 	}
-	return s, actor, nil
+	return store.Actor{Name: a.Name, Agent: a}, nil
+}
+
+// opening is what p's sessions are opened from.
+func (p Process) opening() Opening {
+	return Opening{Getenv: p.Getenv, Environ: p.Environ, Getwd: p.Getwd, Warn: p.Stderr}
+}
+
+// Open opens p's session as pm's short commands do: the state directory
+// with its config checked once per content (store.OpenChecked), its
+// records (stateopen.Open) and the actor. The records are the caller's to
+// close.
+func (p Process) Open() (*store.Store, *stateopen.Opened, store.Actor, error) {
+	s, err := p.opening().OpenStore(store.OpenChecked)
+	if err != nil {
+		return nil, nil, store.Actor{}, err
+	}
+	return p.openRecords(s)
+}
+
+// openRecords opens s's records and reads the actor from them.
+func (p Process) openRecords(s *store.Store) (*store.Store, *stateopen.Opened, store.Actor, error) {
+	st, err := stateopen.Open(context.Background(), s)
+	if err != nil {
+		return nil, nil, store.Actor{}, err
+	}
+	actor, err := p.opening().Actor(st)
+	if err != nil {
+		st.Close()
+		return nil, nil, store.Actor{}, err
+	}
+	return s, st, actor, nil
 }

@@ -54,7 +54,8 @@ func TestOneSessionOpening(t *testing.T) {
 			getwd := func() (string, error) { return tt.wd, nil }
 			var warn bytes.Buffer
 			p := lite.Process{Getenv: getenv, Environ: environ, Getwd: getwd, Stderr: &warn}
-			ls, lactor, lerr := p.Open()
+			ls, lst, lactor, lerr := p.Open()
+			defer lst.Close()
 			f := cmdutil.New(context.Background(), strings.NewReader(""), &bytes.Buffer{}, &warn)
 			f.Getenv, f.Environ, f.Getwd = getenv, environ, getwd
 			fs, ferr := f.Store()

@@ -204,7 +204,7 @@ func TestAgentBudgetStopsRoleAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	role, err := agent.New(f.s, store.Agent{Prompt: "designer", Role: "designer", TaskID: tk.ID, PhaseID: ph.ID, Runtime: "llm"})
+	role, err := agent.New(f.s, fsstate.New(f.s), store.Agent{Prompt: "designer", Role: "designer", TaskID: tk.ID, PhaseID: ph.ID, Runtime: "llm"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +234,7 @@ func TestTaskBudgetCountsEveryAgent(t *testing.T) {
 	f := newFixture(t)
 	f.s.Config().Budgets.Task = config.Budget{MaxTurns: 5}
 	tk, a := f.task(t, "Shared budget")
-	other, err := agent.New(f.s, store.Agent{Prompt: "designer", Role: "designer", TaskID: tk.ID, Runtime: "llm"})
+	other, err := agent.New(f.s, fsstate.New(f.s), store.Agent{Prompt: "designer", Role: "designer", TaskID: tk.ID, Runtime: "llm"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func TestRoleAgentInTheRoom(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	role, err := agent.New(f.s, store.Agent{Prompt: "designer", Role: "designer", TaskID: tk.ID, PhaseID: ph.ID, Runtime: "llm"})
+	role, err := agent.New(f.s, fsstate.New(f.s), store.Agent{Prompt: "designer", Role: "designer", TaskID: tk.ID, PhaseID: ph.ID, Runtime: "llm"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,13 +61,11 @@ var backends = []string{
 // (recordMethods). As with pending: a count that falls must be lowered
 // (the package goes at zero), a package not here must use none.
 var pendingRecords = map[string]int{
-	"internal/agent":    2, // agent.New: a fresh name by its directory, then WriteAgent
 	"internal/bench":    6, // measures the store itself
 	"internal/check":    4, // pm doctor --check reads the files for what a crash left
 	"internal/cmd/chat": 1, // pm chat --follow follows the room's log
 	"internal/cmd/demo": 3,
 	"internal/inbox":    5, // mailbox appends and reads by path (Send, Call, Chain)
-	"internal/lite":     1, // the actor (ActorNamed), before the session's records are open
 	"internal/ops":      6, // design copies and the design lock, phase progress, a room's tail (LastMessages)
 	"internal/phase":    4, // pm chat's in-place line reads and WaitNew's follower
 }

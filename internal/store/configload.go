@@ -48,6 +48,18 @@ func (s *Store) Config() *config.Config {
 	return s.config.cfg
 }
 
+// OnHub reports whether the project's records are on a hub (store.url set:
+// docs/distributed.md). A config.json OpenChecked took without decoding it
+// is decoded only when its text may name a store section (the key, or an
+// escape that could spell it), so the short commands' check costs a scan
+// of a small file, not a parse.
+func (s *Store) OnHub() bool {
+	if d := s.config.data; d != nil && !bytes.Contains(d, []byte(`"store"`)) && !bytes.Contains(d, []byte(`\u`)) {
+		return false
+	}
+	return s.Config().Store.Remote()
+}
+
 // loadConfig reads config.json and checks it (config.Parse: unknown keys,
 // values). With cached, bytes this executable has checked before are taken
 // as they are and decoded only when Config is called: parsing costs about

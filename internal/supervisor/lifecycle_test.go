@@ -153,7 +153,7 @@ func (r *rig) startRole(t *testing.T, tk *store.Task) *store.Agent {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := agent.New(r.s, store.Agent{TaskID: tk.ID, PhaseID: ph.ID, Role: "designer", Runtime: "llm"})
+	a, err := agent.New(r.s, fsstate.New(r.s), store.Agent{TaskID: tk.ID, PhaseID: ph.ID, Role: "designer", Runtime: "llm"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -86,7 +86,7 @@ func TestSettle(t *testing.T) {
 			l := &agent.Launcher{Store: e.s, State: fsstate.New(e.s), Exe: "pm", Driver: fake}
 			owners := map[string]string{}
 			for _, r := range tt.tasks {
-				a, err := agent.New(e.s, store.Agent{Prompt: "owner", TaskID: r.id, Runtime: config.RuntimeLLM})
+				a, err := agent.New(e.s, fsstate.New(e.s), store.Agent{Prompt: "owner", TaskID: r.id, Runtime: config.RuntimeLLM})
 				if err != nil {
 					t.Fatal(err)
 				}

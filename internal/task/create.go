@@ -223,7 +223,7 @@ func createHeld(s *store.Store, st state.State, l *agent.Launcher, sp Spec) (*st
 			if t.BlockedBy == nil {
 				t.BlockedBy = []string{}
 			}
-			owner, err := agent.New(s, store.Agent{Prompt: "owner", TaskID: id, Runtime: sp.Runtime, Model: sp.Model, CodeDesigner: sp.CodeDesigner})
+			owner, err := agent.New(s, st, store.Agent{Prompt: "owner", TaskID: id, Runtime: sp.Runtime, Model: sp.Model, CodeDesigner: sp.CodeDesigner})
 			if err != nil {
 				return nil, nil, err
 			}

@@ -244,7 +244,7 @@ func reviveHeld(s *store.Store, st state.State, actor store.Actor, old *store.Ta
 	}); err != nil {
 		return nil, nil, err
 	}
-	owner, err := agent.New(s, store.Agent{Prompt: "owner", TaskID: old.ID, Runtime: old.Runtime, Model: old.Model})
+	owner, err := agent.New(s, st, store.Agent{Prompt: "owner", TaskID: old.ID, Runtime: old.Runtime, Model: old.Model})
 	if err != nil {
 		return nil, nil, err
 	}

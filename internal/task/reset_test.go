@@ -55,7 +55,7 @@ func TestResetLeavesNoHostWithoutRecord(t *testing.T) {
 						return
 					}
 					done = true
-					a, err := agent.New(s, store.Agent{Prompt: "owner", Runtime: config.RuntimeLLM})
+					a, err := agent.New(s, fsstate.New(s), store.Agent{Prompt: "owner", Runtime: config.RuntimeLLM})
 					if err != nil {
 						t.Error(err)
 						return
@@ -71,7 +71,7 @@ func TestResetLeavesNoHostWithoutRecord(t *testing.T) {
 			// goes on: it holds the agent's lock until its record says so.
 			name: "start in progress during the reset",
 			race: func(t *testing.T, s *store.Store, l *agent.Launcher, fake *drivertest.Driver) func() {
-				a, err := agent.New(s, store.Agent{Prompt: "owner", Runtime: config.RuntimeLLM})
+				a, err := agent.New(s, fsstate.New(s), store.Agent{Prompt: "owner", Runtime: config.RuntimeLLM})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -100,7 +100,7 @@ func TestResetLeavesNoHostWithoutRecord(t *testing.T) {
 			e := newEnv(t)
 			fake := drivertest.New()
 			l := &agent.Launcher{Store: e.s, State: fsstate.New(e.s), Exe: "pm", Driver: fake}
-			running, err := agent.New(e.s, store.Agent{Prompt: "owner", Runtime: config.RuntimeLLM})
+			running, err := agent.New(e.s, fsstate.New(e.s), store.Agent{Prompt: "owner", Runtime: config.RuntimeLLM})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -131,7 +131,7 @@ func TestResetRaceWithStarters(t *testing.T) {
 		for range 3 {
 			wg.Go(func() {
 				for range 5 {
-					a, err := agent.New(e.s, store.Agent{Prompt: "owner", Runtime: config.RuntimeLLM})
+					a, err := agent.New(e.s, fsstate.New(e.s), store.Agent{Prompt: "owner", Runtime: config.RuntimeLLM})
 					if err != nil {
 						continue // reset removed the directory under it: nothing was started
 					}
