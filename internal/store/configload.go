@@ -71,6 +71,7 @@ const (
 	HubMail    = "the mailboxes (pm call, prompt objects, an llm agent's messages, notices to a task's owner)"
 	HubDesigns = "code designs' work copies and run lock (pm design)"
 	HubCheck   = "pm doctor --check (it inspects the state directory's files)"
+	HubReset   = "pm reset (it deletes the state directory's files; a hub's records would stay)"
 )
 
 // NotOnHub refuses what (one of the Hub* operations) on a project whose
