@@ -32,6 +32,18 @@ func (s *Store) InboxCursorPath(name string) string {
 // anything is written there.
 func (s *Store) EnsureAgentDir(name string) error { return os.MkdirAll(s.AgentDir(name), 0o755) }
 
+// AgentHere makes this machine's directory of agent name's own files (its
+// rendered prompt, transcript, markers) for an agent whose record is on a
+// hub: the machine that runs the agent keeps them. On files the record's
+// directory is that directory already, made with the record, and nothing
+// is done (a directory made here could outlive a record just removed).
+func (s *Store) AgentHere(name string) error {
+	if !s.OnHub() {
+		return nil
+	}
+	return os.MkdirAll(s.AgentDir(name), 0o755)
+}
+
 // AgentDirExists reports whether agents/NAME exists (used to pick fresh names).
 func (s *Store) AgentDirExists(name string) bool {
 	_, err := os.Stat(s.AgentDir(name))
