@@ -64,6 +64,9 @@ func Host(ctx context.Context, s *store.Store, st state.State, name string, env 
 	if err != nil {
 		return err
 	}
+	if err := s.AgentHere(name); err != nil { // a hub's agent: its files are this machine's
+		return finish(s, st, log, a, -1, "agent directory: "+err.Error())
+	}
 	contain(log, a.Handle)
 	text, err := Render(s, st, a)
 	if err != nil {

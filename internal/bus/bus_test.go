@@ -32,6 +32,7 @@ var impls = []struct {
 }{
 	{"file", func(t *testing.T) Bus { return newFile(t, nil) }},
 	{"mem", func(t *testing.T) Bus { return &Mem{Now: clock()} }},
+	{"seq", func(t *testing.T) Bus { return &Seq{Log: newMemLog(), Now: clock()} }},
 }
 
 // jsonlBad is a reported line.
@@ -127,6 +128,8 @@ func TestPublishStamps(t *testing.T) {
 			case *File:
 				v.Secrets = secret.New(key)
 			case *Mem:
+				v.Secrets = secret.New(key)
+			case *Seq:
 				v.Secrets = secret.New(key)
 			}
 			if err := b.Publish(Event{Kind: EvAgentThink, Text: "key " + key + " is short"}); err != nil {

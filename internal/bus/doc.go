@@ -40,7 +40,14 @@
 //     watcher error (an overflowed queue) triggers a re-read, not a failure;
 //     a spurious wake-up delivers nothing twice;
 //   - Follower is the same follow mechanism for any JSONL file (pm chat
-//     --follow reads a phase's messages.jsonl with it).
+//     --follow reads a phase's messages.jsonl with it);
+//   - Seq is the bus over a numbered log (Log: a hub's stream, natsbus),
+//     for a project whose records are on a hub: the same stamping, masking
+//     and lines as File; a cursor is the log's number (the same on every
+//     machine), and a purge (Reset) keeps the numbering, so an old cursor
+//     goes on with what comes next. Unavailable is the bus of a hub
+//     project whose records were not opened: every call fails, so no event
+//     goes to a local file the other machines do not see.
 //
 // Error policy (a failed bus write is reported where it matters, never
 // silently dropped):

@@ -16,6 +16,7 @@ import (
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/request"
 	"github.com/plasmodium/pm/internal/state"
+	_ "github.com/plasmodium/pm/internal/state/hubopen" // pm-full opens projects on a hub (stateopen.RegisterHub)
 	"github.com/plasmodium/pm/internal/state/stateopen"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -60,7 +61,14 @@ type Factory struct {
 // openedStates are records opened by one command line, to close at its end.
 type openedStates struct {
 	mu   sync.Mutex
-	list []*stateopen.Opened
+	list []openedState
+}
+
+// openedState is one store's records, opened once per command line: a
+// hub's are a connection, which every part of the command shares.
+type openedState struct {
+	s  *store.Store
+	st *stateopen.Opened
 }
 
 // New returns the production factory.
@@ -112,16 +120,24 @@ func (f *Factory) opening() lite.Opening {
 }
 
 // State opens the records of s (stateopen.Open, the one opener every
-// surface uses); they are closed when the command line ends (CloseState).
+// surface uses), once per store in a command line: they are closed when
+// the command line ends (CloseState).
 func (f *Factory) State(s *store.Store) (state.State, error) {
+	if f.opened != nil {
+		f.opened.mu.Lock()
+		defer f.opened.mu.Unlock()
+		for _, o := range f.opened.list {
+			if o.s == s {
+				return o.st, nil
+			}
+		}
+	}
 	st, err := stateopen.Open(f.Context, s)
 	if err != nil {
 		return nil, err
 	}
 	if f.opened != nil {
-		f.opened.mu.Lock()
-		f.opened.list = append(f.opened.list, st)
-		f.opened.mu.Unlock()
+		f.opened.list = append(f.opened.list, openedState{s, st})
 	}
 	return st, nil
 }
@@ -141,7 +157,7 @@ func (f *Factory) CloseState() error {
 	f.opened.mu.Unlock()
 	var first error
 	for i := len(list) - 1; i >= 0; i-- {
-		if err := list[i].Close(); err != nil && first == nil {
+		if err := list[i].st.Close(); err != nil && first == nil {
 			first = err
 		}
 	}

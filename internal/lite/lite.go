@@ -103,17 +103,20 @@ func (p Process) chat(args []string) (code int, ok bool) {
 	return p.exit(s, st, err), true
 }
 
-// session is Session, unless a supervisor is to be revived: ok is then
-// false, and pm-full does that (supervisor.Revive), and then the command.
-// exit closes the records.
+// session is Session, unless pm-full is to run the command: ok is then
+// false, when a supervisor is to be revived (supervisor.Revive, then the
+// command) or the records are on a hub (this executable links no NATS
+// client; a cheap look at config.json, store.OnHub). exit closes the
+// records.
 func (p Process) session() (s *store.Store, st *stateopen.Opened, actor store.Actor, ok bool, err error) {
-	if s, st, actor, err = p.Session(); err != nil {
-		return nil, st, actor, true, err
+	if s, err = p.Open(); err != nil {
+		return nil, nil, actor, true, err
 	}
-	if s.SupervisorDown() {
-		return nil, nil, actor, false, st.Close()
+	if s.SupervisorDown() || s.OnHub() {
+		return nil, nil, actor, false, nil
 	}
-	return s, st, actor, true, nil
+	s, st, actor, err = p.records(s)
+	return s, st, actor, true, err
 }
 
 // Session opens the state directory (Open), its records (stateopen.Open,
@@ -124,10 +127,16 @@ func (p Process) Session() (s *store.Store, st *stateopen.Opened, actor store.Ac
 	if s, err = p.Open(); err != nil {
 		return nil, nil, actor, err
 	}
-	if st, err = stateopen.Open(context.Background(), s); err != nil {
-		return nil, nil, actor, err
+	return p.records(s)
+}
+
+// records opens s's records and reads the actor from them.
+func (p Process) records(s *store.Store) (*store.Store, *stateopen.Opened, store.Actor, error) {
+	st, err := stateopen.Open(context.Background(), s)
+	if err != nil {
+		return nil, nil, store.Actor{}, err
 	}
-	actor, err = p.opening().Actor(st)
+	actor, err := p.opening().Actor(st)
 	return s, st, actor, err
 }
 

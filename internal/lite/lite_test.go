@@ -85,6 +85,9 @@ func TestLiteStaysLight(t *testing.T) {
 		// the hub's server (issue 24) is pm-hub's alone; its client
 		// (nats.go) links net and crypto/tls, banned above
 		"github.com/nats-io/nats-server/",
+		// nor the client: a project on a hub is pm-full's (stateopen.HubLinked)
+		"github.com/nats-io/", "github.com/plasmodium/pm/internal/natsx",
+		"github.com/plasmodium/pm/internal/state/natsstate", "github.com/plasmodium/pm/internal/state/hubopen",
 		// the driver and what it needs: store.Agent embeds only driver/handle
 		"github.com/plasmodium/pm/internal/driver", "os/exec",
 		// ids draw from the runtime, the config digest is FNV, the broker's

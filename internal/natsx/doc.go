@@ -17,6 +17,10 @@
 //   - Every stream pm creates gets Replicas(): 3 on a cluster (a write is
 //     acknowledged once two of three nodes hold it), 1 on a single node
 //     (which syncs every write, internal/hub). Nothing picks its own.
+//     Stream and KeyValue make a stream or bucket only when the hub has
+//     none of that name; one that exists is taken as it is (a lookup at
+//     each command's start, not an update): pm changes no stream's
+//     configuration once it is made.
 //   - Connect returns once the hub's JetStream answers: a cluster still
 //     electing its leader is waited for (with a deadline), never reported
 //     as missing JetStream.

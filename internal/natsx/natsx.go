@@ -78,8 +78,17 @@ func (c *Conn) Replicas() int {
 	return 1
 }
 
-// Stream creates (or updates to) cfg with the hub's replication.
+// Stream opens the stream cfg names, making it with cfg and the hub's
+// replication when the hub has none of that name. A stream that exists is
+// taken as it is (one lookup: a command opens a project's streams at every
+// start, and an update costs the server a write); pm changes no stream's
+// configuration once made.
 func (c *Conn) Stream(ctx context.Context, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
+	if s, err := c.JS.Stream(ctx, cfg.Name); err == nil {
+		return s, nil
+	} else if !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, fmt.Errorf("stream %s: %w", cfg.Name, err)
+	}
 	cfg.Replicas = c.Replicas()
 	cfg.Storage = jetstream.FileStorage
 	s, err := c.JS.CreateOrUpdateStream(ctx, cfg)
@@ -87,6 +96,16 @@ func (c *Conn) Stream(ctx context.Context, cfg jetstream.StreamConfig) (jetstrea
 		return nil, fmt.Errorf("stream %s: %w", cfg.Name, err)
 	}
 	return s, nil
+}
+
+// KeyValue opens the bucket cfg names, making it with cfg when the hub has
+// none of that name; an existing bucket is taken as it is (as Stream).
+// cfg's replication and storage are the caller's.
+func (c *Conn) KeyValue(ctx context.Context, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	if kv, err := c.JS.KeyValue(ctx, cfg.Bucket); err == nil || !errors.Is(err, jetstream.ErrBucketNotFound) {
+		return kv, err
+	}
+	return c.JS.CreateOrUpdateKeyValue(ctx, cfg)
 }
 
 // WrongLast reports a publish refused because the subject's (or the

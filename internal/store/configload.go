@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/plasmodium/pm/internal/config"
+	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/lockedfile"
 )
 
@@ -46,6 +47,42 @@ func (s *Store) Config() *config.Config {
 		s.config.cfg = &c
 	})
 	return s.config.cfg
+}
+
+// OnHub reports whether the project's records are on a hub (store.url set:
+// docs/distributed.md). A config.json OpenChecked took without decoding it
+// is decoded only when its text may name a store section (the key, or an
+// escape that could spell it), so the short commands' check costs a scan
+// of a small file, not a parse.
+func (s *Store) OnHub() bool {
+	if d := s.config.data; d != nil && !bytes.Contains(d, []byte(`"store"`)) && !bytes.Contains(d, []byte(`\u`)) {
+		return false
+	}
+	return s.Config().Store.Remote()
+}
+
+// Operations that still keep records in the state directory's files
+// though the project's records are on a hub: each refuses there
+// (NotOnHub) rather than read files no other machine writes. They are the
+// store methods the packages not yet on state.State call (internal/state's
+// pendingRecords); each goes from this list as its callers move.
+const (
+	HubRooms   = "reading a room's messages from its file (pm chat, an llm agent's wait, the rooms of pm top and the dashboard)"
+	HubMail    = "the mailboxes (pm call, prompt objects, an llm agent's messages, notices to a task's owner)"
+	HubDesigns = "code designs' work copies and run lock (pm design)"
+	HubCheck   = "pm doctor --check (it inspects the state directory's files)"
+	HubReset   = "pm reset (it deletes the state directory's files; a hub's records would stay)"
+)
+
+// NotOnHub refuses what (one of the Hub* operations) on a project whose
+// records are on a hub: the one check every such operation makes, with
+// the command to use instead.
+func (s *Store) NotOnHub(what string) error {
+	if !s.OnHub() {
+		return nil
+	}
+	return errs.Failf("this works on a project whose records are in its files; docs/distributed.md lists what works on a hub today",
+		"not available on a hub yet: %s (this project's records are on %s)", what, s.Config().Store.URL)
 }
 
 // loadConfig reads config.json and checks it (config.Parse: unknown keys,

@@ -32,6 +32,18 @@ func (s *Store) InboxCursorPath(name string) string {
 // anything is written there.
 func (s *Store) EnsureAgentDir(name string) error { return os.MkdirAll(s.AgentDir(name), 0o755) }
 
+// AgentHere makes this machine's directory of agent name's own files (its
+// rendered prompt, transcript, markers) for an agent whose record is on a
+// hub: the machine that runs the agent keeps them. On files the record's
+// directory is that directory already, made with the record, and nothing
+// is done (a directory made here could outlive a record just removed).
+func (s *Store) AgentHere(name string) error {
+	if !s.OnHub() {
+		return nil
+	}
+	return os.MkdirAll(s.AgentDir(name), 0o755)
+}
+
 // AgentDirExists reports whether agents/NAME exists (used to pick fresh names).
 func (s *Store) AgentDirExists(name string) bool {
 	_, err := os.Stat(s.AgentDir(name))
@@ -41,6 +53,9 @@ func (s *Store) AgentDirExists(name string) bool {
 // AppendInbox appends v as one line to name's inbox, under the inbox's lock,
 // creating the agent's directory first.
 func (s *Store) AppendInbox(name string, v any) error {
+	if err := s.NotOnHub(HubMail); err != nil {
+		return err
+	}
 	if err := s.EnsureAgentDir(name); err != nil {
 		return err
 	}
@@ -87,6 +102,9 @@ func (s *Store) SetInboxCursor(name string, off int64) error {
 // InboxUnread reports whether name's inbox holds bytes past its saved
 // cursor: a message the resident has not answered yet.
 func (s *Store) InboxUnread(name string) (bool, error) {
+	if err := s.NotOnHub(HubMail); err != nil {
+		return false, err
+	}
 	st, err := os.Stat(s.InboxPath(name))
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil

@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 
 	"github.com/plasmodium/pm/internal/jsonl"
@@ -36,6 +37,14 @@ func (s *Store) PhasesProgress(taskID string) ([]PhaseProgress, error) {
 // (the same pm phase run again after a kill found its room).
 func (s *Store) AppendPhaseProgress(taskID string, p PhaseProgress) error {
 	path := s.PhaseProgressPath(taskID)
+	if s.OnHub() {
+		// The task's records are on the hub, its directory not made here:
+		// each machine keeps the progress of the phases opened from it,
+		// as the mark is of this machine's files (docs/distributed.md).
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return err
+		}
+	}
 	if last, _, _ := jsonl.LastRecords[PhaseProgress](path, 1, nil, nil); len(last) == 1 && last[0].Phase == p.Phase {
 		return nil
 	}

@@ -171,12 +171,18 @@ func (s *Store) PromptPath(name string) string { return filepath.Join(s.PromptsD
 // SupervisorLockPath is the file whose flock marks the live supervisor.
 func (s *Store) SupervisorLockPath() string { return filepath.Join(s.Root, "supervisor") }
 
-// Bus is the event bus of this store: EventBus when set (tests), else the
-// file bus over events.jsonl, stamped with this store's clock and masking
-// its secrets.
+// Bus is the event bus of this store: EventBus when set (tests; the hub's,
+// once stateopen.Open opened a hub project's records), else the file bus
+// over events.jsonl, stamped with this store's clock and masking its
+// secrets. A project on a hub whose records are not open has no bus here
+// (bus.Unavailable): its events are on the hub, never in a local file.
 func (s *Store) Bus() bus.Bus {
 	if s.EventBus != nil {
 		return s.EventBus
+	}
+	if s.OnHub() {
+		return bus.Unavailable{Err: errs.Failf("report it: a command read the bus before opening the project's records (stateopen.Open)",
+			"this project's events are on the hub %s, whose records this command has not opened", s.Config().Store.URL)}
 	}
 	return &bus.File{Path: s.EventsPath(), Now: s.Now, Secrets: s.Secrets, Bad: s.BadLine}
 }

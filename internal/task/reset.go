@@ -31,6 +31,9 @@ func Reset(s *store.Store, st state.State, actor store.Actor, force bool) (*Rese
 // is waited for and ended, a start after that finds no record and spawns
 // nothing, and agents created during a round are found by the next one.
 func ResetWith(s *store.Store, l *agent.Launcher, actor store.Actor, force bool) (*ResetResult, error) {
+	if err := s.NotOnHub(store.HubReset); err != nil {
+		return nil, err
+	}
 	st := l.State
 	tasks, err := st.Tasks()
 	if err != nil {

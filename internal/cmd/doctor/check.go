@@ -7,6 +7,7 @@ import (
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/render"
+	"github.com/plasmodium/pm/internal/store"
 )
 
 // CheckResult is pm doctor --check --json.
@@ -20,6 +21,9 @@ type CheckResult struct {
 func runCheck(f *cmdutil.Factory, o Options) error {
 	s, err := f.Store()
 	if err != nil {
+		return err
+	}
+	if err := s.NotOnHub(store.HubCheck); err != nil {
 		return err
 	}
 	st, err := f.State(s)

@@ -97,6 +97,11 @@ func run(f *cmdutil.Factory, o Options) error {
 		return err
 	}
 	s.Now, s.Warn = f.Now, o.IO.ErrOut // a failed publish is a warning, not silence
+	if s.OnHub() {
+		if _, err := f.State(s); err != nil { // the hub's bus comes with its records
+			return err
+		}
+	}
 	s.Notify(bus.Event{Kind: bus.EvInit, Text: root})
 	switch {
 	case joined:

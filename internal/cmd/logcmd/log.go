@@ -48,12 +48,12 @@ func run(f *cmdutil.Factory, o Options) error {
 	if err := checkKind(o.Kind); err != nil {
 		return err
 	}
+	st, err := f.State(s) // on a hub, its bus comes with the records
+	if err != nil {
+		return err
+	}
 	if o.Task != "" {
 		id, err := s.CompleteID(ids.Task, o.Task) // a unique prefix names its task
-		if err != nil {
-			return err
-		}
-		st, err := f.State(s)
 		if err != nil {
 			return err
 		}

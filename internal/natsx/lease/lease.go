@@ -63,7 +63,7 @@ func OpenBucket(ctx context.Context, c *natsx.Conn, bucket string, ttl time.Dura
 	if ttl < time.Second {
 		return nil, fmt.Errorf("lease: ttl %s under a second", ttl)
 	}
-	kv, err := c.JS.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	kv, err := c.KeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket: bucket, TTL: ttl, LimitMarkerTTL: ttl, History: 1,
 		Replicas: c.Replicas(), Storage: jetstream.FileStorage,
 	})

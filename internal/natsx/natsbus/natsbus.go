@@ -10,16 +10,30 @@
 //   - Follow(after) delivers every event with a cursor above after, in
 //     cursor order, then each new one as it is stored, pushed by an
 //     ordered consumer: nothing polls, nothing is skipped or repeated.
+//   - Bus is a bus.Log: pm's bus on a hub is bus.Seq over it (NewBus), so
+//     events are stamped, masked and encoded as on the files.
 package natsbus
 
 import (
 	"context"
+	"errors"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/natsx"
+	"github.com/plasmodium/pm/internal/secret"
 )
+
+var _ bus.Log = (*Bus)(nil)
+
+// NewBus is pm's bus (bus.Bus) on b: requests bounded by ctx, events
+// stamped with now and masked with secrets.
+func NewBus(ctx context.Context, b *Bus, now func() time.Time, secrets secret.Set) *bus.Seq {
+	return &bus.Seq{Log: b, Ctx: ctx, Now: now, Secrets: secrets}
+}
 
 // Bus is one project's bus on one connection: its stream and subject are
 // the project's (natsx.ProjectNames).
@@ -67,10 +81,87 @@ func (b *Bus) End(ctx context.Context) (uint64, error) {
 }
 
 // Follow calls fn with each event after cursor after, in order, and then
-// with each new one, until fn returns natsx.ErrStop (nil), fails or ctx
-// ends.
+// with each new one, until fn returns natsx.ErrStop or bus.ErrStopFollow
+// (nil), fails or ctx ends.
 func (b *Bus) Follow(ctx context.Context, after uint64, fn func(cursor uint64, data []byte) error) error {
 	return b.c.Follow(ctx, b.stream, b.subject, after+1, func(m jetstream.Msg) error {
-		return fn(natsx.Seq(m), m.Data())
+		if err := fn(natsx.Seq(m), m.Data()); errors.Is(err, bus.ErrStopFollow) {
+			return natsx.ErrStop
+		} else if err != nil {
+			return err
+		}
+		return nil
 	})
+}
+
+// Append is Publish (bus.Log's name).
+func (b *Bus) Append(ctx context.Context, id string, data []byte) (uint64, error) {
+	return b.Publish(ctx, id, data)
+}
+
+// Bounds are the first and last cursors held (first is last+1 when the
+// stream is empty: a purge keeps the numbering).
+func (b *Bus) Bounds(ctx context.Context) (first, last uint64, err error) {
+	op, cancel := natsx.Op(ctx)
+	defer cancel()
+	info, err := b.s.Info(op)
+	if err != nil {
+		return 0, 0, err
+	}
+	return info.State.FirstSeq, info.State.LastSeq, nil
+}
+
+// rangeBatch is how many events one fetch of Range asks for.
+const rangeBatch = 256
+
+// Range calls fn with each event held from lo to hi, in order, and returns
+// once it has hi or the stream has nothing more now (a fetch that does not
+// wait: a range that was purged meanwhile ends, never hangs).
+func (b *Bus) Range(ctx context.Context, lo, hi uint64, fn func(cursor uint64, data []byte) error) error {
+	if lo > hi {
+		return nil
+	}
+	op, cancel := natsx.Op(ctx)
+	defer cancel()
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{b.subject}, DeliverPolicy: jetstream.DeliverAllPolicy}
+	if lo > 1 {
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, lo
+	}
+	cons, err := b.c.JS.OrderedConsumer(op, b.stream, cfg)
+	if err != nil {
+		return err
+	}
+	for {
+		batch, err := cons.FetchNoWait(int(min(hi-lo+1, rangeBatch)))
+		if err != nil {
+			return err
+		}
+		got := 0
+		for m := range batch.Messages() {
+			got++
+			seq := natsx.Seq(m)
+			if seq > hi {
+				return nil
+			}
+			if err := fn(seq, m.Data()); err != nil {
+				return err
+			}
+			if lo = seq + 1; seq == hi {
+				return nil
+			}
+		}
+		if err := batch.Error(); err != nil {
+			return err
+		}
+		if got == 0 {
+			return nil
+		}
+	}
+}
+
+// Purge drops every event; cursors go on after the last.
+func (b *Bus) Purge(ctx context.Context) error {
+	op, cancel := natsx.Op(ctx)
+	defer cancel()
+	return b.s.Purge(op)
 }

@@ -8,9 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/hub/hubtest"
 	"github.com/plasmodium/pm/internal/natsx"
 	"github.com/plasmodium/pm/internal/natsx/natsbus"
+	"github.com/plasmodium/pm/internal/secret"
 )
 
 func ctxFor(t *testing.T) context.Context {
@@ -165,5 +167,89 @@ func TestProjectsHaveABusEach(t *testing.T) {
 	}
 	if _, err := natsbus.Open(ctx, c, "B_x"); err == nil {
 		t.Fatal("a project name with an underscore opened a bus")
+	}
+}
+
+// pm's bus on the hub (bus.Seq over Bus): events published on one node are
+// tailed, filtered and read back before a cursor on another; a follower on
+// another node resumes from a cursor as a string, exactly once; after a
+// reset an old cursor goes on with what is published next, and Before
+// finds nothing of what was purged.
+func TestSeqBusAcrossNodes(t *testing.T) {
+	for _, set := range hubtest.Sets() {
+		t.Run(set.Name, func(t *testing.T) {
+			h := set.Start(t)
+			ctx := ctxFor(t)
+			open := func(i int) *bus.Seq {
+				b, err := natsbus.Open(ctx, h.Connect(i), "p")
+				if err != nil {
+					t.Fatal(err)
+				}
+				return natsbus.NewBus(ctx, b, nil, secret.New("sk-hidden-value-1"))
+			}
+			pub, sub := open(0), open(h.Len()-1)
+			if ds, end, err := sub.Tail(5); err != nil || len(ds) != 0 || end != (bus.Cursor{}) {
+				t.Fatalf("Tail of an empty bus = %v, %v, %v", ds, end, err)
+			}
+			for i := range 40 {
+				kind := bus.EvMessage
+				if i%10 == 0 {
+					kind = bus.EvTaskCreated
+				}
+				if err := pub.Publish(bus.Event{Kind: kind, Text: fmt.Sprintf("e%d sk-hidden-value-1", i)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ds, end, err := sub.TailWhere(3, func(ev bus.Event) bool { return ev.Kind == bus.EvTaskCreated })
+			if err != nil || len(ds) != 3 || ds[0].Event.Text != "e10 [masked]" || ds[2].Event.Text != "e30 [masked]" {
+				t.Fatalf("TailWhere = %+v, %v", ds, err)
+			}
+			before, err := sub.Before(end, 2)
+			if err != nil || len(before) != 2 || before[1].Event.Text != "e39 [masked]" {
+				t.Fatalf("Before(end, 2) = %+v, %v", before, err)
+			}
+			var mid bus.Cursor
+			n := 0
+			for d, err := range sub.Subscribe(ctx, bus.Cursor{}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n++; n == 25 {
+					mid = d.Next
+					break
+				}
+			}
+			saved, err := bus.ParseCursor(mid.String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rest []string
+			for d, err := range pub.Subscribe(ctx, saved) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rest = append(rest, d.Event.Text); len(rest) == 15 {
+					break
+				}
+			}
+			if rest[0] != "e25 [masked]" || rest[14] != "e39 [masked]" {
+				t.Fatalf("resumed at %v: %v", mid, rest)
+			}
+			if err := pub.Reset(); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := sub.Before(end, 5); err != nil || len(got) != 0 {
+				t.Fatalf("Before an old cursor after a reset = %+v, %v", got, err)
+			}
+			if err := pub.Publish(bus.Event{Kind: bus.EvMessage, Text: "after"}); err != nil {
+				t.Fatal(err)
+			}
+			for d, err := range sub.Subscribe(ctx, saved) {
+				if err != nil || d.Event.Text != "after" {
+					t.Fatalf("after a reset an old cursor reads %+v, %v", d, err)
+				}
+				break
+			}
+		})
 	}
 }

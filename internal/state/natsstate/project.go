@@ -30,7 +30,7 @@ type ProjectInfo struct {
 func projects(ctx context.Context, c *natsx.Conn) (jetstream.KeyValue, error) {
 	op, cancel := natsx.Op(ctx)
 	defer cancel()
-	kv, err := c.JS.CreateOrUpdateKeyValue(op, jetstream.KeyValueConfig{Bucket: ProjectsBucket, History: 1,
+	kv, err := c.KeyValue(op, jetstream.KeyValueConfig{Bucket: ProjectsBucket, History: 1,
 		Replicas: c.Replicas(), Storage: jetstream.FileStorage})
 	if err != nil {
 		return nil, fmt.Errorf("natsstate: bucket %s: %w", ProjectsBucket, err)
