@@ -61,17 +61,13 @@ func (s *Store) OnHub() bool {
 	return s.Config().Store.Remote()
 }
 
-// Operations that still keep records in the state directory's files
-// though the project's records are on a hub: each refuses there
-// (NotOnHub) rather than read files no other machine writes. They are the
-// store methods the packages not yet on state.State call (internal/state's
-// pendingRecords); each goes from this list as its callers move.
+// Operations that work on the state directory's files themselves, not on
+// the project's records, so they mean nothing for a project whose records
+// are on a hub: each refuses there (NotOnHub) rather than read or delete
+// files no other machine writes.
 const (
-	HubRooms   = "reading a room's messages from its file (pm chat, an llm agent's wait, the rooms of pm top and the dashboard)"
-	HubMail    = "the mailboxes (pm call, prompt objects, an llm agent's messages, notices to a task's owner)"
-	HubDesigns = "code designs' work copies and run lock (pm design)"
-	HubCheck   = "pm doctor --check (it inspects the state directory's files)"
-	HubReset   = "pm reset (it deletes the state directory's files; a hub's records would stay)"
+	HubCheck = "pm doctor --check (it inspects the state directory's files)"
+	HubReset = "pm reset (it deletes the state directory's files; a hub's records would stay)"
 )
 
 // NotOnHub refuses what (one of the Hub* operations) on a project whose

@@ -2,12 +2,13 @@ package store
 
 import (
 	"bytes"
-	"github.com/plasmodium/pm/internal/lockedfile"
 	"hash/fnv"
 	"math"
 	"os"
 	"strconv"
 	"syscall"
+
+	"github.com/plasmodium/pm/internal/lockedfile"
 
 	"github.com/plasmodium/pm/internal/jsonl"
 )

@@ -2,9 +2,10 @@ package store
 
 import (
 	"errors"
-	"github.com/plasmodium/pm/internal/bus"
 	"os"
 	"path/filepath"
+
+	"github.com/plasmodium/pm/internal/bus"
 
 	"github.com/plasmodium/pm/internal/jsonl"
 	"github.com/plasmodium/pm/internal/lockedfile"
@@ -53,9 +54,6 @@ func (s *Store) AgentDirExists(name string) bool {
 // AppendInbox appends v as one line to name's inbox, under the inbox's lock,
 // creating the agent's directory first.
 func (s *Store) AppendInbox(name string, v any) error {
-	if err := s.NotOnHub(HubMail); err != nil {
-		return err
-	}
 	if err := s.EnsureAgentDir(name); err != nil {
 		return err
 	}
@@ -102,9 +100,6 @@ func (s *Store) SetInboxCursor(name string, off int64) error {
 // InboxUnread reports whether name's inbox holds bytes past its saved
 // cursor: a message the resident has not answered yet.
 func (s *Store) InboxUnread(name string) (bool, error) {
-	if err := s.NotOnHub(HubMail); err != nil {
-		return false, err
-	}
 	st, err := os.Stat(s.InboxPath(name))
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
