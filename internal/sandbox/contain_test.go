@@ -110,3 +110,35 @@ read up < "$TMPDIR/f"; echo "$up"; exec sleep 600`
 		t.Fatalf("the detached, unmarked process %d outlived its command killed -9 (poll: %d, %v)", bg, n, err)
 	}
 }
+
+// BenchmarkContain is what a PID namespace adds to starting an unconfined
+// command (an unsandboxed exec agent's CLI once per host run, every
+// run_command with sandbox.off): `true` started plainly, and under
+// Contain's init (through the spawner for an ordinary user). A host pays
+// one more such start the first time it asks (the probe, Contained).
+func BenchmarkContain(b *testing.B) {
+	t, err := exec.LookPath("true")
+	if err != nil {
+		b.Skip("no true")
+	}
+	b.Run("plain", func(b *testing.B) {
+		for b.Loop() {
+			if err := exec.Command(t).Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("contained", func(b *testing.B) {
+		if !Contained() {
+			b.Skip("no PID namespace here")
+		}
+		for b.Loop() {
+			argv, attr, _ := Contain([]string{t})
+			cmd := exec.Command(argv[0], argv[1:]...)
+			cmd.SysProcAttr = attr
+			if err := cmd.Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

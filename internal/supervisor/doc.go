@@ -52,7 +52,10 @@
 //     killing the supervisor between crashes does not reset the count;
 //   - a dead run's leftovers are ended once (sweep: driver Stop of the dead
 //     host) when its exit is seen, before a respawn, at a give-up, and for a
-//     host found dead and unwanted that nobody watched;
+//     host found dead and unwanted that nobody watched; each of those
+//     also removes the broker socket directories of hosts that are gone
+//     (broker.Sweep), so a host killed -9 leaves none behind even when no
+//     host starts after it;
 //   - respawns go through agent.Launcher.Restart, which re-checks under the
 //     agent's lock and never spawns while a live host is recorded;
 //   - a run recorded running whose host is gone while its agent is not

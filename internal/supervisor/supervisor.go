@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/broker"
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/crashpoint"
@@ -720,11 +721,24 @@ func (sv *Supervisor) watchExit(name string, h driver.Handle) {
 	}()
 }
 
+// sweepSockets removes the broker socket directories of hosts that are
+// gone (broker.Sweep: each named by its host's pid and start time), which a
+// host killed -9 leaves behind: here, where its death is seen, and not only
+// at the next host's start (a given-up agent's never comes). Every time it
+// is called, not once per run: it is a directory listing, and the once of
+// sweep may be taken by a watcher still at work when a respawn asks.
+func sweepSockets() {
+	if dir, err := broker.RunDir(); err == nil {
+		broker.Sweep(dir)
+	}
+}
+
 // sweep ends, once per run, what a host that is gone left running: its
 // cgroup and its marked processes (the driver's Stop of a dead host forces
 // them at once). A host killed -9 ends nothing itself; this is where its
 // death is noticed, whether it is respawned, given up on or not wanted.
 func (sv *Supervisor) sweep(name string, h driver.Handle) {
+	sweepSockets()
 	sv.mu.Lock()
 	done := sv.swept[h]
 	sv.swept[h] = true
