@@ -19,9 +19,12 @@
 //     wanted (killed task or agent, former owner, done task or closed phase
 //     past the time its host takes to leave) is stopped through the driver
 //     and recorded killed (stop.go);
-//   - a reconcile reads the agents live at the last look and those named by
-//     events since; every record only at the first look and after a reset
-//     (scope.go);
+//   - a reconcile reads the agents live at the last look, those named by
+//     events since and those whose record was written since (the record's
+//     own rename, store.WatchAgentRecords: a start killed between its
+//     record and its event is read at once, busy or not); every record
+//     only at the first look, after a reset and when that watch lost
+//     events (scope.go);
 //   - supervisor.wanted is written by Ensure and Run, and held through every
 //     start's spawn and record and every task creation (Launcher.WhileWanted
 //     = store.WhileSupervisorWanted, a shared lock on the marker); it is

@@ -171,6 +171,12 @@ func (sv *Supervisor) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sv.init(ctx)
+	// Every agent record written from now on names its agent for the next
+	// reconcile: a start killed between its record and its event is read
+	// at once, busy or not (the first reconcile reads every record).
+	if err := sv.Store.WatchAgentRecords(ctx, sv.recordChanged); err != nil {
+		sv.Log.Warn("cannot watch agent records: a start killed before its event is found only when nothing else is live", "err", err)
+	}
 	if sv.Launcher != nil {
 		// Finish what a command killed between its steps left undone
 		// (docs/design.md, "Crash safety").
@@ -344,6 +350,19 @@ var wakes = map[bus.Kind]bool{
 	bus.EvAgentKilled:    true,
 	bus.EvAgentRespawned: true,
 	bus.EvAgentFailed:    true,
+}
+
+// recordChanged notes that name's record was written ("" : records may
+// have been missed, read them all) and wakes the loop.
+func (sv *Supervisor) recordChanged(name string) {
+	sv.mu.Lock()
+	if name == "" {
+		sv.rescan = true
+	} else {
+		sv.dirty[name] = true
+	}
+	sv.mu.Unlock()
+	sv.poke()
 }
 
 func (sv *Supervisor) poke() {
