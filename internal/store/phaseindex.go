@@ -19,8 +19,11 @@ import (
 
 // PhaseIndexPath is the index entry of a phase.
 func (s *Store) PhaseIndexPath(phaseID string) string {
-	return filepath.Join(s.Root, "phase-index", phaseID)
+	return filepath.Join(s.phaseIndexDir(), phaseID)
 }
+
+// phaseIndexDir holds the phase index's entries.
+func (s *Store) phaseIndexDir() string { return filepath.Join(s.Root, "phase-index") }
 
 // indexedTask returns the task the index names for phaseID, if that task
 // holds the phase; "" otherwise.

@@ -175,7 +175,7 @@ func (s *Store) WatchTask(ctx context.Context, taskID string, check func() (bool
 	return watch.Until(ctx, dirs, check)
 }
 
-// ResetStateHeld deletes every task, request and log (keeping config.json
+// ResetStateHeld deletes every task, request, log and the phase index (keeping config.json
 // and prompts/); the caller holds tasks.lock and has removed the agents one
 // by one under their locks (RemoveAgent), so no host outlives its record.
 // The bus is reset separately (Bus().Reset).
@@ -183,6 +183,12 @@ func (s *Store) ResetStateHeld() error {
 	// The index goes first and comes back empty last: a reset killed
 	// midway leaves no complete index naming deleted tasks.
 	if err := os.RemoveAll(s.taskIndexDir()); err != nil {
+		return err
+	}
+	// The phase index names the tasks removed below: it goes too (a cache,
+	// made again as phases are opened), or pm doctor --check finds every
+	// entry naming a task that is gone.
+	if err := removeAllRaced(s.phaseIndexDir()); err != nil {
 		return err
 	}
 	for _, sub := range []string{"tasks", "requests", "logs"} {
