@@ -203,6 +203,12 @@ func (s *Store) ResetStateHeld() error {
 	if err := os.MkdirAll(s.AgentsDir(), 0o755); err != nil {
 		return err
 	}
+	// Temp files of agent record writes killed before their rename
+	// (UpdateAgent writes through agents/): nothing else removes them.
+	left, _ := filepath.Glob(filepath.Join(s.AgentsDir(), recordTemp+"*"))
+	for _, f := range left {
+		_ = os.Remove(f)
+	}
 	return s.writeTaskIndexComplete()
 }
 
