@@ -185,12 +185,6 @@ func (s *Store) ResetStateHeld() error {
 	if err := os.RemoveAll(s.taskIndexDir()); err != nil {
 		return err
 	}
-	// The phase index names the tasks removed below: it goes too (a cache,
-	// made again as phases are opened), or pm doctor --check finds every
-	// entry naming a task that is gone.
-	if err := removeAllRaced(s.phaseIndexDir()); err != nil {
-		return err
-	}
 	for _, sub := range []string{"tasks", "requests", "logs"} {
 		dir := filepath.Join(s.Root, sub)
 		if err := removeAllRaced(dir); err != nil {
@@ -199,6 +193,14 @@ func (s *Store) ResetStateHeld() error {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
+	}
+	// The phase index names the tasks just removed: it goes too (a cache,
+	// made again as phases are found), after them, or pm doctor --check
+	// finds entries naming tasks that are gone. A lookup racing the reset
+	// that writes an entry after this finds its task gone and removes it
+	// (indexPhase).
+	if err := removeAllRaced(s.phaseIndexDir()); err != nil {
+		return err
 	}
 	if err := os.MkdirAll(s.AgentsDir(), 0o755); err != nil {
 		return err
