@@ -173,8 +173,8 @@ const (
 )
 
 // nsInit is PID 1 of the helper's PID namespace: it starts the helper
-// proper (args) as its child (or, for Contain, the command: initChild), passes the forwarded signals on (a PID 1 gets
-// only the signals it handles), reaps every orphan of the namespace, and
+// proper (args) as its child (or, for Contain, the command: initChild),
+// passes the forwarded signals on (a PID 1 gets only the signals it handles), reaps every orphan of the namespace, and
 // exits as the helper did (a signal as 128+N: a PID 1 cannot die of its
 // own). When it exits, or dies with its parent (Pdeathsig, set by whoever
 // started it), the kernel kills every process left in the namespace. It is
