@@ -64,7 +64,10 @@
 //     and, in a mount namespace, binds its own host's socket directory into
 //     that TMPDIR, the one socket it reaches; where the kernel has no
 //     Landlock it runs unconfined by default, and is not started when the
-//     config says true;
+//     config says true; unsandboxed, it still runs in a PID namespace of
+//     its own where the kernel allows one (sandbox.Contain), so what it
+//     starts dies with a host killed -9; the host notes on its record's
+//     containment whether its agent gets one (PIDNamespaceOf);
 //   - OpenPhase records a room's role agents under the task's phases lock
 //     with the room itself (phase.CreateThen), then starts them; EnsureRoles
 //     finishes a room a killed pm phase left (roles missing or never

@@ -59,6 +59,7 @@ func Host(ctx context.Context, s *store.Store, st state.State, name string, env 
 			r.Handle, r.Status, r.StartedAt = self, store.AgentRunning, &now
 		}
 		r.Sandbox = SandboxOf(s, r)
+		r.Containment = withPIDNS(r.Containment, PIDNamespaceOf(s, r))
 		return nil
 	})
 	if err != nil {

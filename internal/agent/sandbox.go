@@ -144,11 +144,15 @@ func sandboxRefusal(mode sandbox.Mode, why string) error {
 		"runtime.exec.sandbox is true but this machine cannot sandbox the agent (%s); not started", why)
 }
 
-// wrap returns the argv and process attributes of a confined start; a nil
-// sandbox leaves argv as it is.
+// wrap returns the argv and process attributes of a confined start. A nil
+// sandbox (runtime.exec.sandbox false, or no Landlock here) runs argv
+// unconfined, but in a PID namespace of its own where the kernel allows
+// one (sandbox.Contain), as the sandbox would: what the CLI starts ends
+// with its host, killed -9 or not.
 func (x *execSandbox) wrap(argv []string) ([]string, *syscall.SysProcAttr) {
 	if x == nil {
-		return argv, &syscall.SysProcAttr{}
+		argv, attr, _ := sandbox.Contain(argv)
+		return argv, attr
 	}
 	argv, attr, _ := sandbox.Wrap(x.policy, argv)
 	return argv, attr

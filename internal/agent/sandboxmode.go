@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"strings"
+
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/sandbox"
 	"github.com/plasmodium/pm/internal/store"
@@ -28,4 +30,44 @@ func SandboxOf(s *store.Store, a *store.Agent) string {
 		return string(m)
 	}
 	return SandboxNoKernel
+}
+
+// PID namespace notes on store.Agent.Containment (what pm agents shows),
+// added by the host: whether what the agent starts runs in a PID namespace
+// of its own, which the kernel ends when the host dies, however it dies.
+const (
+	ContainPIDNS   = "PID namespace"
+	ContainNoPIDNS = "no PID namespace"
+)
+
+// PIDNamespaceOf reports whether what agent a starts (its exec CLI, or an
+// llm agent's run_command) runs in a PID namespace of its own on this
+// machine with this config: sandboxed, where the sandbox has a mount
+// namespace (sandbox.PIDNamespace); unsandboxed (the config, or no
+// Landlock), where sandbox.Contain works. Without one, an orphan that
+// cleared its environment outlives a host killed -9 unless a cgroup holds
+// the run and the supervisor ends it (docs/security.md, "Processes").
+func PIDNamespaceOf(s *store.Store, a *store.Agent) bool {
+	switch SandboxOf(s, a) {
+	case string(sandbox.ModeLandlockNS):
+		return sandbox.PIDNamespace()
+	case string(sandbox.ModeLandlock):
+		return false
+	}
+	return sandbox.Contained()
+}
+
+// withPIDNS is a run's containment with its PID namespace note (once).
+func withPIDNS(containment string, has bool) string {
+	if strings.Contains(containment, ContainPIDNS) {
+		return containment
+	}
+	note := ContainNoPIDNS
+	if has {
+		note = ContainPIDNS
+	}
+	if containment == "" {
+		return note
+	}
+	return containment + ", " + note
 }

@@ -49,8 +49,9 @@
 //     pm reset can end a failed or killed -9 agent's leftovers;
 //   - StartTree starts a command (run_command) whose whole tree ends with
 //     it: the child of a PID 1 of a PID namespace of its own (the sandbox
-//     helper's init when the command is sandboxed, else a shell)
-//     where allowed, else a marker (CommandEnv) swept when it exits;
+//     helper's init, which internal/sandbox gives confined and unconfined
+//     commands alike, else a shell) where allowed, else a marker
+//     (CommandEnv) swept when it exits;
 //   - no spawn inherits pm's caller's descriptors: Start (and the supervisor
 //     and host spawns) call NoInherit first;
 //   - the supervisor is in no agent's run: started by a pm command a host

@@ -86,8 +86,26 @@ func WriteAtomic(path string, data []byte) error { return WriteAtomicMode(path, 
 // CreateTemp's 0600), for a file that replaces a user's own (pm design
 // --apply keeps the file's mode).
 func WriteAtomicMode(path string, data []byte, perm os.FileMode) error {
+	return writeAtomic(path, "", "", data, perm)
+}
+
+// WriteAtomicVia is WriteAtomic with the temp file made in tmpDir (on the
+// same file system), named prefix followed by random characters: the
+// rename that replaces path is then seen in tmpDir too (inotify's
+// IN_MOVED_FROM, with the temp's name), at the instant the new content is
+// in place. A watcher of tmpDir learns which file was replaced from the
+// prefix with no second write that a crash could skip (the supervisor
+// learns of every agent record written: store.WatchAgentRecords).
+func WriteAtomicVia(path, tmpDir, prefix string, data []byte) error {
+	return writeAtomic(path, tmpDir, prefix, data, 0)
+}
+
+func writeAtomic(path, tmpDir, prefix string, data []byte, perm os.FileMode) error {
 	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if tmpDir == "" {
+		tmpDir, prefix = dir, "."+filepath.Base(path)+".tmp-"
+	}
+	f, err := os.CreateTemp(tmpDir, prefix+"*")
 	if err != nil {
 		return err
 	}
@@ -118,6 +136,9 @@ func WriteAtomicMode(path string, data []byte, perm os.FileMode) error {
 	}
 	ok = true
 	err = syncDir(dir)
+	if tmpDir != dir {
+		err = errors.Join(err, syncDir(tmpDir)) // the rename removed the temp's name there
+	}
 	crashpoint.Hit("wrote " + filepath.Join(filepath.Base(dir), filepath.Base(path)))
 	return err
 }
@@ -132,12 +153,14 @@ func syncDir(dir string) error {
 }
 
 // WriteJSON writes v as indented JSON with WriteAtomic. The caller holds the lock.
-func WriteJSON(path string, v any) error {
+func WriteJSON(path string, v any) error { return writeJSONVia(path, "", "", v) }
+
+func writeJSONVia(path, tmpDir, prefix string, v any) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	return WriteAtomic(path, append(data, '\n'))
+	return writeAtomic(path, tmpDir, prefix, append(data, '\n'), 0)
 }
 
 // ErrNotExist is returned by ReadJSON when the file is missing.
@@ -228,6 +251,12 @@ var ErrUnchanged = errors.New("lockedfile: unchanged")
 // create is true), calls fn, and writes v back atomically, all under the lock.
 // When fn returns an error nothing is written.
 func Update[T any](path string, create bool, fn func(v *T) error) (T, error) {
+	return UpdateVia(path, "", "", create, fn)
+}
+
+// UpdateVia is Update writing through a temp file in tmpDir named prefix...
+// (WriteAtomicVia), so a watcher of tmpDir sees the write land.
+func UpdateVia[T any](path, tmpDir, prefix string, create bool, fn func(v *T) error) (T, error) {
 	var v T
 	err := With(path, func() error {
 		if err := ReadJSON(path, &v); err != nil {
@@ -241,7 +270,7 @@ func Update[T any](path string, create bool, fn func(v *T) error) (T, error) {
 			}
 			return err
 		}
-		return WriteJSON(path, &v)
+		return writeJSONVia(path, tmpDir, prefix, &v)
 	})
 	return v, err
 }

@@ -173,18 +173,24 @@ func Command(ctx context.Context, p Policy, line string) (*exec.Cmd, Mode) {
 		return Unconfined(ctx, line), ModeNone
 	}
 	argv, attr, mode := confined(s, p, []string{"sh", "-c", line})
-	attr.Setpgid = true
+	// The spawner or the init dies with the thread that starts it, and
+	// the namespace with it: a killed host leaves nothing running.
+	attr.Setpgid, attr.Pdeathsig = true, syscall.SIGKILL
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.SysProcAttr = attr
 	return cmd, mode
 }
 
-// Unconfined returns a plain `sh -c line` in its own process group: what
-// commands ran as before this package, and still do where config turns the
-// sandbox off.
+// Unconfined returns `sh -c line` unconfined, as the user, in its own
+// process group: what commands ran as before this package, and still do
+// where config turns the sandbox off. Where the kernel allows it, it runs
+// in a PID namespace of its own (Contain), so nothing it starts outlives
+// it or the process that started it.
 func Unconfined(ctx context.Context, line string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, "sh", "-c", line)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	argv, attr, _ := Contain([]string{"sh", "-c", line})
+	attr.Setpgid = true
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.SysProcAttr = attr
 	return cmd
 }
 

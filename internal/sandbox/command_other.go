@@ -31,6 +31,15 @@ func Unconfined(ctx context.Context, line string) *exec.Cmd {
 	return cmd
 }
 
+// Contained reports whether Contain gives commands a PID namespace of their
+// own: not off Linux.
+func Contained() bool { return false }
+
+// Contain returns argv as it is: PID namespaces are Linux only.
+func Contain(argv []string) ([]string, *syscall.SysProcAttr, bool) {
+	return argv, &syscall.SysProcAttr{}, false
+}
+
 // Wrap returns argv unconfined: Landlock is Linux only.
 func Wrap(p Policy, argv []string) ([]string, *syscall.SysProcAttr, Mode) {
 	return argv, &syscall.SysProcAttr{}, ModeNone

@@ -25,6 +25,13 @@
 // reaping orphans and exiting as the helper did), which dies with whoever
 // started it (Pdeathsig). The helper mounts a /proc of that namespace.
 //
+// Contain runs an unconfined command (sandbox.off, an unsandboxed exec
+// agent, no Landlock) the same way, under the init in a PID namespace of
+// its own with its own /proc, but with nothing else applied: for an
+// ordinary user the init is root of a user namespace (to mount /proc) and
+// starts the command in a nested one that maps the user's uid and gid
+// back. Unconfined uses it.
+//
 // Invariants:
 //   - a confined command may write only in Policy.Workspace, Policy.TempDir
 //     (its TMPDIR, private to the command), Policy.Writable and a few device
@@ -59,6 +66,11 @@
 //     or the process that started the init is killed, the kernel kills the
 //     whole namespace, whatever session or environment a process took; the
 //     command sees only its own processes in /proc;
+//   - an unconfined command (Unconfined, Contain) runs as the user who
+//     started it (uid and gid as outside, no capability), and, where the
+//     kernel allows a PID namespace (Contained), nothing it starts outlives
+//     it or the process that started it (Pdeathsig on the init or the
+//     spawner): the same guarantee as a confined command's;
 //   - Policy.Overlay files are bind-mounted read-only over their targets
 //     inside the helper's private mount namespace only, before the state is
 //     hidden: no other process sees them, the targets are never written, and

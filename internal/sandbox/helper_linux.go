@@ -173,8 +173,8 @@ const (
 )
 
 // nsInit is PID 1 of the helper's PID namespace: it starts the helper
-// proper (args) as its child, passes the forwarded signals on (a PID 1 gets
-// only the signals it handles), reaps every orphan of the namespace, and
+// proper (args) as its child (or, for Contain, the command: initChild),
+// passes the forwarded signals on (a PID 1 gets only the signals it handles), reaps every orphan of the namespace, and
 // exits as the helper did (a signal as 128+N: a PID 1 cannot die of its
 // own). When it exits, or dies with its parent (Pdeathsig, set by whoever
 // started it), the kernel kills every process left in the namespace. It is
@@ -186,14 +186,17 @@ func nsInit(report bool, args []string) int {
 		syscall.CloseOnExec(3)
 		status = os.NewFile(3, "status")
 	}
-	exe, err := os.Executable()
+	cmd, err := initChild(args)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "pm sandbox: cannot find its own binary: %v\n", err)
+		fmt.Fprintf(os.Stderr, "pm sandbox: %v\n", err)
+		var notFound *exec.Error // exec.LookPath's, as the helper proper says 127
+		if errors.As(err, &notFound) {
+			return 127
+		}
 		return 126
 	}
 	sigs := make(chan os.Signal, len(forwarded))
 	signal.Notify(sigs, forwarded...)
-	cmd := exec.Command(exe, append([]string{helperArg}, args...)...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(os.Stderr, "pm sandbox: %v\n", err)
@@ -213,6 +216,19 @@ func nsInit(report bool, args []string) int {
 		return 128 + int(ws.Signal())
 	}
 	return ws.ExitStatus()
+}
+
+// initChild is the init's one child: the helper proper with args, or, for
+// Contain (containArg), the command itself, unconfined.
+func initChild(args []string) (*exec.Cmd, error) {
+	if len(args) > 0 && args[0] == containArg {
+		return containCommand(args[1:])
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("cannot find its own binary: %w", err)
+	}
+	return exec.Command(exe, append([]string{helperArg}, args...)...), nil
 }
 
 // reapUntil reaps every child (orphans of the namespace come to its PID 1)

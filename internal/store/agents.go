@@ -2,15 +2,18 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/lockedfile"
+	"github.com/plasmodium/pm/internal/watch"
 )
 
 // Agent reads one agent record.
@@ -84,7 +87,7 @@ func (s *Store) UpdateAgent(name string, fn func(a *Agent) error) (*Agent, error
 	if _, err := s.Agent(name); err != nil {
 		return nil, err
 	}
-	a, err := lockedfile.Update(s.AgentPath(name), false, fn)
+	a, err := lockedfile.UpdateVia(s.AgentPath(name), s.AgentsDir(), recordTemp+name+".", false, fn)
 	if err != nil {
 		return nil, err
 	}
@@ -214,4 +217,41 @@ func (s *Store) RemoveAgent(name string, fn func(a *Agent) error) error {
 		}
 		return err
 	})
+}
+
+// recordTemp starts the name of an agent record's temp file, made in
+// agents/ (not agents/NAME/) by UpdateAgent: "<recordTemp>NAME.<random>".
+// Its rename into agents/NAME/agent.json is the write itself, and it is
+// what WatchAgentRecords sees.
+const recordTemp = ".agent-record-"
+
+// WatchAgentRecords tells changed the name of every agent whose record
+// UpdateAgent rewrites from now on ("" when the watcher lost events: look
+// at every record), until ctx ends. The watch is in place when it returns:
+// a start recorded after that is seen at the instant its record lands,
+// even when the command that started it is killed before its agent.started
+// event (the supervisor reads that agent then, not only before leaving).
+// It fails, and tells nothing, when the agents directory cannot be watched
+// (inotify used up: the error says so).
+func (s *Store) WatchAgentRecords(ctx context.Context, changed func(name string)) error {
+	if err := os.MkdirAll(s.AgentsDir(), 0o755); err != nil {
+		return err
+	}
+	names, err := watch.Renames(ctx, s.AgentsDir())
+	if err != nil {
+		return err
+	}
+	go func() {
+		for base := range names {
+			if base == "" {
+				changed("")
+				continue
+			}
+			rest, ok := strings.CutPrefix(base, recordTemp)
+			if i := strings.LastIndexByte(rest, '.'); ok && i > 0 && ids.ValidAgentName(rest[:i]) {
+				changed(rest[:i]) // the random part after the last dot has none
+			}
+		}
+	}()
+	return nil
 }

@@ -96,7 +96,12 @@
 //	    agent.json             the agent record (agent.New: WriteAgent;
 //	                           inbox.Resident: CreateAgent; Launcher.Start,
 //	                           Kill, the host, the supervisor, llmagent's
-//	                           usage: UpdateAgent), under agent.json.lock
+//	                           usage: UpdateAgent), under agent.json.lock;
+//	                           UpdateAgent writes it through a temp file in
+//	                           agents/ (.agent-record-NAME.*) renamed into
+//	                           place, the rename being what a supervisor's
+//	                           WatchAgentRecords sees (a temp left by a killed
+//	                           write is a file, never taken for an agent)
 //	    prompt.md              the rendered prompt (agent.Render: WritePromptFile)
 //	    nudge.md               an exec owner's resume text (agent.Host: WriteNudgeFile)
 //	    inbox.jsonl            prompt-object messages to NAME (inbox.Send:

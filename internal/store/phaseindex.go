@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,8 +20,11 @@ import (
 
 // PhaseIndexPath is the index entry of a phase.
 func (s *Store) PhaseIndexPath(phaseID string) string {
-	return filepath.Join(s.Root, "phase-index", phaseID)
+	return filepath.Join(s.phaseIndexDir(), phaseID)
 }
+
+// phaseIndexDir holds the phase index's entries.
+func (s *Store) phaseIndexDir() string { return filepath.Join(s.Root, "phase-index") }
 
 // indexedTask returns the task the index names for phaseID, if that task
 // holds the phase; "" otherwise.
@@ -53,5 +57,12 @@ func (s *Store) indexPhase(taskID, phaseID string) {
 	_, werr := f.WriteString(taskID + "\n")
 	if cerr := f.Close(); werr != nil || cerr != nil || os.Rename(f.Name(), p) != nil {
 		os.Remove(f.Name())
+		return
+	}
+	// A pm reset may have removed the task since it was found (it removes
+	// the tasks, then the index): an entry written after the index went
+	// would name a task that is gone, so it goes again.
+	if _, err := os.Stat(s.PhasePath(taskID, phaseID)); errors.Is(err, os.ErrNotExist) {
+		os.Remove(p)
 	}
 }

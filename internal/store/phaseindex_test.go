@@ -51,3 +51,30 @@ func TestFindPhaseThroughIndex(t *testing.T) {
 		}
 	})
 }
+
+// A lookup that found a phase's task just before a pm reset removed it, and
+// writes the index entry after the reset removed the index, leaves no entry
+// naming the gone task (pm doctor --check found one after a reset that
+// raced the supervisor's lookups).
+func TestIndexPhaseAfterTaskRemoved(t *testing.T) {
+	s := newInternalStore(t)
+	if err := s.WriteTask(&Task{ID: "tk-000001", Description: "x", Status: TaskActive}); err != nil {
+		t.Fatal(err)
+	}
+	ph, err := s.CreatePhase("tk-000001", func(tk *Task, _ []*Phase, id string) (*Phase, error) {
+		return &Phase{ID: id, TaskID: tk.ID, Status: PhaseActive}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ResetStateHeld(); err != nil {
+		t.Fatal(err)
+	}
+	s.indexPhase("tk-000001", ph.ID) // the racing lookup's late write
+	if _, err := os.Stat(s.PhaseIndexPath(ph.ID)); !os.IsNotExist(err) {
+		t.Fatalf("an index entry names the removed task tk-000001 (%v)", err)
+	}
+	if probs, err := s.CheckPhaseIndex(); err != nil || len(probs) != 0 {
+		t.Fatalf("CheckPhaseIndex after reset: %v, %v", probs, err)
+	}
+}

@@ -175,7 +175,7 @@ func (s *Store) WatchTask(ctx context.Context, taskID string, check func() (bool
 	return watch.Until(ctx, dirs, check)
 }
 
-// ResetStateHeld deletes every task, request and log (keeping config.json
+// ResetStateHeld deletes every task, request, log and the phase index (keeping config.json
 // and prompts/); the caller holds tasks.lock and has removed the agents one
 // by one under their locks (RemoveAgent), so no host outlives its record.
 // The bus is reset separately (Bus().Reset).
@@ -194,8 +194,22 @@ func (s *Store) ResetStateHeld() error {
 			return err
 		}
 	}
+	// The phase index names the tasks just removed: it goes too (a cache,
+	// made again as phases are found), after them, or pm doctor --check
+	// finds entries naming tasks that are gone. A lookup racing the reset
+	// that writes an entry after this finds its task gone and removes it
+	// (indexPhase).
+	if err := removeAllRaced(s.phaseIndexDir()); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(s.AgentsDir(), 0o755); err != nil {
 		return err
+	}
+	// Temp files of agent record writes killed before their rename
+	// (UpdateAgent writes through agents/): nothing else removes them.
+	left, _ := filepath.Glob(filepath.Join(s.AgentsDir(), recordTemp+"*"))
+	for _, f := range left {
+		_ = os.Remove(f)
 	}
 	return s.writeTaskIndexComplete()
 }

@@ -19,9 +19,12 @@
 //     wanted (killed task or agent, former owner, done task or closed phase
 //     past the time its host takes to leave) is stopped through the driver
 //     and recorded killed (stop.go);
-//   - a reconcile reads the agents live at the last look and those named by
-//     events since; every record only at the first look and after a reset
-//     (scope.go);
+//   - a reconcile reads the agents live at the last look, those named by
+//     events since and those whose record was written since (the record's
+//     own rename, store.WatchAgentRecords: a start killed between its
+//     record and its event is read at once, busy or not); every record
+//     only at the first look, after a reset and when that watch lost
+//     events (scope.go);
 //   - supervisor.wanted is written by Ensure and Run, and held through every
 //     start's spawn and record and every task creation (Launcher.WhileWanted
 //     = store.WhileSupervisorWanted, a shared lock on the marker); it is
@@ -52,7 +55,10 @@
 //     killing the supervisor between crashes does not reset the count;
 //   - a dead run's leftovers are ended once (sweep: driver Stop of the dead
 //     host) when its exit is seen, before a respawn, at a give-up, and for a
-//     host found dead and unwanted that nobody watched;
+//     host found dead and unwanted that nobody watched; each of those
+//     also removes the broker socket directories of hosts that are gone
+//     (broker.Sweep), so a host killed -9 leaves none behind even when no
+//     host starts after it;
 //   - respawns go through agent.Launcher.Restart, which re-checks under the
 //     agent's lock and never spawns while a live host is recorded;
 //   - a run recorded running whose host is gone while its agent is not

@@ -60,6 +60,50 @@ func TestUnannouncedStartFoundBeforeLeaving(t *testing.T) {
 	<-ran
 }
 
+// The same killed start while the supervisor stays busy (the other task
+// runs on, so it never reaches its last look before leaving): the record
+// landing wakes it and names the agent (store.WatchAgentRecords), so the
+// unannounced host is watched and respawned when it dies, while the other
+// agent still runs. No poll: the wake is the record's own rename.
+func TestUnannouncedStartRespawnedWhileBusy(t *testing.T) {
+	r := newRig(t, Policy{CrashLimit: 5, CrashWindow: time.Hour, BaseBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
+	a, owner := r.startOwner(t)
+	b, err := task.Create(r.s, r.l, store.Human, task.Spec{Description: "started by a killed command", Runtime: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), hang)
+	defer cancel()
+	ran := make(chan error, 1)
+	go func() { ran <- r.sv.Run(ctx) }()
+	waitKnown(t, r.sv, a.Owner) // its first reconcile has read every record
+
+	// The killed start: a host runs and the record says so; no event.
+	h, err := r.fake.Start(ctx, driver.Spec{Name: b.Owner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	if _, err := r.s.UpdateAgent(b.Owner, func(x *store.Agent) error {
+		x.Runtime, x.Handle, x.Status, x.StartedAt = "llm", h, store.AgentRunning, &now
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// The unannounced host dies while the other task's owner runs on.
+	waitKnown(t, r.sv, b.Owner)
+	r.fake.Exit(h, 128+9)
+	waitEvent(t, r.s, "agent.respawned", b.Owner, 1)
+	if got := r.agent(t, b.Owner); got.Status != store.AgentRunning || !r.fake.Alive(got.Handle) {
+		t.Fatalf("after the respawn: %+v", got)
+	}
+	if !r.fake.Alive(owner.Handle) {
+		t.Fatalf("the other task's owner is not running: the respawn came from the last look before leaving")
+	}
+	cancel()
+	<-ran
+}
+
 // waitKnown waits until a reconcile of sv has read name as live (every
 // record read in the same pass).
 func waitKnown(t *testing.T, sv *Supervisor, name string) {

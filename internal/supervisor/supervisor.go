@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/broker"
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/crashpoint"
@@ -170,6 +171,12 @@ func (sv *Supervisor) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sv.init(ctx)
+	// Every agent record written from now on names its agent for the next
+	// reconcile: a start killed between its record and its event is read
+	// at once, busy or not (the first reconcile reads every record).
+	if err := sv.Store.WatchAgentRecords(ctx, sv.recordChanged); err != nil {
+		sv.Log.Warn("cannot watch agent records: a start killed before its event is found only when nothing else is live", "err", err)
+	}
 	if sv.Launcher != nil {
 		// Finish what a command killed between its steps left undone
 		// (docs/design.md, "Crash safety").
@@ -343,6 +350,19 @@ var wakes = map[bus.Kind]bool{
 	bus.EvAgentKilled:    true,
 	bus.EvAgentRespawned: true,
 	bus.EvAgentFailed:    true,
+}
+
+// recordChanged notes that name's record was written ("" : records may
+// have been missed, read them all) and wakes the loop.
+func (sv *Supervisor) recordChanged(name string) {
+	sv.mu.Lock()
+	if name == "" {
+		sv.rescan = true
+	} else {
+		sv.dirty[name] = true
+	}
+	sv.mu.Unlock()
+	sv.poke()
 }
 
 func (sv *Supervisor) poke() {
@@ -720,11 +740,24 @@ func (sv *Supervisor) watchExit(name string, h driver.Handle) {
 	}()
 }
 
+// sweepSockets removes the broker socket directories of hosts that are
+// gone (broker.Sweep: each named by its host's pid and start time), which a
+// host killed -9 leaves behind: here, where its death is seen, and not only
+// at the next host's start (a given-up agent's never comes). Every time it
+// is called, not once per run: it is a directory listing, and the once of
+// sweep may be taken by a watcher still at work when a respawn asks.
+func sweepSockets() {
+	if dir, err := broker.RunDir(); err == nil {
+		broker.Sweep(dir)
+	}
+}
+
 // sweep ends, once per run, what a host that is gone left running: its
 // cgroup and its marked processes (the driver's Stop of a dead host forces
 // them at once). A host killed -9 ends nothing itself; this is where its
 // death is noticed, whether it is respawned, given up on or not wanted.
 func (sv *Supervisor) sweep(name string, h driver.Handle) {
+	sweepSockets()
 	sv.mu.Lock()
 	done := sv.swept[h]
 	sv.swept[h] = true

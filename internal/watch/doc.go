@@ -11,4 +11,9 @@
 // pm status); each interval it tries to watch again, and tells its caller
 // once it does (degraded(nil)), so polling lasts only while inotify is used
 // up.
+//
+// Renames is the one watch that says what changed: the names of the
+// entries renamed away from one directory (the temp files of agent
+// records landing, store.WatchAgentRecords), its watch in place before it
+// returns, "" when events were lost (look at everything).
 package watch

@@ -244,3 +244,53 @@ func Lines(ctx context.Context, r *jsonl.Reader, fn func(raw []byte) error, stop
 		return true, r.Next(fn)
 	})
 }
+
+// Renames watches dir and sends on the returned channel the name (base) of
+// every entry renamed away from it, "" when events were lost (the watcher
+// overflowed: the caller must look at everything). The watch is in place
+// when Renames returns, so nothing renamed after that is missed; the
+// channel closes when ctx ends or the watcher fails. A watch that cannot
+// be made is an error (ErrLimit's explanation when inotify is used up).
+func Renames(ctx context.Context, dir string) (<-chan string, error) {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, explain(err)
+	}
+	if err := w.Add(dir); err != nil {
+		w.Close()
+		return nil, explain(err)
+	}
+	out := make(chan string, 64)
+	go func() {
+		defer close(out)
+		defer w.Close()
+		send := func(name string) bool {
+			select {
+			case out <- name:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case _, ok := <-w.Errors:
+				if !ok || !send("") {
+					return
+				}
+			case ev, ok := <-w.Events:
+				if !ok {
+					return
+				}
+				if ev.Has(fsnotify.Rename) && filepath.Dir(ev.Name) == filepath.Clean(dir) {
+					if !send(filepath.Base(ev.Name)) {
+						return
+					}
+				}
+			}
+		}
+	}()
+	return out, nil
+}

@@ -107,7 +107,8 @@ func Confinement(f *cmdutil.Factory) Report {
 		{"the state directory hidden: not readable, not listed", r.MountNS, "mount namespace; without it readable no, listed yes"},
 		{".git (whatever git directory it names), core.hooksPath, prompts/ read-only", abi >= 1, "read-only mounts, or left out of the Landlock rules"},
 		{"files created at the top of the project", r.MountNS, "mount namespace; Landlock alone cannot allow it without allowing it in .git, prompts/ and the state"},
-		{"nothing a command or exec agent starts outlives it, even its host killed -9; it sees only its own processes", sandbox.PIDNamespace(), "PID namespace with its own /proc; without it a cgroup, else an env -i child of a killed host escapes"},
+		{"nothing a sandboxed command or exec agent starts outlives it, even its host killed -9; it sees only its own processes", sandbox.PIDNamespace(), "PID namespace with its own /proc; " + withoutPIDNS},
+		{"nothing an unsandboxed command or exec agent (sandbox.off, runtime.exec.sandbox false, no Landlock) starts outlives its host killed -9", sandbox.Contained(), "PID namespace with its own /proc, as the user; " + withoutPIDNS},
 	}
 	for _, m := range []sandbox.Mode{sandbox.ModeLandlockNS, sandbox.ModeLandlock, sandbox.ModeNone} {
 		it := Item{What: string(m), Has: string(m) == r.Mode, Note: givesUp(m)}
@@ -119,6 +120,9 @@ func Confinement(f *cmdutil.Factory) Report {
 	}
 	return r
 }
+
+// withoutPIDNS is what the fallbacks give up (docs/security.md, "Processes").
+const withoutPIDNS = "without it a cgroup holds the run until the supervisor, pm kill or pm reset ends it, and with no cgroup an env -i child of a host killed -9 runs on for good"
 
 // modeOf is what pm agents says an agent's commands run under, given the
 // config.
