@@ -141,11 +141,12 @@ func passes(passEnv []string, name string) bool {
 // brokers none). The socket is in a directory of its own, named at random,
 // under broker.RunDir: outside the state directory, and hidden from every
 // sandbox (the agent's own sandbox shows it its own socket: execSandbox).
-func startBroker(log *slog.Logger, token string, cmds Commands, halt func(string)) (*broker.Server, error) {
+// act keeps the agent's activity around each command it runs.
+func startBroker(log *slog.Logger, token string, cmds Commands, halt func(string), act *execActivity) (*broker.Server, error) {
 	if cmds == nil {
 		return nil, nil
 	}
-	b, err := broker.Listen("", token, cmds(token, halt))
+	b, err := broker.Listen("", token, act.wrap(cmds(token, halt)))
 	if err != nil {
 		return nil, err
 	}

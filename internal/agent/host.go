@@ -91,7 +91,8 @@ func Host(ctx context.Context, s *store.Store, st state.State, name string, env 
 	if note != "" { // the human answered the request about it: one more of a cap it reached
 		budget.allowMore(s, st, a)
 	}
-	brk, err := startBroker(log, token, cmds, budget.halt)
+	act := &execActivity{set: func(what string) { SetActivity(s, st, a.Name, what) }}
+	brk, err := startBroker(log, token, cmds, budget.halt, act)
 	if err != nil {
 		return finish(s, st, log, a, -1, err.Error())
 	}
@@ -122,7 +123,9 @@ func Host(ctx context.Context, s *store.Store, st state.State, name string, env 
 		if err != nil {
 			return finish(s, st, log, a, -1, err.Error())
 		}
+		act.start()
 		end, err := runExec(ctx, s, st, log, masked, logw, a, agentEnv, run, budget, box)
+		act.end()
 		switch {
 		case err != nil:
 			return finish(s, st, log, a, -1, err.Error())

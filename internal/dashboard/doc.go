@@ -36,7 +36,7 @@
 //     and, for an event that may change a task (ops.ChangesState), that
 //     task's health when the frame was built, which the page takes as is;
 //   - a snapshot's room says who is typing by the records alone (RoomView:
-//     running with the activity "working" the llm runtime writes), and the
+//     running with the activity "working", agent.SetActivity), and the
 //     page applies the same rule to agent.activity events; nothing else is
 //     taken for typing;
 //   - costs are the ledger's sums (ops.Costs), what has no price counted

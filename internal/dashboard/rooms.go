@@ -3,6 +3,7 @@ package dashboard
 import (
 	"time"
 
+	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
@@ -19,9 +20,10 @@ type RoomView struct {
 	LastActivity time.Time `json:"last_activity"`
 	IdleSeconds  int64     `json:"idle_seconds"`
 	// Typing are the room's agents whose turn is in flight: running, with
-	// the activity "working" that the llm runtime records from the moment
-	// it reads the room's new messages until its model turn ends
-	// (agent.activity). Exec agents record no activity and never show here.
+	// the activity "working" (agent.SetActivity): the llm runtime records it
+	// from the moment it reads the room's new messages until its model turn
+	// ends; an exec agent's host while its CLI runs and is not blocked in a
+	// pm command that waits (pm chat --wait, pm wait, pm call).
 	Typing []Typist `json:"typing"`
 }
 
@@ -53,5 +55,5 @@ func roomView(sess *ops.Session, room ops.Room) RoomView {
 // typing: a's turn is in flight (the page applies the same rule to
 // agent.activity events).
 func typing(a *store.Agent) bool {
-	return a.Status == store.AgentRunning && a.Activity == "working"
+	return a.Status == store.AgentRunning && a.Activity == agent.ActivityWorking
 }

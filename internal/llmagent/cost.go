@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/cost"
 	"github.com/plasmodium/pm/internal/llm"
@@ -157,8 +158,8 @@ func (r *Runner) askMore(ctx context.Context, a *store.Agent, be *llm.BudgetErro
 	q := fmt.Sprintf("@%s paused before a model call: %v. Raise the cap with `%s` and answer this request, "+
 		"or answer \"yes\" to allow one more %s (%s) for this agent; \"no\" stops it.",
 		a.Name, be, raise, cost.Cap{Key: be.Key}.OneMore(), cost.USD(limit))
-	r.activity(a.Name, "waiting")
-	defer r.activity(a.Name, "working")
+	r.activity(a.Name, agent.ActivityWaiting)
+	defer r.activity(a.Name, agent.ActivityWorking)
 	rq, err := request.Create(s, r.State, store.Actor{Name: a.Name, Agent: a}, q)
 	if err != nil {
 		return false, err

@@ -82,8 +82,8 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 			if err := r.cascade(ctx, a, to, cancel); err != nil {
 				return "", err
 			}
-			r.activity(a.Name, "waiting")
-			defer r.activity(a.Name, "working")
+			r.activity(a.Name, agent.ActivityWaiting)
+			defer r.activity(a.Name, agent.ActivityWorking)
 			return inbox.Call(ctx, s, r.Launcher, a.Name, to, msg, nil)
 		},
 		OnThink: func(t string) {
@@ -145,8 +145,8 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 		}
 	}
 	resumed := s.HasTranscript(a.Name)
-	r.activity(a.Name, "working")
-	defer r.activity(a.Name, "idle")
+	r.activity(a.Name, agent.ActivityWorking)
+	defer r.activity(a.Name, agent.ActivityIdle)
 	switch {
 	case a.TaskID == "":
 		err = r.serve(ctx, a, loop)
@@ -234,9 +234,9 @@ func (r *Runner) discuss(ctx context.Context, a *store.Agent, loop *llm.Loop, re
 			}
 			resumed = false
 		}
-		r.activity(a.Name, "idle")
+		r.activity(a.Name, agent.ActivityIdle)
 		w, err := phase.WaitNew(ctx, s, r.State, actor, ph)
-		r.activity(a.Name, "working")
+		r.activity(a.Name, agent.ActivityWorking)
 		switch {
 		case err == nil && !w.Closed:
 		case err == nil, errs.Is(err, errs.State), ctx.Err() != nil:
@@ -265,7 +265,7 @@ func (r *Runner) discuss(ctx context.Context, a *store.Agent, loop *llm.Loop, re
 // After runtime.resident_idle with no message it leaves (inbox.IdleOut),
 // and the next call starts it again.
 func (r *Runner) serve(ctx context.Context, a *store.Agent, loop *llm.Loop) error {
-	r.activity(a.Name, "idle")
+	r.activity(a.Name, agent.ActivityIdle)
 	debug.FreeOSMemory()
 	ctx, idle := r.idleOut(ctx, a)
 	defer idle.Close()
@@ -274,8 +274,8 @@ func (r *Runner) serve(ctx context.Context, a *store.Agent, loop *llm.Loop) erro
 		defer idle.Reset()
 		r.serving.Store(bus.CauseOf(ctx))
 		defer r.serving.Store("")
-		r.activity(a.Name, "working")
-		defer r.activity(a.Name, "idle")
+		r.activity(a.Name, agent.ActivityWorking)
+		defer r.activity(a.Name, agent.ActivityIdle)
 		// An idle resident should hold as little memory as it can: give the
 		// turn's garbage back to the OS once the reply is out (not before it:
 		// a forced GC on the reply's path would add to the caller's wait).
@@ -358,8 +358,8 @@ func (r *Runner) tools(env *capability.Env, set prompt.Set, obj *prompt.Object, 
 		}
 		call := t.Call
 		tools[i].Call = func(ctx context.Context, args json.RawMessage) (string, error) {
-			r.activity(name, "waiting")
-			defer r.activity(name, "working")
+			r.activity(name, agent.ActivityWaiting)
+			defer r.activity(name, agent.ActivityWorking)
 			return call(ctx, args)
 		}
 	}
@@ -432,21 +432,9 @@ func (r *Runner) tell(a *store.Agent, text string) {
 	task.TellStopped(r.Store, r.State, a, text)
 }
 
-// activity records what the agent is doing and, when that changed, puts it
-// on the bus (agent.activity: the dashboard's capability bar and usage
-// table; pm wait and other task followers skip it, see ops.ChangesState).
-func (r *Runner) activity(name, what string) {
-	now := r.Store.Now().UTC()
-	var changed bool
-	a, err := r.State.UpdateAgent(name, func(x *store.Agent) error {
-		changed = x.Activity != what
-		x.Activity, x.ActiveAt = what, &now
-		return nil
-	})
-	if err == nil && changed {
-		r.Store.Notify(agentEvent(a, bus.EvAgentActivity, what, nil))
-	}
-}
+// activity records what the agent is doing (agent.SetActivity, the one
+// writer for both runtimes).
+func (r *Runner) activity(name, what string) { agent.SetActivity(r.Store, r.State, name, what) }
 
 func clip(s string, n int) string {
 	if len(s) <= n {

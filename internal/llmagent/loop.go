@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/llm"
 	"github.com/plasmodium/pm/internal/loopguard"
 	"github.com/plasmodium/pm/internal/ops"
@@ -21,8 +22,8 @@ func (r *Runner) loopBreaker(a *store.Agent, loop *llm.Loop) {
 	}
 	loop.Repeats = &loopguard.Guard{Limit: n}
 	loop.OnRepeat = func(ctx context.Context, h loopguard.Hit) (string, error) {
-		r.activity(a.Name, "waiting")
-		defer r.activity(a.Name, "working")
+		r.activity(a.Name, agent.ActivityWaiting)
+		defer r.activity(a.Name, agent.ActivityWorking)
 		sess := &ops.Session{Store: r.Store, State: r.State, Actor: store.Actor{Name: a.Name, Agent: a}, Launcher: r.Launcher, Getenv: r.Getenv}
 		evidence := fmt.Sprintf("it called %s %s in a row with the same arguments %s and got the same result each time, and calls it again",
 			h.Name, llm.Times(h.Times), clip(h.Args, 300))
