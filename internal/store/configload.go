@@ -67,7 +67,6 @@ func (s *Store) OnHub() bool {
 // files no other machine writes.
 const (
 	HubCheck = "pm doctor --check (it inspects the state directory's files)"
-	HubReset = "pm reset (it deletes the state directory's files; a hub's records would stay)"
 )
 
 // NotOnHub refuses what (one of the Hub* operations) on a project whose
