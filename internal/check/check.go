@@ -48,7 +48,8 @@ type Finding struct {
 func (f Finding) String() string { return fmt.Sprintf("%s %s: %s", f.Kind, f.Subject, f.Text) }
 
 // Run checks the whole state of s and returns what is wrong, sorted by kind
-// then subject; none is a clean state.
+// then subject; none is a clean state. On a hub it checks the records and
+// this machine's checkout and processes, not what NotChecked lists.
 func Run(s *store.Store, st state.State) ([]Finding, error) {
 	c := &checker{s: s, st: st, drv: agent.DefaultDriver(s)}
 	agents, bad, err := st.AgentsChecked()
@@ -70,9 +71,14 @@ func Run(s *store.Store, st state.State) ([]Finding, error) {
 		return nil, err
 	}
 	c.blockers(tasks, byID)
-	c.agents(agents, byID)
+	hub := s.OnHub()
+	if !hub {
+		c.agents(agents, byID)
+	}
 	c.gitLock()
-	c.worktrees(tasks)
+	if !hub {
+		c.worktrees(tasks)
+	}
 	c.orphans(agents)
 	if err := c.caches(); err != nil {
 		return nil, err
@@ -85,6 +91,22 @@ func Run(s *store.Store, st state.State) ([]Finding, error) {
 		return a.Subject < b.Subject
 	})
 	return c.out, nil
+}
+
+// NotChecked says, one line each, what Run does not check for s's project
+// and why: on a hub, what needs the machine an agent or a task lives on (a
+// host's process, a task's worktree: records name them, but they may be
+// on another machine, which this one cannot see), and the files' own caches
+// (a hub's records have none). Nothing for a project of files.
+func NotChecked(s *store.Store) []string {
+	if !s.OnHub() {
+		return nil
+	}
+	return []string{
+		"the state directory's caches (rooms' count marks, the task and phase indexes): a hub's records have none",
+		"agents recorded running whose host is gone, and live work with no supervisor: an agent's host may run on another machine",
+		"task worktrees: a task's worktree is on the machine that made it",
+	}
 }
 
 type checker struct {

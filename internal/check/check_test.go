@@ -187,3 +187,49 @@ func recordDeadRun(t *testing.T, s *store.Store, name string) {
 		t.Fatal(err)
 	}
 }
+
+// On a hub, Run checks the records (a task blocked only by done tasks is
+// found) and not what needs the machine a record's host or worktree is on:
+// an agent recorded running whose pid is not this machine's, and live work
+// with no supervisor here, are no finding there; NotChecked says so. The
+// records stay the files' (fsstate) so the one state is checked both ways.
+func TestRunOnAHub(t *testing.T) {
+	s, l := newStore(t)
+	live := mkTask(t, s, l)
+	recordDeadRun(t, s, live.Owner)
+	a := mkTask(t, s, l)
+	if _, err := task.Create(s, l, store.Human, task.Spec{Description: "after", Runtime: "none", BlockedBy: []string{a.ID}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.UpdateTask(a.ID, func(x *store.Task) error { x.Status = store.TaskDone; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.MarkSupervisorWanted(); err != nil {
+		t.Fatal(err)
+	}
+	if want := []check.Kind{check.BlockedByDone, check.DeadRunning, check.NoSupervisor}; !slices.Equal(kinds(t, s), want) {
+		t.Fatalf("on files: kinds %v, want %v", kinds(t, s), want)
+	}
+	if got := check.NotChecked(s); got != nil {
+		t.Fatalf("on files, not checked: %v", got)
+	}
+
+	cfg := `{"store": {"url": "nats://127.0.0.1:4222", "project": "web-000001"}}`
+	if err := os.WriteFile(s.ConfigPath(), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hub, err := store.Open(s.Root)
+	if err != nil || !hub.OnHub() {
+		t.Fatalf("reopened on a hub: %v, %v", hub.OnHub(), err)
+	}
+	found, err := check.Run(hub, fsstate.New(hub))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found) != 1 || found[0].Kind != check.BlockedByDone {
+		t.Fatalf("on a hub: %v, want only %s", found, check.BlockedByDone)
+	}
+	if got := check.NotChecked(hub); len(got) != 3 {
+		t.Fatalf("on a hub, not checked: %v", got)
+	}
+}

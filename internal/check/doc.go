@@ -9,6 +9,12 @@
 //     only a backend's own caches can get wrong (fsstate's count marks and
 //     indexes) is that backend's check, state.CacheChecker, asked when the
 //     backend has one;
+//   - on a hub (store.url set) it checks the records (rooms, roles,
+//     blockers, unreadable agents) and this machine's checkout and
+//     processes (a git index lock, processes of runs no running agent
+//     has), not what needs the machine a record's host or worktree is on,
+//     nor the files' caches: NotChecked says which, and pm doctor --check
+//     prints it;
 //   - every finding has a kind (Kinds lists them) and names what it is about,
 //     so a harness can count them by kind;
 //   - it is meant for a state at rest: a command running meanwhile may show

@@ -8,15 +8,20 @@ import (
 )
 
 // CompleteIDs completes the first argument with the ids of kind (ids.Task,
-// ids.Request) that start with what was typed, read from the state
-// directory's listings (no record is read). Nothing completes outside a
-// project, and files are never offered.
+// ids.Request) that start with what was typed, listed by the project's
+// records (state.State's IDsWithPrefix: the state directory's listings, or
+// a hub's keys). Nothing completes outside a project, and files are never
+// offered.
 func CompleteIDs(f *Factory, kind string) cobra.CompletionFunc {
 	return func(_ *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		if len(args) > 0 {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		s, err := f.Store()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		st, err := f.State(s)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
@@ -27,7 +32,8 @@ func CompleteIDs(f *Factory, kind string) cobra.CompletionFunc {
 			}
 			prefix = kind + "-"
 		}
-		return s.IDsWithPrefix(kind, prefix), cobra.ShellCompDirectiveNoFileComp
+		found, _ := st.IDsWithPrefix(kind, prefix) // none when the records cannot be read
+		return found, cobra.ShellCompDirectiveNoFileComp
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/msglog"
+	"github.com/plasmodium/pm/internal/state"
 )
 
 // Timeline is GET /api/timeline?task=tk-…&before=C: the last events of one
@@ -38,7 +39,7 @@ func (s *Server) timeline(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "before is the cursor of a snapshot (GET /api/state's cursor)")
 		return
 	}
-	id, err := s.sess.Store.CompleteID(ids.Task, q.Get("task")) // a unique prefix names its task
+	id, err := state.CompleteID(s.sess.State, ids.Task, q.Get("task")) // a unique prefix names its task
 	if err == nil && ids.Parse(ids.Task, id) != nil {
 		writeError(w, http.StatusBadRequest, "say which task: /api/timeline?task=tk-…&before=CURSOR")
 		return

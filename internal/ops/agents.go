@@ -144,7 +144,7 @@ func Answer(ctx context.Context, sess *Session, in AnswerInput) (*AnswerResult, 
 	st := sess.State
 	s := sess.Store
 	var err error
-	if in.ID, err = s.CompleteID(ids.Request, in.ID); err != nil { // a unique prefix names its request
+	if in.ID, err = state.CompleteID(st, ids.Request, in.ID); err != nil { // a unique prefix names its request
 		return nil, err
 	}
 	r, err := request.Get(s, st, in.ID)

@@ -10,6 +10,7 @@ import (
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/llm"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -62,7 +63,7 @@ func Costs(ctx context.Context, sess *Session, in CostsInput) (CostsResult, erro
 	s := sess.Store
 	var res CostsResult
 	if in.Task != "" {
-		id, err := s.CompleteID(ids.Task, in.Task) // a unique prefix names its task
+		id, err := state.CompleteID(st, ids.Task, in.Task) // a unique prefix names its task
 		if err != nil {
 			return res, err
 		}

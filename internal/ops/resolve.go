@@ -13,7 +13,7 @@ import (
 // agent's own task, else (for the human) the only active task.
 func ResolveTask(s *store.Store, st state.State, actor store.Actor, id string) (*store.Task, error) {
 	if id != "" {
-		full, err := s.CompleteID(ids.Task, id) // a unique prefix names its task
+		full, err := state.CompleteID(st, ids.Task, id) // a unique prefix names its task
 		if err != nil {
 			return nil, err
 		}

@@ -103,7 +103,7 @@ func SupervisorWarnings(s *store.Store) []string {
 // Status shows a task with its phases and agents: the named one, else the
 // agent's own; the human without a task gets the overview.
 func Status(ctx context.Context, sess *Session, in StatusInput) (StatusResult, error) {
-	id, err := sess.Store.CompleteID(ids.Task, in.Task)
+	id, err := state.CompleteID(sess.State, ids.Task, in.Task)
 	if err != nil {
 		return StatusResult{}, err
 	}
@@ -292,7 +292,7 @@ type KillInput struct {
 // (CheckKill).
 func Kill(ctx context.Context, sess *Session, in KillInput) (*task.KillResult, error) {
 	var err error
-	if in.Task, err = sess.Store.CompleteID(ids.Task, in.Task); err != nil {
+	if in.Task, err = state.CompleteID(sess.State, ids.Task, in.Task); err != nil {
 		return nil, err
 	}
 	if !sess.Actor.IsHuman() {

@@ -36,7 +36,7 @@ func Wait(ctx context.Context, sess *Session, in WaitInput) (WaitResult, error) 
 	if err != nil {
 		return WaitResult{}, err
 	}
-	if in.Task, err = sess.Store.CompleteID(ids.Task, in.Task); err != nil {
+	if in.Task, err = state.CompleteID(sess.State, ids.Task, in.Task); err != nil {
 		return WaitResult{}, err
 	}
 	if _, err := sess.State.Task(in.Task); err != nil {

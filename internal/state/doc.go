@@ -56,6 +56,11 @@
 // order. Ids are fresh: CreateTask, CreatePhase, CreateRequest and
 // CreateDesign never reuse an id in the project.
 //
+// Ids by prefix. IDsWithPrefix lists the task or request ids that start
+// with a prefix, sorted, every id Tasks or Requests would list and no
+// other; CompleteID (complete.go) resolves a typed prefix through it, so
+// a prefix names the same record from every process and machine.
+//
 // Errors. Every "no such thing" matches ErrNotFound, every malformed id or
 // name ErrInvalid, a refused Append ErrClosed or ErrRoomFull, a lost race
 // the method could not settle ErrConflict (errors.Is). They also carry

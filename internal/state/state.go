@@ -17,6 +17,12 @@ type State interface {
 	Designs
 	Prompts
 	Watcher
+	// IDsWithPrefix lists the ids of kind (ids.Task or ids.Request) that
+	// start with prefix, sorted, reading no record where the backend can
+	// (the files list a directory, a hub its keys): a typed prefix names
+	// its task or request on every machine (CompleteID), and the shell
+	// completes ids from it. Unknown kinds have none.
+	IDsWithPrefix(kind, prefix string) ([]string, error)
 }
 
 // Tasks are the task records and the one project-wide critical section.

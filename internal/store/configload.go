@@ -14,7 +14,6 @@ import (
 	"sync"
 
 	"github.com/plasmodium/pm/internal/config"
-	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/lockedfile"
 )
 
@@ -59,26 +58,6 @@ func (s *Store) OnHub() bool {
 		return false
 	}
 	return s.Config().Store.Remote()
-}
-
-// Operations that work on the state directory's files themselves, not on
-// the project's records, so they mean nothing for a project whose records
-// are on a hub: each refuses there (NotOnHub) rather than read or delete
-// files no other machine writes.
-const (
-	HubCheck = "pm doctor --check (it inspects the state directory's files)"
-	HubReset = "pm reset (it deletes the state directory's files; a hub's records would stay)"
-)
-
-// NotOnHub refuses what (one of the Hub* operations) on a project whose
-// records are on a hub: the one check every such operation makes, with
-// the command to use instead.
-func (s *Store) NotOnHub(what string) error {
-	if !s.OnHub() {
-		return nil
-	}
-	return errs.Failf("this works on a project whose records are in its files; docs/distributed.md lists what works on a hub today",
-		"not available on a hub yet: %s (this project's records are on %s)", what, s.Config().Store.URL)
 }
 
 // loadConfig reads config.json and checks it (config.Parse: unknown keys,

@@ -107,7 +107,7 @@ func validate(s *store.Store, st state.State, sp *Spec) error {
 				continue
 			}
 			seen[id] = true
-			full, err := s.CompleteID(ids.Task, id) // a unique prefix names its task
+			full, err := state.CompleteID(st, ids.Task, id) // a unique prefix names its task
 			if err != nil {
 				return err
 			}

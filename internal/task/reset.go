@@ -20,7 +20,10 @@ type ResetResult struct {
 const resetRounds = 20
 
 // Reset kills every running agent, then deletes all state but config.json and
-// prompts/. Without force it refuses while tasks are live.
+// prompts/. Without force it refuses while tasks are live. On a hub it wipes
+// the project's records and its bus (st.ResetHeld, the hub's bus Reset),
+// which every machine joined to it then reads as new; each machine's own
+// files (its logs/) stay with it.
 func Reset(s *store.Store, st state.State, actor store.Actor, force bool) (*ResetResult, error) {
 	return ResetWith(s, &agent.Launcher{Store: s, State: st}, actor, force)
 }
@@ -31,9 +34,6 @@ func Reset(s *store.Store, st state.State, actor store.Actor, force bool) (*Rese
 // is waited for and ended, a start after that finds no record and spawns
 // nothing, and agents created during a round are found by the next one.
 func ResetWith(s *store.Store, l *agent.Launcher, actor store.Actor, force bool) (*ResetResult, error) {
-	if err := s.NotOnHub(store.HubReset); err != nil {
-		return nil, err
-	}
 	st := l.State
 	tasks, err := st.Tasks()
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/render"
+	"github.com/plasmodium/pm/internal/state"
 )
 
 // Options are the inputs of pm log.
@@ -53,7 +54,7 @@ func run(f *cmdutil.Factory, o Options) error {
 		return err
 	}
 	if o.Task != "" {
-		id, err := s.CompleteID(ids.Task, o.Task) // a unique prefix names its task
+		id, err := state.CompleteID(st, ids.Task, o.Task) // a unique prefix names its task
 		if err != nil {
 			return err
 		}

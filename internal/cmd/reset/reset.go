@@ -9,6 +9,7 @@ import (
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/render"
+	"github.com/plasmodium/pm/internal/store"
 )
 
 // Options are the inputs of pm reset.
@@ -38,7 +39,7 @@ func run(f *cmdutil.Factory, o Options) error {
 	}
 	if !o.Yes {
 		// A person at a terminal is asked: everything goes, not only live work.
-		yes, asked := f.Confirm(fmt.Sprintf("pm reset deletes every task, event, request and log of %s (config.json and prompts/ stay). Go on?", sess.Store.Root))
+		yes, asked := f.Confirm(question(sess.Store))
 		if asked && !yes {
 			fmt.Fprintln(f.IO.ErrOut, "reset: nothing changed")
 			return nil
@@ -50,4 +51,15 @@ func run(f *cmdutil.Factory, o Options) error {
 	}
 	fmt.Fprintf(f.IO.Out, "reset: %s removed, %s killed\n", render.Plural(res.Tasks, "task"), render.Plural(len(res.Killed), "agent"))
 	return nil
+}
+
+// question is what a person at a terminal is asked: on a hub, the wipe
+// reaches every machine joined to the project, so it names the project
+// and the hub, not this directory.
+func question(s *store.Store) string {
+	if s.OnHub() {
+		c := s.Config().Store
+		return fmt.Sprintf("pm reset deletes every task, event, request and room of project %s on the hub %s, for every machine joined to it (config.json, prompts and designs stay). Go on?", c.Project, c.URL)
+	}
+	return fmt.Sprintf("pm reset deletes every task, event, request and log of %s (config.json and prompts/ stay). Go on?", s.Root)
 }

@@ -123,6 +123,12 @@ func (f *FS) Context(taskID string) ([]byte, error) {
 // made again, empty and complete, last.
 func (f *FS) ResetHeld() error { return f.s.ResetStateHeld() }
 
+// IDsWithPrefix lists the task or request directory's names (no record is
+// read).
+func (f *FS) IDsWithPrefix(kind, prefix string) ([]string, error) {
+	return f.s.IDsWithPrefix(kind, prefix), nil
+}
+
 // Phases.
 
 func (f *FS) Phase(taskID, phaseID string) (*state.Phase, error) {

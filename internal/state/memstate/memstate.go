@@ -240,6 +240,26 @@ func (m *Mem) Context(taskID string) ([]byte, error) {
 	return append([]byte(nil), m.contexts[taskID]...), nil
 }
 
+func (m *Mem) IDsWithPrefix(kind, prefix string) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	recs := map[string][]byte(nil)
+	switch kind {
+	case ids.Task:
+		recs = m.tasks
+	case ids.Request:
+		recs = m.requests
+	}
+	var out []string
+	for id := range recs {
+		if strings.HasPrefix(id, prefix) {
+			out = append(out, id)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
 func (m *Mem) ResetHeld() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()

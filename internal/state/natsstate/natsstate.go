@@ -441,6 +441,38 @@ func (s *State) Context(taskID string) ([]byte, error) {
 	return b, err
 }
 
+// IDsWithPrefix lists the keys of kind's records that start with prefix
+// (the stream names the keys that have messages, in one request); each
+// match is read, so a key left without a value is not an id. Tasks and
+// requests are only ever purged (ResetHeld), so there is none today, and
+// a prefix matches few keys.
+func (s *State) IDsWithPrefix(kind, prefix string) ([]string, error) {
+	keyPrefix := map[string]string{ids.Task: "task.", ids.Request: "req."}[kind]
+	if keyPrefix == "" {
+		return nil, nil
+	}
+	ctx, cancel := s.op()
+	info, err := s.kvStream.Info(ctx, jetstream.WithSubjectFilter(s.kvPrefix+keyPrefix+">"))
+	cancel()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for subj := range info.State.Subjects {
+		id := strings.TrimPrefix(subj, s.kvPrefix+keyPrefix)
+		if !strings.HasPrefix(id, prefix) || ids.Parse(kind, id) != nil {
+			continue
+		}
+		if b, _, err := s.get(keyPrefix + id); err != nil {
+			return nil, err
+		} else if b != nil {
+			out = append(out, id)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
 // ResetHeld purges the records' subjects of tasks, contexts, phases,
 // requests and phase progress, and the project's rooms stream.
 func (s *State) ResetHeld() error {

@@ -38,6 +38,7 @@ func Run(t *testing.T, open func(t *testing.T) state.State) {
 		{"TaskConcurrentUpdatesLoseNothing", testTaskConcurrentUpdates},
 		{"WithTasksExcludes", testWithTasksExcludes},
 		{"Reset", testReset},
+		{"IDsWithPrefix", testIDsWithPrefix},
 		{"PhaseCreateRead", testPhaseCreateRead},
 		{"PhaseNotFound", testPhaseNotFound},
 		{"RoomExactLimitUnderRace", testRoomExactLimit},

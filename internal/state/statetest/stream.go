@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/state"
 )
 
@@ -369,5 +371,59 @@ func testReset(t *testing.T, st state.State) {
 	second := newPhase(t, st, again, 5)
 	if sent := appendN(t, st, second, 0, 1); len(sent) != 1 {
 		t.Fatal("no message")
+	}
+}
+
+// IDsWithPrefix lists the ids of tasks and requests that start with a
+// prefix, sorted, and CompleteID resolves a unique prefix through it: the
+// same on every backend, so a typed prefix names its task on every
+// machine of a hub project. A reset leaves none.
+func testIDsWithPrefix(t *testing.T, st state.State) {
+	a, b := newTask(t, st, 1, nil), newTask(t, st, 2, nil)
+	r := &state.Request{From: "oak_0001", Question: "?", Status: state.RequestPending, CreatedAt: at(1)}
+	if err := st.CreateRequest(r); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{a.ID, b.ID}
+	slices.Sort(want)
+	for _, c := range []struct {
+		kind, prefix string
+		want         []string
+	}{
+		{ids.Task, "tk-", want},
+		{ids.Task, a.ID, []string{a.ID}},
+		{ids.Request, "rq-", []string{r.ID}},
+		{ids.Request, "tk-", nil},
+		{ids.Phase, "ph-", nil},
+	} {
+		got, err := st.IDsWithPrefix(c.kind, c.prefix)
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Fatalf("IDsWithPrefix(%s, %s) = %v, %v; want %v", c.kind, c.prefix, got, err, c.want)
+		}
+	}
+	// The shortest prefix of a that b does not share names a alone.
+	n := len("tk-") + 1
+	for strings.HasPrefix(b.ID, a.ID[:n]) {
+		n++
+	}
+	if got, err := state.CompleteID(st, ids.Task, a.ID[:n]); err != nil || got != a.ID {
+		t.Fatalf("CompleteID(%s) = %q, %v; want %s", a.ID[:n], got, err, a.ID)
+	}
+	if got, err := state.CompleteID(st, ids.Request, r.ID[:4]); err != nil || got != r.ID {
+		t.Fatalf("CompleteID(%s) = %q, %v; want %s", r.ID[:4], got, err, r.ID)
+	}
+	if a.ID[:4] == b.ID[:4] {
+		if _, err := state.CompleteID(st, ids.Task, a.ID[:4]); errs.CodeOf(err) != errs.Usage {
+			t.Fatalf("an ambiguous prefix: %v, want a usage error", err)
+		}
+	}
+	if err := st.WithTasks(st.ResetHeld); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := st.IDsWithPrefix(ids.Task, "tk-"); err != nil || len(got) != 0 {
+		t.Fatalf("task ids after a reset: %v, %v", got, err)
+	}
+	if _, err := state.CompleteID(st, ids.Task, a.ID[:n]); errs.CodeOf(err) != errs.NotFound {
+		t.Fatalf("a prefix after a reset: %v, want not found", err)
 	}
 }
