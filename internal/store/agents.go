@@ -247,11 +247,21 @@ func (s *Store) WatchAgentRecords(ctx context.Context, changed func(name string)
 				changed("")
 				continue
 			}
-			rest, ok := strings.CutPrefix(base, recordTemp)
-			if i := strings.LastIndexByte(rest, '.'); ok && i > 0 && ids.ValidAgentName(rest[:i]) {
-				changed(rest[:i]) // the random part after the last dot has none
+			if name, ok := recordTempAgent(base); ok {
+				changed(name)
 			}
 		}
 	}()
 	return nil
+}
+
+// recordTempAgent is the agent whose record a temp file named base (in
+// agents/, recordTemp) was written for.
+func recordTempAgent(base string) (string, bool) {
+	rest, ok := strings.CutPrefix(base, recordTemp)
+	i := strings.LastIndexByte(rest, '.') // the random part after the last dot has none
+	if !ok || i <= 0 || !ids.ValidAgentName(rest[:i]) {
+		return "", false
+	}
+	return rest[:i], true
 }

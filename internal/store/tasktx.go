@@ -206,10 +206,15 @@ func (s *Store) ResetStateHeld() error {
 		return err
 	}
 	// Temp files of agent record writes killed before their rename
-	// (UpdateAgent writes through agents/): nothing else removes them.
+	// (UpdateAgent writes through agents/): nothing else removes them. Only
+	// those of agents now gone: an agent made while reset ran may be
+	// writing its record this instant, under its own lock, through a temp
+	// that must stay (TestResetRaceWithStarters).
 	left, _ := filepath.Glob(filepath.Join(s.AgentsDir(), recordTemp+"*"))
 	for _, f := range left {
-		_ = os.Remove(f)
+		if name, ok := recordTempAgent(filepath.Base(f)); ok && !s.AgentDirExists(name) {
+			_ = os.Remove(f)
+		}
 	}
 	return s.writeTaskIndexComplete()
 }
