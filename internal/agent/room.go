@@ -171,7 +171,8 @@ func Unstarted(a *store.Agent, t *store.Task) bool {
 // turn without pm done is stalled and waits for a person, not for a
 // respawn); otherwise a resident prompt object (no task) is wanted, a
 // task's owner while its task t is active and it is still the owner, and
-// a role agent while its phase (read by phase, only then) is active.
+// a role agent while its phase (read by phase, only then) is active. An
+// owner that ended while its task's merge waits for a decision is not.
 func Wanted(a *store.Agent, t *store.Task, phase func() (*store.Phase, error)) bool {
 	if a.Runtime == config.RuntimeNone {
 		return false
@@ -191,6 +192,14 @@ func Wanted(a *store.Agent, t *store.Task, phase func() (*store.Phase, error)) b
 		return false
 	}
 	if a.Role == "" {
+		// An owner that ended while its task's merge waits for a decision
+		// (pm done exits 5 then: local changes, review, a conflict for the
+		// human or the parent's owner) has done its part; a respawn would
+		// only run pm done again, racing the decider. pm reject starts it
+		// when the work is sent back.
+		if a.Status == store.AgentExited && t.Merge != nil {
+			return false
+		}
 		return t.Owner == a.Name
 	}
 	ph, err := phase()

@@ -160,6 +160,23 @@ func TestWantedAndCrashed(t *testing.T) {
 			t.Errorf("%s: a live process never crashed", c.name)
 		}
 	}
+	// An owner whose pm done left its task's merge waiting for a decision
+	// (local changes, review, a conflict: the human's or the parent
+	// owner's) exits with pm done's code, 5; it is not respawned to run pm
+	// done again (pm reject starts it when the work is sent back).
+	five := 5
+	if _, err := s.UpdateTask(tk.ID, func(t *store.Task) error {
+		t.Merge = &store.TaskMerge{State: store.MergeDirty, Paths: []string{"index.html"}}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if sv.wanted(&store.Agent{Name: owner.Name, TaskID: tk.ID, Runtime: "llm", Status: store.AgentExited, ExitCode: &five}) {
+		t.Error("an owner whose merge waits for a decision is not wanted")
+	}
+	if _, err := s.UpdateTask(tk.ID, func(t *store.Task) error { t.Merge = nil; return nil }); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := phase.Close(s, fsstate.New(s), store.Human, tk.ID, ph.ID, "ended"); err != nil {
 		t.Fatal(err)
 	}
