@@ -2,9 +2,11 @@ package gitx
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 )
@@ -136,5 +138,40 @@ func BenchmarkGitCommitMerge10k(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
+	}
+}
+
+// BenchmarkWriteFiles10kFloor is the floor under both: the same 10,000
+// files (the same directories and bytes as benchRepo) created with
+// os.WriteFile by as many writers as a checkout uses, and nothing else (no
+// object read, no index, no branch). What a checkout costs above it is
+// pm's; what it costs at all is the file system's.
+func BenchmarkWriteFiles10kFloor(b *testing.B) {
+	for n := 0; n < b.N; n++ {
+		b.StopTimer()
+		dir := b.TempDir()
+		b.StartTimer()
+		for d := range benchDirs {
+			if err := os.Mkdir(filepath.Join(dir, "pkg"+strconv.Itoa(d)), 0o777); err != nil {
+				b.Fatal(err)
+			}
+		}
+		var wg sync.WaitGroup
+		next := make(chan int)
+		for range checkoutWorkers {
+			wg.Go(func() {
+				for i := range next {
+					data := fmt.Sprintf("file %d\n%s\n", i, "some content to make it a realistic little source file")
+					if err := os.WriteFile(filepath.Join(dir, benchPath(i)), []byte(data), 0o666); err != nil {
+						b.Error(err)
+					}
+				}
+			})
+		}
+		for i := range benchFiles {
+			next <- i
+		}
+		close(next)
+		wg.Wait()
 	}
 }
