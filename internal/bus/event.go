@@ -2,8 +2,10 @@ package bus
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
+	"github.com/plasmodium/pm/internal/jsonl"
 	"github.com/plasmodium/pm/internal/secret"
 )
 
@@ -52,6 +54,24 @@ func (ev *Event) UnmarshalJSON(b []byte) error {
 // and masks secrets in the text and data (internal/secret is the policy):
 // every implementation publishes the same line. A payload of the wrong
 // type for its kind is refused (checkPayload).
+// encode stamps ev (stamp) and encodes it as one line of a log, refused
+// over the line limit every reader holds (jsonl.MaxLine): what Mem and
+// Seq append (File appends through jsonl.Append, which checks the same).
+func encode(ev Event, now func() time.Time, secrets secret.Set) (Event, []byte, error) {
+	ev, err := stamp(ev, now, secrets)
+	if err != nil {
+		return Event{}, nil, err
+	}
+	raw, err := json.Marshal(ev)
+	if err != nil {
+		return Event{}, nil, err
+	}
+	if len(raw)+1 > jsonl.MaxLine {
+		return Event{}, nil, fmt.Errorf("bus: record of %d bytes is over the %d byte line limit", len(raw), jsonl.MaxLine)
+	}
+	return ev, raw, nil
+}
+
 func stamp(ev Event, now func() time.Time, secrets secret.Set) (Event, error) {
 	if err := checkPayload(ev); err != nil {
 		return Event{}, err

@@ -3,13 +3,11 @@ package bus
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"iter"
 	"slices"
 	"sync"
 	"time"
 
-	"github.com/plasmodium/pm/internal/jsonl"
 	"github.com/plasmodium/pm/internal/secret"
 )
 
@@ -30,16 +28,9 @@ var _ Bus = (*Mem)(nil)
 
 // Publish stamps ev, encodes it as File would and appends it.
 func (b *Mem) Publish(ev Event) error {
-	ev, err := stamp(ev, b.Now, b.Secrets)
+	ev, raw, err := encode(ev, b.Now, b.Secrets)
 	if err != nil {
 		return err
-	}
-	raw, err := json.Marshal(ev)
-	if err != nil {
-		return err
-	}
-	if len(raw)+1 > jsonl.MaxLine {
-		return fmt.Errorf("bus: record of %d bytes is over the %d byte line limit", len(raw), jsonl.MaxLine)
 	}
 	// Hand out what a reader of the line would decode (times and data as JSON has them).
 	var back Event

@@ -4,14 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"iter"
 	"math/rand/v2"
 	"slices"
 	"strconv"
 	"time"
 
-	"github.com/plasmodium/pm/internal/jsonl"
 	"github.com/plasmodium/pm/internal/secret"
 )
 
@@ -65,16 +63,9 @@ func seqCursor(n uint64) Cursor { return Cursor{off: int64(n)} }
 
 // Publish stamps ev and appends its line.
 func (b *Seq) Publish(ev Event) error {
-	ev, err := stamp(ev, b.Now, b.Secrets)
+	ev, raw, err := encode(ev, b.Now, b.Secrets)
 	if err != nil {
 		return err
-	}
-	raw, err := json.Marshal(ev)
-	if err != nil {
-		return err
-	}
-	if len(raw)+1 > jsonl.MaxLine {
-		return fmt.Errorf("bus: record of %d bytes is over the %d byte line limit", len(raw), jsonl.MaxLine)
 	}
 	// The id makes a publish the log retries land once.
 	_, err = b.Log.Append(b.ctx(), strconv.FormatUint(rand.Uint64(), 36), raw)
