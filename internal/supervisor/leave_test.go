@@ -17,30 +17,8 @@ import (
 // live: it must stay, watch it and respawn it when it dies, not spin
 // between that look and a reconcile that never reads it.
 func TestUnannouncedStartFoundBeforeLeaving(t *testing.T) {
-	r := newRig(t, Policy{CrashLimit: 5, CrashWindow: time.Hour, BaseBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
-	a, _ := r.startOwner(t)
-	b, err := task.Create(r.s, r.l, store.Human, task.Spec{Description: "started by a killed command", Runtime: "none"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), hang)
+	r, a, _, b, h, ran, cancel := unannouncedStart(t)
 	defer cancel()
-	ran := make(chan error, 1)
-	go func() { ran <- r.sv.Run(ctx) }()
-	waitKnown(t, r.sv, a.Owner) // its first reconcile has read every record
-
-	// The killed start: a host runs and the record says so; no event.
-	h, err := r.fake.Start(ctx, driver.Spec{Name: b.Owner})
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now().UTC()
-	if _, err := r.s.UpdateAgent(b.Owner, func(x *store.Agent) error {
-		x.Runtime, x.Handle, x.Status, x.StartedAt = "llm", h, store.AgentRunning, &now
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
 	// The other task ends: nothing the supervisor knows of is live.
 	if _, err := task.Kill(r.s, r.l, store.Human, a.ID, false); err != nil {
 		t.Fatal(err)
@@ -66,30 +44,8 @@ func TestUnannouncedStartFoundBeforeLeaving(t *testing.T) {
 // unannounced host is watched and respawned when it dies, while the other
 // agent still runs. No poll: the wake is the record's own rename.
 func TestUnannouncedStartRespawnedWhileBusy(t *testing.T) {
-	r := newRig(t, Policy{CrashLimit: 5, CrashWindow: time.Hour, BaseBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
-	a, owner := r.startOwner(t)
-	b, err := task.Create(r.s, r.l, store.Human, task.Spec{Description: "started by a killed command", Runtime: "none"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), hang)
+	r, _, owner, b, h, ran, cancel := unannouncedStart(t)
 	defer cancel()
-	ran := make(chan error, 1)
-	go func() { ran <- r.sv.Run(ctx) }()
-	waitKnown(t, r.sv, a.Owner) // its first reconcile has read every record
-
-	// The killed start: a host runs and the record says so; no event.
-	h, err := r.fake.Start(ctx, driver.Spec{Name: b.Owner})
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now().UTC()
-	if _, err := r.s.UpdateAgent(b.Owner, func(x *store.Agent) error {
-		x.Runtime, x.Handle, x.Status, x.StartedAt = "llm", h, store.AgentRunning, &now
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
 	// The unannounced host dies while the other task's owner runs on.
 	waitKnown(t, r.sv, b.Owner)
 	r.fake.Exit(h, 128+9)
@@ -102,6 +58,36 @@ func TestUnannouncedStartRespawnedWhileBusy(t *testing.T) {
 	}
 	cancel()
 	<-ran
+}
+
+// unannouncedStart runs a supervisor busy with task a (its owner running),
+// then makes the killed start of task b's owner: a host runs and its record
+// says so, with no agent.started event. cancel stops the supervisor; ran
+// gets what Run returned.
+func unannouncedStart(t *testing.T) (r *rig, a *store.Task, owner *store.Agent, b *store.Task, h driver.Handle, ran chan error, cancel context.CancelFunc) {
+	t.Helper()
+	r = newRig(t, Policy{CrashLimit: 5, CrashWindow: time.Hour, BaseBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
+	a, owner = r.startOwner(t)
+	b, err := task.Create(r.s, r.l, store.Human, task.Spec{Description: "started by a killed command", Runtime: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), hang)
+	t.Cleanup(cancel)
+	ran = make(chan error, 1)
+	go func() { ran <- r.sv.Run(ctx) }()
+	waitKnown(t, r.sv, a.Owner) // its first reconcile has read every record
+	if h, err = r.fake.Start(ctx, driver.Spec{Name: b.Owner}); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	if _, err := r.s.UpdateAgent(b.Owner, func(x *store.Agent) error {
+		x.Runtime, x.Handle, x.Status, x.StartedAt = "llm", h, store.AgentRunning, &now
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return r, a, owner, b, h, ran, cancel
 }
 
 // waitKnown waits until a reconcile of sv has read name as live (every
