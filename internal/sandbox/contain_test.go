@@ -93,22 +93,7 @@ read up < "$TMPDIR/f"; echo "$up"; exec sleep 600`
 	if first, err := bufio.NewReader(r).ReadString('\n'); err != nil || first != "up\n" {
 		t.Fatalf("first line %q, %v", first, err)
 	}
-	bg := findProcess(t, token)
-	pidfd, err := unix.PidfdOpen(bg, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(pidfd)
-	t.Cleanup(func() { _ = unix.PidfdSendSignal(pidfd, unix.SIGKILL, nil, 0) })
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
-	// Bounded: on a fault the process sleeps for 600 s.
-	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
-	if n, err := unix.Poll(fds, 30_000); err != nil || n == 0 {
-		t.Fatalf("the detached, unmarked process %d outlived its command killed -9 (poll: %d, %v)", bg, n, err)
-	}
+	killAndWaitGone(t, cmd, findProcess(t, token))
 }
 
 // BenchmarkContain is what a PID namespace adds to starting an unconfined
@@ -141,4 +126,26 @@ func BenchmarkContain(b *testing.B) {
 			}
 		}
 	})
+}
+
+// killAndWaitGone kills cmd with SIGKILL and waits, at most 30 s, for the
+// process bg it left running (a detached one, by its pidfd, so a reused
+// pid cannot answer) to be gone: the test fails when it outlives cmd.
+func killAndWaitGone(t *testing.T, cmd *exec.Cmd, bg int) {
+	t.Helper()
+	pidfd, err := unix.PidfdOpen(bg, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(pidfd)
+	t.Cleanup(func() { _ = unix.PidfdSendSignal(pidfd, unix.SIGKILL, nil, 0) })
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	// Bounded: on a fault the process sleeps for 600 s.
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	if n, err := unix.Poll(fds, 30_000); err != nil || n == 0 {
+		t.Fatalf("the detached, unmarked process %d outlived its command killed -9 (poll: %d, %v)", bg, n, err)
+	}
 }

@@ -627,22 +627,7 @@ read up < "$TMPDIR/f"; echo "$up"; exec sleep 600`
 			if first != "up\n" {
 				t.Fatalf("first line %q", first)
 			}
-			bg := findProcess(t, token)
-			pidfd, err := unix.PidfdOpen(bg, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer unix.Close(pidfd)
-			t.Cleanup(func() { _ = unix.PidfdSendSignal(pidfd, unix.SIGKILL, nil, 0) })
-			if err := cmd.Process.Kill(); err != nil {
-				t.Fatal(err)
-			}
-			_ = cmd.Wait()
-			// Bounded: on a fault the process sleeps for 600 s.
-			fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
-			if n, err := unix.Poll(fds, 30_000); err != nil || n == 0 {
-				t.Fatalf("the detached, unmarked process %d outlived its command killed -9 (poll: %d, %v)", bg, n, err)
-			}
+			killAndWaitGone(t, cmd, findProcess(t, token))
 		})
 	}
 }
