@@ -27,13 +27,13 @@ var recordMethods = []string{
 	// phases and their rooms
 	"Phase", "Phases", "ActivePhase", "FindPhase", "Messages", "MessageCount", "LastMessages",
 	"WithPhase", "UpdatePhase", "CreatePhase", "CreatePhaseThen", "WithPhasesLock",
-	"ReadMessageLines", "MessageLines", "FollowMessages", "ReadMessageViews",
+	"ReadMessageLines", "FollowMessages", "ReadMessageViews",
 	"PhasesProgress", "AppendPhaseProgress",
 	// agents
 	"Agent", "WriteAgent", "CreateAgent", "UpdateAgent", "Agents", "AgentsOf", "AgentsChecked",
-	"AgentNames", "RemoveAgent", "AgentDirExists", "EnsureAgentDir", "ActorNamed",
+	"AgentNames", "RemoveAgent", "AgentDirExists", "EnsureAgentDir",
 	// mailboxes
-	"AppendInbox", "InboxFrom", "InboxTail", "InboxCursor", "SetInboxCursor", "InboxUnread",
+	"AppendInbox", "InboxFrom", "InboxTail", "InboxCursor", "SetInboxCursor",
 	// requests
 	"CreateRequest", "Request", "UpdateRequest", "Requests",
 	// designs

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 
@@ -95,19 +94,6 @@ func (s *Store) InboxCursor(name string) int64 {
 func (s *Store) SetInboxCursor(name string, off int64) error {
 	p := s.InboxCursorPath(name)
 	return lockedfile.With(p, func() error { return lockedfile.WriteJSON(p, off) })
-}
-
-// InboxUnread reports whether name's inbox holds bytes past its saved
-// cursor: a message the resident has not answered yet.
-func (s *Store) InboxUnread(name string) (bool, error) {
-	st, err := os.Stat(s.InboxPath(name))
-	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	return st.Size() > s.InboxCursor(name), nil
 }
 
 // notifyCursorPath is where the notifier keeps its place on the bus.

@@ -186,11 +186,6 @@ func (s *Store) ReadMessageLines(taskID, phaseID string, fn func(raw []byte, m *
 	})
 }
 
-// MessageLines counts the lines of a phase's messages file.
-func (s *Store) MessageLines(taskID, phaseID string) (int, error) {
-	return jsonl.Count(s.MessagesPath(taskID, phaseID))
-}
-
 // FollowMessages follows a phase's messages.jsonl from its start until until
 // reports true (see bus.Follower).
 func (s *Store) FollowMessages(taskID, phaseID string, until func() (bool, error)) *bus.Follower {
