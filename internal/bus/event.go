@@ -57,19 +57,19 @@ func (ev *Event) UnmarshalJSON(b []byte) error {
 // encode stamps ev (stamp) and encodes it as one line of a log, refused
 // over the line limit every reader holds (jsonl.MaxLine): what Mem and
 // Seq append (File appends through jsonl.Append, which checks the same).
-func encode(ev Event, now func() time.Time, secrets secret.Set) (Event, []byte, error) {
+func encode(ev Event, now func() time.Time, secrets secret.Set) ([]byte, error) {
 	ev, err := stamp(ev, now, secrets)
 	if err != nil {
-		return Event{}, nil, err
+		return nil, err
 	}
 	raw, err := json.Marshal(ev)
 	if err != nil {
-		return Event{}, nil, err
+		return nil, err
 	}
 	if len(raw)+1 > jsonl.MaxLine {
-		return Event{}, nil, fmt.Errorf("bus: record of %d bytes is over the %d byte line limit", len(raw), jsonl.MaxLine)
+		return nil, fmt.Errorf("bus: record of %d bytes is over the %d byte line limit", len(raw), jsonl.MaxLine)
 	}
-	return ev, raw, nil
+	return raw, nil
 }
 
 func stamp(ev Event, now func() time.Time, secrets secret.Set) (Event, error) {

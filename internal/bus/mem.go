@@ -28,7 +28,7 @@ var _ Bus = (*Mem)(nil)
 
 // Publish stamps ev, encodes it as File would and appends it.
 func (b *Mem) Publish(ev Event) error {
-	ev, raw, err := encode(ev, b.Now, b.Secrets)
+	raw, err := encode(ev, b.Now, b.Secrets)
 	if err != nil {
 		return err
 	}

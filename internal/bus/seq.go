@@ -63,7 +63,7 @@ func seqCursor(n uint64) Cursor { return Cursor{off: int64(n)} }
 
 // Publish stamps ev and appends its line.
 func (b *Seq) Publish(ev Event) error {
-	ev, raw, err := encode(ev, b.Now, b.Secrets)
+	raw, err := encode(ev, b.Now, b.Secrets)
 	if err != nil {
 		return err
 	}
