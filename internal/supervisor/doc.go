@@ -44,6 +44,9 @@
 //     killed before the start) is live work: a supervisor about to leave
 //     runs Settle, which starts it (once per way out: a start that fails
 //     for good does not keep it spinning);
+//   - on every way out it also removes the worktrees no task wants
+//     (task.RepairWorktrees: a pm done killed after its mark, before it
+//     removed its task's worktree), since no later command may come;
 //   - live means the lock is held and its holder, recorded in
 //     supervisor.json when it took the lock, runs and is not being killed
 //     (store.SupervisorLive): a lock still held for the milliseconds a

@@ -204,6 +204,7 @@ func (sv *Supervisor) Run(ctx context.Context) error {
 			if sv.startUnstarted() {
 				continue // it started what a killed command left unstarted
 			}
+			sv.tidyWorktrees()
 			left, err := sv.leave(unlock)
 			if left || err != nil {
 				return err
@@ -458,6 +459,18 @@ func (sv *Supervisor) leave(unlock func() error) (left bool, err error) {
 		sv.Log.Info("nothing live; supervisor exiting")
 	}
 	return left, nil
+}
+
+// tidyWorktrees removes, on the way out, the worktrees no task wants (a
+// pm done killed after its mark, before it removed its task's worktree):
+// in a supervised project no later command may come to do it.
+func (sv *Supervisor) tidyWorktrees() {
+	if sv.Launcher == nil {
+		return
+	}
+	if err := task.RepairWorktrees(sv.Store, sv.records()); err != nil {
+		sv.Log.Error("worktrees", "err", err)
+	}
 }
 
 // startUnstarted runs Settle when an owner of an active task was never

@@ -212,6 +212,18 @@ func gitCommon(p gitx.Pin) string {
 	return p.GitDir
 }
 
+// RepairWorktrees is Settle's worktree step alone: a supervisor leaving
+// runs it, since in a supervised project no other command may come to
+// remove the worktree of a task whose pm done was killed after its mark.
+func RepairWorktrees(s *store.Store, st state.State) error {
+	live, err := st.LiveTasks()
+	if err != nil {
+		return err
+	}
+	repairWorktrees(s, st, live)
+	return nil
+}
+
 // repairWorktrees prunes and remakes worktrees where WorktreeFindings
 // finds something wrong (Settle).
 func repairWorktrees(s *store.Store, st state.State, live []*store.Task) {
