@@ -94,6 +94,9 @@ func SupervisorWarnings(s *store.Store) []string {
 	if in.Polling != "" {
 		out = append(out, "supervisor "+strconv.Itoa(in.Pid)+" is "+in.Polling)
 	}
+	if in.Blind != "" {
+		out = append(out, "supervisor "+strconv.Itoa(in.Pid)+" is "+in.Blind)
+	}
 	for _, name := range in.Unreadable {
 		out = append(out, "supervisor cannot read the record of agent "+name+" ("+s.AgentPath(name)+"); pm doctor --check lists what is wrong")
 	}

@@ -98,6 +98,10 @@ type SupervisorInfo struct {
 	// Polling, when set, says why the supervisor follows the bus by polling
 	// instead of file events (the inotify limits are used up).
 	Polling string `json:"polling,omitempty"`
+	// Blind, when set, says what the supervisor cannot watch and what
+	// that costs (no watch on the agent records: a start killed before its
+	// event is read only at its last look).
+	Blind string `json:"blind,omitempty"`
 	// Unreadable lists the agent records it could not read at its last
 	// look: it stays on for them, and reports them.
 	Unreadable []string `json:"unreadable,omitempty"`

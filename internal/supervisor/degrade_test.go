@@ -95,3 +95,28 @@ func TestPollingReturnsToWatching(t *testing.T) {
 	cancel()
 	<-ran
 }
+
+// With no watch left for the agent records (inotify used up), a start
+// killed between its record and its event is read only at the
+// supervisor's last look: it says so in supervisor.json (pm status shows
+// it), not only in its log.
+func TestAgentRecordsUnwatchedIsShown(t *testing.T) {
+	s := newStore(t)
+	l := fakeHost(t, s)
+	_, first := owned(t, s)
+	sv := &Supervisor{Store: s, State: fsstate.New(s), Launcher: l, Log: quiet(), Policy: DefaultPolicy,
+		WatchRecords: func(context.Context, func(string)) error {
+			return fmt.Errorf("%w (%w)", watch.ErrLimit, syscall.EMFILE)
+		},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), hang) // hang guard only
+	defer cancel()
+	ran := make(chan error, 1)
+	go func() { ran <- sv.Run(ctx) }()
+	waitKnown(t, sv, first.Name)
+	if in := s.SupervisorInfo(); in == nil || !strings.Contains(in.Blind, "agent records") || !strings.Contains(in.Blind, "inotify") {
+		t.Fatalf("supervisor.json = %+v, want what it cannot watch and why", in)
+	}
+	cancel()
+	<-ran
+}

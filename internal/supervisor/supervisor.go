@@ -59,6 +59,9 @@ type Supervisor struct {
 	// Watch is how it waits for file events (nil: watch.Until); tests
 	// inject the kernel's refusal when inotify is used up.
 	Watch watch.UntilFunc
+	// WatchRecords is how it watches the agent records (nil:
+	// Store.WatchAgentRecords); tests inject a failure.
+	WatchRecords func(ctx context.Context, changed func(name string)) error
 	// PollEvery is how often it reads the bus when it cannot watch it
 	// (inotify used up); 0 means DefaultPollEvery.
 	PollEvery time.Duration
@@ -77,6 +80,7 @@ type Supervisor struct {
 	wake     chan struct{}
 	info     *store.SupervisorInfo // what supervisor.json says (report)
 	polling  string                // why it polls the bus ("" while it watches)
+	blind    string                // what it cannot watch, and why ("" : nothing)
 	settled  bool                  // startUnstarted ran Settle before this way out
 
 	// beforeRespawn, when set (tests), runs between respawn's look at the
@@ -174,8 +178,19 @@ func (sv *Supervisor) Run(ctx context.Context) error {
 	// Every agent record written from now on names its agent for the next
 	// reconcile: a start killed between its record and its event is read
 	// at once, busy or not (the first reconcile reads every record).
-	if err := sv.Store.WatchAgentRecords(ctx, sv.recordChanged); err != nil {
+	watchRecords := sv.WatchRecords
+	if watchRecords == nil {
+		watchRecords = sv.Store.WatchAgentRecords
+	}
+	if err := watchRecords(ctx, sv.recordChanged); err != nil {
 		sv.Log.Warn("cannot watch agent records: a start killed before its event is found only when nothing else is live", "err", err)
+		sv.mu.Lock()
+		sv.blind = fmt.Sprintf("not watching the agent records (%v): an agent start killed before its event is found only when nothing else is live", err)
+		if errors.Is(err, watch.ErrLimit) {
+			sv.blind += "; " + watch.LimitTry
+		}
+		sv.mu.Unlock()
+		sv.report(func(*store.SupervisorInfo) {})
 	}
 	if sv.Launcher != nil {
 		// Finish what a command killed between its steps left undone
@@ -251,7 +266,7 @@ func (sv *Supervisor) report(change func(in *store.SupervisorInfo)) {
 	}
 	next := *sv.info
 	change(&next)
-	next.Polling = sv.polling
+	next.Polling, next.Blind = sv.polling, sv.blind
 	if reflect.DeepEqual(&next, sv.info) {
 		return
 	}
@@ -271,7 +286,7 @@ func (sv *Supervisor) init(ctx context.Context) {
 	sv.swept = map[driver.Handle]bool{}
 	sv.known, sv.dirty, sv.rescan = map[string]bool{}, map[string]bool{}, true
 	sv.wake = make(chan struct{}, 1)
-	sv.info, sv.polling = nil, ""
+	sv.info, sv.polling, sv.blind = nil, "", ""
 	sv.ctx = ctx
 	sv.drv = sv.Driver
 	if sv.drv == nil && sv.Launcher != nil {
