@@ -27,7 +27,7 @@ var recordMethods = []string{
 	// phases and their rooms
 	"Phase", "Phases", "ActivePhase", "FindPhase", "Messages", "MessageCount", "LastMessages",
 	"WithPhase", "UpdatePhase", "CreatePhase", "CreatePhaseThen", "WithPhasesLock",
-	"ReadMessageLines", "FollowMessages", "ReadMessageViews",
+	"FollowMessages", "ReadMessageViews",
 	"PhasesProgress", "AppendPhaseProgress",
 	// agents
 	"Agent", "WriteAgent", "CreateAgent", "UpdateAgent", "Agents", "AgentsOf", "AgentsChecked",

@@ -203,10 +203,10 @@ func TestPlainRun(t *testing.T) {
 // reads it with encoding/json alone.
 type plainMessage Message
 
-// ReadMessageLines passes on the same lines, messages and bad-line reports
-// as a decode with encoding/json alone, less the lines with no id (no
-// message, as for the count).
-func TestReadMessageLinesMatchesEncodingJSON(t *testing.T) {
+// Message's fast decode (DecodeLine, what jsonl.Decode uses for a
+// Message) passes on the same lines, messages and bad-line reports as a
+// decode with encoding/json alone.
+func TestDecodeMessageLinesMatchesEncodingJSON(t *testing.T) {
 	s := newInternalStore(t)
 	path := s.MessagesPath("tk-000001", "ph-000001")
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -236,7 +236,10 @@ func TestReadMessageLinesMatchesEncodingJSON(t *testing.T) {
 	var jsonBad []jsonl.BadLine
 	var fast, slow []seen
 	s.Warn = &warned
-	if err := s.ReadMessageLines("tk-000001", "ph-000001", func(raw []byte, m *Message) error {
+	if err := jsonl.Decode(&jsonl.Reader{Path: path, Bad: s.BadLine}, func(raw []byte, m *Message) error {
+		if m.ID == "" {
+			return nil
+		}
 		fast = append(fast, seen{string(raw), *m})
 		return nil
 	}); err != nil {
@@ -253,7 +256,7 @@ func TestReadMessageLinesMatchesEncodingJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !slices.EqualFunc(fast, slow, same) {
-		t.Errorf("ReadMessageLines passed on\n%+v\nencoding/json alone\n%+v", fast, slow)
+		t.Errorf("Message's decode passed on\n%+v\nencoding/json alone\n%+v", fast, slow)
 	}
 	var want strings.Builder
 	for _, b := range jsonBad {
@@ -263,7 +266,7 @@ func TestReadMessageLinesMatchesEncodingJSON(t *testing.T) {
 	// a zero time), as Next and Count take it; only lines that are not JSON
 	// are reported.
 	if warned.String() != want.String() || len(jsonBad) != 2 {
-		t.Errorf("ReadMessageLines reported\n%s\nencoding/json alone\n%s(want 2: torn, torn marker)", warned.String(), want.String())
+		t.Errorf("Message's decode reported\n%s\nencoding/json alone\n%s(want 2: torn, torn marker)", warned.String(), want.String())
 	}
 }
 

@@ -75,13 +75,15 @@ func validLine(raw []byte) bool {
 	return d.decode(raw)
 }
 
-// ReadMessageViews is ReadMessageLines for a reader that uses each line at
-// once and keeps nothing (pm chat): with v, each line is decoded into v
+// ReadMessageViews calls fn with each message line of the phase's log, in
+// order, as written, for a reader that uses each line at once and keeps
+// nothing (pm chat): with v, each line is decoded into v
 // before fn runs (MessageView: nothing allocated for the lines pm writes);
 // with v nil, each line is only checked to be JSON, by DecodeLine's
 // scanner for pm's own lines and encoding/json for the others (pm chat
 // --json prints the lines as written). fn gets the same lines, and the
-// same lines are reported, as ReadMessageLines; raw and v are valid only
+// same lines are reported, as a decode of Message (torn and malformed
+// lines skipped and reported, lines with no id skipped); raw and v are valid only
 // until fn returns.
 func (s *Store) ReadMessageViews(taskID, phaseID string, v *MessageView, fn func(raw []byte) error) error {
 	r := &jsonl.Reader{Path: s.MessagesPath(taskID, phaseID), Bad: s.BadLine}

@@ -172,20 +172,6 @@ func (s *Store) freshPhaseID(taskID string) (string, error) {
 	return "", errs.Failf("", "could not find a free phase id")
 }
 
-// ReadMessageLines calls fn with each message of the phase's log, in
-// order, as written, and the line decoded (torn and malformed lines are
-// skipped and reported; JSON lines that are no message, isMessage, are
-// skipped as the count skips them): one decode per line, nothing held.
-func (s *Store) ReadMessageLines(taskID, phaseID string, fn func(raw []byte, m *Message) error) error {
-	r := &jsonl.Reader{Path: s.MessagesPath(taskID, phaseID), Bad: s.BadLine}
-	return jsonl.Decode(r, func(raw []byte, m *Message) error {
-		if m.ID == "" {
-			return nil
-		}
-		return fn(raw, m)
-	})
-}
-
 // FollowMessages follows a phase's messages.jsonl from its start until until
 // reports true (see bus.Follower).
 func (s *Store) FollowMessages(taskID, phaseID string, until func() (bool, error)) *bus.Follower {
