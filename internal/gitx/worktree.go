@@ -171,12 +171,19 @@ func AddWorktree(p Pin, w Worktree) error {
 		}
 		tree = head.Tree
 	}
-	if err := os.MkdirAll(w.Path, 0o777); err != nil {
-		return fmt.Errorf("gitx: worktree: %w", err)
-	}
-	entries, err := checkoutTree(st, w.Path, tree)
+	// A spare made ahead (PrepareSpare) is taken when there is one: only
+	// the files that differ from its commit are written.
+	entries, took, err := takeSpare(st, filepath.Dir(w.Path), w.Path, tree)
 	if err != nil {
 		return err
+	}
+	if !took {
+		if err := os.MkdirAll(w.Path, 0o777); err != nil {
+			return fmt.Errorf("gitx: worktree: %w", err)
+		}
+		if entries, err = checkoutTree(st, w.Path, tree); err != nil {
+			return err
+		}
 	}
 	wdirs := repoDirs{git: admin, common: common(p)}
 	c := &committer{st: st, idx: &index.Index{Version: 2}}
@@ -291,7 +298,7 @@ func PruneWorktrees(p Pin, dir string, keep func(path string) bool, dropBranch f
 	}
 	for _, e := range des {
 		path := filepath.Join(dir, e.Name())
-		if e.Name() == ".gitignore" || seen[path] || keep(path) {
+		if e.Name() == ".gitignore" || IsSpare(e.Name()) || seen[path] || keep(path) {
 			continue
 		}
 		removed = append(removed, path)

@@ -55,6 +55,48 @@ func BenchmarkAddWorktree10k(b *testing.B) {
 	}
 }
 
+// BenchmarkAddWorktree10kFromSpare: AddWorktree taking a spare made ahead
+// (PrepareSpare, untimed, as the supervisor makes it off the command's
+// path) of the commit before main moved by benchChanged files: the
+// spare's check (every file's stat), the rename, the changed files and
+// the index.
+func BenchmarkAddWorktree10kFromSpare(b *testing.B) {
+	dir := benchRepo(b)
+	p := benchPin(b, dir)
+	wdir := filepath.Join(dir, ".pm-worktrees")
+	b.ResetTimer()
+	for n := 0; n < b.N; n++ {
+		b.StopTimer()
+		_, old, err := StartPoint(p, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := PrepareSpare(p, wdir, old); err != nil {
+			b.Fatal(err)
+		}
+		touch(b, dir, 2*n)
+		gitRun(b, dir, "add", "-A")
+		gitRun(b, dir, "commit", "-q", "-m", "main "+strconv.Itoa(n))
+		_, tip, err := StartPoint(p, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		w := Worktree{Path: filepath.Join(wdir, "tk-"+strconv.Itoa(n)), Branch: BranchPrefix + "tk-" + strconv.Itoa(n), Base: tip, Into: "refs/heads/main"}
+		b.StartTimer()
+		if err := AddWorktree(p, w); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if SpareCommit(wdir) != "" {
+			b.Fatal("the spare was not taken")
+		}
+		if err := RemoveWorktree(p, w, false); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+}
+
 // BenchmarkGitWorktreeAdd10k is the baseline: `git worktree add -b`.
 func BenchmarkGitWorktreeAdd10k(b *testing.B) {
 	dir := benchRepo(b)

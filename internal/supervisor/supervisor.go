@@ -82,6 +82,7 @@ type Supervisor struct {
 	polling  string                // why it polls the bus ("" while it watches)
 	blind    string                // what it cannot watch, and why ("" : nothing)
 	settled  bool                  // startUnstarted ran Settle before this way out
+	spare    spareMaker            // the spare checkout ahead of the next worktree (spare.go)
 
 	// beforeRespawn, when set (tests), runs between respawn's look at the
 	// dead host and its locked re-check, to force a racing start there.
@@ -199,6 +200,8 @@ func (sv *Supervisor) Run(ctx context.Context) error {
 			sv.Log.Error("settle", "err", err)
 		}
 	}
+	sv.prepareSpare()
+	defer sv.spare.wg.Wait() // a spare half-made is swept, but not wasted
 	// Subscribe from the bus's end before the first reconcile, so a change
 	// between that reconcile and the wait is still announced.
 	_, end, err := sv.Store.Bus().Tail(0)
@@ -314,6 +317,9 @@ func (sv *Supervisor) follow(ctx context.Context, from bus.Cursor) error {
 		if wakes[d.Event.Kind] {
 			sv.note(d.Event)
 			sv.poke()
+		}
+		if d.Event.Kind == bus.EvTaskCreated {
+			sv.prepareSpare() // the task may have taken the spare
 		}
 	}
 	return nil

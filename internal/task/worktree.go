@@ -146,6 +146,11 @@ func pruneWorktrees(s *store.Store, st state.State, all bool) ([]string, error) 
 		repo = &p
 	}
 	dir := filepath.Join(realPath(s.ProjectDir()), WorktreesDir)
+	if all {
+		if err := gitx.RemoveSpare(*repo, dir); err != nil {
+			return nil, err
+		}
+	}
 	keep := func(path string) bool {
 		t := byPath[path]
 		return !all && t != nil && wantsWorktree(t)
@@ -173,7 +178,7 @@ func WorktreeFindings(s *store.Store, st state.State, live []*store.Task) (stray
 	dir := filepath.Join(realPath(s.ProjectDir()), WorktreesDir)
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
-		if e.Name() != ".gitignore" && !wanted(e.Name()) {
+		if e.Name() != ".gitignore" && !gitx.IsSpare(e.Name()) && !wanted(e.Name()) {
 			stray = append(stray, filepath.Join(dir, e.Name()))
 		}
 	}
@@ -210,6 +215,23 @@ func gitCommon(p gitx.Pin) string {
 		return p.CommonDir
 	}
 	return p.GitDir
+}
+
+// PrepareSpare makes, when the project's tasks get worktrees and none is
+// ready, a spare checkout of the commit the next top-level task would
+// start from (gitx.PrepareSpare): the next worktree then costs only the
+// files that differ. The supervisor runs it, off every command's path.
+func PrepareSpare(s *store.Store, st state.State) error {
+	p, err := gitx.Locate(s.ProjectDir())
+	if err != nil || p.WorkTree == "" {
+		return nil
+	}
+	// Any runtime but none gets a worktree: exec stands for them.
+	plan, err := worktreePlan(s, st, &p, "", config.RuntimeExec)
+	if err != nil || plan == nil || plan.Base == "" {
+		return nil // no worktrees here (or no branch to start from): nothing to prepare
+	}
+	return gitx.PrepareSpare(p, filepath.Join(realPath(s.ProjectDir()), WorktreesDir), plan.Base)
 }
 
 // RepairWorktrees is Settle's worktree step alone: a supervisor leaving
