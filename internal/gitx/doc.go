@@ -66,6 +66,12 @@
 //     what running it again finishes, or what PruneWorktrees (git worktree
 //     prune semantics) removes. Files are written through an os.Root, and
 //     a tree path with "", ".", ".." or .git is refused.
+//   - A spare (spare.go) is a checkout made ahead beside the worktrees,
+//     complete only once its commit marker is written (last, under the
+//     repository's lock); AddWorktree takes it with one rename and writes
+//     only what differs from its base, and only when every file in it is
+//     an entry of its index with unchanged size, mtime, ctime and inode,
+//     and nothing else is there: else it is thrown away, never trusted.
 //   - Merge fast-forwards or writes a merge commit of a three-way merge by
 //     path, with a line merge of text both sides changed (overlapping or
 //     adjacent changes conflict); a conflict changes nothing unless Favor

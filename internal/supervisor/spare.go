@@ -17,7 +17,7 @@ type spareMaker struct {
 }
 
 // prepareSpare asks for a spare: at the supervisor's start and after each
-// task.created.
+// agent.started (a spare there already costs one read).
 func (sv *Supervisor) prepareSpare() {
 	if sv.Launcher == nil {
 		return

@@ -318,8 +318,10 @@ func (sv *Supervisor) follow(ctx context.Context, from bus.Cursor) error {
 			sv.note(d.Event)
 			sv.poke()
 		}
-		if d.Event.Kind == bus.EvTaskCreated {
-			sv.prepareSpare() // the task may have taken the spare
+		if d.Event.Kind == bus.EvAgentStarted {
+			// Its task's worktree is made (task.created comes before it):
+			// it may have taken the spare.
+			sv.prepareSpare()
 		}
 	}
 	return nil
