@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"runtime"
 	"strings"
@@ -103,7 +104,12 @@ func (h *Hubs) Start(i int) {
 	if err != nil {
 		h.t.Fatalf("start hub %s: %v", h.cfgs[i].Name, err)
 	}
-	// A restarted node takes its client port anew; its route port stays.
+	// A restarted node listens where it did, as a node restarted on its
+	// machine does: a client that lists it (or waits to reconnect to it)
+	// finds it again. Its route port is fixed from the start.
+	if u, err := url.Parse(n.ClientURL()); err == nil {
+		h.cfgs[i].Listen = u.Host
+	}
 	h.Nodes[i] = n
 }
 
