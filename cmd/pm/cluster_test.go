@@ -6,12 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -309,7 +307,7 @@ func TestClusterLeaderKilledMidRoom(t *testing.T) {
 	// The cluster serves again once it has a meta leader and every
 	// running node is current: the servers' own state, watched with a
 	// bound (like the scripts' waitfor), not a sleep.
-	waitCluster(t, ctx, h, append(names.Streams(), natsx.KVStream(natsstate.ProjectsBucket)))
+	h.WaitCurrent(ctx, append(names.Streams(), natsx.KVStream(natsstate.ProjectsBucket))...)
 	for _, r := range rooms {
 		_, errOut, code := ms[leader].run(ctx, "say", "after the restart", "--phase", r.phase)
 		if code != 5 {
@@ -317,37 +315,6 @@ func TestClusterLeaderKilledMidRoom(t *testing.T) {
 		}
 		if n, err := rs.Count(ctx, r.name); err != nil || n != limit {
 			t.Errorf("%s after the restart: %d messages (%v), want %d", r.phase, n, err, limit)
-		}
-	}
-}
-
-// waitCluster waits until the running nodes of h have a JetStream leader
-// and a leader for each of streams, each node current with them, or fails
-// the test when ctx ends.
-func waitCluster(t *testing.T, ctx context.Context, h *hubtest.Hubs, streams []string) {
-	t.Helper()
-	for {
-		leader, current := false, true
-		led := map[string]bool{}
-		for _, n := range h.Nodes {
-			if n == nil {
-				continue
-			}
-			srv := n.Server()
-			leader = leader || srv.JetStreamIsLeader()
-			current = current && srv.JetStreamIsCurrent()
-			for _, st := range streams {
-				led[st] = led[st] || srv.JetStreamIsStreamLeader("$G", st)
-				current = current && srv.JetStreamIsStreamCurrent("$G", st)
-			}
-		}
-		if leader && current && len(led) == len(streams) && !slices.Contains(slices.Collect(maps.Values(led)), false) {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatal("the cluster has no JetStream leader, or a stream has none, with every node current")
-		case <-time.After(20 * time.Millisecond):
 		}
 	}
 }

@@ -117,6 +117,8 @@ func TestCutOffHolderIsFenced(t *testing.T) {
 	if !matchMarks(got, want) {
 		t.Fatalf("stream holds %q, want %s", got, want)
 	}
+	// The restarted node caught up before the nodes stop.
+	h.WaitCurrent(ctx, "T", natsx.KVStream(lease.Bucket))
 }
 
 // matchMarks compares the stream's messages with want's parts, a part
