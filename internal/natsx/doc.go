@@ -32,6 +32,11 @@
 //   - Nothing polls: Follow and Wake are ordered consumers the hub pushes
 //     to; Wake starts after the stream's last sequence as read before its
 //     consumer exists, so every message stored after it returns signals.
+//   - A request safe to repeat rides out a cluster's change of leader
+//     through Do: repeated while it fails Transient (no answer in time, no
+//     responder, JetStream or the stream's leader unavailable for now),
+//     bounded by RideOut; never a refusal. Connect tries the URLs in the
+//     order given (a machine names its own node first).
 //   - A compare-and-set refusal (a wrong last sequence, which a single
 //     node reports as 10071 and a replicated stream as 10164) is one
 //     predicate, WrongLast.

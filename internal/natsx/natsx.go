@@ -19,9 +19,13 @@ type Conn struct {
 }
 
 // Connect dials url (one or more nats:// URLs, comma-separated) and waits
-// until JetStream answers or ctx ends.
+// until JetStream answers or ctx ends. The URLs are tried in the order
+// given (a machine names its own or nearest node first), the next one only
+// when the one before cannot be reached; once connected, the client also
+// knows every node of the cluster (the server's gossip) and moves to one
+// of them if its node goes.
 func Connect(ctx context.Context, url string, opts ...nats.Option) (*Conn, error) {
-	opts = append([]nats.Option{nats.Name("pm"), nats.MaxReconnects(-1)}, opts...)
+	opts = append([]nats.Option{nats.Name("pm"), nats.MaxReconnects(-1), nats.DontRandomize()}, opts...)
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
 		return nil, &errs.Error{Code: errs.Failure, Msg: "connect to " + url, Err: err,
@@ -84,14 +88,17 @@ func (c *Conn) Replicas() int {
 // start, and an update costs the server a write); pm changes no stream's
 // configuration once made.
 func (c *Conn) Stream(ctx context.Context, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
-	if s, err := c.JS.Stream(ctx, cfg.Name); err == nil {
+	var s jetstream.Stream
+	err := Do(ctx, func(op context.Context) (err error) { s, err = c.JS.Stream(op, cfg.Name); return err })
+	if err == nil {
 		return s, nil
 	} else if !errors.Is(err, jetstream.ErrStreamNotFound) {
 		return nil, fmt.Errorf("stream %s: %w", cfg.Name, err)
 	}
 	cfg.Replicas = c.Replicas()
 	cfg.Storage = jetstream.FileStorage
-	s, err := c.JS.CreateOrUpdateStream(ctx, cfg)
+	// The same configuration again is no change: safe to repeat.
+	err = Do(ctx, func(op context.Context) (err error) { s, err = c.JS.CreateOrUpdateStream(op, cfg); return err })
 	if err != nil {
 		return nil, fmt.Errorf("stream %s: %w", cfg.Name, err)
 	}
@@ -102,10 +109,13 @@ func (c *Conn) Stream(ctx context.Context, cfg jetstream.StreamConfig) (jetstrea
 // none of that name; an existing bucket is taken as it is (as Stream).
 // cfg's replication and storage are the caller's.
 func (c *Conn) KeyValue(ctx context.Context, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
-	if kv, err := c.JS.KeyValue(ctx, cfg.Bucket); err == nil || !errors.Is(err, jetstream.ErrBucketNotFound) {
+	var kv jetstream.KeyValue
+	err := Do(ctx, func(op context.Context) (err error) { kv, err = c.JS.KeyValue(op, cfg.Bucket); return err })
+	if err == nil || !errors.Is(err, jetstream.ErrBucketNotFound) {
 		return kv, err
 	}
-	return c.JS.CreateOrUpdateKeyValue(ctx, cfg)
+	err = Do(ctx, func(op context.Context) (err error) { kv, err = c.JS.CreateOrUpdateKeyValue(op, cfg); return err })
+	return kv, err
 }
 
 // WrongLast reports a publish refused because the subject's (or the

@@ -7,8 +7,10 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -103,7 +105,12 @@ func (h *Hubs) Start(i int) {
 	if err != nil {
 		h.t.Fatalf("start hub %s: %v", h.cfgs[i].Name, err)
 	}
-	// A restarted node takes its client port anew; its route port stays.
+	// A restarted node listens where it did, as a node restarted on its
+	// machine does: a client that lists it (or waits to reconnect to it)
+	// finds it again. Its route port is fixed from the start.
+	if u, err := url.Parse(n.ClientURL()); err == nil {
+		h.cfgs[i].Listen = u.Host
+	}
 	h.Nodes[i] = n
 }
 
@@ -113,6 +120,46 @@ func (h *Hubs) Stop(i int) {
 		h.Nodes[i].Close()
 		h.Nodes[i] = nil
 	}
+}
+
+// WaitCurrent waits until the running nodes have a JetStream leader and a
+// leader for each of streams (account $G), every node current with them,
+// or fails the test when ctx ends. A restarted node catches up after its
+// start returns: a test that stops the nodes before waits, or a stream the
+// node is still making can outlive its shutdown. The nodes' own state,
+// looked at with a bound (like a script's waitfor): the server announces
+// no such moment.
+func (h *Hubs) WaitCurrent(ctx context.Context, streams ...string) {
+	h.t.Helper()
+	for !h.current(streams) {
+		select {
+		case <-ctx.Done():
+			h.t.Fatalf("the cluster has no JetStream leader, or one of %v has none, with every node current", streams)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func (h *Hubs) current(streams []string) bool {
+	leader := false
+	led := make([]bool, len(streams))
+	for _, n := range h.Nodes {
+		if n == nil {
+			continue
+		}
+		srv := n.Server()
+		if !srv.JetStreamIsCurrent() {
+			return false
+		}
+		leader = leader || srv.JetStreamIsLeader()
+		for i, st := range streams {
+			if !srv.JetStreamIsStreamCurrent("$G", st) {
+				return false
+			}
+			led[i] = led[i] || srv.JetStreamIsStreamLeader("$G", st)
+		}
+	}
+	return leader && !slices.Contains(led, false)
 }
 
 // URL is node i's client URL.
@@ -154,13 +201,33 @@ func Main(m *testing.M) int {
 	if code != 0 {
 		return code
 	}
+	// A few of the server's goroutines end just after its shutdown returns
+	// (a stream's file store flushes its state once more, seen after a
+	// node was stopped and restarted): a hub left running keeps its
+	// goroutines for good, so they are looked for again, within a bound.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		g := serverGoroutine()
+		if g == "" {
+			return 0
+		}
+		if time.Now().After(deadline) {
+			fmt.Fprintf(os.Stderr, "hubtest: a server goroutine outlived the tests (a hub not closed):\n%s\n", g)
+			return 1
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// serverGoroutine is the stack of a live goroutine of nats-server ("" when
+// there is none).
+func serverGoroutine() string {
 	buf := make([]byte, 1<<20)
 	stacks := string(buf[:runtime.Stack(buf, true)])
 	for _, g := range strings.Split(stacks, "\n\n") {
 		if strings.Contains(g, "nats-server/v2/server.") {
-			fmt.Fprintf(os.Stderr, "hubtest: a server goroutine outlived the tests (a hub not closed):\n%s\n", g)
-			return 1
+			return g
 		}
 	}
-	return 0
+	return ""
 }

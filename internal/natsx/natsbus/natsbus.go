@@ -6,7 +6,8 @@
 //   - Publish returns the event's cursor once the stream holds it (synced
 //     on a single node, on two of three in a cluster).
 //   - An event is published once by its id (Nats-Msg-Id): a publish
-//     retried after a lost acknowledgement returns the first cursor.
+//     retried after a lost acknowledgement returns the first cursor; it is
+//     retried so while a cluster changes leaders (natsx.Do).
 //   - Follow(after) delivers every event with a cursor above after, in
 //     cursor order, then each new one as it is stored, pushed by an
 //     ordered consumer: nothing polls, nothing is skipped or repeated.
@@ -59,9 +60,12 @@ func Open(ctx context.Context, c *natsx.Conn, project string) (*Bus, error) {
 
 // Publish stores event data under id and returns its cursor.
 func (b *Bus) Publish(ctx context.Context, id string, data []byte) (uint64, error) {
-	op, cancel := natsx.Op(ctx)
-	defer cancel()
-	ack, err := b.c.JS.PublishMsg(op, &nats.Msg{Subject: b.subject, Data: data}, jetstream.WithMsgID(id))
+	// Repeated while the cluster changes leaders: the id keeps it once.
+	var ack *jetstream.PubAck
+	err := natsx.Do(ctx, func(op context.Context) (err error) {
+		ack, err = b.c.JS.PublishMsg(op, &nats.Msg{Subject: b.subject, Data: data}, jetstream.WithMsgID(id))
+		return err
+	})
 	if err != nil {
 		return 0, err
 	}
@@ -71,9 +75,8 @@ func (b *Bus) Publish(ctx context.Context, id string, data []byte) (uint64, erro
 // End is the cursor of the last event (0 when there is none): following
 // from it delivers only what comes next.
 func (b *Bus) End(ctx context.Context) (uint64, error) {
-	op, cancel := natsx.Op(ctx)
-	defer cancel()
-	info, err := b.s.Info(op)
+	var info *jetstream.StreamInfo
+	err := natsx.Do(ctx, func(op context.Context) (err error) { info, err = b.s.Info(op); return err })
 	if err != nil {
 		return 0, err
 	}
@@ -102,9 +105,8 @@ func (b *Bus) Append(ctx context.Context, id string, data []byte) (uint64, error
 // Bounds are the first and last cursors held (first is last+1 when the
 // stream is empty: a purge keeps the numbering).
 func (b *Bus) Bounds(ctx context.Context) (first, last uint64, err error) {
-	op, cancel := natsx.Op(ctx)
-	defer cancel()
-	info, err := b.s.Info(op)
+	var info *jetstream.StreamInfo
+	err = natsx.Do(ctx, func(op context.Context) (err error) { info, err = b.s.Info(op); return err })
 	if err != nil {
 		return 0, 0, err
 	}

@@ -13,6 +13,11 @@
 //     lost acknowledgement, it is found (a duplicate within the stream's
 //     window, or among the room's messages) and reported once, never
 //     stored twice.
+//   - An append rides out a cluster's change of leader: each of its
+//     requests is repeated while it fails transiently (natsx.Do, bounded
+//     by natsx.RideOut), the publish with the same id and the same
+//     expected sequence, so a repeat of one that landed is a duplicate or
+//     a refusal, never a second message. Without a majority it fails.
 //   - A room's count is the last message's index: one read, whatever the
 //     room holds.
 package room
@@ -94,9 +99,14 @@ func (r *Rooms) Append(ctx context.Context, room, id string, data []byte, limit 
 		}
 		m := &nats.Msg{Subject: subj, Data: data, Header: nats.Header{}}
 		m.Header.Set(IndexHeader, strconv.Itoa(n+1))
-		op, cancel := natsx.Op(ctx)
-		ack, err := r.c.JS.PublishMsg(op, m, jetstream.WithMsgID(id), jetstream.WithExpectLastSequencePerSubject(last))
-		cancel()
+		// Repeated while the cluster changes leaders: the id makes a
+		// repeat of a publish that landed a duplicate, never a second copy.
+		var ack *jetstream.PubAck
+		err = natsx.Do(ctx, func(op context.Context) error {
+			var err error
+			ack, err = r.c.JS.PublishMsg(op, m, jetstream.WithMsgID(id), jetstream.WithExpectLastSequencePerSubject(last))
+			return err
+		})
 		switch {
 		case err == nil && ack.Duplicate:
 			// Accepted before, maybe as another index: report the stored one.
@@ -124,9 +134,12 @@ func (r *Rooms) Count(ctx context.Context, room string) (int, error) {
 // last is the room's count and the sequence of its last message (0, 0
 // for an empty room).
 func (r *Rooms) last(ctx context.Context, subj string) (int, uint64, error) {
-	op, cancel := natsx.Op(ctx)
-	defer cancel()
-	m, err := r.s.GetLastMsgForSubject(op, subj)
+	var m *jetstream.RawStreamMsg
+	err := natsx.Do(ctx, func(op context.Context) error {
+		var err error
+		m, err = r.s.GetLastMsgForSubject(op, subj)
+		return err
+	})
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return 0, 0, nil
 	}
@@ -183,12 +196,15 @@ func (r *Rooms) Follow(ctx context.Context, room string, after int, fn func(Mess
 func (r *Rooms) find(ctx context.Context, room, id string) (Appended, bool, error) {
 	var got Appended
 	found := false
-	err := r.Read(ctx, room, func(m Message) error {
-		if m.ID == id {
-			got, found = Appended{Seq: m.Seq, Index: m.Index, Again: true}, true
-			return natsx.ErrStop
-		}
-		return nil
+	err := natsx.Do(ctx, func(op context.Context) error {
+		found = false
+		return r.Read(op, room, func(m Message) error {
+			if m.ID == id {
+				got, found = Appended{Seq: m.Seq, Index: m.Index, Again: true}, true
+				return natsx.ErrStop
+			}
+			return nil
+		})
 	})
 	return got, found, err
 }

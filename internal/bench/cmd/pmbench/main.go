@@ -3,7 +3,7 @@
 // temporary directory and prints a table of figures against their goals.
 // See docs/benchmarks.md.
 //
-//	go run ./internal/bench/cmd/pmbench [-quick] [-pm BIN] [-only startup,scale,delivery,append,say,reads,chatslope,done,roundtrip,idle,dashboard,respawn]
+//	go run ./internal/bench/cmd/pmbench [-quick] [-pm BIN] [-only startup,scale,delivery,append,say,reads,chatslope,done,roundtrip,idle,dashboard,respawn,hub]
 //
 // The floor programs (internal/bench/cmd/floorappend, floorwatch) are built
 // from the module and run interleaved with pm: startup and delivery report
@@ -45,23 +45,25 @@ type sizes struct {
 	Clients         int           // dashboard websocket clients at once
 	ScaleTasks      int           // the large state of the constant-time figures
 	ScaleRuns       int           // interleaved runs of each constant-time figure
+	HubMessages     int           // hub: says from one machine to a follower on another
+	HubRooms        int           // hub: rooms of 50 filled by 3 machines x 16 writers
 }
 
 var full = sizes{Messages: 1000, Writers: 16, PerW: 500, SayW: 16, SayPer: 500, Tasks: 10_000, Events: 1_000_000,
 	Runs: 20, StartupRuns: 200, Files: 10_000, Changed: 10, Rounds: 5, MessagesInPhase: 20,
 	Calls: 200, IdleObjects: 50, IdleWindow: 10 * time.Second, Respawns: 10, Clients: 50, ScaleTasks: 100_000, ScaleRuns: 60,
-	ChatRoom: 50_000, ChatRuns: 15}
+	ChatRoom: 50_000, ChatRuns: 15, HubMessages: 300, HubRooms: 6}
 
 var quick = sizes{Messages: 200, Writers: 16, PerW: 100, SayW: 8, SayPer: 50, Tasks: 1_000, Events: 100_000,
 	Runs: 10, StartupRuns: 40, Files: 2_000, Changed: 10, Rounds: 3, MessagesInPhase: 20,
 	Calls: 30, IdleObjects: 10, IdleWindow: 3 * time.Second, Respawns: 4, Clients: 10, ScaleTasks: 5_000, ScaleRuns: 30,
-	ChatRoom: 10_000, ChatRuns: 7}
+	ChatRoom: 10_000, ChatRuns: 7, HubMessages: 50, HubRooms: 2}
 
 func main() {
 	var (
 		quickF  = flag.Bool("quick", false, "smaller sizes, for a fast check")
 		bin     = flag.String("pm", "", "pm binary to measure (default: go build ./cmd/pm)")
-		only    = flag.String("only", "", "comma-separated figures to run: overhead, startup, scale, delivery, append, say, reads, chatslope, done, roundtrip, mcp, idle, dashboard, respawn")
+		only    = flag.String("only", "", "comma-separated figures to run: overhead, startup, scale, delivery, append, say, reads, chatslope, done, roundtrip, mcp, idle, dashboard, respawn, hub")
 		keep    = flag.Bool("keep", false, "keep the temporary directory")
 		timeout = flag.Duration("timeout", 20*time.Minute, "stop the whole run after this long")
 		// Helper mode: one append writer process (used by the append figure).
@@ -232,6 +234,9 @@ func run(ctx context.Context, sz sizes, bin string, want []string, keep bool) in
 			}
 		}
 		return rows, nil
+	})
+	step("hub", func(dir string) ([]bench.Row, error) {
+		return hubRows(ctx, bin, dir, sz)
 	})
 	step("delivery", func(dir string) ([]bench.Row, error) {
 		r, err := bench.Delivery(ctx, bin, floor, dir, sz.Messages)
@@ -425,4 +430,46 @@ func firstLine(s string) string {
 		line = line[:160] + "..."
 	}
 	return line
+}
+
+// hubRows are the figures of pm on a three-node hub (issue 24), each
+// against the engine's own floor measured in the same run: raw JetStream
+// on the same cluster.
+func hubRows(ctx context.Context, bin, dir string, sz sizes) ([]bench.Row, error) {
+	d, err := bench.HubDelivery(ctx, bin, filepath.Join(dir, "delivery"), sz.HubMessages)
+	if err != nil {
+		return nil, err
+	}
+	const machines, writers, limit = 3, 16, 50
+	says, err := bench.HubSays(ctx, bin, filepath.Join(dir, "says"), machines, writers, sz.HubRooms, limit)
+	if err != nil {
+		return nil, err
+	}
+	pm50, pm99 := d.FromAppend.Median(), d.FromAppend.Percentile(99)
+	f50, f99 := d.Floor.Median(), d.Floor.Percentile(99)
+	rate := float64(says.Says) / says.Elapsed.Seconds()
+	floorRate := float64(says.FloorAppends) / says.FloorElapsed.Seconds()
+	exact := bench.Row{Figure: fmt.Sprintf("hub: %d rooms of %d filled by %d machines x %d writers: exactly the limit each", sz.HubRooms, limit, machines, writers),
+		Result: fmt.Sprintf("%d says accepted, %d refused at a limit, %d failed", says.Says, says.Refused, says.Errors), Verdict: "ok"}
+	if !says.Exact || says.Errors > 0 {
+		exact.Verdict = "FAILED"
+		exact.Result += "; first error: " + firstLine(says.FirstError)
+	}
+	return []bench.Row{
+		{Figure: fmt.Sprintf("hub: say (machine a, node 1) -> chat --follow line (machine b, node 2), message timestamp -> line, p50 / p99 (%d msgs)", len(d.FromAppend)),
+			Result: fmt.Sprintf("%s / %s", bench.Ms(pm50), bench.Ms(pm99))},
+		{Figure: "hub: that over the floor, raw JetStream publish (node 1) -> ordered consumer (node 2), same cluster, interleaved, p50 / p99",
+			Result: fmt.Sprintf("%.1fx / %.1fx (floor %s / %s)", ratio(pm50, f50), ratio(pm99, f99), bench.Ms(f50), bench.Ms(f99))},
+		{Figure: "hub: pm say process wall time (pm -> pm-full, three-node hub), median / p90",
+			Result: bench.Ms(d.Say.Median()) + " / " + bench.Ms(d.Say.Percentile(90))},
+		exact,
+		{Figure: fmt.Sprintf("hub: says per second, %d machines x %d writers (pm say processes) into rooms of %d, three nodes", machines, writers, limit),
+			Result: fmt.Sprintf("%.1f says/s (%d in %.1f s)", rate, says.Says, says.Elapsed.Seconds())},
+		{Figure: "hub: that over the floor, raw publishes with the expected last subject sequence, same writers as goroutines, same cluster",
+			Result: fmt.Sprintf("%.3fx the floor's rate (floor %.0f appends/s, %d in %.2f s)", rate/max(floorRate, 1e-9), floorRate, says.FloorAppends, says.FloorElapsed.Seconds())},
+		// The third figure of issue 24's speed list needs pm worker, which
+		// is not built: this row is its place.
+		{Figure: "hub: time from a worker's death to its agents running elsewhere",
+			Result: "not measured: needs pm worker (issue 24, point 3); docs/benchmarks.md, \"Worker failover\""},
+	}, nil
 }

@@ -1,0 +1,71 @@
+package natsx
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// RideOut bounds how long Do keeps asking while a cluster changes leaders:
+// a stream's leader is re-elected within seconds of its node's loss (the
+// node steps down as it shuts down; an abrupt loss waits for the election
+// timeout, 4 to 9 s), and a client whose node went reconnects to another
+// within its reconnect wait (2 s). A cluster without a majority elects
+// nobody: past RideOut the last error is returned, with its Try line.
+const RideOut = 30 * time.Second
+
+// Transient reports an error a request gets while a cluster is losing a
+// node or electing a leader, which the same request may not get a moment
+// later: no answer in time (the request went to a node that went, or no
+// leader took it), no responder, the connection moving to another node, or
+// the server saying JetStream or the stream's leader is not available now.
+// A refusal (a wrong last sequence, a missing key) is never transient.
+func Transient(err error) bool {
+	if err == nil {
+		return false
+	}
+	var api *jetstream.APIError
+	if errors.As(err, &api) {
+		switch api.ErrorCode {
+		case 10008, // JetStream system temporarily unavailable (no meta leader)
+			10009, // not the cluster's leader
+			10118, // stream is offline
+			10158: // a message with this id is being stored (its duplicate is pending)
+			return true
+		}
+		return api.Code == 503
+	}
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
+		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrDisconnected)
+}
+
+// Do runs one request, each attempt bounded by OpTimeout, and runs it again
+// while it fails with a Transient error, until it succeeds, fails
+// otherwise, ctx ends or RideOut has passed (then its last error). Only a
+// request that is safe to repeat goes through Do: a read, a publish with a
+// message id (the stream keeps it once), a publish with an expected last
+// sequence (a repeat after it landed is refused, not stored twice).
+func Do(ctx context.Context, req func(ctx context.Context) error) error {
+	giveUp := time.Now().Add(RideOut)
+	backoff := 50 * time.Millisecond
+	for {
+		op, cancel := Op(ctx)
+		err := req(op)
+		cancel()
+		if err == nil || !Transient(err) || ctx.Err() != nil || time.Now().After(giveUp) {
+			return err
+		}
+		// Not a wait for another process: the cluster's election, which
+		// nothing pm can watch announces.
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
