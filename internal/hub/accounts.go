@@ -60,6 +60,7 @@ func trust(o *server.Options, a *hubauth.Authority, storeDir string) error {
 // a revoked machine's connections are closed.
 type keeper struct {
 	srv      *server.Server
+	res      *server.DirAccResolver
 	auth     *hubauth.Authority
 	log      *logger
 	announce bool // a single node: make natsx.HubStream in each new account
@@ -73,7 +74,7 @@ type keeper struct {
 
 // keepAccounts pushes every account once, then watches the authority
 // until Close.
-func keepAccounts(srv *server.Server, a *hubauth.Authority, log *logger, announce bool) (*keeper, error) {
+func keepAccounts(srv *server.Server, res *server.DirAccResolver, a *hubauth.Authority, log *logger, announce bool) (*keeper, error) {
 	tok, kp, err := a.UserFor("", "pm hub")
 	if err != nil {
 		return nil, err
@@ -84,7 +85,7 @@ func keepAccounts(srv *server.Server, a *hubauth.Authority, log *logger, announc
 		return nil, fmt.Errorf("hub accounts: system account: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	k := &keeper{srv: srv, auth: a, log: log, announce: announce, pushed: map[string]string{}, changed: make(chan struct{}), sys: sys, cancel: cancel}
+	k := &keeper{srv: srv, res: res, auth: a, log: log, announce: announce, pushed: map[string]string{}, changed: make(chan struct{}), sys: sys, cancel: cancel}
 	if err := k.sync(ctx); err != nil {
 		cancel()
 		sys.Close()
@@ -138,6 +139,7 @@ func (k *keeper) sync(ctx context.Context) error {
 			return err
 		}
 		first := last == ""
+		k.log.Noticef("accounts: project %s's account taken (%d machines revoked)", acc.Project, revoked(acc.JWT))
 		k.mu.Lock()
 		k.pushed[acc.Public] = acc.JWT
 		close(k.changed)
@@ -152,8 +154,22 @@ func (k *keeper) sync(ctx context.Context) error {
 	return nil
 }
 
-// push sends acc's JWT to the nodes and waits for one to take it.
+// revoked counts the machines an account JWT revokes, for the hub's log.
+func revoked(tok string) int {
+	ac, err := jwt.DecodeAccountClaims(tok)
+	if err != nil {
+		return 0
+	}
+	return len(ac.Revocations)
+}
+
+// push makes this node take acc's JWT (before push returns: a revoked
+// machine is refused here from then on), then sends it to the cluster's
+// other nodes and waits for one to take it.
 func (k *keeper) push(ctx context.Context, acc hubauth.Account) error {
+	if err := k.res.Store(acc.Public, acc.JWT); err != nil {
+		return fmt.Errorf("project %s's account: %w", acc.Project, err)
+	}
 	op, cancel := context.WithTimeout(ctx, readyWait)
 	defer cancel()
 	msg, err := k.sys.RequestWithContext(op, claimsUpdate, []byte(acc.JWT))

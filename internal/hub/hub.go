@@ -118,7 +118,7 @@ func Start(c Config) (*Hub, error) {
 	}
 	h := &Hub{srv: srv, clustered: c.Cluster != ""}
 	if authority != nil {
-		if h.accounts, err = keepAccounts(srv, authority, log, c.Cluster == ""); err != nil {
+		if h.accounts, err = keepAccounts(srv, opts.AccountResolver.(*server.DirAccResolver), authority, log, c.Cluster == ""); err != nil {
 			h.Close()
 			return nil, errs.Failf("check the accounts directory (--accounts) and the store (--store)", "hub: %v", err)
 		}

@@ -390,6 +390,9 @@ func ProjectOf(file string) (string, error) {
 	return "", nil
 }
 
+// CheckNames refuses a project or machine name a hub cannot hold.
+func CheckNames(p, machine string) error { return checkNames(p, machine) }
+
 func checkNames(p, machine string) error {
 	if !config.ValidProject(p) {
 		return errs.Usagef("give --project the project's name on the hub (lower-case letters, digits and dashes)", "--project %q is not a project name", p)
