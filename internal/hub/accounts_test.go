@@ -239,7 +239,8 @@ func closed(t *testing.T, url, creds string) (*nats.Conn, <-chan struct{}) {
 	t.Helper()
 	gone := make(chan struct{})
 	nc, err := nats.Connect(url, nats.UserCredentials(creds), nats.NoReconnect(),
-		nats.ClosedHandler(func(*nats.Conn) { close(gone) }))
+		nats.ClosedHandler(func(*nats.Conn) { close(gone) }),
+		nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))
 	if err != nil {
 		t.Fatal(err)
 	}
