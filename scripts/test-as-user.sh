@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 # Packages whose unit tests touch the sandbox, processes, files or git.
 pkgs=(./internal/sandbox ./internal/agent ./internal/capability ./internal/driver
       ./internal/gitx ./internal/broker ./internal/task ./internal/supervisor
-      ./internal/cmd/agentrun ./internal/hub ./internal/state/natsstate)
+      ./internal/cmd/agentrun ./internal/hub ./internal/hubauth ./internal/state/natsstate)
 # Scripts that run agents confined, kill processes or commit.
 scripts='TestScripts/(security_.*|contain_.*|doctor|landing_flow|llm_demo|llm_greeter|kill.*|done_.*|exec_secrets|fd_inherit|supervisor_.*|blockers|subtasks|reset|governance.*|exec_cost.*|exec_activity|hub.*|worktree.*)$'
 

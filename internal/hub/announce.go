@@ -17,16 +17,26 @@ import (
 // what an acknowledged write survives. It connects in-process (no port,
 // no TLS); with nkeys it logs in with a key made for this start only.
 func announce(ctx context.Context, srv *server.Server, a Auth, self nkeys.KeyPair) error {
-	opts := []nats.Option{nats.InProcessServer(srv), nats.Name("pm hub")}
+	var login nats.Option
 	switch {
 	case a.User != "":
-		opts = append(opts, nats.UserInfo(a.User, a.Password))
+		login = nats.UserInfo(a.User, a.Password)
 	case self != nil:
 		pub, err := self.PublicKey()
 		if err != nil {
 			return err
 		}
-		opts = append(opts, nats.Nkey(pub, self.Sign))
+		login = nats.Nkey(pub, self.Sign)
+	}
+	return announceWith(ctx, srv, login)
+}
+
+// announceWith makes natsx.HubStream in the account login (nil: none)
+// reaches: with accounts, each project's account has its own.
+func announceWith(ctx context.Context, srv *server.Server, login nats.Option) error {
+	opts := []nats.Option{nats.InProcessServer(srv), nats.Name("pm hub")}
+	if login != nil {
+		opts = append(opts, login)
 	}
 	nc, err := nats.Connect("", opts...)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nkeys"
 
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/hubauth"
 	"github.com/plasmodium/pm/internal/listen"
 )
 
@@ -54,6 +55,7 @@ type Config struct {
 type Hub struct {
 	srv       *server.Server
 	clustered bool
+	accounts  *keeper // with Auth.Accounts: pushes new account JWTs
 }
 
 // Start runs one node and returns once it accepts clients.
@@ -89,6 +91,15 @@ func Start(c Config) (*Hub, error) {
 		}
 		opts.Nkeys = append(opts.Nkeys, &server.NkeyUser{Nkey: pub})
 	}
+	var authority *hubauth.Authority
+	if c.Auth.Accounts != "" {
+		if authority, err = hubauth.Open(c.Auth.Accounts); err != nil {
+			return nil, err
+		}
+		if err := trust(opts, authority, c.StoreDir); err != nil {
+			return nil, err
+		}
+	}
 	srv, err := server.NewServer(opts)
 	if err != nil {
 		return nil, errs.Usagef("pm hub --help lists the flags", "hub: %v", err)
@@ -105,6 +116,14 @@ func Start(c Config) (*Hub, error) {
 		}
 		return nil, errs.Failf("check the addresses (--listen, --cluster) and the store directory (--store), then run pm hub again", "hub: %s", fatal)
 	}
+	h := &Hub{srv: srv, clustered: c.Cluster != ""}
+	if authority != nil {
+		if h.accounts, err = keepAccounts(srv, opts.AccountResolver.(*server.DirAccResolver), authority, log, c.Cluster == ""); err != nil {
+			h.Close()
+			return nil, errs.Failf("check the accounts directory (--accounts) and the store (--store)", "hub: %v", err)
+		}
+		return h, nil
+	}
 	if c.Cluster == "" {
 		ctx, cancel := context.WithTimeout(context.Background(), readyWait)
 		err := announce(ctx, srv, c.Auth, self)
@@ -114,7 +133,7 @@ func Start(c Config) (*Hub, error) {
 			log.Warnf("cannot say that this node syncs every write (pm doctor will not know): %v", err)
 		}
 	}
-	return &Hub{srv: srv, clustered: c.Cluster != ""}, nil
+	return h, nil
 }
 
 // options turns a Config into the server's options, refusing what the
@@ -259,6 +278,9 @@ func (h *Hub) Server() *server.Server { return h.srv }
 
 // Close shuts the node down and waits until it has.
 func (h *Hub) Close() {
+	if h.accounts != nil {
+		h.accounts.close()
+	}
 	h.srv.Shutdown()
 	h.srv.WaitForShutdown()
 }

@@ -7,7 +7,9 @@
 // (server/pse), which pm-full's short commands, the supervisor and every
 // agent host must not pay. pm-full's `pm hub` parses and checks the same
 // flags (this package), then execs pm-hub with them (Exec); pm-hub runs
-// them (package serve). This package links no NATS code.
+// them (package serve). This package links no NATS server or client; its
+// `pm hub creds` (creds.go) signs credentials with internal/hubauth (NATS
+// JWTs and nkeys only) in the process that runs it.
 package hubcmd
 
 import (
@@ -48,6 +50,9 @@ type Options struct {
 	TLSCert     string
 	TLSKey      string
 	TLSCA       string
+	// Accounts gives each project its own NATS account and each machine
+	// its own credential (pm hub creds), kept in AccountsDir(Store).
+	Accounts bool
 }
 
 // RunFunc runs the hub for parsed options; args are the flags as given.
@@ -97,6 +102,8 @@ and --tls-key make it speak TLS only. See docs/distributed.md.`,
 	c.Flags().StringVar(&o.TLSCert, "tls-cert", "", "PEM certificate: the hub speaks TLS only")
 	c.Flags().StringVar(&o.TLSKey, "tls-key", "", "PEM key of --tls-cert")
 	c.Flags().StringVar(&o.TLSCA, "tls-ca", "", "PEM CA: clients (and routes) must show a certificate it signed")
+	c.Flags().BoolVar(&o.Accounts, "accounts", false, "each project its own NATS account, each machine its own credential (pm hub creds); keys in STORE/accounts")
+	c.AddCommand(newCredsCmd(f))
 	return c
 }
 

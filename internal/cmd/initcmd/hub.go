@@ -11,7 +11,9 @@ import (
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/hubauth"
 	"github.com/plasmodium/pm/internal/ids"
+	"github.com/plasmodium/pm/internal/lockedfile"
 	"github.com/plasmodium/pm/internal/natsx"
 	"github.com/plasmodium/pm/internal/state/hubproject"
 )
@@ -55,6 +57,20 @@ func (h HubFlags) storeConfig() (config.Store, error) {
 		}
 		*f.out = abs
 	}
+	if s.Creds != "" {
+		// A credential pm hub creds issued is for one project: that one.
+		p, err := hubauth.ProjectOf(s.Creds)
+		if err != nil {
+			return s, errs.Usagef("give --creds the credentials file pm hub creds wrote (or one of your NATS cluster's)", "--creds: %v", err)
+		}
+		if p != "" && s.Project != "" && s.Project != p {
+			return s, errs.Usagef("pm init --store "+h.URL+" --creds "+h.Creds+" (it joins project "+p+")",
+				"--creds %s is a credential for project %s, not %s", h.Creds, p, s.Project)
+		}
+		if p != "" {
+			s.Project = p
+		}
+	}
 	// The section as config.json will hold it must load: the same checks.
 	if err := config.CheckStore(withProject(s)); err != nil {
 		return s, errs.Usagef(config.ConfigTry(err, "config.json"), "%v", err)
@@ -75,8 +91,21 @@ func onHub(f *cmdutil.Factory, dir string, s config.Store) (config.Store, bool, 
 	}
 	defer c.Close()
 	joined := s.Project != ""
+	if joined && s.Creds != "" && errs.Is(hubproject.Check(ctx, c, s.Project), errs.NotFound) {
+		// With a credential for the project's own account (pm hub
+		// creds), the first machine to join makes the project there:
+		// the account is the project's, its name no typo.
+		if p, _ := hubauth.ProjectOf(s.Creds); p == s.Project {
+			joined = false
+		}
+	}
 	if joined {
 		if err := hubproject.Join(ctx, c, s.Project); err != nil {
+			return s, false, err
+		}
+	} else if s.Project != "" {
+		host, _ := os.Hostname()
+		if err := hubproject.New(ctx, c, s.Project, host, dir, f.Now()); err != nil {
 			return s, false, err
 		}
 	} else {
@@ -133,4 +162,33 @@ func sameHub(root string, s config.Store) error {
 			"%s is already a project on the hub %s (project %s)", root, have.URL, have.Project)
 	}
 	return nil
+}
+
+// CredsFile is where pm init keeps a credential pm hub creds issued: in
+// the state directory, which no sandboxed command can read (it is hidden
+// from agents, docs/security.md), mode 0600.
+const CredsFile = "hub.creds"
+
+// keepCreds copies a credential pm hub creds issued (it names its
+// project) into the state directory root and points store.creds at the
+// copy: the file the person brought may sit anywhere an agent can read.
+// Another credentials file (a NATS cluster of the user's) is left where
+// it is named.
+func keepCreds(root string, s config.Store) (config.Store, error) {
+	if s.Creds == "" {
+		return s, nil
+	}
+	if p, err := hubauth.ProjectOf(s.Creds); err != nil || p == "" {
+		return s, nil
+	}
+	b, err := os.ReadFile(s.Creds)
+	if err != nil {
+		return s, err
+	}
+	dst := filepath.Join(root, CredsFile)
+	if err := lockedfile.WriteAtomicMode(dst, b, 0o600); err != nil {
+		return s, errs.Failf("check that "+root+" is writable", "keep the credential: %v", err)
+	}
+	s.Creds = dst
+	return s, nil
 }

@@ -80,6 +80,9 @@ func run(f *cmdutil.Factory, o Options) error {
 		return err
 	}
 	if created && hub.Remote() {
+		if hub, err = keepCreds(root, hub); err != nil {
+			return err
+		}
 		if err := config.SetStore(root, hub); err != nil {
 			return err
 		}
@@ -111,6 +114,9 @@ func run(f *cmdutil.Factory, o Options) error {
 			root, hub.URL, hub.Project, hub.URL, hub.Project)
 	default:
 		fmt.Fprintf(o.IO.Out, "Initialised %s\n", root)
+	}
+	if o.Hub.Creds != "" && hub.Creds != o.Hub.Creds {
+		fmt.Fprintf(o.IO.Out, "This machine's credential is kept in %s (out of agents' reach); remove %s\n", hub.Creds, o.Hub.Creds)
 	}
 	fmt.Fprintf(o.IO.Out, "Next: pm task \"describe the work\"  (agents run: %s; edit %s to change)\n",
 		strings.Join(s.Config().Runtime.Exec.Command, " "), s.ConfigPath())

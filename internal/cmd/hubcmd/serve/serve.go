@@ -17,6 +17,9 @@ func Run(f *cmdutil.Factory, o hubcmd.Options, _ []string) error {
 		return err
 	}
 	auth := hub.Auth{User: o.User, NKeys: o.NKeys, TLSCert: o.TLSCert, TLSKey: o.TLSKey, TLSCA: o.TLSCA}
+	if o.Accounts {
+		auth.Accounts = hubcmd.AccountsDir(store)
+	}
 	if o.User != "" {
 		auth.Password = f.Getenv(hubcmd.PasswordEnv)
 	}

@@ -1,0 +1,339 @@
+package hub_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/plasmodium/pm/internal/config"
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/hub"
+	"github.com/plasmodium/pm/internal/hub/hubtest"
+	"github.com/plasmodium/pm/internal/hubauth"
+	"github.com/plasmodium/pm/internal/natsx"
+	"github.com/plasmodium/pm/internal/state/hubproject"
+	"github.com/plasmodium/pm/internal/state/natsstate"
+)
+
+// issue writes machine's credentials for project p into dir (0600, as pm
+// hub creds does) and returns the file.
+func issue(t *testing.T, a *hubauth.Authority, p, machine string) string {
+	t.Helper()
+	b, err := a.Issue(p, machine, "", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(t.TempDir(), machine+".creds")
+	if err := os.WriteFile(f, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// credsConn connects to url with a credentials file, as pm's config makes
+// a client (natsx.Dial with store.creds).
+func credsConn(t *testing.T, url, creds string) *natsx.Conn {
+	t.Helper()
+	c, err := natsx.Dial(ctxFor(t), config.Store{URL: url, Project: "probe", Creds: creds}, os.Getenv)
+	if err != nil {
+		t.Fatalf("connect with %s: %v", filepath.Base(creds), err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// accountsHub starts hubs (one node or three) with accounts. The first
+// node's authority is the one returned, where the test issues and
+// revokes; the others start from copies of it made before (as the docs
+// say to copy it), so what changes later reaches them only through the
+// cluster.
+func accountsHub(t *testing.T, three bool) (*hubtest.Hubs, *hubauth.Authority) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "accounts")
+	a, err := hubauth.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !three {
+		return hubtest.SingleWith(t, func(c *hub.Config) { c.Auth.Accounts = dir }), a
+	}
+	return hubtest.ThreeWith(t, func(c *hub.Config) {
+		c.Auth.Accounts = dir
+		if c.Name != "n1" {
+			c.Auth.Accounts = filepath.Join(t.TempDir(), "accounts")
+			if err := os.CopyFS(c.Auth.Accounts, os.DirFS(dir)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}), a
+}
+
+// fill writes one record of every kind project p keeps: a key in its
+// records and its locks buckets, a message in each stream.
+func fill(t *testing.T, c *natsx.Conn, n natsx.Names) {
+	t.Helper()
+	ctx := ctxFor(t)
+	for _, b := range []string{n.Records, n.Locks} {
+		kv, err := c.JS.KeyValue(ctx, b)
+		if err != nil {
+			t.Fatalf("bucket %s: %v", b, err)
+		}
+		if _, err := kv.Put(ctx, "secret", []byte(n.Project)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, subj := range []string{n.RoomPrefix + "t.p", n.MailPrefix + "a", n.DesignPrefix + "d", n.BusSubject} {
+		if _, err := c.JS.Publish(ctx, subj, []byte(n.Project)); err != nil {
+			t.Fatalf("publish %s: %v", subj, err)
+		}
+	}
+}
+
+// A machine's credential for project p reaches p's records and nothing of
+// project q: not its keys, streams, bus, locks, entry in PM_PROJECTS, nor
+// its subjects; deleting or making q's streams and buckets touches only
+// p's own account; the system account is out of its reach. On one node and
+// on three.
+func TestAccountsIsolateProjects(t *testing.T) {
+	for _, three := range []bool{false, true} {
+		t.Run(map[bool]string{false: "single", true: "three"}[three], func(t *testing.T) {
+			h, a := accountsHub(t, three)
+			pCreds, qCreds := issue(t, a, "p", "m1"), issue(t, a, "q", "m3")
+			for _, acc := range []string{"p", "q"} {
+				tok, err := a.Account(acc)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := h.Nodes[0].WaitPushed(ctxFor(t), tok.JWT); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ctx := ctxFor(t)
+			q := credsConn(t, h.URL(0), qCreds)
+			if err := hubproject.New(ctx, q, "q", "host", "/src/q", time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			qn, _ := natsx.ProjectNames("q")
+			fill(t, q, qn)
+			p := credsConn(t, h.URL(h.Len()-1), pCreds)
+			if err := hubproject.New(ctx, p, "p", "host", "/src/p", time.Now()); err != nil {
+				t.Fatal(err)
+			}
+
+			// List: p's account has p's streams (and the hub's), none of q's.
+			var names []string
+			for n := range p.JS.StreamNames(ctx).Name() {
+				names = append(names, n)
+			}
+			for _, s := range qn.Streams() {
+				if slices.Contains(names, s) {
+					t.Errorf("p lists q's stream %s (%v)", s, names)
+				}
+			}
+			// Read: every stream and bucket of q is not found from p.
+			for _, s := range qn.Streams() {
+				if _, err := p.JS.Stream(ctx, s); !errors.Is(err, jetstream.ErrStreamNotFound) {
+					t.Errorf("p opens q's stream %s: %v", s, err)
+				}
+			}
+			for _, b := range []string{qn.Records, qn.Locks} {
+				if _, err := p.JS.KeyValue(ctx, b); !errors.Is(err, jetstream.ErrBucketNotFound) {
+					t.Errorf("p opens q's bucket %s: %v", b, err)
+				}
+			}
+			// The project registry: q's entry is not in p's PM_PROJECTS.
+			if _, err := natsstate.Lookup(ctx, p, "q"); !errs.Is(err, errs.NotFound) {
+				t.Errorf("p looks q up: %v", err)
+			}
+			// Write: a publish on q's subjects reaches no stream of q's.
+			for _, subj := range []string{qn.RoomPrefix + "t.p", qn.MailPrefix + "a", qn.DesignPrefix + "d", qn.BusSubject} {
+				if _, err := p.JS.Publish(ctx, subj, []byte("from p")); !errors.Is(err, jetstream.ErrNoStreamResponse) {
+					t.Errorf("p publishes on q's %s: %v", subj, err)
+				}
+			}
+			// Subscribe: p's interest in everything is not interest in q's subjects.
+			sub, err := p.NC.SubscribeSync(">")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sub.Unsubscribe()
+			if err := p.NC.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			srv := h.Nodes[h.Len()-1].Server()
+			qAcc, err := srv.LookupAccount(accountOf(t, a, "q"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if qAcc.SubscriptionInterest(qn.BusSubject + ".x") {
+				t.Error("p's subscription to > is interest in q's subjects")
+			}
+			// Delete: q's streams are not p's to delete.
+			for _, s := range qn.Streams() {
+				if err := p.JS.DeleteStream(ctx, s); !errors.Is(err, jetstream.ErrStreamNotFound) {
+					t.Errorf("p deletes q's stream %s: %v", s, err)
+				}
+			}
+			if err := p.JS.DeleteKeyValue(ctx, qn.Records); !errors.Is(err, jetstream.ErrBucketNotFound) {
+				t.Errorf("p deletes q's bucket: %v", err)
+			}
+			// Create: a bucket of q's name made by p is p's own; q's is untouched.
+			mine, err := p.JS.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: qn.Records, Replicas: p.Replicas()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := mine.Put(ctx, "secret", []byte("p was here")); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.JS.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: qn.Bus, Subjects: []string{qn.BusSubject}, Replicas: p.Replicas()}); err != nil {
+				t.Fatal(err)
+			}
+			// q still has all it had, and only it.
+			qkv, err := q.JS.KeyValue(ctx, qn.Records)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e, err := qkv.Get(ctx, "secret"); err != nil || string(e.Value()) != "q" {
+				t.Errorf("q's record after p's writes: %v %v", e, err)
+			}
+			for _, s := range qn.Streams() {
+				st, err := q.JS.Stream(ctx, s)
+				if err != nil {
+					t.Fatalf("q's stream %s after p's deletes: %v", s, err)
+				}
+				if n := st.CachedInfo().State.Msgs; n != 1 {
+					t.Errorf("q's stream %s holds %d messages, want its 1", s, n)
+				}
+			}
+		})
+	}
+}
+
+func accountJWT(t *testing.T, a *hubauth.Authority, p string) string {
+	t.Helper()
+	acc, err := a.Account(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return acc.JWT
+}
+
+func accountOf(t *testing.T, a *hubauth.Authority, p string) string {
+	t.Helper()
+	acc, err := a.Account(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return acc.Public
+}
+
+// closed connects to url with creds and returns the connection and a
+// channel closed when the server cuts it off.
+func closed(t *testing.T, url, creds string) (*nats.Conn, <-chan struct{}) {
+	t.Helper()
+	gone := make(chan struct{})
+	nc, err := nats.Connect(url, nats.UserCredentials(creds), nats.NoReconnect(),
+		nats.ClosedHandler(func(*nats.Conn) { close(gone) }),
+		nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc, gone
+}
+
+// Revoking one machine's credential closes its connections and refuses it
+// from then on, on the running hub (no restart); the project's other
+// machine and other projects' machines are untouched. A credential issued
+// while the hub runs, for a project new to it, is taken at once.
+func TestAccountsRevokeLive(t *testing.T) {
+	for _, three := range []bool{false, true} {
+		t.Run(map[bool]string{false: "single", true: "three"}[three], func(t *testing.T) {
+			h, a := accountsHub(t, three)
+			m1, m2 := issue(t, a, "p", "m1"), issue(t, a, "p", "m2")
+			// Issued after the start: the hub pushes the new account.
+			m3 := issue(t, a, "q", "m3")
+			if err := h.Nodes[0].WaitPushed(ctxFor(t), accountJWT(t, a, "q")); err != nil {
+				t.Fatal(err)
+			}
+			last := h.Len() - 1
+			_, gone1 := closed(t, h.URL(last), m1)
+			nc2, gone2 := closed(t, h.URL(last), m2)
+			nc3, gone3 := closed(t, h.URL(0), m3)
+
+			before := accountJWT(t, a, "p")
+			if err := a.Revoke("p", "m1", time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			ctx := ctxFor(t)
+			// m1 is connected to the last node, which learns of the
+			// revocation from the first (on three: through the cluster).
+			select {
+			case <-gone1:
+			case <-ctx.Done():
+				t.Fatal("m1's connection outlived its revocation")
+			}
+			if err := h.Nodes[0].WaitPushed(ctx, accountJWT(t, a, "p")); err != nil {
+				t.Fatal(err)
+			}
+			for _, i := range []int{0, last} {
+				if _, err := nats.Connect(h.URL(i), nats.UserCredentials(m1), nats.NoReconnect()); err == nil {
+					t.Fatalf("a revoked credential connects to node %d", i)
+				}
+			}
+			for name, nc := range map[string]*nats.Conn{"m2": nc2, "m3": nc3} {
+				if err := nc.Flush(); err != nil {
+					t.Errorf("%s after m1's revocation: %v", name, err)
+				}
+			}
+			select {
+			case <-gone2:
+				t.Error("m2 was cut off with m1")
+			case <-gone3:
+				t.Error("m3 was cut off with m1")
+			default:
+			}
+			// The system account is out of a project's reach: m2 replaying
+			// p's JWT from before the revocation (as the system account's
+			// update requests do) lifts nothing.
+			for _, subj := range []string{"$SYS.REQ.CLAIMS.UPDATE", "$SYS.REQ.ACCOUNT." + accountOf(t, a, "p") + ".CLAIMS.UPDATE"} {
+				if msg, err := nc2.Request(subj, []byte(before), 2*time.Second); err == nil {
+					t.Errorf("%s answered a project's machine: %s", subj, msg.Data)
+				}
+			}
+			if _, err := nats.Connect(h.URL(last), nats.UserCredentials(m1), nats.NoReconnect()); err == nil {
+				t.Fatal("a replayed JWT lifted the revocation")
+			}
+			// A restarted node keeps the revocation, even one whose copy
+			// of the authority predates it.
+			for _, i := range []int{0, last} {
+				h.Stop(i)
+				h.Start(i)
+				if _, err := nats.Connect(h.URL(i), nats.UserCredentials(m1), nats.NoReconnect()); err == nil {
+					t.Fatalf("a revoked credential connects to node %d after its restart", i)
+				}
+				credsConn(t, h.URL(i), m2)
+			}
+		})
+	}
+}
+
+// A hub with accounts takes no shared nkeys; its --user guards the routes
+// only (a client cannot log in with it).
+func TestAccountsAuth(t *testing.T) {
+	dir := t.TempDir()
+	_, err := hub.Start(hub.Config{Name: "n", StoreDir: t.TempDir(), Listen: "127.0.0.1:0",
+		Auth: hub.Auth{Accounts: dir, NKeys: []string{"UABC"}}})
+	if !errs.Is(err, errs.Usage) {
+		t.Fatalf("--accounts with --nkey: %v", err)
+	}
+	h := hubtest.SingleWith(t, func(c *hub.Config) { c.Auth = hub.Auth{Accounts: dir, User: "pm", Password: "pw"} })
+	wantRefused(t, dial(t, config.Store{URL: h.URL(0), Project: "p", User: "pm"}, map[string]string{"NATS_PASSWORD": "pw"}), "credentials")
+	wantRefused(t, dial(t, config.Store{URL: h.URL(0), Project: "p"}, nil), "credentials")
+}

@@ -1,0 +1,35 @@
+// Package hubauth keeps the keys of a hub run with accounts (pm hub
+// --accounts): the operator that every node trusts, the system account,
+// one NATS account per project, and the machines given a credential for
+// one project (pm hub creds). It signs NATS JWTs; it links no NATS server
+// or client, so pm hub creds runs without either.
+//
+// Its directory (the authority) holds, each file written whole by rename:
+//
+//	operator.nk, operator.jwt   the operator's seed and its JWT
+//	sys.nk, sys.jwt             the system account's (the hub's own events)
+//	projects/P/account.nk       project P's account seed
+//	projects/P/account.jwt      its JWT: JetStream on, the revoked machines
+//	projects/P/machines.json    the machines issued a credential for P
+//
+// Invariants:
+//   - A seed never leaves the authority except in a machine's credentials
+//     file, which holds that machine's own user seed only: a machine
+//     never receives an account's, the operator's or another machine's.
+//     The directory is 0700 and every file 0600; pm hub creds writes a
+//     credentials file 0600 and never over an existing file.
+//   - A project is one account: a credential for P is a user of P's
+//     account and nothing else, so it reaches no subject, stream or
+//     bucket of another project, nor the system account (NATS accounts
+//     share nothing they do not export; pm's export none).
+//   - Revoking a machine puts its user's key in P's account JWT's
+//     revocations; a hub that reads the JWT refuses that key and closes
+//     its connections (internal/hub pushes it, without a restart). Other
+//     machines' keys, of P or of any project, are untouched.
+//   - Changes are made under the authority's lock (internal/lockedfile),
+//     so two pm hub creds at once neither lose a machine nor make two
+//     accounts for one project.
+//   - A credential says its project: the user JWT carries the tag
+//     "pm-project:P" (ProjectOf), so pm init --creds joins the project
+//     the credential is for and no other.
+package hubauth

@@ -1,0 +1,218 @@
+package hubauth_test
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/jwt/v2"
+
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/hubauth"
+)
+
+func open(t *testing.T, dir string) *hubauth.Authority {
+	t.Helper()
+	a, err := hubauth.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func userOf(t *testing.T, creds []byte) *jwt.UserClaims {
+	t.Helper()
+	tok, err := jwt.ParseDecoratedJWT(creds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uc, err := jwt.DecodeUserClaims(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return uc
+}
+
+// The authority is the user's alone (0700, every file 0600), and opening
+// it again gives the same operator and system account.
+func TestOpenKeepsKeys(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "accounts")
+	a := open(t, dir)
+	if _, err := a.Issue("web", "m1", "", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	b := open(t, dir)
+	if a.OperatorJWT != b.OperatorJWT || a.SystemAccount() != b.SystemAccount() {
+		t.Fatal("reopened with other keys")
+	}
+	oc, err := b.Operator()
+	if err != nil || oc.SystemAccount != b.SystemAccount() {
+		t.Fatalf("operator names system account %q, want %q (%v)", oc.SystemAccount, b.SystemAccount(), err)
+	}
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			return err
+		}
+		want := fs.FileMode(0o600)
+		if d.IsDir() {
+			want = 0o700
+		}
+		if st.Mode().Perm() != want {
+			t.Errorf("%s: mode %v, want %v", p, st.Mode().Perm(), want)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A credential is one machine's user of its project's account, tagged
+// with the project, holding that user's seed and no other key.
+func TestIssue(t *testing.T) {
+	dir := t.TempDir()
+	a := open(t, dir)
+	creds, err := a.Issue("web", "gpu-1", "/x/web-gpu-1.creds", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc, err := a.Account("web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	uc := userOf(t, creds)
+	if uc.Issuer != acc.Public || uc.Name != "gpu-1" {
+		t.Fatalf("user issued by %s named %q, want %s gpu-1", uc.Issuer, uc.Name, acc.Public)
+	}
+	// No seed of the authority's is in it: not the account's, the
+	// operator's or the system account's.
+	for _, k := range []string{"operator.nk", "sys.nk", "projects/web/account.nk"} {
+		seed, err := os.ReadFile(filepath.Join(dir, k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(creds, bytes.TrimSpace(seed)) {
+			t.Fatalf("the credential holds %s", k)
+		}
+	}
+	f := filepath.Join(t.TempDir(), "c.creds")
+	if err := os.WriteFile(f, creds, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := hubauth.ProjectOf(f); err != nil || p != "web" {
+		t.Fatalf("ProjectOf = %q, %v", p, err)
+	}
+	ms, err := a.Machines("web")
+	if err != nil || len(ms) != 1 || ms[0].User != uc.Subject || ms[0].Filename != "/x/web-gpu-1.creds" {
+		t.Fatalf("machines %+v, %v", ms, err)
+	}
+}
+
+// Refused, and nothing changed: a bad name, a machine name that holds a
+// credential, a revocation of a machine or project that has none.
+func TestRefusals(t *testing.T) {
+	a := open(t, t.TempDir())
+	if _, err := a.Issue("web", "m1", "", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		err  error
+		code errs.Code
+		msg  string
+	}{
+		{"bad project", issueErr(a, "Web", "m2"), errs.Usage, "not a project name"},
+		{"bad machine", issueErr(a, "web", "m_2"), errs.Usage, "not a machine name"},
+		{"held name", issueErr(a, "web", "m1"), errs.State, "already holds"},
+		{"unknown machine", a.Revoke("web", "m9", time.Now()), errs.NotFound, "no machine m9"},
+		{"unknown project", a.Revoke("api", "m1", time.Now()), errs.NotFound, "no accounts for project api"},
+	} {
+		if !errs.Is(tc.err, tc.code) || !strings.Contains(tc.err.Error(), tc.msg) || errs.TryOf(tc.err) == "" {
+			t.Errorf("%s: %v (code %v, Try %q)", tc.name, tc.err, errs.CodeOf(tc.err), errs.TryOf(tc.err))
+		}
+	}
+	if ms, _ := a.Machines("web"); len(ms) != 1 {
+		t.Fatalf("machines after refusals: %+v", ms)
+	}
+}
+
+func issueErr(a *hubauth.Authority, p, m string) error {
+	_, err := a.Issue(p, m, "", time.Now())
+	return err
+}
+
+// Revoking a machine puts its key, and only its, in the account's
+// revocations; its name may then be given a new credential.
+func TestRevoke(t *testing.T) {
+	a := open(t, t.TempDir())
+	c1, _ := a.Issue("web", "m1", "", time.Now())
+	c2, _ := a.Issue("web", "m2", "", time.Now())
+	if err := a.Revoke("web", "m1", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	acc, _ := a.Account("web")
+	ac, err := jwt.DecodeAccountClaims(acc.JWT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u1, u2 := userOf(t, c1), userOf(t, c2)
+	if !ac.IsClaimRevoked(u1) || ac.IsClaimRevoked(u2) || len(ac.Revocations) != 1 {
+		t.Fatalf("revocations %v: m1 %v, m2 %v", ac.Revocations, ac.IsClaimRevoked(u1), ac.IsClaimRevoked(u2))
+	}
+	if !ac.Limits.JetStreamLimits.IsUnlimited() && ac.Limits.JetStreamLimits.DiskStorage == 0 {
+		t.Fatal("re-signed account lost JetStream")
+	}
+	c3, err := a.Issue("web", "m1", "", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if userOf(t, c3).Subject == u1.Subject {
+		t.Fatal("a new credential with the revoked key")
+	}
+}
+
+// Machines issued at once for a new project all land, in one account.
+func TestIssueConcurrent(t *testing.T) {
+	dir := t.TempDir()
+	open(t, dir)
+	const n = 8
+	creds := make([][]byte, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a, err := hubauth.Open(dir) // each its own, as separate pm hub creds
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if creds[i], err = a.Issue("web", "m"+string(rune('a'+i)), "", time.Now()); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	a := open(t, dir)
+	acc, err := a.Account("web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range creds {
+		if c != nil && userOf(t, c).Issuer != acc.Public {
+			t.Errorf("machine %d signed by another account", i)
+		}
+	}
+	if ms, _ := a.Machines("web"); len(ms) != n {
+		t.Fatalf("%d machines recorded, want %d", len(ms), n)
+	}
+}
