@@ -22,7 +22,7 @@ import (
 
 // twoMachines are two state directories joined to one new hub project,
 // each with its state opened.
-func twoMachines(t *testing.T, project string) (a, b *store.Store, sta, stb state.State) {
+func twoMachines(t testing.TB, project string) (a, b *store.Store, sta, stb state.State) {
 	t.Helper()
 	h := hubtest.Single(t)
 	ctx := context.Background()
