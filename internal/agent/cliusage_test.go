@@ -9,6 +9,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/cost"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/store/storetest"
@@ -83,7 +84,7 @@ func TestCLIUsage(t *testing.T) {
 			if !strings.Contains(log.String(), tc.log) {
 				t.Errorf("log %q, want it to hold %q", log.String(), tc.log)
 			}
-			entries, err := s.Costs()
+			entries, err := state.PricedCosts(fsstate.New(s), time.Time{}, s.Config().Prices)
 			if err != nil || len(entries) != 1 {
 				t.Fatalf("ledger %+v, %v", entries, err)
 			}

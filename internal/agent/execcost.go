@@ -41,7 +41,7 @@ func (b *execBudget) unreported(s *store.Store, st state.State, log *slog.Logger
 }
 
 func (b *execBudget) record(s *store.Store, st state.State, a *store.Agent, e cost.Entry) error {
-	e, err := s.AppendCost(e)
+	e, err := state.RecordCost(st, e, s.Now(), s.Config().Prices)
 	if err != nil {
 		return err
 	}
@@ -85,7 +85,7 @@ func dollarStop(s *store.Store, st state.State, a *store.Agent, extra map[string
 	if err != nil {
 		return nil, caps
 	}
-	return caps.First(s.Spent(r, func() float64 { return r.Usage.USD }), 0, extra), caps
+	return caps.First(state.Spent(st, r, s.Now, cfg.Prices, func() float64 { return r.Usage.USD }), 0, extra), caps
 }
 
 // allowMore is the human's answer to the request about an owner given up

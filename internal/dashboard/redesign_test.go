@@ -73,7 +73,7 @@ func TestBrowserRedesign(t *testing.T) {
 		{Agent: designer, Task: site.ID, Runtime: "llm", Model: "gpt-4o", Turns: 1, Usage: &cost.Usage{Input: 100_000, Output: 10_000}}, // $0.35
 		{Agent: developer, Task: site.ID, Runtime: "exec", Turns: 1},                                                                    // a CLI that reports nothing: unknown
 	} {
-		if _, err := r.s.AppendCost(e); err != nil {
+		if _, err := r.recordCost(e); err != nil {
 			t.Fatal(err)
 		}
 	}

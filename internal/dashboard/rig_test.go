@@ -13,9 +13,11 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/cost"
 	"github.com/plasmodium/pm/internal/driver/drivertest"
 	"github.com/plasmodium/pm/internal/msglog"
 	"github.com/plasmodium/pm/internal/ops"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/store/storetest"
@@ -157,4 +159,9 @@ func jsonBody(v any) string {
 	var b bytes.Buffer
 	_ = json.NewEncoder(&b).Encode(v)
 	return b.String()
+}
+
+// recordCost puts e in the rig's cost ledger, priced as a host prices it.
+func (r *rig) recordCost(e cost.Entry) (cost.Entry, error) {
+	return state.RecordCost(r.sess.State, e, r.s.Now(), r.s.Config().Prices)
 }

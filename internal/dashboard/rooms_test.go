@@ -66,7 +66,7 @@ func TestSnapshotCosts(t *testing.T) {
 		{Agent: "runner-1", Task: "tk-000001", Runtime: "exec", Turns: 1},
 		{Agent: "runner-2", Task: "tk-000002", Runtime: "exec", Turns: 1},
 	} {
-		if _, err := r.s.AppendCost(e); err != nil {
+		if _, err := r.recordCost(e); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -11,7 +11,7 @@ import (
 func TestSnapshotWindows(t *testing.T) {
 	r := newRig(t, nil)
 	r.s.Config().Budgets.Project.USDPerDay = 3
-	if _, err := r.s.AppendCost(cost.Entry{Agent: "coder-1", Runtime: "exec", Turns: 1}); err != nil {
+	if _, err := r.recordCost(cost.Entry{Agent: "coder-1", Runtime: "exec", Turns: 1}); err != nil {
 		t.Fatal(err)
 	}
 	snap := r.snapshot()

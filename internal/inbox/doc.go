@@ -16,9 +16,11 @@
 //     its cursor and waits through the state interfaces (state.Mailboxes,
 //     state.Watcher), reaching no file itself; so do Send (Post), Call,
 //     Chain (ReadMailbox) and IdleOut (MailboxEnd past the cursor: a
-//     request not answered yet keeps the resident). What is left on the
-//     store: a resident's reply stream (Stream, StreamTail:
-//     agents/NAME/stream.jsonl), which has no place on the seam yet;
+//     request not answered yet keeps the resident); a resident's reply
+//     stream too (Stream appends to state.Replies; Call reads it from its
+//     end as it was before the request, woken by the same Watch of the
+//     callee), so a caller on another machine of a hub project gets the
+//     pieces as they come;
 //   - a resident prompt object's agent is named after the object;
 //   - Chains walks the cascades a call would extend back through the
 //     requests' causes (bounded by MaxChain and MaxChains), for the loop

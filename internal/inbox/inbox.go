@@ -113,7 +113,10 @@ func Call(ctx context.Context, s *store.Store, l *agent.Launcher, from, to, text
 	if err != nil {
 		return "", err
 	}
-	stream := s.StreamTail(to)
+	streamPos, err := st.RepliesEnd(to)
+	if err != nil {
+		return "", err
+	}
 	if _, err := Send(s, st, Message{Kind: KindRequest, From: from, To: to, Corr: corr, Cause: bus.CauseOf(ctx), Text: text}); err != nil {
 		return "", err
 	}
@@ -129,16 +132,19 @@ func Call(ctx context.Context, s *store.Store, l *agent.Launcher, from, to, text
 	// stream) wake the wait.
 	scopes := []state.Scope{{Agent: from}, {Agent: to}}
 	err = state.WatchAny(ctx, st, scopes, func() (bool, error) {
+		var err error
 		if onDelta != nil {
-			_ = stream.Next(func(raw []byte) error {
+			streamPos, err = st.ReadReplies(to, streamPos, func(raw json.RawMessage, _ int64) error {
 				var d Delta
 				if json.Unmarshal(raw, &d) == nil && d.Corr == corr {
 					onDelta(d.Text)
 				}
 				return nil
 			})
+			if err != nil {
+				return false, err
+			}
 		}
-		var err error
 		pos, err = st.ReadMailbox(from, pos, func(raw json.RawMessage, _ int64) error {
 			var m Message
 			if json.Unmarshal(raw, &m) == nil && m.Kind == KindReply && m.Corr == corr && m.From == to {
@@ -189,15 +195,16 @@ func revive(s *store.Store, st state.State, name string) error {
 	return err
 }
 
-// Delta is one piece of a streamed reply in agents/NAME/stream.jsonl.
+// Delta is one piece of a streamed reply (state.Replies: agents/NAME/
+// stream.jsonl on files, the project's reply stream on a hub).
 type Delta struct {
 	Corr string `json:"corr"`
 	Text string `json:"text"`
 }
 
 // Stream appends a piece of the reply to request corr.
-func Stream(s *store.Store, name, corr, text string) error {
-	return s.AppendStream(name, Delta{Corr: corr, Text: text})
+func Stream(st state.Replies, name, corr, text string) error {
+	return st.AppendReply(name, Delta{Corr: corr, Text: text})
 }
 
 // Handler answers one request; its error becomes the reply's Error.

@@ -243,8 +243,8 @@ func TestCallRoundTrip(t *testing.T) {
 		_ = inbox.Serve(ctx, s, fsstate.New(s), "greeter", func(_ context.Context, m inbox.Message) (string, error) {
 			// A stray reply for someone else's request first: Call must ignore it.
 			_, _ = inbox.Send(s, fsstate.New(s), inbox.Message{Kind: inbox.KindReply, From: "greeter", To: m.From, Corr: "rq-ffffff", Text: "not yours"})
-			_ = inbox.Stream(s, "greeter", m.Corr, "Hel")
-			_ = inbox.Stream(s, "greeter", m.Corr, "lo")
+			_ = inbox.Stream(fsstate.New(s), "greeter", m.Corr, "Hel")
+			_ = inbox.Stream(fsstate.New(s), "greeter", m.Corr, "lo")
 			return "Hello, " + strings.TrimPrefix(m.Text, "I am "), nil
 		}, nil)
 	}()

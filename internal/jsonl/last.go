@@ -48,3 +48,27 @@ func LastRecords[T any](path string, n int, fits func(raw []byte) bool, bad func
 	})
 	return last, total, err
 }
+
+// LastLines is LastRecords for lines kept as they are: the last n (n > 0)
+// valid lines keep accepts (nil accepts every one), oldest first, and how
+// many valid lines keep accepts in all, with the file's bad lines reported
+// once. A missing file has none.
+func LastLines(path string, n int, keep func(raw []byte) bool, bad func(BadLine)) (last [][]byte, total int, err error) {
+	f, err := openExisting(path)
+	if f == nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	lines, end, err := TailMatch(f, path, n, keep, nil) // the forward pass reports
+	if err != nil {
+		return nil, 0, err
+	}
+	r := &Reader{Path: path, Bad: bad}
+	err = r.scan(io.NewSectionReader(f, 0, end), end, func(raw []byte) error {
+		if keep == nil || keep(raw) {
+			total++
+		}
+		return nil
+	})
+	return lines, total, err
+}

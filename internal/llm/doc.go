@@ -2,14 +2,14 @@
 // chat completions endpoint through github.com/sashabaranov/go-openai,
 // streams each answer, runs the structured tool calls the model asks for and
 // feeds their results back, until the model answers without tool calls. It
-// knows nothing of pm's store (its state files are kept by
-// internal/state/fsstate/transcript, not here): the agent host gives it a Provider, Tools, a
+// knows nothing of pm's store (its transcript is kept through
+// internal/state/transcript, on files or on a hub, not here): the agent host gives it a Provider, Tools, a
 // system prompt, a Transcript and a Budget, and records its Events.
 //
 //	p, err := llm.ProviderFromEnv(os.Getenv, cfg.BaseURL, cfg.Model, fm.Model)
 //	if err != nil { ... } // says exactly what to set
 //	l := &llm.Loop{Provider: p, Tools: tools, System: prompt,
-//		Transcript: transcript.Of(store, name), // internal/state/fsstate/transcript
+//		Transcript: transcript.Of(st, name), // internal/state/transcript over a state.State
 //		Budget: llm.Budget{MaxTurns: 50, MaxWall: time.Hour}}
 //	answer, err := l.Run(ctx, "the task") // "" resumes the transcript
 //

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -20,7 +19,9 @@ import (
 	"github.com/plasmodium/pm/internal/cost"
 	"github.com/plasmodium/pm/internal/openaitest"
 	"github.com/plasmodium/pm/internal/secret"
-	"github.com/plasmodium/pm/internal/state/fsstate/transcript"
+	"github.com/plasmodium/pm/internal/state/fsstate"
+	"github.com/plasmodium/pm/internal/state/transcript"
+	"github.com/plasmodium/pm/internal/store"
 )
 
 const testKey = "sk-test-SECRET-0123456789abcdef"
@@ -434,7 +435,7 @@ func TestBudgets(t *testing.T) {
 				return inner(ctx, args)
 			}
 			rec := &recorder{}
-			tr := &transcript.File{Path: filepath.Join(t.TempDir(), "transcript.jsonl")}
+			tr, _ := fileTranscript(t)
 			l := newLoop(srv, rec, tool)
 			l.Transcript = tr
 			l.Budget = tt.budget
@@ -467,16 +468,16 @@ func TestBudgets(t *testing.T) {
 
 func TestTranscriptResume(t *testing.T) {
 	srv := startServer(t)
-	path := filepath.Join(t.TempDir(), "agent", "transcript.jsonl")
+	tr, _ := fileTranscript(t)
 	srv.Enqueue(openaitest.Reply{Content: "first answer"}, openaitest.Reply{Content: "second answer"})
 
 	l1 := newLoop(srv, &recorder{})
-	l1.Transcript = &transcript.File{Path: path}
+	l1.Transcript = tr
 	if _, err := l1.Run(ctxT(t), "first question"); err != nil {
 		t.Fatal(err)
 	}
 	l2 := newLoop(srv, &recorder{})
-	l2.Transcript = &transcript.File{Path: path}
+	l2.Transcript = tr
 	if got, err := l2.Run(ctxT(t), "second question"); err != nil || got != "second answer" {
 		t.Fatalf("Run = %q, %v", got, err)
 	}
@@ -495,8 +496,7 @@ func TestTranscriptResume(t *testing.T) {
 // tool calls were never answered (one was), and a torn last line.
 func TestResumeAfterKill(t *testing.T) {
 	srv := startServer(t)
-	path := filepath.Join(t.TempDir(), "transcript.jsonl")
-	tr := &transcript.File{Path: path}
+	tr, path := fileTranscript(t)
 	err := tr.Append(
 		openai.ChatCompletionMessage{Role: "user", Content: "do two things"},
 		openai.ChatCompletionMessage{Role: "assistant", ToolCalls: []openai.ToolCall{
@@ -593,7 +593,7 @@ func TestSecretsNeverRecorded(t *testing.T) {
 		openaitest.Reply{Content: "I saw " + testKey, ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "env", Arguments: `{"echo":"` + testKey + `"}`}}},
 		openaitest.Reply{Content: "done"},
 	)
-	path := filepath.Join(t.TempDir(), "transcript.jsonl")
+	tr, path := fileTranscript(t)
 	rec := &recorder{}
 	var toolArgs string
 	l := newLoop(srv, rec, Tool{Name: "env", Call: func(_ context.Context, args json.RawMessage) (string, error) {
@@ -601,7 +601,7 @@ func TestSecretsNeverRecorded(t *testing.T) {
 		return "OPENAI_API_KEY=" + testKey, nil
 	}})
 	l.System = "key is " + testKey
-	l.Transcript = &transcript.File{Path: path}
+	l.Transcript = tr
 	if _, err := l.Run(ctxT(t), "my key is "+testKey); err != nil {
 		t.Fatal(err)
 	}
@@ -883,4 +883,20 @@ func TestMaxResponseTokens(t *testing.T) {
 			t.Errorf("MaxResponseTokens %d: body %s", tt.max, body)
 		}
 	}
+}
+
+// fileTranscript is an agent's transcript in a new state directory, and
+// the file it is kept in (what a kill -9 tears, what a secret must not
+// reach).
+func fileTranscript(t *testing.T) (*transcript.T, string) {
+	t.Helper()
+	root, _, err := store.Init(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := store.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return transcript.Of(fsstate.New(s), "oak_0001"), s.TranscriptPath("oak_0001")
 }

@@ -8,8 +8,8 @@ import (
 
 // Transcript is the durable conversation of one agent: every message except
 // the system prompt, in order. A Loop appends each message as soon as it
-// exists, so a respawned agent resumes from Load. The state directory's
-// is internal/state/fsstate/transcript (transcript.Of).
+// exists, so a respawned agent resumes from Load. The project's is
+// internal/state/transcript (transcript.Of over the state: files or hub).
 type Transcript interface {
 	Load() ([]openai.ChatCompletionMessage, error)
 	Append(msgs ...openai.ChatCompletionMessage) error

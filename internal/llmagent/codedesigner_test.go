@@ -8,7 +8,8 @@ import (
 
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/designmode"
-	"github.com/plasmodium/pm/internal/state/fsstate/transcript"
+	"github.com/plasmodium/pm/internal/state/fsstate"
+	"github.com/plasmodium/pm/internal/state/transcript"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 )
@@ -53,7 +54,7 @@ func TestCodeDesignerPreviewThenRevisedCall(t *testing.T) {
 	if strings.Join(got, ",") != "done revised,done dropped" {
 		t.Fatalf("tool.doc_decision events %q", got)
 	}
-	msgs, err := transcript.Of(f.s, a.Name).Load()
+	msgs, err := transcript.Of(fsstate.New(f.s), a.Name).Load()
 	if err != nil {
 		t.Fatal(err)
 	}

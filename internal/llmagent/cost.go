@@ -12,6 +12,7 @@ import (
 	"github.com/plasmodium/pm/internal/cost"
 	"github.com/plasmodium/pm/internal/llm"
 	"github.com/plasmodium/pm/internal/request"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -51,7 +52,7 @@ func (r *Runner) record(a *store.Agent, sp *spend, ev llm.Event) cost.Entry {
 	s := r.Store
 	e := cost.Entry{Agent: a.Name, Task: a.TaskID, Runtime: string(config.RuntimeLLM), Model: sp.model, Turns: 1,
 		Usage: ev.Usage.Bill()} // an estimate is no bill: unknown
-	e, err := s.AppendCost(e)
+	e, err := state.RecordCost(r.State, e, s.Now(), s.Config().Prices)
 	if err != nil {
 		r.Log.Warn("cost not recorded", "err", err)
 	}
@@ -141,7 +142,7 @@ func (r *Runner) dollarBudget(a *store.Agent, sp *spend, cfg *config.Config) *ll
 		return &llm.BudgetError{What: fmt.Sprintf("dollars unknown (model %q has no price, or its endpoint reports no usage; add it to prices in config.json)", sp.model),
 			Key: caps.FirstKey(), UsedUSD: usd}
 	}
-	st := caps.First(r.Store.Spent(a, func() float64 { return usd }), next, extra)
+	st := caps.First(state.Spent(r.State, a, r.Store.Now, cfg.Prices, func() float64 { return usd }), next, extra)
 	if st == nil {
 		return nil
 	}

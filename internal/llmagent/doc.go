@@ -4,9 +4,11 @@
 // phase closes, resident prompt objects answer their inbox.
 //
 // Invariants:
-//   - the transcript (agents/NAME/transcript.jsonl) and usage (agent.json)
-//     survive the process, so a respawned agent resumes and its budgets keep
-//     counting;
+//   - the transcript (state.Transcripts through internal/state/transcript:
+//     agents/NAME/transcript.jsonl on files, the project's transcript stream
+//     on a hub) and usage (the agent record) survive the process, so a
+//     respawned agent resumes, on any machine of a hub project, and its
+//     budgets keep counting;
 //   - budgets are enforced in code: per agent by the loop, per task (the sum
 //     of its agents' usage) and in dollars (agent, task, project windows)
 //     before every model call (llm.Loop.Before: a refused call is never

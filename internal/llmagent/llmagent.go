@@ -21,7 +21,7 @@ import (
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/prompt"
 	"github.com/plasmodium/pm/internal/state"
-	"github.com/plasmodium/pm/internal/state/fsstate/transcript"
+	"github.com/plasmodium/pm/internal/state/transcript"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 )
@@ -99,7 +99,7 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 	}
 	loop := &llm.Loop{
 		Provider: prov, Tools: tools, System: system, Secrets: s.Secrets,
-		Transcript: transcript.Of(s, a.Name),
+		Transcript: transcript.Of(r.State, a.Name),
 		Budget:     budget(s.Config().Budgets.Agent),
 		Used:       llm.Counters{Turns: a.Usage.Turns, ToolCalls: a.Usage.ToolCalls, Tokens: a.Usage.Tokens},
 		Retry:      retryPolicy(r.Retry, s.Config().Model),
@@ -144,7 +144,10 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 			loop.Tools, loop.System = tools, text
 		}
 	}
-	resumed := s.HasTranscript(a.Name)
+	resumed, err := transcript.Of(r.State, a.Name).Started()
+	if err != nil {
+		return err
+	}
 	r.activity(a.Name, agent.ActivityWorking)
 	defer r.activity(a.Name, agent.ActivityIdle)
 	switch {
@@ -285,7 +288,7 @@ func (r *Runner) serve(ctx context.Context, a *store.Agent, loop *llm.Loop) erro
 		loop.Used, loop.Started = llm.Counters{}, time.Time{}
 		r.spend.reset()
 		// Stream the reply's text for callers that show it as it comes (pm talk).
-		loop.OnDelta = func(text string) { _ = inbox.Stream(r.Store, a.Name, m.Corr, text) }
+		loop.OnDelta = func(text string) { _ = inbox.Stream(r.State, a.Name, m.Corr, text) }
 		defer func() { loop.OnDelta = nil }()
 		r.reload()
 		return loop.Run(ctx, inbox.Format(m))

@@ -24,7 +24,7 @@ import (
 	"github.com/plasmodium/pm/internal/phase"
 	"github.com/plasmodium/pm/internal/prompt"
 	"github.com/plasmodium/pm/internal/state/fsstate"
-	"github.com/plasmodium/pm/internal/state/fsstate/transcript"
+	"github.com/plasmodium/pm/internal/state/transcript"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/task"
 	"github.com/plasmodium/pm/internal/watch"
@@ -176,7 +176,7 @@ func TestOwnerNudgedThenStopped(t *testing.T) {
 func TestOwnerResumesTranscript(t *testing.T) {
 	f := newFixture(t)
 	tk, a := f.task(t, "Resume me")
-	tr := transcript.Of(f.s, a.Name)
+	tr := transcript.Of(fsstate.New(f.s), a.Name)
 	if err := tr.Append(
 		openai.ChatCompletionMessage{Role: "user", Content: "Begin. You own task " + tk.ID + ": Resume me"},
 		openai.ChatCompletionMessage{Role: "assistant", ToolCalls: []openai.ToolCall{{ID: "call_1", Type: "function", Function: openai.FunctionCall{Name: "think", Arguments: `{"thought":"x"}`}}}},

@@ -6,6 +6,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/cost"
 	"github.com/plasmodium/pm/internal/ops"
+	"github.com/plasmodium/pm/internal/state"
 )
 
 // The costs tool: dollars per agent and task against their caps and the
@@ -19,7 +20,7 @@ func TestCostsTool(t *testing.T) {
 		{Agent: "owner-1", Task: "tk-000001", Runtime: "llm", Model: "gpt-4o-mini", Turns: 1, Usage: &cost.Usage{Input: 1_000_000}},
 		{Agent: "coder-1", Task: "tk-000001", Runtime: "exec", Turns: 1},
 	} {
-		if _, err := sess.Store.AppendCost(e); err != nil {
+		if _, err := state.RecordCost(sess.State, e, sess.Store.Now(), sess.Store.Config().Prices); err != nil {
 			t.Fatal(err)
 		}
 	}

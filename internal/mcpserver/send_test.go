@@ -26,7 +26,7 @@ func TestSendProgressAndConcurrentAnswer(t *testing.T) {
 	s := sess.Store
 	asked := make(chan string, 1)
 	servePO(t, s, func(ctx context.Context, m inbox.Message) (string, error) {
-		if err := inbox.Stream(s, "echo", m.Corr, "thinking"); err != nil {
+		if err := inbox.Stream(fsstate.New(s), "echo", m.Corr, "thinking"); err != nil {
 			return "", err
 		}
 		r, err := request.Create(s, fsstate.New(s), store.Actor{Name: "echo"}, "May I echo "+m.Text+"?")

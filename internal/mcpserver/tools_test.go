@@ -12,7 +12,7 @@ import (
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/request"
 	"github.com/plasmodium/pm/internal/state/fsstate"
-	"github.com/plasmodium/pm/internal/state/fsstate/transcript"
+	"github.com/plasmodium/pm/internal/state/transcript"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -137,7 +137,7 @@ func TestTools(t *testing.T) {
 	sess := newSession(t)
 	s := sess.Store
 	ctx := context.Background()
-	tr := transcript.Of(s, "echo")
+	tr := transcript.Of(sess.State, "echo")
 	if err := tr.Append(openai.ChatCompletionMessage{Role: "user", Content: "hi"}, openai.ChatCompletionMessage{Role: "assistant", Content: "hi!"},
 		openai.ChatCompletionMessage{Role: "user", Content: "bye"}); err != nil {
 		t.Fatal(err)

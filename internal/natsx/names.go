@@ -21,6 +21,13 @@ type Names struct {
 	DesignPrefix string // a design log's subject is DesignPrefix + ID
 	Bus          string // stream of the bus (natsbus)
 	BusSubject   string // its one subject
+
+	Transcripts      string // stream of the agents' transcripts
+	TranscriptPrefix string // an agent's transcript's subject is TranscriptPrefix + NAME
+	Replies          string // stream of the resident prompt objects' streamed replies
+	ReplyPrefix      string // an agent's reply stream's subject is ReplyPrefix + NAME
+	Costs            string // stream of the cost ledger
+	CostSubject      string // its one subject
 }
 
 // ProjectNames are project's names, or a usage error for a name that is
@@ -37,6 +44,9 @@ func ProjectNames(project string) (Names, error) {
 		Mail: "PM_MAIL_" + p, MailPrefix: "pm." + p + ".mail.",
 		DesignLog: "PM_DLOG_" + p, DesignPrefix: "pm." + p + ".dlog.",
 		Bus: "PM_BUS_" + p, BusSubject: "pm." + p + ".bus",
+		Transcripts: "PM_TRANSCRIPT_" + p, TranscriptPrefix: "pm." + p + ".transcript.",
+		Replies: "PM_REPLY_" + p, ReplyPrefix: "pm." + p + ".reply.",
+		Costs: "PM_COSTS_" + p, CostSubject: "pm." + p + ".costs",
 	}, nil
 }
 
@@ -45,7 +55,8 @@ func KVStream(bucket string) string { return "KV_" + bucket }
 
 // Streams are every stream of the project, its records' first.
 func (n Names) Streams() []string {
-	return []string{KVStream(n.Records), n.Rooms, n.Mail, n.DesignLog, KVStream(n.Locks), n.Bus}
+	return []string{KVStream(n.Records), n.Rooms, n.Mail, n.DesignLog, KVStream(n.Locks), n.Bus,
+		n.Transcripts, n.Replies, n.Costs}
 }
 
 // A single node started by pm hub says that it syncs every write before

@@ -56,7 +56,8 @@ type CostsResult struct {
 	Entries []cost.Entry `json:"entries"`
 }
 
-// Costs sums the cost ledger (.plasmodium/costs.jsonl). What no price or
+// Costs sums the cost ledger (state.CostLedger: .plasmodium/costs.jsonl on
+// files, the project's ledger stream on a hub). What no price or
 // no usage covers stays unknown in every sum, never 0.
 func Costs(ctx context.Context, sess *Session, in CostsInput) (CostsResult, error) {
 	st := sess.State
@@ -81,11 +82,11 @@ func Costs(ctx context.Context, sess *Session, in CostsInput) (CostsResult, erro
 		from = s.Now().Add(-d).UTC()
 		res.Since = &from
 	}
-	all, err := s.Costs()
+	cfg := s.Config()
+	all, err := state.PricedCosts(st, time.Time{}, cfg.Prices)
 	if err != nil {
 		return res, err
 	}
-	cfg := s.Config()
 	agents := map[string]*CostLine{}
 	tasks := map[string]*CostLine{}
 	res.Entries = []cost.Entry{}
@@ -174,5 +175,5 @@ func recordDesignCost(s *Session, model string, u llm.Usage) {
 	if s.Actor.Agent != nil {
 		e.Task = s.Actor.Agent.TaskID
 	}
-	_, _ = s.Store.AppendCost(e) // the design goes on; a lost line is a cost unseen, not a failure
+	_, _ = state.RecordCost(s.State, e, s.Store.Now(), s.Store.Config().Prices) // the design goes on; a lost line is a cost unseen, not a failure
 }

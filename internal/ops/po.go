@@ -8,7 +8,7 @@ import (
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/prompt"
-	"github.com/plasmodium/pm/internal/state/fsstate/transcript"
+	"github.com/plasmodium/pm/internal/state/transcript"
 )
 
 // ConversationInput is a prompt object's conversation (MCP get_conversation).
@@ -56,7 +56,7 @@ func Conversation(ctx context.Context, sess *Session, in ConversationInput) (Con
 // how many there are in all. A resident object's transcript grows without
 // bound, so with a limit only its tail is decoded and kept.
 func conversationTail(sess *Session, in ConversationInput) ([]openai.ChatCompletionMessage, int, error) {
-	tr := transcript.Of(sess.Store, in.PO)
+	tr := transcript.Of(sess.State, in.PO)
 	if in.Limit > 0 {
 		return tr.Last(in.Limit)
 	}

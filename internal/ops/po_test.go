@@ -10,13 +10,13 @@ import (
 
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/state/fsstate"
-	"github.com/plasmodium/pm/internal/state/fsstate/transcript"
+	"github.com/plasmodium/pm/internal/state/transcript"
 	"github.com/plasmodium/pm/internal/store"
 )
 
 func TestConversation(t *testing.T) {
 	s := newStore(t)
-	tr := transcript.Of(s, "greeter")
+	tr := transcript.Of(fsstate.New(s), "greeter")
 	if err := tr.Append(openai.ChatCompletionMessage{Role: "user", Content: "a"}, openai.ChatCompletionMessage{Role: "assistant", Content: "b"},
 		openai.ChatCompletionMessage{Role: "user", Content: "c"}); err != nil {
 		t.Fatal(err)
@@ -114,7 +114,7 @@ func TestWaitForMCP(t *testing.T) {
 func TestConversationLimitDoesNotDecodeAll(t *testing.T) {
 	s := newStore(t)
 	sess := &Session{Store: s, State: fsstate.New(s), Actor: store.Human}
-	tr := transcript.Of(s, "greeter")
+	tr := transcript.Of(fsstate.New(s), "greeter")
 	allocs := func() float64 {
 		return testing.AllocsPerRun(3, func() {
 			r, err := Conversation(context.Background(), sess, ConversationInput{PO: "greeter", Limit: 5})

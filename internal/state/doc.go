@@ -2,7 +2,8 @@
 // inbox, request, ops) and where a project's state is kept: the records
 // (records.go), small interfaces grouped by aggregate (state.go: Tasks,
 // Phases with their rooms, Agents, Mailboxes, Requests, Designs, Prompts,
-// Watcher),
+// Watcher; agentlogs.go: AgentLogs, an agent's transcript and reply
+// stream and the project's cost ledger),
 // and the sentinel errors (errors.go). Implementations:
 //
 //	internal/state/fsstate    .plasmodium/ on disk (the store: files, flock, crash repair)
@@ -88,6 +89,19 @@
 // the backend's own (a byte offset, an index, a stream sequence): opaque,
 // increasing, 0 its start, MailboxEnd the one after its last entry.
 //
+// Agent logs (agentlogs.go). A transcript and a reply stream are an
+// agent's append-only logs of JSON entries, with positions as a mailbox's
+// (opaque, increasing, 0 the start; TranscriptEnd and RepliesEnd the one
+// after the last): every appended entry is read back whole, in append
+// order, however many writers append at once; an entry over MaxEntry is
+// refused (ErrInvalid), so a reader never holds more than that for one;
+// LastTranscript holds only the n entries it returns. RemoveAgent removes
+// both. A Watch of the agent wakes on each piece of its reply stream (a
+// caller follows it, never polling). The cost ledger is the project's,
+// appended whole by concurrent writers and never removed (ResetHeld keeps
+// it); RecordCost, PricedCosts and Spent derive the priced entries and the
+// budgets' sums from it.
+//
 // Reset. ResetHeld, inside WithTasks, leaves a project that reads as new
 // (no task, phase, room, progress or request) and keeps its prompts and
 // designs; agents are the caller's to remove first.
@@ -113,7 +127,8 @@
 //
 // state holds no state of its own and opens no file; its functions (Count,
 // ActivePhase, AgentsOf, RoomClosedBy) derive from records they are given, and
-// FollowRoomByWatch and WatchAny are built on the interfaces alone. It imports the store
+// FollowRoomByWatch, WatchAny, RecordCost, PricedCosts and Spent are built
+// on the interfaces alone. It imports the store
 // only for the record types, aliased while their fast codecs live there
 // (records.go); the interfaces do not change when they move here.
 package state

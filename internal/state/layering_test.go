@@ -37,7 +37,7 @@ var fileOnly = []string{
 // slips back; a package not here must reach no file at all.
 var pending = map[string]int{
 	"internal/agent":                2,  // prompt and nudge files handed to the CLI
-	"internal/bench":                15, // builds synthetic .plasmodium/ trees to measure the store; reads the cost ledger it measures
+	"internal/bench":                16, // builds synthetic .plasmodium/ trees to measure the store; reads the cost ledger it measures
 	"internal/bench/cmd/floorwatch": 1,
 	"internal/cmd/demo":             1, // prints the state directory in its summary
 	"internal/cmd/logs":             7, // pm logs -f follows logs/ and events.jsonl
@@ -45,8 +45,13 @@ var pending = map[string]int{
 	"internal/supervisor":           2, // watches agents/ and the lock
 }
 
+// agentLogFiles are the files of state.AgentLogs on a state directory:
+// named outside the implementations, they are read or written around the
+// state (a hub project's transcripts, replies and costs are not there).
+var agentLogFiles = []string{"transcript.jsonl", "stream.jsonl", "costs.jsonl"}
+
 // Nothing outside the implementations joins a path onto the state
-// directory, asks the store for one of its paths (to open, stat or hand
+// directory, names an agent log's file, asks the store for one of its paths (to open, stat or hand
 // on), imports the file helpers or watches a directory. Test files may, so
 // only non-test files are checked.
 func TestOnlyImplementationsTouchStateFiles(t *testing.T) {
@@ -192,6 +197,13 @@ func fileBypasses(t *testing.T, dir string, accessors map[string]bool) []string 
 				parent = stack[len(stack)-1]
 			}
 			stack = append(stack, n)
+			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				for _, name := range agentLogFiles {
+					if strings.Contains(lit.Value, name) {
+						out = append(out, where(lit)+": names the agent log file "+name)
+					}
+				}
+			}
 			call, ok := n.(*ast.CallExpr)
 			if !ok {
 				return true
@@ -264,6 +276,9 @@ func f(p string) string { return filepath.Join(filepath.Dir(p), "x") }`, 0},
 		{"another method", `func f(s *S) { s.Agent("a") }`, 0},
 		{"named in a message", `func f(s *S) string { return "fix " + s.InboxPath("a") }`, 0},
 		{"named in a warning", `func f(s *S) { s.Warnf("remove %s", s.AgentDir("a")) }`, 0},
+		{"an agent log's file", `import "path/filepath"
+func f(home string) string { return filepath.Join(home, "agents", "a", "transcript.jsonl") }`, 1},
+		{"the ledger's file", `func f() string { return ".plasmodium/costs.jsonl" }`, 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

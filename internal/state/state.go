@@ -17,6 +17,7 @@ type State interface {
 	Designs
 	Prompts
 	Watcher
+	AgentLogs // transcripts, reply streams, the cost ledger (agentlogs.go)
 	// IDsWithPrefix lists the ids of kind (ids.Task or ids.Request) that
 	// start with prefix, sorted, reading no record where the backend can
 	// (the files list a directory, a hub its keys): a typed prefix names
@@ -271,7 +272,8 @@ type Scope struct {
 	// Task covers the task's record, its phases (those opened after the
 	// watch began too) and their rooms, and its children's records.
 	Task string
-	// Agent covers the agent's record and its mailbox.
+	// Agent covers the agent's record, its mailbox and its reply stream
+	// (Replies).
 	Agent string
 	// Requests covers every request.
 	Requests bool

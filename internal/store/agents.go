@@ -167,13 +167,6 @@ func (s *Store) WritePromptFile(name, text string) error {
 	return os.WriteFile(s.PromptFilePath(name), []byte(text), 0o644)
 }
 
-// HasTranscript reports whether agents/NAME/transcript.jsonl holds anything:
-// an agent that has one was restarted and resumes.
-func (s *Store) HasTranscript(name string) bool {
-	st, err := os.Stat(s.TranscriptPath(name))
-	return err == nil && st.Size() > 0
-}
-
 // AgentNames lists the agent directories, records or not (a creation killed
 // before its record leaves a directory only).
 func (s *Store) AgentNames() ([]string, error) {

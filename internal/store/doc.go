@@ -35,7 +35,7 @@
 //	                           (its gain: docs/benchmarks.md, "Caches")
 //	  events.jsonl             the bus (internal/bus): every process appends
 //	                           under events.jsonl.lock; pm reset removes it
-//	  costs.jsonl              the cost ledger (AppendCost, Costs: cost.Entry
+//	  costs.jsonl              the cost ledger (state.CostLedger, fsstate at CostsPath: cost.Entry
 //	                           per llm call or exec run, usd null when unknown);
 //	                           pm reset keeps it (the project windows count it)
 //	  supervisor.lock          the live supervisor's lifetime flock (TryLockSupervisor)
@@ -109,9 +109,9 @@
 //	    inbox.cursor           offset of the first inbox line NAME has not
 //	                           answered (inbox.Serve: SetInboxCursor)
 //	    stream.jsonl           streamed reply text of a resident object
-//	                           (inbox.Stream: AppendStream)
-//	    transcript.jsonl       the llm runtime's conversation (transcript.File,
-//	                           internal/state/fsstate/transcript, at
+//	                           (inbox.Stream: state.Replies, fsstate at StreamPath)
+//	    transcript.jsonl       the llm runtime's conversation (internal/state/
+//	                           transcript: state.Transcripts, fsstate at
 //	                           TranscriptPath), appended by the agent's host
 //	    seen.json              how many messages of each phase NAME was shown
 //	                           (phase package)
@@ -148,9 +148,9 @@
 // # Exceptions
 //
 // LineReader is jsonl.Reader under the store's name: inbox followers read
-// lines through a reader the store opened (InboxFrom, InboxTail,
-// StreamTail) and keep its Offset as their cursor. Paths are still handed
-// out where a library or a watcher needs one (TranscriptPath for
-// fsstate/transcript, AgentDir and RequestsDir for watch.Until,
+// lines through a reader the store opened (InboxFrom, InboxTail) and keep
+// its Offset as their cursor. Paths are still handed out where a library
+// or a watcher needs one (TranscriptPath, StreamPath and CostsPath for
+// fsstate's agent logs, AgentDir and RequestsDir for watch.Until,
 // PromptFilePath for an agent's environment); they are built only here.
 package store

@@ -12,12 +12,12 @@ import (
 
 // LineReader reads the complete lines a JSONL file gains after its Offset,
 // skipping (and reporting) bad ones. Followers in the domain packages get one
-// from the store (InboxFrom, InboxTail, StreamTail) instead of opening the
+// from the store (InboxFrom, InboxTail) instead of opening the
 // file themselves.
 type LineReader = jsonl.Reader
 
 // StreamPath is agents/NAME/stream.jsonl, where a resident prompt object
-// streams the text of its replies.
+// streams the text of its replies (state.Replies, fsstate).
 func (s *Store) StreamPath(name string) string {
 	return filepath.Join(s.AgentDir(name), "stream.jsonl")
 }
@@ -66,12 +66,6 @@ func (s *Store) InboxFrom(name string, off int64) *LineReader {
 
 // InboxTail reads the lines name's inbox gains from now on.
 func (s *Store) InboxTail(name string) *LineReader { return s.tail(s.InboxPath(name)) }
-
-// AppendStream appends v as one line to name's stream.jsonl, under its lock.
-func (s *Store) AppendStream(name string, v any) error { return jsonl.Append(s.StreamPath(name), v) }
-
-// StreamTail reads the lines name's stream.jsonl gains from now on.
-func (s *Store) StreamTail(name string) *LineReader { return s.tail(s.StreamPath(name)) }
 
 // tail reads path from its current end.
 func (s *Store) tail(path string) *LineReader {

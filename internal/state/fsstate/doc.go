@@ -17,10 +17,14 @@
 //   - a design's run lock is an flock the kernel drops with its holder;
 //   - Watch is inotify on the directories that hold the scope
 //     (internal/watch): the task's, its phases' and its children's,
-//     agents/NAME, requests/.
+//     agents/NAME, requests/;
+//   - the agent logs (state.AgentLogs, agentlogs.go) are the files they
+//     have always been: agents/NAME/transcript.jsonl and stream.jsonl,
+//     costs.jsonl, one JSON line each (jsonl.Append), positions byte
+//     offsets; a .plasmodium/ made before the seam reads as it did.
 //
 // It passes internal/state/statetest (fsstate_test.go). An llm agent's
-// transcript (agents/NAME/transcript.jsonl) is the subpackage transcript,
-// apart because it links go-openai's message type and fsstate is linked
-// by the short commands' executable.
+// transcript as go-openai messages is internal/state/transcript, apart
+// because it links go-openai and fsstate is linked by the short commands'
+// executable.
 package fsstate

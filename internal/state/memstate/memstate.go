@@ -36,6 +36,7 @@ type Mem struct {
 	seen     map[string]int                   // seen marks by agent + " " + phase id
 	progress map[string][]state.PhaseProgress // by task id
 	changed  chan struct{}                    // closed and replaced on every write
+	logs     agentLogs                        // transcripts, reply streams, costs (agentlogs.go)
 }
 
 type phaseRec struct {
@@ -62,7 +63,7 @@ func New() *Mem {
 		agents: map[string][]byte{}, boxes: map[string][][]byte{}, cursors: map[string]int64{},
 		requests: map[string][]byte{}, designs: map[string]*design{}, prompts: map[string][]byte{},
 		seen: map[string]int{}, progress: map[string][]state.PhaseProgress{},
-		changed: make(chan struct{}),
+		changed: make(chan struct{}), logs: newAgentLogs(),
 	}
 }
 
@@ -621,6 +622,7 @@ func (m *Mem) RemoveAgent(name string, fn func(a *state.Agent) error) error {
 	delete(m.agents, name)
 	delete(m.boxes, name)
 	delete(m.cursors, name)
+	m.logs.forget(name)
 	for k := range m.seen {
 		if strings.HasPrefix(k, name+" ") {
 			delete(m.seen, k)

@@ -25,7 +25,14 @@
 //     leases in the bucket pm_P_locks (natsx/lease): taken by create,
 //     renewed while held, released at the end, and expiring if their
 //     holder dies; a waiter is woken by the key's watch, never a sleep;
-//   - the bus in stream PM_BUS_P (natsbus, Bus).
+//   - the bus in stream PM_BUS_P (natsbus, Bus);
+//   - the agent logs (state.AgentLogs, agentlogs.go): transcripts in
+//     PM_TRANSCRIPT_P (pm.P.transcript.NAME), kept until the agent is
+//     removed; a resident's streamed replies in PM_REPLY_P
+//     (pm.P.reply.NAME), kept 24 hours, and woken on by a Watch of the
+//     agent; the cost ledger in PM_COSTS_P (pm.P.costs), kept, as on
+//     files; an entry is at most state.MaxEntry bytes (the streams'
+//     MaxMsgSize), a position the sequence after it, as a mailbox's.
 //
 // A project is made once (Create, by pm init --store: its entry in the
 // bucket PM_PROJECTS) and opened by Dial from a config anywhere (store.url

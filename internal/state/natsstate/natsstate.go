@@ -46,8 +46,9 @@ type State struct {
 	mailP    string // mail subject prefix
 	dlog     string // design log subject prefix
 	locks    *lease.Leases
-	roomS    string // rooms stream name
-	roomP    string // rooms subject prefix
+	roomS    string    // rooms stream name
+	roomP    string    // rooms subject prefix
+	logs     agentLogs // transcripts, reply streams, the cost ledger (agentlogs.go)
 
 	mu    sync.Mutex
 	local map[string]*sync.Mutex // one per section: this process's waiters queue here first
@@ -91,6 +92,9 @@ func open(setup, life context.Context, c *natsx.Conn, project string) (*State, e
 		return nil, err
 	}
 	if s.bus, err = natsbus.Open(setup, c, project); err != nil {
+		return nil, err
+	}
+	if err = s.openAgentLogs(setup); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -917,6 +921,9 @@ func (s *State) RemoveAgent(name string, fn func(a *state.Agent) error) error {
 		if err := s.mail.Purge(ctx, jetstream.WithPurgeSubject(s.mailP+name)); err != nil {
 			return err
 		}
+		if err := s.forgetLogs(ctx, name); err != nil {
+			return err
+		}
 		if err := s.kv.Delete(ctx, "cursor."+name); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 			return err
 		}
@@ -944,33 +951,7 @@ func (s *State) ReadMailbox(name string, from int64, fn func(raw json.RawMessage
 	if err := state.CheckName(name); err != nil {
 		return from, err
 	}
-	ctx, cancel := s.op()
-	last, err := s.mail.GetLastMsgForSubject(ctx, s.mailP+name)
-	cancel()
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return from, nil
-	}
-	if err != nil {
-		return from, err
-	}
-	if int64(last.Sequence) < from {
-		return from, nil
-	}
-	pos := from
-	err = s.c.Follow(s.ctx, s.mailS, s.mailP+name, uint64(max(from, 1)), func(m jetstream.Msg) error {
-		seq := natsx.Seq(m)
-		pos = int64(seq) + 1
-		if json.Valid(m.Data()) {
-			if err := fn(json.RawMessage(m.Data()), pos); err != nil {
-				return err
-			}
-		}
-		if seq >= last.Sequence {
-			return natsx.ErrStop
-		}
-		return nil
-	})
-	return pos, err
+	return s.readSubject(s.mail, s.mailP+name, from, fn)
 }
 
 // MailboxEnd is the position after the subject's last entry.
@@ -978,16 +959,7 @@ func (s *State) MailboxEnd(name string) (int64, error) {
 	if err := state.CheckName(name); err != nil {
 		return 0, err
 	}
-	ctx, cancel := s.op()
-	defer cancel()
-	last, err := s.mail.GetLastMsgForSubject(ctx, s.mailP+name)
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	return int64(last.Sequence) + 1, nil
+	return s.subjectEnd(s.mail, s.mailP+name)
 }
 
 func (s *State) MailboxCursor(name string) (int64, error) {
@@ -1206,7 +1178,7 @@ func (s *State) Watch(ctx context.Context, scope state.Scope, check func() (bool
 			{s.roomS, []string{s.roomP + scope.Task + ".>"}}}
 	case scope.Agent != "":
 		srcs = []source{{"KV_" + s.bucket, []string{kv + "agent." + scope.Agent, kv + "cursor." + scope.Agent}},
-			{s.mailS, []string{s.mailP + scope.Agent}}}
+			{s.mailS, []string{s.mailP + scope.Agent}}, {s.names.Replies, []string{s.names.ReplyPrefix + scope.Agent}}}
 	case scope.Requests:
 		srcs = []source{{"KV_" + s.bucket, []string{kv + "req.>"}}}
 	default:

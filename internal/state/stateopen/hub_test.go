@@ -22,7 +22,7 @@ import (
 
 // machine makes a state directory whose config names the hub project (what
 // pm init --store writes) and opens its store.
-func machine(t *testing.T, sc config.Store) *store.Store {
+func machine(t testing.TB, sc config.Store) *store.Store {
 	t.Helper()
 	root, _, err := store.Init(t.TempDir(), nil)
 	if err != nil {

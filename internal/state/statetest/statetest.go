@@ -67,6 +67,7 @@ func Run(t *testing.T, open func(t *testing.T) state.State) {
 		{"WatchContextEnds", testWatchContextEnds},
 		{"WatchAny", testWatchAny},
 	}
+	tests = append(tests, agentLogTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
 	}

@@ -1,9 +1,12 @@
-package store_test
+package state_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/plasmodium/pm/internal/cost"
+	"github.com/plasmodium/pm/internal/state"
+	"github.com/plasmodium/pm/internal/state/memstate"
 )
 
 // A call recorded while its model had no price is unknown; once the human
@@ -12,22 +15,23 @@ import (
 // A model still without a price stays unknown, never $0, and a figure the
 // runtime reported is kept as it was.
 func TestCostsPriceUnknownEntriesWhenThePriceIsAdded(t *testing.T) {
-	s, _ := newStore(t)
+	st := memstate.New()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	reported := 0.5
 	for _, e := range []cost.Entry{
 		{Agent: "a", Runtime: "llm", Model: "house-model", Turns: 1, Usage: &cost.Usage{Input: 1_000_000, Output: 1_000_000}},
 		{Agent: "b", Runtime: "llm", Model: "other-model", Turns: 1, Usage: &cost.Usage{Input: 1_000_000}},
 		{Agent: "c", Runtime: "exec", Model: "house-model", Turns: 1, Usage: &cost.Usage{Input: 1_000_000}, USD: &reported, Source: cost.SourceReported},
 	} {
-		if _, err := s.AppendCost(e); err != nil {
+		if _, err := state.RecordCost(st, e, now, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if got, _ := s.Costs(); got[0].USD != nil {
+	if got, _ := state.PricedCosts(st, time.Time{}, nil); got[0].USD != nil {
 		t.Fatalf("unpriced call read as $%v", *got[0].USD)
 	}
-	s.Config().Prices = append(s.Config().Prices, cost.Price{Model: "house-model", Input: 1, Output: 2})
-	got, err := s.Costs()
+	prices := []cost.Price{{Model: "house-model", Input: 1, Output: 2}}
+	got, err := state.PricedCosts(st, time.Time{}, prices)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,5 +44,13 @@ func TestCostsPriceUnknownEntriesWhenThePriceIsAdded(t *testing.T) {
 		case e.USD != nil && *e.USD != *want[i]:
 			t.Errorf("%s: usd %v, want %v", e.Agent, *e.USD, *want[i])
 		}
+	}
+	// The windows count the entry priced now too.
+	sp := state.Spent(st, &state.Agent{Name: "a"}, func() time.Time { return now.Add(time.Minute) }, prices, func() float64 { return 0 })
+	if usd := sp.Window(time.Hour); usd != 3.5 {
+		t.Errorf("the last hour's dollars = %v, want 3.5", usd)
+	}
+	if usd := sp.Window(time.Second); usd != 0 {
+		t.Errorf("the last second's dollars = %v, want 0 (every entry is older)", usd)
 	}
 }

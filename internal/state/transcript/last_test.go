@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"math/rand"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -12,9 +11,12 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/plasmodium/pm/internal/jsonl"
+	"github.com/plasmodium/pm/internal/state/fsstate"
+	"github.com/plasmodium/pm/internal/state/memstate"
+	"github.com/plasmodium/pm/internal/store"
 )
 
-// transcriptLines are every kind of line File.Load meets: what
+// transcriptLines are every kind of line Load meets on files: what
 // Append writes, valid JSON that still fits a message, valid JSON that does
 // not (skipped and reported), malformed, torn and oversized lines, blank
 // lines and CRLF endings (oversized lines are in oversized).
@@ -48,9 +50,9 @@ var transcriptLines = []string{
 // oversized is a line over jsonl.MaxLine, skipped and reported.
 var oversized = `{"role":"user","content":"` + strings.Repeat("x", jsonl.MaxLine) + `"}`
 
-// Last gives exactly Load's last n messages, Load's count and Load's
-// bad-line reports, on transcripts mixing every kind of line, with and
-// without an unterminated final line.
+// Last gives exactly Load's last n messages and Load's count, on
+// transcript files mixing every kind of line, with and without an
+// unterminated final line.
 func TestLastMatchesLoad(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	for trial := 0; trial < 30; trial++ {
@@ -64,12 +66,14 @@ func TestLastMatchesLoad(t *testing.T) {
 		if trial%3 == 0 {
 			b.WriteString(`{"role":"user","content":"unterminated"}`)
 		}
-		path := filepath.Join(t.TempDir(), "transcript.jsonl")
-		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		s, tr := onFiles(t, "oak_0001")
+		if err := os.MkdirAll(s.AgentDir("oak_0001"), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		var loadBad, lastBad []jsonl.BadLine
-		all, err := (&File{Path: path, Bad: func(b jsonl.BadLine) { loadBad = append(loadBad, b) }}).Load()
+		if err := os.WriteFile(s.TranscriptPath("oak_0001"), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		all, err := tr.Load()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,26 +81,62 @@ func TestLastMatchesLoad(t *testing.T) {
 			if n < 1 {
 				continue
 			}
-			lastBad = nil
-			got, total, err := (&File{Path: path, Bad: func(b jsonl.BadLine) { lastBad = append(lastBad, b) }}).Last(n)
+			got, total, err := tr.Last(n)
 			want := all[max(len(all)-n, 0):]
-			if err != nil || total != len(all) || !sameMessages(got, want) || !reflect.DeepEqual(lastBad, loadBad) {
-				t.Fatalf("trial %d, Last(%d) = %d messages of %d, %v, bad %v\nwant %d of %d, bad %v\nfile:\n%.2000s",
-					trial, n, len(got), total, err, lastBad, len(want), len(all), loadBad, b.String())
+			if err != nil || total != len(all) || !sameMessages(got, want) {
+				t.Fatalf("trial %d, Last(%d) = %d messages of %d, %v\nwant %d of %d\nfile:\n%.2000s",
+					trial, n, len(got), total, err, len(want), len(all), b.String())
 			}
 		}
 	}
+}
+
+// onFiles is agent name's transcript in a new state directory.
+func onFiles(t *testing.T, name string) (*store.Store, *T) {
+	t.Helper()
+	root, _, err := store.Init(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := store.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, Of(fsstate.New(s), name)
 }
 
 func sameMessages(a, b []openai.ChatCompletionMessage) bool {
 	return len(a) == len(b) && (len(a) == 0 || reflect.DeepEqual(a, b))
 }
 
-// A missing transcript is empty, as Load has it.
+// A missing transcript is empty, as Load has it, and not started.
 func TestLastMissing(t *testing.T) {
-	got, total, err := (&File{Path: filepath.Join(t.TempDir(), "none.jsonl")}).Last(3)
-	if len(got) != 0 || total != 0 || err != nil {
-		t.Errorf("Last on a missing file = %v, %d, %v", got, total, err)
+	for name, tr := range map[string]*T{"files": func() *T { _, tr := onFiles(t, "oak_0001"); return tr }(), "memory": Of(memstate.New(), "oak_0001")} {
+		got, total, err := tr.Last(3)
+		started, serr := tr.Started()
+		if len(got) != 0 || total != 0 || err != nil || started || serr != nil {
+			t.Errorf("%s: Last on a missing transcript = %v, %d, %v; started %v, %v", name, got, total, err, started, serr)
+		}
+	}
+}
+
+// What Append writes, Load and Last read back, on every backend at hand.
+func TestAppendLoadLast(t *testing.T) {
+	msgs := []openai.ChatCompletionMessage{
+		{Role: "user", Content: "hi"},
+		{Role: "assistant", ToolCalls: []openai.ToolCall{{ID: "c", Type: "function", Function: openai.FunctionCall{Name: "f", Arguments: `{"x":1}`}}}},
+		{Role: "tool", ToolCallID: "c", Content: "r"},
+	}
+	for name, tr := range map[string]*T{"files": func() *T { _, tr := onFiles(t, "oak_0001"); return tr }(), "memory": Of(memstate.New(), "oak_0001")} {
+		if err := tr.Append(msgs...); err != nil {
+			t.Fatal(err)
+		}
+		all, err := tr.Load()
+		last, total, lerr := tr.Last(2)
+		started, _ := tr.Started()
+		if err != nil || lerr != nil || !sameMessages(all, msgs) || total != 3 || !sameMessages(last, msgs[1:]) || !started {
+			t.Errorf("%s: Load = %v, %v; Last(2) = %v, %d, %v; started %v", name, all, err, last, total, lerr, started)
+		}
 	}
 }
 

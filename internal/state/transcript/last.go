@@ -2,16 +2,29 @@ package transcript
 
 import (
 	openai "github.com/sashabaranov/go-openai"
-
-	"github.com/plasmodium/pm/internal/jsonl"
 )
 
 // Last is Load followed by keeping the last n messages (n > 0), and the
 // number Load returns, without decoding or holding the whole transcript
-// (a resident agent's grows without bound): jsonl.LastRecords, with
-// plainMessage sparing the decode of the lines Append writes.
-func (t *File) Last(n int) (msgs []openai.ChatCompletionMessage, total int, err error) {
-	return jsonl.LastRecords[openai.ChatCompletionMessage](t.Path, n, plainMessage, t.Bad)
+// (a resident agent's grows without bound): state.Transcripts'
+// LastTranscript keeping the entries that are messages, with plainMessage
+// sparing the decode of the entries Append writes.
+func (t *T) Last(n int) (msgs []openai.ChatCompletionMessage, total int, err error) {
+	last, total, err := t.st.LastTranscript(t.name, n, isMessage)
+	for _, raw := range last {
+		m, _ := decode(raw) // isMessage accepted it
+		msgs = append(msgs, m)
+	}
+	return msgs, total, err
+}
+
+// isMessage reports whether an entry decodes into a message.
+func isMessage(raw []byte) bool {
+	if plainMessage(raw) {
+		return true
+	}
+	_, ok := decode(raw)
+	return ok
 }
 
 // plainMessage reports, for a line json.Valid accepted, that it surely

@@ -1,0 +1,201 @@
+package natsstate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/plasmodium/pm/internal/cost"
+	"github.com/plasmodium/pm/internal/natsx"
+	"github.com/plasmodium/pm/internal/state"
+)
+
+// Agent logs (state.AgentLogs) on three streams of the project, a subject
+// per agent (natsx.Names): PM_TRANSCRIPT_P, PM_REPLY_P and PM_COSTS_P (one
+// subject). A position is the stream sequence after an entry, as a
+// mailbox's. Their bounds (docs/distributed.md): an entry is at most
+// state.MaxEntry bytes on all three (the stream refuses a longer one); a
+// transcript is kept whole until its agent is removed (a resumed agent
+// needs all of it); a reply stream's pieces are kept 24 hours (the longest
+// a call waits: llmagent's tool timeout); the ledger is kept, as on files.
+type agentLogs struct {
+	transcripts, replies, costs jetstream.Stream
+}
+
+// replyAge is how long a piece of a streamed reply is kept.
+const replyAge = 24 * time.Hour
+
+// maxCost bounds one ledger entry (a few hundred bytes in practice).
+const maxCost = 64 << 10
+
+// openAgentLogs makes the three streams on first use.
+func (s *State) openAgentLogs(ctx context.Context) (err error) {
+	n := s.names
+	if s.logs.transcripts, err = s.c.Stream(ctx, jetstream.StreamConfig{Name: n.Transcripts,
+		Subjects: []string{n.TranscriptPrefix + ">"}, MaxMsgSize: state.MaxEntry}); err != nil {
+		return err
+	}
+	if s.logs.replies, err = s.c.Stream(ctx, jetstream.StreamConfig{Name: n.Replies,
+		Subjects: []string{n.ReplyPrefix + ">"}, MaxMsgSize: state.MaxEntry, MaxAge: replyAge}); err != nil {
+		return err
+	}
+	s.logs.costs, err = s.c.Stream(ctx, jetstream.StreamConfig{Name: n.Costs,
+		Subjects: []string{n.CostSubject}, MaxMsgSize: maxCost})
+	return err
+}
+
+// forgetLogs purges agent's transcript and reply stream (RemoveAgent).
+func (s *State) forgetLogs(ctx context.Context, agent string) error {
+	if err := s.logs.transcripts.Purge(ctx, jetstream.WithPurgeSubject(s.names.TranscriptPrefix+agent)); err != nil {
+		return err
+	}
+	return s.logs.replies.Purge(ctx, jetstream.WithPurgeSubject(s.names.ReplyPrefix+agent))
+}
+
+func (s *State) AppendTranscript(agent string, entries ...any) error {
+	if err := state.CheckName(agent); err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := s.publish(s.names.TranscriptPrefix+agent, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *State) ReadTranscript(agent string, from int64, fn func(raw json.RawMessage, next int64) error) (int64, error) {
+	if err := state.CheckName(agent); err != nil {
+		return from, err
+	}
+	return s.readSubject(s.logs.transcripts, s.names.TranscriptPrefix+agent, from, fn)
+}
+
+func (s *State) TranscriptEnd(agent string) (int64, error) {
+	if err := state.CheckName(agent); err != nil {
+		return 0, err
+	}
+	return s.subjectEnd(s.logs.transcripts, s.names.TranscriptPrefix+agent)
+}
+
+// LastTranscript reads the transcript forwards, keeping only the last n
+// entries keep accepts: JetStream reads a subject forwards only, so the
+// cost follows the transcript's length while what is held follows n.
+func (s *State) LastTranscript(agent string, n int, keep func(raw []byte) bool) ([]json.RawMessage, int, error) {
+	if err := state.CheckName(agent); err != nil {
+		return nil, 0, err
+	}
+	var last []json.RawMessage
+	total := 0
+	_, err := s.readSubject(s.logs.transcripts, s.names.TranscriptPrefix+agent, 0, func(raw json.RawMessage, _ int64) error {
+		if keep != nil && !keep(raw) {
+			return nil
+		}
+		total++
+		if len(last) == n {
+			last = last[1:]
+		}
+		last = append(last, raw)
+		return nil
+	})
+	return last, total, err
+}
+
+func (s *State) AppendReply(agent string, v any) error {
+	if err := state.CheckName(agent); err != nil {
+		return err
+	}
+	return s.publish(s.names.ReplyPrefix+agent, v)
+}
+
+func (s *State) ReadReplies(agent string, from int64, fn func(raw json.RawMessage, next int64) error) (int64, error) {
+	if err := state.CheckName(agent); err != nil {
+		return from, err
+	}
+	return s.readSubject(s.logs.replies, s.names.ReplyPrefix+agent, from, fn)
+}
+
+func (s *State) RepliesEnd(agent string) (int64, error) {
+	if err := state.CheckName(agent); err != nil {
+		return 0, err
+	}
+	return s.subjectEnd(s.logs.replies, s.names.ReplyPrefix+agent)
+}
+
+func (s *State) AppendCost(e cost.Entry) error { return s.publish(s.names.CostSubject, e) }
+
+func (s *State) Costs(since time.Time, fn func(e cost.Entry) error) error {
+	_, err := s.readSubject(s.logs.costs, s.names.CostSubject, 0, func(raw json.RawMessage, _ int64) error {
+		var e cost.Entry
+		if json.Unmarshal(raw, &e) != nil || e.At.Before(since) {
+			return nil
+		}
+		return fn(e)
+	})
+	return err
+}
+
+// publish appends v, as JSON, to subject; acknowledged once the stream
+// holds it.
+func (s *State) publish(subject string, v any) error {
+	b, err := state.EncodeEntry(v)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := s.op()
+	defer cancel()
+	_, err = s.c.JS.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: b})
+	return err
+}
+
+// readSubject calls fn with each valid entry of subject from position from
+// (a sequence, 0 the start) up to its last entry as it was when the read
+// began, and returns the position after the last one read. raw is the
+// message's data (fn's to keep).
+func (s *State) readSubject(st jetstream.Stream, subject string, from int64, fn func(raw json.RawMessage, next int64) error) (int64, error) {
+	ctx, cancel := s.op()
+	last, err := st.GetLastMsgForSubject(ctx, subject)
+	cancel()
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return from, nil
+	}
+	if err != nil {
+		return from, err
+	}
+	if int64(last.Sequence) < from {
+		return from, nil
+	}
+	pos := from
+	err = s.c.Follow(s.ctx, st.CachedInfo().Config.Name, subject, uint64(max(from, 1)), func(m jetstream.Msg) error {
+		seq := natsx.Seq(m)
+		pos = int64(seq) + 1
+		if json.Valid(m.Data()) {
+			if err := fn(json.RawMessage(m.Data()), pos); err != nil {
+				return err
+			}
+		}
+		if seq >= last.Sequence {
+			return natsx.ErrStop
+		}
+		return nil
+	})
+	return pos, err
+}
+
+// subjectEnd is the position after subject's last entry (0 for none).
+func (s *State) subjectEnd(st jetstream.Stream, subject string) (int64, error) {
+	ctx, cancel := s.op()
+	defer cancel()
+	last, err := st.GetLastMsgForSubject(ctx, subject)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return int64(last.Sequence) + 1, nil
+}
