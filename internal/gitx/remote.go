@@ -342,3 +342,19 @@ func IsAncestor(p Pin, a, b string) (bool, error) {
 	}
 	return false, nil
 }
+
+// Delete removes the remote's branch ref if it still is at old (a
+// compare-and-set like Push).
+func (r Remote) Delete(ref, old string) error {
+	if !strings.HasPrefix(ref, "refs/heads/") || !plumbing.IsHash(old) {
+		return fmt.Errorf("gitx: delete %s at %q: not a branch and a commit", ref, old)
+	}
+	if err := r.ensureMirror(); err != nil {
+		return err
+	}
+	out, err := r.git("push", "--porcelain", "--no-verify", "--quiet", "--force-with-lease="+ref+":"+old, "--", r.URL, ":"+ref)
+	if err != nil && (strings.Contains(out, "stale info") || strings.Contains(err.Error(), "stale info")) {
+		return fmt.Errorf("%w: %s", ErrStale, ref)
+	}
+	return err
+}
