@@ -25,6 +25,10 @@ import (
 // machine moved the branch first.
 const remoteAttempts = 8
 
+// pushing, when set (tests), runs before each push of mergeRemote: what
+// another machine may do between a fetch and a push.
+var pushing func(ref string)
+
 // mirrorDir is where pm keeps its mirror of remote name (gitx.Remote).
 func mirrorDir(s *store.Store, name string) string { return s.GitMirrorDir(name) }
 
@@ -269,6 +273,9 @@ func mergeRemote(s *store.Store, lt *store.Task, favor gitx.Favor) (gitx.MergeRe
 		mr, err := mergeTracked(s, lt, r, w.Into, onto, w.Branch, msg, favor)
 		if err != nil || len(mr.Conflicts) > 0 || mr.Hash == "" {
 			return mr, onto, err
+		}
+		if pushing != nil {
+			pushing(w.Into)
 		}
 		if err := r.Push(w.Into, tips[w.Into], mr.Hash); errors.Is(err, gitx.ErrStale) {
 			continue
