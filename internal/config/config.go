@@ -265,6 +265,7 @@ type Config struct {
 	// default ("worktree") each task works in a git worktree of its own.
 	Isolation string      `json:"isolation,omitempty"`
 	Merge     MergeConfig `json:"merge,omitzero"` // taskmerge.go
+	Git       GitConfig   `json:"git,omitzero"`   // merge.go: the git remote of a hub project
 	// Store is where the records live: this directory's files, or a hub
 	// (store.go, docs/distributed.md).
 	Store Store `json:"store,omitzero"`

@@ -57,6 +57,8 @@ var routingKeys = []struct {
 	{"governance.loop.repeat", func(c Config) bool { return looser(c.Governance.Loop.Repeat, DefaultLoopRepeat) }},
 	{"governance.loop.phases", func(c Config) bool { return looser(c.Governance.Loop.Phases, DefaultPhasesWithoutProgress) }},
 	{"isolation", func(c Config) bool { return c.Isolation == IsolationNone }},
+	// Which remote the task branches are pushed to.
+	{"git.remote", func(c Config) bool { return c.Git.Remote != "" }},
 	// Where the records go and the credentials pm shows there: a config
 	// agents can write must not point pm at their own hub (store.go).
 	{"store", func(c Config) bool { return c.Store != (Store{}) }},

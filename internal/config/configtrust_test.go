@@ -36,6 +36,7 @@ func TestConfigTrust(t *testing.T) {
 		"budgets.agent":             `{"budgets": {"agent": {"max_turns": 0}}}`,
 		"budgets.task":              `{"budgets": {"task": {"max_tokens": 99999999}}}`,
 		"store":                     `{"store": {"url": "nats://attacker.example:4222", "project": "p"}}`,
+		"git.remote":                `{"git": {"remote": "attacker"}}`,
 	}
 	if len(routing) != len(config.RoutingKeys()) {
 		t.Fatalf("the test covers %d keys; RoutingKeys has %d", len(routing), len(config.RoutingKeys()))

@@ -31,7 +31,7 @@
 //     repository config, then the global config (~/.gitconfig over
 //     $XDG_CONFIG_HOME/git/config), then /etc/gitconfig, falling back to
 //     "pm" <pm@localhost>. Both carry the time passed in.
-//   - Nothing is ever pushed or fetched.
+//   - Nothing is pushed or fetched but by Remote (remote.go).
 //   - The index and the branch ref are updated with git's lock-file protocol
 //     (index.lock, <ref>.lock), so a concurrent git command fails or makes
 //     Commit fail rather than interleave; a reflog entry is appended.
@@ -50,8 +50,9 @@
 //     (pinned.go): a .git that since became a gitdir: file or a link, leads
 //     elsewhere, or is another directory is a *MovedError, nothing written.
 //   - No command a repository names ever runs: gitx never starts the git
-//     binary, so no hook, fsmonitor, filter, textconv, pager or credential
-//     helper; GIT_DIR and the like are ignored. Files read from the work
+//     binary but for Remote's fetch and push, so no hook, fsmonitor,
+//     filter, textconv, pager or credential helper; GIT_DIR and the like
+//     are ignored. Files read from the work
 //     tree or .git are opened non-blocking and must be regular (a FIFO
 //     cannot hang a commit).
 //   - Unmerged paths or a merge in progress make Commit fail.
@@ -82,6 +83,23 @@
 //     the next. Nothing under the state directory is written.
 //   - MarkConflicts writes a conflicted merge into a task's worktree with
 //     git's markers, touching neither its branch nor its index.
+//
+// Through a git remote (remote.go, issue 24: a hub project's code):
+//
+//   - Remote.Fetch and Remote.Push are the only git pm runs, in a mirror of
+//     pm's own (a bare git dir whose config pm writes at each use: no hook,
+//     fsmonitor, gc or ext:: transport) with the repository's object store
+//     as GIT_OBJECT_DIRECTORY: nothing in the repository's config, hooks or
+//     refs steers that git; the environment is scrubbed of GIT_* but the
+//     user's config-file and ssh choices; nothing can prompt (no terminal,
+//     GIT_TERMINAL_PROMPT=0, ssh in batch mode); each run is bounded.
+//   - RemoteOf reads the URL from the raw repository config (no insteadOf
+//     rewrite) and refuses one that runs a command (ext::, fd::, a remote
+//     helper, a leading dash).
+//   - Push is a compare-and-set (--force-with-lease=REF:OLD): ErrStale when
+//     the remote's branch is not at OLD, and nothing moved.
+//   - SetRef writes pm's own refs (refs/pm/remote/...) of fetched tips with
+//     git's lock-file protocol; a merge into one writes no work tree.
 //
 // Speed: instead of go-git's Worktree.Status, which hashes every file,
 // Commit compares each index entry's cached stat data (size, mtime, ctime,

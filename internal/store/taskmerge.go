@@ -70,18 +70,71 @@ func (s *Store) WorkDir(id string) string {
 	return t.WorkDir(s.ProjectDir())
 }
 
-// WorkDir is where t's agents work, given the project directory.
+// WorktreesDir is where a project's task worktrees live: in the project
+// directory, beside the state directory (docs/spec.md, "Worktrees").
+const WorktreesDir = ".pm-worktrees"
+
+// WorktreePath is t's worktree on the machine whose project directory is
+// project: the recorded path, or for a task whose code goes through a git
+// remote (made on every machine that needs it), this machine's
+// project/.pm-worktrees/ID.
+func (t *Task) WorktreePath(project string) string {
+	if t.Worktree == nil {
+		return ""
+	}
+	if t.Worktree.Remote == "" {
+		return t.Worktree.Path
+	}
+	real, err := filepath.EvalSymlinks(project)
+	if err != nil {
+		real = project
+	}
+	return filepath.Join(real, WorktreesDir, filepath.Base(t.Worktree.Path))
+}
+
+// WorkDir is where t's agents work, given the project directory: the
+// project directory's place in t's worktree (for a task whose code goes
+// through a remote, the same place as on the machine that made it, in
+// this machine's worktree).
 func (t *Task) WorkDir(project string) string {
 	if t.Worktree == nil || t.Repo == nil {
 		return project
 	}
+	path := t.WorktreePath(project)
+	if t.Worktree.Remote != "" {
+		// The project's place in the repository is the same in every clone:
+		// the recorded worktree is made/.pm-worktrees/ID.
+		rel, err := filepath.Rel(t.Repo.WorkTree, filepath.Dir(filepath.Dir(t.Worktree.Path)))
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return path
+		}
+		return filepath.Join(path, rel)
+	}
 	real, err := filepath.EvalSymlinks(project)
 	if err != nil {
-		return t.Worktree.Path
+		return path
 	}
 	rel, err := filepath.Rel(t.Repo.WorkTree, real)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return t.Worktree.Path
+		return path
 	}
-	return filepath.Join(t.Worktree.Path, rel)
+	return filepath.Join(path, rel)
 }
+
+// IntoName is the branch t merges into as the user names it: main, or
+// origin/main when it is a git remote's.
+func (t *Task) IntoName() string {
+	if t.Worktree == nil {
+		return ""
+	}
+	into := strings.TrimPrefix(t.Worktree.Into, "refs/heads/")
+	if t.Worktree.Remote != "" {
+		return t.Worktree.Remote + "/" + into
+	}
+	return into
+}
+
+// GitMirrorDir is where pm keeps its mirror of the git remote name
+// (gitx.Remote: a bare git dir of pm's own, its config written by pm), in
+// the state directory, which agents do not reach.
+func (s *Store) GitMirrorDir(name string) string { return filepath.Join(s.Root, "git", name+".git") }

@@ -67,7 +67,7 @@ func Create(s *store.Store, l *agent.Launcher, actor store.Actor, sp Spec) (*sto
 		Data: bus.TaskCreated{Status: string(t.Status), ParentID: t.ParentID, BlockedBy: t.BlockedBy, Runtime: string(t.Runtime), Depth: t.Depth}})
 	// The worktree before the owner: its agents work there. Killed in
 	// between, the next command's Settle makes it before it starts the owner.
-	if err := ensureWorktree(t); err != nil {
+	if err := makeWorktree(s, t); err != nil {
 		return t, err
 	}
 	if t.Status == store.TaskActive {

@@ -48,6 +48,15 @@
 //     review) changes nothing, is recorded on the task and asked of the human
 //     (or the parent's owner), and only the human (or that owner) settles it
 //     with pm merge or pm reject;
+//   - on a hub project with a git remote (remote.go), a task's branch and
+//     the branch it merges into are the remote's: each machine works on the
+//     task as it sees it (local: its own checkout and worktree path), makes
+//     the worktree where it is needed (LocalWorktree, pm done, merge, diff;
+//     Settle only repairs one this machine began), pushes the task's branch
+//     and moves the branch merged into on the remote only by a
+//     compare-and-set, redone on a fresh fetch when overtaken; the user's
+//     checkout and local branches are never written; a push that fails
+//     leaves the task as it was (active, its work on its local branch);
 //   - a task held for review is done but blocks its dependants until merged;
 //   - a worktree goes when its task is merged, killed or reset (its branch
 //     kept only when it holds commits not merged); one no task wants is

@@ -149,8 +149,19 @@ func finish(s *store.Store, st state.State, actor store.Actor, taskID string, re
 		}
 	}
 	// Into the repository pinned when the task was created, nowhere else:
-	// its worktree's branch, or the checkout.
-	res.Commit, err = commitWork(s, t)
+	// its worktree's branch, or the checkout. A task whose code goes
+	// through a remote: this machine's worktree of it (made now if this
+	// machine has none).
+	if t.Worktree != nil && t.Worktree.Remote != "" {
+		if err := makeWorktree(s, t); err != nil {
+			return nil, err
+		}
+	}
+	lt, err := local(s, t)
+	if err != nil {
+		return nil, err
+	}
+	res.Commit, err = commitWork(s, lt)
 	if err != nil {
 		return nil, commitError(err)
 	}
@@ -160,7 +171,7 @@ func finish(s *store.Store, st state.State, actor store.Actor, taskID string, re
 		if t.Review && (t.Merge == nil || t.Merge.State == store.MergeReview) {
 			res.Held, held = true, &store.TaskMerge{State: store.MergeReview}
 		}
-		if res.Merge, err = land(s, st, actor, t, gitx.FavorNone, res.Held); err != nil {
+		if res.Merge, err = land(s, st, actor, lt, gitx.FavorNone, res.Held); err != nil {
 			return nil, err
 		}
 	}

@@ -269,7 +269,7 @@ func reviveHeld(s *store.Store, st state.State, actor store.Actor, old *store.Ta
 // active (a blocked one starts when its blockers are done).
 func startRevived(s *store.Store, l *agent.Launcher, actor store.Actor, t *store.Task, owner *store.Agent) error {
 	s.Notify(bus.Event{Kind: bus.EvTaskRestarted, Actor: actor.Name, TaskID: t.ID, Agent: owner.Name, Text: t.Description})
-	if err := ensureWorktree(t); err != nil { // removed when it was killed
+	if err := ensureWorktree(s, t); err != nil { // removed when it was killed
 		return err
 	}
 	if t.Status == store.TaskActive {

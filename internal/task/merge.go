@@ -72,22 +72,33 @@ func stillMarked(t *store.Task) []string {
 	return out
 }
 
-// mergeWork merges t's branch into the branch it merges into.
-func mergeWork(s *store.Store, t *store.Task, favor gitx.Favor) (gitx.MergeResult, error) {
+// mergeWork merges t's branch into the branch it merges into: here, or
+// on the remote its code goes through (mergeRemote). onto is the tip of
+// the branch merged into that a conflict was found against.
+func mergeWork(s *store.Store, t *store.Task, favor gitx.Favor) (res gitx.MergeResult, onto string, err error) {
 	w := t.Worktree
+	if w.Remote != "" {
+		return mergeRemote(s, t, favor)
+	}
 	msg := "Merge " + strings.TrimPrefix(w.Branch, "refs/heads/") + ": " + t.Description
-	res, err := gitx.Merge(*t.Repo, w.Branch, w.Into, stateRel(s, t), msg, s.Now(), favor)
+	res, err = gitx.Merge(*t.Repo, w.Branch, w.Into, stateRel(s, t), msg, s.Now(), favor)
 	if err != nil {
 		var le *gitx.LockError
 		if errors.As(err, &le) {
-			return res, errs.Failf(le.Try()+"; the task's work is safe on "+w.Branch, "merge: %v", err)
+			return res, "", errs.Failf(le.Try()+"; the task's work is safe on "+w.Branch, "merge: %v", err)
 		}
-		return res, errs.Failf("fix the repository (git status), then run 'pm merge "+t.ID+"'; the task's work is safe on "+w.Branch, "merge: %v", err)
+		return res, "", errs.Failf("fix the repository (git status), then run 'pm merge "+t.ID+"'; the task's work is safe on "+w.Branch, "merge: %v", err)
 	}
-	return res, nil
+	if len(res.Conflicts) > 0 {
+		if _, onto, err = gitx.StartPoint(*t.Repo, w.Into); err != nil {
+			return res, "", errs.Failf("fix the repository (git status)", "merge: %v", err)
+		}
+	}
+	return res, onto, nil
 }
 
-// land merges t's committed branch, or says why it waits: held for review,
+// land merges t's committed branch (t as this machine sees it: local), or
+// says why it waits: held for review,
 // a conflict (the worktree then holds the merge with conflict markers), or
 // local changes where the target is checked out. A wait is recorded on
 // the task (Merge), asked of whoever decides (the parent's owner for a
@@ -95,19 +106,21 @@ func mergeWork(s *store.Store, t *store.Task, favor gitx.Favor) (gitx.MergeResul
 // ways on; the caller holds the tasks lock.
 func land(s *store.Store, st state.State, actor store.Actor, t *store.Task, favor gitx.Favor, review bool) (*gitx.MergeResult, error) {
 	if review {
+		if t.Worktree.Remote != "" {
+			// Whoever reviews, on whatever machine, reads it from the remote.
+			if err := pushBranch(s, t); err != nil {
+				return nil, err
+			}
+		}
 		return nil, nil
 	}
-	mr, err := mergeWork(s, t, favor)
+	mr, onto, err := mergeWork(s, t, favor)
 	if err != nil {
 		return nil, err
 	}
 	crashpoint.Hit("task.merge.merged")
 	switch {
 	case len(mr.Conflicts) > 0:
-		_, onto, err := gitx.StartPoint(*t.Repo, t.Worktree.Into)
-		if err != nil {
-			return nil, errs.Failf("fix the repository (git status)", "merge: %v", err)
-		}
 		if _, err := gitx.MarkConflicts(*t.Repo, *t.Worktree, onto, stateRel(s, t)); err != nil {
 			return nil, errs.Failf("fix the repository (git status)", "merge: %v", err)
 		}
@@ -120,10 +133,10 @@ func land(s *store.Store, st state.State, actor store.Actor, t *store.Task, favo
 
 // waitsTry is what to do about a merge that waits.
 func waitsTry(t *store.Task, m *store.TaskMerge) string {
-	into := strings.TrimPrefix(t.Worktree.Into, "refs/heads/")
+	into := t.IntoName()
 	switch m.State {
 	case store.MergeConflict:
-		return "resolve the conflicts in " + t.WorkDir("") + " and run 'pm done' again; or 'pm merge " + t.ID + " --theirs' (the task's version) or '--ours' (" + into + "'s); or 'pm reject " + t.ID + " \"why\"'"
+		return "resolve the conflicts in " + t.Worktree.Path + " and run 'pm done' again; or 'pm merge " + t.ID + " --theirs' (the task's version) or '--ours' (" + into + "'s); or 'pm reject " + t.ID + " \"why\"'"
 	case store.MergeDirty:
 		return "commit or undo your changes to " + strings.Join(m.Paths, ", ") + " in " + into + "'s checkout, then 'pm merge " + t.ID + "'; or 'pm reject " + t.ID + " \"why\"'"
 	}
@@ -132,7 +145,7 @@ func waitsTry(t *store.Task, m *store.TaskMerge) string {
 
 // waitsWhy says why a merge waits.
 func waitsWhy(t *store.Task, m *store.TaskMerge) string {
-	into := strings.TrimPrefix(t.Worktree.Into, "refs/heads/")
+	into := t.IntoName()
 	switch m.State {
 	case store.MergeConflict:
 		return fmt.Sprintf("%s conflicts with %s in %s", t.ID, into, strings.Join(m.Paths, ", "))
@@ -249,7 +262,14 @@ func Merge(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string, 
 			return err
 		}
 		was = cur.Merge
-		mr, err := land(s, st, actor, cur, favor, false)
+		if err := makeWorktree(s, cur); err != nil { // a remote task merged here: its worktree and branch here
+			return err
+		}
+		lt, err := local(s, cur)
+		if err != nil {
+			return err
+		}
+		mr, err := land(s, st, actor, lt, favor, false)
 		if err != nil {
 			return err
 		}
@@ -362,12 +382,26 @@ func mergeEvent(s *store.Store, actor store.Actor, t *store.Task, mr *gitx.Merge
 // Diff is what t's branch changed since it left the branch it merges into;
 // for a task still working, with its worktree's uncommitted work in (what
 // pm done would commit now, secrets left out the same way), reported by
-// working.
+// working. A task whose code goes through a remote is compared with the
+// remote's branch, its worktree made here when this machine has none.
 func Diff(s *store.Store, t *store.Task) (base string, files []gitx.FileDiff, working bool, err error) {
+	lt, err := local(s, t)
+	if err != nil {
+		return "", nil, false, err
+	}
+	w := *lt.Worktree
+	if w.Remote != "" {
+		if err := makeWorktree(s, t); err != nil {
+			return "", nil, false, err
+		}
+		if w.Into, err = fetchInto(s, lt); err != nil {
+			return "", nil, false, err
+		}
+	}
 	if !t.Live() {
-		base, files, err = gitx.BranchDiff(*t.Repo, t.Worktree.Branch, t.Worktree.Into)
+		base, files, err = gitx.BranchDiff(*lt.Repo, w.Branch, w.Into)
 		return base, files, false, err
 	}
-	base, files, err = gitx.WorkDiff(*t.Repo, *t.Worktree, stateRel(s, t), gitx.Options{Exclude: s.Config().Commit.Exclude})
+	base, files, err = gitx.WorkDiff(*lt.Repo, w, stateRel(s, lt), gitx.Options{Exclude: s.Config().Commit.Exclude})
 	return base, files, true, err
 }

@@ -59,7 +59,7 @@ func Settle(s *store.Store, l *agent.Launcher, actor store.Actor) ([]string, err
 		// A worktree a killed pm task left half-made is made before its
 		// owner starts there.
 		if t, err := st.Task(active[i]); err == nil {
-			if err := ensureWorktree(t); err != nil {
+			if err := ensureWorktree(s, t); err != nil {
 				s.Warnf("%v", err)
 				continue
 			}

@@ -16,14 +16,15 @@ import (
 
 // WorktreesDir is where a project's task worktrees live: in the project
 // directory, beside the state directory (docs/spec.md, "Worktrees").
-const WorktreesDir = ".pm-worktrees"
+const WorktreesDir = store.WorktreesDir
 
 // worktreePlan is the worktree a new task gets, all but its path (which
 // needs the task's id): none without a repository, with isolation "none",
 // for runtime none (no agent of pm's works there: the person or script
 // acting as the owner works where they are, in the checkout), or under a
 // parent that has none; a subtask's starts from its parent's branch, a
-// top-level task's from the branch HEAD names now.
+// top-level task's from the branch HEAD names now. On a hub project with a
+// git remote, both are the remote's (remotePlan).
 func worktreePlan(s *store.Store, st state.State, repo *gitx.Pin, parentID string, runtime config.RuntimeName) (*gitx.Worktree, error) {
 	if repo == nil || repo.WorkTree == "" || s.Config().Isolation == config.IsolationNone || runtime == config.RuntimeNone {
 		return nil, nil
@@ -37,7 +38,22 @@ func worktreePlan(s *store.Store, st state.State, repo *gitx.Pin, parentID strin
 		if p.Worktree == nil {
 			return nil, nil // the parent works in the checkout: so does its subtask
 		}
+		if p.Worktree.Remote != "" {
+			lp, err := local(s, p)
+			if err != nil {
+				return nil, err
+			}
+			r, err := remoteOf(s, lp)
+			if err != nil {
+				return nil, err
+			}
+			return remotePlan(r, *lp.Repo, p)
+		}
 		into = p.Worktree.Branch
+	} else if r, err := projectRemote(s, *repo); err != nil {
+		return nil, err
+	} else if r != nil {
+		return remotePlan(*r, *repo, nil)
 	}
 	branch, tip, err := gitx.StartPoint(*repo, into)
 	if errors.Is(err, gitx.ErrDetached) {
@@ -69,9 +85,18 @@ func realPath(p string) string {
 
 // ensureWorktree makes t's worktree if it is missing or half-made (a
 // crash between the record and the checkout); a whole one is left alone.
-func ensureWorktree(t *store.Task) error {
+// A task whose code goes through a remote is made here only when this
+// machine had begun it (its branch or worktree is here): other machines'
+// tasks are made where they are needed (LocalWorktree).
+func ensureWorktree(s *store.Store, t *store.Task) error {
 	if t.Worktree == nil || t.Repo == nil || !t.Live() {
 		return nil
+	}
+	if t.Worktree.Remote != "" {
+		if !begunHere(s, t) {
+			return nil
+		}
+		return makeWorktree(s, t)
 	}
 	if err := gitx.AddWorktree(*t.Repo, *t.Worktree); err != nil {
 		return errs.Failf("fix the repository (git status), then run 'pm status' to make it again", "worktree of %s: %v", t.ID, err)
@@ -79,13 +104,38 @@ func ensureWorktree(t *store.Task) error {
 	return nil
 }
 
-// dropWorktree removes t's worktree and, unless keepBranch, its branch.
+// begunHere reports whether this machine holds t's worktree, or git's
+// record of it (a remote task's worktree made here, whole or half).
+func begunHere(s *store.Store, t *store.Task) bool {
+	lt, err := local(s, t)
+	if err != nil {
+		return false
+	}
+	if _, err := os.Lstat(lt.Worktree.Path); err == nil {
+		return true
+	}
+	_, err = os.Lstat(filepath.Join(gitCommon(*lt.Repo), "worktrees", filepath.Base(lt.Worktree.Path)))
+	return err == nil
+}
+
+// dropWorktree removes t's worktree on this machine and, unless
+// keepBranch, its branch; a merged remote task's branch goes from the
+// remote too.
 func dropWorktree(s *store.Store, t *store.Task) {
 	if t.Worktree == nil || t.Repo == nil {
 		return
 	}
-	if err := gitx.RemoveWorktree(*t.Repo, *t.Worktree, keepBranch(t)); err != nil {
+	lt, err := local(s, t)
+	if err != nil {
 		s.Warnf("remove the worktree of %s: %v", t.ID, err)
+		return
+	}
+	keep := keepBranch(lt)
+	if err := gitx.RemoveWorktree(*lt.Repo, *lt.Worktree, keep); err != nil {
+		s.Warnf("remove the worktree of %s: %v", t.ID, err)
+	}
+	if lt.Worktree.Remote != "" && t.Status == store.TaskDone && !t.Held() {
+		dropRemoteBranch(s, lt)
 	}
 }
 
@@ -130,10 +180,14 @@ func pruneWorktrees(s *store.Store, st state.State, all bool) ([]string, error) 
 		if t.Worktree == nil || t.Repo == nil {
 			continue
 		}
-		byPath[t.Worktree.Path] = t
-		repo = t.Repo
+		lt, err := local(s, t)
+		if err != nil {
+			continue
+		}
+		byPath[lt.Worktree.Path] = lt
+		repo = lt.Repo
 		if !all && wantsWorktree(t) {
-			if err := ensureWorktree(t); err != nil {
+			if err := ensureWorktree(s, t); err != nil {
 				s.Warnf("%v", err)
 			}
 		}
@@ -187,9 +241,16 @@ func WorktreeFindings(s *store.Store, st state.State, live []*store.Task) (stray
 		if t.Worktree == nil || t.Repo == nil {
 			continue
 		}
-		repo = t.Repo
-		if _, err := os.Lstat(filepath.Join(t.Worktree.Path, ".git")); err != nil {
-			missing = append(missing, t.Worktree.Path)
+		if t.Worktree.Remote != "" && !begunHere(s, t) {
+			continue // made where it is needed, not on every machine
+		}
+		lt, err := local(s, t)
+		if err != nil {
+			continue
+		}
+		repo = lt.Repo
+		if _, err := os.Lstat(filepath.Join(lt.Worktree.Path, ".git")); err != nil {
+			missing = append(missing, lt.Worktree.Path)
 		}
 	}
 	if repo != nil {
@@ -269,5 +330,17 @@ func IsolationOf(s *store.Store) string {
 	if err != nil || p.WorkTree == "" {
 		return "none: not a git repository, tasks work in the project directory"
 	}
-	return "worktree"
+	if !s.OnHub() {
+		return "worktree"
+	}
+	r, err := projectRemote(s, p)
+	switch {
+	case err != nil:
+		return "worktree, on the machine that makes each task: " + err.Error()
+	case r == nil && s.Config().GitRemote() == "":
+		return "worktree, on the machine that makes each task (git.remote \"none\")"
+	case r == nil:
+		return "worktree, on the machine that makes each task (this checkout has no git remote \"" + s.Config().GitRemote() + "\")"
+	}
+	return "worktree through the git remote " + r.Name + ": merges move " + r.Name + "'s branches, never this checkout (git pull to see them)"
 }

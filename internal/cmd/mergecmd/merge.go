@@ -40,7 +40,7 @@ func NewMergeCmd(f *cmdutil.Factory) *cobra.Command {
 			if m.FastForward {
 				how = "fast-forwarded"
 			}
-			fmt.Fprintf(f.IO.Out, "%s %s into %s: %s (%s)\n", res.Task.ID, how, strings.TrimPrefix(res.Task.Worktree.Into, "refs/heads/"), short(m.Hash), render.Plural(len(m.Merged), "file"))
+			fmt.Fprintf(f.IO.Out, "%s %s into %s: %s (%s)\n", res.Task.ID, how, res.Task.IntoName(), short(m.Hash), render.Plural(len(m.Merged), "file"))
 			if len(res.Unblocked) > 0 {
 				fmt.Fprintf(f.IO.Out, "unblocked %s\n", strings.Join(res.Unblocked, ", "))
 			}

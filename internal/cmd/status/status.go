@@ -3,7 +3,6 @@ package status
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -64,7 +63,7 @@ func run(f *cmdutil.Factory, o Options) error {
 		return cmdutil.PrintJSON(f.IO.Out, res.Summary)
 	}
 	taskview.PrintSummary(f.IO.Out, res.Summary.Summary, res.Summary.Health)
-	if iso := res.Summary.Isolation; strings.HasPrefix(iso, "none") {
+	if iso := res.Summary.Isolation; iso != "worktree" {
 		fmt.Fprintf(f.IO.Out, "isolation %s\n", render.Line(iso))
 	}
 	printWarnings(f, res.Summary.Warnings)

@@ -60,7 +60,7 @@ func run(f *cmdutil.Factory, o Options) error {
 	}
 	fmt.Fprintf(f.IO.Out, "%s %s owner @%s (%s)\n", t.ID, t.Status, t.Owner, t.Runtime)
 	if t.Worktree != nil {
-		fmt.Fprintf(f.IO.Out, "works in %s on %s (merges into %s)\n", t.Worktree.Path, strings.TrimPrefix(t.Worktree.Branch, "refs/heads/"), strings.TrimPrefix(t.Worktree.Into, "refs/heads/"))
+		fmt.Fprintf(f.IO.Out, "works in %s on %s (merges into %s)\n", t.Worktree.Path, strings.TrimPrefix(t.Worktree.Branch, "refs/heads/"), t.IntoName())
 	}
 	if t.Status == store.TaskBlocked {
 		fmt.Fprintf(f.IO.Out, "waiting for %s; the owner starts when they are done\n", strings.Join(t.BlockedBy, ", "))

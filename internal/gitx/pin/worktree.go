@@ -9,4 +9,9 @@ type Worktree struct {
 	Branch string `json:"branch"`         // its branch, refs/heads/pm/tk-ID
 	Base   string `json:"base,omitempty"` // the commit it started from ("" an unborn branch)
 	Into   string `json:"into"`           // the branch pm done merges it into (the parent task's, or the one HEAD named)
+	// Remote names the git remote Branch and Into live on (a hub project's
+	// code through a git remote, docs/distributed.md): Into is then the
+	// remote's branch, and Path is where the machine that made the task
+	// put it; every machine makes its own (store.Task.WorktreePath).
+	Remote string `json:"remote,omitempty"`
 }

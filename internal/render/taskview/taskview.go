@@ -36,7 +36,7 @@ func PrintTaskView(w io.Writer, v *task.View, h task.Health, reqs []*store.Reque
 	switch {
 	case t.Worktree != nil:
 		fmt.Fprintf(w, "  worktree %s on %s, merges into %s\n", render.Line(t.Worktree.Path),
-			render.Line(strings.TrimPrefix(t.Worktree.Branch, "refs/heads/")), render.Line(strings.TrimPrefix(t.Worktree.Into, "refs/heads/")))
+			render.Line(strings.TrimPrefix(t.Worktree.Branch, "refs/heads/")), render.Line(t.IntoName()))
 	case t.Repo == nil || t.Repo.WorkTree == "":
 		fmt.Fprintln(w, "  no worktree: no git repository held the project when it was created")
 	default:
@@ -175,7 +175,7 @@ func printMerge(w io.Writer, t *store.Task, res *task.DoneResult) {
 		return
 	}
 	branch := strings.TrimPrefix(t.Worktree.Branch, "refs/heads/")
-	into := strings.TrimPrefix(t.Worktree.Into, "refs/heads/")
+	into := t.IntoName()
 	switch {
 	case res.Held:
 		fmt.Fprintf(w, "held for review on %s: pm diff %s, then pm merge %s or pm reject %s \"why\"\n", branch, t.ID, t.ID, t.ID)
@@ -193,6 +193,9 @@ func printMerge(w io.Writer, t *store.Task, res *task.DoneResult) {
 		fmt.Fprintf(w, "%s %s into %s: %s (%s)\n", how, branch, into, h, render.Plural(len(res.Merge.Merged), "file"))
 		if res.Merge.CheckedOut != "" {
 			fmt.Fprintf(w, "updated those files in %s\n", render.Line(res.Merge.CheckedOut))
+		}
+		if t.Worktree.Remote != "" {
+			fmt.Fprintf(w, "your checkout is not written: git pull to see it\n")
 		}
 	}
 }

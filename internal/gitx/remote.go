@@ -1,0 +1,360 @@
+package gitx
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// Code through a git remote (issue 24, docs/distributed.md "Code through a
+// git remote"): the one place pm runs the git binary, for what go-git's
+// storage cannot do without its transports: fetch and push.
+//
+// The git it runs is steered by nothing in the repository: it runs in a
+// mirror directory of pm's own (Remote.Mirror, in the state directory),
+// whose config pm writes at each use, with GIT_DIR set to it and
+// GIT_OBJECT_DIRECTORY set to the repository's object store, so fetched
+// objects land where worktrees and merges read them while the
+// repository's config (hooks, core.sshCommand, credential helpers,
+// url rewrites, include.path...), its hooks and its refs are never read by
+// that git. The remote's URL is read by pm from the repository's config
+// (remote.NAME.url), and only plain transports are let through (ssh, git,
+// http(s), file and local paths; ext:: and fd:: are refused). The user's
+// own global and system config still apply (their credentials and ssh
+// setup), with hooks, fsmonitor and automatic gc switched off on the
+// command line. No prompt can hang: GIT_TERMINAL_PROMPT=0, no askpass, ssh
+// in batch mode, stdin empty and a session without a terminal.
+
+// ErrNoRemote: the repository has no remote of that name.
+var ErrNoRemote = errors.New("no such git remote")
+
+// ErrStale: a push's compare-and-set failed, another machine moved the
+// branch first (fetch and try again).
+var ErrStale = errors.New("the remote branch moved meanwhile")
+
+// remoteTimeout bounds one git fetch or push (an unreachable host that
+// does not refuse the connection).
+const remoteTimeout = 2 * time.Minute
+
+// Remote is a repository's git remote as pm talks to it.
+type Remote struct {
+	Name    string // the remote's name in the repository's config (origin)
+	URL     string // remote.NAME.url
+	Mirror  string // pm's mirror directory: a bare git dir holding the remote's branches
+	objects string
+}
+
+// RemoteOf is p's remote name, with the mirror directory pm keeps for it
+// at mirror. A remote that is not configured is ErrNoRemote; a URL of a
+// transport that runs a command (ext::, fd::) is refused.
+func RemoteOf(p Pin, name, mirror string) (Remote, error) {
+	st, _, err := openPin(p)
+	if err != nil {
+		return Remote{}, err
+	}
+	cfg, err := st.Config()
+	if err != nil {
+		return Remote{}, fmt.Errorf("gitx: read repository config: %w", err)
+	}
+	// The raw value: go-git's decoded remotes apply url.*.insteadOf, a
+	// rewrite the repository's config would steer.
+	url := ""
+	if cfg.Raw.Section("remote").HasSubsection(name) {
+		url = cfg.Raw.Section("remote").Subsection(name).Option("url")
+	}
+	if url == "" {
+		return Remote{}, fmt.Errorf("%w: %q", ErrNoRemote, name)
+	}
+	if err := checkURL(url); err != nil {
+		return Remote{}, err
+	}
+	return Remote{Name: name, URL: url, Mirror: mirror, objects: filepath.Join(common(p), "objects")}, nil
+}
+
+// checkURL refuses what would make git run a command or read options
+// from the URL.
+func checkURL(url string) error {
+	low := strings.ToLower(url)
+	switch {
+	case strings.HasPrefix(url, "-"):
+		return fmt.Errorf("gitx: remote URL %q starts with a dash", url)
+	case strings.HasPrefix(low, "ext::") || strings.HasPrefix(low, "fd::"):
+		return fmt.Errorf("gitx: remote URL %q runs a command; pm refuses it", url)
+	case strings.Contains(low, "::") && !strings.Contains(low, "://"):
+		return fmt.Errorf("gitx: remote URL %q names a remote helper; pm talks to ssh, git, http(s) and file remotes only", url)
+	}
+	return nil
+}
+
+// Upstream is the remote branch p's local branch tracks on remote
+// (branch.B.merge when branch.B.remote is remote), else the branch of the
+// same name.
+func Upstream(p Pin, branch, remote string) (string, error) {
+	st, _, err := openPin(p)
+	if err != nil {
+		return "", err
+	}
+	cfg, err := st.Config()
+	if err != nil {
+		return "", fmt.Errorf("gitx: read repository config: %w", err)
+	}
+	short := strings.TrimPrefix(branch, "refs/heads/")
+	if b := cfg.Branches[short]; b != nil && b.Remote == remote && strings.HasPrefix(b.Merge.String(), "refs/heads/") {
+		return b.Merge.String(), nil
+	}
+	return branch, nil
+}
+
+// mirrorConfig is the whole config of pm's mirror: nothing a repository
+// says is in it.
+const mirrorConfig = `[core]
+	repositoryformatversion = 0
+	bare = true
+	hooksPath = /dev/null
+	fsmonitor = false
+[gc]
+	auto = 0
+[maintenance]
+	auto = false
+[fetch]
+	writeCommitGraph = false
+[protocol "ext"]
+	allow = never
+[protocol "fd"]
+	allow = never
+`
+
+// ensureMirror makes (or rewrites the config of) r's mirror directory.
+func (r Remote) ensureMirror() error {
+	for _, d := range []string{"refs/heads", "refs/tags", "objects"} {
+		if err := os.MkdirAll(filepath.Join(r.Mirror, d), 0o700); err != nil {
+			return err
+		}
+	}
+	if err := writeAtomic(filepath.Join(r.Mirror, "HEAD"), []byte("ref: refs/heads/pm-mirror\n")); err != nil {
+		return err
+	}
+	return writeAtomic(filepath.Join(r.Mirror, "config"), []byte(mirrorConfig))
+}
+
+// git runs git with args in r's mirror, its environment scrubbed of every
+// GIT_* variable but those that choose the user's own config files and ssh.
+func (r Remote) git(args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), remoteTimeout)
+	defer cancel()
+	full := append([]string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "gc.auto=0",
+		"-c", "maintenance.auto=false", "-c", "protocol.ext.allow=never", "-c", "credential.interactive=false"}, args...)
+	cmd := exec.CommandContext(ctx, "git", full...)
+	cmd.Dir = r.Mirror
+	cmd.Env = remoteEnv(r.Mirror, r.objects)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // no controlling terminal: nothing can prompt on /dev/tty
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		return out.String(), fmt.Errorf("git %s: no answer from %s within %s", args[0], r.URL, remoteTimeout)
+	}
+	if err != nil {
+		msg := strings.TrimSpace(errb.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return out.String(), fmt.Errorf("git %s %s: %s", args[0], r.URL, lastLines(msg, 4))
+	}
+	return out.String(), nil
+}
+
+// lastLines keeps the last n lines of git's message.
+func lastLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "; ")
+}
+
+// keptEnv are the GIT_* variables of the user's environment pm's git
+// keeps: which config files are the user's, and how the user reaches ssh.
+var keptEnv = map[string]bool{"GIT_CONFIG_GLOBAL": true, "GIT_CONFIG_SYSTEM": true, "GIT_CONFIG_NOSYSTEM": true,
+	"GIT_SSH": true, "GIT_SSH_COMMAND": true, "GIT_SSH_VARIANT": true}
+
+func remoteEnv(mirror, objects string) []string {
+	var env []string
+	ssh := "ssh"
+	for _, kv := range os.Environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		switch {
+		case k == "GIT_SSH_COMMAND":
+			ssh = v
+			continue
+		case k == "SSH_ASKPASS" || k == "GIT_ASKPASS" || k == "SSH_ASKPASS_REQUIRE":
+			continue
+		case strings.HasPrefix(k, "GIT_") && !keptEnv[k]:
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "GIT_DIR="+mirror, "GIT_OBJECT_DIRECTORY="+objects, "GIT_TERMINAL_PROMPT=0",
+		"GIT_SSH_COMMAND="+ssh+" -o BatchMode=yes", "SSH_ASKPASS_REQUIRE=never", "GIT_ASKPASS=/bin/false")
+}
+
+// Fetch brings the remote's branches into the repository's object store
+// and returns their tips (refs/heads/NAME → commit). The mirror's own
+// refs are the remote's branches as last fetched; a mirror git cannot use
+// (objects pruned under it by a gc of the repository) is made again.
+func (r Remote) Fetch() (map[string]string, error) {
+	tips, err := r.fetch()
+	if err != nil && !isReachError(err) {
+		if rmErr := os.RemoveAll(r.Mirror); rmErr == nil {
+			tips, err = r.fetch()
+		}
+	}
+	return tips, err
+}
+
+// isReachError reports an error of reaching the remote (not of the mirror).
+func isReachError(err error) bool {
+	s := err.Error()
+	for _, w := range []string{"Could not read from remote", "unable to access", "does not appear to be a git repository", "no answer from", "Connection refused", "Could not resolve"} {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r Remote) fetch() (map[string]string, error) {
+	if err := r.ensureMirror(); err != nil {
+		return nil, err
+	}
+	if _, err := r.git("fetch", "--quiet", "--no-tags", "--prune", "--no-write-fetch-head", "--no-recurse-submodules",
+		"--", r.URL, "+refs/heads/*:refs/heads/*"); err != nil {
+		return nil, err
+	}
+	out, err := r.git("for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/")
+	if err != nil {
+		return nil, err
+	}
+	tips := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if h, name, ok := strings.Cut(line, " "); ok && plumbing.IsHash(h) {
+			tips[name] = h
+		}
+	}
+	return tips, nil
+}
+
+// Push sets the remote's branch ref (refs/heads/NAME) to commit next if it
+// still is at old ("" : it must not exist): git's compare-and-set
+// (--force-with-lease). It returns ErrStale when the remote branch moved.
+// No hook of the repository runs (pm's mirror has none; pre-push is
+// skipped); the remote's own hooks run there, as for any push.
+func (r Remote) Push(ref, old, next string) error {
+	if !strings.HasPrefix(ref, "refs/heads/") || !plumbing.IsHash(next) || old != "" && !plumbing.IsHash(old) {
+		return fmt.Errorf("gitx: push %s %s→%s: not a branch and commits", ref, old, next)
+	}
+	if err := r.ensureMirror(); err != nil {
+		return err
+	}
+	out, err := r.git("push", "--porcelain", "--no-verify", "--quiet", "--force-with-lease="+ref+":"+old, "--", r.URL, next+":"+ref)
+	if err != nil {
+		if strings.Contains(out, "stale info") || strings.Contains(err.Error(), "stale info") || strings.Contains(out, "fetch first") {
+			return fmt.Errorf("%w: %s", ErrStale, ref)
+		}
+		return err
+	}
+	return nil
+}
+
+// SetRef points name (a ref of pm's own, refs/pm/..., or a task branch not
+// checked out) at hash in p, whatever it held: how a fetched remote tip is
+// made a ref gitx's merges and worktrees read. The ref file is written with
+// git's lock-file protocol.
+func SetRef(p Pin, name, hash string) error {
+	if !plumbing.IsHash(hash) || !strings.HasPrefix(name, "refs/") {
+		return fmt.Errorf("gitx: set %s to %q: not a ref and a commit", name, hash)
+	}
+	unlock, err := lockRepository(common(p))
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	st, dirs, err := openPin(p)
+	if err != nil {
+		return err
+	}
+	if _, err := readCommit(st, plumbing.NewHash(hash)); err != nil {
+		return fmt.Errorf("gitx: set %s: commit %s: %w", name, hash, err)
+	}
+	cur, err := refHash(st, name)
+	if err != nil {
+		return err
+	}
+	if cur.String() == hash {
+		return nil
+	}
+	c := &committer{st: st, dotfs: st.Filesystem(), dirs: dirs}
+	return c.updateRef(plumbing.ReferenceName(name), cur, plumbing.NewHash(hash))
+}
+
+// IsAncestor reports whether commit a is b or one of b's ancestors, in p.
+func IsAncestor(p Pin, a, b string) (bool, error) {
+	if a == b {
+		return true, nil
+	}
+	if !plumbing.IsHash(a) || !plumbing.IsHash(b) {
+		return false, fmt.Errorf("gitx: %q or %q is not a commit", a, b)
+	}
+	st, _, err := openPin(p)
+	if err != nil {
+		return false, err
+	}
+	seen := map[plumbing.Hash]bool{}
+	queue := []plumbing.Hash{plumbing.NewHash(b)}
+	want := plumbing.NewHash(a)
+	for len(queue) > 0 {
+		h := queue[0]
+		queue = queue[1:]
+		c, err := readCommit(st, h)
+		if err != nil {
+			return false, err
+		}
+		for _, par := range c.Parents {
+			if par == want {
+				return true, nil
+			}
+			if !seen[par] {
+				seen[par] = true
+				queue = append(queue, par)
+			}
+		}
+	}
+	return false, nil
+}
+
+// Delete removes the remote's branch ref if it still is at old (a
+// compare-and-set like Push).
+func (r Remote) Delete(ref, old string) error {
+	if !strings.HasPrefix(ref, "refs/heads/") || !plumbing.IsHash(old) {
+		return fmt.Errorf("gitx: delete %s at %q: not a branch and a commit", ref, old)
+	}
+	if err := r.ensureMirror(); err != nil {
+		return err
+	}
+	out, err := r.git("push", "--porcelain", "--no-verify", "--quiet", "--force-with-lease="+ref+":"+old, "--", r.URL, ":"+ref)
+	if err != nil && (strings.Contains(out, "stale info") || strings.Contains(err.Error(), "stale info")) {
+		return fmt.Errorf("%w: %s", ErrStale, ref)
+	}
+	return err
+}

@@ -1,0 +1,137 @@
+package gitx
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// remoteSetup is a bare repository (the remote) with one commit on main
+// and a clone of it; it returns the remote, the clone and the clone's pin.
+func remoteSetup(t *testing.T) (bare, clone string, p Pin) {
+	t.Helper()
+	needGit(t)
+	isolate(t)
+	root := t.TempDir()
+	bare = filepath.Join(root, "remote.git")
+	run(t, root, "init", "-q", "--bare", "-b", "main", bare)
+	seed := filepath.Join(root, "seed")
+	run(t, root, "clone", "-q", bare, seed)
+	write(t, seed, "README", "one\n")
+	commitAll(t, seed)
+	run(t, seed, "push", "-q", "origin", "HEAD:refs/heads/main")
+	clone = filepath.Join(root, "clone")
+	run(t, root, "clone", "-q", bare, clone)
+	p, err := Locate(clone)
+	must(t, err)
+	return bare, clone, p
+}
+
+// Fetch and Push with a compare-and-set: a push whose expected old tip is
+// not the remote's is ErrStale and moves nothing; one that is, moves it.
+func TestRemoteFetchPushLease(t *testing.T) {
+	bare, clone, p := remoteSetup(t)
+	r, err := RemoteOf(p, "origin", filepath.Join(t.TempDir(), "mirror"))
+	must(t, err)
+	tips, err := r.Fetch()
+	must(t, err)
+	main := tips["refs/heads/main"]
+	if main != run(t, bare, "rev-parse", "main") {
+		t.Fatalf("fetched main %q, remote has %q", main, run(t, bare, "rev-parse", "main"))
+	}
+	write(t, clone, "a.txt", "a\n")
+	res, err := Commit(clone, stateDir, "a", testNow)
+	must(t, err)
+	// Expected old tip wrong (absent): refused, remote unchanged.
+	if err := r.Push("refs/heads/main", "", res.Hash); !errors.Is(err, ErrStale) {
+		t.Fatalf("push with a stale lease = %v, want ErrStale", err)
+	}
+	if got := run(t, bare, "rev-parse", "main"); got != main {
+		t.Fatalf("a stale push moved main to %s", got)
+	}
+	must(t, r.Push("refs/heads/main", main, res.Hash))
+	if got := run(t, bare, "rev-parse", "main"); got != res.Hash {
+		t.Fatalf("main = %s after the push, want %s", got, res.Hash)
+	}
+	// A new branch: expected absent.
+	must(t, r.Push("refs/heads/pm/tk-1", "", res.Hash))
+	tips, err = r.Fetch()
+	must(t, err)
+	if tips["refs/heads/pm/tk-1"] != res.Hash {
+		t.Fatalf("tips = %v", tips)
+	}
+	must(t, SetRef(p, "refs/pm/remote/origin/heads/main", res.Hash))
+	if _, tip, err := StartPoint(p, "refs/pm/remote/origin/heads/main"); err != nil || tip != res.Hash {
+		t.Fatalf("SetRef: tip %q, %v", tip, err)
+	}
+	if ok, err := IsAncestor(p, main, res.Hash); err != nil || !ok {
+		t.Fatalf("IsAncestor(main, new) = %v, %v", ok, err)
+	}
+	if ok, err := IsAncestor(p, res.Hash, main); err != nil || ok {
+		t.Fatalf("IsAncestor(new, main) = %v, %v", ok, err)
+	}
+}
+
+// Nothing the repository's config or hooks say steers pm's git: no hook
+// (reference-transaction, pre-push, post-checkout), core.sshCommand,
+// credential helper, fsmonitor or url rewrite of the clone's runs or
+// applies, and an inherited GIT_DIR is ignored.
+func TestRemoteRunsNothingTheRepositoryNames(t *testing.T) {
+	bare, clone, p := remoteSetup(t)
+	mark := t.TempDir()
+	f, err := os.OpenFile(filepath.Join(clone, ".git", "config"), os.O_APPEND|os.O_WRONLY, 0)
+	must(t, err)
+	_, err = f.WriteString("[core]\n\tfsmonitor = \"touch " + mark + "/PWNED-fsmonitor\"\n\tsshCommand = \"touch " + mark + "/PWNED-ssh\"\n" +
+		"[credential]\n\thelper = \"!touch " + mark + "/PWNED-credential\"\n" +
+		"[url \"" + filepath.Join(mark, "elsewhere.git") + "\"]\n\tinsteadOf = " + bare + "\n")
+	must(t, err)
+	must(t, f.Close())
+	for _, h := range []string{"reference-transaction", "pre-push", "post-checkout", "pre-auto-gc", "post-merge"} {
+		write(t, clone, ".git/hooks/"+h, "#!/bin/sh\ntouch "+mark+"/PWNED-hook-"+h+"\n")
+		must(t, os.Chmod(filepath.Join(clone, ".git", "hooks", h), 0o755))
+	}
+	t.Setenv("GIT_DIR", filepath.Join(mark, "not-a-repo"))
+	r, err := RemoteOf(p, "origin", filepath.Join(t.TempDir(), "mirror"))
+	must(t, err)
+	tips, err := r.Fetch()
+	must(t, err)
+	write(t, clone, "b.txt", "b\n")
+	res, err := Commit(clone, stateDir, "b", testNow)
+	must(t, err)
+	must(t, r.Push("refs/heads/main", tips["refs/heads/main"], res.Hash))
+	if got := run(t, bare, "--git-dir="+bare, "rev-parse", "main"); got != res.Hash {
+		t.Fatalf("remote main = %s, want %s (pushed through a rewritten URL?)", got, res.Hash)
+	}
+	ents, err := os.ReadDir(mark)
+	must(t, err)
+	for _, e := range ents {
+		t.Errorf("ran or used what the repository names: %s", e.Name())
+	}
+}
+
+// A remote that cannot be reached is an error that names it, soon (no
+// prompt waits); a URL that runs a command is refused before git runs.
+func TestRemoteErrors(t *testing.T) {
+	_, clone, p := remoteSetup(t)
+	run(t, clone, "remote", "add", "gone", filepath.Join(t.TempDir(), "missing.git"))
+	run(t, clone, "remote", "add", "evil", "ext::sh -c touch% /tmp/pm-PWNED-ext")
+	run(t, clone, "remote", "add", "prompt", "http://127.0.0.1:1/x.git")
+	r, err := RemoteOf(p, "gone", filepath.Join(t.TempDir(), "m1"))
+	must(t, err)
+	if _, err := r.Fetch(); err == nil || !strings.Contains(err.Error(), "missing.git") {
+		t.Fatalf("fetch from a missing remote = %v", err)
+	}
+	if _, err := RemoteOf(p, "evil", t.TempDir()); err == nil || !strings.Contains(err.Error(), "runs a command") {
+		t.Fatalf("ext:: remote = %v", err)
+	}
+	if _, err := RemoteOf(p, "nope", t.TempDir()); !errors.Is(err, ErrNoRemote) {
+		t.Fatalf("missing remote = %v, want ErrNoRemote", err)
+	}
+	r, err = RemoteOf(p, "prompt", filepath.Join(t.TempDir(), "m2"))
+	must(t, err)
+	if _, err := r.Fetch(); err == nil {
+		t.Fatal("fetch from a refused port succeeded")
+	}
+}

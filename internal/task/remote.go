@@ -1,0 +1,395 @@
+package task
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/gitx"
+	"github.com/plasmodium/pm/internal/state"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// Code through a git remote (issue 24 point 4, docs/distributed.md "Code
+// through a git remote"). A hub project whose checkout has the git remote
+// git.remote names (default origin) keeps its tasks' branches on that
+// remote: each machine makes a task's worktree from the remote when it
+// needs it (LocalWorktree), pm done pushes the task's branch, and a merge
+// moves the parent's branch on the remote with a compare-and-set, never a
+// checkout of the user's. Everything below works on the task as this
+// machine sees it (local): its own checkout, its own worktree path.
+
+// remoteAttempts bounds how often a merge is redone because another
+// machine moved the branch first.
+const remoteAttempts = 8
+
+// pushing, when set (tests), runs before each push of mergeRemote: what
+// another machine may do between a fetch and a push.
+var pushing func(ref string)
+
+// mirrorDir is where pm keeps its mirror of remote name (gitx.Remote).
+func mirrorDir(s *store.Store, name string) string { return s.GitMirrorDir(name) }
+
+// tracking is the ref of pm's own that holds the remote's branch as last
+// fetched (refs/pm/remote/NAME/heads/BRANCH): never checked out, so a
+// merge into it writes no work tree.
+func tracking(remote, branch string) string {
+	return "refs/pm/remote/" + remote + "/" + strings.TrimPrefix(branch, "refs/")
+}
+
+// projectRemote is the remote new tasks' code goes through: none (nil)
+// unless the project is on a hub, isolated in worktrees, git.remote is not
+// "none" and repo has that remote.
+func projectRemote(s *store.Store, repo gitx.Pin) (*gitx.Remote, error) {
+	name := s.Config().GitRemote()
+	if !s.OnHub() || name == "" {
+		return nil, nil
+	}
+	r, err := gitx.RemoteOf(repo, name, mirrorDir(s, name))
+	if errors.Is(err, gitx.ErrNoRemote) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, errs.Statef("fix remote."+name+".url (git remote set-url "+name+" URL), or run 'pm config set git.remote none'", "git remote %s: %v", name, err)
+	}
+	return &r, nil
+}
+
+// local is t as this machine works on it. A task whose code goes through
+// a remote gets this machine's checkout as its repository (the recorded
+// pin when it is this machine's) and its worktree's path here.
+func local(s *store.Store, t *store.Task) (*store.Task, error) {
+	if t.Worktree == nil || t.Worktree.Remote == "" {
+		return t, nil
+	}
+	lt := *t
+	w := *t.Worktree
+	w.Path = t.WorktreePath(s.ProjectDir())
+	lt.Worktree = &w
+	p, err := gitx.Locate(s.ProjectDir())
+	if err != nil || p.WorkTree == "" {
+		return nil, errs.Statef("clone the project's repository here (git clone URL), then run pm again", "%s's code is on the git remote %s, but %s is not in a git checkout", t.ID, w.Remote, s.ProjectDir())
+	}
+	if t.Repo == nil || t.Repo.WorkTree != p.WorkTree || t.Repo.GitDir != p.GitDir {
+		lt.Repo = &p
+	}
+	return &lt, nil
+}
+
+// remoteOf is the remote lt's code goes through, as this machine's
+// checkout names it.
+func remoteOf(s *store.Store, lt *store.Task) (gitx.Remote, error) {
+	name := lt.Worktree.Remote
+	r, err := gitx.RemoteOf(*lt.Repo, name, mirrorDir(s, name))
+	if err != nil {
+		return r, errs.Statef("add the remote to this checkout (git remote add "+name+" URL)", "%s's code is on the git remote %s: %v", lt.ID, name, err)
+	}
+	return r, nil
+}
+
+// fetch fetches r's branches (an error with a Try line when the remote
+// cannot be reached).
+func fetch(r gitx.Remote, what string) (map[string]string, error) {
+	tips, err := r.Fetch()
+	if err != nil {
+		return nil, errs.Failf("check that this machine reaches the remote (git fetch "+r.Name+"), then "+what, "%v", err)
+	}
+	return tips, nil
+}
+
+// remotePlan is a new task's worktree when its code goes through r: a
+// top-level task starts at the user's HEAD, which must be on the remote
+// branch it tracks (and merges into that branch); a subtask starts at its
+// parent's branch on the remote (or the parent's start when the parent
+// has pushed nothing yet) and merges into it.
+func remotePlan(r gitx.Remote, repo gitx.Pin, parent *store.Task) (*gitx.Worktree, error) {
+	tips, err := fetch(r, "create the task again")
+	if err != nil {
+		return nil, err
+	}
+	if parent != nil {
+		base := tips[parent.Worktree.Branch]
+		if base == "" {
+			base = parent.Worktree.Base
+		}
+		return &gitx.Worktree{Base: base, Into: parent.Worktree.Branch, Remote: r.Name}, nil
+	}
+	branch, head, err := gitx.StartPoint(repo, "")
+	if errors.Is(err, gitx.ErrDetached) {
+		return nil, errs.Statef("check out a branch (git switch -c work), or run 'pm config set isolation none' to work in the checkout", "no branch to merge the task into: %v", err)
+	}
+	if err != nil {
+		return nil, errs.Failf("fix the repository (git status), then create the task again", "worktree: %v", err)
+	}
+	up, err := gitx.Upstream(repo, branch, r.Name)
+	if err != nil {
+		return nil, errs.Failf("fix the repository (git status), then create the task again", "worktree: %v", err)
+	}
+	short, upShort := strings.TrimPrefix(branch, "refs/heads/"), strings.TrimPrefix(up, "refs/heads/")
+	tip := tips[up]
+	if tip == "" || head == "" {
+		return nil, errs.Statef("git push -u "+r.Name+" "+short+", then create the task again",
+			"the git remote %s has no branch %s for the task to merge into (this project's code goes through %s)", r.Name, upShort, r.Name)
+	}
+	if on, err := gitx.IsAncestor(repo, head, tip); err != nil || !on {
+		return nil, errs.Statef("git push "+r.Name+" "+short+" (or git pull first), then create the task again",
+			"your %s (%.12s) is not on %s/%s: the task would start from work other machines cannot fetch", short, head, r.Name, upShort)
+	}
+	return &gitx.Worktree{Base: head, Into: up, Remote: r.Name}, nil
+}
+
+// LocalWorktree makes task id's worktree on this machine if it has none
+// (from the remote's copy of the task's branch, else its start) and
+// returns the directory its agents work in: what a machine calls before it
+// runs a task's agents. A task without a worktree of its own works in the
+// project directory, which is returned as it is.
+func LocalWorktree(s *store.Store, st state.State, id string) (string, error) {
+	t, err := st.Task(id)
+	if err != nil {
+		return "", err
+	}
+	if t.Worktree == nil || t.Repo == nil {
+		return s.ProjectDir(), nil
+	}
+	if err := makeWorktree(s, t); err != nil {
+		return "", err
+	}
+	return t.WorkDir(s.ProjectDir()), nil
+}
+
+// makeWorktree makes t's worktree here. For a task on a remote, the
+// branch is first made from the remote's copy (or the task's start) when
+// this machine has none, and a task whose merge waits on a conflict gets
+// the conflict marked in its fresh worktree, as on the machine that found
+// it (so pm done here cannot commit the task's side alone as the
+// resolution).
+func makeWorktree(s *store.Store, t *store.Task) error {
+	if t.Worktree == nil || t.Worktree.Remote == "" {
+		return ensureWorktree(s, t)
+	}
+	lt, err := local(s, t)
+	if err != nil {
+		return err
+	}
+	if err := localBranch(s, lt); err != nil {
+		return err
+	}
+	fresh := false
+	if _, err := os.Lstat(filepath.Join(lt.Worktree.Path, ".git")); err != nil {
+		fresh = true
+	}
+	if err := gitx.AddWorktree(*lt.Repo, *lt.Worktree); err != nil {
+		return errs.Failf("fix the repository (git status), then try again", "worktree of %s: %v", t.ID, err)
+	}
+	if fresh && t.Merge != nil && t.Merge.State == store.MergeConflict && t.Merge.Onto != "" {
+		if _, err := gitx.MarkConflicts(*lt.Repo, *lt.Worktree, t.Merge.Onto, stateRel(s, lt)); err != nil {
+			return errs.Failf("fix the repository (git status), then try again", "mark %s's conflict: %v", t.ID, err)
+		}
+	}
+	return nil
+}
+
+// localBranch makes lt's branch here when this machine has none: at the
+// remote's copy of it, else at the task's start.
+func localBranch(s *store.Store, lt *store.Task) error {
+	if _, tip, err := gitx.StartPoint(*lt.Repo, lt.Worktree.Branch); err == nil && tip != "" {
+		return nil
+	}
+	r, err := remoteOf(s, lt)
+	if err != nil {
+		return err
+	}
+	tips, err := fetch(r, "try again")
+	if err != nil {
+		return err
+	}
+	at := tips[lt.Worktree.Branch]
+	if at == "" {
+		at = lt.Worktree.Base
+	}
+	if at == "" {
+		return errs.Statef("push a first commit to "+r.Name, "%s starts from an empty repository", lt.ID)
+	}
+	if err := gitx.SetRef(*lt.Repo, lt.Worktree.Branch, at); err != nil {
+		return errs.Failf("fetch it by hand (git fetch "+r.Name+"), then try again", "branch of %s: %v", lt.ID, err)
+	}
+	return nil
+}
+
+// mergeRemote lands lt's committed branch on the remote: the task's branch
+// first (the remote's copy merged in when another machine pushed to it,
+// e.g. a subtask merged into a parent's branch, then pushed with a
+// compare-and-set), then the branch it merges into (merged in pm's own
+// ref of the remote's tip, never a checkout, then pushed with a
+// compare-and-set). A push refused because another machine moved the
+// branch first is fetched and redone. A conflict (in either step) changes
+// nothing on the remote and returns the tip it was found against.
+func mergeRemote(s *store.Store, lt *store.Task, favor gitx.Favor) (gitx.MergeResult, string, error) {
+	w := lt.Worktree
+	r, err := remoteOf(s, lt)
+	if err != nil {
+		return gitx.MergeResult{}, "", err
+	}
+	safe := "; the task's work is safe on " + strings.TrimPrefix(w.Branch, "refs/heads/") + " and the task waits"
+	msg := "Merge " + strings.TrimPrefix(w.Branch, "refs/heads/") + ": " + lt.Description
+	for range remoteAttempts {
+		tips, err := fetch(r, "run 'pm done' (or 'pm merge "+lt.ID+"') again"+safe)
+		if err != nil {
+			return gitx.MergeResult{}, "", err
+		}
+		// The task's branch.
+		_, mine, err := gitx.StartPoint(*lt.Repo, w.Branch)
+		if err != nil {
+			return gitx.MergeResult{}, "", err
+		}
+		theirs := tips[w.Branch]
+		if theirs != "" && theirs != mine {
+			mr, err := mergeTracked(s, lt, r, w.Branch, theirs, w.Branch, "Merge "+r.Name+"'s "+strings.TrimPrefix(w.Branch, "refs/heads/"), gitx.FavorNone)
+			if err != nil || len(mr.Conflicts) > 0 || len(mr.Dirty) > 0 {
+				return mr, theirs, err
+			}
+			if _, mine, err = gitx.StartPoint(*lt.Repo, w.Branch); err != nil {
+				return gitx.MergeResult{}, "", err
+			}
+		}
+		if theirs != mine {
+			if err := r.Push(w.Branch, theirs, mine); errors.Is(err, gitx.ErrStale) {
+				continue
+			} else if err != nil {
+				return gitx.MergeResult{}, "", errs.Failf("check the remote (git push "+r.Name+"), then run 'pm done' again"+safe, "push: %v", err)
+			}
+		}
+		// The branch it merges into.
+		onto := tips[w.Into]
+		if onto == "" && lt.ParentID != "" {
+			onto = w.Base // a parent that has pushed nothing yet: its start
+		}
+		if onto == "" {
+			return gitx.MergeResult{}, "", errs.Statef("git push "+r.Name+" "+strings.TrimPrefix(w.Into, "refs/heads/")+safe,
+				"the git remote %s has no branch %s to merge %s into", r.Name, strings.TrimPrefix(w.Into, "refs/heads/"), lt.ID)
+		}
+		mr, err := mergeTracked(s, lt, r, w.Into, onto, w.Branch, msg, favor)
+		if err != nil || len(mr.Conflicts) > 0 || mr.Hash == "" {
+			return mr, onto, err
+		}
+		if pushing != nil {
+			pushing(w.Into)
+		}
+		if err := r.Push(w.Into, tips[w.Into], mr.Hash); errors.Is(err, gitx.ErrStale) {
+			continue
+		} else if err != nil {
+			return gitx.MergeResult{}, "", errs.Failf("check the remote (git push "+r.Name+"), then run 'pm merge "+lt.ID+"' or 'pm done' again"+safe, "push: %v", err)
+		}
+		mr.CheckedOut = ""
+		return mr, onto, nil
+	}
+	return gitx.MergeResult{}, "", errs.Failf("run 'pm done' (or 'pm merge "+lt.ID+"') again"+safe,
+		"the git remote %s's branches kept moving: %d merges were overtaken by other machines' pushes", r.Name, remoteAttempts)
+}
+
+// mergeTracked merges from (a local branch) into branch's tip on the
+// remote, held in pm's own ref for it, or, with from the task's branch
+// and branch the same, the remote's copy into the local branch (written
+// into this machine's worktree of the task where it is checked out).
+func mergeTracked(s *store.Store, lt *store.Task, r gitx.Remote, branch, tip, from, msg string, favor gitx.Favor) (gitx.MergeResult, error) {
+	ref := tracking(r.Name, branch)
+	if err := gitx.SetRef(*lt.Repo, ref, tip); err != nil {
+		return gitx.MergeResult{}, errs.Failf("fix the repository (git status)", "merge: %v", err)
+	}
+	into := ref
+	if from == branch {
+		from, into = ref, branch
+	}
+	mr, err := gitx.Merge(*lt.Repo, from, into, stateRel(s, lt), msg, s.Now(), favor)
+	if err != nil {
+		return mr, errs.Failf("fix the repository (git status), then run 'pm merge "+lt.ID+"'; the task's work is safe on "+strings.TrimPrefix(lt.Worktree.Branch, "refs/heads/"), "merge: %v", err)
+	}
+	if mr.UpToDate {
+		mr.Hash = ""
+	}
+	return mr, nil
+}
+
+// dropRemoteBranch deletes a merged task's branch from the remote (what
+// is merged is on the branch it merged into); a failure is a warning.
+func dropRemoteBranch(s *store.Store, lt *store.Task) {
+	r, err := remoteOf(s, lt)
+	if err != nil {
+		s.Warnf("%v", err)
+		return
+	}
+	tips, err := r.Fetch()
+	if err != nil {
+		s.Warnf("remove %s from %s: %v", lt.Worktree.Branch, r.Name, err)
+		return
+	}
+	if old := tips[lt.Worktree.Branch]; old != "" {
+		if err := r.Delete(lt.Worktree.Branch, old); err != nil && !errors.Is(err, gitx.ErrStale) {
+			s.Warnf("remove %s from %s: %v", lt.Worktree.Branch, r.Name, err)
+		}
+	}
+}
+
+// pushBranch pushes lt's branch (a task held for review: whoever reviews
+// it, on any machine, fetches it), its remote copy merged in first.
+func pushBranch(s *store.Store, lt *store.Task) error {
+	r, err := remoteOf(s, lt)
+	if err != nil {
+		return err
+	}
+	w := lt.Worktree
+	safe := "; the task's work is safe on " + strings.TrimPrefix(w.Branch, "refs/heads/") + " here"
+	for range remoteAttempts {
+		tips, err := fetch(r, "run 'pm done' again"+safe)
+		if err != nil {
+			return err
+		}
+		_, mine, err := gitx.StartPoint(*lt.Repo, w.Branch)
+		if err != nil {
+			return err
+		}
+		theirs := tips[w.Branch]
+		if theirs == mine {
+			return nil
+		}
+		if theirs != "" {
+			if ok, err := gitx.IsAncestor(*lt.Repo, theirs, mine); err != nil || !ok {
+				return errs.Statef("run 'pm done' again (its merge takes in the remote's copy)"+safe,
+					"%s on %s has work this machine's branch lacks", strings.TrimPrefix(w.Branch, "refs/heads/"), r.Name)
+			}
+		}
+		if err := r.Push(w.Branch, theirs, mine); errors.Is(err, gitx.ErrStale) {
+			continue
+		} else if err != nil {
+			return errs.Failf("check the remote (git push "+r.Name+"), then run 'pm done' again"+safe, "push: %v", err)
+		}
+		return nil
+	}
+	return errs.Failf("run 'pm done' again"+safe, "%s on %s kept moving", w.Branch, r.Name)
+}
+
+// fetchInto fetches the branch lt merges into and returns pm's ref of its
+// remote tip (the task's start when a parent's branch is not pushed yet).
+func fetchInto(s *store.Store, lt *store.Task) (string, error) {
+	r, err := remoteOf(s, lt)
+	if err != nil {
+		return "", err
+	}
+	tips, err := fetch(r, "try again")
+	if err != nil {
+		return "", err
+	}
+	tip := tips[lt.Worktree.Into]
+	if tip == "" {
+		tip = lt.Worktree.Base
+	}
+	ref := tracking(r.Name, lt.Worktree.Into)
+	if tip != "" {
+		if err := gitx.SetRef(*lt.Repo, ref, tip); err != nil {
+			return "", errs.Failf("fix the repository (git status)", "%v", err)
+		}
+	}
+	return ref, nil
+}

@@ -1,0 +1,114 @@
+package task
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/plasmodium/pm/internal/gitx"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// git runs the git binary for a test's setup.
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@localhost", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@localhost")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// When another machine moves the remote's main between pm's fetch and its
+// push, the compare-and-set refuses the push; pm fetches, merges again and
+// pushes: both machines' work is on main, none lost.
+func TestMergeRemoteRetriesWhenOvertaken(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git binary")
+	}
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("HOME", t.TempDir())
+	root := t.TempDir()
+	bare := filepath.Join(root, "remote.git")
+	git(t, root, "init", "-q", "--bare", "-b", "main", bare)
+	git(t, root, "clone", "-q", bare, "seed")
+	seed := filepath.Join(root, "seed")
+	os.WriteFile(filepath.Join(seed, "README"), []byte("one\n"), 0o644)
+	git(t, seed, "add", "-A")
+	git(t, seed, "commit", "-qm", "initial")
+	git(t, seed, "push", "-q", "origin", "HEAD:refs/heads/main")
+	base := git(t, seed, "rev-parse", "HEAD")
+	git(t, root, "clone", "-q", bare, "clone")
+	clone := filepath.Join(root, "clone")
+
+	sroot, _, err := store.Init(clone, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := store.Open(sroot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := gitx.Locate(clone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lt := &store.Task{ID: "tk-a1b2c3", Description: "the task", Repo: &p}
+	lt.Worktree = &gitx.Worktree{Path: filepath.Join(p.WorkTree, WorktreesDir, lt.ID), Branch: gitx.BranchPrefix + lt.ID,
+		Base: base, Into: "refs/heads/main", Remote: "origin"}
+	if err := localBranch(s, lt); err != nil {
+		t.Fatal(err)
+	}
+	if err := gitx.AddWorktree(p, *lt.Worktree); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(lt.Worktree.Path, "task.txt"), []byte("the task's\n"), 0o644)
+	if res, err := commitWork(s, lt); err != nil || res.Hash == "" {
+		t.Fatalf("commit: %+v, %v", res, err)
+	}
+
+	// The other machine pushes to main once, right before pm's first push.
+	pushes := 0
+	pushing = func(ref string) {
+		pushes++
+		if pushes == 1 {
+			os.WriteFile(filepath.Join(seed, "other.txt"), []byte("the other machine's\n"), 0o644)
+			git(t, seed, "add", "-A")
+			git(t, seed, "commit", "-qm", "other machine")
+			git(t, seed, "push", "-q", "origin", "HEAD:refs/heads/main")
+		}
+	}
+	t.Cleanup(func() { pushing = nil })
+	mr, _, err := mergeRemote(s, lt, gitx.FavorNone)
+	if err != nil || len(mr.Conflicts) > 0 {
+		t.Fatalf("mergeRemote = %+v, %v", mr, err)
+	}
+	if pushes != 2 {
+		t.Fatalf("%d pushes to main, want 2 (one refused, one after the fetch)", pushes)
+	}
+	if got := git(t, root, "--git-dir="+bare, "rev-parse", "main"); got != mr.Hash {
+		t.Fatalf("remote main %s, merge %s", got, mr.Hash)
+	}
+	files := git(t, root, "--git-dir="+bare, "ls-tree", "-r", "--name-only", "main")
+	for _, f := range []string{"task.txt", "other.txt", "README"} {
+		if !strings.Contains(files, f) {
+			t.Errorf("remote main lacks %s: %s", f, files)
+		}
+	}
+	if got := git(t, root, "--git-dir="+bare, "rev-parse", "refs/heads/pm/"+lt.ID); got == "" {
+		t.Error("the task's branch was not pushed")
+	}
+	// The clone's own main and checkout were not written.
+	if got := git(t, clone, "rev-parse", "main"); got != base {
+		t.Errorf("the clone's main moved to %s", got)
+	}
+	if _, err := os.Stat(filepath.Join(clone, "task.txt")); err == nil {
+		t.Error("the clone's checkout was written")
+	}
+}
