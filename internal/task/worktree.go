@@ -287,6 +287,9 @@ func PrepareSpare(s *store.Store, st state.State) error {
 	if err != nil || p.WorkTree == "" {
 		return nil
 	}
+	if r, err := projectRemote(s, p); err != nil || r != nil {
+		return nil // a remote's start point is fetched when a task needs it: no spare ahead
+	}
 	// Any runtime but none gets a worktree: exec stands for them.
 	plan, err := worktreePlan(s, st, &p, "", config.RuntimeExec)
 	if err != nil || plan == nil || plan.Base == "" {
