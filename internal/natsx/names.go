@@ -21,6 +21,10 @@ type Names struct {
 	DesignPrefix string // a design log's subject is DesignPrefix + ID
 	Bus          string // stream of the bus (natsbus)
 	BusSubject   string // its one subject
+	Agents       string // key-value bucket of the agents' leases (one live host each)
+	Workers      string // key-value bucket of the registered workers
+	Fence        string // stream of the agents' fence marks (lease.Writer)
+	FencePrefix  string // an agent's fence subject is FencePrefix + NAME
 }
 
 // ProjectNames are project's names, or a usage error for a name that is
@@ -37,6 +41,8 @@ func ProjectNames(project string) (Names, error) {
 		Mail: "PM_MAIL_" + p, MailPrefix: "pm." + p + ".mail.",
 		DesignLog: "PM_DLOG_" + p, DesignPrefix: "pm." + p + ".dlog.",
 		Bus: "PM_BUS_" + p, BusSubject: "pm." + p + ".bus",
+		Agents: "pm_" + p + "_agents", Workers: "pm_" + p + "_workers",
+		Fence: "PM_FENCE_" + p, FencePrefix: "pm." + p + ".fence.",
 	}, nil
 }
 
