@@ -71,7 +71,10 @@ func leaseMargin(ttl time.Duration) time.Duration { return ttl / 5 }
 // holdLease takes name's lease: state.ErrLeaseHeld when another host
 // holds it (a second host of the agent, on any machine).
 func holdLease(ctx context.Context, st state.State, name string, log *slog.Logger) (*hostLease, error) {
-	ls := LeasesOf(st)
+	return holdLeaseOn(ctx, LeasesOf(st), name, log)
+}
+
+func holdLeaseOn(ctx context.Context, ls state.AgentLeases, name string, log *slog.Logger) (*hostLease, error) {
 	le, err := ls.HoldAgent(ctx, name, Holder())
 	if err != nil {
 		return nil, err

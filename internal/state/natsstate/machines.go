@@ -50,7 +50,7 @@ func (s *State) machinesOpen() (*machines, error) {
 	if m.ttl, err = m.leases.TTL(ctx); err != nil {
 		return nil, err
 	}
-	if m.workers, err = s.c.KeyValue(ctx, jetstream.KeyValueConfig{Bucket: s.names.Workers, TTL: m.ttl, History: 1,
+	if m.workers, err = s.c.KeyValue(ctx, jetstream.KeyValueConfig{Bucket: s.names.Workers, TTL: m.ttl, LimitMarkerTTL: m.ttl, History: 1,
 		Replicas: s.c.Replicas(), Storage: jetstream.FileStorage}); err != nil {
 		return nil, fmt.Errorf("workers bucket: %w", err)
 	}
