@@ -54,7 +54,7 @@ type State struct {
 	LeaseTTLWanted time.Duration
 
 	mu    sync.Mutex
-	mach  *machines // machinesOpen's
+	mach  *machines              // machinesOpen's
 	local map[string]*sync.Mutex // one per section: this process's waiters queue here first
 }
 
