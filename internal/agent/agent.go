@@ -211,7 +211,7 @@ func (l *Launcher) spawn(d driver.Driver, a *store.Agent, extraEnv ...string) (d
 	h, err := d.Start(context.Background(), driver.Spec{
 		Name: a.Name, Argv: []string{l.Exe, "agent-run", a.Name},
 		Dir: s.WorkDir(a.TaskID), Env: append(Env(l.Env, s, a), extraEnv...), Output: logf,
-		MaxProcs: s.Config().Runtime.MaxProcesses,
+		MaxProcs: s.Config().Runtime.MaxProcesses, DieWithParent: l.Worker != "",
 	})
 	if err != nil {
 		return driver.Handle{}, errs.Failf("check that "+l.Exe+" exists and is executable", "start agent %s: %v", a.Name, err)
