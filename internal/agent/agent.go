@@ -39,7 +39,16 @@ type Launcher struct {
 	// Driver runs the hosts; nil means the process driver with the store's
 	// stop grace (DefaultDriver).
 	Driver driver.Driver
+	// Worker is the worker this process is (pm worker --name), "" for any
+	// other: it starts and stops only the hosts of agents placed here
+	// (store.Agent.Worker); an agent placed on another worker is started
+	// and stopped by that worker, which watches the records.
+	Worker string
 }
+
+// Here reports whether a's host runs on this machine: it is placed on
+// this launcher's worker (or on none, and this is no worker).
+func (l *Launcher) Here(a *store.Agent) bool { return a.Worker == l.Worker }
 
 // DefaultDriver is the process driver with pm's one stop grace from s's
 // config (runtime.stop_grace_seconds).
@@ -156,6 +165,9 @@ func (l *Launcher) start(name string, check func(*store.Agent) error, extraEnv .
 	// UpdateAgent reads the record first: an unknown agent is exit 4.
 	err := wanted(func() (err error) {
 		a, err = st.UpdateAgent(name, func(r *store.Agent) error {
+			if !l.Here(r) {
+				return store.ErrUnchanged // its worker starts it (it watches the records)
+			}
 			if err := check(r); err != nil {
 				return err
 			}
@@ -199,7 +211,7 @@ func (l *Launcher) spawn(d driver.Driver, a *store.Agent, extraEnv ...string) (d
 	h, err := d.Start(context.Background(), driver.Spec{
 		Name: a.Name, Argv: []string{l.Exe, "agent-run", a.Name},
 		Dir: s.WorkDir(a.TaskID), Env: append(Env(l.Env, s, a), extraEnv...), Output: logf,
-		MaxProcs: s.Config().Runtime.MaxProcesses,
+		MaxProcs: s.Config().Runtime.MaxProcesses, DieWithParent: l.Worker != "",
 	})
 	if err != nil {
 		return driver.Handle{}, errs.Failf("check that "+l.Exe+" exists and is executable", "start agent %s: %v", a.Name, err)
@@ -248,6 +260,14 @@ func (l *Launcher) Kill(actor store.Actor, name string) error {
 	if err != nil {
 		return err
 	}
+	if !l.Here(a) { // its worker, watching the records, stops the host
+		if a.Status != store.AgentKilled {
+			return nil
+		}
+		s.Notify(bus.Event{Kind: bus.EvAgentKilled, Actor: actor.Name, Agent: name, TaskID: a.TaskID, PhaseID: a.PhaseID,
+			Data: bus.AgentKilled{Pid: a.Pid}})
+		return nil
+	}
 	killed, err := l.driver().Stop(context.Background(), a.Handle)
 	if err != nil {
 		return fmt.Errorf("kill agent %s (pid %d): %w", name, a.Pid, err)
@@ -264,6 +284,9 @@ func (l *Launcher) Kill(actor store.Actor, name string) error {
 // gone is stopped too: what it left running (its cgroup, its marked
 // processes) is ended at once.
 func (l *Launcher) StopHost(a *store.Agent) error {
+	if !l.Here(a) {
+		return nil // another machine's host: its worker stops it
+	}
 	if _, err := l.driver().Stop(context.Background(), a.Handle); err != nil {
 		return fmt.Errorf("stop agent %s (pid %d): %w", a.Name, a.Pid, err)
 	}
@@ -274,6 +297,9 @@ func (l *Launcher) StopHost(a *store.Agent) error {
 // behind (a failed agent's, a host killed -9's), through l's driver; it
 // reports whether anything was left. The record is not touched.
 func (l *Launcher) EndLeftovers(a *store.Agent) (bool, error) {
+	if !l.Here(a) {
+		return false, nil
+	}
 	left, err := l.driver().Stop(context.Background(), a.Handle)
 	if err != nil {
 		return left, fmt.Errorf("stop what agent %s left (pid %d): %w", a.Name, a.Pid, err)

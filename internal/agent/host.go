@@ -49,6 +49,19 @@ func Host(ctx context.Context, s *store.Store, st state.State, name string, env 
 	masked := s.Secrets.Writer(logw)
 	defer masked.Flush()
 	log := slog.New(slog.NewTextHandler(masked, nil)).With("agent", name)
+	// One live host per agent, on any machine: a second host leaves
+	// before it runs or records anything (on the files the lease holds
+	// nothing: Start's locked check keeps one host there).
+	hl, err := holdLease(ctx, st, name, log)
+	if errors.Is(err, state.ErrLeaseHeld) {
+		log.Info("another host holds the agent's lease; leaving", "err", err)
+		return errs.Statef("pm agents shows where it runs", "agent %s runs on another host: %v", name, err)
+	}
+	if err != nil {
+		return fmt.Errorf("agent %s: take its lease: %w", name, err)
+	}
+	defer hl.release()
+	cmds = hl.guard(cmds)
 	self, _ := driver.Self()
 	now := s.Now().UTC()
 	a, err := st.UpdateAgent(name, func(r *store.Agent) error {
@@ -79,7 +92,21 @@ func Host(ctx context.Context, s *store.Store, st state.State, name string, env 
 		log.Info("resumed by the human's answer to its request")
 	}
 	if a.Runtime == config.RuntimeLLM {
-		return hostLLM(WithResumeNote(ctx, note), s, st, log, a, text, runLLM, onGiveUp)
+		lctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			select {
+			case <-hl.Lost():
+				cancel()
+			case <-lctx.Done():
+			}
+		}()
+		err := hostLLM(WithResumeNote(lctx, note), s, st, log, a, text, runLLM, onGiveUp)
+		if hl.isLost() {
+			driver.EndRun(a.Handle)
+			return hl.fencedErr(name)
+		}
+		return err
 	}
 	if reason := overRestarts(s, a); reason != "" {
 		return giveUp(s, st, log, a, -1, reason, onGiveUp)
@@ -124,9 +151,14 @@ func Host(ctx context.Context, s *store.Store, st state.State, name string, env 
 			return finish(s, st, log, a, -1, err.Error())
 		}
 		act.start()
-		end, err := runExec(ctx, s, st, log, masked, logw, a, agentEnv, run, budget, box)
+		end, err := runExec(ctx, s, st, log, masked, logw, a, agentEnv, run, budget, box, hl.Lost())
 		act.end()
 		switch {
+		case end.why == stopFenced:
+			// Another host may run the agent by now: end what this run
+			// left and write nothing (its end is not this host's to record).
+			driver.EndRun(a.Handle)
+			return hl.fencedErr(name)
 		case err != nil:
 			return finish(s, st, log, a, -1, err.Error())
 		case end.over != "":
@@ -146,6 +178,7 @@ const (
 	stopPhase  = "phase closed"
 	stopSignal = "signal"
 	stopBudget = "budget" // or the human's stop at the loop breaker (execBudget.halt)
+	stopFenced = "lease lost"
 )
 
 // execEnd is how one run of the CLI ended: its exit code, why runExec
@@ -157,7 +190,7 @@ type execEnd struct {
 
 // runExec starts the CLI once and waits for it, stopping it when its phase
 // closes, the host is signalled or it goes over a budget.
-func runExec(ctx context.Context, s *store.Store, st state.State, log *slog.Logger, masked io.Writer, logw io.Writer, a *store.Agent, env []string, run execRun, budget *execBudget, box *execSandbox) (execEnd, error) {
+func runExec(ctx context.Context, s *store.Store, st state.State, log *slog.Logger, masked io.Writer, logw io.Writer, a *store.Agent, env []string, run execRun, budget *execBudget, box *execSandbox, fenced <-chan struct{}) (execEnd, error) {
 	argv, attr := box.wrap(run.argv)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = s.WorkDir(a.TaskID), env // the task's worktree
@@ -222,6 +255,13 @@ func runExec(ctx context.Context, s *store.Store, st state.State, log *slog.Logg
 			end.why, end.over = stopBudget, reason
 			log.Info("stopping", "why", end.over)
 			go terminate(watchCtx, cmd.Process, 0, true, grace)
+		case <-fenced:
+			// The lease is lost: the agent stops at once, its whole group,
+			// with no grace (another host may take it as the lease ends).
+			fenced, signalled, wall, over = nil, nil, nil, nil
+			end.why = stopFenced
+			log.Info("stopping", "why", end.why)
+			go terminate(watchCtx, cmd.Process, 0, true, 0)
 		case <-signalled:
 			signalled, end.why = nil, stopSignal
 			log.Info("stopping", "why", end.why)

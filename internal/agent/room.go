@@ -132,13 +132,17 @@ func recordRoles(s *store.Store, st state.State, t *store.Task, ph *store.Phase)
 			}
 		}
 	}
+	worker := "" // a room's roles run where its task's owner is placed
+	if o, err := st.Agent(t.Owner); err == nil {
+		worker = o.Worker
+	}
 	names := make([]string, 0, len(ph.Roles))
 	for _, r := range ph.Roles {
 		if n := have[r]; n != "" {
 			names = append(names, n)
 			continue
 		}
-		a, err := New(s, st, store.Agent{Prompt: r, Role: r, TaskID: t.ID, PhaseID: ph.ID, Runtime: t.Runtime, Model: t.Model})
+		a, err := New(s, st, store.Agent{Prompt: r, Role: r, TaskID: t.ID, PhaseID: ph.ID, Runtime: t.Runtime, Model: t.Model, Worker: worker})
 		if err != nil {
 			return names, err
 		}

@@ -40,6 +40,7 @@ import (
 	"github.com/plasmodium/pm/internal/cmd/top"
 	"github.com/plasmodium/pm/internal/cmd/wait"
 	"github.com/plasmodium/pm/internal/cmd/waitchildren"
+	"github.com/plasmodium/pm/internal/cmd/workercmd"
 	"github.com/plasmodium/pm/internal/cmdutil"
 )
 
@@ -67,6 +68,7 @@ func NewRoot(f *cmdutil.Factory) *cobra.Command {
 	add("human", initcmd.NewCmd(f), taskcmd.NewCmd(f), status.NewCmd(f), reset.NewCmd(f), kill.NewCmd(f), doctor.NewCmd(f),
 		agents.NewCmd(f), logs.NewCmd(f), logcmd.NewCmd(f), requests.NewCmd(f), answer.NewCmd(f), configcmd.NewCmd(f), costs.NewCmd(f), wait.NewCmd(f), top.NewCmd(f), dashboard.NewCmd(f), hubcmd.NewCmd(f, hubcmd.Exec))
 	add("human", mergecmd.NewMergeCmd(f), mergecmd.NewRejectCmd(f), mergecmd.NewDiffCmd(f))
+	add("human", workercmd.NewWorkerCmd(f), workercmd.NewWorkersCmd(f))
 	add("agent", chat.NewCmd(f), say.NewCmd(f), history.NewCmd(f))
 	root.AddGroup(&cobra.Group{ID: "po", Title: "Prompt objects:"})
 	add("po", prompts.NewCmd(f), talk.NewCmd(f), send.NewCmd(f), stop.NewCmd(f), demo.NewCmd(f))

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/plasmodium/pm/internal/lockedfile"
 )
@@ -38,6 +39,22 @@ type Store struct {
 	PasswordEnv string `json:"password_env,omitempty"`
 	// TLS is the hub's CA and this machine's client certificate.
 	TLS StoreTLS `json:"tls,omitzero"`
+	// LeaseSeconds is how long an agent's lease and a worker's
+	// registration last unrenewed (default DefaultLeaseSeconds): the
+	// time from a machine's loss to its agents running elsewhere. The
+	// hub keeps the value of the first machine that used the project.
+	LeaseSeconds int `json:"lease_seconds,omitempty"`
+}
+
+// DefaultLeaseSeconds is Store.LeaseSeconds when it is not set.
+const DefaultLeaseSeconds = 5
+
+// LeaseTTL is LeaseSeconds as a duration.
+func (s Store) LeaseTTL() time.Duration {
+	if s.LeaseSeconds > 0 {
+		return time.Duration(s.LeaseSeconds) * time.Second
+	}
+	return DefaultLeaseSeconds * time.Second
 }
 
 // StoreTLS configures TLS to the hub. Any of it set turns TLS on.
@@ -204,6 +221,9 @@ func (c Config) validateStore(path string) error {
 	if s.PasswordEnv != "" && !passwordVar(s.PasswordEnv) {
 		return bad("password_env", fmt.Sprintf("is %q, not a name ending in PASSWORD (a variable pm never gives an agent)", s.PasswordEnv),
 			"pm config set store.password_env "+DefaultPasswordEnv)
+	}
+	if s.LeaseSeconds < 0 {
+		return bad("lease_seconds", fmt.Sprintf("is %d; want a number of seconds, at least 1", s.LeaseSeconds), "pm config set store.lease_seconds 5")
 	}
 	if (s.TLS.Cert == "") != (s.TLS.Key == "") {
 		return bad("tls", "has one of cert and key: a client certificate needs both", "pm config set store.tls.cert FILE and store.tls.key FILE, or unset both")

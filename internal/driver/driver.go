@@ -46,6 +46,10 @@ type Spec struct {
 	// MaxProcs bounds the processes (threads included) of the run, the host
 	// counted (config runtime.max_processes); 0: no limit.
 	MaxProcs int
+	// DieWithParent kills the host when the process that started it dies
+	// (Linux: the parent death signal): a worker's hosts end with it, so
+	// their leases expire and another worker takes their agents.
+	DieWithParent bool
 }
 
 // ExitStatus is how an agent ended.

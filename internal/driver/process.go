@@ -113,6 +113,9 @@ func startHost(spec Spec, env []string, cgroupFD int) (*exec.Cmd, error) {
 	cmd.Dir, cmd.Env = spec.Dir, env
 	cmd.Stdout, cmd.Stderr = spec.Output, spec.Output
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if spec.DieWithParent {
+		DieWithParent(cmd.SysProcAttr)
+	}
 	if cgroupFD >= 0 {
 		intoCgroup(cmd.SysProcAttr, cgroupFD)
 	}

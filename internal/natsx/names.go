@@ -28,6 +28,10 @@ type Names struct {
 	ReplyPrefix      string // an agent's reply stream's subject is ReplyPrefix + NAME
 	Costs            string // stream of the cost ledger
 	CostSubject      string // its one subject
+	Agents           string // key-value bucket of the agents' leases (one live host each)
+	Workers          string // key-value bucket of the registered workers
+	Fence            string // stream of the agents' fence marks (lease.Writer)
+	FencePrefix      string // an agent's fence subject is FencePrefix + NAME
 }
 
 // ProjectNames are project's names, or a usage error for a name that is
@@ -47,6 +51,8 @@ func ProjectNames(project string) (Names, error) {
 		Transcripts: "PM_TRANSCRIPT_" + p, TranscriptPrefix: "pm." + p + ".transcript.",
 		Replies: "PM_REPLY_" + p, ReplyPrefix: "pm." + p + ".reply.",
 		Costs: "PM_COSTS_" + p, CostSubject: "pm." + p + ".costs",
+		Agents: "pm_" + p + "_agents", Workers: "pm_" + p + "_workers",
+		Fence: "PM_FENCE_" + p, FencePrefix: "pm." + p + ".fence.",
 	}, nil
 }
 

@@ -21,6 +21,9 @@ type TaskInput struct {
 	Runtime     config.RuntimeName `json:"runtime,omitempty" jsonschema:"how the owner runs: llm, exec or none (default from config.json)"`
 	Model       string             `json:"model,omitempty" jsonschema:"model for llm agents"`
 	Review      bool               `json:"review,omitempty" jsonschema:"hold its merge for pm merge or pm reject"`
+	// On places the task's agents on a worker (pm task --on; task.Place):
+	// the command line's only, not the MCP tool's.
+	On string `json:"-"`
 }
 
 // CreateTask creates a task and starts its owner agent (or leaves it
@@ -42,7 +45,7 @@ func CreateTask(ctx context.Context, sess *Session, in TaskInput) (*store.Task, 
 	if err != nil {
 		return nil, err
 	}
-	return task.Create(sess.Store, l, sess.Actor, task.Spec{Description: in.Description, BlockedBy: in.BlockedBy, Runtime: in.Runtime, Model: in.Model,
+	return task.Create(sess.Store, l, sess.Actor, task.Spec{Description: in.Description, BlockedBy: in.BlockedBy, Runtime: in.Runtime, Model: in.Model, On: in.On,
 		CodeDesigner: &mode, Review: in.Review})
 }
 

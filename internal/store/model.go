@@ -144,6 +144,11 @@ type Agent struct {
 	CreatedAt    time.Time        `json:"created_at"`
 	StartedAt    *time.Time       `json:"started_at,omitempty"`
 	EndedAt      *time.Time       `json:"ended_at,omitempty"`
+	// Worker is the worker (pm worker --name) the agent is placed on, on
+	// a hub project: only that worker starts and stops its host, and it
+	// moves to another worker when that one is lost. "" runs it where pm
+	// started it (the files, or a hub project without workers).
+	Worker string `json:"worker,omitempty"`
 }
 
 // CrashLog is an agent's recent crashes: one entry per crashed run (its

@@ -34,6 +34,7 @@ const (
 	agentCreatedAt
 	agentStartedAt
 	agentEndedAt
+	agentWorker
 )
 
 var agentKeys = []string{
@@ -44,6 +45,7 @@ var agentKeys = []string{
 	agentExitCode: "exit_code", agentReason: "reason", agentUsage: "usage", agentSandbox: "sandbox",
 	agentCodeDesigner: "code_designer", agentActivity: "activity", agentActiveAt: "active_at",
 	agentCreatedAt: "created_at", agentStartedAt: "started_at", agentEndedAt: "ended_at",
+	agentWorker: "worker",
 }
 
 // DecodeFast decodes an agent.json into a zero *a without reflection
@@ -114,6 +116,8 @@ func (a *Agent) DecodeFast(raw []byte) bool {
 			return timeInto(raw, i, &out.CreatedAt)
 		case agentStartedAt:
 			return timePtrInto(raw, i, &out.StartedAt)
+		case agentWorker:
+			return stringInto(raw, i, &doc, &out.Worker)
 		}
 		return timePtrInto(raw, i, &out.EndedAt) // agentEndedAt
 	})

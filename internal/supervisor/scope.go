@@ -56,19 +56,19 @@ func (sv *Supervisor) read(names map[string]bool, all bool) ([]*store.Agent, []s
 			sv.rescan = true
 			sv.mu.Unlock()
 		}
-		return agents, bad, err
+		return sv.mine(agents), bad, err
 	}
 	agents := make([]*store.Agent, 0, len(names))
 	var bad []string
 	for name := range names {
 		a, err := sv.records().Agent(name)
 		switch {
+		case err == nil && !sv.here(a):
+			sv.movedAway(name) // placed on another worker since
 		case err == nil:
 			agents = append(agents, a)
 		case errs.CodeOf(err) == errs.NotFound:
-			sv.mu.Lock()
-			delete(sv.known, name)
-			sv.mu.Unlock()
+			sv.movedAway(name) // its record removed (pm reset)
 		default:
 			bad = append(bad, name)
 		}
@@ -85,5 +85,38 @@ func (sv *Supervisor) keep(name string, live bool) {
 		sv.known[name] = true
 	} else {
 		delete(sv.known, name)
+	}
+}
+
+// here reports whether a is this supervisor's: placed on its worker (a
+// worker's supervisor), or on none (any other).
+func (sv *Supervisor) here(a *store.Agent) bool { return a.Worker == sv.Worker }
+
+// mine keeps the agents that are this supervisor's (here).
+func (sv *Supervisor) mine(agents []*store.Agent) []*store.Agent {
+	out := agents[:0:0]
+	for _, a := range agents {
+		if sv.here(a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// movedAway forgets an agent that is no longer this supervisor's (its
+// record removed, or placed elsewhere). A worker stops the host it still
+// runs for it: nothing else on this machine would.
+func (sv *Supervisor) movedAway(name string) {
+	sv.mu.Lock()
+	delete(sv.known, name)
+	h, running := sv.watching[name]
+	sv.mu.Unlock()
+	if running && sv.Worker != "" && sv.drv.Alive(h) {
+		sv.Log.Info("stopping a host whose agent is gone or placed elsewhere", "agent", name, "pid", h.Pid)
+		go func() {
+			if _, err := sv.drv.Stop(sv.ctx, h); err != nil {
+				sv.Log.Error("stop", "agent", name, "err", err)
+			}
+		}()
 	}
 }

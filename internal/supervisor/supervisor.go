@@ -65,6 +65,11 @@ type Supervisor struct {
 	// PollEvery is how often it reads the bus when it cannot watch it
 	// (inotify used up); 0 means DefaultPollEvery.
 	PollEvery time.Duration
+	// Worker, on a hub project, makes it the supervisor of worker Worker
+	// (pm worker): it keeps only the agents placed there, starts them
+	// when they are placed there, and stays while the worker runs
+	// (worker.go). "" keeps the agents placed on no worker.
+	Worker string
 
 	drv      driver.Driver
 	ctx      context.Context // Run's: ends the exit watchers with it
@@ -83,6 +88,7 @@ type Supervisor struct {
 	blind    string                // what it cannot watch, and why ("" : nothing)
 	settled  bool                  // startUnstarted ran Settle before this way out
 	spare    spareMaker            // the spare checkout ahead of the next worktree (spare.go)
+	claiming map[string]bool       // a worker's claims on a gone worker's agents (worker.go)
 
 	// beforeRespawn, when set (tests), runs between respawn's look at the
 	// dead host and its locked re-check, to force a racing start there.
@@ -423,6 +429,10 @@ func (sv *Supervisor) reconcile() (bool, error) {
 			sv.watchExit(a.Name, a.Handle)
 		}
 		switch {
+		case !alive && sv.placedToStart(a):
+			live = true
+			sv.keep(a.Name, true)
+			go sv.startPlaced(a.Name) // placed here by a command on another machine
 		case alive && !want:
 			sv.stopUnwanted(a)
 		case want && sv.crashed(a, alive):
@@ -537,7 +547,7 @@ func (sv *Supervisor) unstarted() []string {
 		return nil
 	}
 	var out []string
-	for _, a := range agents {
+	for _, a := range sv.mine(agents) {
 		if a.Status != store.AgentPending || a.Role != "" || a.TaskID == "" {
 			continue
 		}
@@ -555,7 +565,7 @@ func (sv *Supervisor) anyLive(unstarted bool) bool {
 	if err != nil || len(bad) > 0 {
 		return true
 	}
-	for _, a := range agents {
+	for _, a := range sv.mine(agents) {
 		if sv.wanted(a) || sv.drv.Alive(a.Handle) {
 			return true
 		}

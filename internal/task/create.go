@@ -33,6 +33,9 @@ type Spec struct {
 	// Review holds a top-level task's merge until the human runs pm merge
 	// or pm reject (pm task --review; merge.review "human" sets it too).
 	Review bool
+	// On is the worker the task's agents are placed on (pm task --on; see
+	// Place). A subtask without one takes its parent owner's.
+	On string
 
 	repo     *gitx.Pin      // set by Create (repoPin)
 	worktree *gitx.Worktree // set by Create (worktreePlan): all but the path
@@ -206,12 +209,16 @@ func createHeld(s *store.Store, st state.State, l *agent.Launcher, sp Spec) (*st
 	if len(pending) > 0 {
 		status = store.TaskBlocked
 	}
+	worker, err := placement(st, sp)
+	if err != nil {
+		return nil, err
+	}
 	create := func(fn func() error) error { return fn() }
 	if sp.Runtime != config.RuntimeNone {
 		create = l.Wanted // the task is recorded while a supervisor is marked wanted
 	}
 	var t *store.Task
-	err := create(func() (err error) {
+	err = create(func() (err error) {
 		t, err = st.CreateTask(func(id string) (*store.Task, []byte, error) {
 			t := &store.Task{
 				ID: id, Description: sp.Description, ParentID: sp.ParentID, BlockedBy: pending,
@@ -223,7 +230,7 @@ func createHeld(s *store.Store, st state.State, l *agent.Launcher, sp Spec) (*st
 			if t.BlockedBy == nil {
 				t.BlockedBy = []string{}
 			}
-			owner, err := agent.New(s, st, store.Agent{Prompt: "owner", TaskID: id, Runtime: sp.Runtime, Model: sp.Model, CodeDesigner: sp.CodeDesigner})
+			owner, err := agent.New(s, st, store.Agent{Prompt: "owner", TaskID: id, Runtime: sp.Runtime, Model: sp.Model, CodeDesigner: sp.CodeDesigner, Worker: worker})
 			if err != nil {
 				return nil, nil, err
 			}
@@ -233,6 +240,28 @@ func createHeld(s *store.Store, st state.State, l *agent.Launcher, sp Spec) (*st
 		return err
 	})
 	return t, err
+}
+
+// placement is the worker of a new task's owner: sp.On or the most free
+// for a top-level task (Place), the parent owner's for a subtask without
+// one. A task whose owner nobody starts (runtime none) is placed only
+// when asked.
+func placement(st state.State, sp Spec) (string, error) {
+	switch {
+	case sp.ParentID == "" && sp.On == "" && sp.Runtime == config.RuntimeNone:
+		return "", nil
+	case sp.ParentID == "" || sp.On != "":
+		return Place(st, sp.On)
+	}
+	parent, err := st.Task(sp.ParentID)
+	if err != nil {
+		return "", err
+	}
+	owner, err := st.Agent(parent.Owner)
+	if err != nil {
+		return "", nil // an owner record gone: placed nowhere, as without workers
+	}
+	return owner.Worker, nil
 }
 
 // MaxContext bounds the context a parent hands a subtask (bytes).

@@ -244,7 +244,11 @@ func reviveHeld(s *store.Store, st state.State, actor store.Actor, old *store.Ta
 	}); err != nil {
 		return nil, nil, err
 	}
-	owner, err := agent.New(s, st, store.Agent{Prompt: "owner", TaskID: old.ID, Runtime: old.Runtime, Model: old.Model})
+	worker := "" // the fresh owner runs where the old one was placed
+	if o, err := st.Agent(old.Owner); err == nil {
+		worker = o.Worker
+	}
+	owner, err := agent.New(s, st, store.Agent{Prompt: "owner", TaskID: old.ID, Runtime: old.Runtime, Model: old.Model, Worker: worker})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -21,6 +21,7 @@ type Options struct {
 	Runtime      string
 	Model        string
 	Review       bool
+	On           string
 	JSON         bool
 }
 
@@ -40,6 +41,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	c.Flags().StringVar(&o.Runtime, "runtime", "", "how the owner runs: llm, exec or none (default from config.json)")
 	c.Flags().StringVar(&o.Model, "model", "", "model for llm agents")
 	c.Flags().BoolVar(&o.Review, "review", false, "hold the task's merge until you run pm merge or pm reject")
+	c.Flags().StringVar(&o.On, "on", "", "run its agents on this worker (pm workers; default: the one with the most free capacity)")
 	c.Flags().BoolVar(&o.JSON, "json", false, "print the task as JSON")
 	o.CodeDesigner = cmdutil.CodeDesignerFlag(c)
 	return c
@@ -51,7 +53,7 @@ func run(f *cmdutil.Factory, o Options) error {
 		return err
 	}
 	sess.CodeDesigner = o.CodeDesigner()
-	t, err := ops.CreateTask(f.Context, sess, ops.TaskInput{Description: o.Description, BlockedBy: o.BlockedBy, Runtime: config.RuntimeName(o.Runtime), Model: o.Model, Review: o.Review})
+	t, err := ops.CreateTask(f.Context, sess, ops.TaskInput{Description: o.Description, BlockedBy: o.BlockedBy, Runtime: config.RuntimeName(o.Runtime), Model: o.Model, Review: o.Review, On: o.On})
 	if err != nil {
 		return err
 	}

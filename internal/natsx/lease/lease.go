@@ -73,6 +73,15 @@ func OpenBucket(ctx context.Context, c *natsx.Conn, bucket string, ttl time.Dura
 	return &Leases{c: c, kv: kv, ttl: ttl}, nil
 }
 
+// TTL is the bucket's TTL as the hub keeps it (the first opener's).
+func (l *Leases) TTL(ctx context.Context) (time.Duration, error) {
+	st, err := l.kv.Status(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return st.TTL(), nil
+}
+
 // Lease is one holder's lease on a key.
 type Lease struct {
 	l      *Leases

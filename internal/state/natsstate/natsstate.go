@@ -50,7 +50,12 @@ type State struct {
 	roomP    string    // rooms subject prefix
 	logs     agentLogs // transcripts, reply streams, the cost ledger (agentlogs.go)
 
+	// LeaseTTLWanted is the agents' lease TTL this machine asks for
+	// (store.lease_seconds) when it makes the bucket; 0 the default.
+	LeaseTTLWanted time.Duration
+
 	mu    sync.Mutex
+	mach  *machines              // machinesOpen's
 	local map[string]*sync.Mutex // one per section: this process's waiters queue here first
 }
 

@@ -112,6 +112,7 @@ func Dial(ctx context.Context, cfg config.Store, getenv func(string) string) (*S
 		c.Close()
 		return nil, err
 	}
+	s.LeaseTTLWanted = cfg.LeaseTTL()
 	s.close = func() {
 		cancel()
 		c.Close()

@@ -1,0 +1,81 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Machines are what a project on a hub keeps about the machines that run
+// its agents (issue 24): one lease per agent, held by its host, and the
+// registered workers. Only a hub's state implements them; on the files
+// one machine runs every agent, and one host per agent is the launcher's
+// locked start and the host's pidfd (agent.LeasesOf's files lease).
+
+// ErrLeaseHeld: another host holds the agent's lease.
+var ErrLeaseHeld = errors.New("state: lease held by another host")
+
+// ErrLeaseLost: the lease expired or another host took it; the holder's
+// renewals, releases and fenced writes are refused.
+var ErrLeaseLost = errors.New("state: lease lost")
+
+// AgentLeases hold one live host per agent across machines.
+type AgentLeases interface {
+	// HoldAgent takes the lease "agent NAME" for holder, or fails with
+	// ErrLeaseHeld (of two racing, one wins). The lease lasts LeaseTTL
+	// unrenewed.
+	HoldAgent(ctx context.Context, name, holder string) (AgentLease, error)
+	// WaitAgentFree returns once name's lease is free (released, expired
+	// or never taken), woken by the lease bucket's watch.
+	WaitAgentFree(ctx context.Context, name string) error
+	// LeaseTTL is how long a lease (and a worker's registration) lasts
+	// unrenewed.
+	LeaseTTL() time.Duration
+}
+
+// AgentLease is one host's lease on its agent.
+type AgentLease interface {
+	// Renew extends it by the TTL from now: ErrLeaseLost once it expired
+	// or another took it.
+	Renew(ctx context.Context) error
+	// Fence appends a mark to the agent's fence subject after the last one
+	// this lease wrote: the hub refuses it (ErrLeaseLost) once a newer
+	// holder took the lease and wrote its takeover mark, whatever this
+	// host's clock says.
+	Fence(ctx context.Context, mark string) error
+	// Release gives the lease up.
+	Release(ctx context.Context) error
+}
+
+// Worker is one machine registered to run a project's agents (pm worker).
+type Worker struct {
+	Name     string    `json:"name"`
+	Capacity int       `json:"capacity"`
+	Running  []string  `json:"running"` // the agents its hosts run, sorted
+	LastSeen time.Time `json:"last_seen"`
+}
+
+// Free is how many more agents the worker takes.
+func (w Worker) Free() int { return w.Capacity - len(w.Running) }
+
+// Workers are the registered workers: a key each that expires LeaseTTL
+// after its worker's last renewal.
+type Workers interface {
+	// RegisterWorker registers w, or fails with ErrConflict while a live
+	// worker of that name is registered.
+	RegisterWorker(ctx context.Context, w Worker) (WorkerRegistration, error)
+	// Workers lists the live workers, by name.
+	Workers() ([]Worker, error)
+	// WatchWorkers calls fn after every change to the registrations (one
+	// renewed, registered, released or expired) until ctx ends.
+	WatchWorkers(ctx context.Context, fn func()) error
+}
+
+// WorkerRegistration is a live worker's key.
+type WorkerRegistration interface {
+	// Renew rewrites it (w is what it says now) and extends it:
+	// ErrLeaseLost once it expired.
+	Renew(ctx context.Context, w Worker) error
+	// Release removes it.
+	Release(ctx context.Context) error
+}
