@@ -1,11 +1,10 @@
 package llmagent
 
 import (
+	"github.com/plasmodium/pm/internal/bus"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/plasmodium/pm/internal/bus"
 )
 
 // output holds streamed pieces until a chunk is full, a line ends or the

@@ -46,9 +46,10 @@ type State struct {
 	mailP    string // mail subject prefix
 	dlog     string // design log subject prefix
 	locks    *lease.Leases
-	roomS    string    // rooms stream name
-	roomP    string    // rooms subject prefix
-	logs     agentLogs // transcripts, reply streams, the cost ledger (agentlogs.go)
+	roomS    string // rooms stream name
+	roomP    string // rooms subject prefix
+
+	logs agentLogs // transcripts, reply streams, the cost ledger (agentlogs.go)
 
 	// LeaseTTLWanted is the agents' lease TTL this machine asks for
 	// (store.lease_seconds) when it makes the bucket; 0 the default.
