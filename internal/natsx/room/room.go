@@ -196,15 +196,15 @@ func (r *Rooms) Follow(ctx context.Context, room string, after int, fn func(Mess
 func (r *Rooms) find(ctx context.Context, room, id string) (Appended, bool, error) {
 	var got Appended
 	found := false
-	err := natsx.Do(ctx, func(op context.Context) error {
-		found = false
-		return r.Read(op, room, func(m Message) error {
-			if m.ID == id {
-				got, found = Appended{Seq: m.Seq, Index: m.Index, Again: true}, true
-				return natsx.ErrStop
-			}
-			return nil
-		})
+	// Read's own requests ride out a change of leader (last, and the
+	// ordered consumer, which resets itself); the reading is not bounded
+	// by one request's deadline: a room may be long.
+	err := r.Read(ctx, room, func(m Message) error {
+		if m.ID == id {
+			got, found = Appended{Seq: m.Seq, Index: m.Index, Again: true}, true
+			return natsx.ErrStop
+		}
+		return nil
 	})
 	return got, found, err
 }
