@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 # Packages whose unit tests touch the sandbox, processes, files or git.
 pkgs=(./internal/sandbox ./internal/agent ./internal/capability ./internal/driver
       ./internal/gitx ./internal/broker ./internal/task ./internal/supervisor
-      ./internal/cmd/agentrun ./internal/hub ./internal/hubauth ./internal/state/natsstate)
+      ./internal/cmd/agentrun ./internal/hub ./internal/hubauth ./internal/state/natsstate ./internal/natsx/lease)
 # Scripts that run agents confined, kill processes or commit.
 scripts='TestScripts/(security_.*|contain_.*|doctor|landing_flow|llm_demo|llm_greeter|kill.*|done_.*|exec_secrets|fd_inherit|supervisor_.*|blockers|subtasks|reset|governance.*|exec_cost.*|exec_activity|hub.*|worktree.*)$'
 
@@ -80,4 +80,6 @@ for p in "${pkgs[@]}"; do
 done
 echo "== as $user (uid $uid): scripts $scripts"
 run cmd/pm "$work/bin/pm.test" -test.run "$scripts" || status=1
+echo "== as $user (uid $uid): the three-node cluster test"
+run cmd/pm "$work/bin/pm.test" -test.run '^TestClusterLeaderKilledMidRoom$' || status=1
 exit $status

@@ -12,6 +12,11 @@
 // process, and the replayed landing flow's ledger is priced at
 // ReferenceModel's price.
 //
+// The hub figures (hub.go, issue 24) run a three-node hub in the harness's
+// own process (internal/hub on loopback), real pm processes in several
+// project directories joined to one hub project, and the engine's floor
+// (raw JetStream on the same cluster) in the same run.
+//
 // Every loop is bounded by a count and every process by a deadline, so a run
 // always stops by itself.
 package bench

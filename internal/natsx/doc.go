@@ -35,7 +35,9 @@
 //   - A request safe to repeat rides out a cluster's change of leader
 //     through Do: repeated while it fails Transient (no answer in time, no
 //     responder, JetStream or the stream's leader unavailable for now),
-//     bounded by RideOut; never a refusal. Connect tries the URLs in the
+//     bounded by RideOut (then an error with a Try line asking whether a
+//     majority of the nodes is up); never a refusal, and never past its
+//     caller's context. Connect tries the URLs in the
 //     order given (a machine names its own node first).
 //   - A compare-and-set refusal (a wrong last sequence, which a single
 //     node reports as 10071 and a replicated stream as 10164) is one

@@ -22,9 +22,10 @@ func (c *Conn) Follow(ctx context.Context, stream, subject string, from uint64, 
 	if from > 1 {
 		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, from
 	}
-	op, cancel := Op(ctx) // a create no leader takes is never answered
-	cons, err := c.JS.OrderedConsumer(op, stream, cfg)
-	cancel()
+	// A lookup no leader takes is never answered: each attempt has its
+	// own deadline, repeated while a leader is elected (Do).
+	var cons jetstream.Consumer
+	err := Do(ctx, func(op context.Context) (err error) { cons, err = c.JS.OrderedConsumer(op, stream, cfg); return err })
 	if err != nil {
 		return err
 	}

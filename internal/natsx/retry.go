@@ -3,10 +3,13 @@ package natsx
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/plasmodium/pm/internal/errs"
 )
 
 // RideOut bounds how long Do keeps asking while a cluster changes leaders:
@@ -49,15 +52,27 @@ func Transient(err error) bool {
 // request that is safe to repeat goes through Do: a read, a publish with a
 // message id (the stream keeps it once), a publish with an expected last
 // sequence (a repeat after it landed is refused, not stored twice).
+//
+// Given up after RideOut, the error says so with a Try line (its cause
+// still within it for errors.Is): a cluster that elects nobody for that
+// long has lost its majority, or this machine cannot reach it.
 func Do(ctx context.Context, req func(ctx context.Context) error) error {
-	giveUp := time.Now().Add(RideOut)
+	return doFor(ctx, RideOut, req)
+}
+
+func doFor(ctx context.Context, rideOut time.Duration, req func(ctx context.Context) error) error {
+	giveUp := time.Now().Add(rideOut)
 	backoff := 50 * time.Millisecond
 	for {
 		op, cancel := Op(ctx)
 		err := req(op)
 		cancel()
-		if err == nil || !Transient(err) || ctx.Err() != nil || time.Now().After(giveUp) {
+		if err == nil || !Transient(err) || ctx.Err() != nil {
 			return err
+		}
+		if time.Now().After(giveUp) {
+			return &errs.Error{Code: errs.Failure, Err: err, Msg: fmt.Sprintf("the hub did not answer for %s", rideOut),
+				Try: "is a majority of the hub's nodes up (two of three)? pm doctor reports the store"}
 		}
 		// Not a wait for another process: the cluster's election, which
 		// nothing pm can watch announces.

@@ -17,7 +17,9 @@
 //     requests is repeated while it fails transiently (natsx.Do, bounded
 //     by natsx.RideOut), the publish with the same id and the same
 //     expected sequence, so a repeat of one that landed is a duplicate or
-//     a refusal, never a second message. Without a majority it fails.
+//     a refusal, never a second message (after a refusal, an append whose
+//     publish went unanswered looks for its id before it tries the next
+//     index). Without a majority it fails.
 //   - A room's count is the last message's index: one read, whatever the
 //     room holds.
 package room
@@ -85,6 +87,7 @@ type Appended struct {
 // messages (ErrFull).
 func (r *Rooms) Append(ctx context.Context, room, id string, data []byte, limit int) (Appended, error) {
 	subj := r.prefix + room
+	maybeStored := false // a publish of this append went unanswered
 	for {
 		n, last, err := r.last(ctx, subj)
 		if err != nil {
@@ -105,6 +108,7 @@ func (r *Rooms) Append(ctx context.Context, room, id string, data []byte, limit 
 		err = natsx.Do(ctx, func(op context.Context) error {
 			var err error
 			ack, err = r.c.JS.PublishMsg(op, m, jetstream.WithMsgID(id), jetstream.WithExpectLastSequencePerSubject(last))
+			maybeStored = maybeStored || natsx.Transient(err)
 			return err
 		})
 		switch {
@@ -117,6 +121,15 @@ func (r *Rooms) Append(ctx context.Context, room, id string, data []byte, limit 
 			return Appended{}, fmt.Errorf("room %s: message %s acknowledged as a duplicate but not in the room", room, id)
 		case err == nil:
 			return Appended{Seq: ack.Sequence, Index: n + 1, Closing: n+1 == limit}, nil
+		case natsx.WrongLast(err) && maybeStored:
+			// A publish of ours went unanswered: it may be the message
+			// that moved the room on (a duplicate the new leader did not
+			// recognise would be refused here, not reported). Look first.
+			if got, ok, err := r.find(ctx, room, id); err != nil || ok {
+				got.Closing = got.Index == limit
+				return got, err
+			}
+			continue
 		case natsx.WrongLast(err):
 			continue // another writer took index n+1: read again
 		default:
@@ -196,15 +209,15 @@ func (r *Rooms) Follow(ctx context.Context, room string, after int, fn func(Mess
 func (r *Rooms) find(ctx context.Context, room, id string) (Appended, bool, error) {
 	var got Appended
 	found := false
-	err := natsx.Do(ctx, func(op context.Context) error {
-		found = false
-		return r.Read(op, room, func(m Message) error {
-			if m.ID == id {
-				got, found = Appended{Seq: m.Seq, Index: m.Index, Again: true}, true
-				return natsx.ErrStop
-			}
-			return nil
-		})
+	// Read's own requests ride out a change of leader (last, and the
+	// ordered consumer, which resets itself); the reading is not bounded
+	// by one request's deadline: a room may be long.
+	err := r.Read(ctx, room, func(m Message) error {
+		if m.ID == id {
+			got, found = Appended{Seq: m.Seq, Index: m.Index, Again: true}, true
+			return natsx.ErrStop
+		}
+		return nil
 	})
 	return got, found, err
 }
