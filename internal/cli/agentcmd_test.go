@@ -79,7 +79,11 @@ func TestRunAgentRefuses(t *testing.T) {
 		{"--addr", "127.0.0.1:0", "dashboard"}, {"--dir", "./d", "demo"}, {"--agent", "claude", "init"}, {"--plain", "greeter", "talk"},
 		{"task", "x"}, {"reset", "--force"}, {"design", "f.go", "--goal", "g"}, {"config", "set", "limits.active_tasks", "9"},
 		{"completion", "bash"}, {"__complete", "say", ""}, {"subtask", "x", "--context-file", "/etc/passwd"},
-		{"subtask", "--context-file=/etc/passwd", "x"}} {
+		{"subtask", "--context-file=/etc/passwd", "x"},
+		// Issue 24: the host is unconfined; an agent that had it mint a
+		// machine's credential (or revoke one) would hold the hub.
+		{"hub"}, {"hub", "--accounts"}, {"hub", "creds", "--project", "p", "--name", "evil"},
+		{"hub", "creds", "--revoke", "--project", "p", "--name", "m1"}, {"hub", "creds", "--list"}} {
 		var errOut bytes.Buffer
 		code := RunAgent(agentFactory(&errOut), args)
 		if code != 5 || !strings.Contains(errOut.String(), "not available to agents") || !strings.Contains(errOut.String(), "Try:") {

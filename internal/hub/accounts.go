@@ -96,7 +96,10 @@ func keepAccounts(srv *server.Server, res *server.DirAccResolver, a *hubauth.Aut
 		defer k.done.Done()
 		err := watch.Until(ctx, k.dirs, func() (bool, error) {
 			if err := k.sync(ctx); err != nil {
-				// A half-written change: the next event (its last write) retries.
+				// This node took the JWT before the cluster push (push);
+				// a push that failed is retried at the next change, and
+				// the resolver's own sync between nodes (every minute)
+				// brings the others level meanwhile.
 				k.log.Warnf("accounts: %v", err)
 			}
 			return false, nil

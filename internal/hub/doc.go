@@ -24,6 +24,18 @@
 //     in-process client of its own (announce.go); pm doctor reads it. A
 //     node that could not is still served, and doctor says it does not
 //     know.
+//   - With Auth.Accounts (pm hub --accounts) the node runs in operator
+//     mode: it trusts the operator of that authority (internal/hubauth),
+//     each project is its own account (nothing exported between them), and
+//     no user of the server's own is taken (a --user guards the routes
+//     only). Account JWTs live in the nats account resolver in the store;
+//     at start the authority's are stored there unless it holds newer ones
+//     (a node's stale copy never lifts a revocation). While it runs, a
+//     watch on the authority pushes each changed JWT: to this node first
+//     (stored before the push returns, so a revoked machine is refused here
+//     from then on), then to the cluster through the system account; the
+//     server closes a revoked machine's connections. A single node makes
+//     natsx.HubStream in each project's account as well.
 //   - Close shuts the server down and waits for its goroutines and
 //     listeners to end: a test that closes its hubs leaks nothing.
 //   - The server's own log goes to Config.Log (nothing when nil), never to

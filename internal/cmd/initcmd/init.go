@@ -115,7 +115,7 @@ func run(f *cmdutil.Factory, o Options) error {
 	default:
 		fmt.Fprintf(o.IO.Out, "Initialised %s\n", root)
 	}
-	if o.Hub.Creds != "" && hub.Creds != o.Hub.Creds {
+	if o.Hub.Creds != "" && hub.Creds == filepath.Join(root, CredsFile) {
 		fmt.Fprintf(o.IO.Out, "This machine's credential is kept in %s (out of agents' reach); remove %s\n", hub.Creds, o.Hub.Creds)
 	}
 	fmt.Fprintf(o.IO.Out, "Next: pm task \"describe the work\"  (agents run: %s; edit %s to change)\n",

@@ -4,6 +4,8 @@ package serve
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/plasmodium/pm/internal/cmd/hubcmd"
 	"github.com/plasmodium/pm/internal/cmdutil"
@@ -19,6 +21,11 @@ func Run(f *cmdutil.Factory, o hubcmd.Options, _ []string) error {
 	auth := hub.Auth{User: o.User, NKeys: o.NKeys, TLSCert: o.TLSCert, TLSKey: o.TLSKey, TLSCA: o.TLSCA}
 	if o.Accounts {
 		auth.Accounts = hubcmd.AccountsDir(store)
+	} else if _, err := os.Stat(filepath.Join(hubcmd.AccountsDir(store), "operator.jwt")); err == nil {
+		// Credentials from pm hub creds are not accepted by a hub with
+		// shared credentials: say so, or their machines only see refusals.
+		fmt.Fprintf(f.IO.ErrOut, "pm hub: %s holds machines' credentials (pm hub creds), but this hub runs without --accounts: they are refused\n",
+			hubcmd.AccountsDir(store))
 	}
 	if o.User != "" {
 		auth.Password = f.Getenv(hubcmd.PasswordEnv)
