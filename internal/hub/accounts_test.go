@@ -87,11 +87,34 @@ func fill(t *testing.T, c *natsx.Conn, n natsx.Names) {
 			t.Fatal(err)
 		}
 	}
-	for _, subj := range []string{n.RoomPrefix + "t.p", n.MailPrefix + "a", n.DesignPrefix + "d", n.BusSubject} {
+	for _, subj := range streamSubjects(t, n) {
 		if _, err := c.JS.Publish(ctxFor(t), subj, []byte(n.Project)); err != nil {
 			t.Fatalf("publish %s: %v", subj, err)
 		}
 	}
+}
+
+// streamSubjects is a subject of each of n's streams other than the
+// buckets'; a stream Streams lists with none here fails the test, so a new
+// stream is covered when it is added.
+func streamSubjects(t *testing.T, n natsx.Names) []string {
+	t.Helper()
+	by := map[string]string{
+		n.Rooms: n.RoomPrefix + "t.p", n.Mail: n.MailPrefix + "a", n.DesignLog: n.DesignPrefix + "d", n.Bus: n.BusSubject,
+		n.Transcripts: n.TranscriptPrefix + "a", n.Replies: n.ReplyPrefix + "a", n.Costs: n.CostSubject,
+	}
+	var out []string
+	for _, s := range n.Streams() {
+		if s == natsx.KVStream(n.Records) || s == natsx.KVStream(n.Locks) {
+			continue
+		}
+		subj, ok := by[s]
+		if !ok {
+			t.Fatalf("stream %s has no subject in streamSubjects: add one", s)
+		}
+		out = append(out, subj)
+	}
+	return out
 }
 
 // A machine's credential for project p reaches p's records and nothing of
@@ -150,7 +173,7 @@ func TestAccountsIsolateProjects(t *testing.T) {
 				t.Errorf("p looks q up: %v", err)
 			}
 			// Write: a publish on q's subjects reaches no stream of q's.
-			for _, subj := range []string{qn.RoomPrefix + "t.p", qn.MailPrefix + "a", qn.DesignPrefix + "d", qn.BusSubject} {
+			for _, subj := range streamSubjects(t, qn) {
 				if _, err := p.JS.Publish(ctxFor(t), subj, []byte("from p")); !errors.Is(err, jetstream.ErrNoStreamResponse) {
 					t.Errorf("p publishes on q's %s: %v", subj, err)
 				}
