@@ -202,8 +202,14 @@ type Delta struct {
 	Text string `json:"text"`
 }
 
-// Stream appends a piece of the reply to request corr.
-func Stream(st state.Replies, name, corr, text string) error {
+// ReplyAppender is the part of state.Replies a resident writes with.
+type ReplyAppender interface {
+	AppendReply(agent string, v any) error
+}
+
+// Stream appends a piece of the reply to request corr (a resident's
+// model loop streams through a Streamer, which calls it off its path).
+func Stream(st ReplyAppender, name, corr, text string) error {
 	return st.AppendReply(name, Delta{Corr: corr, Text: text})
 }
 

@@ -288,10 +288,17 @@ func (r *Runner) serve(ctx context.Context, a *store.Agent, loop *llm.Loop) erro
 		loop.Used, loop.Started = llm.Counters{}, time.Time{}
 		r.spend.reset()
 		// Stream the reply's text for callers that show it as it comes (pm talk).
-		loop.OnDelta = func(text string) { _ = inbox.Stream(r.State, a.Name, m.Corr, text) }
+		// Off the loop's path: a synced write per model chunk would slow
+		// the reply on a hub (inbox.Streamer).
+		streamer := inbox.NewStreamer(r.State, a.Name, m.Corr)
+		loop.OnDelta = streamer.Add
 		defer func() { loop.OnDelta = nil }()
 		r.reload()
-		return loop.Run(ctx, inbox.Format(m))
+		reply, err := loop.Run(ctx, inbox.Format(m))
+		if serr := streamer.Close(); serr != nil { // every piece out before the reply
+			r.Log.Warn("stream the reply", "err", serr)
+		}
+		return reply, err
 	}, nil)
 	if errors.Is(context.Cause(ctx), errIdle) {
 		return nil // recorded exited (idle) already: leave quietly
