@@ -86,7 +86,7 @@
 //     as GIT_OBJECT_DIRECTORY: nothing in the repository's config, hooks or
 //     refs steers that git; the environment is scrubbed of GIT_* but the
 //     user's config-file and ssh choices; nothing can prompt (no terminal,
-//     GIT_TERMINAL_PROMPT=0, ssh in batch mode); each run is bounded.
+//     GIT_TERMINAL_PROMPT=0, no askpass); each run is bounded.
 //   - RemoteOf reads the URL from the raw repository config (no insteadOf
 //     rewrite) and refuses one that runs a command (ext::, fd::, a remote
 //     helper, a leading dash).

@@ -31,8 +31,9 @@ import (
 // http(s), file and local paths; ext:: and fd:: are refused). The user's
 // own global and system config still apply (their credentials and ssh
 // setup), with hooks, fsmonitor and automatic gc switched off on the
-// command line. No prompt can hang: GIT_TERMINAL_PROMPT=0, no askpass, ssh
-// in batch mode, stdin empty and a session without a terminal.
+// command line. No prompt can hang: GIT_TERMINAL_PROMPT=0, no askpass,
+// stdin empty and a session without a controlling terminal (ssh cannot
+// open /dev/tty).
 
 // ErrNoRemote: the repository has no remote of that name.
 var ErrNoRemote = errors.New("no such git remote")
@@ -189,15 +190,16 @@ func lastLines(s string, n int) string {
 var keptEnv = map[string]bool{"GIT_CONFIG_GLOBAL": true, "GIT_CONFIG_SYSTEM": true, "GIT_CONFIG_NOSYSTEM": true,
 	"GIT_SSH": true, "GIT_SSH_COMMAND": true, "GIT_SSH_VARIANT": true}
 
+// remoteEnv is the environment of pm's git: the user's, without GIT_*
+// variables but keptEnv and without askpass programs, with the mirror as
+// GIT_DIR and the repository's objects as its object directory. ssh is
+// not given BatchMode (that would override the user's core.sshCommand):
+// without a terminal (Setsid) and without askpass it cannot prompt.
 func remoteEnv(mirror, objects string) []string {
 	var env []string
-	ssh := "ssh"
 	for _, kv := range os.Environ() {
-		k, v, _ := strings.Cut(kv, "=")
+		k, _, _ := strings.Cut(kv, "=")
 		switch {
-		case k == "GIT_SSH_COMMAND":
-			ssh = v
-			continue
 		case k == "SSH_ASKPASS" || k == "GIT_ASKPASS" || k == "SSH_ASKPASS_REQUIRE":
 			continue
 		case strings.HasPrefix(k, "GIT_") && !keptEnv[k]:
@@ -206,7 +208,7 @@ func remoteEnv(mirror, objects string) []string {
 		env = append(env, kv)
 	}
 	return append(env, "GIT_DIR="+mirror, "GIT_OBJECT_DIRECTORY="+objects, "GIT_TERMINAL_PROMPT=0",
-		"GIT_SSH_COMMAND="+ssh+" -o BatchMode=yes", "SSH_ASKPASS_REQUIRE=never", "GIT_ASKPASS=/bin/false")
+		"SSH_ASKPASS_REQUIRE=never", "GIT_ASKPASS=/bin/false")
 }
 
 // Fetch brings the remote's branches into the repository's object store
