@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -78,7 +79,64 @@ func RemoteOf(p Pin, name, mirror string) (Remote, error) {
 	if err := checkURL(url); err != nil {
 		return Remote{}, err
 	}
-	return Remote{Name: name, URL: url, Mirror: mirror, objects: filepath.Join(common(p), "objects")}, nil
+	if localRelative(url) {
+		// git resolves it from where it runs: the checkout, not pm's mirror.
+		url = filepath.Join(p.WorkTree, url)
+	}
+	r := Remote{Name: name, URL: url, Mirror: mirror, objects: filepath.Join(common(p), "objects")}
+	r.seedMirror(p)
+	return r, nil
+}
+
+// localRelative reports a URL that is a relative local path (not scheme://,
+// not ssh's host:path, whose colon comes before any slash).
+func localRelative(url string) bool {
+	if strings.Contains(url, "://") || filepath.IsAbs(url) {
+		return false
+	}
+	colon, slash := strings.Index(url, ":"), strings.Index(url, "/")
+	return colon < 0 || slash >= 0 && slash < colon
+}
+
+// seedMirror gives a mirror without refs the repository's remote-tracking
+// refs of the remote (refs/remotes/NAME/*) as its branches, so its first
+// fetch tells the remote what this clone has and transfers only what is
+// new, not the whole history again. Best effort: a fetch corrects them.
+func (r Remote) seedMirror(p Pin) {
+	heads := filepath.Join(r.Mirror, "refs", "heads")
+	if ents, err := os.ReadDir(heads); err == nil && len(ents) > 0 {
+		return
+	}
+	if _, err := os.Stat(filepath.Join(r.Mirror, "packed-refs")); err == nil {
+		return
+	}
+	st, _, err := openPin(p)
+	if err != nil {
+		return
+	}
+	refs, err := st.IterReferences()
+	if err != nil {
+		return
+	}
+	prefix := "refs/remotes/" + r.Name + "/"
+	var lines []string
+	refs.ForEach(func(ref *plumbing.Reference) error {
+		name := ref.Name().String()
+		if ref.Type() == plumbing.HashReference && strings.HasPrefix(name, prefix) && !strings.HasSuffix(name, "/HEAD") {
+			lines = append(lines, ref.Hash().String()+" refs/heads/"+strings.TrimPrefix(name, prefix)+"\n")
+		}
+		return nil
+	})
+	if len(lines) == 0 || r.ensureMirror() != nil {
+		return
+	}
+	writeAtomic(filepath.Join(r.Mirror, "packed-refs"), []byte("# pack-refs with: peeled fully-peeled sorted \n"+strings.Join(sorted(lines), "")))
+}
+
+func sorted(s []string) []string {
+	out := append([]string(nil), s...)
+	sort.Strings(out)
+	return out
 }
 
 // checkURL refuses what would make git run a command or read options

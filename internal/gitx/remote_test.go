@@ -135,3 +135,28 @@ func TestRemoteErrors(t *testing.T) {
 		t.Fatal("fetch from a refused port succeeded")
 	}
 }
+
+// A remote named by a relative path is the checkout's (where git resolves
+// it), not the mirror's; a fresh mirror starts with the clone's
+// remote-tracking refs, so its first fetch sends what the clone has.
+func TestRemoteRelativeAndSeeded(t *testing.T) {
+	bare, clone, p := remoteSetup(t)
+	run(t, clone, "remote", "add", "rel", "../"+filepath.Base(bare))
+	mirror := filepath.Join(t.TempDir(), "mirror")
+	r, err := RemoteOf(p, "rel", mirror)
+	must(t, err)
+	if _, err := r.Fetch(); err != nil {
+		t.Fatalf("fetch from a relative remote: %v", err)
+	}
+	r2, err := RemoteOf(p, "origin", filepath.Join(t.TempDir(), "seeded"))
+	must(t, err)
+	b, err := os.ReadFile(filepath.Join(r2.Mirror, "packed-refs"))
+	if err != nil || !strings.Contains(string(b), run(t, clone, "rev-parse", "origin/main")+" refs/heads/main\n") {
+		t.Fatalf("seeded mirror's packed-refs = %q, %v", b, err)
+	}
+	tips, err := r2.Fetch()
+	must(t, err)
+	if tips["refs/heads/main"] != run(t, bare, "--git-dir="+bare, "rev-parse", "main") {
+		t.Fatalf("tips after a seeded fetch = %v", tips)
+	}
+}
