@@ -418,3 +418,25 @@ func (r Remote) Delete(ref, old string) error {
 	}
 	return err
 }
+
+// DropRef deletes one of pm's own refs (refs/pm/...), such as the fetched
+// copy of a merged task's branch; a missing one is not an error.
+func DropRef(p Pin, name string) error {
+	if !strings.HasPrefix(name, "refs/pm/") {
+		return fmt.Errorf("gitx: %s is not a ref of pm's own", name)
+	}
+	unlock, err := lockRepository(common(p))
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	st, dirs, err := openPin(p)
+	if err != nil {
+		return err
+	}
+	if err := st.RemoveReference(plumbing.ReferenceName(name)); err != nil && !errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return fmt.Errorf("gitx: delete %s: %w", name, err)
+	}
+	os.Remove(dirs.path("logs/" + name))
+	return nil
+}
