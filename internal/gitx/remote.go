@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 // Code through a git remote (issue 24, docs/distributed.md "Code through a
@@ -302,17 +304,24 @@ func (r Remote) fetch() (map[string]string, error) {
 		"--", r.URL, "+refs/heads/*:refs/heads/*"); err != nil {
 		return nil, err
 	}
-	out, err := r.git("for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/")
+	// The mirror's refs are read as files (loose and packed), not by
+	// another git process.
+	st, err := openDirs(repoDirs{git: r.Mirror}, cache.NewObjectLRU(0), filesystem.Options{})
+	if err != nil {
+		return nil, err
+	}
+	refs, err := st.IterReferences()
 	if err != nil {
 		return nil, err
 	}
 	tips := map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		if h, name, ok := strings.Cut(line, " "); ok && plumbing.IsHash(h) {
-			tips[name] = h
+	err = refs.ForEach(func(ref *plumbing.Reference) error {
+		if ref.Type() == plumbing.HashReference && strings.HasPrefix(ref.Name().String(), "refs/heads/") {
+			tips[ref.Name().String()] = ref.Hash().String()
 		}
-	}
-	return tips, nil
+		return nil
+	})
+	return tips, err
 }
 
 // Push sets the remote's branch ref (refs/heads/NAME) to commit next if it
