@@ -92,7 +92,7 @@
 //     helper, a leading dash).
 //   - Push is a compare-and-set (--force-with-lease=REF:OLD): ErrStale when
 //     the remote's branch is not at OLD, and nothing moved.
-//   - SetRef writes pm's own refs (refs/pm/remote/...) of fetched tips with
+//   - SetRef writes (DropRef removes) pm's own refs (refs/pm/remote/...) of fetched tips with
 //     git's lock-file protocol; a merge into one writes no work tree.
 //
 // Speed: instead of go-git's Worktree.Status, which hashes every file,
