@@ -92,13 +92,13 @@
 //     as GIT_OBJECT_DIRECTORY: nothing in the repository's config, hooks or
 //     refs steers that git; the environment is scrubbed of GIT_* but the
 //     user's config-file and ssh choices; nothing can prompt (no terminal,
-//     GIT_TERMINAL_PROMPT=0, ssh in batch mode); each run is bounded.
+//     GIT_TERMINAL_PROMPT=0, no askpass); each run is bounded.
 //   - RemoteOf reads the URL from the raw repository config (no insteadOf
 //     rewrite) and refuses one that runs a command (ext::, fd::, a remote
 //     helper, a leading dash).
 //   - Push is a compare-and-set (--force-with-lease=REF:OLD): ErrStale when
 //     the remote's branch is not at OLD, and nothing moved.
-//   - SetRef writes pm's own refs (refs/pm/remote/...) of fetched tips with
+//   - SetRef writes (DropRef removes) pm's own refs (refs/pm/remote/...) of fetched tips with
 //     git's lock-file protocol; a merge into one writes no work tree.
 //
 // Speed: instead of go-git's Worktree.Status, which hashes every file,

@@ -8,11 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 // Code through a git remote (issue 24, docs/distributed.md "Code through a
@@ -31,8 +34,9 @@ import (
 // http(s), file and local paths; ext:: and fd:: are refused). The user's
 // own global and system config still apply (their credentials and ssh
 // setup), with hooks, fsmonitor and automatic gc switched off on the
-// command line. No prompt can hang: GIT_TERMINAL_PROMPT=0, no askpass, ssh
-// in batch mode, stdin empty and a session without a terminal.
+// command line. No prompt can hang: GIT_TERMINAL_PROMPT=0, no askpass,
+// stdin empty and a session without a controlling terminal (ssh cannot
+// open /dev/tty).
 
 // ErrNoRemote: the repository has no remote of that name.
 var ErrNoRemote = errors.New("no such git remote")
@@ -77,7 +81,64 @@ func RemoteOf(p Pin, name, mirror string) (Remote, error) {
 	if err := checkURL(url); err != nil {
 		return Remote{}, err
 	}
-	return Remote{Name: name, URL: url, Mirror: mirror, objects: filepath.Join(common(p), "objects")}, nil
+	if localRelative(url) {
+		// git resolves it from where it runs: the checkout, not pm's mirror.
+		url = filepath.Join(p.WorkTree, url)
+	}
+	r := Remote{Name: name, URL: url, Mirror: mirror, objects: filepath.Join(common(p), "objects")}
+	r.seedMirror(p)
+	return r, nil
+}
+
+// localRelative reports a URL that is a relative local path (not scheme://,
+// not ssh's host:path, whose colon comes before any slash).
+func localRelative(url string) bool {
+	if strings.Contains(url, "://") || filepath.IsAbs(url) {
+		return false
+	}
+	colon, slash := strings.Index(url, ":"), strings.Index(url, "/")
+	return colon < 0 || slash >= 0 && slash < colon
+}
+
+// seedMirror gives a mirror without refs the repository's remote-tracking
+// refs of the remote (refs/remotes/NAME/*) as its branches, so its first
+// fetch tells the remote what this clone has and transfers only what is
+// new, not the whole history again. Best effort: a fetch corrects them.
+func (r Remote) seedMirror(p Pin) {
+	heads := filepath.Join(r.Mirror, "refs", "heads")
+	if ents, err := os.ReadDir(heads); err == nil && len(ents) > 0 {
+		return
+	}
+	if _, err := os.Stat(filepath.Join(r.Mirror, "packed-refs")); err == nil {
+		return
+	}
+	st, _, err := openPin(p)
+	if err != nil {
+		return
+	}
+	refs, err := st.IterReferences()
+	if err != nil {
+		return
+	}
+	prefix := "refs/remotes/" + r.Name + "/"
+	var lines []string
+	refs.ForEach(func(ref *plumbing.Reference) error {
+		name := ref.Name().String()
+		if ref.Type() == plumbing.HashReference && strings.HasPrefix(name, prefix) && !strings.HasSuffix(name, "/HEAD") {
+			lines = append(lines, ref.Hash().String()+" refs/heads/"+strings.TrimPrefix(name, prefix)+"\n")
+		}
+		return nil
+	})
+	if len(lines) == 0 || r.ensureMirror() != nil {
+		return
+	}
+	writeAtomic(filepath.Join(r.Mirror, "packed-refs"), []byte("# pack-refs with: peeled fully-peeled sorted \n"+strings.Join(sorted(lines), "")))
+}
+
+func sorted(s []string) []string {
+	out := append([]string(nil), s...)
+	sort.Strings(out)
+	return out
 }
 
 // checkURL refuses what would make git run a command or read options
@@ -189,15 +250,16 @@ func lastLines(s string, n int) string {
 var keptEnv = map[string]bool{"GIT_CONFIG_GLOBAL": true, "GIT_CONFIG_SYSTEM": true, "GIT_CONFIG_NOSYSTEM": true,
 	"GIT_SSH": true, "GIT_SSH_COMMAND": true, "GIT_SSH_VARIANT": true}
 
+// remoteEnv is the environment of pm's git: the user's, without GIT_*
+// variables but keptEnv and without askpass programs, with the mirror as
+// GIT_DIR and the repository's objects as its object directory. ssh is
+// not given BatchMode (that would override the user's core.sshCommand):
+// without a terminal (Setsid) and without askpass it cannot prompt.
 func remoteEnv(mirror, objects string) []string {
 	var env []string
-	ssh := "ssh"
 	for _, kv := range os.Environ() {
-		k, v, _ := strings.Cut(kv, "=")
+		k, _, _ := strings.Cut(kv, "=")
 		switch {
-		case k == "GIT_SSH_COMMAND":
-			ssh = v
-			continue
 		case k == "SSH_ASKPASS" || k == "GIT_ASKPASS" || k == "SSH_ASKPASS_REQUIRE":
 			continue
 		case strings.HasPrefix(k, "GIT_") && !keptEnv[k]:
@@ -206,7 +268,7 @@ func remoteEnv(mirror, objects string) []string {
 		env = append(env, kv)
 	}
 	return append(env, "GIT_DIR="+mirror, "GIT_OBJECT_DIRECTORY="+objects, "GIT_TERMINAL_PROMPT=0",
-		"GIT_SSH_COMMAND="+ssh+" -o BatchMode=yes", "SSH_ASKPASS_REQUIRE=never", "GIT_ASKPASS=/bin/false")
+		"SSH_ASKPASS_REQUIRE=never", "GIT_ASKPASS=/bin/false")
 }
 
 // Fetch brings the remote's branches into the repository's object store
@@ -242,17 +304,24 @@ func (r Remote) fetch() (map[string]string, error) {
 		"--", r.URL, "+refs/heads/*:refs/heads/*"); err != nil {
 		return nil, err
 	}
-	out, err := r.git("for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/")
+	// The mirror's refs are read as files (loose and packed), not by
+	// another git process.
+	st, err := openDirs(repoDirs{git: r.Mirror}, cache.NewObjectLRU(0), filesystem.Options{})
+	if err != nil {
+		return nil, err
+	}
+	refs, err := st.IterReferences()
 	if err != nil {
 		return nil, err
 	}
 	tips := map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		if h, name, ok := strings.Cut(line, " "); ok && plumbing.IsHash(h) {
-			tips[name] = h
+	err = refs.ForEach(func(ref *plumbing.Reference) error {
+		if ref.Type() == plumbing.HashReference && strings.HasPrefix(ref.Name().String(), "refs/heads/") {
+			tips[ref.Name().String()] = ref.Hash().String()
 		}
-	}
-	return tips, nil
+		return nil
+	})
+	return tips, err
 }
 
 // Push sets the remote's branch ref (refs/heads/NAME) to commit next if it
@@ -357,4 +426,26 @@ func (r Remote) Delete(ref, old string) error {
 		return fmt.Errorf("%w: %s", ErrStale, ref)
 	}
 	return err
+}
+
+// DropRef deletes one of pm's own refs (refs/pm/...), such as the fetched
+// copy of a merged task's branch; a missing one is not an error.
+func DropRef(p Pin, name string) error {
+	if !strings.HasPrefix(name, "refs/pm/") {
+		return fmt.Errorf("gitx: %s is not a ref of pm's own", name)
+	}
+	unlock, err := lockRepository(common(p))
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	st, dirs, err := openPin(p)
+	if err != nil {
+		return err
+	}
+	if err := st.RemoveReference(plumbing.ReferenceName(name)); err != nil && !errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return fmt.Errorf("gitx: delete %s: %w", name, err)
+	}
+	os.Remove(dirs.path("logs/" + name))
+	return nil
 }

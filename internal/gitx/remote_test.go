@@ -135,3 +135,86 @@ func TestRemoteErrors(t *testing.T) {
 		t.Fatal("fetch from a refused port succeeded")
 	}
 }
+
+// A remote named by a relative path is the checkout's (where git resolves
+// it), not the mirror's; a fresh mirror starts with the clone's
+// remote-tracking refs, so its first fetch sends what the clone has.
+func TestRemoteRelativeAndSeeded(t *testing.T) {
+	bare, clone, p := remoteSetup(t)
+	run(t, clone, "remote", "add", "rel", "../"+filepath.Base(bare))
+	mirror := filepath.Join(t.TempDir(), "mirror")
+	r, err := RemoteOf(p, "rel", mirror)
+	must(t, err)
+	if _, err := r.Fetch(); err != nil {
+		t.Fatalf("fetch from a relative remote: %v", err)
+	}
+	r2, err := RemoteOf(p, "origin", filepath.Join(t.TempDir(), "seeded"))
+	must(t, err)
+	b, err := os.ReadFile(filepath.Join(r2.Mirror, "packed-refs"))
+	if err != nil || !strings.Contains(string(b), run(t, clone, "rev-parse", "origin/main")+" refs/heads/main\n") {
+		t.Fatalf("seeded mirror's packed-refs = %q, %v", b, err)
+	}
+	tips, err := r2.Fetch()
+	must(t, err)
+	if tips["refs/heads/main"] != run(t, bare, "--git-dir="+bare, "rev-parse", "main") {
+		t.Fatalf("tips after a seeded fetch = %v", tips)
+	}
+}
+
+// BenchmarkRemote measures what code through a git remote adds per pm done:
+// a fetch with nothing new, and a push (with its compare-and-set) of a new
+// commit, against `git fetch` run by hand in the clone.
+func BenchmarkRemote(b *testing.B) {
+	needGit(b)
+	isolate(b)
+	root := b.TempDir()
+	bare := filepath.Join(root, "remote.git")
+	run(b, root, "init", "-q", "--bare", "-b", "main", bare)
+	seed := filepath.Join(root, "seed")
+	run(b, root, "clone", "-q", bare, seed)
+	write(b, seed, "README", "one\n")
+	commitAll(b, seed)
+	run(b, seed, "push", "-q", "origin", "HEAD:refs/heads/main")
+	clone := filepath.Join(root, "clone")
+	run(b, root, "clone", "-q", bare, clone)
+	p, err := Locate(clone)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := RemoteOf(p, "origin", filepath.Join(b.TempDir(), "mirror"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("fetch-by-hand", func(b *testing.B) {
+		for b.Loop() {
+			run(b, clone, "fetch", "-q", "origin")
+		}
+	})
+	b.Run("fetch", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := r.Fetch(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("commit+push", func(b *testing.B) {
+		tips, err := r.Fetch()
+		if err != nil {
+			b.Fatal(err)
+		}
+		old := tips["refs/heads/main"]
+		i := 0
+		for b.Loop() {
+			i++
+			write(b, clone, "n.txt", strings.Repeat("x", i))
+			res, err := Commit(clone, stateDir, "n", testNow)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := r.Push("refs/heads/main", old, res.Hash); err != nil {
+				b.Fatal(err)
+			}
+			old = res.Hash
+		}
+	})
+}

@@ -262,8 +262,10 @@ func Merge(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string, 
 			return err
 		}
 		was = cur.Merge
-		if err := makeWorktree(s, cur); err != nil { // a remote task merged here: its worktree and branch here
-			return err
+		if cur.Worktree.Remote != "" {
+			if err := makeWorktree(s, cur); err != nil { // merged from this machine: its worktree and branch here
+				return err
+			}
 		}
 		lt, err := local(s, cur)
 		if err != nil {

@@ -134,8 +134,13 @@ func dropWorktree(s *store.Store, t *store.Task) {
 	if err := gitx.RemoveWorktree(*lt.Repo, *lt.Worktree, keep); err != nil {
 		s.Warnf("remove the worktree of %s: %v", t.ID, err)
 	}
-	if lt.Worktree.Remote != "" && t.Status == store.TaskDone && !t.Held() {
-		dropRemoteBranch(s, lt)
+	if lt.Worktree.Remote != "" {
+		if err := gitx.DropRef(*lt.Repo, tracking(lt.Worktree.Remote, lt.Worktree.Branch)); err != nil {
+			s.Warnf("remove pm's copy of %s: %v", lt.Worktree.Branch, err)
+		}
+		if t.Status == store.TaskDone && !t.Held() {
+			dropRemoteBranch(s, lt)
+		}
 	}
 }
 
