@@ -23,6 +23,9 @@ type Step struct {
 	// Delay is how long the model "thinks" before answering ("2s"), so a
 	// test can act while an agent is mid-turn.
 	Delay string `json:"delay,omitempty"`
+	// ChunkDelay is the pause between the streamed pieces of its content
+	// ("100ms"): a model that streams slowly.
+	ChunkDelay string `json:"chunk_delay,omitempty"`
 	// Status makes the model answer with this HTTP error status (429, 500,
 	// ...) instead of a turn, as a provider that is overloaded or failing
 	// does; the client is expected to retry. RetryAfter ("2s") is advertised
@@ -92,7 +95,7 @@ func Load(r io.Reader) (*Script, error) {
 			case (st.Content == "") == (st.Tool == ""):
 				return nil, fmt.Errorf("replay script: %s step %d: give content or tool, not both or neither", who, i+1)
 			}
-			for _, d := range []struct{ what, v string }{{"delay", st.Delay}, {"retry_after", st.RetryAfter}} {
+			for _, d := range []struct{ what, v string }{{"delay", st.Delay}, {"chunk_delay", st.ChunkDelay}, {"retry_after", st.RetryAfter}} {
 				if d.v == "" {
 					continue
 				}
@@ -168,7 +171,8 @@ func (p *Player) Reply(req openaitest.Request) openaitest.Reply {
 		}
 		return openaitest.Reply{ToolCalls: []openaitest.ToolCall{{Name: st.Tool, Arguments: args}}, Delay: delay, Usage: st.Usage}
 	}
-	return openaitest.Reply{Content: st.Content, Delay: delay, Usage: st.Usage}
+	chunk, _ := time.ParseDuration(st.ChunkDelay) // checked by Load
+	return openaitest.Reply{Content: st.Content, Delay: delay, ChunkDelay: chunk, Usage: st.Usage}
 }
 
 func (p *Player) next(name string, steps []Step, last openaitest.Message) *Step {
