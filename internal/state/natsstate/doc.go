@@ -26,6 +26,11 @@
 //     renewed while held, released at the end, and expiring if their
 //     holder dies; a waiter is woken by the key's watch, never a sleep;
 //   - the bus in stream PM_BUS_P (natsbus, Bus).
+//   - agents' leases in the bucket pm_P_agents (HoldAgent: one live host
+//     per agent), their fence marks in stream PM_FENCE_P (the last per
+//     agent, pm.P.fence.NAME, lease.Writer), workers in the bucket
+//     pm_P_workers (a key each, expiring with the leases' TTL): opened at
+//     their first use (machines.go).
 //
 // A project is made once (Create, by pm init --store: its entry in the
 // bucket PM_PROJECTS) and opened by Dial from a config anywhere (store.url
