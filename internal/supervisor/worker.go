@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-		"github.com/plasmodium/pm/internal/config"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/state"
