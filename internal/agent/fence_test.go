@@ -56,8 +56,10 @@ func TestFencedHostStopsItsAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The hub refuses the first renewal: the lease was taken meanwhile.
-	f := &fakeLeases{mu: &sync.Mutex{}, ttl: 3 * time.Second, renewErr: lostErr, renewed: make(chan struct{}, 1)}
+	// Once the agent runs, the hub refuses the next renewal: the lease
+	// was taken meanwhile.
+	f := &fakeLeases{mu: &sync.Mutex{}, ttl: 3 * time.Second, renewed: make(chan struct{}, 1),
+		lostWhen: func() bool { _, err := os.Stat(held); return err == nil }}
 	st := leasedState{State: fs, fakeLeases: f}
 	var logb bytes.Buffer
 	err = Host(context.Background(), s, st, a.Name, os.Environ(), &logb, nil, nil, nil)

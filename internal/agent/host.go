@@ -146,6 +146,10 @@ func Host(ctx context.Context, s *store.Store, st state.State, name string, env 
 		if turn == 0 {
 			prompt = first
 		}
+		if hl.isLost() { // lost before this run: none starts
+			driver.EndRun(a.Handle)
+			return hl.fencedErr(name)
+		}
 		run, err := execCommand(s, a, prompt, session, nudge, box)
 		if err != nil {
 			return finish(s, st, log, a, -1, err.Error())

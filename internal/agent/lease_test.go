@@ -20,9 +20,10 @@ import (
 // what the test set.
 type fakeLeases struct {
 	mu       *sync.Mutex
-	held     bool  // HoldAgent: another host holds it
-	renewErr error // what Renew answers
-	fenceErr error // what Fence answers
+	held     bool        // HoldAgent: another host holds it
+	renewErr error       // what Renew answers
+	lostWhen func() bool // when set: Renew answers lostErr once it is true
+	fenceErr error       // what Fence answers
 	renewed  chan struct{}
 	fences   []string
 	released bool
@@ -40,6 +41,9 @@ func (f *fakeLeases) LeaseTTL() time.Duration                     { return f.ttl
 func (f *fakeLeases) Renew(context.Context) error {
 	f.mu.Lock()
 	err := f.renewErr
+	if f.lostWhen != nil && f.lostWhen() {
+		err = lostErr
+	}
 	f.mu.Unlock()
 	select {
 	case f.renewed <- struct{}{}:
