@@ -78,7 +78,7 @@
 //     every third of the TTL; a second host is refused it and leaves
 //     without writing; a host whose lease is lost (a renewal or a fence
 //     mark refused, or no renewal within four fifths of the TTL) kills its
-//     agent's group at once, records nothing more and refuses every broker
+//     agent and its run at once, records nothing more and refuses every broker
 //     call; every broker call first appends the agent's fence mark, which
 //     the hub refuses once a newer holder took the lease; on the files the
 //     lease holds nothing (LeasesOf);
