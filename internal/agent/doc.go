@@ -73,6 +73,18 @@
 //     finishes a room a killed pm phase left (roles missing or never
 //     started) under the same lock, so it never races a live pm phase, and
 //     a retried pm phase with the same spec finds the room and succeeds;
+//   - on a hub, a host holds its agent's lease (lease.go: "agent NAME")
+//     before it records or runs anything and for its whole life, renewed
+//     every third of the TTL; a second host is refused it and leaves
+//     without writing; a host whose lease is lost (a renewal or a fence
+//     mark refused, or no renewal within four fifths of the TTL) kills its
+//     agent and its run at once, records nothing more and refuses every broker
+//     call; every broker call first appends the agent's fence mark, which
+//     the hub refuses once a newer holder took the lease; on the files the
+//     lease holds nothing (LeasesOf);
+//   - a launcher starts and stops only the hosts of agents placed on its
+//     worker (Launcher.Worker, Here): another machine's worker starts and
+//     stops the rest; a worker's hosts die with it (parent death signal);
 //   - the package reaches its files only through store operations (see
 //     internal/store's doc for the whole tree and the lock order).
 //

@@ -146,6 +146,10 @@ func Host(ctx context.Context, s *store.Store, st state.State, name string, env 
 		if turn == 0 {
 			prompt = first
 		}
+		if hl.isLost() { // lost before this run: none starts
+			driver.EndRun(a.Handle)
+			return hl.fencedErr(name)
+		}
 		run, err := execCommand(s, a, prompt, session, nudge, box)
 		if err != nil {
 			return finish(s, st, log, a, -1, err.Error())
@@ -256,12 +260,13 @@ func runExec(ctx context.Context, s *store.Store, st state.State, log *slog.Logg
 			log.Info("stopping", "why", end.over)
 			go terminate(watchCtx, cmd.Process, 0, true, grace)
 		case <-fenced:
-			// The lease is lost: the agent stops at once, its whole group,
-			// with no grace (another host may take it as the lease ends).
+			// The lease is lost: the agent is killed at once, with no grace
+			// (another host may take it as the lease ends); what it started
+			// is ended by the host's EndRun when this returns.
 			fenced, signalled, wall, over = nil, nil, nil, nil
 			end.why = stopFenced
 			log.Info("stopping", "why", end.why)
-			go terminate(watchCtx, cmd.Process, 0, true, 0)
+			go terminate(watchCtx, cmd.Process, 0, false, 0)
 		case <-signalled:
 			signalled, end.why = nil, stopSignal
 			log.Info("stopping", "why", end.why)

@@ -19,7 +19,7 @@ import (
 // one host per agent is Start's check under the agent's lock and the
 // host's pidfd, as before.
 func LeasesOf(st state.State) state.AgentLeases {
-	if l, ok := st.(state.AgentLeases); ok {
+	if l, ok := state.AgentLeasesOf(st); ok {
 		return l
 	}
 	return filesLeases{}

@@ -19,10 +19,11 @@ import (
 // fakeLeases is a hub's leases as the host sees them: each call answers
 // what the test set.
 type fakeLeases struct {
-	mu       sync.Mutex
-	held     bool  // HoldAgent: another host holds it
-	renewErr error // what Renew answers
-	fenceErr error // what Fence answers
+	mu       *sync.Mutex
+	held     bool        // HoldAgent: another host holds it
+	renewErr error       // what Renew answers
+	lostWhen func() bool // when set: Renew answers lostErr once it is true
+	fenceErr error       // what Fence answers
 	renewed  chan struct{}
 	fences   []string
 	released bool
@@ -40,6 +41,9 @@ func (f *fakeLeases) LeaseTTL() time.Duration                     { return f.ttl
 func (f *fakeLeases) Renew(context.Context) error {
 	f.mu.Lock()
 	err := f.renewErr
+	if f.lostWhen != nil && f.lostWhen() {
+		err = lostErr
+	}
 	f.mu.Unlock()
 	select {
 	case f.renewed <- struct{}{}:
@@ -86,7 +90,7 @@ func TestHostLease(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &tc.leases
-			f.renewed = make(chan struct{}, 1)
+			f.mu, f.renewed = &sync.Mutex{}, make(chan struct{}, 1)
 			var logb bytes.Buffer
 			h, err := holdLeaseOn(context.Background(), f, "cedar", slog.New(slog.NewTextHandler(&logb, nil)))
 			if err != nil {
@@ -142,7 +146,7 @@ func TestHostLease(t *testing.T) {
 
 // A second host of an agent gets ErrLeaseHeld and starts nothing.
 func TestSecondHostRefused(t *testing.T) {
-	_, err := holdLeaseOn(context.Background(), &fakeLeases{held: true, ttl: time.Second}, "cedar", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	_, err := holdLeaseOn(context.Background(), &fakeLeases{mu: &sync.Mutex{}, held: true, ttl: time.Second}, "cedar", slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if !errors.Is(err, state.ErrLeaseHeld) {
 		t.Fatalf("second host: %v, want ErrLeaseHeld", err)
 	}

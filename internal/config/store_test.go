@@ -37,6 +37,8 @@ func TestStoreConfig(t *testing.T) {
 		{"password env alone", `{"store": {"url": "nats://a:4222", "project": "p", "password_env": "NATS_PASSWORD"}}`, "password_env", "store.user"},
 		{"password env lower", `{"store": {"url": "nats://a:4222", "project": "p", "user": "u", "password_env": "hub_PASSWORD"}}`, "password_env", "NATS_PASSWORD"},
 		{"password env any var", `{"store": {"url": "nats://a:4222", "project": "p", "user": "u", "password_env": "OPENAI_API_KEY"}}`, "password_env", "NATS_PASSWORD"},
+		{"lease seconds", `{"store": {"url": "nats://a:4222", "project": "p", "lease_seconds": 2}}`, "", ""},
+		{"negative lease seconds", `{"store": {"url": "nats://a:4222", "project": "p", "lease_seconds": -1}}`, "lease_seconds", "store.lease_seconds 5"},
 		{"cert without key", `{"store": {"url": "nats://a:4222", "project": "p", "tls": {"cert": "/c.pem"}}}`, "tls", "store.tls.key"},
 		{"relative ca", `{"store": {"url": "nats://a:4222", "project": "p", "tls": {"ca": "ca.pem"}}}`, "tls.ca", "/absolute/path"},
 		{"relative creds", `{"store": {"url": "nats://a:4222", "project": "p", "creds": "x.creds"}}`, "creds", "/absolute/path"},

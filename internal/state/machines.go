@@ -79,3 +79,29 @@ type WorkerRegistration interface {
 	// Release removes it.
 	Release(ctx context.Context) error
 }
+
+// Unwrapper is a State that wraps another (stateopen.Opened): the
+// optional interfaces are looked for in what it wraps too.
+type Unwrapper interface{ Unwrap() State }
+
+// as finds the optional interface T in st or what it wraps.
+func as[T any](st State) (T, bool) {
+	for st != nil {
+		if t, ok := st.(T); ok {
+			return t, true
+		}
+		u, ok := st.(Unwrapper)
+		if !ok {
+			break
+		}
+		st = u.Unwrap()
+	}
+	var zero T
+	return zero, false
+}
+
+// WorkersOf is st's workers: only a hub's state has them.
+func WorkersOf(st State) (Workers, bool) { return as[Workers](st) }
+
+// AgentLeasesOf is st's agents' leases: only a hub's state has them.
+func AgentLeasesOf(st State) (AgentLeases, bool) { return as[AgentLeases](st) }

@@ -72,7 +72,15 @@
 //     limits used up it follows the bus by polling every PollEvery, also
 //     reported there, rather than leave, and watches again (the report
 //     cleared) as soon as it can;
-//   - it exits when nothing is live;
+//   - it exits when nothing is live (a worker's stays while it runs);
+//   - on a hub project with workers (worker.go, pm worker) it keeps only
+//     the agents placed where it is: a worker's supervisor those placed on
+//     its worker (it also starts them, and takes over a gone worker's once
+//     each agent's lease is free: the lease, then a compare-and-set of the
+//     record's placement, so one worker moves each), any other supervisor
+//     those placed on none; it never starts, respawns, sweeps or stops
+//     another machine's host, and a worker stops the host of an agent
+//     whose record was removed or placed elsewhere;
 //   - it reads and writes agent, task and phase records only through its
 //     launcher's state.State (opened with the store by
 //     internal/state/stateopen), never the store's record methods; what

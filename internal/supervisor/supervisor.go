@@ -697,6 +697,15 @@ func (sv *Supervisor) respawn(name string) {
 	// The host died; whatever it started may linger (its group, its
 	// cgroup). Its leader is gone, so the driver forces the rest at once.
 	sv.sweep(name, a.Handle)
+	// On a hub the dead host's lease outlives it (killed -9, it released
+	// nothing) until it expires: a host started before that would be
+	// refused and counted as another crash. Wait for it, woken by the
+	// lease's expiry.
+	if leases, ok := state.AgentLeasesOf(sv.State); ok {
+		if err := leases.WaitAgentFree(sv.ctx, name); err != nil {
+			return
+		}
+	}
 	if sv.beforeRespawn != nil {
 		sv.beforeRespawn(name)
 	}

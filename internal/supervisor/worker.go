@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-		"github.com/plasmodium/pm/internal/config"
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/state"
@@ -37,8 +37,8 @@ import (
 // RunWorker runs sv as worker sv.Worker with room for capacity agents,
 // until ctx ends.
 func (sv *Supervisor) RunWorker(ctx context.Context, capacity int) error {
-	ws, ok := sv.State.(state.Workers)
-	leases, lok := sv.State.(state.AgentLeases)
+	ws, ok := state.WorkersOf(sv.State)
+	leases, lok := state.AgentLeasesOf(sv.State)
 	if !ok || !lok {
 		return errs.Usagef("make the project on a hub (pm init --store nats://HOST:4222) or join one",
 			"pm worker runs the agents of a project on a hub; this project's records are in %s", sv.Store.Root)

@@ -12,7 +12,7 @@ import (
 // files, or a hub project without workers). An unknown or gone worker is
 // a usage error that changes nothing.
 func Place(st state.State, on string) (string, error) {
-	ws, ok := st.(state.Workers)
+	ws, ok := state.WorkersOf(st)
 	if !ok {
 		if on != "" {
 			return "", errs.Usagef("drop --on: workers run the agents of a project on a hub (pm init --store)",

@@ -12,6 +12,7 @@ import (
 	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/render"
 	"github.com/plasmodium/pm/internal/render/taskview"
+	"github.com/plasmodium/pm/internal/state"
 )
 
 // Options are the inputs of pm status.
@@ -66,8 +67,30 @@ func run(f *cmdutil.Factory, o Options) error {
 	if iso := res.Summary.Isolation; iso != "worktree" {
 		fmt.Fprintf(f.IO.Out, "isolation %s\n", render.Line(iso))
 	}
+	printWorkers(f, sess.State)
 	printWarnings(f, res.Summary.Warnings)
 	return nil
+}
+
+// printWorkers says, on a hub project, which machines run its agents.
+func printWorkers(f *cmdutil.Factory, st state.State) {
+	ws, ok := state.WorkersOf(st)
+	if !ok {
+		return
+	}
+	list, err := ws.Workers()
+	switch {
+	case err != nil:
+		fmt.Fprintf(f.IO.Out, "workers: cannot list them: %v\n", err)
+	case len(list) == 0:
+		fmt.Fprintln(f.IO.Out, "workers: none registered: agents run on the machine whose pm starts them (pm worker registers one)")
+	default:
+		names := make([]string, len(list))
+		for i, w := range list {
+			names[i] = fmt.Sprintf("%s (%d/%d)", w.Name, len(w.Running), w.Capacity)
+		}
+		fmt.Fprintf(f.IO.Out, "workers: %s (pm workers)\n", strings.Join(names, ", "))
+	}
 }
 
 // printWarnings ends the output with what is wrong beside the tasks.

@@ -87,7 +87,7 @@ func NewWorkersCmd(f *cmdutil.Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ws, ok := st.(state.Workers)
+			ws, ok := state.WorkersOf(st)
 			if !ok {
 				return errs.Usagef("make the project on a hub (pm init --store nats://HOST:4222)", "this project has no workers: its records are in %s", s.Root)
 			}

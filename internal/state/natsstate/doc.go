@@ -33,6 +33,11 @@
 //     agent; the cost ledger in PM_COSTS_P (pm.P.costs), kept, as on
 //     files; an entry is at most state.MaxEntry bytes (the streams'
 //     MaxMsgSize), a position the sequence after it, as a mailbox's.
+//   - agents' leases in the bucket pm_P_agents (HoldAgent: one live host
+//     per agent), their fence marks in stream PM_FENCE_P (the last per
+//     agent, pm.P.fence.NAME, lease.Writer), workers in the bucket
+//     pm_P_workers (a key each, expiring with the leases' TTL): opened at
+//     their first use (machines.go).
 //
 // A project is made once (Create, by pm init --store: its entry in the
 // bucket PM_PROJECTS) and opened by Dial from a config anywhere (store.url

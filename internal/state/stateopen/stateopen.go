@@ -112,6 +112,10 @@ func Open(ctx context.Context, s *store.Store) (*Opened, error) {
 	return &Opened{State: st, close: closeFn}, nil
 }
 
+// Unwrap is the state Open opened (state.WorkersOf and
+// state.AgentLeasesOf look there).
+func (o *Opened) Unwrap() state.State { return o.State }
+
 // CheckCaches is the backend's own check of its caches
 // (state.CacheChecker), none for a backend without: what Open returns
 // keeps it reachable behind the State it embeds.
