@@ -3,6 +3,7 @@ package status
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
