@@ -125,7 +125,7 @@ func Host(ctx context.Context, s *store.Store, st state.State, name string, env 
 	}
 	defer brk.Close()
 	agentEnv := execEnv(s, env, brk)
-	box, err := newExecSandbox(s, s.WorkDir(a.TaskID), log, agentEnv, brk) // its config paths are under the agent's $HOME
+	box, err := newExecSandbox(s, WorkDir(s, st, a.TaskID), log, agentEnv, brk) // its config paths are under the agent's $HOME
 	if err != nil {
 		return finish(s, st, log, a, -1, err.Error())
 	}
@@ -197,7 +197,7 @@ type execEnd struct {
 func runExec(ctx context.Context, s *store.Store, st state.State, log *slog.Logger, masked io.Writer, logw io.Writer, a *store.Agent, env []string, run execRun, budget *execBudget, box *execSandbox, fenced <-chan struct{}) (execEnd, error) {
 	argv, attr := box.wrap(run.argv)
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir, cmd.Env = s.WorkDir(a.TaskID), env // the task's worktree
+	cmd.Dir, cmd.Env = WorkDir(s, st, a.TaskID), env // the task's worktree
 	cmd.Stdout, cmd.Stderr = logw, logw
 	if run.stdin != nil {
 		cmd.Stdin = strings.NewReader(*run.stdin)

@@ -77,7 +77,7 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	env := &capability.Env{
-		Store: s, State: r.State, Actor: store.Actor{Name: a.Name, Agent: a}, Launcher: r.Launcher, Workspace: s.WorkDir(a.TaskID), Getenv: r.Getenv,
+		Store: s, State: r.State, Actor: store.Actor{Name: a.Name, Agent: a}, Launcher: r.Launcher, Workspace: agent.WorkDir(s, r.State, a.TaskID), Getenv: r.Getenv,
 		CallPO: func(ctx context.Context, to, msg string) (string, error) {
 			if err := r.cascade(ctx, a, to, cancel); err != nil {
 				return "", err

@@ -56,20 +56,6 @@ type TaskMerge struct {
 // dependants still wait for it.
 func (t *Task) Held() bool { return t.Merge != nil && t.Worktree != nil }
 
-// WorkDir is the directory task id's agents work in: the project
-// directory's place in the task's worktree, or the project directory for a
-// task without one (or id "", or a task that cannot be read).
-func (s *Store) WorkDir(id string) string {
-	if id == "" {
-		return s.ProjectDir()
-	}
-	t, err := s.Task(id)
-	if err != nil {
-		return s.ProjectDir()
-	}
-	return t.WorkDir(s.ProjectDir())
-}
-
 // WorktreesDir is where a project's task worktrees live: in the project
 // directory, beside the state directory (docs/spec.md, "Worktrees").
 const WorktreesDir = ".pm-worktrees"

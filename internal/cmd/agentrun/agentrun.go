@@ -48,6 +48,13 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 				}
 				return task.GiveUpOwner(s, l.State, a, reason)
 			}
+			// A task whose code goes through a git remote has its worktree
+			// made on each machine that needs it: this one runs its agent.
+			if a, err := l.State.Agent(args[0]); err == nil && a.TaskID != "" {
+				if _, err := task.LocalWorktree(s, l.State, a.TaskID); err != nil {
+					r.Log.Warn("the task's worktree on this machine", "task", a.TaskID, "err", err)
+				}
+			}
 			return agent.Host(f.Context, s, l.State, args[0], f.Environ(), f.IO.ErrOut, r.Run, giveUp, asAgent(f, s, l.State, args[0]))
 		},
 	}
@@ -76,7 +83,7 @@ func asAgent(f *cmdutil.Factory, s *store.Store, st state.State, name string) ag
 			}
 			g.Getwd = func() (string, error) { // where the agent works: its task's worktree
 				if a, err := st.Agent(name); err == nil {
-					return s.WorkDir(a.TaskID), nil
+					return agent.WorkDir(s, st, a.TaskID), nil
 				}
 				return s.ProjectDir(), nil
 			}
