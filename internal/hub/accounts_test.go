@@ -136,7 +136,7 @@ func TestAccountsIsolateProjects(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-					q := credsConn(t, h.URL(0), qCreds)
+			q := credsConn(t, h.URL(0), qCreds)
 			if err := hubproject.New(ctxFor(t), q, "q", "host", "/src/q", time.Now()); err != nil {
 				t.Fatal(err)
 			}
