@@ -381,7 +381,10 @@ func TestResidentServes(t *testing.T) {
 		}
 		b.WriteString(d.Text)
 	}
-	if b.String() != "Hello there, Ada!" || len(deltas) < 2 {
+	// The pieces that come while a write is in flight go out together
+	// (inbox.Streamer, tested there piece by piece): their number here
+	// depends on timing, their text does not.
+	if b.String() != "Hello there, Ada!" || len(deltas) < 1 {
 		t.Fatalf("streamed %q in %d deltas", b.String(), len(deltas))
 	}
 }
