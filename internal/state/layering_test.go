@@ -20,6 +20,9 @@ import (
 var implementations = []string{
 	"internal/store", "internal/state", "internal/config", "internal/bus",
 	"internal/jsonl", "internal/lockedfile", "internal/watch",
+	// The hub server's own files (its streams and its accounts' keys, in
+	// pm hub's --store), no project's state directory.
+	"internal/hub", "internal/hubauth",
 }
 
 // fileOnly are the imports that mean touching files directly: the locked
@@ -40,9 +43,11 @@ var pending = map[string]int{
 	"internal/bench":                16, // builds synthetic .plasmodium/ trees to measure the store; reads the cost ledger it measures
 	"internal/bench/cmd/floorwatch": 1,
 	"internal/cmd/demo":             1, // prints the state directory in its summary
+	"internal/cmd/initcmd":          1, // pm init --creds copies the credential into .plasmodium/hub.creds
 	"internal/cmd/logs":             7, // pm logs -f follows logs/ and events.jsonl
 	"internal/ops":                  1, // AgentLog reads the end of an agent's log (agentlog.go), as pm logs does
 	"internal/supervisor":           2, // watches agents/ and the lock
+	"internal/task":                 1, // a git remote's mirror, .plasmodium/git/NAME.git (this machine's own)
 }
 
 // agentLogFiles are the files of state.AgentLogs on a state directory:
@@ -110,9 +115,9 @@ func implementation(pkg string) bool {
 }
 
 // notState are store accessors that name no state: the user's project
-// and where a task's agents work in it (its worktree), and config.json,
+// and where a task's agents work in it (its worktree, WorktreePath), and config.json,
 // which is internal/config's (configuration, not records).
-var notState = map[string]bool{"ProjectDir": true, "WorkDir": true, "ConfigPath": true}
+var notState = map[string]bool{"ProjectDir": true, "WorkDir": true, "WorktreePath": true, "ConfigPath": true}
 
 // storePathAccessors are the names of the store's methods that return a
 // path (…Path, …Dir), read from its source so a new one is covered.
