@@ -8,8 +8,5 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(netnsEnv) == "holder" { // TestCutOffHolderInNetns's holder A
-		os.Exit(holder(os.Stdin, os.Stdout))
-	}
 	os.Exit(hubtest.Main(m))
 }

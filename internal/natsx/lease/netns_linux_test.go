@@ -37,6 +37,14 @@ const (
 	netnsSubj = "t.cedar_a1b2"
 )
 
+// The test binary started as TestCutOffHolderInNetns's holder A runs the
+// holder, not the tests.
+func init() {
+	if os.Getenv(netnsEnv) == "holder" {
+		os.Exit(holder(os.Stdin, os.Stdout))
+	}
+}
+
 // TestCutOffHolderInNetns is TestCutOffHolderIsFenced with A in its own
 // network namespace and the cut a link down, not a node stopped: A's
 // connection is not closed, its packets are lost. Skipped, with the
