@@ -20,7 +20,9 @@
 //     appended by compare-and-set);
 //   - a room's position is its messages' Pm-Index (natsx/room): ReadRoom
 //     reads from the one after it, FollowRoom again after each Watch
-//     wake-up (state.FollowRoomByWatch);
+//     wake-up (state.FollowRoomByWatch); the one message after the
+//     position is the room's last, read from the stream's leader with no
+//     consumer (a consumer per wake-up could stall 10 s, issue 24);
 //   - the critical sections (WithTasks, a task's phases, a room) are
 //     leases in the bucket pm_P_locks (natsx/lease): taken by create,
 //     renewed while held, released at the end, and expiring if their
