@@ -50,7 +50,9 @@
 //     (a wiped hub, a typo) is refused, not given an empty state.
 //   - Nothing polls: Watch is ordered consumers on the scope's subjects,
 //     started after the streams' last sequence, so every change stored
-//     after Watch was called wakes a check.
+//     after Watch was called wakes a check; the check after a wake-up runs
+//     once each stream's leader holds what woke it (natsx.Conn.Stored: the
+//     consumer may be on a replica ahead of the leader the reads go to).
 //   - A returned record is decoded from what is stored: a caller's change
 //     to it never reaches the state.
 //   - Every stream and bucket has natsx.Conn.Replicas(): on a cluster an

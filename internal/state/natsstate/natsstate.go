@@ -1208,17 +1208,19 @@ func (s *State) Watch(ctx context.Context, scope state.Scope, check func() (bool
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	wake := make(chan struct{}, 1)
-	for _, src := range srcs {
-		ch, err := s.c.Wake(wctx, src.stream, src.subjects)
+	wakeups := make([]*natsx.Wakeup, len(srcs))
+	for i, src := range srcs {
+		w, err := s.c.Wake(wctx, src.stream, src.subjects)
 		if err != nil {
 			return err
 		}
+		wakeups[i] = w
 		go func() {
 			for {
 				select {
 				case <-wctx.Done():
 					return
-				case <-ch:
+				case <-w.C:
 					select {
 					case wake <- struct{}{}:
 					default:
@@ -1227,6 +1229,7 @@ func (s *State) Watch(ctx context.Context, scope state.Scope, check func() (bool
 			}
 		}()
 	}
+	stored := make([]uint64, len(srcs)) // per stream, what its leader holds
 	for {
 		done, err := check()
 		if err != nil || done {
@@ -1236,6 +1239,15 @@ func (s *State) Watch(ctx context.Context, scope state.Scope, check func() (bool
 		case <-wake:
 		case <-ctx.Done():
 			return ctx.Err()
+		}
+		// check reads from the leaders: they first hold what woke it.
+		for i, w := range wakeups {
+			if seen := w.Seen(); seen > stored[i] {
+				if err := s.c.Stored(ctx, srcs[i].stream, seen); err != nil {
+					return err
+				}
+				stored[i] = seen
+			}
 		}
 	}
 }
