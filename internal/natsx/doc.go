@@ -32,6 +32,10 @@
 //   - Nothing polls: Follow and Wake are ordered consumers the hub pushes
 //     to; Wake starts after the stream's last sequence as read before its
 //     consumer exists, so every message stored after it returns signals.
+//     Its consumer may sit on a replica that pushes a message before the
+//     stream's leader (which answers reads) has stored it: a reader woken
+//     reads only once Stored says the leader holds what it was woken by
+//     (the one wait that asks again: the leader's own store, bounded).
 //   - A request safe to repeat rides out a cluster's change of leader
 //     through Do: repeated while it fails Transient (no answer in time, no
 //     responder, JetStream or the stream's leader unavailable for now),

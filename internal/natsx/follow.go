@@ -3,8 +3,13 @@ package natsx
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/plasmodium/pm/internal/errs"
 )
 
 // ErrStop, returned by a Follow callback, ends the follow without error.
@@ -60,12 +65,24 @@ func Seq(m jetstream.Msg) uint64 {
 	return md.Sequence.Stream
 }
 
-// Wake returns a channel that receives (without blocking the hub: one
-// pending signal at most) whenever stream stores a message on one of
-// subjects from now on. Every message stored after Wake returns signals:
-// the consumer starts after the stream's last sequence as read before it
-// was made. It ends with ctx.
-func (c *Conn) Wake(ctx context.Context, stream string, subjects []string) (<-chan struct{}, error) {
+// Wakeup is what Wake returns: C receives (without blocking the hub: one
+// pending signal at most) whenever the stream stores a message on one of
+// its subjects; Seen is the highest stream sequence pushed so far.
+type Wakeup struct {
+	C    <-chan struct{}
+	seen atomic.Uint64
+}
+
+// Seen is the stream sequence of the last message pushed (0: none yet).
+func (w *Wakeup) Seen() uint64 { return w.seen.Load() }
+
+// Wake follows stream's subjects from now on: every message stored after
+// Wake returns signals (the consumer starts after the stream's last
+// sequence as read before it was made). It ends with ctx. The consumer
+// is on any node that holds the stream, and may push a message before
+// the stream's leader, which answers reads, has stored it: a reader woken
+// by it waits for Stored(Seen()) first.
+func (c *Conn) Wake(ctx context.Context, stream string, subjects []string) (*Wakeup, error) {
 	op, cancel := Op(ctx)
 	s, err := c.JS.Stream(op, stream)
 	if err == nil {
@@ -79,7 +96,7 @@ func (c *Conn) Wake(ctx context.Context, stream string, subjects []string) (<-ch
 	return nil, err
 }
 
-func (c *Conn) wakeFrom(ctx context.Context, stream string, subjects []string, from uint64) (<-chan struct{}, error) {
+func (c *Conn) wakeFrom(ctx context.Context, stream string, subjects []string, from uint64) (*Wakeup, error) {
 	op, cancel := Op(ctx)
 	defer cancel()
 	cons, err := c.JS.OrderedConsumer(op, stream, jetstream.OrderedConsumerConfig{
@@ -88,7 +105,10 @@ func (c *Conn) wakeFrom(ctx context.Context, stream string, subjects []string, f
 		return nil, err
 	}
 	ch := make(chan struct{}, 1)
-	cc, err := cons.Consume(func(jetstream.Msg) {
+	w := &Wakeup{C: ch}
+	cc, err := cons.Consume(func(m jetstream.Msg) {
+		for seq, was := Seq(m), w.seen.Load(); seq > was && !w.seen.CompareAndSwap(was, seq); was = w.seen.Load() {
+		}
 		select {
 		case ch <- struct{}{}:
 		default:
@@ -101,5 +121,40 @@ func (c *Conn) wakeFrom(ctx context.Context, stream string, subjects []string, f
 		<-ctx.Done()
 		cc.Stop()
 	}()
-	return ch, nil
+	return w, nil
+}
+
+// Stored returns once stream's leader, which answers pm's reads, holds
+// sequence seq. A consumer on a replica pushes a message as soon as its
+// node has stored it, which may be before the leader has (it applies the
+// committed entry on its own time): a read made on that push went to the
+// leader, missed the message, and nothing woke the reader again (issue
+// 24). Not a wait for another process but for the leader's own store, a
+// moment away: asked again after a short pause, bounded by RideOut.
+func (c *Conn) Stored(ctx context.Context, stream string, seq uint64) error {
+	giveUp := time.Now().Add(RideOut)
+	pause := time.Millisecond
+	for {
+		var last uint64
+		err := Do(ctx, func(op context.Context) error {
+			s, err := c.JS.Stream(op, stream) // one request: the stream's info
+			if err == nil {
+				last = s.CachedInfo().State.LastSeq
+			}
+			return err
+		})
+		if err != nil || last >= seq {
+			return err
+		}
+		if time.Now().After(giveUp) {
+			return &errs.Error{Code: errs.Failure, Msg: fmt.Sprintf("stream %s: its leader did not store sequence %d within %s", stream, seq, RideOut),
+				Try: "is a majority of the hub's nodes up (two of three)? pm doctor reports the store"}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 100*time.Millisecond)
+	}
 }

@@ -21,7 +21,7 @@
 //     publish went unanswered looks for its id before it tries the next
 //     index). Without a majority it fails.
 //   - A room's count is the last message's index: one read, whatever the
-//     room holds.
+//     room holds; that read is the last message itself (Last).
 package room
 
 import (
@@ -147,6 +147,18 @@ func (r *Rooms) Count(ctx context.Context, room string) (int, error) {
 // last is the room's count and the sequence of its last message (0, 0
 // for an empty room).
 func (r *Rooms) last(ctx context.Context, subj string) (int, uint64, error) {
+	m, err := r.lastMsg(ctx, subj)
+	return m.Index, m.Seq, err
+}
+
+// Last is room's last message, the zero Message (Index 0) when it holds
+// none: one read from the stream's leader, which a follower that is one
+// message behind needs and nothing more (no consumer).
+func (r *Rooms) Last(ctx context.Context, room string) (Message, error) {
+	return r.lastMsg(ctx, r.prefix+room)
+}
+
+func (r *Rooms) lastMsg(ctx context.Context, subj string) (Message, error) {
 	var m *jetstream.RawStreamMsg
 	err := natsx.Do(ctx, func(op context.Context) error {
 		var err error
@@ -154,16 +166,16 @@ func (r *Rooms) last(ctx context.Context, subj string) (int, uint64, error) {
 		return err
 	})
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return 0, 0, nil
+		return Message{}, nil
 	}
 	if err != nil {
-		return 0, 0, err
+		return Message{}, err
 	}
 	n, err := strconv.Atoi(m.Header.Get(IndexHeader))
 	if err != nil {
-		return 0, 0, fmt.Errorf("room %s: message %d has no index", subj, m.Sequence)
+		return Message{}, fmt.Errorf("room %s: message %d has no index", subj, m.Sequence)
 	}
-	return n, m.Sequence, nil
+	return Message{Seq: m.Sequence, Index: n, ID: m.Header.Get(jetstream.MsgIDHeader), Data: m.Data}, nil
 }
 
 // Message is one message of a room.

@@ -20,7 +20,9 @@
 //     appended by compare-and-set);
 //   - a room's position is its messages' Pm-Index (natsx/room): ReadRoom
 //     reads from the one after it, FollowRoom again after each Watch
-//     wake-up (state.FollowRoomByWatch);
+//     wake-up (state.FollowRoomByWatch); the one message after the
+//     position is the room's last, read from the stream's leader with no
+//     consumer (a consumer per wake-up could stall 10 s, issue 24);
 //   - the critical sections (WithTasks, a task's phases, a room) are
 //     leases in the bucket pm_P_locks (natsx/lease): taken by create,
 //     renewed while held, released at the end, and expiring if their
@@ -48,7 +50,9 @@
 //     (a wiped hub, a typo) is refused, not given an empty state.
 //   - Nothing polls: Watch is ordered consumers on the scope's subjects,
 //     started after the streams' last sequence, so every change stored
-//     after Watch was called wakes a check.
+//     after Watch was called wakes a check; the check after a wake-up runs
+//     once each stream's leader holds what woke it (natsx.Conn.Stored: the
+//     consumer may be on a replica ahead of the leader the reads go to).
 //   - A returned record is decoded from what is stored: a caller's change
 //     to it never reaches the state.
 //   - Every stream and bucket has natsx.Conn.Replicas(): on a cluster an
