@@ -28,9 +28,9 @@ install:
 	@case ":$$PATH:" in *":$(BINDIR):"*) ;; *) echo "add it to your PATH: export PATH=\"$(BINDIR):\$$PATH\"";; esac
 
 # The whole suite: unit tests and the testscript end-to-end scripts, which run
-# the real pm binary as many processes. cmd/pm's scripts take about 15
-# minutes under -race on a quiet 2-core machine (hubs, workers and clusters
-# included); the bound is a hang guard, not a budget.
+# the real pm binary as many processes. cmd/pm took 27 minutes under -race
+# on a 2-core machine with make test-user running beside it (hubs, workers
+# and clusters included); the bound is a hang guard, not a budget.
 test:
 	$(GO) test -race -count=1 -timeout 40m ./...
 
