@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 )
@@ -72,22 +73,7 @@ func Delivery(ctx context.Context, bin string, fl *Floor, dir string, n int) (*D
 	if err := follower.Start(); err != nil {
 		return nil, err
 	}
-	arrivals := make(chan arrival, n+10)
-	go func() {
-		defer close(arrivals)
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			at := time.Now()
-			var m struct {
-				ID        string
-				Timestamp time.Time
-			}
-			if json.Unmarshal(sc.Bytes(), &m) == nil {
-				arrivals <- arrival{m.ID, m.Timestamp, at}
-			}
-		}
-	}()
+	arrivals := readArrivals(stdout, n+10)
 	fail := func(err error) (*DeliveryResult, error) {
 		cancel()
 		_ = follower.Wait()
@@ -156,4 +142,27 @@ func Delivery(ctx context.Context, bin string, fl *Floor, dir string, n int) (*D
 		return nil, fmt.Errorf("follower did not exit after the phase closed")
 	}
 	return res, nil
+}
+
+// readArrivals reads a follower's --json lines from stdout, each message's
+// id and timestamp with the time its line arrived; the channel closes when
+// the follower's output ends.
+func readArrivals(stdout io.Reader, buffer int) <-chan arrival {
+	arrivals := make(chan arrival, buffer)
+	go func() {
+		defer close(arrivals)
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			at := time.Now()
+			var m struct {
+				ID        string
+				Timestamp time.Time
+			}
+			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				arrivals <- arrival{m.ID, m.Timestamp, at}
+			}
+		}
+	}()
+	return arrivals
 }

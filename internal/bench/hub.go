@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -198,22 +197,7 @@ func HubDelivery(ctx context.Context, bin, dir string, n int) (*HubDeliveryResul
 		return nil, err
 	}
 	defer func() { cancel(); _ = follower.Wait() }()
-	arrivals := make(chan arrival, n+10)
-	go func() {
-		defer close(arrivals)
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			at := time.Now()
-			var m struct {
-				ID        string
-				Timestamp time.Time
-			}
-			if json.Unmarshal(sc.Bytes(), &m) == nil {
-				arrivals <- arrival{m.ID, m.Timestamp, at}
-			}
-		}
-	}()
+	arrivals := readArrivals(stdout, n+10)
 	res := &HubDeliveryResult{}
 	for i := 0; i <= n; i++ {
 		start := time.Now()

@@ -103,20 +103,7 @@ func TestCutOffHolderIsFenced(t *testing.T) {
 	if err := wb.Append(ctx, []byte("b: goes on")); err != nil {
 		t.Fatalf("the new holder's write: %v", err)
 	}
-	var got []string
-	if err := cb.Follow(ctx, "T", subj, 0, func(m jetstream.Msg) error {
-		got = append(got, string(m.Data()))
-		if string(m.Data()) == "b: goes on" {
-			return natsx.ErrStop
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	want := `{"takeover":"worker-a"|a: before the cut|{"takeover":"worker-b"|b: after the takeover|b: goes on`
-	if !matchMarks(got, want) {
-		t.Fatalf("stream holds %q, want %s", got, want)
-	}
+	checkCutStream(ctx, t, cb, subj)
 	// The restarted node caught up before the nodes stop.
 	h.WaitCurrent(ctx, "T", natsx.KVStream(lease.Bucket))
 }
@@ -138,4 +125,25 @@ func matchMarks(got []string, want string) bool {
 		}
 	}
 	return true
+}
+
+// checkCutStream requires subj to hold, up to B's last write, exactly A's
+// mark and write before the cut, then B's mark and writes: nothing of A's
+// after the takeover.
+func checkCutStream(ctx context.Context, t *testing.T, cb *natsx.Conn, subj string) {
+	t.Helper()
+	var got []string
+	if err := cb.Follow(ctx, "T", subj, 0, func(m jetstream.Msg) error {
+		got = append(got, string(m.Data()))
+		if string(m.Data()) == "b: goes on" {
+			return natsx.ErrStop
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"takeover":"worker-a"|a: before the cut|{"takeover":"worker-b"|b: after the takeover|b: goes on`
+	if !matchMarks(got, want) {
+		t.Fatalf("stream holds %q, want %s", got, want)
+	}
 }

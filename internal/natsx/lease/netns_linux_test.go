@@ -186,19 +186,7 @@ func world(t *testing.T) {
 	if err := wb.Append(ctx, []byte("b: goes on")); err != nil {
 		t.Fatalf("the new holder's write: %v", err)
 	}
-	var got []string
-	if err := cb.Follow(ctx, "T", netnsSubj, 0, func(m jetstream.Msg) error {
-		got = append(got, string(m.Data()))
-		if string(m.Data()) == "b: goes on" {
-			return natsx.ErrStop
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if want := `{"takeover":"worker-a"|a: before the cut|{"takeover":"worker-b"|b: after the takeover|b: goes on`; !matchMarks(got, want) {
-		t.Fatalf("stream holds %q, want %s", got, want)
-	}
+	checkCutStream(ctx, t, cb, netnsSubj)
 }
 
 // holder is holder A, in its own network namespace: it answers each line

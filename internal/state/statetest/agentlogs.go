@@ -148,25 +148,7 @@ func testTranscriptLast(t *testing.T, st state.State) {
 // its order.
 func testTranscriptConcurrent(t *testing.T, st state.State) {
 	const name, writers, each = "oak_0001", 4, 10
-	var wg sync.WaitGroup
-	errc := make(chan error, writers)
-	for w := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := range each {
-				if err := st.AppendTranscript(name, turn{w, n}); err != nil {
-					errc <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errc)
-	for err := range errc {
-		t.Fatal(err)
-	}
+	appendConcurrently(t, writers, each, func(w, n int) error { return st.AppendTranscript(name, turn{w, n}) })
 	got, _, _ := readTurns(t, st.ReadTranscript, name, 0)
 	if len(got) != writers*each {
 		t.Fatalf("read %d entries, %d were appended", len(got), writers*each)
@@ -334,6 +316,24 @@ func testCostLedger(t *testing.T, st state.State) {
 // Hosts on several machines record at once: every entry lands.
 func testCostsConcurrent(t *testing.T, st state.State) {
 	const writers, each = 4, 10
+	appendConcurrently(t, writers, each, func(w, n int) error {
+		return st.AppendCost(cost.Entry{At: at(n), Agent: fmt.Sprintf("oak_%04d", w), Turns: 1})
+	})
+	per := map[string]int{}
+	if err := st.Costs(time.Time{}, func(e cost.Entry) error { per[e.Agent]++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for w := range writers {
+		if n := per[fmt.Sprintf("oak_%04d", w)]; n != each {
+			t.Errorf("writer %d: %d entries read, %d appended", w, n, each)
+		}
+	}
+}
+
+// appendConcurrently runs writers goroutines, each calling add(w, n) for n
+// in 0..each-1, and fails t on the first error.
+func appendConcurrently(t *testing.T, writers, each int, add func(w, n int) error) {
+	t.Helper()
 	var wg sync.WaitGroup
 	errc := make(chan error, writers)
 	for w := range writers {
@@ -341,7 +341,7 @@ func testCostsConcurrent(t *testing.T, st state.State) {
 		go func() {
 			defer wg.Done()
 			for n := range each {
-				if err := st.AppendCost(cost.Entry{At: at(n), Agent: fmt.Sprintf("oak_%04d", w), Turns: 1}); err != nil {
+				if err := add(w, n); err != nil {
 					errc <- err
 					return
 				}
@@ -352,14 +352,5 @@ func testCostsConcurrent(t *testing.T, st state.State) {
 	close(errc)
 	for err := range errc {
 		t.Fatal(err)
-	}
-	per := map[string]int{}
-	if err := st.Costs(time.Time{}, func(e cost.Entry) error { per[e.Agent]++; return nil }); err != nil {
-		t.Fatal(err)
-	}
-	for w := range writers {
-		if n := per[fmt.Sprintf("oak_%04d", w)]; n != each {
-			t.Errorf("writer %d: %d entries read, %d appended", w, n, each)
-		}
 	}
 }
