@@ -288,6 +288,10 @@ func gitCommon(p gitx.Pin) string {
 // start from (gitx.PrepareSpare): the next worktree then costs only the
 // files that differ. The supervisor runs it, off every command's path.
 func PrepareSpare(s *store.Store, st state.State) error {
+	dir := filepath.Join(realPath(s.ProjectDir()), WorktreesDir)
+	if gitx.SpareCommit(dir) != "" {
+		return nil // one read per agent start while a spare waits
+	}
 	p, err := gitx.Locate(s.ProjectDir())
 	if err != nil || p.WorkTree == "" {
 		return nil
@@ -300,7 +304,7 @@ func PrepareSpare(s *store.Store, st state.State) error {
 	if err != nil || plan == nil || plan.Base == "" {
 		return nil // no worktrees here (or no branch to start from): nothing to prepare
 	}
-	return gitx.PrepareSpare(p, filepath.Join(realPath(s.ProjectDir()), WorktreesDir), plan.Base)
+	return gitx.PrepareSpare(p, dir, plan.Base)
 }
 
 // RepairWorktrees is Settle's worktree step alone: a supervisor leaving
