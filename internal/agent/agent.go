@@ -210,7 +210,7 @@ func (l *Launcher) spawn(d driver.Driver, a *store.Agent, extraEnv ...string) (d
 	defer logf.Close()
 	h, err := d.Start(context.Background(), driver.Spec{
 		Name: a.Name, Argv: []string{l.Exe, "agent-run", a.Name},
-		Dir: WorkDir(s, l.State, a.TaskID), Env: append(Env(l.Env, s, a), extraEnv...), Output: logf,
+		Dir: hostDir(s, l.State, a.TaskID), Env: append(Env(l.Env, s, a), extraEnv...), Output: logf,
 		MaxProcs: s.Config().Runtime.MaxProcesses, DieWithParent: l.Worker != "",
 	})
 	if err != nil {

@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"os"
+
 	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -18,4 +20,16 @@ func WorkDir(s *store.Store, st state.State, taskID string) string {
 		return s.ProjectDir()
 	}
 	return t.WorkDir(s.ProjectDir())
+}
+
+// hostDir is where a host starts: its agent's WorkDir when that is here,
+// else the project directory (a remote task's worktree is made on this
+// machine by agent-run, after the start; the host's own work names WorkDir
+// explicitly, never its working directory).
+func hostDir(s *store.Store, st state.State, taskID string) string {
+	dir := WorkDir(s, st, taskID)
+	if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+		return dir
+	}
+	return s.ProjectDir()
 }

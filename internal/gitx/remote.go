@@ -351,8 +351,8 @@ func (r Remote) Push(ref, old, next string) error {
 // made a ref gitx's merges and worktrees read. The ref file is written with
 // git's lock-file protocol.
 func SetRef(p Pin, name, hash string) error {
-	if !plumbing.IsHash(hash) || !strings.HasPrefix(name, "refs/") {
-		return fmt.Errorf("gitx: set %s to %q: not a ref and a commit", name, hash)
+	if !plumbing.IsHash(hash) || !strings.HasPrefix(name, "refs/") || plumbing.ReferenceName(name).Validate() != nil {
+		return fmt.Errorf("gitx: set %q to %q: not a ref and a commit", name, hash)
 	}
 	unlock, err := lockRepository(common(p))
 	if err != nil {
@@ -431,8 +431,8 @@ func (r Remote) Delete(ref, old string) error {
 // DropRef deletes one of pm's own refs (refs/pm/...), such as the fetched
 // copy of a merged task's branch; a missing one is not an error.
 func DropRef(p Pin, name string) error {
-	if !strings.HasPrefix(name, "refs/pm/") {
-		return fmt.Errorf("gitx: %s is not a ref of pm's own", name)
+	if !strings.HasPrefix(name, "refs/pm/") || plumbing.ReferenceName(name).Validate() != nil {
+		return fmt.Errorf("gitx: %q is not a ref of pm's own", name)
 	}
 	unlock, err := lockRepository(common(p))
 	if err != nil {

@@ -218,3 +218,36 @@ func BenchmarkRemote(b *testing.B) {
 		}
 	})
 }
+
+// A ref name comes from records other machines wrote (a task's branch and
+// where it merges): one that would lead out of refs/ is refused by SetRef
+// and DropRef, and nothing outside refs/ is written or removed.
+func TestRefNamesStayInRefs(t *testing.T) {
+	dir, p := newProject(t, map[string]string{"a.txt": "a\n"})
+	head := run(t, dir, "rev-parse", "HEAD")
+	config := filepath.Join(dir, ".git", "config")
+	before, err := os.ReadFile(config)
+	must(t, err)
+	for _, name := range []string{
+		"refs/pm/remote/origin/heads/../../../../config",
+		"refs/pm/../config",
+		"refs/pm/x/./y",
+		"refs/pm/x//y",
+		"refs/pm/x.lock",
+		"refs/pm/x\x01y",
+		"refs/pm/",
+	} {
+		if err := SetRef(p, name, head); err == nil {
+			t.Errorf("SetRef(%q) accepted", name)
+		}
+		if err := DropRef(p, name); err == nil {
+			t.Errorf("DropRef(%q) accepted", name)
+		}
+	}
+	after, err := os.ReadFile(config)
+	if err != nil || string(after) != string(before) {
+		t.Fatalf(".git/config changed (%v)", err)
+	}
+	must(t, SetRef(p, "refs/pm/remote/origin/heads/main", head))
+	must(t, DropRef(p, "refs/pm/remote/origin/heads/main"))
+}

@@ -75,7 +75,7 @@ func (t *Task) WorktreePath(project string) string {
 	if err != nil {
 		real = project
 	}
-	return filepath.Join(real, WorktreesDir, filepath.Base(t.Worktree.Path))
+	return filepath.Join(real, WorktreesDir, t.ID) // derived: the recorded path is another machine's
 }
 
 // WorkDir is where t's agents work, given the project directory: the
