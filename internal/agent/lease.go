@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -171,8 +172,8 @@ func (h *hostLease) check(ctx context.Context, args []string) error {
 		return fmt.Errorf("refused: this host lost the agent's lease (%v)", h.why)
 	}
 	mark := "pm"
-	if len(args) > 0 {
-		mark += " " + args[0]
+	if len(args) > 0 { // the agent's word: bounded before it reaches the hub
+		mark += " " + strings.ToValidUTF8(args[0][:min(len(args[0]), 64)], "")
 	}
 	err := h.le.Fence(ctx, mark)
 	if errors.Is(err, state.ErrLeaseLost) {

@@ -236,14 +236,23 @@ func (r Remote) git(args ...string) (string, error) {
 	return out.String(), nil
 }
 
-// lastLines keeps the last n lines of git's message.
+// lastLines keeps the last n lines of git's message, each cut to
+// maxLine bytes (the remote's hooks write what they like).
 func lastLines(s string, n int) string {
 	lines := strings.Split(s, "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}
+	for i, l := range lines {
+		if len(l) > maxLine {
+			lines[i] = strings.ToValidUTF8(l[:maxLine], "") + "…"
+		}
+	}
 	return strings.Join(lines, "; ")
 }
+
+// maxLine bounds one line of git's message in an error.
+const maxLine = 300
 
 // keptEnv are the GIT_* variables of the user's environment pm's git
 // keeps: which config files are the user's, and how the user reaches ssh.

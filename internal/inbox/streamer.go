@@ -56,7 +56,7 @@ func (s *Streamer) drain() {
 			return
 		}
 		s.mu.Unlock()
-		for text != "" {
+		for text != "" && s.failed() == nil { // after a failed write the rest is dropped: the reply still goes whole
 			piece := cut(text)
 			text = text[len(piece):]
 			if err := Stream(s.st, s.name, s.corr, piece); err != nil {
@@ -81,6 +81,13 @@ func cut(text string) string {
 		n--
 	}
 	return text[:n]
+}
+
+// failed is the first write's error, if any.
+func (s *Streamer) failed() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
 }
 
 // Close waits until every piece is out and returns the first write's

@@ -1,6 +1,7 @@
 package inbox
 
 import (
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -76,5 +77,26 @@ func TestStreamerSplitsLargePieces(t *testing.T) {
 	}
 	if joined.String() != big {
 		t.Fatal("the pieces do not make the text")
+	}
+}
+
+type failingReplies struct{ calls int }
+
+func (f *failingReplies) AppendReply(string, any) error {
+	f.calls++
+	return errors.New("the hub does not answer")
+}
+
+// After a write fails (a hub that does not answer: each try waits out its
+// timeout) the rest is dropped, so the reply is not held up behind it.
+func TestStreamerDropsTheRestAfterAFailure(t *testing.T) {
+	f := &failingReplies{}
+	s := NewStreamer(f, "res", "c1")
+	s.Add(strings.Repeat("x", 3*maxPiece)) // three pieces
+	if err := s.Close(); err == nil {
+		t.Fatal("Close reported no error")
+	}
+	if f.calls != 1 {
+		t.Fatalf("%d writes after the first failed, want none", f.calls-1)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/render"
 )
 
 // Report prints err once, with its Try: hint, and maps it to an exit code.
@@ -20,10 +21,12 @@ func Report(w io.Writer, err error) int {
 	if code == errs.Failure && isUsage(err) {
 		code = errs.Usage
 	}
-	fmt.Fprintf(w, "pm: %v\n", err)
+	// An error's text may carry what others wrote (a remote's hook output,
+	// a record from another machine): its control characters are escaped.
+	fmt.Fprintf(w, "pm: %s\n", render.Terminal(err.Error()))
 	switch try := errs.TryOf(err); {
 	case try != "":
-		fmt.Fprintf(w, "Try: %s\n", try)
+		fmt.Fprintf(w, "Try: %s\n", render.Terminal(try))
 	case code == errs.Usage:
 		fmt.Fprintln(w, "Try: pm help")
 	default:
