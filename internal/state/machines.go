@@ -66,8 +66,9 @@ type Workers interface {
 	RegisterWorker(ctx context.Context, w Worker) (WorkerRegistration, error)
 	// Workers lists the live workers, by name.
 	Workers() ([]Worker, error)
-	// WatchWorkers calls fn after every change to the registrations (one
-	// renewed, registered, released or expired) until ctx ends.
+	// WatchWorkers calls fn after a registration goes (released or
+	// expired) until ctx ends; renewals and new registrations do not wake
+	// it (a gone worker's agents are what a worker acts on).
 	WatchWorkers(ctx context.Context, fn func()) error
 }
 

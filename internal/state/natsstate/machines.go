@@ -208,8 +208,9 @@ func (s *State) Workers() ([]state.Worker, error) {
 	return out, nil
 }
 
-// WatchWorkers calls fn after each change to the workers' keys, an
-// expiry among them (the bucket's marker), until ctx ends.
+// WatchWorkers calls fn after a worker's key goes (deleted, or expired:
+// the bucket's marker), until ctx ends; renewals (puts) do not wake it,
+// so N workers' renewals cost no rescans.
 func (s *State) WatchWorkers(ctx context.Context, fn func()) error {
 	m, err := s.machinesOpen()
 	if err != nil {
@@ -228,8 +229,8 @@ func (s *State) WatchWorkers(ctx context.Context, fn func()) error {
 			if !ok {
 				return errors.New("natsstate: the workers' watch ended")
 			}
-			if e != nil {
-				fn()
+			if e != nil && e.Operation() != jetstream.KeyValuePut {
+				fn() // a worker gone (deleted, or its key expired); renewals are puts
 			}
 		}
 	}
