@@ -49,6 +49,7 @@ func Connect(ctx context.Context, url string, opts ...nats.Option) (*Conn, error
 // pm waits by asking again.
 func ready(ctx context.Context, js jetstream.JetStream) error {
 	backoff := 10 * time.Millisecond
+	var notEnabledSince time.Time
 	for {
 		// A request no leader takes is never answered: each attempt has
 		// its own deadline.
@@ -58,8 +59,15 @@ func ready(ctx context.Context, js jetstream.JetStream) error {
 		if err == nil {
 			return nil
 		}
+		// An account pushed to one node of a cluster reaches the others a
+		// moment later, and until then they answer "not enabled" (CI saw
+		// it on the node after pm init's): wait that moment, not longer.
 		if errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
-			return errs.Failf("enable JetStream for this account on the server (pm hub does)", "hub: %v", err)
+			if notEnabledSince.IsZero() {
+				notEnabledSince = time.Now()
+			} else if time.Since(notEnabledSince) > AccountSpread {
+				return errs.Failf("enable JetStream for this account on the server (pm hub does)", "hub: %v", err)
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -69,6 +77,11 @@ func ready(ctx context.Context, js jetstream.JetStream) error {
 		backoff = min(2*backoff, 500*time.Millisecond)
 	}
 }
+
+// AccountSpread is how long a connection waits for JetStream to be enabled
+// for its account on the node it reached: the time an account's update
+// takes to spread through a cluster.
+const AccountSpread = 5 * time.Second
 
 // Close drains nothing: what was acknowledged is stored.
 func (c *Conn) Close() { c.NC.Close() }
