@@ -33,7 +33,7 @@ type Residents struct {
 // NewResidents runs `pm init` in dir, raises the agent budget to turns
 // model turns and starts the fake model server.
 func NewResidents(ctx context.Context, bin, dir string, turns int) (*Residents, error) {
-	p, err := NewProject(ctx, bin, dir, 0)
+	p, err := NewProject(ctx, bin, dir, turns) // rooms as long as the run: the MCP figure opens one of n+1
 	if err != nil {
 		return nil, err
 	}
