@@ -7,11 +7,11 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/plasmodium/pm/internal/broker"
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/natsx/lease"
 	"github.com/plasmodium/pm/internal/state"
 )
 
@@ -47,27 +47,18 @@ func Holder() string {
 }
 
 // hostLease is a host's hold on its agent's lease for the host's whole
-// life. It renews the lease every third of the TTL. The lease is lost when
-// a renewal is refused (it expired, another host took it), when a broker
-// call's fence mark is refused, or when no renewal succeeded within the
-// TTL less a margin, by this host's clock: the hub expires the key no
-// earlier than a TTL after the last renewal it stored, which came after
-// the renewal was sent, so the host has fenced itself before any other
-// host can take the lease.
+// life, kept by lease.Keep (the one renewal loop): renewed every third of
+// the TTL, and lost when a renewal is refused (it expired, another host
+// took it), when a broker call's fence mark is refused, or when no
+// renewal succeeded within the TTL less lease.Margin, by this host's
+// clock: the hub expires the key no earlier than a TTL after the last
+// renewal it stored, which came after the renewal was sent, so the host
+// has fenced itself before any other host can take the lease.
 type hostLease struct {
-	le    state.AgentLease
-	ttl   time.Duration
-	log   *slog.Logger
-	lost  chan struct{} // closed once lost
-	once  sync.Once
-	why   error
-	timer *time.Timer // the deadline: lose() unless a renewal resets it
-	stop  chan struct{}
+	le   state.AgentLease
+	kept *lease.Kept
+	log  *slog.Logger
 }
-
-// leaseMargin is how much before the TTL a host without a renewal fences
-// itself: time to stop its agent before the hub lets another host start it.
-func leaseMargin(ttl time.Duration) time.Duration { return ttl / 5 }
 
 // holdLease takes name's lease: state.ErrLeaseHeld when another host
 // holds it (a second host of the agent, on any machine).
@@ -76,83 +67,38 @@ func holdLease(ctx context.Context, st state.State, name string, log *slog.Logge
 }
 
 func holdLeaseOn(ctx context.Context, ls state.AgentLeases, name string, log *slog.Logger) (*hostLease, error) {
+	sent := time.Now()
 	le, err := ls.HoldAgent(ctx, name, Holder())
 	if err != nil {
 		return nil, err
 	}
-	h := &hostLease{le: le, ttl: ls.LeaseTTL(), log: log, lost: make(chan struct{}), stop: make(chan struct{})}
-	if h.ttl > 0 {
-		h.timer = time.AfterFunc(h.ttl-leaseMargin(h.ttl), func() {
-			h.lose(errors.New("no renewal of the lease succeeded within its TTL"))
-		})
-		go h.keep()
-	}
-	return h, nil
-}
-
-// keep renews the lease until the host leaves or the lease is lost.
-func (h *hostLease) keep() {
-	tick := time.NewTicker(h.ttl / 3)
-	defer tick.Stop()
-	for {
-		select {
-		case <-h.stop:
-			return
-		case <-h.lost:
-			return
-		case <-tick.C:
-		}
-		sent := time.Now()
-		ctx, cancel := context.WithTimeout(context.Background(), h.ttl/3)
-		err := h.le.Renew(ctx)
-		cancel()
-		switch {
-		case err == nil:
-			h.timer.Reset(time.Until(sent.Add(h.ttl - leaseMargin(h.ttl))))
-		case errors.Is(err, state.ErrLeaseLost):
-			h.lose(err)
-			return
-		default: // the hub did not answer: try again until the deadline
-			h.log.Warn("cannot renew the agent's lease; trying again", "err", err)
-		}
-	}
-}
-
-// lose marks the lease lost, once.
-func (h *hostLease) lose(why error) {
-	h.once.Do(func() {
-		h.why = why
-		h.log.Error("fenced: this host lost its agent's lease; stopping the agent", "why", why)
-		close(h.lost)
+	kept := lease.Keep(context.Background(), ls.LeaseTTL(), le.Renew, lease.KeepOptions{
+		IsLost: func(err error) bool { return errors.Is(err, state.ErrLeaseLost) },
+		OnLoss: func(why error) {
+			log.Error("fenced: this host lost its agent's lease; stopping the agent", "why", why)
+		},
+		Warn:  func(err error) { log.Warn("cannot renew the agent's lease; trying again", "err", err) },
+		Since: sent,
 	})
+	return &hostLease{le: le, kept: kept, log: log}, nil
 }
 
 // Lost is closed once the lease is lost.
-func (h *hostLease) Lost() <-chan struct{} { return h.lost }
+func (h *hostLease) Lost() <-chan struct{} { return h.kept.Lost() }
 
 // isLost reports whether the lease is lost.
-func (h *hostLease) isLost() bool {
-	select {
-	case <-h.lost:
-		return true
-	default:
-		return false
-	}
-}
+func (h *hostLease) isLost() bool { return h.kept.IsLost() }
 
 // fencedErr is the error a fenced host ends with.
 func (h *hostLease) fencedErr(name string) error {
 	return errs.Failf("the agent runs again where its lease is next taken (pm workers, pm agents)",
-		"agent %s: this host lost its lease (%v); it stopped the agent and writes nothing more", name, h.why)
+		"agent %s: this host lost its lease (%v); it stopped the agent and writes nothing more", name, h.kept.Why())
 }
 
 // release ends the renewals and gives the lease up (a lost one is not
 // the host's to give).
 func (h *hostLease) release() {
-	close(h.stop)
-	if h.timer != nil {
-		h.timer.Stop()
-	}
+	h.kept.Stop()
 	if h.isLost() {
 		return
 	}
@@ -169,7 +115,7 @@ func (h *hostLease) release() {
 // it, whatever this host's clock says).
 func (h *hostLease) check(ctx context.Context, args []string) error {
 	if h.isLost() {
-		return fmt.Errorf("refused: this host lost the agent's lease (%v)", h.why)
+		return fmt.Errorf("refused: this host lost the agent's lease (%v)", h.kept.Why())
 	}
 	mark := "pm"
 	if len(args) > 0 { // the agent's word: bounded before it reaches the hub
@@ -177,7 +123,7 @@ func (h *hostLease) check(ctx context.Context, args []string) error {
 	}
 	err := h.le.Fence(ctx, mark)
 	if errors.Is(err, state.ErrLeaseLost) {
-		h.lose(err)
+		h.kept.Lose(err)
 		return fmt.Errorf("refused: another host holds the agent's lease (%v)", err)
 	}
 	if err != nil {

@@ -49,14 +49,21 @@ type AgentLease interface {
 
 // Worker is one machine registered to run a project's agents (pm worker).
 type Worker struct {
-	Name     string    `json:"name"`
-	Capacity int       `json:"capacity"`
-	Running  []string  `json:"running"` // the agents its hosts run, sorted
+	Name     string   `json:"name"`
+	Capacity int      `json:"capacity"`
+	Running  []string `json:"running"` // the agents its hosts run, sorted
+	// Taking are the agents it is starting or taking over from a gone
+	// worker; Waiting those placed on it that wait for a free place
+	// (it runs at most Capacity at once). Both sorted.
+	Taking   []string  `json:"taking,omitempty"`
+	Waiting  []string  `json:"waiting,omitempty"`
 	LastSeen time.Time `json:"last_seen"`
 }
 
-// Free is how many more agents the worker takes.
-func (w Worker) Free() int { return w.Capacity - len(w.Running) }
+// Free is how many more agents the worker takes: its capacity less what
+// it runs, takes on and has waiting (negative when more wait than it
+// has places).
+func (w Worker) Free() int { return w.Capacity - len(w.Running) - len(w.Taking) - len(w.Waiting) }
 
 // Workers are the registered workers: a key each that expires LeaseTTL
 // after its worker's last renewal.

@@ -77,10 +77,21 @@
 //     the agents placed where it is: a worker's supervisor those placed on
 //     its worker (it also starts them, and takes over a gone worker's once
 //     each agent's lease is free: the lease, then a compare-and-set of the
-//     record's placement, so one worker moves each), any other supervisor
-//     those placed on none; it never starts, respawns, sweeps or stops
-//     another machine's host, and a worker stops the host of an agent
-//     whose record was removed or placed elsewhere;
+//     record that re-checks, on the record it replaces, the placement, the
+//     run and that the agent is still to run, so one worker moves each and
+//     none moves one that changed meanwhile), any other supervisor those
+//     placed on none; it never starts, respawns, sweeps or stops another
+//     machine's host, and a worker stops the host of an agent whose record
+//     was removed or placed elsewhere;
+//   - a worker runs at most its capacity of agents: a live host, a start or
+//     a claim in flight and a respawn due each hold a place; an agent placed
+//     on it with no place free waits (pending, in its registration's
+//     Waiting) until one frees, and a worker with no free place claims
+//     nothing;
+//   - every stop of a live host goes through stopHost (an unwanted agent's,
+//     one removed or placed elsewhere): once per run, noted in stopping
+//     until done, so the supervisor stays for it and no reconcile stops it
+//     twice;
 //   - it reads and writes agent, task and phase records only through its
 //     launcher's state.State (opened with the store by
 //     internal/state/stateopen), never the store's record methods; what

@@ -105,18 +105,16 @@ func (sv *Supervisor) mine(agents []*store.Agent) []*store.Agent {
 
 // movedAway forgets an agent that is no longer this supervisor's (its
 // record removed, or placed elsewhere). A worker stops the host it still
-// runs for it: nothing else on this machine would.
+// runs for it (nothing else on this machine would), through stopHost like
+// every other stop.
 func (sv *Supervisor) movedAway(name string) {
 	sv.mu.Lock()
 	delete(sv.known, name)
+	delete(sv.waiting, name)
 	h, running := sv.watching[name]
 	sv.mu.Unlock()
 	if running && sv.Worker != "" && sv.drv.Alive(h) {
 		sv.Log.Info("stopping a host whose agent is gone or placed elsewhere", "agent", name, "pid", h.Pid)
-		go func() {
-			if _, err := sv.drv.Stop(sv.ctx, h); err != nil {
-				sv.Log.Error("stop", "agent", name, "err", err)
-			}
-		}()
+		sv.stopHost(name, h, "its agent is gone or placed on another worker")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/driver"
+	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -70,44 +71,62 @@ func (sv *Supervisor) stopUnwanted(a *store.Agent) {
 		return
 	}
 	sv.mu.Lock()
-	defer sv.mu.Unlock()
 	if wait := at.Sub(sv.Store.Now()); wait > 0 {
 		if sv.stopAt[a.Name] != at {
 			sv.stopAt[a.Name] = at
 			time.AfterFunc(wait, sv.poke)
 		}
+		sv.mu.Unlock()
 		return
 	}
 	delete(sv.stopAt, a.Name)
-	if sv.stopping[a.Name] == a.Handle {
+	sv.mu.Unlock()
+	sv.stopHost(a.Name, a.Handle, why)
+}
+
+// stopHost is the one way the supervisor stops a host it runs, whatever
+// the reason (its agent unwanted, removed or placed on another worker):
+// once per run, in the background, the run noted in sv.stopping until it
+// is gone, so a reconcile meanwhile neither stops it again nor counts it
+// crashed, and the supervisor stays while it is stopped.
+func (sv *Supervisor) stopHost(name string, h driver.Handle, why string) {
+	sv.mu.Lock()
+	if sv.stopping[name] == h {
+		sv.mu.Unlock()
 		return
 	}
-	sv.stopping[a.Name] = a.Handle
-	name, h := a.Name, a.Handle
+	sv.stopping[name] = h
+	sv.mu.Unlock()
 	go func() {
 		sv.stop(name, h, why)
 		sv.mu.Lock()
-		delete(sv.stopping, name)
+		if sv.stopping[name] == h {
+			delete(sv.stopping, name)
+		}
 		sv.mu.Unlock()
 		sv.poke()
 	}()
 }
 
-// stop records the run killed (if it is still the recorded, running one) and
-// ends it and what it started through the driver.
+// stop records the run killed (if it is still the recorded, running one,
+// placed here) and ends it and what it started through the driver. A
+// record that is gone (pm reset) or now another worker's is not written.
 func (sv *Supervisor) stop(name string, h driver.Handle, why string) {
 	s := sv.Store
 	now := s.Now().UTC()
 	marked := false
 	a, err := sv.records().UpdateAgent(name, func(r *store.Agent) error {
-		if r.Handle != h || r.Status != store.AgentRunning {
+		if r.Handle != h || r.Status != store.AgentRunning || !sv.here(r) {
 			return store.ErrUnchanged
 		}
 		marked = true
 		r.Status, r.EndedAt, r.Reason = store.AgentKilled, &now, "stopped by the supervisor: "+why
 		return nil
 	})
-	if err != nil {
+	switch {
+	case errs.CodeOf(err) == errs.NotFound:
+		a = &store.Agent{Name: name} // removed: nothing to record, the host still to stop
+	case err != nil:
 		sv.Log.Error("stop", "agent", name, "err", err)
 		return
 	}

@@ -88,7 +88,10 @@ type Supervisor struct {
 	blind    string                // what it cannot watch, and why ("" : nothing)
 	settled  bool                  // startUnstarted ran Settle before this way out
 	spare    spareMaker            // the spare checkout ahead of the next worktree (spare.go)
-	claiming map[string]bool       // a worker's claims on a gone worker's agents (worker.go)
+	claiming map[string]bool       // a worker's starts ("start NAME") and claims ("NAME") in flight (worker.go)
+	capacity int                   // a worker's places (0: no bound, a plain supervisor)
+	waiting  map[string]bool       // placed on this worker, waiting for a free place
+	starting sync.WaitGroup        // startPlaced calls running
 
 	// beforeRespawn, when set (tests), runs between respawn's look at the
 	// dead host and its locked re-check, to force a racing start there.
@@ -293,6 +296,7 @@ func (sv *Supervisor) init(ctx context.Context) {
 	sv.pending, sv.watching = map[string]*time.Timer{}, map[string]driver.Handle{}
 	sv.stopping, sv.stopAt = map[string]driver.Handle{}, map[string]time.Time{}
 	sv.swept = map[driver.Handle]bool{}
+	sv.claiming, sv.waiting = map[string]bool{}, map[string]bool{}
 	sv.known, sv.dirty, sv.rescan = map[string]bool{}, map[string]bool{}, true
 	sv.wake = make(chan struct{}, 1)
 	sv.info, sv.polling, sv.blind = nil, "", ""
@@ -428,11 +432,15 @@ func (sv *Supervisor) reconcile() (bool, error) {
 		if alive && a.Status == store.AgentRunning {
 			sv.watchExit(a.Name, a.Handle)
 		}
+		toStart := !alive && sv.placedToStart(a)
+		if !toStart {
+			sv.unwait(a.Name)
+		}
 		switch {
-		case !alive && sv.placedToStart(a):
+		case toStart:
 			live = true
 			sv.keep(a.Name, true)
-			go sv.startPlaced(a.Name) // placed here by a command on another machine
+			sv.startWhenRoom(a.Name) // placed here by a command on another machine
 		case alive && !want:
 			sv.stopUnwanted(a)
 		case want && sv.crashed(a, alive):

@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/driver"
 	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/natsx/lease"
 	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -55,11 +58,13 @@ func (sv *Supervisor) RunWorker(ctx context.Context, capacity int) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sv.init(ctx)
-	sv.claiming = map[string]bool{}
+	sv.capacity = capacity
 	reg, err := ws.RegisterWorker(ctx, sv.workerSays(capacity))
 	if err != nil {
 		return err
 	}
+	// Released after the renewals have ended (kept.Stop, deferred below):
+	// the registration it releases is the last one made.
 	defer func() { _ = reg.Release(context.WithoutCancel(ctx)) }()
 	_, end, err := sv.Store.Bus().Tail(0)
 	if err != nil {
@@ -76,7 +81,8 @@ func (sv *Supervisor) RunWorker(ctx context.Context, capacity int) error {
 			sv.poke()
 		})
 	}()
-	go sv.keepRegistered(ctx, ws, reg, capacity, leases.LeaseTTL())
+	kept := sv.keepRegistered(ctx, ws, &reg, capacity, leases.LeaseTTL())
+	defer kept.Stop()
 	sv.Log.Info("worker started", "name", sv.Worker, "capacity", capacity, "pid", os.Getpid())
 	for {
 		if _, err := sv.reconcile(); err != nil {
@@ -101,43 +107,50 @@ func (sv *Supervisor) RunWorker(ctx context.Context, capacity int) error {
 	}
 }
 
-// workerSays is this worker's registration as it stands.
+// workerSays is this worker's registration as it stands: the agents
+// its live hosts run, those it is starting or taking over, and those
+// placed on it that wait for a free place. Placement by free capacity
+// counts all three (state.Worker.Free).
 func (sv *Supervisor) workerSays(capacity int) state.Worker {
 	sv.mu.Lock()
-	var running []string
+	running := map[string]bool{}
 	for name, h := range sv.watching {
 		if sv.drv.Alive(h) {
-			running = append(running, name)
+			running[name] = true
 		}
 	}
+	taking := map[string]bool{}
+	for key := range sv.claiming {
+		if name := strings.TrimPrefix(key, "start "); !running[name] {
+			taking[name] = true
+		}
+	}
+	waiting := slices.Sorted(maps.Keys(sv.waiting))
 	sv.mu.Unlock()
-	slices.Sort(running)
-	return state.Worker{Name: sv.Worker, Capacity: capacity, Running: running, LastSeen: time.Now().UTC()}
+	return state.Worker{Name: sv.Worker, Capacity: capacity, Running: slices.Sorted(maps.Keys(running)),
+		Taking: slices.Sorted(maps.Keys(taking)), Waiting: waiting, LastSeen: time.Now().UTC()}
 }
 
-// keepRegistered renews the worker's key every third of the TTL; a key
-// that expired (the worker was cut off) is registered again.
-func (sv *Supervisor) keepRegistered(ctx context.Context, ws state.Workers, reg state.WorkerRegistration, capacity int, ttl time.Duration) {
-	tick := time.NewTicker(ttl / 3)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
+// keepRegistered keeps the worker's key through lease.Keep (the one
+// renewal loop), saying what the worker runs at each renewal; a key that
+// expired (the worker was cut off) is registered again. Its agents are
+// fenced by their own leases, not by this one.
+func (sv *Supervisor) keepRegistered(ctx context.Context, ws state.Workers, reg *state.WorkerRegistration, capacity int, ttl time.Duration) *lease.Kept {
+	return lease.Keep(ctx, ttl, func(op context.Context) error {
+		err := (*reg).Renew(op, sv.workerSays(capacity))
+		if !errors.Is(err, state.ErrLeaseLost) {
+			return err
 		}
-		err := reg.Renew(ctx, sv.workerSays(capacity))
-		if errors.Is(err, state.ErrLeaseLost) {
-			sv.Log.Warn("the worker's registration expired; registering again")
-			if r, err := ws.RegisterWorker(ctx, sv.workerSays(capacity)); err == nil {
-				reg = r
-			}
-			continue
+		sv.Log.Warn("the worker's registration expired; registering again")
+		r, err := ws.RegisterWorker(op, sv.workerSays(capacity))
+		if err == nil {
+			*reg = r // the one RunWorker releases as it leaves
 		}
-		if err != nil {
-			sv.Log.Warn("renew the worker's registration", "err", err)
-		}
-	}
+		return err
+	}, lease.KeepOptions{
+		IsLost: func(error) bool { return false }, // never: registered again
+		Warn:   func(err error) { sv.Log.Warn("renew the worker's registration", "err", err) },
+	})
 }
 
 // placedToStart: a is placed here, never started (or recorded but not
@@ -151,28 +164,97 @@ func (sv *Supervisor) placedToStart(a *store.Agent) bool {
 	return sv.wanted(&run)
 }
 
-// startPlaced starts an agent placed here (Start re-checks under the
-// agent's lock: never a duplicate).
-func (sv *Supervisor) startPlaced(name string) {
-	sv.mu.Lock()
-	busy := sv.claiming["start "+name]
-	sv.claiming["start "+name] = true
-	sv.mu.Unlock()
-	if busy {
-		return
+// Capacity. A worker runs at most its capacity of agents at once: a
+// place is held by a live host, a start or a claim in flight, and a
+// respawn due (a crashed agent keeps its place). An agent placed here
+// when every place is held waits, pending and placed here (pm workers
+// lists it under WAITING), and starts when a place frees (a host's exit
+// wakes the loop); it is not moved to another worker. A gone worker's
+// agent is claimed only by a worker with a free place: while none has
+// one it stays placed on the gone worker, and the first worker whose
+// place frees claims it.
+
+// placesTakenLocked counts the agents holding one of this worker's places
+// (sv.mu held).
+func (sv *Supervisor) placesTakenLocked() int {
+	names := map[string]bool{}
+	for name, h := range sv.watching {
+		if sv.drv.Alive(h) {
+			names[name] = true
+		}
 	}
+	for name := range sv.pending {
+		names[name] = true
+	}
+	for key := range sv.claiming {
+		names[strings.TrimPrefix(key, "start ")] = true
+	}
+	return len(names)
+}
+
+// reserve takes a place for key (a start, "start NAME", or a claim,
+// "NAME"): busy when that start or claim is in flight already, full when
+// every place is held.
+func (sv *Supervisor) reserve(key string) (ok, full bool) {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if sv.claiming[key] {
+		return false, false
+	}
+	if sv.capacity > 0 && sv.placesTakenLocked() >= sv.capacity {
+		return false, true
+	}
+	sv.claiming[key] = true
+	return true, false
+}
+
+// unwait forgets that name waited for a place.
+func (sv *Supervisor) unwait(name string) {
+	sv.mu.Lock()
+	delete(sv.waiting, name)
+	sv.mu.Unlock()
+}
+
+// startWhenRoom starts an agent placed here once it has a place, or
+// notes it waiting for one.
+func (sv *Supervisor) startWhenRoom(name string) {
+	ok, full := sv.reserve("start " + name)
+	sv.mu.Lock()
+	if full {
+		sv.waiting[name] = true
+	} else {
+		delete(sv.waiting, name)
+	}
+	sv.mu.Unlock()
+	if ok {
+		sv.starting.Add(1)
+		go sv.startPlaced(name)
+	}
+}
+
+// startPlaced starts an agent placed here, its place reserved ("start
+// NAME"): Start re-checks under the agent's lock, never a duplicate. The
+// started host is watched before the reservation goes, so its place is
+// never counted free in between.
+func (sv *Supervisor) startPlaced(name string) {
+	defer sv.starting.Done()
 	defer func() {
 		sv.mu.Lock()
 		delete(sv.claiming, "start "+name)
 		sv.mu.Unlock()
+		sv.recordChanged(name)
 	}()
 	if err := sv.Launcher.Start(name); err != nil {
 		sv.Log.Error("start a placed agent", "agent", name, "err", err)
+		return
 	}
-	sv.recordChanged(name)
+	if a, err := sv.records().Agent(name); err == nil && sv.here(a) && a.Status == store.AgentRunning && sv.drv.Alive(a.Handle) {
+		sv.watchExit(name, a.Handle)
+	}
 }
 
-// takeOver claims the wanted agents of workers that are gone.
+// takeOver claims the wanted agents of workers that are gone, while this
+// worker has free places.
 func (sv *Supervisor) takeOver(ws state.Workers, leases state.AgentLeases) {
 	live, err := ws.Workers()
 	if err != nil {
@@ -188,17 +270,23 @@ func (sv *Supervisor) takeOver(ws state.Workers, leases state.AgentLeases) {
 		return
 	}
 	for _, a := range agents {
-		if a.Worker == "" || names[a.Worker] || !(sv.wanted(a) || sv.placedToStartAnywhere(a)) {
+		if a.Worker == "" || names[a.Worker] || !sv.claimable(a) {
 			continue
 		}
-		sv.mu.Lock()
-		busy := sv.claiming[a.Name]
-		sv.claiming[a.Name] = true
-		sv.mu.Unlock()
-		if !busy {
-			go sv.claim(leases, a.Name, a.Worker)
+		ok, full := sv.reserve(a.Name)
+		if full {
+			return // no place here: a worker with one claims the rest
+		}
+		if ok {
+			go sv.claim(leases, a)
 		}
 	}
+}
+
+// claimable: a (of a gone worker) is to run: wanted, or placed and never
+// started.
+func (sv *Supervisor) claimable(a *store.Agent) bool {
+	return sv.wanted(a) || sv.placedToStartAnywhere(a)
 }
 
 // placedToStartAnywhere is placedToStart whatever the agent's worker.
@@ -208,10 +296,17 @@ func (sv *Supervisor) placedToStartAnywhere(a *store.Agent) bool {
 	return sv.placedToStart(&b)
 }
 
-// claim moves agent name from the gone worker from to this one, once its
-// lease is free: the lease decides between workers racing, the record's
-// compare-and-set that the agent is still placed on from.
-func (sv *Supervisor) claim(leases state.AgentLeases, name, from string) {
+// claim moves agent seen (as takeOver read it, on a gone worker) to this
+// worker once its lease is free, its place reserved ("NAME"). The lease
+// decides between workers racing; the record's compare-and-set then
+// re-checks, on the record it replaces, everything the decision rested on:
+// still placed on the gone worker, the same run (its old worker, back, did
+// not start it again), not ended on purpose (pm kill) and still to run.
+// Any of those changed since takeOver's read (or while the lease was
+// waited for), nothing moves. A moved agent is handed to its start (never
+// started) or its respawn before the place is let go.
+func (sv *Supervisor) claim(leases state.AgentLeases, seen *store.Agent) {
+	name, from := seen.Name, seen.Worker
 	defer func() {
 		sv.mu.Lock()
 		delete(sv.claiming, name)
@@ -227,8 +322,8 @@ func (sv *Supervisor) claim(leases state.AgentLeases, name, from string) {
 	}
 	defer func() { _ = le.Release(context.WithoutCancel(sv.ctx)) }()
 	moved := false
-	_, err = sv.records().UpdateAgent(name, func(r *store.Agent) error {
-		if r.Worker != from {
+	r, err := sv.records().UpdateAgent(name, func(r *store.Agent) error {
+		if r.Worker != from || r.Handle != seen.Handle || r.Status != seen.Status || !sv.claimable(r) {
 			return store.ErrUnchanged
 		}
 		// The lost host's run is another machine's: nothing here to stop
@@ -240,8 +335,19 @@ func (sv *Supervisor) claim(leases state.AgentLeases, name, from string) {
 		sv.Log.Error("move a lost worker's agent", "agent", name, "err", err)
 		return
 	}
-	if moved {
-		sv.Log.Info("took over an agent of a worker that is gone", "agent", name, "from", from)
-		sv.recordChanged(name)
+	if !moved {
+		return
 	}
+	sv.Log.Info("took over an agent of a worker that is gone", "agent", name, "from", from)
+	switch {
+	case sv.placedToStart(r):
+		sv.mu.Lock()
+		sv.claiming["start "+name] = true // the claim's place passes to the start
+		sv.mu.Unlock()
+		sv.starting.Add(1)
+		go sv.startPlaced(name)
+	case sv.wanted(r) && sv.crashed(r, false):
+		sv.scheduleRespawn(r) // holds the place (pending) from here
+	}
+	sv.recordChanged(name)
 }

@@ -89,6 +89,9 @@ func printWorkers(f *cmdutil.Factory, st state.State) {
 		names := make([]string, len(list))
 		for i, w := range list {
 			names[i] = fmt.Sprintf("%s (%d/%d)", w.Name, len(w.Running), w.Capacity)
+			if len(w.Waiting) > 0 { // placed there, every place taken
+				names[i] = fmt.Sprintf("%s (%d/%d, %d waiting for a place)", w.Name, len(w.Running), w.Capacity, len(w.Waiting))
+			}
 		}
 		fmt.Fprintf(f.IO.Out, "workers: %s (pm workers)\n", strings.Join(names, ", "))
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -106,14 +107,27 @@ func NewWorkersCmd(f *cmdutil.Factory) *cobra.Command {
 				return nil
 			}
 			tw := tabwriter.NewWriter(f.IO.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "WORKER\tCAPACITY\tRUNNING\tLAST SEEN\tAGENTS")
+			fmt.Fprintln(tw, "WORKER\tCAPACITY\tRUNNING\tWAITING\tLAST SEEN\tAGENTS")
 			for _, w := range list {
-				fmt.Fprintf(tw, "%s\t%d\t%d\t%s ago\t%s\n", w.Name, w.Capacity, len(w.Running),
-					time.Since(w.LastSeen).Round(time.Second), strings.Join(w.Running, " "))
+				fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s ago\t%s\n", w.Name, w.Capacity, len(w.Running), len(w.Waiting),
+					time.Since(w.LastSeen).Round(time.Second), agentsOf(w))
 			}
 			return tw.Flush()
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print them as JSON")
 	return c
+}
+
+// agentsOf lists what w runs, then what it is starting or taking over,
+// then what waits there for a free place.
+func agentsOf(w state.Worker) string {
+	out := slices.Clone(w.Running)
+	for _, n := range w.Taking {
+		out = append(out, n+"(starting)")
+	}
+	for _, n := range w.Waiting {
+		out = append(out, n+"(waiting)")
+	}
+	return strings.Join(out, " ")
 }

@@ -23,7 +23,7 @@ import (
 )
 
 // lockTTL is how long a critical section outlives a holder that died;
-// a live holder renews it every lockTTL/3.
+// a live holder renews it every lockTTL/3 (lease.Keep).
 const lockTTL = 10 * time.Second
 
 // State is one project's state on a hub.
@@ -255,32 +255,6 @@ func (s *State) freshID(kind, keyPrefix string) (string, error) {
 	}
 }
 
-// renew renews l every lockTTL/3 until stop is called (stop returns once
-// the renewals have ended).
-func (s *State) renew(l *lease.Lease) (stop func()) {
-	done := make(chan struct{})
-	renewed := make(chan struct{})
-	go func() {
-		defer close(renewed)
-		t := time.NewTicker(lockTTL / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				if l.Renew(s.ctx) != nil {
-					return
-				}
-			}
-		}
-	}()
-	return func() {
-		close(done)
-		<-renewed
-	}
-}
-
 // section runs fn holding the lock name: first this process's mutex for
 // it (so local waiters queue without traffic), then the hub's lease,
 // renewed while fn runs.
@@ -308,9 +282,9 @@ func (s *State) section(name string, fn func() error) error {
 			return err
 		}
 	}
-	stop := s.renew(l)
+	kept := lease.Keep(s.ctx, lockTTL, l.Renew, lease.KeepOptions{})
 	err := fn()
-	stop()
+	kept.Stop()
 	if rerr := l.Release(s.ctx); err == nil && rerr != nil {
 		err = state.Mark(fmt.Errorf("critical section %s: %w", name, rerr), state.ErrConflict)
 	}
@@ -1173,11 +1147,11 @@ func (s *State) TryLockDesign(id string) (func(), bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	stop := s.renew(l)
+	kept := lease.Keep(s.ctx, lockTTL, l.Renew, lease.KeepOptions{})
 	var once sync.Once
 	return func() {
 		once.Do(func() {
-			stop()
+			kept.Stop()
 			_ = l.Release(s.ctx)
 		})
 	}, true, nil
