@@ -50,7 +50,7 @@
 //     (pinned.go): a .git that since became a gitdir: file or a link, leads
 //     elsewhere, or is another directory is a *MovedError, nothing written.
 //   - No command a repository names ever runs: gitx never starts the git
-//     binary but for Remote's fetch and push, so no hook, fsmonitor,
+//     binary but for Remote's fetch, push and mirror refs, so no hook, fsmonitor,
 //     filter, textconv, pager or credential helper; GIT_DIR and the like
 //     are ignored. Files read from the work
 //     tree or .git are opened non-blocking and must be regular (a FIFO
@@ -86,18 +86,32 @@
 //
 // Through a git remote (remote.go, issue 24: a hub project's code):
 //
-//   - Remote.Fetch and Remote.Push are the only git pm runs, in a mirror of
+//   - Remote's git runs in a mirror of
 //     pm's own (a bare git dir whose config pm writes at each use: no hook,
 //     fsmonitor, gc or ext:: transport) with the repository's object store
 //     as GIT_OBJECT_DIRECTORY: nothing in the repository's config, hooks or
 //     refs steers that git; the environment is scrubbed of GIT_* but the
 //     user's config-file and ssh choices; nothing can prompt (no terminal,
 //     GIT_TERMINAL_PROMPT=0, no askpass); each run is bounded.
+//   - Remote.Fetch, Push and Delete (and, after a push or deletion that
+//     took, an update-ref of the mirror's own ref) are the only git pm
+//     runs, all in that mirror.
 //   - RemoteOf reads the URL from the raw repository config (no insteadOf
 //     rewrite) and refuses one that runs a command (ext::, fd::, a remote
-//     helper, a leading dash).
-//   - Push is a compare-and-set (--force-with-lease=REF:OLD): ErrStale when
-//     the remote's branch is not at OLD, and nothing moved.
+//     helper, a leading dash). It only reads: the mirror is made and
+//     seeded by the first fetch.
+//   - The mirror's refs are the remote's branches as this machine last
+//     knew them (its last fetch, its own pushes and deletions since):
+//     Remote.Tips reads them as files, no git, no network.
+//   - A fetch that fails for want of reaching the remote (ErrUnreachable)
+//     or of credentials (ErrDenied) keeps the mirror; any other failure
+//     fetches again into a fresh mirror, which replaces the old one only
+//     if it works.
+//   - Push and Delete are compare-and-sets (--force-with-lease=REF:OLD):
+//     ErrStale when the remote's branch is not at OLD, and nothing moved.
+//   - IsAncestor walks from both commits, newest first, and stops below
+//     where they meet (git's merge-base walk): bounded by that distance,
+//     not by the history's length.
 //   - SetRef writes (DropRef removes) pm's own refs (refs/pm/remote/...) of fetched tips with
 //     git's lock-file protocol; a merge into one writes no work tree.
 //

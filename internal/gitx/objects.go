@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -146,11 +147,13 @@ func walkFiles(s storer.EncodedObjectStorer, h plumbing.Hash, prefix string, fn 
 	return nil
 }
 
-// commitHeader is what gitx reads of a commit: its tree, parents and message.
+// commitHeader is what gitx reads of a commit: its tree, parents, message
+// and committer time (Unix seconds; 0 when the line cannot be read).
 type commitHeader struct {
 	Tree    plumbing.Hash
 	Parents []plumbing.Hash
 	Message string
+	Time    int64
 }
 
 // readCommit decodes the commit h's tree and parent lines and its message.
@@ -173,12 +176,32 @@ func readCommit(s storer.EncodedObjectStorer, h plumbing.Hash) (_ commitHeader, 
 			c.Tree = plumbing.NewHash(val)
 		case key == "parent" && plumbing.IsHash(val):
 			c.Parents = append(c.Parents, plumbing.NewHash(val))
+		case key == "committer":
+			c.Time = signatureTime(val)
 		}
 	}
 	if c.Tree.IsZero() {
 		return commitHeader{}, fmt.Errorf("commit %s has no tree line", h)
 	}
 	return c, nil
+}
+
+// signatureTime is the Unix seconds of a signature line's value ("NAME
+// <EMAIL> SECONDS +HHMM"), 0 when it holds none.
+func signatureTime(val string) int64 {
+	i := strings.LastIndexByte(val, '>')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(val[i+1:])
+	if len(f) == 0 {
+		return 0
+	}
+	n, err := strconv.ParseInt(f[0], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
 }
 
 // signature is an author or committer line's value.

@@ -41,6 +41,22 @@ import (
 // ErrNoRemote: the repository has no remote of that name.
 var ErrNoRemote = errors.New("no such git remote")
 
+// ErrUnreachable: the remote could not be reached (no answer, refused,
+// not found); pm's mirror is not at fault and is kept.
+var ErrUnreachable = errors.New("the git remote cannot be reached")
+
+// ErrDenied: the remote refused this machine's credentials (or asked for
+// some, and nothing may prompt); pm's mirror is kept.
+var ErrDenied = errors.New("the git remote refused this machine's credentials")
+
+// remoteError is git's error of reaching the remote, of kind ErrUnreachable
+// or ErrDenied: errors.Is finds the kind, the message stays git's.
+type remoteError struct{ kind, err error }
+
+func (e *remoteError) Error() string        { return e.err.Error() }
+func (e *remoteError) Unwrap() error        { return e.err }
+func (e *remoteError) Is(target error) bool { return target == e.kind }
+
 // ErrStale: a push's compare-and-set failed, another machine moved the
 // branch first (fetch and try again).
 var ErrStale = errors.New("the remote branch moved meanwhile")
@@ -55,11 +71,13 @@ type Remote struct {
 	URL     string // remote.NAME.url
 	Mirror  string // pm's mirror directory: a bare git dir holding the remote's branches
 	objects string
+	repo    Pin // the checkout, whose remote-tracking refs seed a new mirror
 }
 
 // RemoteOf is p's remote name, with the mirror directory pm keeps for it
 // at mirror. A remote that is not configured is ErrNoRemote; a URL of a
-// transport that runs a command (ext::, fd::) is refused.
+// transport that runs a command (ext::, fd::) is refused. It only reads:
+// the mirror is made (and seeded) by the first fetch.
 func RemoteOf(p Pin, name, mirror string) (Remote, error) {
 	st, _, err := openPin(p)
 	if err != nil {
@@ -85,9 +103,7 @@ func RemoteOf(p Pin, name, mirror string) (Remote, error) {
 		// git resolves it from where it runs: the checkout, not pm's mirror.
 		url = filepath.Join(p.WorkTree, url)
 	}
-	r := Remote{Name: name, URL: url, Mirror: mirror, objects: filepath.Join(common(p), "objects")}
-	r.seedMirror(p)
-	return r, nil
+	return Remote{Name: name, URL: url, Mirror: mirror, objects: filepath.Join(common(p), "objects"), repo: p}, nil
 }
 
 // localRelative reports a URL that is a relative local path (not scheme://,
@@ -104,7 +120,12 @@ func localRelative(url string) bool {
 // refs of the remote (refs/remotes/NAME/*) as its branches, so its first
 // fetch tells the remote what this clone has and transfers only what is
 // new, not the whole history again. Best effort: a fetch corrects them.
-func (r Remote) seedMirror(p Pin) {
+// The fetch runs it, never a lookup.
+func (r Remote) seedMirror() {
+	p := r.repo
+	if p.GitDir == "" {
+		return
+	}
 	heads := filepath.Join(r.Mirror, "refs", "heads")
 	if ents, err := os.ReadDir(heads); err == nil && len(ents) > 0 {
 		return
@@ -282,39 +303,82 @@ func remoteEnv(mirror, objects string) []string {
 
 // Fetch brings the remote's branches into the repository's object store
 // and returns their tips (refs/heads/NAME → commit). The mirror's own
-// refs are the remote's branches as last fetched; a mirror git cannot use
-// (objects pruned under it by a gc of the repository) is made again.
+// refs are the remote's branches as last fetched (and as pm's own pushes
+// left them). A fetch that fails for want of reaching the remote
+// (ErrUnreachable) or of credentials (ErrDenied) leaves the mirror as it
+// is. Any other failure may be the mirror's (objects pruned under it by a
+// gc of the repository): the fetch is made again into a fresh mirror
+// beside it, and only when that one works does it replace the old one;
+// otherwise the old one stays and the first error is returned.
 func (r Remote) Fetch() (map[string]string, error) {
 	tips, err := r.fetch()
-	if err != nil && !isReachError(err) {
-		if rmErr := os.RemoveAll(r.Mirror); rmErr == nil {
-			tips, err = r.fetch()
-		}
+	if err == nil || errors.Is(err, ErrUnreachable) || errors.Is(err, ErrDenied) {
+		return tips, err
 	}
-	return tips, err
+	fresh := r
+	fresh.Mirror = r.Mirror + ".fresh"
+	os.RemoveAll(fresh.Mirror)
+	tips, ferr := fresh.fetch()
+	if ferr != nil {
+		os.RemoveAll(fresh.Mirror)
+		return nil, err
+	}
+	old := r.Mirror + ".old"
+	os.RemoveAll(old)
+	if rerr := os.Rename(r.Mirror, old); rerr != nil && !os.IsNotExist(rerr) {
+		os.RemoveAll(fresh.Mirror)
+		return nil, err
+	}
+	if rerr := os.Rename(fresh.Mirror, r.Mirror); rerr != nil {
+		return nil, rerr
+	}
+	os.RemoveAll(old)
+	return tips, nil
 }
 
-// isReachError reports an error of reaching the remote (not of the mirror).
-func isReachError(err error) bool {
+// classify marks git's error of reaching the remote: credentials refused
+// or asked for (ErrDenied), else no answer, no such repository or host
+// (ErrUnreachable). Any other error is returned as it is.
+func classify(err error) error {
+	if err == nil {
+		return nil
+	}
 	s := err.Error()
-	for _, w := range []string{"Could not read from remote", "unable to access", "does not appear to be a git repository", "no answer from", "Connection refused", "Could not resolve"} {
+	for _, w := range []string{"Authentication failed", "could not read Username", "could not read Password", "terminal prompts disabled",
+		"Permission denied", "returned error: 401", "returned error: 403", "Host key verification failed"} {
 		if strings.Contains(s, w) {
-			return true
+			return &remoteError{ErrDenied, err}
 		}
 	}
-	return false
+	for _, w := range []string{"Could not read from remote", "unable to access", "does not appear to be a git repository", "no answer from",
+		"Connection refused", "Could not resolve", "Connection timed out", "Network is unreachable", "No route to host"} {
+		if strings.Contains(s, w) {
+			return &remoteError{ErrUnreachable, err}
+		}
+	}
+	return err
 }
 
 func (r Remote) fetch() (map[string]string, error) {
 	if err := r.ensureMirror(); err != nil {
 		return nil, err
 	}
+	r.seedMirror()
 	if _, err := r.git("fetch", "--quiet", "--no-tags", "--prune", "--no-write-fetch-head", "--no-recurse-submodules",
 		"--", r.URL, "+refs/heads/*:refs/heads/*"); err != nil {
-		return nil, err
+		return nil, classify(err)
 	}
-	// The mirror's refs are read as files (loose and packed), not by
-	// another git process.
+	return r.Tips()
+}
+
+// Tips are the remote's branches as this machine last knew them (its last
+// fetch, and its own pushes since), read from the mirror's refs as files:
+// no git process, no network. A mirror not made yet has none.
+func (r Remote) Tips() (map[string]string, error) {
+	tips := map[string]string{}
+	if _, err := os.Stat(filepath.Join(r.Mirror, "HEAD")); os.IsNotExist(err) {
+		return tips, nil
+	}
 	st, err := openDirs(repoDirs{git: r.Mirror}, cache.NewObjectLRU(0), filesystem.Options{})
 	if err != nil {
 		return nil, err
@@ -323,7 +387,6 @@ func (r Remote) fetch() (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	tips := map[string]string{}
 	err = refs.ForEach(func(ref *plumbing.Reference) error {
 		if ref.Type() == plumbing.HashReference && strings.HasPrefix(ref.Name().String(), "refs/heads/") {
 			tips[ref.Name().String()] = ref.Hash().String()
@@ -331,6 +394,17 @@ func (r Remote) fetch() (map[string]string, error) {
 		return nil
 	})
 	return tips, err
+}
+
+// noted keeps the mirror's ref as pm's own push or deletion left the
+// remote's (next "": deleted), so Tips stays what this machine knows.
+// Best effort: the next fetch corrects it.
+func (r Remote) noted(ref, next string) {
+	if next == "" {
+		r.git("update-ref", "-d", ref)
+		return
+	}
+	r.git("update-ref", ref, next)
 }
 
 // Push sets the remote's branch ref (refs/heads/NAME) to commit next if it
@@ -350,8 +424,9 @@ func (r Remote) Push(ref, old, next string) error {
 		if strings.Contains(out, "stale info") || strings.Contains(err.Error(), "stale info") || strings.Contains(out, "fetch first") {
 			return fmt.Errorf("%w: %s", ErrStale, ref)
 		}
-		return err
+		return classify(err)
 	}
+	r.noted(ref, next)
 	return nil
 }
 
@@ -387,6 +462,14 @@ func SetRef(p Pin, name, hash string) error {
 }
 
 // IsAncestor reports whether commit a is b or one of b's ancestors, in p.
+// It walks as git's merge-base --is-ancestor does: newest commit first,
+// painting what is reached from a and from b, and stops once every commit
+// left to visit is reached from both (below where the two histories
+// meet). The walk is bounded by the distance from a and b to where they
+// meet, not by the length of the history: an answer near the tips never
+// reads the old history (a shallow clone's cut history is never reached).
+// Commit times only order the walk; a skewed clock makes it longer, never
+// wrong.
 func IsAncestor(p Pin, a, b string) (bool, error) {
 	if a == b {
 		return true, nil
@@ -398,27 +481,83 @@ func IsAncestor(p Pin, a, b string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	seen := map[plumbing.Hash]bool{}
-	queue := []plumbing.Hash{plumbing.NewHash(b)}
+	const fromA, fromB, stale = 1, 2, 4
 	want := plumbing.NewHash(a)
-	for len(queue) > 0 {
-		h := queue[0]
-		queue = queue[1:]
+	flags := map[plumbing.Hash]uint8{}
+	var q ancestry
+	visit := func(h plumbing.Hash, f uint8) error {
 		c, err := readCommit(st, h)
 		if err != nil {
-			return false, err
+			if f&stale != 0 && errors.Is(err, plumbing.ErrObjectNotFound) {
+				return nil // below where the two meet: nothing to learn there
+			}
+			return err
 		}
-		for _, par := range c.Parents {
-			if par == want {
+		flags[h] |= f
+		q.push(ancestryItem{h, c.Time, c.Parents})
+		return nil
+	}
+	if err := visit(want, fromA); err != nil {
+		return false, err
+	}
+	if err := visit(plumbing.NewHash(b), fromB); err != nil {
+		return false, err
+	}
+	for q.pending(flags, stale) {
+		c := q.pop()
+		f := flags[c.hash] & (fromA | fromB | stale)
+		if f == fromA|fromB {
+			f |= stale // reached from both: what is below it is too
+		}
+		for _, par := range c.parents {
+			if flags[par]&f == f {
+				continue
+			}
+			if par == want && f&fromB != 0 {
 				return true, nil
 			}
-			if !seen[par] {
-				seen[par] = true
-				queue = append(queue, par)
+			if err := visit(par, f); err != nil {
+				return false, err
 			}
 		}
 	}
 	return false, nil
+}
+
+// ancestryItem is a commit IsAncestor will visit.
+type ancestryItem struct {
+	hash    plumbing.Hash
+	time    int64
+	parents []plumbing.Hash
+}
+
+// ancestry is IsAncestor's queue: newest commit first.
+type ancestry []ancestryItem
+
+func (q *ancestry) push(c ancestryItem) { *q = append(*q, c) }
+
+// pop takes the newest commit (a linear scan: the queue holds the walk's
+// front, a few commits wide).
+func (q *ancestry) pop() ancestryItem {
+	best := 0
+	for i, c := range *q {
+		if c.time > (*q)[best].time {
+			best = i
+		}
+	}
+	c := (*q)[best]
+	*q = append((*q)[:best], (*q)[best+1:]...)
+	return c
+}
+
+// pending reports a commit in the queue not yet reached from both sides.
+func (q ancestry) pending(flags map[plumbing.Hash]uint8, stale uint8) bool {
+	for _, c := range q {
+		if flags[c.hash]&stale == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Delete removes the remote's branch ref if it still is at old (a
@@ -434,7 +573,11 @@ func (r Remote) Delete(ref, old string) error {
 	if err != nil && (strings.Contains(out, "stale info") || strings.Contains(err.Error(), "stale info")) {
 		return fmt.Errorf("%w: %s", ErrStale, ref)
 	}
-	return err
+	if err != nil {
+		return classify(err)
+	}
+	r.noted(ref, "")
+	return nil
 }
 
 // DropRef deletes one of pm's own refs (refs/pm/...), such as the fetched

@@ -150,6 +150,7 @@ func TestRemoteRelativeAndSeeded(t *testing.T) {
 	}
 	r2, err := RemoteOf(p, "origin", filepath.Join(t.TempDir(), "seeded"))
 	must(t, err)
+	r2.seedMirror() // what the first fetch does first
 	b, err := os.ReadFile(filepath.Join(r2.Mirror, "packed-refs"))
 	if err != nil || !strings.Contains(string(b), run(t, clone, "rev-parse", "origin/main")+" refs/heads/main\n") {
 		t.Fatalf("seeded mirror's packed-refs = %q, %v", b, err)
@@ -250,4 +251,46 @@ func TestRefNamesStayInRefs(t *testing.T) {
 	}
 	must(t, SetRef(p, "refs/pm/remote/origin/heads/main", head))
 	must(t, DropRef(p, "refs/pm/remote/origin/heads/main"))
+}
+
+// A fetch's failure says what kind it is (credentials, or no remote
+// there), and a mirror git cannot use (a ref at an object the repository
+// no longer has) is made again: the fetch works, and the tips are the
+// remote's.
+func TestRemoteFetchErrorKindsAndRepair(t *testing.T) {
+	bare, _, p := remoteSetup(t)
+	r, err := RemoteOf(p, "origin", filepath.Join(t.TempDir(), "mirror"))
+	must(t, err)
+	if tips, err := r.Tips(); err != nil || len(tips) != 0 {
+		t.Fatalf("tips of a mirror not made yet = %v, %v", tips, err)
+	}
+	_, err = r.Fetch()
+	must(t, err)
+	main := run(t, bare, "rev-parse", "main")
+	if tips, err := r.Tips(); err != nil || tips["refs/heads/main"] != main {
+		t.Fatalf("tips after a fetch = %v, %v", tips, err)
+	}
+	gone := r
+	gone.URL = filepath.Join(t.TempDir(), "gone.git")
+	if _, err := gone.Fetch(); !errors.Is(err, ErrUnreachable) {
+		t.Fatalf("fetch from a missing remote = %v, want ErrUnreachable", err)
+	}
+	// The mirror's main at an object nowhere: git cannot use it.
+	write(t, r.Mirror, "refs/heads/broken", strings.Repeat("ab", 20)+"\n")
+	tips, err := r.Fetch()
+	if err != nil || tips["refs/heads/main"] != main {
+		t.Fatalf("fetch into a broken mirror = %v, %v", tips, err)
+	}
+	if _, err := os.Stat(r.Mirror + ".fresh"); !os.IsNotExist(err) {
+		t.Fatalf("the fresh mirror was left beside: %v", err)
+	}
+	// pm's own push and deletion move the mirror's refs (Tips without a fetch).
+	must(t, r.Push("refs/heads/pm/tk-1", "", main))
+	if tips, _ := r.Tips(); tips["refs/heads/pm/tk-1"] != main {
+		t.Fatalf("tips after a push = %v", tips)
+	}
+	must(t, r.Delete("refs/heads/pm/tk-1", main))
+	if tips, _ := r.Tips(); tips["refs/heads/pm/tk-1"] != "" {
+		t.Fatalf("tips after a deletion = %v", tips)
+	}
 }

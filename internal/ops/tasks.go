@@ -187,6 +187,9 @@ type SubtaskInput struct {
 	Description string             `json:"description" jsonschema:"what the subtask must achieve"`
 	Context     string             `json:"context,omitempty" jsonschema:"what its owner needs to know"`
 	Runtime     config.RuntimeName `json:"runtime,omitempty" jsonschema:"llm, exec or none (default: yours)"`
+	// On places the subtask's agents on a worker (pm subtask --on): the
+	// command line's only, as TaskInput.On.
+	On string `json:"-"`
 }
 
 // SubtaskResult is the child and its parent.
@@ -216,7 +219,7 @@ func Subtask(ctx context.Context, sess *Session, in SubtaskInput) (SubtaskResult
 	if err != nil {
 		return SubtaskResult{}, err
 	}
-	t, err := task.Subtask(sess.Store, l, sess.Actor, parent, in.Description, []byte(in.Context), in.Runtime)
+	t, err := task.Subtask(sess.Store, l, sess.Actor, parent, in.Description, []byte(in.Context), in.Runtime, in.On)
 	return SubtaskResult{Task: t, Parent: parent}, err
 }
 

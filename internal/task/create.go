@@ -54,7 +54,8 @@ func Create(s *store.Store, l *agent.Launcher, actor store.Actor, sp Spec) (*sto
 		return nil, err
 	}
 	sp.repo = repo
-	if sp.worktree, err = worktreePlan(s, st, repo, sp.ParentID, sp.Runtime); err != nil {
+	m := here(s) // one fetch of a remote for the plan and the worktree
+	if sp.worktree, err = worktreePlan(m, st, repo, sp.ParentID, sp.Runtime); err != nil {
 		return nil, err
 	}
 	var t *store.Task
@@ -70,9 +71,10 @@ func Create(s *store.Store, l *agent.Launcher, actor store.Actor, sp Spec) (*sto
 		Data: bus.TaskCreated{Status: string(t.Status), ParentID: t.ParentID, BlockedBy: t.BlockedBy, Runtime: string(t.Runtime), Depth: t.Depth}})
 	// The worktree before the owner: its agents work there. Killed in
 	// between, the next command's Settle makes it before it starts the owner.
-	if err := makeWorktree(s, t); err != nil {
+	if err := makeWorktree(m, t); err != nil {
 		return t, err
 	}
+	repairRemoteBranches(m, st)
 	if t.Status == store.TaskActive {
 		if err := l.Start(t.Owner); err != nil {
 			return t, err
@@ -268,16 +270,17 @@ func placement(st state.State, sp Spec) (string, error) {
 const MaxContext = 256 << 10
 
 // Subtask is pm subtask: a child of parent with its own owner, on runtime
-// (default: the parent's) and the parent's model. The owner check is the
+// (default: the parent's) and the parent's model, placed on worker on
+// (default: where its parent's owner runs). The owner check is the
 // caller's.
-func Subtask(s *store.Store, l *agent.Launcher, actor store.Actor, parent *store.Task, description string, context []byte, runtime config.RuntimeName) (*store.Task, error) {
+func Subtask(s *store.Store, l *agent.Launcher, actor store.Actor, parent *store.Task, description string, context []byte, runtime config.RuntimeName, on string) (*store.Task, error) {
 	if len(context) > MaxContext {
 		return nil, errs.Usagef("keep context under 256 KiB", "context of %d bytes is too long", len(context))
 	}
 	if runtime == "" {
 		runtime = parent.Runtime
 	}
-	return Create(s, l, actor, Spec{Description: description, ParentID: parent.ID, Runtime: runtime, Model: parent.Model, Context: context})
+	return Create(s, l, actor, Spec{Description: description, ParentID: parent.ID, Runtime: runtime, Model: parent.Model, Context: context, On: on})
 }
 
 // childrenHeld reads t's subtasks; the caller is in the tasks section, so

@@ -56,7 +56,12 @@
 //     and moves the branch merged into on the remote only by a
 //     compare-and-set, redone on a fresh fetch when overtaken; the user's
 //     checkout and local branches are never written; a push that fails
-//     leaves the task as it was (active, its work on its local branch);
+//     leaves the task as it was (active, its work on its local branch); a
+//     command (and a Settle) sees this machine through one machine value:
+//     the checkout located once, the remote fetched once and updated by
+//     the command's own pushes; a killed task's branch goes from the
+//     remote (its work kept on this machine's branch), and a command that
+//     fetched deletes a killed or merged task's branch it sees there;
 //   - a task held for review is done but blocks its dependants until merged;
 //   - a worktree goes when its task is merged, killed or reset (its branch
 //     kept only when it holds commits not merged); one no task wants is

@@ -40,12 +40,13 @@ func Done(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string) (
 	}
 	res := &DoneResult{Unblocked: []string{}}
 	var t *store.Task
+	m := here(s) // one fetch of the remote for the whole command
 	// The tasks lock keeps subtasks from being created, and the task's phases
 	// lock keeps phases from being opened, between the checks and the mark.
 	err := st.WithTasks(func() error {
 		return st.WithPhases(taskID, func() error {
 			var err error
-			t, err = finish(s, st, actor, taskID, res)
+			t, err = finish(m, st, actor, taskID, res)
 			return err
 		})
 	})
@@ -73,11 +74,12 @@ func Done(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string) (
 		if _, err := st.UpdateTask(t.ID, func(x *store.Task) error { x.Merge = t.Merge; return nil }); err != nil {
 			s.Warnf("record the review request of %s: %v", t.ID, err)
 		}
+		repairRemoteBranches(m, st)
 		settle(s, l, actor)
 		return res, nil // dependants wait for pm merge
 	}
 	if t.Worktree != nil {
-		res.Unblocked = finishDone(s, st, l, actor, t, true)
+		res.Unblocked = finishDone(m, st, l, actor, t, true)
 		return res, nil
 	}
 	res.Unblocked = unblockDependants(s, st, l, actor, t)
@@ -123,7 +125,8 @@ func settle(s *store.Store, l *agent.Launcher, actor store.Actor) {
 
 // finish checks, closes the phase, commits and marks the task done; the
 // caller holds the tasks lock and the task's phases lock.
-func finish(s *store.Store, st state.State, actor store.Actor, taskID string, res *DoneResult) (*store.Task, error) {
+func finish(m *machine, st state.State, actor store.Actor, taskID string, res *DoneResult) (*store.Task, error) {
+	s := m.s
 	t, err := st.Task(taskID)
 	if err != nil {
 		return nil, err
@@ -153,11 +156,11 @@ func finish(s *store.Store, st state.State, actor store.Actor, taskID string, re
 	// through a remote: this machine's worktree of it (made now if this
 	// machine has none).
 	if t.Worktree != nil && t.Worktree.Remote != "" {
-		if err := makeWorktree(s, t); err != nil {
+		if err := makeWorktree(m, t); err != nil {
 			return nil, err
 		}
 	}
-	lt, err := local(s, t)
+	lt, err := m.local(t)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +174,7 @@ func finish(s *store.Store, st state.State, actor store.Actor, taskID string, re
 		if t.Review && (t.Merge == nil || t.Merge.State == store.MergeReview) {
 			res.Held, held = true, &store.TaskMerge{State: store.MergeReview}
 		}
-		if res.Merge, err = land(s, st, actor, lt, gitx.FavorNone, res.Held); err != nil {
+		if res.Merge, err = land(m, st, actor, lt, gitx.FavorNone, res.Held); err != nil {
 			return nil, err
 		}
 	}

@@ -72,7 +72,7 @@ type PhaseCount struct {
 // once by the caller for all tasks).
 func HealthOf(s *store.Store, st state.State, t *store.Task, pending []*store.Request) Health {
 	if t.Held() {
-		return mergeHealth(t)
+		return mergeHealth(s, t)
 	}
 	switch t.Status {
 	case store.TaskDone:
@@ -215,8 +215,8 @@ func liveOf(st state.State, ids []string) []string {
 func PendingRequests(s *store.Store, st state.State) []*store.Request { return request.Waiting(s, st) }
 
 // mergeHealth is the health of a task whose merge waits (store.TaskMerge).
-func mergeHealth(t *store.Task) Health {
-	h := Health{State: StateReview, Reason: waitsWhy(t, t.Merge), Next: waitsTry(t, t.Merge)}
+func mergeHealth(s *store.Store, t *store.Task) Health {
+	h := Health{State: StateReview, Reason: waitsWhy(t, t.Merge), Next: waitsTry(t, t.Merge, worktreeHere(s, t))}
 	switch t.Merge.State {
 	case store.MergeConflict:
 		h.State = StateConflict

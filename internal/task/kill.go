@@ -100,11 +100,13 @@ func Kill(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string, r
 	}
 	// Their agents ended, the killed tasks' worktrees go (a branch with
 	// commits of its own stays); a revived task keeps its own.
+	m := here(s)
 	for _, t := range tree {
 		if t, err := st.Task(t.ID); err == nil && t.Status == store.TaskKilled {
-			dropWorktree(s, t)
+			dropWorktree(m, t)
 		}
 	}
+	repairRemoteBranches(m, st)
 	crashpoint.Hit("task.kill.dropped")
 	switch {
 	case revived != nil:
@@ -273,7 +275,7 @@ func reviveHeld(s *store.Store, st state.State, actor store.Actor, old *store.Ta
 // active (a blocked one starts when its blockers are done).
 func startRevived(s *store.Store, l *agent.Launcher, actor store.Actor, t *store.Task, owner *store.Agent) error {
 	s.Notify(bus.Event{Kind: bus.EvTaskRestarted, Actor: actor.Name, TaskID: t.ID, Agent: owner.Name, Text: t.Description})
-	if err := ensureWorktree(s, t); err != nil { // removed when it was killed
+	if err := ensureWorktree(here(s), t); err != nil { // removed when it was killed
 		return err
 	}
 	if t.Status == store.TaskActive {

@@ -75,10 +75,11 @@ func stillMarked(t *store.Task) []string {
 // mergeWork merges t's branch into the branch it merges into: here, or
 // on the remote its code goes through (mergeRemote). onto is the tip of
 // the branch merged into that a conflict was found against.
-func mergeWork(s *store.Store, t *store.Task, favor gitx.Favor) (res gitx.MergeResult, onto string, err error) {
+func mergeWork(m *machine, t *store.Task, favor gitx.Favor) (res gitx.MergeResult, onto string, err error) {
+	s := m.s
 	w := t.Worktree
 	if w.Remote != "" {
-		return mergeRemote(s, t, favor)
+		return mergeRemote(m, t, favor)
 	}
 	msg := "Merge " + strings.TrimPrefix(w.Branch, "refs/heads/") + ": " + t.Description
 	res, err = gitx.Merge(*t.Repo, w.Branch, w.Into, stateRel(s, t), msg, s.Now(), favor)
@@ -104,17 +105,18 @@ func mergeWork(s *store.Store, t *store.Task, favor gitx.Favor) (res gitx.MergeR
 // the task (Merge), asked of whoever decides (the parent's owner for a
 // subtask, else the human), and returned as an exit-5 error that lists the
 // ways on; the caller holds the tasks lock.
-func land(s *store.Store, st state.State, actor store.Actor, t *store.Task, favor gitx.Favor, review bool) (*gitx.MergeResult, error) {
+func land(m *machine, st state.State, actor store.Actor, t *store.Task, favor gitx.Favor, review bool) (*gitx.MergeResult, error) {
+	s := m.s
 	if review {
 		if t.Worktree.Remote != "" {
 			// Whoever reviews, on whatever machine, reads it from the remote.
-			if err := pushBranch(s, t); err != nil {
+			if err := pushBranch(m, t); err != nil {
 				return nil, err
 			}
 		}
 		return nil, nil
 	}
-	mr, onto, err := mergeWork(s, t, favor)
+	mr, onto, err := mergeWork(m, t, favor)
 	if err != nil {
 		return nil, err
 	}
@@ -131,16 +133,42 @@ func land(s *store.Store, st state.State, actor store.Actor, t *store.Task, favo
 	return &mr, nil
 }
 
-// waitsTry is what to do about a merge that waits.
-func waitsTry(t *store.Task, m *store.TaskMerge) string {
+// waitsTry is what to do about a merge that waits; where is the task's
+// worktree as its reader finds it (worktreeHere, worktreeAnywhere).
+func waitsTry(t *store.Task, m *store.TaskMerge, where string) string {
 	into := t.IntoName()
 	switch m.State {
 	case store.MergeConflict:
-		return "resolve the conflicts in " + t.Worktree.Path + " and run 'pm done' again; or 'pm merge " + t.ID + " --theirs' (the task's version) or '--ours' (" + into + "'s); or 'pm reject " + t.ID + " \"why\"'"
+		return "resolve the conflicts in " + where + " and run 'pm done' again; or 'pm merge " + t.ID + " --theirs' (the task's version) or '--ours' (" + into + "'s); or 'pm reject " + t.ID + " \"why\"'"
 	case store.MergeDirty:
 		return "commit or undo your changes to " + strings.Join(m.Paths, ", ") + " in " + into + "'s checkout, then 'pm merge " + t.ID + "'; or 'pm reject " + t.ID + " \"why\"'"
 	}
 	return "'pm diff " + t.ID + "', then 'pm merge " + t.ID + "' or 'pm reject " + t.ID + " \"why\"'"
+}
+
+// worktreeHere is t's worktree as a reader on this machine finds it: the
+// recorded path, or, for a task whose code goes through a remote (the
+// recorded path is the machine's that made it), this machine's, which
+// 'pm diff' makes when it is not here yet.
+func worktreeHere(s *store.Store, t *store.Task) string {
+	if t.Worktree.Remote == "" {
+		return t.Worktree.Path
+	}
+	p := t.WorktreePath(s.ProjectDir())
+	if _, err := os.Lstat(filepath.Join(p, ".git")); err != nil {
+		return p + " (made on this machine by 'pm diff " + t.ID + "')"
+	}
+	return p
+}
+
+// worktreeAnywhere is t's worktree in a text read on any machine (a
+// request, a message): for a task whose code goes through a remote, the
+// place in whichever project directory the reader works in.
+func worktreeAnywhere(t *store.Task) string {
+	if t.Worktree.Remote == "" {
+		return t.Worktree.Path
+	}
+	return store.WorktreesDir + "/" + t.ID + " of your project directory ('pm diff " + t.ID + "' makes it on your machine)"
 }
 
 // waitsWhy says why a merge waits.
@@ -162,14 +190,14 @@ func wait(s *store.Store, st state.State, actor store.Actor, t *store.Task, m *s
 	if _, err := st.UpdateTask(t.ID, func(x *store.Task) error { x.Merge = m; return nil }); err != nil {
 		return err
 	}
-	return errs.Statef(waitsTry(t, m)+"; the task is still active and its work is safe on "+strings.TrimPrefix(t.Worktree.Branch, "refs/heads/"), "%s", waitsWhy(t, m))
+	return errs.Statef(waitsTry(t, m, worktreeHere(s, t))+"; the task is still active and its work is safe on "+strings.TrimPrefix(t.Worktree.Branch, "refs/heads/"), "%s", waitsWhy(t, m))
 }
 
 // ask tells whoever decides about a merge that waits: the parent task's
 // owner (through its inbox) for a subtask, the human (a request) for a
 // top-level task. m.Request gets the request's id.
 func ask(s *store.Store, st state.State, actor store.Actor, t *store.Task, m *store.TaskMerge) {
-	text := waitsWhy(t, m) + ". Ways on: " + waitsTry(t, m) + "."
+	text := waitsWhy(t, m) + ". Ways on: " + waitsTry(t, m, worktreeAnywhere(t)) + "."
 	s.Notify(bus.Event{Kind: bus.EvMergeWaits, Actor: actor.Name, TaskID: t.ID, Text: waitsWhy(t, m),
 		Data: bus.MergeWaits{State: m.State, Paths: m.Paths, Into: t.Worktree.Into}})
 	if t.ParentID != "" {
@@ -250,6 +278,7 @@ func Merge(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string, 
 	res := &MergeResult{Unblocked: []string{}}
 	var t *store.Task
 	var was *store.TaskMerge
+	m := here(s)
 	err := st.WithTasks(func() error {
 		cur, err := st.Task(taskID)
 		if err != nil {
@@ -263,15 +292,15 @@ func Merge(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string, 
 		}
 		was = cur.Merge
 		if cur.Worktree.Remote != "" {
-			if err := makeWorktree(s, cur); err != nil { // merged from this machine: its worktree and branch here
+			if err := makeWorktree(m, cur); err != nil { // merged from this machine: its worktree and branch here
 				return err
 			}
 		}
-		lt, err := local(s, cur)
+		lt, err := m.local(cur)
 		if err != nil {
 			return err
 		}
-		mr, err := land(s, st, actor, lt, favor, false)
+		mr, err := land(m, st, actor, lt, favor, false)
 		if err != nil {
 			return err
 		}
@@ -297,7 +326,7 @@ func Merge(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string, 
 		s.Notify(bus.Event{Kind: bus.EvTaskDone, Actor: actor.Name, TaskID: t.ID, Text: t.Description,
 			Data: bus.TaskDone{Commit: t.Commit, Merged: t.Merged}})
 	}
-	res.Unblocked = finishDone(s, st, l, actor, t, was.State != store.MergeReview)
+	res.Unblocked = finishDone(m, st, l, actor, t, was.State != store.MergeReview)
 	return res, nil
 }
 
@@ -347,6 +376,9 @@ func Reject(s *store.Store, l *agent.Launcher, actor store.Actor, taskID, why st
 	}
 	settleRequest(s, st, actor, was, "rejected by "+actor.Name+": "+why)
 	text := "pm reject: " + why + ". Work on in " + t.WorkDir(s.ProjectDir()) + ", then run 'pm done' again."
+	if t.Worktree != nil && t.Worktree.Remote != "" { // its owner may run on another machine
+		text = "pm reject: " + why + ". Work on in your task's worktree (" + store.WorktreesDir + "/" + t.ID + " of the machine you run on), then run 'pm done' again."
+	}
 	if _, err := inbox.Send(s, st, inbox.Message{Kind: inbox.KindNotice, From: actor.Name, To: t.Owner, TaskID: t.ID, Text: text}); err != nil {
 		s.Warnf("tell %s: %v", t.Owner, err)
 	}
@@ -360,9 +392,11 @@ func Reject(s *store.Store, l *agent.Launcher, actor store.Actor, taskID, why st
 // finishDone is what follows a task's merge: its worktree removed, its dependants unblocked and started, and, when it was not done
 // before (notifyParent), its parent's owner told. It returns the tasks it
 // made active.
-func finishDone(s *store.Store, st state.State, l *agent.Launcher, actor store.Actor, t *store.Task, notifyParent bool) []string {
+func finishDone(m *machine, st state.State, l *agent.Launcher, actor store.Actor, t *store.Task, notifyParent bool) []string {
+	s := m.s
 	crashpoint.Hit("task.merge.marked")
-	dropWorktree(s, t)
+	dropWorktree(m, t)
+	repairRemoteBranches(m, st)
 	unblocked := unblockDependants(s, st, l, actor, t)
 	if notifyParent && t.ParentID != "" {
 		tellParent(s, st, actor, t)
@@ -387,17 +421,25 @@ func mergeEvent(s *store.Store, actor store.Actor, t *store.Task, mr *gitx.Merge
 // working. A task whose code goes through a remote is compared with the
 // remote's branch, its worktree made here when this machine has none.
 func Diff(s *store.Store, t *store.Task) (base string, files []gitx.FileDiff, working bool, err error) {
-	lt, err := local(s, t)
+	m := here(s)
+	lt, err := m.local(t)
 	if err != nil {
 		return "", nil, false, err
 	}
 	w := *lt.Worktree
 	if w.Remote != "" {
-		if err := makeWorktree(s, t); err != nil {
+		if err := makeWorktree(m, t); err != nil {
 			return "", nil, false, err
 		}
-		if w.Into, err = fetchInto(s, lt); err != nil {
+		if w.Into, err = fetchInto(m, lt); err != nil {
 			return "", nil, false, err
+		}
+		if !t.Live() {
+			// Its work is on the remote, wherever it was done: this
+			// machine's branch of it may be the one made with the task.
+			if w.Branch, err = fetchBranch(m, lt); err != nil {
+				return "", nil, false, err
+			}
 		}
 	}
 	if !t.Live() {

@@ -57,18 +57,49 @@ func projectRemote(s *store.Store, repo gitx.Pin) (*gitx.Remote, error) {
 	return &r, nil
 }
 
+// machine is this machine as one command (or one Settle) sees it: its
+// checkout, located once, and each remote's branches as this command
+// fetched them (and moved them by its own pushes since). A command locates
+// the checkout once, not once per task, and fetches once, not once per
+// step: every push is a compare-and-set, so a tip that moved since is
+// found by the push, fetched and redone.
+type machine struct {
+	s       *store.Store
+	located bool
+	pin     gitx.Pin
+	pinErr  error
+	tips    map[string]map[string]string // remote name → refs/heads/... → commit
+}
+
+// here is a fresh view of this machine, for one command.
+func here(s *store.Store) *machine { return &machine{s: s, tips: map[string]map[string]string{}} }
+
+// locate is gitx.Locate (tests count the lookups).
+var locate = gitx.Locate
+
+// checkout is this machine's checkout (the repository holding the project
+// directory), located at the first call.
+func (m *machine) checkout() (gitx.Pin, error) {
+	if !m.located {
+		m.pin, m.pinErr = locate(m.s.ProjectDir())
+		m.located = true
+	}
+	return m.pin, m.pinErr
+}
+
 // local is t as this machine works on it. A task whose code goes through
 // a remote gets this machine's checkout as its repository (the recorded
 // pin when it is this machine's) and its worktree's path here.
-func local(s *store.Store, t *store.Task) (*store.Task, error) {
+func (m *machine) local(t *store.Task) (*store.Task, error) {
 	if t.Worktree == nil || t.Worktree.Remote == "" {
 		return t, nil
 	}
+	s := m.s
 	lt := *t
 	w := *t.Worktree
 	w.Path = t.WorktreePath(s.ProjectDir())
 	lt.Worktree = &w
-	p, err := gitx.Locate(s.ProjectDir())
+	p, err := m.checkout()
 	if err != nil || p.WorkTree == "" {
 		return nil, errs.Statef("clone the project's repository here (git clone URL), then run pm again", "%s's code is on the git remote %s, but %s is not in a git checkout", t.ID, w.Remote, s.ProjectDir())
 	}
@@ -89,14 +120,49 @@ func remoteOf(s *store.Store, lt *store.Task) (gitx.Remote, error) {
 	return r, nil
 }
 
-// fetch fetches r's branches (an error with a Try line when the remote
-// cannot be reached).
-func fetch(r gitx.Remote, what string) (map[string]string, error) {
+// fetched is r's branches as this command knows them: its own fetch when
+// it made one (with its pushes since), else fetched now.
+func (m *machine) fetched(r gitx.Remote, what string) (map[string]string, error) {
+	if tips := m.tips[r.Name]; tips != nil {
+		return tips, nil
+	}
+	return m.fetch(r, what)
+}
+
+// fetch fetches r's branches now (an error with a Try line when the
+// remote cannot be reached or refuses this machine).
+func (m *machine) fetch(r gitx.Remote, what string) (map[string]string, error) {
 	tips, err := r.Fetch()
 	if err != nil {
-		return nil, errs.Failf("check that this machine reaches the remote (git fetch "+r.Name+"), then "+what, "%v", err)
+		return nil, fetchError(r, err, what)
 	}
+	m.tips[r.Name] = tips
 	return tips, nil
+}
+
+// pushed notes this command's push of ref to hash ("" : deleted).
+func (m *machine) pushed(r gitx.Remote, ref, hash string) {
+	tips := m.tips[r.Name]
+	switch {
+	case tips == nil:
+	case hash == "":
+		delete(tips, ref)
+	default:
+		tips[ref] = hash
+	}
+}
+
+// fetchError is a failed fetch with what to do: credentials refused (or
+// asked for) and a remote not reached say so; pm's mirror is kept for
+// both (gitx.Remote.Fetch).
+func fetchError(r gitx.Remote, err error, what string) error {
+	if errors.Is(err, gitx.ErrDenied) {
+		return errs.Failf("check this machine's credentials for "+r.Name+" (git fetch "+r.Name+" asks for them), then "+what, "%v (%v)", err, gitx.ErrDenied)
+	}
+	if errors.Is(err, gitx.ErrUnreachable) {
+		return errs.Failf("check that this machine reaches the remote (git fetch "+r.Name+"), then "+what, "%v (%v)", err, gitx.ErrUnreachable)
+	}
+	return errs.Failf("check that this machine reaches the remote (git fetch "+r.Name+"), then "+what, "%v", err)
 }
 
 // remotePlan is a new task's worktree when its code goes through r: a
@@ -104,8 +170,8 @@ func fetch(r gitx.Remote, what string) (map[string]string, error) {
 // branch it tracks (and merges into that branch); a subtask starts at its
 // parent's branch on the remote (or the parent's start when the parent
 // has pushed nothing yet) and merges into it.
-func remotePlan(r gitx.Remote, repo gitx.Pin, parent *store.Task) (*gitx.Worktree, error) {
-	tips, err := fetch(r, "create the task again")
+func remotePlan(m *machine, r gitx.Remote, repo gitx.Pin, parent *store.Task) (*gitx.Worktree, error) {
+	tips, err := m.fetched(r, "create the task again")
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +219,7 @@ func LocalWorktree(s *store.Store, st state.State, id string) (string, error) {
 	if t.Worktree == nil || t.Repo == nil {
 		return s.ProjectDir(), nil
 	}
-	if err := makeWorktree(s, t); err != nil {
+	if err := makeWorktree(here(s), t); err != nil {
 		return "", err
 	}
 	return t.WorkDir(s.ProjectDir()), nil
@@ -165,15 +231,16 @@ func LocalWorktree(s *store.Store, st state.State, id string) (string, error) {
 // the conflict marked in its fresh worktree, as on the machine that found
 // it (so pm done here cannot commit the task's side alone as the
 // resolution).
-func makeWorktree(s *store.Store, t *store.Task) error {
+func makeWorktree(m *machine, t *store.Task) error {
 	if t.Worktree == nil || t.Worktree.Remote == "" {
-		return ensureWorktree(s, t)
+		return ensureWorktree(m, t)
 	}
-	lt, err := local(s, t)
+	s := m.s
+	lt, err := m.local(t)
 	if err != nil {
 		return err
 	}
-	if err := localBranch(s, lt); err != nil {
+	if err := localBranch(m, lt); err != nil {
 		return err
 	}
 	fresh := false
@@ -193,15 +260,15 @@ func makeWorktree(s *store.Store, t *store.Task) error {
 
 // localBranch makes lt's branch here when this machine has none: at the
 // remote's copy of it, else at the task's start.
-func localBranch(s *store.Store, lt *store.Task) error {
+func localBranch(m *machine, lt *store.Task) error {
 	if _, tip, err := gitx.StartPoint(*lt.Repo, lt.Worktree.Branch); err == nil && tip != "" {
 		return nil
 	}
-	r, err := remoteOf(s, lt)
+	r, err := remoteOf(m.s, lt)
 	if err != nil {
 		return err
 	}
-	tips, err := fetch(r, "try again")
+	tips, err := m.fetched(r, "try again")
 	if err != nil {
 		return err
 	}
@@ -226,7 +293,8 @@ func localBranch(s *store.Store, lt *store.Task) error {
 // compare-and-set). A push refused because another machine moved the
 // branch first is fetched and redone. A conflict (in either step) changes
 // nothing on the remote and returns the tip it was found against.
-func mergeRemote(s *store.Store, lt *store.Task, favor gitx.Favor) (gitx.MergeResult, string, error) {
+func mergeRemote(m *machine, lt *store.Task, favor gitx.Favor) (gitx.MergeResult, string, error) {
+	s := m.s
 	w := lt.Worktree
 	r, err := remoteOf(s, lt)
 	if err != nil {
@@ -234,11 +302,13 @@ func mergeRemote(s *store.Store, lt *store.Task, favor gitx.Favor) (gitx.MergeRe
 	}
 	safe := "; the task's work is safe on " + strings.TrimPrefix(w.Branch, "refs/heads/") + " and the task waits"
 	msg := "Merge " + strings.TrimPrefix(w.Branch, "refs/heads/") + ": " + lt.Description
+	get := m.fetched // this command's fetch, if it made one; after a refused push, a fresh one
 	for range remoteAttempts {
-		tips, err := fetch(r, "run 'pm done' (or 'pm merge "+lt.ID+"') again"+safe)
+		tips, err := get(r, "run 'pm done' (or 'pm merge "+lt.ID+"') again"+safe)
 		if err != nil {
 			return gitx.MergeResult{}, "", err
 		}
+		get = m.fetch
 		// The task's branch.
 		_, mine, err := gitx.StartPoint(*lt.Repo, w.Branch)
 		if err != nil {
@@ -260,6 +330,7 @@ func mergeRemote(s *store.Store, lt *store.Task, favor gitx.Favor) (gitx.MergeRe
 			} else if err != nil {
 				return gitx.MergeResult{}, "", errs.Failf("check the remote (git push "+r.Name+"), then run 'pm done' again"+safe, "push: %v", err)
 			}
+			m.pushed(r, w.Branch, mine)
 		}
 		// The branch it merges into.
 		onto := tips[w.Into]
@@ -282,6 +353,7 @@ func mergeRemote(s *store.Store, lt *store.Task, favor gitx.Favor) (gitx.MergeRe
 		} else if err != nil {
 			return gitx.MergeResult{}, "", errs.Failf("check the remote (git push "+r.Name+"), then run 'pm merge "+lt.ID+"' or 'pm done' again"+safe, "push: %v", err)
 		}
+		m.pushed(r, w.Into, mr.Hash)
 		mr.CheckedOut = ""
 		return mr, onto, nil
 	}
@@ -313,39 +385,132 @@ func mergeTracked(s *store.Store, lt *store.Task, r gitx.Remote, branch, tip, fr
 }
 
 // dropRemoteBranch deletes a merged task's branch from the remote (what
-// is merged is on the branch it merged into); a failure is a warning.
-func dropRemoteBranch(s *store.Store, lt *store.Task) {
-	r, err := remoteOf(s, lt)
-	if err != nil {
-		s.Warnf("%v", err)
-		return
-	}
-	tips, err := r.Fetch()
-	if err != nil {
-		s.Warnf("remove %s from %s: %v", lt.Worktree.Branch, r.Name, err)
+// is merged is on the branch it merged into), at the tip this command
+// knows (its own push: no fetch after a merge); a failure is a warning,
+// and a branch moved meanwhile stays (Settle finds it where it is seen).
+func dropRemoteBranch(m *machine, lt *store.Task) {
+	r, tips, ok := remoteTips(m, lt)
+	if !ok {
 		return
 	}
 	if old := tips[lt.Worktree.Branch]; old != "" {
-		if err := r.Delete(lt.Worktree.Branch, old); err != nil && !errors.Is(err, gitx.ErrStale) {
-			s.Warnf("remove %s from %s: %v", lt.Worktree.Branch, r.Name, err)
+		deleteBranch(m, r, lt, old)
+	}
+}
+
+// dropKilledBranch deletes a killed task's branch from the remote, like a
+// merged one's. Work it holds that this machine's branch of the task
+// lacks is brought here first: the local branch (removed or never made
+// here) is set to the remote's tip when it has none or is behind it, and
+// is kept like any killed task's branch with commits; a remote copy that
+// diverged from this machine's branch stays on the remote (a warning).
+func dropKilledBranch(m *machine, lt *store.Task) {
+	r, tips, ok := remoteTips(m, lt)
+	if !ok {
+		return
+	}
+	w := lt.Worktree
+	theirs := tips[w.Branch]
+	if theirs == "" {
+		return
+	}
+	_, mine, err := gitx.StartPoint(*lt.Repo, w.Branch)
+	if err != nil {
+		m.s.Warnf("remove %s from %s: %v", w.Branch, r.Name, err)
+		return
+	}
+	if mine != theirs && theirs != w.Base {
+		if behind, err := gitx.IsAncestor(*lt.Repo, mine, theirs); mine == "" || err == nil && behind {
+			if err := gitx.SetRef(*lt.Repo, w.Branch, theirs); err != nil {
+				m.s.Warnf("keep %s's work from %s: %v", lt.ID, r.Name, err)
+				return
+			}
+		} else if ahead, err := gitx.IsAncestor(*lt.Repo, theirs, mine); err != nil || !ahead {
+			m.s.Warnf("%s on %s holds work this machine's %s lacks: left on %s", strings.TrimPrefix(w.Branch, "refs/heads/"), r.Name, strings.TrimPrefix(w.Branch, "refs/heads/"), r.Name)
+			return
+		}
+	}
+	deleteBranch(m, r, lt, theirs)
+}
+
+// remoteTips is lt's remote and its branches as this command knows them
+// (fetched once), or a warning and !ok.
+func remoteTips(m *machine, lt *store.Task) (gitx.Remote, map[string]string, bool) {
+	r, err := remoteOf(m.s, lt)
+	if err != nil {
+		m.s.Warnf("%v", err)
+		return r, nil, false
+	}
+	tips, err := m.fetched(r, "run 'pm status' to remove it")
+	if err != nil {
+		m.s.Warnf("remove %s from %s: %v", lt.Worktree.Branch, r.Name, err)
+		return r, nil, false
+	}
+	return r, tips, true
+}
+
+// deleteBranch deletes lt's branch from r if it still is at old (a
+// compare-and-set: a branch moved meanwhile is left to whoever moved it).
+func deleteBranch(m *machine, r gitx.Remote, lt *store.Task, old string) {
+	err := r.Delete(lt.Worktree.Branch, old)
+	switch {
+	case err == nil:
+		m.pushed(r, lt.Worktree.Branch, "")
+	case !errors.Is(err, gitx.ErrStale):
+		m.s.Warnf("remove %s from %s: %v", lt.Worktree.Branch, r.Name, err)
+	}
+}
+
+// repairRemoteBranches deletes from the remote the branches of this
+// project's tasks that are killed, or merged, found in what this command
+// fetched (no fetch of its own), as Settle removes a stray worktree: what
+// a pm kill or done that could not reach the remote, or was killed
+// part-way, left there. A branch no task of this project names is left
+// alone (another project may share the remote, and it may hold work).
+func repairRemoteBranches(m *machine, st state.State) {
+	for name, tips := range m.tips {
+		for ref := range tips {
+			id, ok := strings.CutPrefix(ref, gitx.BranchPrefix)
+			if !ok {
+				continue
+			}
+			t, err := st.Task(id)
+			if err != nil || t.Worktree == nil || t.Worktree.Remote != name || t.Worktree.Branch != ref || t.Repo == nil {
+				continue
+			}
+			merged := t.Status == store.TaskDone && !t.Held()
+			if t.Status != store.TaskKilled && !merged {
+				continue
+			}
+			lt, err := m.local(t)
+			if err != nil {
+				continue
+			}
+			if merged {
+				dropRemoteBranch(m, lt)
+			} else {
+				dropKilledBranch(m, lt)
+			}
 		}
 	}
 }
 
 // pushBranch pushes lt's branch (a task held for review: whoever reviews
 // it, on any machine, fetches it), its remote copy merged in first.
-func pushBranch(s *store.Store, lt *store.Task) error {
-	r, err := remoteOf(s, lt)
+func pushBranch(m *machine, lt *store.Task) error {
+	r, err := remoteOf(m.s, lt)
 	if err != nil {
 		return err
 	}
 	w := lt.Worktree
 	safe := "; the task's work is safe on " + strings.TrimPrefix(w.Branch, "refs/heads/") + " here"
+	get := m.fetched
 	for range remoteAttempts {
-		tips, err := fetch(r, "run 'pm done' again"+safe)
+		tips, err := get(r, "run 'pm done' again"+safe)
 		if err != nil {
 			return err
 		}
+		get = m.fetch
 		_, mine, err := gitx.StartPoint(*lt.Repo, w.Branch)
 		if err != nil {
 			return err
@@ -365,6 +530,7 @@ func pushBranch(s *store.Store, lt *store.Task) error {
 		} else if err != nil {
 			return errs.Failf("check the remote (git push "+r.Name+"), then run 'pm done' again"+safe, "push: %v", err)
 		}
+		m.pushed(r, w.Branch, mine)
 		return nil
 	}
 	return errs.Failf("run 'pm done' again"+safe, "%s on %s kept moving", w.Branch, r.Name)
@@ -372,12 +538,12 @@ func pushBranch(s *store.Store, lt *store.Task) error {
 
 // fetchInto fetches the branch lt merges into and returns pm's ref of its
 // remote tip (the task's start when a parent's branch is not pushed yet).
-func fetchInto(s *store.Store, lt *store.Task) (string, error) {
-	r, err := remoteOf(s, lt)
+func fetchInto(m *machine, lt *store.Task) (string, error) {
+	r, err := remoteOf(m.s, lt)
 	if err != nil {
 		return "", err
 	}
-	tips, err := fetch(r, "try again")
+	tips, err := m.fetched(r, "try again")
 	if err != nil {
 		return "", err
 	}
@@ -390,6 +556,29 @@ func fetchInto(s *store.Store, lt *store.Task) (string, error) {
 		if err := gitx.SetRef(*lt.Repo, ref, tip); err != nil {
 			return "", errs.Failf("fix the repository (git status)", "%v", err)
 		}
+	}
+	return ref, nil
+}
+
+// fetchBranch is pm's ref of the remote's copy of lt's branch, which holds
+// its work wherever pm done committed it (this machine's branch may be
+// the one made with the task, behind it), else lt's own branch.
+func fetchBranch(m *machine, lt *store.Task) (string, error) {
+	r, err := remoteOf(m.s, lt)
+	if err != nil {
+		return "", err
+	}
+	tips, err := m.fetched(r, "try again")
+	if err != nil {
+		return "", err
+	}
+	tip := tips[lt.Worktree.Branch]
+	if tip == "" {
+		return lt.Worktree.Branch, nil
+	}
+	ref := tracking(r.Name, lt.Worktree.Branch)
+	if err := gitx.SetRef(*lt.Repo, ref, tip); err != nil {
+		return "", errs.Failf("fix the repository (git status)", "%v", err)
 	}
 	return ref, nil
 }

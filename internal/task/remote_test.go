@@ -62,7 +62,7 @@ func TestMergeRemoteRetriesWhenOvertaken(t *testing.T) {
 	lt := &store.Task{ID: "tk-a1b2c3", Description: "the task", Repo: &p}
 	lt.Worktree = &gitx.Worktree{Path: filepath.Join(p.WorkTree, WorktreesDir, lt.ID), Branch: gitx.BranchPrefix + lt.ID,
 		Base: base, Into: "refs/heads/main", Remote: "origin"}
-	if err := localBranch(s, lt); err != nil {
+	if err := localBranch(here(s), lt); err != nil {
 		t.Fatal(err)
 	}
 	if err := gitx.AddWorktree(p, *lt.Worktree); err != nil {
@@ -85,7 +85,7 @@ func TestMergeRemoteRetriesWhenOvertaken(t *testing.T) {
 		}
 	}
 	t.Cleanup(func() { pushing = nil })
-	mr, _, err := mergeRemote(s, lt, gitx.FavorNone)
+	mr, _, err := mergeRemote(here(s), lt, gitx.FavorNone)
 	if err != nil || len(mr.Conflicts) > 0 {
 		t.Fatalf("mergeRemote = %+v, %v", mr, err)
 	}
@@ -110,5 +110,39 @@ func TestMergeRemoteRetriesWhenOvertaken(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(clone, "task.txt")); err == nil {
 		t.Error("the clone's checkout was written")
+	}
+}
+
+// Settle locates this machine's checkout once, not once per task whose
+// code goes through a remote (it did three times per task).
+func TestSettleLocatesTheCheckoutOnce(t *testing.T) {
+	s, l := remoteTasks(t, 50)
+	calls := 0
+	locate = func(dir string) (gitx.Pin, error) { calls++; return gitx.Locate(dir) }
+	t.Cleanup(func() { locate = gitx.Locate })
+	if _, err := Settle(s, l, store.Human); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 {
+		t.Fatalf("Settle located the checkout %d times for 50 tasks, want 1", calls)
+	}
+}
+
+// The Try line of a merge that waits names the worktree as its reader
+// finds it: on this machine, this machine's path of a remote task's
+// worktree (the recorded one is the machine's that made it); in a request
+// read anywhere, its place in the reader's project directory.
+func TestWaitsTryNamesTheReadersWorktree(t *testing.T) {
+	s, _ := remoteTasks(t, 0)
+	tk := &store.Task{ID: "tk-a1b2c3", Description: "d"}
+	tk.Worktree = &gitx.Worktree{Path: "/another/machine/.pm-worktrees/tk-a1b2c3", Branch: gitx.BranchPrefix + "tk-a1b2c3", Into: "refs/heads/main", Remote: "origin"}
+	m := &store.TaskMerge{State: store.MergeConflict, Paths: []string{"a.txt"}}
+	for _, try := range []string{mergeHealth(s, &store.Task{ID: tk.ID, TaskGit: store.TaskGit{Worktree: tk.Worktree, Merge: m}}).Next, waitsTry(tk, m, worktreeAnywhere(tk))} {
+		if strings.Contains(try, "/another/machine") {
+			t.Errorf("Try names another machine's path: %s", try)
+		}
+	}
+	if h := mergeHealth(s, &store.Task{ID: tk.ID, TaskGit: store.TaskGit{Worktree: tk.Worktree, Merge: m}}); !strings.Contains(h.Next, filepath.Join(realPath(s.ProjectDir()), WorktreesDir, tk.ID)) {
+		t.Errorf("health's Try does not name this machine's worktree: %s", h.Next)
 	}
 }

@@ -118,14 +118,17 @@ func resetWorktrees(s *store.Store, st state.State) {
 		s.Warnf("reset: %v", err)
 		return
 	}
+	m := here(s)
 	for _, t := range tasks {
 		k := *t
-		if k.Status != store.TaskDone {
-			k.Status = store.TaskKilled // its branch is kept if it has commits
+		if k.Status != store.TaskDone || k.Held() {
+			// Killed: its branch is kept here if it has commits; a remote
+			// copy goes (its work brought here), as no record will name it.
+			k.Status = store.TaskKilled
 		}
-		dropWorktree(s, &k)
+		dropWorktree(m, &k)
 	}
-	if _, err := pruneWorktrees(s, st, true); err != nil {
+	if _, err := pruneWorktrees(m, st, true); err != nil {
 		s.Warnf("reset: %v", err)
 	}
 }

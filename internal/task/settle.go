@@ -21,6 +21,10 @@ import (
 //     half-made worktree made (a pm task, done, kill or reset killed
 //     part-way: PruneWorktrees).
 //
+// (A killed or merged task's branch left on a git remote is deleted by
+// the next command that fetches the remote and sees it:
+// repairRemoteBranches.)
+//
 // (A room whose log is full or whose task ended is closed by whoever reads
 // it: store.RoomClosedBy.) It returns the tasks it made active.
 func Settle(s *store.Store, l *agent.Launcher, actor store.Actor) ([]string, error) {
@@ -54,12 +58,13 @@ func Settle(s *store.Store, l *agent.Launcher, actor store.Actor) ([]string, err
 	}
 	// Worktrees a killed command left behind go, half-made ones are made
 	// again (before their owners start, below).
-	repairWorktrees(s, st, liveTasks)
+	m := here(s) // the checkout located once, not per task
+	repairWorktrees(m, st, liveTasks)
 	for i, name := range owners {
 		// A worktree a killed pm task left half-made is made before its
 		// owner starts there.
 		if t, err := st.Task(active[i]); err == nil {
-			if err := ensureWorktree(s, t); err != nil {
+			if err := ensureWorktree(m, t); err != nil {
 				s.Warnf("%v", err)
 				continue
 			}

@@ -25,7 +25,8 @@ const WorktreesDir = store.WorktreesDir
 // parent that has none; a subtask's starts from its parent's branch, a
 // top-level task's from the branch HEAD names now. On a hub project with a
 // git remote, both are the remote's (remotePlan).
-func worktreePlan(s *store.Store, st state.State, repo *gitx.Pin, parentID string, runtime config.RuntimeName) (*gitx.Worktree, error) {
+func worktreePlan(m *machine, st state.State, repo *gitx.Pin, parentID string, runtime config.RuntimeName) (*gitx.Worktree, error) {
+	s := m.s
 	if repo == nil || repo.WorkTree == "" || s.Config().Isolation == config.IsolationNone || runtime == config.RuntimeNone {
 		return nil, nil
 	}
@@ -39,7 +40,7 @@ func worktreePlan(s *store.Store, st state.State, repo *gitx.Pin, parentID strin
 			return nil, nil // the parent works in the checkout: so does its subtask
 		}
 		if p.Worktree.Remote != "" {
-			lp, err := local(s, p)
+			lp, err := m.local(p)
 			if err != nil {
 				return nil, err
 			}
@@ -47,13 +48,13 @@ func worktreePlan(s *store.Store, st state.State, repo *gitx.Pin, parentID strin
 			if err != nil {
 				return nil, err
 			}
-			return remotePlan(r, *lp.Repo, p)
+			return remotePlan(m, r, *lp.Repo, p)
 		}
 		into = p.Worktree.Branch
 	} else if r, err := projectRemote(s, *repo); err != nil {
 		return nil, err
 	} else if r != nil {
-		return remotePlan(*r, *repo, nil)
+		return remotePlan(m, *r, *repo, nil)
 	}
 	branch, tip, err := gitx.StartPoint(*repo, into)
 	if errors.Is(err, gitx.ErrDetached) {
@@ -88,15 +89,15 @@ func realPath(p string) string {
 // A task whose code goes through a remote is made here only when this
 // machine had begun it (its branch or worktree is here): other machines'
 // tasks are made where they are needed (LocalWorktree).
-func ensureWorktree(s *store.Store, t *store.Task) error {
+func ensureWorktree(m *machine, t *store.Task) error {
 	if t.Worktree == nil || t.Repo == nil || !t.Live() {
 		return nil
 	}
 	if t.Worktree.Remote != "" {
-		if !begunHere(s, t) {
+		if !begunHere(m, t) {
 			return nil
 		}
-		return makeWorktree(s, t)
+		return makeWorktree(m, t)
 	}
 	if err := gitx.AddWorktree(*t.Repo, *t.Worktree); err != nil {
 		return errs.Failf("fix the repository (git status), then run 'pm status' to make it again", "worktree of %s: %v", t.ID, err)
@@ -106,8 +107,8 @@ func ensureWorktree(s *store.Store, t *store.Task) error {
 
 // begunHere reports whether this machine holds t's worktree, or git's
 // record of it (a remote task's worktree made here, whole or half).
-func begunHere(s *store.Store, t *store.Task) bool {
-	lt, err := local(s, t)
+func begunHere(m *machine, t *store.Task) bool {
+	lt, err := m.local(t)
 	if err != nil {
 		return false
 	}
@@ -119,13 +120,14 @@ func begunHere(s *store.Store, t *store.Task) bool {
 }
 
 // dropWorktree removes t's worktree on this machine and, unless
-// keepBranch, its branch; a merged remote task's branch goes from the
-// remote too.
-func dropWorktree(s *store.Store, t *store.Task) {
+// keepBranch, its branch; a merged or killed remote task's branch goes
+// from the remote too (a killed one's work kept here: dropKilledBranch).
+func dropWorktree(m *machine, t *store.Task) {
 	if t.Worktree == nil || t.Repo == nil {
 		return
 	}
-	lt, err := local(s, t)
+	s := m.s
+	lt, err := m.local(t)
 	if err != nil {
 		s.Warnf("remove the worktree of %s: %v", t.ID, err)
 		return
@@ -138,8 +140,11 @@ func dropWorktree(s *store.Store, t *store.Task) {
 		if err := gitx.DropRef(*lt.Repo, tracking(lt.Worktree.Remote, lt.Worktree.Branch)); err != nil {
 			s.Warnf("remove pm's copy of %s: %v", lt.Worktree.Branch, err)
 		}
-		if t.Status == store.TaskDone && !t.Held() {
-			dropRemoteBranch(s, lt)
+		switch {
+		case t.Status == store.TaskDone && !t.Held():
+			dropRemoteBranch(m, lt)
+		case t.Status == store.TaskKilled:
+			dropKilledBranch(m, lt)
 		}
 	}
 }
@@ -169,12 +174,13 @@ func wantsWorktree(t *store.Task) bool {
 // or that have none (a branch no task names is kept: it may hold work), and
 // makes the worktrees live tasks want that are missing. It returns the paths it removed.
 func PruneWorktrees(s *store.Store, st state.State) ([]string, error) {
-	return pruneWorktrees(s, st, false)
+	return pruneWorktrees(here(s), st, false)
 }
 
 // pruneWorktrees is PruneWorktrees; with all (pm reset), every worktree
 // goes and none is made.
-func pruneWorktrees(s *store.Store, st state.State, all bool) ([]string, error) {
+func pruneWorktrees(m *machine, st state.State, all bool) ([]string, error) {
+	s := m.s
 	tasks, err := st.Tasks()
 	if err != nil {
 		return nil, err
@@ -185,20 +191,20 @@ func pruneWorktrees(s *store.Store, st state.State, all bool) ([]string, error) 
 		if t.Worktree == nil || t.Repo == nil {
 			continue
 		}
-		lt, err := local(s, t)
+		lt, err := m.local(t)
 		if err != nil {
 			continue
 		}
 		byPath[lt.Worktree.Path] = lt
 		repo = lt.Repo
 		if !all && wantsWorktree(t) {
-			if err := ensureWorktree(s, t); err != nil {
+			if err := ensureWorktree(m, t); err != nil {
 				s.Warnf("%v", err)
 			}
 		}
 	}
 	if repo == nil {
-		p, err := gitx.Locate(s.ProjectDir())
+		p, err := m.checkout()
 		if err != nil || p.WorkTree == "" {
 			return nil, err
 		}
@@ -230,6 +236,12 @@ func pruneWorktrees(s *store.Store, st state.State, all bool) ([]string, error) 
 // it whole. Only what is there is looked at (each entry's task is read),
 // so it is cheap enough for every Settle.
 func WorktreeFindings(s *store.Store, st state.State, live []*store.Task) (stray, missing []string) {
+	return worktreeFindings(here(s), st, live)
+}
+
+// worktreeFindings is WorktreeFindings on m: the checkout located once.
+func worktreeFindings(m *machine, st state.State, live []*store.Task) (stray, missing []string) {
+	s := m.s
 	wanted := func(id string) bool {
 		t, err := st.Task(id)
 		return err == nil && wantsWorktree(t)
@@ -246,10 +258,10 @@ func WorktreeFindings(s *store.Store, st state.State, live []*store.Task) (stray
 		if t.Worktree == nil || t.Repo == nil {
 			continue
 		}
-		if t.Worktree.Remote != "" && !begunHere(s, t) {
+		if t.Worktree.Remote != "" && !begunHere(m, t) {
 			continue // made where it is needed, not on every machine
 		}
-		lt, err := local(s, t)
+		lt, err := m.local(t)
 		if err != nil {
 			continue
 		}
@@ -300,7 +312,7 @@ func PrepareSpare(s *store.Store, st state.State) error {
 		return nil // a remote's start point is fetched when a task needs it: no spare ahead
 	}
 	// Any runtime but none gets a worktree: exec stands for them.
-	plan, err := worktreePlan(s, st, &p, "", config.RuntimeExec)
+	plan, err := worktreePlan(here(s), st, &p, "", config.RuntimeExec)
 	if err != nil || plan == nil || plan.Base == "" {
 		return nil // no worktrees here (or no branch to start from): nothing to prepare
 	}
@@ -315,19 +327,19 @@ func RepairWorktrees(s *store.Store, st state.State) error {
 	if err != nil {
 		return err
 	}
-	repairWorktrees(s, st, live)
+	repairWorktrees(here(s), st, live)
 	return nil
 }
 
 // repairWorktrees prunes and remakes worktrees where WorktreeFindings
 // finds something wrong (Settle).
-func repairWorktrees(s *store.Store, st state.State, live []*store.Task) {
-	stray, missing := WorktreeFindings(s, st, live)
+func repairWorktrees(m *machine, st state.State, live []*store.Task) {
+	stray, missing := worktreeFindings(m, st, live)
 	if len(stray) == 0 && len(missing) == 0 {
 		return
 	}
-	if _, err := PruneWorktrees(s, st); err != nil {
-		s.Warnf("worktrees: %v", err)
+	if _, err := pruneWorktrees(m, st, false); err != nil {
+		m.s.Warnf("worktrees: %v", err)
 	}
 }
 

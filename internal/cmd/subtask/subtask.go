@@ -17,6 +17,7 @@ type Options struct {
 	ContextFile string
 	Task        string
 	Runtime     string
+	On          string
 	JSON        bool
 }
 
@@ -35,6 +36,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	c.Flags().StringVar(&o.ContextFile, "context-file", "", "file whose text the child owner receives as context.md (- reads standard input)")
 	c.Flags().StringVar(&o.Task, "task", "", "parent task (default: your own task)")
 	c.Flags().StringVar(&o.Runtime, "runtime", "", "runtime of the child owner (default: the parent's)")
+	c.Flags().StringVar(&o.On, "on", "", "run its agents on this worker (pm workers; default: where the parent's owner runs)")
 	c.Flags().BoolVar(&o.JSON, "json", false, "print the subtask as JSON")
 	return c
 }
@@ -44,7 +46,7 @@ func run(f *cmdutil.Factory, o Options) error {
 	if err != nil {
 		return err
 	}
-	in := ops.SubtaskInput{Task: o.Task, Description: o.Description, Runtime: config.RuntimeName(o.Runtime)}
+	in := ops.SubtaskInput{Task: o.Task, Description: o.Description, Runtime: config.RuntimeName(o.Runtime), On: o.On}
 	switch o.ContextFile {
 	case "":
 	case "-":
