@@ -15,7 +15,9 @@
 // The hub figures (hub.go, issue 24) run a three-node hub in the harness's
 // own process (internal/hub on loopback), real pm processes in several
 // project directories joined to one hub project, and the engine's floor
-// (raw JetStream on the same cluster) in the same run.
+// (raw JetStream on the same cluster) in the same run. The failover figure
+// (failover.go) runs real pm worker processes on a one-node hub, kills one
+// -9 and times its agent's start on the other, against the lease TTL.
 //
 // Every loop is bounded by a count and every process by a deadline, so a run
 // always stops by itself.

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -43,6 +44,11 @@ type Finding struct {
 	Kind    Kind   `json:"kind"`
 	Subject string `json:"subject"` // the task, phase, agent, pid or path
 	Text    string `json:"text"`
+	// Worker is, on a hub, the worker the agent of a dead-running or
+	// no-supervisor finding is placed on: the one that would repair it
+	// (pm doctor --fix starts this machine's supervisor only for the
+	// others).
+	Worker string `json:"worker,omitempty"`
 }
 
 func (f Finding) String() string { return fmt.Sprintf("%s %s: %s", f.Kind, f.Subject, f.Text) }
@@ -72,7 +78,11 @@ func Run(s *store.Store, st state.State) ([]Finding, error) {
 	}
 	c.blockers(tasks, byID)
 	hub := s.OnHub()
-	if !hub {
+	if hub {
+		if err := c.hubAgents(agents, byID); err != nil {
+			return nil, err
+		}
+	} else {
 		c.agents(agents, byID)
 	}
 	c.gitLock()
@@ -104,7 +114,7 @@ func NotChecked(s *store.Store) []string {
 	}
 	return []string{
 		"the state directory's caches (rooms' count marks, the task and phase indexes): a hub's records have none",
-		"agents recorded running whose host is gone, and live work with no supervisor: an agent's host may run on another machine",
+		"supervisors of other machines: an agent placed on no worker is kept by the supervisor of any machine, and this one sees its own only",
 		"task worktrees: a task's worktree is on the machine that made it",
 	}
 }
@@ -118,6 +128,12 @@ type checker struct {
 
 func (c *checker) add(k Kind, subject, format string, args ...any) {
 	c.out = append(c.out, Finding{Kind: k, Subject: subject, Text: fmt.Sprintf(format, args...)})
+}
+
+// addPlaced is add about agent a, naming the worker it is placed on.
+func (c *checker) addPlaced(a *store.Agent, k Kind, format string, args ...any) {
+	c.add(k, a.Name, format, args...)
+	c.out[len(c.out)-1].Worker = a.Worker
 }
 
 // rooms: every room of a live task is open only below its limit and has
@@ -201,6 +217,67 @@ func (c *checker) agents(agents []*store.Agent, byID map[string]*store.Task) {
 	if !live && work != "" {
 		c.add(NoSupervisor, c.s.Root, "agent %s has live work and no supervisor runs", work)
 	}
+}
+
+// hubAgents is agents on a hub, where a host may run on any machine: what
+// says whether one runs is the agent's lease, which every host holds for
+// its whole life, not a pid here. A run recorded running whose lease
+// nobody holds is stranded unless something will start it again while it
+// is wanted: its worker if that worker is live, any live worker if it is
+// gone (one takes it over), or for an agent placed on no worker a
+// supervisor (this machine's is the one doctor sees). And live work placed
+// on a worker is stranded when no worker at all is live to run it.
+func (c *checker) hubAgents(agents []*store.Agent, byID map[string]*store.Task) error {
+	leases, lok := state.AgentLeaseReaderOf(c.st)
+	ws, wok := state.WorkersOf(c.st)
+	if !lok || !wok {
+		return nil // not a hub's records: nothing says where a host runs
+	}
+	live, err := ws.Workers()
+	if err != nil {
+		return err
+	}
+	liveWorker := map[string]bool{}
+	for _, w := range live {
+		liveWorker[w.Name] = true
+	}
+	supervised := c.s.SupervisorLive()
+	for _, a := range agents {
+		if a.Runtime == config.RuntimeNone {
+			continue
+		}
+		wanted := c.wanted(a, byID)
+		if a.Worker != "" && len(live) == 0 && (wanted || c.unstarted(a, byID)) {
+			c.addPlaced(a, NoSupervisor, "has live work, placed on worker %s, which is gone, and no worker is live to run it or take it over", a.Worker)
+		}
+		if a.Status != store.AgentRunning {
+			continue
+		}
+		holder, err := leases.AgentHolder(context.Background(), a.Name)
+		if err != nil {
+			return err
+		}
+		if holder != "" {
+			continue // a host holds it, wherever it runs
+		}
+		keeper := supervised
+		if a.Worker != "" {
+			keeper = liveWorker[a.Worker] || len(live) > 0
+		}
+		if wanted && keeper {
+			continue // its worker (or a supervisor here) starts it again
+		}
+		why := "its agent is not wanted any more, yet the record says running"
+		switch {
+		case !wanted:
+		case a.Worker != "":
+			why = fmt.Sprintf("placed on worker %s, which is gone, and no worker is live to take it over", a.Worker)
+		default:
+			why = "placed on no worker, and no supervisor runs here to respawn it"
+		}
+		c.addPlaced(a, DeadRunning, "recorded running, and no host holds its lease: %s", why)
+	}
+	return nil
 }
 
 // unstarted: the owner of an active task that was never started (a pm task

@@ -10,11 +10,18 @@
 //     indexes) is that backend's check, state.CacheChecker, asked when the
 //     backend has one;
 //   - on a hub (store.url set) it checks the records (rooms, roles,
-//     blockers, unreadable agents) and this machine's checkout and
-//     processes (a git index lock, processes of runs no running agent
-//     has), not what needs the machine a record's host or worktree is on,
-//     nor the files' caches: NotChecked says which, and pm doctor --check
-//     prints it;
+//     blockers, unreadable agents), the agents' hosts through their
+//     leases (state.AgentLeaseReader: a host holds its agent's lease for
+//     its life, on whatever machine) and the live workers, and this
+//     machine's checkout and processes (a git index lock, processes of
+//     runs no running agent has); not what needs another machine (its
+//     supervisor, its worktrees), nor the files' caches: NotChecked says
+//     which, and pm doctor --check prints it;
+//   - whether a stranded agent will be started again is the same rule as
+//     the supervisor's and the workers' (agent.Wanted; its worker while
+//     live, any live worker for a gone one's): it names the worker a
+//     finding is for (Finding.Worker), and pm doctor --fix leaves those to
+//     the workers;
 //   - every finding has a kind (Kinds lists them) and names what it is about,
 //     so a harness can count them by kind;
 //   - it is meant for a state at rest: a command running meanwhile may show

@@ -21,9 +21,10 @@ type TaskInput struct {
 	Runtime     config.RuntimeName `json:"runtime,omitempty" jsonschema:"how the owner runs: llm, exec or none (default from config.json)"`
 	Model       string             `json:"model,omitempty" jsonschema:"model for llm agents"`
 	Review      bool               `json:"review,omitempty" jsonschema:"hold its merge for pm merge or pm reject"`
-	// On places the task's agents on a worker (pm task --on; task.Place):
-	// the command line's only, not the MCP tool's.
-	On string `json:"-"`
+	// On places the task's agents on a worker (pm task --on, MCP's
+	// create_task, the dashboard's new-task form: one validation,
+	// task.Place, before anything is written).
+	On string `json:"on,omitempty" jsonschema:"the worker to run its agents on (pm workers lists the live ones); default: the live worker with the most free capacity, or none when the project has no workers"`
 }
 
 // CreateTask creates a task and starts its owner agent (or leaves it

@@ -33,6 +33,15 @@ type AgentLeases interface {
 	LeaseTTL() time.Duration
 }
 
+// AgentLeaseReader reads an agent's lease without taking it: pm doctor
+// --check asks whether a host holds it, wherever that host runs.
+type AgentLeaseReader interface {
+	// AgentHolder is the holder named in name's live lease (Holder: the
+	// machine and the pid, or a worker claiming it), "" when none holds
+	// it (never taken, released or expired).
+	AgentHolder(ctx context.Context, name string) (string, error)
+}
+
 // AgentLease is one host's lease on its agent.
 type AgentLease interface {
 	// Renew extends it by the TTL from now: ErrLeaseLost once it expired
@@ -113,3 +122,6 @@ func WorkersOf(st State) (Workers, bool) { return as[Workers](st) }
 
 // AgentLeasesOf is st's agents' leases: only a hub's state has them.
 func AgentLeasesOf(st State) (AgentLeases, bool) { return as[AgentLeases](st) }
+
+// AgentLeaseReaderOf reads st's agents' leases: only a hub's state has them.
+func AgentLeaseReaderOf(st State) (AgentLeaseReader, bool) { return as[AgentLeaseReader](st) }

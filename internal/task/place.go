@@ -15,8 +15,8 @@ func Place(st state.State, on string) (string, error) {
 	ws, ok := state.WorkersOf(st)
 	if !ok {
 		if on != "" {
-			return "", errs.Usagef("drop --on: workers run the agents of a project on a hub (pm init --store)",
-				"--on %s: this project has no workers (its records are on this machine)", on)
+			return "", errs.Usagef("leave the worker out (pm task without --on): workers run the agents of a project on a hub (pm init --store)",
+				"worker %s: this project has no workers (its records are on this machine)", on)
 		}
 		return "", nil
 	}

@@ -16,6 +16,8 @@ type CheckResult struct {
 	// NotChecked is what does not apply to this project (check.NotChecked:
 	// on a hub, what needs another machine, and the files' caches).
 	NotChecked []string `json:"not_checked,omitempty"`
+	// Fixed says what --fix did, one line each.
+	Fixed []string `json:"fixed,omitempty"`
 }
 
 // runCheck is pm doctor --check. It opens the store without a session: a
@@ -38,8 +40,14 @@ func runCheck(f *cmdutil.Factory, o Options) error {
 		found = []check.Finding{}
 	}
 	skipped := check.NotChecked(s)
+	var fixed []string
+	if o.Fix {
+		if fixed, err = fix(f, s, found); err != nil {
+			return err
+		}
+	}
 	if o.JSON {
-		if err := cmdutil.PrintJSON(f.IO.Out, CheckResult{OK: len(found) == 0, Findings: found, NotChecked: skipped}); err != nil {
+		if err := cmdutil.PrintJSON(f.IO.Out, CheckResult{OK: len(found) == 0, Findings: found, NotChecked: skipped, Fixed: fixed}); err != nil {
 			return err
 		}
 	} else {
@@ -55,6 +63,13 @@ func runCheck(f *cmdutil.Factory, o Options) error {
 		for _, line := range skipped {
 			fmt.Fprintf(f.IO.Out, "not checked on a hub: %s\n", line)
 		}
+		for _, line := range fixed {
+			fmt.Fprintf(f.IO.Out, "fix: %s\n", render.Line(line))
+		}
+	}
+	if len(found) > 0 && fixed != nil {
+		return errs.Failf("pm doctor --check again once the supervisor or the workers have looked",
+			"%s found", render.Plural(len(found), "problem"))
 	}
 	if len(found) > 0 {
 		return errs.Failf("any pm command repairs what it sees and revives the supervisor (pm status); pm kill tk-... --restart starts a task afresh",

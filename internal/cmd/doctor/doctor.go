@@ -1,8 +1,11 @@
 // Package doctor implements `pm doctor`: what pm can and cannot confine on
 // this machine, and why (confinement.go), where the project's records are
 // and, on a hub, what an acknowledged write survives there (store.go:
-// it reads the hub and changes nothing on it), and with --check what a
-// crash left in this state directory (check.go).
+// it reads the hub and changes nothing on it), with --check what a crash
+// left in this state directory or on the hub (check.go), and with --fix
+// that check, then the repair that exists for a stranded agent: this
+// machine's supervisor started, or for an agent placed on a worker the
+// workers' own (fix.go).
 package doctor
 
 import (
@@ -14,6 +17,7 @@ import (
 // Options are the inputs of pm doctor.
 type Options struct {
 	Check bool
+	Fix   bool // with Check: start the repair that exists (fix.go)
 	JSON  bool
 }
 
@@ -32,20 +36,26 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 			"roles never started, tasks blocked only by done tasks, agents recorded running whose process is gone, " +
 			"live work with no supervisor, a git index.lock nobody holds, processes of runs no agent has, " +
 			"count marks and indexes that disagree with the logs and records, and records that cannot be read.\n\n" +
+			"pm doctor --fix (a --check that then repairs what is safe): for an agent recorded running whose host is\n" +
+			"gone, and live work with no supervisor, it starts this machine's supervisor, which respawns the wanted\n" +
+			"ones and records the others ended, as any command's revival does; an agent placed on a worker that\n" +
+			"is gone is left to the workers (it names the worker and says to start one). Nothing else is changed.\n\n" +
 			"Exit codes with --check: 0 nothing found · 1 findings (each listed).",
 		Example: `  pm doctor
   pm doctor --check
-  pm doctor --check --json | jq '.findings[].kind'`,
+  pm doctor --check --json | jq '.findings[].kind'
+  pm doctor --fix`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return run(f, o) },
 	}
 	c.Flags().BoolVar(&o.Check, "check", false, "check the whole state; exit 1 with each finding listed")
+	c.Flags().BoolVar(&o.Fix, "fix", false, "check, then start this machine's supervisor for the stranded agents it keeps (implies --check)")
 	c.Flags().BoolVar(&o.JSON, "json", false, "print as JSON")
 	return c
 }
 
 func run(f *cmdutil.Factory, o Options) error {
-	if o.Check {
+	if o.Check || o.Fix {
 		return runCheck(f, o)
 	}
 	r := Confinement(f)

@@ -1081,8 +1081,14 @@ document.addEventListener("DOMContentLoaded", () => {
   $("usage-box").querySelector("details").addEventListener("toggle", () => { if (state) { dirty.add("usage"); render(); } });
   $("new-task").addEventListener("submit", async (e) => {
     e.preventDefault();
-    const input = $("new-task-text");
-    await post("/api/task", { description: input.value });
+    const input = $("new-task-text"), on = $("new-task-on");
+    const body = { description: input.value };
+    if (on.value.trim()) body.on = on.value.trim(); // else placed by free capacity
+    try {
+      await post("/api/task", body);
+    } catch (_) {
+      return; // post showed the error (an unknown worker: Try: pm workers); the form keeps what was typed
+    }
     input.value = "";
   });
   start();

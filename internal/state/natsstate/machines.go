@@ -17,14 +17,16 @@ import (
 )
 
 var (
-	_ state.AgentLeases = (*State)(nil)
-	_ state.Workers     = (*State)(nil)
+	_ state.AgentLeases      = (*State)(nil)
+	_ state.AgentLeaseReader = (*State)(nil)
+	_ state.Workers          = (*State)(nil)
 )
 
 // machines are the agents' leases, the workers' keys and the fence
 // stream, opened at their first use (most commands use none of them).
 type machines struct {
 	leases  *lease.Leases
+	agents  jetstream.KeyValue // the leases' bucket, read by AgentHolder
 	workers jetstream.KeyValue
 	ttl     time.Duration // the leases bucket's, as the hub keeps it
 }
@@ -49,6 +51,9 @@ func (s *State) machinesOpen() (*machines, error) {
 	}
 	if m.ttl, err = m.leases.TTL(ctx); err != nil {
 		return nil, err
+	}
+	if m.agents, err = s.c.JS.KeyValue(ctx, s.names.Agents); err != nil {
+		return nil, fmt.Errorf("agents' leases bucket: %w", err)
 	}
 	if m.workers, err = s.c.KeyValue(ctx, jetstream.KeyValueConfig{Bucket: s.names.Workers, TTL: m.ttl, LimitMarkerTTL: m.ttl, History: 1,
 		Replicas: s.c.Replicas(), Storage: jetstream.FileStorage}); err != nil {
@@ -104,6 +109,25 @@ func (s *State) WaitAgentFree(ctx context.Context, name string) error {
 		return err
 	}
 	return m.leases.WaitFree(ctx, agentKey(name))
+}
+
+// AgentHolder reads name's lease: its holder, "" when it is free (an
+// expired lease reads as its bucket's marker, a deleted key).
+func (s *State) AgentHolder(ctx context.Context, name string) (string, error) {
+	m, err := s.machinesOpen()
+	if err != nil {
+		return "", err
+	}
+	op, cancel := natsx.Op(ctx)
+	defer cancel()
+	e, err := m.agents.Get(op, agentKey(name))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return string(e.Value()), nil
 }
 
 type agentLease struct {

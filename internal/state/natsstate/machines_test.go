@@ -109,3 +109,46 @@ func TestWorkersRegisterAndExpire(t *testing.T) {
 		t.Fatalf("renewal of an expired worker: %v, want ErrLeaseLost", err)
 	}
 }
+
+// AgentHolder reads an agent's lease without taking it (pm doctor
+// --check): the holder while one holds it, "" once it is released or has
+// expired (the bucket's marker), and "" for an agent never started.
+func TestAgentHolderReadsTheLease(t *testing.T) {
+	h := hubtest.Single(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	a, b := openOn(t, ctx, h, 0, "holder"), openOn(t, ctx, h, 0, "holder")
+	holder := func(name string) string {
+		t.Helper()
+		who, err := b.AgentHolder(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return who
+	}
+	if who := holder("cedar"); who != "" {
+		t.Fatalf("never taken: held by %q", who)
+	}
+	le, err := a.HoldAgent(ctx, "cedar", "machine-a pid 7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if who := holder("cedar"); who != "machine-a pid 7" {
+		t.Fatalf("held: %q, want machine-a pid 7", who)
+	}
+	if err := le.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if who := holder("cedar"); who != "" {
+		t.Fatalf("released: held by %q", who)
+	}
+	if _, err := a.HoldAgent(ctx, "cedar", "machine-a pid 8"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WaitAgentFree(ctx, "cedar"); err != nil { // not renewed: it expires
+		t.Fatal(err)
+	}
+	if who := holder("cedar"); who != "" {
+		t.Fatalf("expired: held by %q", who)
+	}
+}

@@ -3,7 +3,7 @@
 // temporary directory and prints a table of figures against their goals.
 // See docs/benchmarks.md.
 //
-//	go run ./internal/bench/cmd/pmbench [-quick] [-pm BIN] [-only startup,scale,delivery,append,say,reads,chatslope,done,roundtrip,idle,dashboard,respawn,hub]
+//	go run ./internal/bench/cmd/pmbench [-quick] [-pm BIN] [-only startup,scale,delivery,append,say,reads,chatslope,done,roundtrip,idle,dashboard,respawn,hub,failover]
 //
 // The floor programs (internal/bench/cmd/floorappend, floorwatch) are built
 // from the module and run interleaved with pm: startup and delivery report
@@ -47,23 +47,24 @@ type sizes struct {
 	ScaleRuns       int           // interleaved runs of each constant-time figure
 	HubMessages     int           // hub: says from one machine to a follower on another
 	HubRooms        int           // hub: rooms of 50 filled by 3 machines x 16 writers
+	FailoverTrials  int           // failover: workers killed -9, each running one agent
 }
 
 var full = sizes{Messages: 1000, Writers: 16, PerW: 500, SayW: 16, SayPer: 500, Tasks: 10_000, Events: 1_000_000,
 	Runs: 20, StartupRuns: 200, Files: 10_000, Changed: 10, Rounds: 5, MessagesInPhase: 20,
 	Calls: 200, IdleObjects: 50, IdleWindow: 10 * time.Second, Respawns: 10, Clients: 50, ScaleTasks: 100_000, ScaleRuns: 60,
-	ChatRoom: 50_000, ChatRuns: 15, HubMessages: 300, HubRooms: 6}
+	ChatRoom: 50_000, ChatRuns: 15, HubMessages: 300, HubRooms: 6, FailoverTrials: 10}
 
 var quick = sizes{Messages: 200, Writers: 16, PerW: 100, SayW: 8, SayPer: 50, Tasks: 1_000, Events: 100_000,
 	Runs: 10, StartupRuns: 40, Files: 2_000, Changed: 10, Rounds: 3, MessagesInPhase: 20,
 	Calls: 30, IdleObjects: 10, IdleWindow: 3 * time.Second, Respawns: 4, Clients: 10, ScaleTasks: 5_000, ScaleRuns: 30,
-	ChatRoom: 10_000, ChatRuns: 7, HubMessages: 50, HubRooms: 2}
+	ChatRoom: 10_000, ChatRuns: 7, HubMessages: 50, HubRooms: 2, FailoverTrials: 3}
 
 func main() {
 	var (
 		quickF  = flag.Bool("quick", false, "smaller sizes, for a fast check")
 		bin     = flag.String("pm", "", "pm binary to measure (default: go build ./cmd/pm)")
-		only    = flag.String("only", "", "comma-separated figures to run: overhead, startup, scale, delivery, append, say, reads, chatslope, done, roundtrip, mcp, idle, dashboard, respawn, hub")
+		only    = flag.String("only", "", "comma-separated figures to run: overhead, startup, scale, delivery, append, say, reads, chatslope, done, roundtrip, mcp, idle, dashboard, respawn, hub, failover")
 		keep    = flag.Bool("keep", false, "keep the temporary directory")
 		timeout = flag.Duration("timeout", 20*time.Minute, "stop the whole run after this long")
 		// Helper mode: one append writer process (used by the append figure).
@@ -237,6 +238,9 @@ func run(ctx context.Context, sz sizes, bin string, want []string, keep bool) in
 	})
 	step("hub", func(dir string) ([]bench.Row, error) {
 		return hubRows(ctx, bin, dir, sz)
+	})
+	step("failover", func(dir string) ([]bench.Row, error) {
+		return failoverRows(ctx, bin, dir, sz)
 	})
 	step("delivery", func(dir string) ([]bench.Row, error) {
 		r, err := bench.Delivery(ctx, bin, floor, dir, sz.Messages)
@@ -467,9 +471,26 @@ func hubRows(ctx context.Context, bin, dir string, sz sizes) ([]bench.Row, error
 			Result: fmt.Sprintf("%.1f says/s (%d in %.1f s)", rate, says.Says, says.Elapsed.Seconds())},
 		{Figure: "hub: that over the floor, raw publishes with the expected last subject sequence, same writers as goroutines, same cluster",
 			Result: fmt.Sprintf("%.3fx the floor's rate (floor %.0f appends/s, %d in %.2f s)", rate/max(floorRate, 1e-9), floorRate, says.FloorAppends, says.FloorElapsed.Seconds())},
-		// The third figure of issue 24's speed list needs pm worker, which
-		// is not built: this row is its place.
-		{Figure: "hub: time from a worker's death to its agents running elsewhere",
-			Result: "not measured: needs pm worker (issue 24, point 3); docs/benchmarks.md, \"Worker failover\""},
+	}, nil
+}
+
+// failoverLease is the lease TTL the failover figure configures
+// (store.lease_seconds): short, so that a trial takes seconds.
+const failoverLease = 2 * time.Second
+
+// failoverRows are the third speed figure of issue 24: the time from a
+// worker's death (kill -9) to its agent running on another worker, against
+// the lease TTL it cannot beat.
+func failoverRows(ctx context.Context, bin, dir string, sz sizes) ([]bench.Row, error) {
+	r, err := bench.Failover(ctx, bin, dir, sz.FailoverTrials, failoverLease)
+	if err != nil {
+		return nil, err
+	}
+	p50, p99 := r.Failover.Median(), r.Failover.Percentile(99)
+	return []bench.Row{
+		{Figure: fmt.Sprintf("hub: worker killed -9 -> its exec agent running on the other worker (marker written), p50 / p99 (%d trials, one node)", len(r.Failover)),
+			Result: fmt.Sprintf("%s / %s (min %s, max %s)", bench.Ms(p50), bench.Ms(p99), bench.Ms(r.Failover.Percentile(0)), bench.Ms(r.Failover.Percentile(100)))},
+		{Figure: "hub: that over its floor, the lease TTL (store.lease_seconds), p50 / p99",
+			Result: fmt.Sprintf("%.2fx / %.2fx (TTL %s)", ratio(p50, r.TTL), ratio(p99, r.TTL), bench.Ms(r.TTL))},
 	}, nil
 }
