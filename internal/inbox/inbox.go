@@ -130,7 +130,7 @@ func Call(ctx context.Context, s *store.Store, l *agent.Launcher, from, to, text
 	var gone string
 	// The caller's mailbox (the reply) and the callee (its record, its
 	// stream) wake the wait.
-	scopes := []state.Scope{{Agent: from}, {Agent: to}}
+	scopes := []state.Scope{{Agent: from}, {Agent: to, Replies: onDelta != nil}}
 	err = state.WatchAny(ctx, st, scopes, func() (bool, error) {
 		var err error
 		if onDelta != nil {

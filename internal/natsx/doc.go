@@ -36,13 +36,22 @@
 //     stream's leader (which answers reads) has stored it: a reader woken
 //     reads only once Stored says the leader holds what it was woken by
 //     (the one wait that asks again: the leader's own store, bounded).
+//   - A Wake's consumer error (the consumer deleted, its heartbeats
+//     missed, its node gone) signals too, so its waiter reads again; one
+//     the ordered consumer does not recover from by itself makes a new
+//     consumer after the last message pushed. A waiter never sleeps on a
+//     consumer that is gone.
+//   - ReadSubject reads a subject the cheapest way: its last message
+//     (one request, enough when nothing or only that one is new), then a
+//     get per message for a few, and a consumer only for a longer read.
 //   - A request safe to repeat rides out a cluster's change of leader
 //     through Do: repeated while it fails Transient (no answer in time, no
 //     responder, JetStream or the stream's leader unavailable for now),
 //     bounded by RideOut (then an error with a Try line asking whether a
 //     majority of the nodes is up); never a refusal, and never past its
-//     caller's context. Connect tries the URLs in the
-//     order given (a machine names its own node first).
+//     caller's context. Do's loop (ride) is the one retry loop of
+//     requests: Stored asks again through it. Connect tries the URLs in
+//     the order given (a machine names its own node first).
 //   - A compare-and-set refusal (a wrong last sequence, which a single
 //     node reports as 10071 and a replicated stream as 10164) is one
 //     predicate, WrongLast.

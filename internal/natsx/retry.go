@@ -57,21 +57,38 @@ func Transient(err error) bool {
 // still within it for errors.Is): a cluster that elects nobody for that
 // long has lost its majority, or this machine cannot reach it.
 func Do(ctx context.Context, req func(ctx context.Context) error) error {
-	return doFor(ctx, RideOut, req)
+	return ride(ctx, rides{rideOut: RideOut, pause: 50 * time.Millisecond, most: time.Second}, req)
 }
 
-func doFor(ctx context.Context, rideOut time.Duration, req func(ctx context.Context) error) error {
-	giveUp := time.Now().Add(rideOut)
-	backoff := 50 * time.Millisecond
+// rides are the bounds of one ride: how long it keeps asking, its first
+// pause between two attempts (doubled each time, up to most), and what
+// else than a Transient error is asked again (again: nil for nothing).
+type rides struct {
+	rideOut     time.Duration
+	pause, most time.Duration
+	again       func(error) bool
+	giveUp      func(err error) error // the error past rideOut (nil: Do's)
+}
+
+// ride is the one retry loop of pm's hub requests (Do, Stored): each
+// attempt bounded by OpTimeout, repeated while it fails Transient (or
+// again), until it succeeds, fails otherwise, ctx ends or rideOut has
+// passed.
+func ride(ctx context.Context, r rides, req func(ctx context.Context) error) error {
+	giveUp := time.Now().Add(r.rideOut)
+	pause := r.pause
 	for {
 		op, cancel := Op(ctx)
 		err := req(op)
 		cancel()
-		if err == nil || !Transient(err) || ctx.Err() != nil {
+		if err == nil || !(Transient(err) || r.again != nil && r.again(err)) || ctx.Err() != nil {
 			return err
 		}
 		if time.Now().After(giveUp) {
-			return &errs.Error{Code: errs.Failure, Err: err, Msg: fmt.Sprintf("the hub did not answer for %s", rideOut),
+			if r.giveUp != nil {
+				return r.giveUp(err)
+			}
+			return &errs.Error{Code: errs.Failure, Err: err, Msg: fmt.Sprintf("the hub did not answer for %s", r.rideOut),
 				Try: "is a majority of the hub's nodes up (two of three)? pm doctor reports the store"}
 		}
 		// Not a wait for another process: the cluster's election, which
@@ -79,8 +96,8 @@ func doFor(ctx context.Context, rideOut time.Duration, req func(ctx context.Cont
 		select {
 		case <-ctx.Done():
 			return err
-		case <-time.After(backoff):
+		case <-time.After(pause):
 		}
-		backoff = min(2*backoff, time.Second)
+		pause = min(2*pause, r.most)
 	}
 }

@@ -43,6 +43,9 @@ func TestTransient(t *testing.T) {
 // once, stops with its caller's context, and gives up after its ride-out
 // with a Try line and the cause within.
 func TestDo(t *testing.T) {
+	doFor := func(ctx context.Context, rideOut time.Duration, req func(context.Context) error) error {
+		return ride(ctx, rides{rideOut: rideOut, pause: time.Millisecond, most: time.Millisecond}, req)
+	}
 	ctx := context.Background()
 	calls := 0
 	err := doFor(ctx, time.Minute, func(context.Context) error {

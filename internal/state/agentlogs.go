@@ -51,7 +51,7 @@ type Transcripts interface {
 // Replies are the pieces of a resident prompt object's replies, appended
 // as its model streams them and read by the caller waiting on the reply
 // (inbox.Call), on whatever machine it runs. A Watch of the agent
-// (Scope{Agent}) wakes on each append: the caller reads from where it was,
+// (Scope{Agent, Replies: true}) wakes on each append: the caller reads from where it was,
 // never polling. Positions are as a mailbox's; RemoveAgent removes them.
 type Replies interface {
 	// AppendReply appends v (marshalled to JSON, at most MaxEntry bytes)

@@ -272,9 +272,14 @@ type Scope struct {
 	// Task covers the task's record, its phases (those opened after the
 	// watch began too) and their rooms, and its children's records.
 	Task string
-	// Agent covers the agent's record, its mailbox and its reply stream
-	// (Replies).
+	// Agent covers the agent's record and its mailbox.
 	Agent string
+	// Replies, with Agent, covers the agent's reply stream too (the pieces
+	// of a resident's streamed reply): only a caller waiting on the reply
+	// asks for it, so a waiter on the mailbox (the resident's own Serve)
+	// is not woken by every piece the resident streams. A backend may
+	// wake a watch without it on them too (spurious wake-ups are allowed).
+	Replies bool
 	// Requests covers every request.
 	Requests bool
 }

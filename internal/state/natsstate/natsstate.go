@@ -1173,7 +1173,12 @@ func (s *State) Watch(ctx context.Context, scope state.Scope, check func() (bool
 			{s.roomS, []string{s.roomP + scope.Task + ".>"}}}
 	case scope.Agent != "":
 		srcs = []source{{"KV_" + s.bucket, []string{kv + "agent." + scope.Agent, kv + "cursor." + scope.Agent}},
-			{s.mailS, []string{s.mailP + scope.Agent}}, {s.names.Replies, []string{s.names.ReplyPrefix + scope.Agent}}}
+			{s.mailS, []string{s.mailP + scope.Agent}}}
+		if scope.Replies {
+			// Filtered at the subscription: a waiter that did not ask for
+			// the reply stream is not woken by each of its pieces.
+			srcs = append(srcs, source{s.names.Replies, []string{s.names.ReplyPrefix + scope.Agent}})
+		}
 	case scope.Requests:
 		srcs = []source{{"KV_" + s.bucket, []string{kv + "req.>"}}}
 	default:
@@ -1216,6 +1221,9 @@ func (s *State) Watch(ctx context.Context, scope state.Scope, check func() (bool
 		}
 		// check reads from the leaders: they first hold what woke it.
 		for i, w := range wakeups {
+			if err := w.Err(); err != nil {
+				return err // its consumer lost for good: not asleep on it
+			}
 			if seen := w.Seen(); seen > stored[i] {
 				if err := s.c.Stored(ctx, srcs[i].stream, seen); err != nil {
 					return err

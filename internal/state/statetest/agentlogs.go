@@ -231,7 +231,7 @@ func testRepliesWake(t *testing.T, st state.State) {
 	}
 	var got []turn
 	seen := make(chan int, pieces+1) // how many the follower has, after each check
-	started, done := watchUntil(st, state.Scope{Agent: name}, func() bool {
+	started, done := watchUntil(st, state.Scope{Agent: name, Replies: true}, func() bool {
 		more, _, end := readTurns(t, st.ReadReplies, name, pos)
 		got, pos = append(got, more...), end
 		seen <- len(got)
