@@ -85,7 +85,7 @@ func dollarStop(s *store.Store, st state.State, a *store.Agent, extra map[string
 	if err != nil {
 		return nil, caps
 	}
-	return caps.First(state.Spent(st, r, s.Now, cfg.Prices, func() float64 { return r.Usage.USD }), 0, extra), caps
+	return caps.First(state.Spent(st, nil, r, s.Now, cfg.Prices, func() float64 { return r.Usage.USD }), 0, extra), caps
 }
 
 // allowMore is the human's answer to the request about an owner given up

@@ -32,7 +32,17 @@ type Limits struct {
 	ActiveTasks      int `json:"active_tasks"`
 	MessagesPerPhase int `json:"messages_per_phase"`
 	PhasesPerTask    int `json:"phases_per_task"`
+	// LogEntryBytes bounds one entry of an agent's transcript or reply
+	// stream, on files and on a hub alike: a longer one is kept cut, its
+	// longest strings ending with a mark that says so (state.FitEntry).
+	// 0: the most one entry can be (MaxLogEntryBytes).
+	LogEntryBytes int `json:"log_entry_bytes,omitempty"`
 }
+
+// MaxLogEntryBytes is the most limits.log_entry_bytes can be: one line of
+// the files (less its newline), one message of the hub's streams
+// (state.MaxEntry).
+const MaxLogEntryBytes = 1<<20 - 1
 
 // ExecRuntime configures the exec runtime: the agent CLI to start, a preset
 // of presets.go (Preset, with Command empty: Resolved) or a command of its
@@ -389,6 +399,9 @@ func (c Config) validate(path string) error {
 		if v < 0 {
 			return fmt.Errorf("%s: limits.%s is %d; it must be 0 or more", path, name, v)
 		}
+	}
+	if l.LogEntryBytes < 0 || l.LogEntryBytes > MaxLogEntryBytes {
+		return fmt.Errorf("%s: limits.log_entry_bytes is %d; it must be 0 (the most, %d) to %d", path, l.LogEntryBytes, MaxLogEntryBytes, MaxLogEntryBytes)
 	}
 	m := c.Model
 	for name, v := range map[string]int{"timeout_seconds": m.TimeoutSeconds, "max_tokens": m.MaxTokens} {

@@ -32,9 +32,17 @@ func trust(o *server.Options, a *hubauth.Authority, storeDir string) error {
 	if err != nil {
 		return fmt.Errorf("hub accounts: operator: %w", err)
 	}
-	res, err := server.NewDirAccResolver(filepath.Join(storeDir, "accounts-jwt"), 0, time.Minute, server.NoDelete)
+	dir := filepath.Join(storeDir, hubauth.ResolverDir)
+	res, err := server.NewDirAccResolver(dir, 0, time.Minute, server.NoDelete)
 	if err != nil {
 		return errs.Failf("check the store directory (--store)", "hub accounts: %v", err)
+	}
+	// Revocations this node learned from the cluster (made on another
+	// node's copy of the authority) join its own before anything is
+	// stored or signed here: its copy, re-signed later, never lifts them.
+	a.Resolver = dir
+	if _, err := a.Reconcile(); err != nil {
+		return fmt.Errorf("hub accounts: %w", err)
 	}
 	if err := res.Store(a.SystemAccount(), a.SysJWT); err != nil {
 		return fmt.Errorf("hub accounts: system account: %w", err)
@@ -112,10 +120,11 @@ func keepAccounts(srv *server.Server, res *server.DirAccResolver, a *hubauth.Aut
 }
 
 // dirs are the authority's directories, each project's included as soon
-// as it appears (before its JWT is written in it).
+// as it appears (before its JWT is written in it), and the resolver's,
+// where a JWT another node signed lands.
 func (k *keeper) dirs() []string {
 	projects := filepath.Join(k.auth.Dir, "projects")
-	ds := []string{k.auth.Dir, projects}
+	ds := []string{k.auth.Dir, projects, k.auth.Resolver}
 	ents, _ := os.ReadDir(projects)
 	for _, e := range ents {
 		if e.IsDir() {
@@ -125,8 +134,18 @@ func (k *keeper) dirs() []string {
 	return ds
 }
 
-// sync pushes each account whose JWT changed since it was last pushed.
+// sync takes in the revocations other nodes made (Reconcile: the
+// authority's JWTs re-signed with them), then pushes each account whose
+// JWT changed since it was last pushed. Every JWT this node pushes holds
+// every revocation it has seen, so no node's re-signing lifts one.
 func (k *keeper) sync(ctx context.Context) error {
+	again, err := k.auth.Reconcile()
+	if err != nil {
+		return err
+	}
+	for _, p := range again {
+		k.log.Noticef("accounts: project %s's account re-signed with the revocations another node made", p)
+	}
 	accs, err := k.auth.Accounts()
 	if err != nil {
 		return err

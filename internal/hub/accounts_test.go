@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,23 +57,40 @@ func credsConn(t *testing.T, url, creds string) *natsx.Conn {
 // cluster.
 func accountsHub(t *testing.T, three bool) (*hubtest.Hubs, *hubauth.Authority) {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "accounts")
+	h, a, _ := accountsHubAfter(t, three, nil)
+	return h, a
+}
+
+// accountsHubAfter is accountsHub with before run on the first node's
+// authority before the copies are made, and each node's store (by index),
+// where its authority is STORE/accounts as pm hub keeps it.
+func accountsHubAfter(t *testing.T, three bool, before func(*hubauth.Authority)) (*hubtest.Hubs, *hubauth.Authority, []string) {
+	t.Helper()
+	first := t.TempDir()
+	dir := filepath.Join(first, "accounts")
 	a, err := hubauth.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !three {
-		return hubtest.SingleWith(t, func(c *hub.Config) { c.Auth.Accounts = dir }), a
+	a.Resolver = filepath.Join(first, hubauth.ResolverDir)
+	if before != nil {
+		before(a)
 	}
+	if !three {
+		return hubtest.SingleWith(t, func(c *hub.Config) { c.StoreDir, c.Auth.Accounts = first, dir }), a, []string{first}
+	}
+	var stores []string
 	return hubtest.ThreeWith(t, func(c *hub.Config) {
-		c.Auth.Accounts = dir
-		if c.Name != "n1" {
-			c.Auth.Accounts = filepath.Join(t.TempDir(), "accounts")
+		if c.Name == "n1" {
+			c.StoreDir, c.Auth.Accounts = first, dir
+		} else {
+			c.Auth.Accounts = filepath.Join(c.StoreDir, "accounts")
 			if err := os.CopyFS(c.Auth.Accounts, os.DirFS(dir)); err != nil {
 				t.Fatal(err)
 			}
 		}
-	}), a
+		stores = append(stores, c.StoreDir)
+	}), a, stores
 }
 
 // fill writes one record of every kind project p keeps: a key in its
@@ -368,4 +386,109 @@ func TestAccountsAuth(t *testing.T) {
 	h := hubtest.SingleWith(t, func(c *hub.Config) { c.Auth = hub.Auth{Accounts: dir, User: "pm", Password: "pw"} })
 	wantRefused(t, dial(t, config.Store{URL: h.URL(0), Project: "p", User: "pm"}, map[string]string{"NATS_PASSWORD": "pw"}), "credentials")
 	wantRefused(t, dial(t, config.Store{URL: h.URL(0), Project: "p"}, nil), "credentials")
+}
+
+// A node of a cluster whose store has no accounts is refused (review: it
+// made an operator of its own, trusted by it alone, so the cluster split
+// silently): its Try says to copy STORE/accounts from the first node, and
+// nothing is made. The first node, told to (NewAccounts), makes them; a
+// single node makes them as before.
+func TestAccountsClusterNodeNeedsItsPeersOperator(t *testing.T) {
+	cluster := func(dir string, create bool) hub.Config {
+		return hub.Config{Name: "n2", StoreDir: t.TempDir(), Listen: "127.0.0.1:0", Cluster: "127.0.0.1:0",
+			Routes: []string{"127.0.0.1:1"}, Auth: hub.Auth{Accounts: dir, NewAccounts: create}}
+	}
+	dir := filepath.Join(t.TempDir(), "accounts")
+	h, err := hub.Start(cluster(dir, false))
+	if err == nil {
+		h.Close()
+		t.Fatal("a cluster node without accounts started with an operator of its own")
+	}
+	if !errs.Is(err, errs.State) || !strings.Contains(errs.TryOf(err), "copy STORE/accounts from the cluster's first node") {
+		t.Fatalf("refusal: %v (Try: %s)", err, errs.TryOf(err))
+	}
+	if hubauth.Exists(dir) {
+		t.Fatal("the refused start made an operator")
+	}
+	for name, c := range map[string]hub.Config{
+		"first node, told to": cluster(dir, true),
+		"single node":         {Name: "n", StoreDir: t.TempDir(), Listen: "127.0.0.1:0", Auth: hub.Auth{Accounts: filepath.Join(t.TempDir(), "accounts")}},
+	} {
+		h, err := hub.Start(c)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		h.Close()
+		if !hubauth.Exists(c.Auth.Accounts) {
+			t.Fatalf("%s: no operator made", name)
+		}
+	}
+	// A node that holds a copy of the first's starts without the flag.
+	h, err = hub.Start(cluster(dir, false))
+	if err != nil {
+		t.Fatalf("with a copy of the accounts: %v", err)
+	}
+	h.Close()
+}
+
+// A revocation made on one node's copy of the authority holds after
+// another node re-signs the account from its own copy (review: the next
+// re-signing on the first node lifted it): m1 revoked on node 2, then m2
+// on node 1, and m1 stays refused on all three nodes, on node 1's list
+// too; m3 goes on.
+func TestAccountsRevocationHoldsAcrossNodes(t *testing.T) {
+	var m1, m2, m3 string
+	h, a, stores := accountsHubAfter(t, true, func(a *hubauth.Authority) {
+		m1, m2, m3 = issue(t, a, "p", "m1"), issue(t, a, "p", "m2"), issue(t, a, "p", "m3")
+	})
+	_, gone1 := closed(t, h.URL(0), m1)
+	_, gone2 := closed(t, h.URL(2), m2)
+	nc3, gone3 := closed(t, h.URL(1), m3)
+	// Node 2's copy, as pm hub creds --store there opens it.
+	a2, err := hubauth.Open(filepath.Join(stores[1], "accounts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a2.Resolver = filepath.Join(stores[1], hubauth.ResolverDir)
+	if err := a2.Revoke("p", "m1", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxFor(t)
+	select { // node 1 took node 2's revocation
+	case <-gone1:
+	case <-ctx.Done():
+		t.Fatal("m1's connection to node 1 outlived its revocation on node 2")
+	}
+	// Node 1 re-signs p's account from its own copy.
+	if err := a.Revoke("p", "m2", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	select { // node 3 took node 1's re-signed account
+	case <-gone2:
+	case <-ctx.Done():
+		t.Fatal("m2's connection to node 3 outlived its revocation on node 1")
+	}
+	for i := range h.Len() {
+		if nc, err := nats.Connect(h.URL(i), nats.UserCredentials(m1), nats.NoReconnect()); err == nil {
+			nc.Close()
+			t.Errorf("m1, revoked on node 2, connects to node %d after node 1 re-signed", i+1)
+		}
+	}
+	if err := nc3.Flush(); err != nil {
+		t.Errorf("m3: %v", err)
+	}
+	select {
+	case <-gone3:
+		t.Error("m3 was cut off")
+	default:
+	}
+	ms, err := a.Machines("p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if (m.Name == "m3") != m.Revoked.IsZero() {
+			t.Errorf("node 1's list: %s revoked %v", m.Name, m.Revoked)
+		}
+	}
 }

@@ -30,6 +30,12 @@ type Auth struct {
 	// guards the routes between nodes only; NKeys cannot be given (the
 	// server takes no users of its own beside an operator's).
 	Accounts string
+	// NewAccounts lets a node of a cluster (one with routes) make the
+	// authority when Accounts holds none: the first node only. Without
+	// it such a node is refused, since it would trust an operator of its
+	// own, not its peers' (pm hub --new-accounts; a single node makes
+	// its authority as it always did).
+	NewAccounts bool
 }
 
 // Authenticates reports whether a client must prove who it is: a

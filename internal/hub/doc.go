@@ -36,6 +36,14 @@
 //     from then on), then to the cluster through the system account; the
 //     server closes a revoked machine's connections. A single node makes
 //     natsx.HubStream in each project's account as well.
+//   - A revocation is never lifted by a node's re-signing: at start and at
+//     every change of its resolver (a JWT another node signed), a node
+//     adds the revocations its resolver holds to its own copy of the
+//     authority (hubauth.Reconcile) before it pushes anything, so every
+//     JWT it pushes holds every revocation it has seen.
+//   - A node of a cluster (routes given) whose store holds no authority is
+//     refused unless Auth.NewAccounts: a fresh operator there would be
+//     trusted by it alone.
 //   - Close shuts the server down and waits for its goroutines and
 //     listeners to end: a test that closes its hubs leaks nothing.
 //   - The server's own log goes to Config.Log (nothing when nil), never to

@@ -93,6 +93,9 @@ func Start(c Config) (*Hub, error) {
 	}
 	var authority *hubauth.Authority
 	if c.Auth.Accounts != "" {
+		if err := c.ownOperator(); err != nil {
+			return nil, err
+		}
 		if authority, err = hubauth.Open(c.Auth.Accounts); err != nil {
 			return nil, err
 		}
@@ -134,6 +137,19 @@ func Start(c Config) (*Hub, error) {
 		}
 	}
 	return h, nil
+}
+
+// ownOperator refuses a node of a cluster whose store holds no authority
+// unless told to make one: a fresh operator there would be trusted by
+// this node alone, so its peers' credentials would fail on it and its
+// own on them (a cluster silently split). The first node makes it
+// (Auth.NewAccounts); the others start from a copy of it.
+func (c Config) ownOperator() error {
+	if c.Cluster == "" || len(c.Routes) == 0 || c.Auth.NewAccounts || hubauth.Exists(c.Auth.Accounts) {
+		return nil
+	}
+	return errs.Statef("copy STORE/accounts from the cluster's first node before this node's first start (e.g. scp -rp first:STORE/accounts "+c.Auth.Accounts+"); on the first node only, start with --new-accounts (docs/distributed.md)",
+		"hub: %s holds no accounts: this node of a cluster would trust an operator of its own, not its peers'", c.Auth.Accounts)
 }
 
 // options turns a Config into the server's options, refusing what the

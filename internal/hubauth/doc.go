@@ -26,6 +26,12 @@
 //     revocations; a hub that reads the JWT refuses that key and closes
 //     its connections (internal/hub pushes it, without a restart). Other
 //     machines' keys, of P or of any project, are untouched.
+//   - A re-signing never lifts a revocation another node made: with
+//     Resolver set (the node's ResolverDir), Revoke and Reconcile add the
+//     revocations of the JWT the node's resolver holds to the account's
+//     (each at the later time), so the revocations only grow.
+//   - IssueTo records a machine only after its credential was delivered
+//     (written by the caller): a failed write issues nothing.
 //   - Changes are made under the authority's lock (internal/lockedfile),
 //     so two pm hub creds at once neither lose a machine nor make two
 //     accounts for one project.

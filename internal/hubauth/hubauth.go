@@ -22,9 +22,21 @@ import (
 // project follows it.
 const ProjectTag = "pm-project:"
 
+// ResolverDir is the hub's account resolver in its store, beside the
+// authority (STORE/accounts-jwt): the account JWTs this node holds, as
+// the cluster last gave them (the nats account resolver keeps the newest
+// of each, pushed by whichever node signed it).
+const ResolverDir = "accounts-jwt"
+
 // Authority is an opened authority directory.
 type Authority struct {
-	Dir         string
+	Dir string
+	// Resolver, when set, is the node's ResolverDir. Every re-signing of
+	// a project's account JWT then keeps the revocations of the JWT the
+	// resolver holds, so a revocation made on another node's copy of the
+	// authority, which reached this node through the cluster, is never
+	// lifted by this node's next re-signing (Revoke, Reconcile).
+	Resolver    string
 	op          nkeys.KeyPair
 	OperatorJWT string
 	sys         nkeys.KeyPair
@@ -66,6 +78,13 @@ func Open(dir string) (*Authority, error) {
 		return nil, err
 	}
 	return a, nil
+}
+
+// Exists reports whether dir holds an authority (its operator's key):
+// Open would read it rather than make a new one.
+func Exists(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "operator.nk"))
+	return err == nil
 }
 
 func (a *Authority) lockPath() string { return filepath.Join(a.Dir, "authority") }
@@ -210,15 +229,29 @@ func (a *Authority) makeAccount(p string) (Account, nkeys.KeyPair, error) {
 }
 
 // Issue makes a credential for machine on project p (its account made
-// the first time) and returns the credentials file's content. A machine
-// name that holds a credential not revoked is refused: revoke it first,
-// so a name always means one key.
+// the first time) and returns the credentials file's content (IssueTo
+// with a deliver that keeps it).
 func (a *Authority) Issue(p, machine, file string, now time.Time) ([]byte, error) {
-	if err := checkNames(p, machine); err != nil {
-		return nil, err
-	}
 	var creds []byte
-	err := lockedfile.With(a.lockPath(), func() error {
+	err := a.IssueTo(p, machine, file, now, func(b []byte) error {
+		creds = b
+		return nil
+	})
+	return creds, err
+}
+
+// IssueTo makes a credential for machine on project p (its account made
+// the first time) and hands the credentials file's content to deliver
+// (which writes it where the person asked). The machine is recorded only
+// once deliver has succeeded: a file that could not be written leaves
+// nothing issued, and the name free. A machine name that holds a
+// credential not revoked is refused: revoke it first, so a name always
+// means one key.
+func (a *Authority) IssueTo(p, machine, file string, now time.Time, deliver func(creds []byte) error) error {
+	if err := checkNames(p, machine); err != nil {
+		return err
+	}
+	return lockedfile.With(a.lockPath(), func() error {
 		_, akp, err := a.account(p)
 		if errors.Is(err, os.ErrNotExist) {
 			_, akp, err = a.makeAccount(p)
@@ -246,13 +279,16 @@ func (a *Authority) Issue(p, machine, file string, now time.Time) ([]byte, error
 			return err
 		}
 		seed, _ := ukp.Seed()
-		if creds, err = jwt.FormatUserConfig(tok, seed); err != nil {
+		creds, err := jwt.FormatUserConfig(tok, seed)
+		if err != nil {
+			return err
+		}
+		if err := deliver(creds); err != nil {
 			return err
 		}
 		ms = append(ms, Machine{Name: machine, User: upub, Issued: now.UTC(), Filename: file})
 		return a.saveMachines(p, ms)
 	})
-	return creds, err
 }
 
 // userJWT is a user of account akp, named machine, tagged with project p.
@@ -297,15 +333,122 @@ func (a *Authority) Revoke(p, machine string, now time.Time) error {
 		if n == 0 {
 			return errs.NotFoundf("pm hub creds --list --project "+p+" shows its machines", "project %s has no machine %s holding a credential", p, machine)
 		}
-		tok, err := ac.Encode(a.op)
+		a.keepHeld(ac, ms)
+		return a.resign(p, ac, ms)
+	})
+}
+
+// resign signs project p's account claims ac and writes them with its
+// machines ms (under the authority's lock).
+func (a *Authority) resign(p string, ac *jwt.AccountClaims, ms []Machine) error {
+	tok, err := ac.Encode(a.op)
+	if err != nil {
+		return err
+	}
+	if err := write(filepath.Join(a.projectDir(p), "account.jwt"), []byte(tok)); err != nil {
+		return err
+	}
+	return a.saveMachines(p, ms)
+}
+
+// held is the account JWT the node's resolver holds for account pub, as
+// the cluster gave it; nil when there is none, it cannot be read (being
+// written: the next change is read again), or it is not one of this
+// operator's.
+func (a *Authority) held(pub string) *jwt.AccountClaims {
+	if a.Resolver == "" {
+		return nil
+	}
+	b, err := os.ReadFile(filepath.Join(a.Resolver, pub+".jwt"))
+	if err != nil {
+		return nil
+	}
+	ac, err := jwt.DecodeAccountClaims(strings.TrimSpace(string(b)))
+	if err != nil || ac.Subject != pub {
+		return nil
+	}
+	if op, _ := a.op.PublicKey(); ac.Issuer != op {
+		return nil
+	}
+	return ac
+}
+
+// keepHeld adds to ac the revocations of the JWT the resolver holds for
+// its account (made on another node), each at the later of the two
+// times, and marks the machines of ms they revoke: it reports whether ac
+// changed. A revocation is never lifted: the union only grows.
+func (a *Authority) keepHeld(ac *jwt.AccountClaims, ms []Machine) bool {
+	h := a.held(ac.Subject)
+	if h == nil {
+		return false
+	}
+	changed := false
+	for user, at := range h.Revocations {
+		if mine, ok := ac.Revocations[user]; ok && mine >= at {
+			continue
+		}
+		if ac.Revocations == nil {
+			ac.Revocations = jwt.RevocationList{}
+		}
+		ac.Revocations[user] = at
+		changed = true
+	}
+	for i, m := range ms {
+		if at, ok := ac.Revocations[m.User]; ok && m.Revoked.IsZero() {
+			ms[i].Revoked = time.Unix(at, 0).UTC()
+			changed = true
+		}
+	}
+	return changed
+}
+
+// Reconcile takes into this authority the revocations the node's
+// resolver holds that it lacks (made on another node's copy, pushed here
+// through the cluster): each such project's account JWT is re-signed
+// with the union, and its machines marked revoked. It returns the
+// projects re-signed. The hub calls it at start and on every change of
+// the resolver, so this node's next re-signing keeps them.
+func (a *Authority) Reconcile() ([]string, error) {
+	var changed []string
+	err := lockedfile.With(a.lockPath(), func() error {
+		ents, err := os.ReadDir(filepath.Join(a.Dir, "projects"))
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
-		if err := write(filepath.Join(a.projectDir(p), "account.jwt"), []byte(tok)); err != nil {
-			return err
+		for _, e := range ents {
+			p := e.Name()
+			if !e.IsDir() || !config.ValidProject(p) {
+				continue
+			}
+			acc, _, err := a.account(p)
+			if errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			ac, err := jwt.DecodeAccountClaims(acc.JWT)
+			if err != nil {
+				return err
+			}
+			ms, err := a.machines(p)
+			if err != nil {
+				return err
+			}
+			if !a.keepHeld(ac, ms) {
+				continue
+			}
+			if err := a.resign(p, ac, ms); err != nil {
+				return err
+			}
+			changed = append(changed, p)
 		}
-		return a.saveMachines(p, ms)
+		return nil
 	})
+	return changed, err
 }
 
 // Machines are the machines issued a credential for project p, oldest

@@ -216,3 +216,103 @@ func TestIssueConcurrent(t *testing.T) {
 		t.Fatalf("%d machines recorded, want %d", len(ms), n)
 	}
 }
+
+// A credential whose file could not be written is not issued: the machine
+// is not recorded and its name stays free (review: a failed write after
+// Issue left the machine recorded though the person got no file).
+func TestIssueToRecordsOnlyADeliveredCredential(t *testing.T) {
+	a := open(t, filepath.Join(t.TempDir(), "accounts"))
+	full := errs.Failf("free some room", "disk full")
+	if err := a.IssueTo("web", "m1", "/x/m1.creds", time.Now(), func([]byte) error { return full }); err != full {
+		t.Fatalf("a failed delivery: %v", err)
+	}
+	ms, err := a.Machines("web")
+	if err != nil || len(ms) != 0 {
+		t.Fatalf("recorded after a failed delivery: %+v (%v)", ms, err)
+	}
+	var got []byte
+	if err := a.IssueTo("web", "m1", "/x/m1.creds", time.Now(), func(b []byte) error { got = b; return nil }); err != nil {
+		t.Fatalf("the name after a failed delivery: %v", err)
+	}
+	if ms, _ := a.Machines("web"); len(ms) != 1 || ms[0].User != userOf(t, got).Subject {
+		t.Fatalf("machines %+v, want the delivered credential's user", ms)
+	}
+}
+
+// A revocation made on another node's copy of the authority, held by this
+// node's resolver (the cluster pushed it), is kept by this node's next
+// re-signing (Revoke) and taken in by Reconcile, the machine marked
+// revoked in this node's list (review: the first node's next re-signing
+// lifted it).
+func TestRevocationsFromAnotherCopyAreKept(t *testing.T) {
+	dir1 := filepath.Join(t.TempDir(), "accounts")
+	a1 := open(t, dir1)
+	for _, m := range []string{"m1", "m2", "m3"} {
+		if _, err := a1.Issue("web", m, "", time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyOf := func() *hubauth.Authority {
+		d := filepath.Join(t.TempDir(), "accounts")
+		if err := os.CopyFS(d, os.DirFS(dir1)); err != nil {
+			t.Fatal(err)
+		}
+		return open(t, d)
+	}
+	a2, a3 := copyOf(), copyOf()
+	if err := a2.Revoke("web", "m1", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	// The cluster gives the other nodes node 2's JWT: their resolvers
+	// hold it.
+	acc2, err := a2.Account("web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolver := t.TempDir()
+	if err := os.WriteFile(filepath.Join(resolver, acc2.Public+".jwt"), []byte(acc2.JWT), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a1.Resolver, a3.Resolver = resolver, resolver
+	revoked := func(a *hubauth.Authority) map[string]bool {
+		t.Helper()
+		acc, err := a.Account("web")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ac, err := jwt.DecodeAccountClaims(acc.JWT)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms, err := a.Machines("web")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]bool{}
+		for _, m := range ms {
+			_, inJWT := ac.Revocations[m.User]
+			if inJWT == m.Revoked.IsZero() {
+				t.Fatalf("%s: in the JWT's revocations %v, listed revoked %v", m.Name, inJWT, m.Revoked)
+			}
+			out[m.Name] = inJWT
+		}
+		return out
+	}
+	// Node 3 re-signs from its copy (m1 not revoked there): m1 stays.
+	if err := a3.Revoke("web", "m2", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if r := revoked(a3); !r["m1"] || !r["m2"] || r["m3"] {
+		t.Fatalf("node 3's re-signing revokes %v, want m1 and m2", r)
+	}
+	// Node 1 takes it in (as its hub does at start and on a change).
+	if got, err := a1.Reconcile(); err != nil || len(got) != 1 || got[0] != "web" {
+		t.Fatalf("Reconcile = %v, %v", got, err)
+	}
+	if r := revoked(a1); !r["m1"] || r["m2"] || r["m3"] {
+		t.Fatalf("after Reconcile node 1 revokes %v", r)
+	}
+	if got, err := a1.Reconcile(); err != nil || len(got) != 0 {
+		t.Fatalf("Reconcile again = %v, %v (nothing new)", got, err)
+	}
+}

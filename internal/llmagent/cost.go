@@ -33,6 +33,10 @@ type spend struct {
 	// extra is what the human allowed beyond a cap, by the cap's key
 	// (answering its request); it lasts as long as this host.
 	extra map[string]float64
+	// window is the project's recent spend from the ledger, read from
+	// where the last call's check stopped (set by the host; nil reads the
+	// ledger afresh at each check).
+	window *state.CostWindow
 }
 
 func newSpend(model string, u store.Usage) *spend {
@@ -142,7 +146,7 @@ func (r *Runner) dollarBudget(a *store.Agent, sp *spend, cfg *config.Config) *ll
 		return &llm.BudgetError{What: fmt.Sprintf("dollars unknown (model %q has no price, or its endpoint reports no usage; add it to prices in config.json)", sp.model),
 			Key: caps.FirstKey(), UsedUSD: usd}
 	}
-	st := caps.First(state.Spent(r.State, a, r.Store.Now, cfg.Prices, func() float64 { return usd }), next, extra)
+	st := caps.First(state.Spent(r.State, sp.window, a, r.Store.Now, cfg.Prices, func() float64 { return usd }), next, extra)
 	if st == nil {
 		return nil
 	}

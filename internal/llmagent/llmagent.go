@@ -118,6 +118,7 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 		loop.OnDelta = out.delta
 	}
 	r.spend = newSpend(prov.Model, a.Usage)
+	r.spend.window = state.NewCostWindow(r.State)
 	loop.Before = r.before(a, r.spend)
 	r.loopBreaker(a, loop)
 	loop.OnEvent = r.onEvent(a, out)

@@ -1,9 +1,16 @@
 package state
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
 	"time"
+	"unicode/utf8"
 
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/cost"
 )
 
@@ -75,12 +82,18 @@ type CostLedger interface {
 	// time: all), oldest first, as recorded; a torn or malformed entry is
 	// skipped. An entry is read at a time.
 	Costs(since time.Time, fn func(e cost.Entry) error) error
+	// ReadCosts calls fn with each entry at or after position from, oldest
+	// first, and next, the position after it; it returns the position
+	// after the last entry read (from when none). Positions are as a
+	// transcript's. A reader that keeps its position reads only what was
+	// recorded since (CostWindow).
+	ReadCosts(from int64, fn func(e cost.Entry, next int64) error) (int64, error)
 }
 
 // MaxEntry bounds one entry of a transcript or a reply stream, as it
 // bounds a line of the files (jsonl.MaxLine, less its newline): a reader
 // never holds more than that for one entry.
-const MaxEntry = 1<<20 - 1
+const MaxEntry = config.MaxLogEntryBytes
 
 // RecordCost stamps e with now when it has no time, prices it (cost.Entry.
 // Priced with prices, the config's over the shipped table, unless the
@@ -111,18 +124,22 @@ func PricedCosts(l CostLedger, since time.Time, prices []cost.Price) ([]cost.Ent
 // Spent is what the dollar caps of agent a are checked against: agentUSD
 // (its own, as its host counts it), the known dollars of every agent of
 // its task (their records' usage), the project's windows (the ledger,
-// from now back). A read that fails counts nothing.
+// from now back, through w: a host keeps one CostWindow for its life, so
+// each check reads only what was recorded since the last; nil reads the
+// ledger afresh). A read that fails counts nothing.
 func Spent(st interface {
 	Agents
 	CostLedger
-}, a *Agent, now func() time.Time, prices []cost.Price, agentUSD func() float64) cost.Spent {
+}, w *CostWindow, a *Agent, now func() time.Time, prices []cost.Price, agentUSD func() float64) cost.Spent {
+	if w == nil {
+		w = NewCostWindow(st)
+	}
 	sp := cost.Spent{Agent: agentUSD, Window: func(d time.Duration) float64 {
-		from := now().Add(-d)
-		entries, err := PricedCosts(st, from, prices)
+		usd, err := w.USD(now(), d, prices)
 		if err != nil {
 			return 0
 		}
-		return cost.Since(entries, from).USD
+		return usd
 	}}
 	if a.TaskID != "" {
 		sp.Task = func() float64 {
@@ -142,6 +159,63 @@ func Spent(st interface {
 	return sp
 }
 
+// CostWindow is the project's recent spend as one long-lived reader sees
+// it: the ledger's entries of the last Horizon, read from where the last
+// read stopped (CostLedger.ReadCosts), so a model call under a dollar cap
+// reads what was recorded since the previous call, not the whole ledger
+// (a review found every call read it all). What it holds is bounded by
+// the entries of one horizon.
+type CostWindow struct {
+	ledger CostLedger
+	// Horizon is the longest window asked (the day cap's 24 hours):
+	// older entries are let go.
+	Horizon time.Duration
+
+	mu      sync.Mutex
+	pos     int64
+	entries []cost.Entry // within Horizon of the last read, in ledger order
+}
+
+// NewCostWindow reads l from its start at its first use.
+func NewCostWindow(l CostLedger) *CostWindow {
+	return &CostWindow{ledger: l, Horizon: 24 * time.Hour}
+}
+
+// USD is the dollars recorded at or after now-d (d at most Horizon),
+// each entry priced as PricedCosts prices it: the entries recorded since
+// the last call are read first, and those older than the horizon let go.
+func (w *CostWindow) USD(now time.Time, d time.Duration, prices []cost.Price) (float64, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	horizon := now.Add(-max(d, w.Horizon))
+	pos, err := w.ledger.ReadCosts(w.pos, func(e cost.Entry, _ int64) error {
+		if !e.At.Before(horizon) {
+			w.entries = append(w.entries, e)
+		}
+		return nil
+	})
+	w.pos = pos
+	if err != nil {
+		return 0, err
+	}
+	kept := w.entries[:0]
+	for _, e := range w.entries {
+		if !e.At.Before(horizon) {
+			kept = append(kept, e)
+		}
+	}
+	clear(w.entries[len(kept):])
+	w.entries = kept
+	from := now.Add(-d)
+	var usd float64
+	for _, e := range w.entries {
+		if v := e.Priced(prices).USD; v != nil && !e.At.Before(from) {
+			usd += *v
+		}
+	}
+	return usd, nil
+}
+
 // EncodeEntry is v as the JSON an implementation appends to a transcript
 // or a reply stream: ErrInvalid when it is over MaxEntry bytes.
 func EncodeEntry(v any) ([]byte, error) {
@@ -153,4 +227,97 @@ func EncodeEntry(v any) ([]byte, error) {
 		return nil, Errorf(ErrInvalid, "keep one message under 1 MiB", "an entry of %d bytes is over the %d byte limit", len(b), MaxEntry)
 	}
 	return b, nil
+}
+
+// EntryLimit is the bound of one transcript or reply entry for the
+// configured limit (config limits.log_entry_bytes): the limit when it is
+// set and under MaxEntry, else MaxEntry (the streams' message size and the
+// files' line limit, which no entry can pass).
+func EntryLimit(configured int) int {
+	if configured <= 0 || configured > MaxEntry {
+		return MaxEntry
+	}
+	return configured
+}
+
+// minCut is the least a string must hold to be cut: what is left of it
+// is its start and the mark.
+const minCut = 256
+
+// FitEntry is v as the JSON an implementation appends to a transcript or
+// a reply stream, at most EntryLimit(limit) bytes: an entry longer than
+// that is kept, its longest strings cut (their ends dropped), each cut
+// string ending with a mark that says how many bytes were cut and why, so
+// a reader (a person, the model resuming) sees that it was cut; never
+// refused whole, never dropped. Only an entry with no string long enough
+// to cut (minCut) is refused, with ErrInvalid. The same on every backend,
+// so files and hub keep the same entry.
+func FitEntry(v any, limit int) ([]byte, error) {
+	limit = EntryLimit(limit)
+	b, err := json.Marshal(v)
+	if err != nil || len(b) <= limit {
+		return b, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var tree any
+	if err := dec.Decode(&tree); err != nil {
+		return nil, err
+	}
+	size := len(b)
+	for size > limit {
+		set, str := longest(tree)
+		if set == nil || len(str) < minCut {
+			return nil, Errorf(ErrInvalid, "lower what one message holds, or raise limits.log_entry_bytes (at most 1 MiB)",
+				"an entry of %d bytes is over the %d byte limit and holds nothing long enough to cut", size, limit)
+		}
+		// Cutting n bytes of a string saves at least n in its JSON
+		// (escapes only add); the mark costs what it encodes to.
+		over := size - limit
+		keep := max(0, len(str)-over-markLen(len(str), limit))
+		for keep > 0 && !utf8.RuneStart(str[keep]) {
+			keep--
+		}
+		set(str[:keep] + cutMark(len(str)-keep, limit))
+		if b, err = json.Marshal(tree); err != nil {
+			return nil, err
+		}
+		size = len(b)
+	}
+	return b, nil
+}
+
+// cutMark ends a string FitEntry cut by n bytes.
+func cutMark(n, limit int) string {
+	return fmt.Sprintf("\n[pm cut %d bytes here: one log entry is at most %d bytes (limits.log_entry_bytes)]", n, limit)
+}
+
+// markLen bounds the encoded length of a mark for a string of length n.
+func markLen(n, limit int) int {
+	b, _ := json.Marshal(cutMark(n, limit))
+	return len(b) - 2
+}
+
+// longest finds the longest string in a decoded JSON tree and returns a
+// function that replaces it there (nil when the tree holds none).
+func longest(tree any) (set func(string), str string) {
+	var walk func(v any, put func(string))
+	walk = func(v any, put func(string)) {
+		switch x := v.(type) {
+		case string:
+			if put != nil && (set == nil || len(x) > len(str)) {
+				set, str = put, x
+			}
+		case map[string]any:
+			for _, k := range slices.Sorted(maps.Keys(x)) { // the same cut on every backend
+				walk(x[k], func(s string) { x[k] = s })
+			}
+		case []any:
+			for i, e := range x {
+				walk(e, func(s string) { x[i] = s })
+			}
+		}
+	}
+	walk(tree, nil)
+	return set, str
 }

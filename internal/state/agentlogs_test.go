@@ -46,11 +46,67 @@ func TestCostsPriceUnknownEntriesWhenThePriceIsAdded(t *testing.T) {
 		}
 	}
 	// The windows count the entry priced now too.
-	sp := state.Spent(st, &state.Agent{Name: "a"}, func() time.Time { return now.Add(time.Minute) }, prices, func() float64 { return 0 })
+	sp := state.Spent(st, nil, &state.Agent{Name: "a"}, func() time.Time { return now.Add(time.Minute) }, prices, func() float64 { return 0 })
 	if usd := sp.Window(time.Hour); usd != 3.5 {
 		t.Errorf("the last hour's dollars = %v, want 3.5", usd)
 	}
 	if usd := sp.Window(time.Second); usd != 0 {
 		t.Errorf("the last second's dollars = %v, want 0 (every entry is older)", usd)
+	}
+}
+
+// counting is a ledger that counts the entries its readers are given.
+type counting struct {
+	*memstate.Mem
+	read int
+}
+
+func (c *counting) ReadCosts(from int64, fn func(e cost.Entry, next int64) error) (int64, error) {
+	return c.Mem.ReadCosts(from, func(e cost.Entry, next int64) error { c.read++; return fn(e, next) })
+}
+
+func (c *counting) Costs(since time.Time, fn func(e cost.Entry) error) error {
+	return c.Mem.Costs(since, func(e cost.Entry) error { c.read++; return fn(e) })
+}
+
+// A host's dollar check reads the ledger from where its last check
+// stopped (review: every model call under a dollar cap read the whole
+// ledger): after the first, each check reads only the entries recorded
+// since, and the windows still count every entry of their span, entries
+// older than the day let go.
+func TestCostWindowReadsOnlyWhatIsNew(t *testing.T) {
+	st := &counting{Mem: memstate.New()}
+	start := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
+	one := 1.0
+	const old = 100
+	for i := range old { // a day and more ago: outside both windows
+		if err := st.AppendCost(cost.Entry{At: start.Add(time.Duration(i) * time.Second), Agent: "a", USD: &one}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := start.Add(25 * time.Hour)
+	w := state.NewCostWindow(st)
+	sp := state.Spent(st, w, &state.Agent{Name: "a"}, func() time.Time { return now }, nil, func() float64 { return 0 })
+	if usd := sp.Window(24 * time.Hour); usd != 0 || st.read != old {
+		t.Fatalf("first check: $%v after reading %d entries, want $0 after %d", usd, st.read, old)
+	}
+	for call := 1; call <= 5; call++ {
+		now = now.Add(10 * time.Minute)
+		if err := st.AppendCost(cost.Entry{At: now, Agent: "a", USD: &one}); err != nil {
+			t.Fatal(err)
+		}
+		st.read = 0
+		day, hour := sp.Window(24*time.Hour), sp.Window(time.Hour)
+		if st.read != 1 {
+			t.Fatalf("call %d: the check read %d entries, want the one new", call, st.read)
+		}
+		if day != float64(call) || hour != float64(min(call, 6)) {
+			t.Fatalf("call %d: day $%v, hour $%v", call, day, hour)
+		}
+	}
+	// An hour and more later, the hour's window holds none of them.
+	now = now.Add(2 * time.Hour)
+	if hour, day := sp.Window(time.Hour), sp.Window(24*time.Hour); hour != 0 || day != 5 {
+		t.Fatalf("later: hour $%v, day $%v", hour, day)
 	}
 }

@@ -93,8 +93,11 @@
 // agent's append-only logs of JSON entries, with positions as a mailbox's
 // (opaque, increasing, 0 the start; TranscriptEnd and RepliesEnd the one
 // after the last): every appended entry is read back whole, in append
-// order, however many writers append at once; an entry over MaxEntry is
-// refused (ErrInvalid), so a reader never holds more than that for one;
+// order, however many writers append at once; an entry over its bound
+// (EntryLimit of config limits.log_entry_bytes, at most MaxEntry) is kept
+// cut with a mark saying so (FitEntry, the same on every backend), or
+// refused (ErrInvalid) when nothing in it can be cut, so a reader never
+// holds more than MaxEntry for one;
 // LastTranscript holds only the n entries it returns. RemoveAgent removes
 // both. A Watch of the agent wakes on each piece of its reply stream (a
 // caller follows it, never polling). The cost ledger is the project's,

@@ -80,6 +80,8 @@ func runCreds(f *cmdutil.Factory, o credsOptions) error {
 	if err != nil {
 		return err
 	}
+	// A revocation keeps those this node's hub learned from the others.
+	a.Resolver = filepath.Join(store, hubauth.ResolverDir)
 	switch {
 	case o.List:
 		return listCreds(f, a, o.Project)
@@ -110,19 +112,32 @@ func issueCreds(f *cmdutil.Factory, a *hubauth.Authority, o credsOptions, store 
 	if _, err := os.Lstat(out); err == nil {
 		return errs.Statef("give --out a new file, or remove "+out, "pm hub creds: %s exists", out)
 	}
-	// The name is checked (and refused if it holds a credential) before
-	// the file is made; the file is made before the machine is recorded,
-	// so a file that cannot be written leaves no credential issued.
+	// The file is made (never over an existing one) before anything is
+	// issued, and the machine is recorded only once its credential is
+	// written whole and synced (IssueTo): a file that cannot be written
+	// leaves no credential issued and the name free.
 	file, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return errs.Failf("give --out a file in a directory you can write", "pm hub creds: %v", err)
 	}
-	creds, err := a.Issue(o.Project, o.Name, out, f.Now())
-	if err == nil {
-		_, err = file.Write(creds)
-	}
-	if cerr := file.Close(); err == nil {
-		err = cerr
+	closed := false // by deliver, which IssueTo may not reach
+	err = a.IssueTo(o.Project, o.Name, out, f.Now(), func(creds []byte) error {
+		_, err := file.Write(creds)
+		if err == nil {
+			err = file.Sync()
+		}
+		if cerr := file.Close(); err == nil {
+			err = cerr
+		}
+		closed = true
+		if err != nil {
+			return errs.Failf("give --out a file on a disk with room (and no file size limit), then run pm hub creds again",
+				"pm hub creds: %v (nothing issued)", err)
+		}
+		return nil
+	})
+	if !closed {
+		file.Close()
 	}
 	if err != nil {
 		os.Remove(out)

@@ -53,6 +53,10 @@ type Options struct {
 	// Accounts gives each project its own NATS account and each machine
 	// its own credential (pm hub creds), kept in AccountsDir(Store).
 	Accounts bool
+	// NewAccounts lets the first node of a cluster make the accounts
+	// (a new operator) when its store has none; the others are refused
+	// until STORE/accounts is copied from it.
+	NewAccounts bool
 }
 
 // RunFunc runs the hub for parsed options; args are the flags as given.
@@ -103,6 +107,7 @@ and --tls-key make it speak TLS only. See docs/distributed.md.`,
 	c.Flags().StringVar(&o.TLSKey, "tls-key", "", "PEM key of --tls-cert")
 	c.Flags().StringVar(&o.TLSCA, "tls-ca", "", "PEM CA: clients (and routes) must show a certificate it signed")
 	c.Flags().BoolVar(&o.Accounts, "accounts", false, "each project its own NATS account, each machine its own credential (pm hub creds); keys in STORE/accounts")
+	c.Flags().BoolVar(&o.NewAccounts, "new-accounts", false, "with --accounts on a cluster: make STORE/accounts (a new operator) if it has none; the first node only, the others start from a copy of it")
 	c.AddCommand(newCredsCmd(f))
 	return c
 }

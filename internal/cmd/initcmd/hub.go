@@ -91,13 +91,14 @@ func onHub(f *cmdutil.Factory, dir string, s config.Store) (config.Store, bool, 
 	}
 	defer c.Close()
 	joined := s.Project != ""
-	if joined && s.Creds != "" && errs.Is(hubproject.Check(ctx, c, s.Project), errs.NotFound) {
+	if p, _ := hubauth.ProjectOf(s.Creds); joined && s.Creds != "" && p == s.Project {
 		// With a credential for the project's own account (pm hub
-		// creds), the first machine to join makes the project there:
-		// the account is the project's, its name no typo.
-		if p, _ := hubauth.ProjectOf(s.Creds); p == s.Project {
-			joined = false
-		}
+		// creds), the first machine to join makes the project there
+		// (the account is the project's, its name no typo); machines
+		// that start at once all end in it, one making it.
+		host, _ := os.Hostname()
+		made, err := hubproject.Ensure(ctx, c, s.Project, host, dir, f.Now())
+		return s, !made, err
 	}
 	if joined {
 		if err := hubproject.Join(ctx, c, s.Project); err != nil {

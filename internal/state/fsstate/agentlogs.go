@@ -93,12 +93,26 @@ func (f *FS) Costs(since time.Time, fn func(e cost.Entry) error) error {
 	})
 }
 
+func (f *FS) ReadCosts(from int64, fn func(e cost.Entry, next int64) error) (int64, error) {
+	r := &jsonl.Reader{Path: f.s.CostsPath(), Offset: from, Bad: f.s.BadLine}
+	err := r.Next(func(raw []byte) error {
+		var e cost.Entry
+		if err := json.Unmarshal(raw, &e); err != nil {
+			f.s.BadLine(jsonl.BadLine{Path: r.Path, Line: r.Line, Reason: "line does not fit the record: " + err.Error()})
+			return nil
+		}
+		return fn(e, r.Offset)
+	})
+	return r.Offset, err
+}
+
 // appendLines appends each entry as a line of path, making the agent's
 // directory first (on a hub it is this machine's, made on first use).
 func (f *FS) appendLines(path string, entries ...any) error {
 	lines := make([]json.RawMessage, len(entries))
+	limit := f.s.Config().Limits.LogEntryBytes
 	for i, e := range entries {
-		b, err := state.EncodeEntry(e)
+		b, err := state.FitEntry(e, limit)
 		if err != nil {
 			return err
 		}

@@ -48,6 +48,7 @@ func Open(ctx context.Context, s *store.Store) (state.State, bus.Bus, func() err
 		return nil, nil, nil, err
 	}
 	st.Now, st.IDs = s.Now, s.IDs
+	st.EntryLimit = s.Config().Limits.LogEntryBytes
 	b := natsbus.NewBus(context.WithoutCancel(ctx), st.Bus(), s.Now, s.Secrets)
 	return st, b, func() error { st.Close(); return nil }, nil
 }

@@ -12,6 +12,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/natsx"
 	"github.com/plasmodium/pm/internal/state/natsstate"
 )
@@ -24,6 +25,21 @@ func New(ctx context.Context, c *natsx.Conn, name, host, dir string, now time.Ti
 		return err
 	}
 	return prepare(ctx, c, name)
+}
+
+// Ensure makes project name on the hub c reaches, or joins it when
+// another machine made it first: the first machines of a project whose
+// account is its own (pm hub creds) may run pm init at once, and each
+// must end in the one project, none refused. made says which it did.
+func Ensure(ctx context.Context, c *natsx.Conn, name, host, dir string, now time.Time) (made bool, err error) {
+	err = natsstate.Create(ctx, c, natsstate.ProjectInfo{Name: name, CreatedAt: now, Host: host, Dir: dir})
+	if errs.Is(err, errs.State) { // the name is taken: by the other machine, a moment ago
+		return false, Join(ctx, c, name)
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, prepare(ctx, c, name)
 }
 
 // Join checks that project is on the hub c reaches (exit 4 when it is

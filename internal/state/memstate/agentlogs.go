@@ -99,13 +99,26 @@ func (m *Mem) Costs(since time.Time, fn func(e cost.Entry) error) error {
 	return nil
 }
 
+func (m *Mem) ReadCosts(from int64, fn func(e cost.Entry, next int64) error) (int64, error) {
+	m.mu.Lock()
+	all := m.logs.costs
+	m.mu.Unlock()
+	pos := from
+	for ; pos >= 0 && pos < int64(len(all)); pos++ {
+		if err := fn(all[pos], pos+1); err != nil {
+			return pos + 1, err
+		}
+	}
+	return max(pos, from), nil
+}
+
 func (m *Mem) appendEntries(logs map[string][][]byte, agent string, entries ...any) error {
 	if err := state.CheckName(agent); err != nil {
 		return err
 	}
 	enc := make([][]byte, len(entries))
 	for i, e := range entries {
-		b, err := state.EncodeEntry(e)
+		b, err := state.FitEntry(e, 0)
 		if err != nil {
 			return err
 		}

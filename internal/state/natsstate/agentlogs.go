@@ -18,7 +18,8 @@ import (
 // per agent (natsx.Names): PM_TRANSCRIPT_P, PM_REPLY_P and PM_COSTS_P (one
 // subject). A position is the stream sequence after an entry, as a
 // mailbox's. Their bounds (docs/distributed.md): an entry is at most
-// state.MaxEntry bytes on all three (the stream refuses a longer one); a
+// state.MaxEntry bytes on all three (the stream refuses a longer one), a
+// transcript's or reply's cut to EntryLimit before it is sent; a
 // transcript is kept whole until its agent is removed (a resumed agent
 // needs all of it); a reply stream's pieces are kept 24 hours (the longest
 // a call waits: llmagent's tool timeout); the ledger is kept, as on files.
@@ -61,7 +62,7 @@ func (s *State) AppendTranscript(agent string, entries ...any) error {
 		return err
 	}
 	for _, e := range entries {
-		if err := s.publish(s.names.TranscriptPrefix+agent, e); err != nil {
+		if err := s.publishEntry(s.names.TranscriptPrefix+agent, e); err != nil {
 			return err
 		}
 	}
@@ -109,7 +110,7 @@ func (s *State) AppendReply(agent string, v any) error {
 	if err := state.CheckName(agent); err != nil {
 		return err
 	}
-	return s.publish(s.names.ReplyPrefix+agent, v)
+	return s.publishEntry(s.names.ReplyPrefix+agent, v)
 }
 
 func (s *State) ReadReplies(agent string, from int64, fn func(raw json.RawMessage, next int64) error) (int64, error) {
@@ -139,6 +140,26 @@ func (s *State) Costs(since time.Time, fn func(e cost.Entry) error) error {
 	return err
 }
 
+func (s *State) ReadCosts(from int64, fn func(e cost.Entry, next int64) error) (int64, error) {
+	return s.readSubject(s.logs.costs, s.names.CostSubject, from, func(raw json.RawMessage, next int64) error {
+		var e cost.Entry
+		if json.Unmarshal(raw, &e) != nil {
+			return nil
+		}
+		return fn(e, next)
+	})
+}
+
+// publishEntry appends v to a transcript's or reply stream's subject, cut
+// to fit the configured bound (state.FitEntry: the files cut the same).
+func (s *State) publishEntry(subject string, v any) error {
+	b, err := state.FitEntry(v, s.EntryLimit)
+	if err != nil {
+		return err
+	}
+	return s.publishRaw(subject, b)
+}
+
 // publish appends v, as JSON, to subject; acknowledged once the stream
 // holds it.
 func (s *State) publish(subject string, v any) error {
@@ -146,9 +167,13 @@ func (s *State) publish(subject string, v any) error {
 	if err != nil {
 		return err
 	}
+	return s.publishRaw(subject, b)
+}
+
+func (s *State) publishRaw(subject string, b []byte) error {
 	ctx, cancel := s.op()
 	defer cancel()
-	_, err = s.c.JS.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: b})
+	_, err := s.c.JS.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: b})
 	return err
 }
 

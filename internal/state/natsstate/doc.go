@@ -33,8 +33,11 @@
 //     removed; a resident's streamed replies in PM_REPLY_P
 //     (pm.P.reply.NAME), kept 24 hours, and woken on by a Watch of the
 //     agent; the cost ledger in PM_COSTS_P (pm.P.costs), kept, as on
-//     files; an entry is at most state.MaxEntry bytes (the streams'
-//     MaxMsgSize), a position the sequence after it, as a mailbox's.
+//     files; a transcript or reply entry is cut to EntryLimit
+//     (state.FitEntry, as the files cut theirs), and none passes
+//     state.MaxEntry bytes (the streams' MaxMsgSize); a position is the
+//     sequence after an entry, as a mailbox's (ReadCosts reads the ledger
+//     from one).
 //   - agents' leases in the bucket pm_P_agents (HoldAgent: one live host
 //     per agent), their fence marks in stream PM_FENCE_P (the last per
 //     agent, pm.P.fence.NAME, lease.Writer), workers in the bucket

@@ -54,6 +54,10 @@ type State struct {
 	// LeaseTTLWanted is the agents' lease TTL this machine asks for
 	// (store.lease_seconds) when it makes the bucket; 0 the default.
 	LeaseTTLWanted time.Duration
+	// EntryLimit bounds one transcript or reply entry (config
+	// limits.log_entry_bytes, state.FitEntry; 0: state.MaxEntry), as the
+	// files bound theirs.
+	EntryLimit int
 
 	mu    sync.Mutex
 	mach  *machines              // machinesOpen's

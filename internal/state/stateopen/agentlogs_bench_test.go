@@ -3,9 +3,11 @@ package stateopen_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/plasmodium/pm/internal/cost"
 	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/state/transcript"
@@ -22,23 +24,7 @@ func BenchmarkAgentLogsTranscript(b *testing.B) {
 	for i := range msgs {
 		msgs[i] = openai.ChatCompletionMessage{Role: "assistant", Content: fmt.Sprintf("turn %d, of about the length of a short reply", i)}
 	}
-	backends := map[string]func(b *testing.B) state.State{
-		"files": func(b *testing.B) state.State {
-			root, _, err := store.Init(b.TempDir(), nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			s, err := store.Open(root)
-			if err != nil {
-				b.Fatal(err)
-			}
-			return fsstate.New(s)
-		},
-		"hub": func(b *testing.B) state.State {
-			_, _, sta, _ := twoMachines(b, "bench-00000a")
-			return sta
-		},
-	}
+	backends := benchBackends()
 	for _, name := range []string{"files", "hub"} {
 		st := backends[name](b)
 		tr := transcript.Of(st, "greeter")
@@ -66,5 +52,79 @@ func BenchmarkAgentLogsTranscript(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// benchBackends are the two places a project's agent logs live: its files,
+// and a local single-node hub.
+func benchBackends() map[string]func(b *testing.B) state.State {
+	return map[string]func(b *testing.B) state.State{
+		"files": func(b *testing.B) state.State {
+			root, _, err := store.Init(b.TempDir(), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s, err := store.Open(root)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return fsstate.New(s)
+		},
+		"hub": func(b *testing.B) state.State {
+			_, _, sta, _ := twoMachines(b, "bench-00000b")
+			return sta
+		},
+	}
+}
+
+// What a model call's dollar check costs (the project's last hour and
+// last day, state.Spent) with a ledger of 10,000 entries, each call
+// recording one more: "whole" reads the whole ledger for each window (as
+// every call did before the review), "cursor" keeps one CostWindow for the
+// host's life, reading only what was recorded since the last check
+// (go test -run - -bench DollarCheck ./internal/state/stateopen/;
+// docs/benchmarks.md).
+func BenchmarkDollarCheck(b *testing.B) {
+	const entries = 10000
+	usd := 0.01
+	now := time.Now()
+	for _, name := range []string{"files", "hub"} {
+		st := benchBackends()[name](b)
+		for i := range entries {
+			at := now.Add(-time.Duration(entries-i) * 8 * time.Second) // the last 22 hours
+			if err := st.AppendCost(cost.Entry{At: at, Agent: "oak_0001", Runtime: "llm", Model: "m", Turns: 1, USD: &usd}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for _, mode := range []string{"whole", "cursor"} {
+			b.Run(name+"/"+mode, func(b *testing.B) {
+				var w *state.CostWindow
+				if mode == "cursor" {
+					w = state.NewCostWindow(st)
+					w.USD(time.Now(), time.Hour, nil) // the host's first check reads the day once
+				}
+				for range b.N {
+					b.StopTimer()
+					if err := st.AppendCost(cost.Entry{At: time.Now(), Agent: "oak_0001", Runtime: "llm", Model: "m", Turns: 1, USD: &usd}); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+					sp := state.Spent(st, w, &state.Agent{Name: "oak_0001"}, time.Now, nil, func() float64 { return 0 })
+					if mode == "whole" { // the check as it was: each window read the whole ledger
+						sp.Window = func(d time.Duration) float64 {
+							from := time.Now().Add(-d)
+							entries, err := state.PricedCosts(st, from, nil)
+							if err != nil {
+								b.Fatal(err)
+							}
+							return cost.Since(entries, from).USD
+						}
+					}
+					if hour, day := sp.Window(time.Hour), sp.Window(24*time.Hour); hour <= 0 || day < hour {
+						b.Fatalf("hour $%v, day $%v", hour, day)
+					}
+				}
+			})
+		}
 	}
 }

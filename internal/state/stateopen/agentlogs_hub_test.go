@@ -2,6 +2,10 @@ package stateopen_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -131,8 +135,75 @@ func TestCostsAcrossMachines(t *testing.T) {
 	if err != nil || len(got) != 1 || got[0].Agent != "greeter" || got[0].USD == nil || *got[0].USD != 1 {
 		t.Fatalf("b's ledger reads %+v, %v", got, err)
 	}
-	sp := state.Spent(stb, &state.Agent{Name: "other"}, b.Now, prices, func() float64 { return 0 })
+	sp := state.Spent(stb, nil, &state.Agent{Name: "other"}, b.Now, prices, func() float64 { return 0 })
 	if usd := sp.Window(time.Hour); usd != 1 {
 		t.Fatalf("b's last hour = $%v, want $1", usd)
+	}
+}
+
+// limitedMachine is a state directory whose config.json holds cfg (a
+// store section, a limit), with its state opened.
+func limitedMachine(t *testing.T, cfg map[string]any) state.State {
+	t.Helper()
+	root, _, err := store.Init(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "config.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := store.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := stateopen.Open(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// limits.log_entry_bytes bounds one transcript entry on files and on a hub
+// alike: a tool result longer than it is kept cut, ending with pm's mark
+// (how much was cut, the limit, the key), the entry within the limit.
+func TestLogEntryLimitFromConfig(t *testing.T) {
+	const limit = 4096
+	h := hubtest.Single(t)
+	if err := hubproject.New(context.Background(), h.Connect(0), "web-00001c", "host", "/src/web", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	limits := map[string]any{"log_entry_bytes": limit}
+	for name, cfg := range map[string]map[string]any{
+		"files": {"limits": limits},
+		"hub":   {"limits": limits, "store": config.Store{URL: h.URL(0), Project: "web-00001c"}},
+	} {
+		st := limitedMachine(t, cfg)
+		long := strings.Repeat("0123456789", 1000)
+		tr := transcript.Of(st, "reader")
+		if err := tr.Append(openai.ChatCompletionMessage{Role: "tool", ToolCallID: "call_1", Content: long}); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if _, err := st.ReadTranscript("reader", 0, func(raw json.RawMessage, _ int64) error {
+			if len(raw) > limit {
+				t.Errorf("%s: an entry of %d bytes, over the %d limit", name, len(raw), limit)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := tr.Load()
+		if err != nil || len(got) != 1 {
+			t.Fatalf("%s: load %d messages, %v", name, len(got), err)
+		}
+		m := got[0]
+		if m.Role != "tool" || m.ToolCallID != "call_1" || !strings.HasPrefix(m.Content, long[:1000]) ||
+			!strings.HasSuffix(m.Content, fmt.Sprintf("one log entry is at most %d bytes (limits.log_entry_bytes)]", limit)) {
+			t.Fatalf("%s: the cut message: role %q call %q, ends %q", name, m.Role, m.ToolCallID, m.Content[max(0, len(m.Content)-120):])
+		}
 	}
 }

@@ -88,11 +88,32 @@ func testTranscript(t *testing.T, st state.State) {
 	if rest, _, e2 := readTurns(t, st.ReadTranscript, name, end); len(rest) != 0 || e2 != end {
 		t.Fatalf("from the end read %v to %d", rest, e2)
 	}
-	// An entry over the bound is refused whole, and nothing after it lands.
-	big := strings.Repeat("x", state.MaxEntry)
-	wantErr(t, "an oversized entry", st.AppendTranscript(name, map[string]string{"content": big}), state.ErrInvalid, errs.Usage)
-	if got, _, _ := readTurns(t, st.ReadTranscript, name, 0); len(got) != 3 {
-		t.Fatalf("after a refused append the transcript reads %v", got)
+	// An entry over the bound is kept cut, and says so (review: it was
+	// refused, and the llm loop failed on it): its long string ends with
+	// pm's mark, the rest of it whole, the entry within the bound.
+	big := strings.Repeat("x", 2*state.MaxEntry)
+	if err := st.AppendTranscript(name, map[string]string{"role": "tool", "content": big}); err != nil {
+		t.Fatalf("an oversized entry: %v", err)
+	}
+	var cut map[string]string
+	n := 0
+	if _, err := st.ReadTranscript(name, end, func(raw json.RawMessage, _ int64) error {
+		n++
+		if len(raw) > state.MaxEntry {
+			t.Errorf("the cut entry is %d bytes, over %d", len(raw), state.MaxEntry)
+		}
+		return json.Unmarshal(raw, &cut)
+	}); err != nil || n != 1 {
+		t.Fatalf("after an oversized append: %d entries, %v", n, err)
+	}
+	if c := cut["content"]; cut["role"] != "tool" || !strings.HasPrefix(c, "xxxx") || !strings.Contains(c, "[pm cut ") ||
+		!strings.Contains(c, fmt.Sprintf("one log entry is at most %d bytes", state.MaxEntry)) {
+		t.Fatalf("the cut entry reads role %q, content ...%q", cut["role"], c[max(0, len(c)-160):])
+	}
+	// An entry with nothing to cut is still refused whole.
+	wantErr(t, "an entry with nothing to cut", st.AppendTranscript(name, strings.Split(strings.Repeat("ab", state.MaxEntry/4), "")), state.ErrInvalid, errs.Usage)
+	if got, _, _ := readTurns(t, st.ReadTranscript, name, 0); len(got) != 4 {
+		t.Fatalf("after a refused append the transcript reads %v (want the three turns and the cut entry)", got)
 	}
 	// fn's error stops the read and is returned.
 	stop := errors.New("stop")
@@ -290,12 +311,37 @@ func testCostLedger(t *testing.T, st state.State) {
 	if since := collect(at(2)); len(since) != 2 || since[0].Agent != "elm_0002" {
 		t.Fatalf("since the second entry the ledger reads %+v", since)
 	}
+	// ReadCosts reads from a position: from the one it returned, only
+	// what was appended since.
+	var pos int64
+	n := 0
+	end, err := st.ReadCosts(0, func(e cost.Entry, next int64) error {
+		if next <= pos {
+			t.Fatalf("ReadCosts: position %d after %d", next, pos)
+		}
+		pos = next
+		n++
+		return nil
+	})
+	if err != nil || n != 3 || end != pos {
+		t.Fatalf("ReadCosts from the start: %d entries to %d (last next %d), %v", n, end, pos, err)
+	}
+	if again, err := st.ReadCosts(pos, func(cost.Entry, int64) error { t.Fatal("an entry after the end"); return nil }); err != nil || again != pos {
+		t.Fatalf("ReadCosts at the end: %d, %v (want %d)", again, err, pos)
+	}
+	if err := st.AppendCost(cost.Entry{At: at(4), Agent: "ash_0004", Turns: 1}); err != nil {
+		t.Fatal(err)
+	}
+	var since []cost.Entry
+	if _, err := st.ReadCosts(pos, func(e cost.Entry, _ int64) error { since = append(since, e); return nil }); err != nil || len(since) != 1 || since[0].Agent != "ash_0004" {
+		t.Fatalf("ReadCosts from the last position: %+v, %v", since, err)
+	}
 	// pm reset keeps the ledger: the money was spent.
 	if err := st.WithTasks(st.ResetHeld); err != nil {
 		t.Fatal(err)
 	}
-	if got := collect(time.Time{}); len(got) != 3 {
-		t.Fatalf("after a reset the ledger reads %d entries, want 3", len(got))
+	if got := collect(time.Time{}); len(got) != 4 {
+		t.Fatalf("after a reset the ledger reads %d entries, want 4", len(got))
 	}
 	// fn's error stops the read and is returned.
 	stop := errors.New("stop")
