@@ -266,7 +266,7 @@ func FitEntry(v any, limit int) ([]byte, error) {
 	}
 	size := len(b)
 	for size > limit {
-		set, str := longest(tree)
+		set, str := longest(&tree)
 		if set == nil || len(str) < minCut {
 			return nil, Errorf(ErrInvalid, "lower what one message holds, or raise limits.log_entry_bytes (at most 1 MiB)",
 				"an entry of %d bytes is over the %d byte limit and holds nothing long enough to cut", size, limit)
@@ -298,14 +298,15 @@ func markLen(n, limit int) int {
 	return len(b) - 2
 }
 
-// longest finds the longest string in a decoded JSON tree and returns a
-// function that replaces it there (nil when the tree holds none).
-func longest(tree any) (set func(string), str string) {
+// longest finds the longest string in a decoded JSON tree (itself one,
+// perhaps) and returns a function that replaces it there (nil when the
+// tree holds none).
+func longest(tree *any) (set func(string), str string) {
 	var walk func(v any, put func(string))
 	walk = func(v any, put func(string)) {
 		switch x := v.(type) {
 		case string:
-			if put != nil && (set == nil || len(x) > len(str)) {
+			if set == nil || len(x) > len(str) {
 				set, str = put, x
 			}
 		case map[string]any:
@@ -318,6 +319,6 @@ func longest(tree any) (set func(string), str string) {
 			}
 		}
 	}
-	walk(tree, nil)
+	walk(*tree, func(s string) { *tree = s })
 	return set, str
 }

@@ -1,8 +1,12 @@
 package state_test
 
 import (
+	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/plasmodium/pm/internal/cost"
 	"github.com/plasmodium/pm/internal/state"
@@ -108,5 +112,64 @@ func TestCostWindowReadsOnlyWhatIsNew(t *testing.T) {
 	now = now.Add(2 * time.Hour)
 	if hour, day := sp.Window(time.Hour), sp.Window(24*time.Hour); hour != 0 || day != 5 {
 		t.Fatalf("later: hour $%v, day $%v", hour, day)
+	}
+}
+
+// FitEntry keeps an entry over the limit cut, within the limit, still
+// the JSON of its kind (the same keys, the strings' starts), each cut
+// string ending with the mark; an entry under it is as json.Marshal
+// writes it, and one with nothing long enough to cut is refused.
+func TestFitEntry(t *testing.T) {
+	const limit = 2000
+	long := strings.Repeat("abcdefghij", 500)
+	accents := strings.Repeat("é", 3000) // two bytes each: a cut never splits one
+	for _, tc := range []struct {
+		name    string
+		v       any
+		refused bool
+	}{
+		{"under the limit", map[string]string{"role": "user", "content": "hello"}, false},
+		{"a long content", map[string]any{"role": "tool", "tool_call_id": "c1", "content": long}, false},
+		{"a bare string", long, false},
+		{"nested arguments", map[string]any{"role": "assistant", "tool_calls": []any{
+			map[string]any{"id": "c1", "function": map[string]any{"name": "write", "arguments": long}}}}, false},
+		{"two long strings", map[string]string{"a": long, "b": long}, false},
+		{"multi-byte text", map[string]string{"content": accents}, false},
+		{"escaped text", map[string]string{"content": strings.Repeat("<\n\"", 2000)}, false},
+		{"nothing to cut", strings.Split(strings.Repeat("x", 1500), ""), true},
+	} {
+		b, err := state.FitEntry(tc.v, limit)
+		if tc.refused {
+			if !errors.Is(err, state.ErrInvalid) {
+				t.Errorf("%s: %v, want ErrInvalid", tc.name, err)
+			}
+			continue
+		}
+		if err != nil || len(b) > limit || !json.Valid(b) || !utf8.Valid(b) {
+			t.Errorf("%s: %d bytes (limit %d), valid %v, %v", tc.name, len(b), limit, json.Valid(b), err)
+			continue
+		}
+		whole, _ := json.Marshal(tc.v)
+		if len(whole) <= limit {
+			if string(b) != string(whole) {
+				t.Errorf("%s: changed under the limit: %s", tc.name, b)
+			}
+			continue
+		}
+		if !strings.Contains(string(b), "[pm cut ") || !strings.Contains(string(b), "one log entry is at most 2000 bytes (limits.log_entry_bytes)]") {
+			t.Errorf("%s: no mark in %s", tc.name, b)
+		}
+	}
+	// The cut keeps the message's other fields and its start.
+	b, err := state.FitEntry(map[string]any{"role": "tool", "tool_call_id": "c1", "content": long}, limit)
+	var m map[string]string
+	if err != nil || json.Unmarshal(b, &m) != nil || m["role"] != "tool" || m["tool_call_id"] != "c1" || !strings.HasPrefix(m["content"], long[:1000]) {
+		t.Fatalf("cut message %s, %v", b, err)
+	}
+	if got := state.EntryLimit(0); got != state.MaxEntry {
+		t.Errorf("EntryLimit(0) = %d, want MaxEntry", got)
+	}
+	if got := state.EntryLimit(2 * state.MaxEntry); got != state.MaxEntry {
+		t.Errorf("EntryLimit over MaxEntry = %d", got)
 	}
 }

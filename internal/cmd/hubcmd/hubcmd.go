@@ -84,6 +84,9 @@ public nkeys, or --tls-ca (clients show a certificate it signed). --tls-cert
 and --tls-key make it speak TLS only. See docs/distributed.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			if o.NewAccounts && !o.Accounts {
+				return errs.Usagef("pm hub --accounts --new-accounts (the first node of a cluster with accounts)", "pm hub: --new-accounts without --accounts")
+			}
 			var args []string
 			c.Flags().Visit(func(fl *pflag.Flag) {
 				v := fl.Value.String()
