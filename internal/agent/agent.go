@@ -166,7 +166,18 @@ func (l *Launcher) start(name string, check func(*store.Agent) error, extraEnv .
 	err := wanted(func() (err error) {
 		a, err = st.UpdateAgent(name, func(r *store.Agent) error {
 			if !l.Here(r) {
-				return store.ErrUnchanged // its worker starts it (it watches the records)
+				// Its worker starts it: it watches the records and starts
+				// the pending agents placed on it. One that ran there and
+				// ended (an owner whose work pm reject sends back) is made
+				// pending again for it; any other is its worker's already.
+				if r.Status != store.AgentExited {
+					return store.ErrUnchanged
+				}
+				if err := check(r); err != nil {
+					return err
+				}
+				r.Status, r.ExitCode, r.EndedAt, r.Reason = store.AgentPending, nil, nil, ""
+				return nil
 			}
 			if err := check(r); err != nil {
 				return err

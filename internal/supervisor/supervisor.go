@@ -376,6 +376,7 @@ var wakes = map[bus.Kind]bool{
 	bus.EvTaskDone:       true,
 	bus.EvTaskKilled:     true,
 	bus.EvTaskRestarted:  true,
+	bus.EvTaskRejected:   true, // its owner, pending again for its worker (agent.Launcher.Start)
 	bus.EvPhaseOpened:    true,
 	bus.EvPhaseClosed:    true,
 	bus.EvAgentCreated:   true,

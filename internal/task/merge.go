@@ -382,11 +382,11 @@ func Reject(s *store.Store, l *agent.Launcher, actor store.Actor, taskID, why st
 	if _, err := inbox.Send(s, st, inbox.Message{Kind: inbox.KindNotice, From: actor.Name, To: t.Owner, TaskID: t.ID, Text: text}); err != nil {
 		s.Warnf("tell %s: %v", t.Owner, err)
 	}
+	// Started first: an owner placed on a worker is made pending for it
+	// there, and the event below wakes that worker to start it.
+	startErr := l.Start(t.Owner)
 	s.Notify(bus.Event{Kind: bus.EvTaskRejected, Actor: actor.Name, TaskID: t.ID, Agent: t.Owner, Text: why})
-	if err := l.Start(t.Owner); err != nil {
-		return t, err
-	}
-	return t, nil
+	return t, startErr
 }
 
 // finishDone is what follows a task's merge: its worktree removed, its dependants unblocked and started, and, when it was not done
