@@ -119,13 +119,16 @@ func wkIP(t *testing.T, args ...string) {
 
 // wkDir is one machine's project directory.
 type wkDir struct {
-	t         *testing.T
-	dir, home string
+	t              *testing.T
+	dir, home, tmp string
 }
 
+// env is the machine's environment. TMPDIR is the test's own: in the user
+// namespace this test's user is uid 0, and a /tmp/pm-0 of the real root
+// (the brokers' directory) is not its.
 func (m wkDir) env() []string {
 	return []string{"PATH=" + filepath.Dir(pmBin) + string(os.PathListSeparator) + os.Getenv("PATH"),
-		"HOME=" + m.home, "NATS_PASSWORD=" + wkPass, "GORACE=atexit_sleep_ms=0"}
+		"HOME=" + m.home, "TMPDIR=" + m.tmp, "NATS_PASSWORD=" + wkPass, "GORACE=atexit_sleep_ms=0"}
 }
 
 func (m wkDir) must(args ...string) string {
@@ -294,8 +297,12 @@ func workersWorld(t *testing.T) {
 		if !t.Failed() {
 			return
 		}
-		for _, f := range []string{"w1.out", "w1.err", "w2.out", "w2.err", "w3.out", "w3.err", "ran", "said"} {
-			data, _ := os.ReadFile(filepath.Join(work, f))
+		logs, _ := filepath.Glob(filepath.Join(work, "w*", ".plasmodium", "logs", "*.log"))
+		for _, f := range append([]string{"w1.out", "w1.err", "w2.out", "w2.err", "w3.out", "w3.err", "ran", "said"}, logs...) {
+			if !filepath.IsAbs(f) {
+				f = filepath.Join(work, f)
+			}
+			data, _ := os.ReadFile(f)
 			if len(data) > 3000 {
 				data = data[len(data)-3000:]
 			}
@@ -310,13 +317,18 @@ func workersWorld(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(work, "agent.sh"), []byte(wkAgent), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	tmp, err := os.MkdirTemp("", "wk") // short: the brokers' sockets live under it
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
 	dirs := map[string]wkDir{}
 	for _, name := range []string{"d", "w1", "w2", "w3"} {
 		dir := filepath.Join(work, name)
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		dirs[name] = wkDir{t: t, dir: dir, home: t.TempDir()}
+		dirs[name] = wkDir{t: t, dir: dir, home: t.TempDir(), tmp: tmp}
 	}
 	// d (commands only), w2 and w3 name their own node first; w1 names n1,
 	// the one it reaches.
