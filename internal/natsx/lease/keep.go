@@ -122,10 +122,10 @@ func (k *Kept) Lose(why error) {
 	}
 	k.once.Do(func() {
 		k.why = why
-		close(k.lost)
 		if k.o.OnLoss != nil {
-			k.o.OnLoss(why)
+			k.o.OnLoss(why) // before Lost closes: a waiter on it sees what OnLoss did
 		}
+		close(k.lost)
 	})
 }
 

@@ -15,8 +15,17 @@
 //     Writer first appends a takeover mark, so every later append of an
 //     older holder's Writer is refused (ErrFenced), whatever its clock or
 //     its connection say: the fence is in the stream, not in the hosts.
+//     AppendWith puts the mark and a write of the same stream in one
+//     atomic batch: a takeover mark stored before the batch commits
+//     refuses both, so the write itself is conditional on the lease.
 //   - Expiry is seen without polling: the bucket keeps a marker when a
 //     lease ages out, and WaitFree is a key watch woken by it.
+//   - Keep is the one renewal loop of every lease pm holds on a hub (an
+//     agent's host, a worker's registration, a critical section): a
+//     renewal every third of the TTL; a loss (a renewal refused, Lose, or,
+//     for a holder that asks for fencing, no renewal acknowledged within
+//     the TTL less Margin after it was sent) is reported once, and no loss
+//     is reported after Stop, which returns once no renewal is in flight.
 package lease
 
 import (
@@ -179,6 +188,7 @@ type takeover struct {
 // Writer appends to subject (of an existing stream) fenced by the lease.
 type Writer struct {
 	le      *Lease
+	stream  string
 	subject string
 	last    uint64
 }
@@ -202,7 +212,7 @@ func (le *Lease) Writer(ctx context.Context, stream, subject string) (*Writer, e
 		case !errors.Is(err, jetstream.ErrMsgNotFound):
 			return nil, err
 		}
-		w := &Writer{le: le, subject: subject, last: last}
+		w := &Writer{le: le, stream: stream, subject: subject, last: last}
 		err = w.Append(ctx, mark)
 		if errors.Is(err, ErrFenced) {
 			continue // the old holder wrote meanwhile: after that, then

@@ -42,7 +42,10 @@ func (s *State) machinesOpen() (*machines, error) {
 	if ttl <= 0 {
 		ttl = config.DefaultLeaseSeconds * time.Second
 	}
-	ctx, cancel := s.op()
+	// Made once per project, often on a cluster that is still settling
+	// (or a loaded one): each request is repeated while it fails
+	// transiently (natsx.Do inside Stream and KeyValue), within RideOut.
+	ctx, cancel := context.WithTimeout(s.ctx, natsx.RideOut)
 	defer cancel()
 	m := &machines{}
 	var err error
