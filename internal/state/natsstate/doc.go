@@ -58,7 +58,10 @@
 //     an update is never applied twice. A critical section's lease taken
 //     by an attempt whose answer was lost is waited out (lockTTL), never
 //     held twice; a release whose answer was lost and whose repeat finds
-//     the lease gone is done. (The agents' leases and workers,
+//     the lease gone is done. A wait for a held lock (its key's watch) is
+//     bounded by lockTTL and a request's, then the lock is taken or waited
+//     for anew: the watch is made by a request a leader being elected
+//     never answers. (The agents' leases and workers,
 //     machines.go, and the agent logs' appends, agentlogs.go, are not
 //     repeated yet.)
 //   - Dial never makes a project: a config that names one the hub lacks
