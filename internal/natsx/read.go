@@ -21,8 +21,10 @@ func Last(ctx context.Context, st jetstream.Stream, subject string) (*jetstream.
 // directGets is how many messages ReadSubject reads one get each before
 // it hands the rest to a consumer: a follower's wake-up reads one or a
 // few; a consumer costs more than that to make (a request to the stream's
-// leader, its first pull, its deletion) and pays off on a long read.
-const directGets = 4
+// leader, its first pull) and pays off on a long read only. Measured
+// (BenchmarkReadMailbox, docs/benchmarks.md): a get 0.1-0.4 ms; a read
+// through a consumer 2 ms on one node, 60-360 ms on three.
+const directGets = 32
 
 // ReadSubject calls fn with each message of subject in st from sequence
 // from on, up to the subject's last as the read begins, in order, until

@@ -3,14 +3,12 @@ package natsstate
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/plasmodium/pm/internal/cost"
-	"github.com/plasmodium/pm/internal/natsx"
 	"github.com/plasmodium/pm/internal/state"
 )
 
@@ -175,52 +173,4 @@ func (s *State) publishRaw(subject string, b []byte) error {
 	defer cancel()
 	_, err := s.c.JS.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: b})
 	return err
-}
-
-// readSubject calls fn with each valid entry of subject from position from
-// (a sequence, 0 the start) up to its last entry as it was when the read
-// began, and returns the position after the last one read. raw is the
-// message's data (fn's to keep).
-func (s *State) readSubject(st jetstream.Stream, subject string, from int64, fn func(raw json.RawMessage, next int64) error) (int64, error) {
-	ctx, cancel := s.op()
-	last, err := st.GetLastMsgForSubject(ctx, subject)
-	cancel()
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return from, nil
-	}
-	if err != nil {
-		return from, err
-	}
-	if int64(last.Sequence) < from {
-		return from, nil
-	}
-	pos := from
-	err = s.c.Follow(s.ctx, st.CachedInfo().Config.Name, subject, uint64(max(from, 1)), func(m jetstream.Msg) error {
-		seq := natsx.Seq(m)
-		pos = int64(seq) + 1
-		if json.Valid(m.Data()) {
-			if err := fn(json.RawMessage(m.Data()), pos); err != nil {
-				return err
-			}
-		}
-		if seq >= last.Sequence {
-			return natsx.ErrStop
-		}
-		return nil
-	})
-	return pos, err
-}
-
-// subjectEnd is the position after subject's last entry (0 for none).
-func (s *State) subjectEnd(st jetstream.Stream, subject string) (int64, error) {
-	ctx, cancel := s.op()
-	defer cancel()
-	last, err := st.GetLastMsgForSubject(ctx, subject)
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	return int64(last.Sequence) + 1, nil
 }

@@ -22,7 +22,10 @@
 //     reads from the one after it, FollowRoom again after each Watch
 //     wake-up (state.FollowRoomByWatch); the one message after the
 //     position is the room's last, read from the stream's leader with no
-//     consumer (a consumer per wake-up could stall 10 s, issue 24);
+//     consumer (a consumer per wake-up could stall 10 s, issue 24); a
+//     subject read by sequence (a mailbox, a transcript, a reply stream,
+//     the ledger) likewise: its last message, then a get per message for
+//     a few, a consumer only for a longer read (natsx.Conn.ReadSubject);
 //   - the critical sections (WithTasks, a task's phases, a room) are
 //     leases in the bucket pm_P_locks (natsx/lease): taken by create,
 //     renewed while held, released at the end, and expiring if their
@@ -32,8 +35,8 @@
 //     PM_TRANSCRIPT_P (pm.P.transcript.NAME), kept until the agent is
 //     removed; a resident's streamed replies in PM_REPLY_P
 //     (pm.P.reply.NAME), kept 24 hours, and woken on by a Watch of the
-//     agent; the cost ledger in PM_COSTS_P (pm.P.costs), kept, as on
-//     files; a transcript or reply entry is cut to EntryLimit
+//     agent with Replies; the cost ledger in PM_COSTS_P (pm.P.costs),
+//     kept, as on files; a transcript or reply entry is cut to EntryLimit
 //     (state.FitEntry, as the files cut theirs), and none passes
 //     state.MaxEntry bytes (the streams' MaxMsgSize); a position is the
 //     sequence after an entry, as a mailbox's (ReadCosts reads the ledger
@@ -49,11 +52,29 @@
 // and store.project), which refuses a project the hub does not have.
 //
 // Invariants:
+//   - Every request to the hub rides out a cluster's change of leader
+//     (natsx.Do, requests.go): reads as they are; every write carries a
+//     message id of its own, so a repeat of one that landed is a
+//     duplicate, and a compare-and-set (an update, a create, a delete at a
+//     revision) whose repeat is refused because its first attempt moved
+//     the key on is recognised as that attempt (its id is the key's last):
+//     an update is never applied twice. A critical section's lease taken
+//     by an attempt whose answer was lost is waited out (lockTTL), never
+//     held twice; a release whose answer was lost and whose repeat finds
+//     the lease gone is done. A wait for a held lock (its key's watch) is
+//     bounded by lockTTL and a request's, then the lock is taken or waited
+//     for anew: the watch is made by a request a leader being elected
+//     never answers. (The agents' leases and workers,
+//     machines.go, and the agent logs' appends, agentlogs.go, are not
+//     repeated yet.)
 //   - Dial never makes a project: a config that names one the hub lacks
 //     (a wiped hub, a typo) is refused, not given an empty state.
-//   - Nothing polls: Watch is ordered consumers on the scope's subjects,
-//     started after the streams' last sequence, so every change stored
-//     after Watch was called wakes a check; the check after a wake-up runs
+//   - Nothing polls: Watch is ordered consumers on the scope's subjects
+//     (an agent's reply stream only when the scope asks for it: a waiter
+//     on the mailbox is not woken by each piece of the agent's streamed
+//     reply), started after the streams' last sequence, so every change
+//     stored after Watch was called wakes a check (a consumer's error
+//     too: natsx.Conn.Wake); the check after a wake-up runs
 //     once each stream's leader holds what woke it (natsx.Conn.Stored: the
 //     consumer may be on a replica ahead of the leader the reads go to).
 //   - A returned record is decoded from what is stored: a caller's change

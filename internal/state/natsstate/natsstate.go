@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/plasmodium/pm/internal/errs"
@@ -86,7 +85,10 @@ func open(setup, life context.Context, c *natsx.Conn, project string) (*State, e
 		return nil, fmt.Errorf("natsstate: bucket %s: %w", s.bucket, err)
 	}
 	s.kvPrefix = "$KV." + s.bucket + "."
-	if s.kvStream, err = c.JS.Stream(setup, natsx.KVStream(s.bucket)); err != nil {
+	if err = natsx.Do(setup, func(op context.Context) (err error) {
+		s.kvStream, err = c.JS.Stream(op, natsx.KVStream(s.bucket))
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	if s.rooms, err = room.OpenNamed(setup, c, s.roomS, s.roomP); err != nil {
@@ -115,32 +117,47 @@ func open(setup, life context.Context, c *natsx.Conn, project string) (*State, e
 // replica by default (direct get), and a replica that lags reads an older
 // revision, so a read after an acknowledged write could miss it (the
 // conformance suite caught it on three nodes). The bucket is made once
-// and never remade, which would turn direct reads back on.
+// and never remade, which would turn direct reads back on. Each request
+// rides out a change of leader (natsx.Do): each is safe to repeat (a
+// create that landed is an existing bucket, the update the same
+// configuration again).
 func records(ctx context.Context, c *natsx.Conn, bucket string) (jetstream.KeyValue, error) {
-	kv, err := c.JS.KeyValue(ctx, bucket)
+	var kv jetstream.KeyValue
+	err := natsx.Do(ctx, func(op context.Context) (err error) { kv, err = c.JS.KeyValue(op, bucket); return err })
 	if err == nil || !errors.Is(err, jetstream.ErrBucketNotFound) {
 		return kv, err
 	}
-	if _, err := c.JS.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: bucket, History: 1,
-		Replicas: c.Replicas(), Storage: jetstream.FileStorage}); err != nil && !errors.Is(err, jetstream.ErrBucketExists) {
-		return nil, err
-	}
-	st, err := c.JS.Stream(ctx, "KV_"+bucket)
+	err = natsx.Do(ctx, func(op context.Context) error {
+		_, err := c.JS.CreateKeyValue(op, jetstream.KeyValueConfig{Bucket: bucket, History: 1,
+			Replicas: c.Replicas(), Storage: jetstream.FileStorage})
+		if errors.Is(err, jetstream.ErrBucketExists) {
+			return nil
+		}
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	info, err := st.Info(ctx)
+	var info *jetstream.StreamInfo
+	err = natsx.Do(ctx, func(op context.Context) error {
+		st, err := c.JS.Stream(op, "KV_"+bucket)
+		if err == nil {
+			info, err = st.Info(op)
+		}
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
 	if info.Config.AllowDirect {
 		cfg := info.Config
 		cfg.AllowDirect = false
-		if _, err := c.JS.UpdateStream(ctx, cfg); err != nil {
+		if err := natsx.Do(ctx, func(op context.Context) error { _, err := c.JS.UpdateStream(op, cfg); return err }); err != nil {
 			return nil, err
 		}
 	}
-	return c.JS.KeyValue(ctx, bucket)
+	err = natsx.Do(ctx, func(op context.Context) (err error) { kv, err = c.JS.KeyValue(op, bucket); return err })
+	return kv, err
 }
 
 // Records are stored as their JSON; decoding gives the caller its own copy.
@@ -160,9 +177,8 @@ func (s *State) op() (context.Context, context.CancelFunc) { return natsx.Op(s.c
 
 // get reads key: nil, 0 when there is none.
 func (s *State) get(key string) ([]byte, uint64, error) {
-	ctx, cancel := s.op()
-	defer cancel()
-	e, err := s.kv.Get(ctx, key)
+	var e jetstream.KeyValueEntry
+	err := s.do(func(op context.Context) (err error) { e, err = s.kv.Get(op, key); return err })
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return nil, 0, nil
 	}
@@ -178,9 +194,7 @@ func (s *State) get(key string) ([]byte, uint64, error) {
 // watcher would do it in one consumer, but making a consumer costs more
 // than the reads for pm's few records.)
 func (s *State) list(filter string) (map[string][]byte, error) {
-	ctx, cancel := s.op()
-	defer cancel()
-	info, err := s.kvStream.Info(ctx, jetstream.WithSubjectFilter(s.kvPrefix+filter))
+	info, err := s.keys(filter)
 	if err != nil {
 		return nil, err
 	}
@@ -196,6 +210,16 @@ func (s *State) list(filter string) (map[string][]byte, error) {
 		}
 	}
 	return out, nil
+}
+
+// keys is the records' stream's info with the subjects of the keys that
+// match filter.
+func (s *State) keys(filter string) (info *jetstream.StreamInfo, err error) {
+	err = s.do(func(op context.Context) (err error) {
+		info, err = s.kvStream.Info(op, jetstream.WithSubjectFilter(s.kvPrefix+filter))
+		return err
+	})
+	return info, err
 }
 
 // update is the compare-and-set read-modify-write of one record.
@@ -221,10 +245,8 @@ func update[T any](s *State, key string, missing func() error, fn func(*T) error
 		if err != nil {
 			return nil, err
 		}
-		ctx, cancel := s.op()
-		_, err = s.kv.Update(ctx, key, nb, rev)
-		cancel()
-		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		_, err = s.write(key, nb, rev, false)
+		if natsx.WrongLast(err) {
 			continue // another update landed first: apply fn to it
 		}
 		if err != nil {
@@ -240,13 +262,7 @@ func (s *State) create(key string, v any) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	ctx, cancel := s.op()
-	defer cancel()
-	_, err = s.kv.Create(ctx, key, b)
-	if errors.Is(err, jetstream.ErrKeyExists) {
-		return false, nil
-	}
-	return err == nil, err
+	return s.createKey(key, b)
 }
 
 func (s *State) freshID(kind, keyPrefix string) (string, error) {
@@ -272,27 +288,103 @@ func (s *State) section(name string, fn func() error) error {
 	s.mu.Unlock()
 	mu.Lock()
 	defer mu.Unlock()
-	var l *lease.Lease
-	for {
-		var err error
-		l, err = s.locks.Acquire(s.ctx, name, s.c.NC.ConnectedServerId()+"/"+s.IDs.New(ids.Message))
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, lease.ErrHeld) {
-			return err
-		}
-		if err := s.locks.WaitFree(s.ctx, name); err != nil {
-			return err
-		}
+	l, err := s.acquire(name)
+	if err != nil {
+		return err
 	}
 	kept := lease.Keep(s.ctx, lockTTL, l.Renew, lease.KeepOptions{})
-	err := fn()
+	err = fn()
 	kept.Stop()
-	if rerr := l.Release(s.ctx); err == nil && rerr != nil {
+	if rerr := s.release(l); err == nil && rerr != nil {
 		err = state.Mark(fmt.Errorf("critical section %s: %w", name, rerr), state.ErrConflict)
 	}
 	return err
+}
+
+// acquire takes the lock name's lease, waiting while another holds it.
+// Its requests ride out a change of leader (natsx.Do): a take repeated
+// after the first landed finds the lease held (by this holder, whose
+// answer was lost) and waits for it to expire (lockTTL), never holds it
+// twice.
+func (s *State) acquire(name string) (*lease.Lease, error) {
+	for {
+		var l *lease.Lease
+		err := s.do(func(op context.Context) (err error) {
+			l, err = s.locks.Acquire(op, name, s.c.NC.ConnectedServerId()+"/"+s.IDs.New(ids.Message))
+			return err
+		})
+		if err == nil {
+			return l, nil
+		}
+		if !errors.Is(err, lease.ErrHeld) {
+			return nil, err
+		}
+		if err := s.waitFree(name); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// waitFree waits for the lock name to be free (the key's watch wakes it),
+// for at most waitBound: the watch's creation is a request that a leader
+// being elected never answers, and WaitFree gives it no deadline of its
+// own (it waited for good in TestRequestsRideOutLeaderChanges). Past the
+// bound the caller takes the lock again or waits anew: a held lock is
+// renewed every third of lockTTL, so a waiter asks once per bound at most.
+func (s *State) waitFree(name string) error {
+	ctx, cancel := context.WithTimeout(s.ctx, waitBound)
+	defer cancel()
+	if err := s.locks.WaitFree(ctx, name); err != nil && !natsx.Transient(err) {
+		return err
+	}
+	return nil
+}
+
+// waitBound bounds one wait for a lock: its TTL (a holder that died is
+// gone by then) and one request's.
+const waitBound = lockTTL + natsx.OpTimeout
+
+// release gives l up, riding out a change of leader: a release repeated
+// after the first landed finds the lease gone (lost), which is what the
+// first did. A release refused as lost while the key still names l's
+// holder (which names this acquisition alone) was not lost: a renewal of
+// l landed unanswered, so the key's revision is no longer l's; that
+// revision is deleted instead.
+func (s *State) release(l *lease.Lease) error {
+	unanswered := false
+	err := s.do(func(op context.Context) error {
+		err := l.Release(op)
+		unanswered = unanswered || natsx.Transient(err)
+		return err
+	})
+	if errors.Is(err, lease.ErrLost) && (unanswered || s.releaseOwn(l)) {
+		return nil
+	}
+	return err
+}
+
+// releaseOwn deletes the lock's key at its current revision when it still
+// names l's holder; false when another holds it, it is gone, or the hub
+// did not answer.
+func (s *State) releaseOwn(l *lease.Lease) bool {
+	return s.do(func(op context.Context) error {
+		kv, err := s.c.JS.KeyValue(op, s.names.Locks)
+		if err != nil {
+			return err
+		}
+		e, err := kv.Get(op, l.Key)
+		if err != nil {
+			return err
+		}
+		if string(e.Value()) != l.Holder {
+			return lease.ErrLost
+		}
+		err = kv.Delete(op, l.Key, jetstream.LastRevision(e.Revision()))
+		if natsx.WrongLast(err) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			return nil // a repeat after the delete landed; or it expired meanwhile
+		}
+		return err
+	}) == nil
 }
 
 // byCreated sorts records oldest first, then by id.
@@ -392,10 +484,7 @@ func (s *State) CreateTask(build func(id string) (*state.Task, []byte, error)) (
 		}
 	}
 	if len(context) > 0 {
-		ctx, cancel := s.op()
-		_, err := s.kv.Put(ctx, "ctx."+t.ID, context)
-		cancel()
-		if err != nil {
+		if _, err := s.write("ctx."+t.ID, context, anyRev, false); err != nil {
 			return nil, err
 		}
 	}
@@ -439,9 +528,7 @@ func (s *State) IDsWithPrefix(kind, prefix string) ([]string, error) {
 	if keyPrefix == "" {
 		return nil, nil
 	}
-	ctx, cancel := s.op()
-	info, err := s.kvStream.Info(ctx, jetstream.WithSubjectFilter(s.kvPrefix+keyPrefix+">"))
-	cancel()
+	info, err := s.keys(keyPrefix + ">")
 	if err != nil {
 		return nil, err
 	}
@@ -463,19 +550,22 @@ func (s *State) IDsWithPrefix(kind, prefix string) ([]string, error) {
 
 // ResetHeld purges the records' subjects of tasks, contexts, phases,
 // requests and phase progress, and the project's rooms stream.
+//
+// A purge repeated (natsx.Do) removes again what the subjects hold: the
+// wipe is the same.
 func (s *State) ResetHeld() error {
-	ctx, cancel := s.op()
-	defer cancel()
 	for _, k := range []string{"task.>", "ctx.>", "phase.>", "req.>", "progress.>"} {
-		if err := s.kvStream.Purge(ctx, jetstream.WithPurgeSubject(s.kvPrefix+k)); err != nil {
+		if err := s.do(func(op context.Context) error { return s.kvStream.Purge(op, jetstream.WithPurgeSubject(s.kvPrefix+k)) }); err != nil {
 			return err
 		}
 	}
-	rooms, err := s.c.JS.Stream(ctx, s.roomS)
-	if err != nil {
+	return s.do(func(op context.Context) error {
+		rooms, err := s.c.JS.Stream(op, s.roomS)
+		if err == nil {
+			err = rooms.Purge(op)
+		}
 		return err
-	}
-	return rooms.Purge(ctx)
+	})
 }
 
 // Phases.
@@ -904,29 +994,25 @@ func (s *State) RemoveAgent(name string, fn func(a *state.Agent) error) error {
 		if err := fn(a); err != nil {
 			return err
 		}
-		ctx, cancel := s.op()
 		if b != nil {
-			err = s.kv.Delete(ctx, "agent."+name, jetstream.LastRevision(rev))
+			_, err = s.write("agent."+name, nil, rev, true)
 		}
-		cancel()
-		if natsx.WrongLast(err) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		if natsx.WrongLast(err) {
 			continue // updated meanwhile: fn sees the new record
 		}
 		if err != nil {
 			return err
 		}
-		ctx, cancel = s.op()
-		defer cancel()
-		if err := s.mail.Purge(ctx, jetstream.WithPurgeSubject(s.mailP+name)); err != nil {
+		if err := s.do(func(op context.Context) error { return s.mail.Purge(op, jetstream.WithPurgeSubject(s.mailP+name)) }); err != nil {
 			return err
 		}
-		if err := s.forgetLogs(ctx, name); err != nil {
+		if err := s.do(func(op context.Context) error { return s.forgetLogs(op, name) }); err != nil {
+			return err // a purge repeated purges what is there: the same
+		}
+		if _, err := s.write("cursor."+name, nil, anyRev, true); err != nil {
 			return err
 		}
-		if err := s.kv.Delete(ctx, "cursor."+name); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
-			return err
-		}
-		return s.dropSeen(ctx, name)
+		return s.dropSeen(name)
 	}
 }
 
@@ -940,10 +1026,7 @@ func (s *State) Post(name string, v any) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := s.op()
-	defer cancel()
-	_, err = s.c.JS.PublishMsg(ctx, &nats.Msg{Subject: s.mailP + name, Data: b})
-	return err
+	return s.publishOnce(s.mailP+name, b)
 }
 
 func (s *State) ReadMailbox(name string, from int64, fn func(raw json.RawMessage, next int64) error) (int64, error) {
@@ -978,9 +1061,7 @@ func (s *State) SetMailboxCursor(name string, pos int64) error {
 	if err := state.CheckName(name); err != nil {
 		return err
 	}
-	ctx, cancel := s.op()
-	defer cancel()
-	_, err := s.kv.Put(ctx, "cursor."+name, fmt.Appendf(nil, "%d", pos))
+	_, err := s.write("cursor."+name, fmt.Appendf(nil, "%d", pos), anyRev, false)
 	return err
 }
 
@@ -1095,10 +1176,7 @@ func (s *State) AppendDesignLog(id string, v any) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := s.op()
-	defer cancel()
-	_, err = s.c.JS.PublishMsg(ctx, &nats.Msg{Subject: s.dlog + id, Data: b})
-	return err
+	return s.publishOnce(s.dlog+id, b)
 }
 
 func (s *State) DesignIDs() ([]string, error) {
@@ -1132,9 +1210,7 @@ func (s *State) WriteDesignCopy(id, name string, data []byte) error {
 	if err := s.design(id); err != nil {
 		return err
 	}
-	ctx, cancel := s.op()
-	defer cancel()
-	_, err := s.kv.Put(ctx, "dcopy."+id, data)
+	_, err := s.write("dcopy."+id, data, anyRev, false)
 	return err
 }
 
@@ -1144,7 +1220,11 @@ func (s *State) TryLockDesign(id string) (func(), bool, error) {
 	if err := s.design(id); err != nil {
 		return nil, false, err
 	}
-	l, err := s.locks.Acquire(s.ctx, "design."+id, s.c.NC.ConnectedServerId()+"/"+s.IDs.New(ids.Message))
+	var l *lease.Lease
+	err := s.do(func(op context.Context) (err error) {
+		l, err = s.locks.Acquire(op, "design."+id, s.c.NC.ConnectedServerId()+"/"+s.IDs.New(ids.Message))
+		return err
+	})
 	if errors.Is(err, lease.ErrHeld) {
 		return nil, false, nil
 	}
@@ -1156,7 +1236,7 @@ func (s *State) TryLockDesign(id string) (func(), bool, error) {
 	return func() {
 		once.Do(func() {
 			kept.Stop()
-			_ = l.Release(s.ctx)
+			_ = s.release(l)
 		})
 	}, true, nil
 }

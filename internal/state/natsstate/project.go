@@ -1,6 +1,7 @@
 package natsstate
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,9 +29,9 @@ type ProjectInfo struct {
 }
 
 func projects(ctx context.Context, c *natsx.Conn) (jetstream.KeyValue, error) {
-	op, cancel := natsx.Op(ctx)
-	defer cancel()
-	kv, err := c.KeyValue(op, jetstream.KeyValueConfig{Bucket: ProjectsBucket, History: 1,
+	// Each request of it has its own deadline and rides out a change of
+	// leader (natsx.Conn.KeyValue).
+	kv, err := c.KeyValue(ctx, jetstream.KeyValueConfig{Bucket: ProjectsBucket, History: 1,
 		Replicas: c.Replicas(), Storage: jetstream.FileStorage})
 	if err != nil {
 		return nil, fmt.Errorf("natsstate: bucket %s: %w", ProjectsBucket, err)
@@ -53,9 +54,22 @@ func Create(ctx context.Context, c *natsx.Conn, info ProjectInfo) error {
 	if err != nil {
 		return err
 	}
-	op, cancel := natsx.Op(ctx)
-	defer cancel()
-	if _, err := kv.Create(op, info.Name, b); errors.Is(err, jetstream.ErrKeyExists) {
+	// Repeated while the hub changes leaders (natsx.Do): a repeat of a
+	// create that landed finds the entry, which is ours when it holds our
+	// bytes (the time to the nanosecond, the host and the directory).
+	unanswered := false
+	err = natsx.Do(ctx, func(op context.Context) error {
+		_, err := kv.Create(op, info.Name, b)
+		unanswered = unanswered || natsx.Transient(err)
+		return err
+	})
+	if errors.Is(err, jetstream.ErrKeyExists) && unanswered {
+		var e jetstream.KeyValueEntry
+		if gerr := natsx.Do(ctx, func(op context.Context) (err error) { e, err = kv.Get(op, info.Name); return err }); gerr == nil && bytes.Equal(e.Value(), b) {
+			err = nil
+		}
+	}
+	if errors.Is(err, jetstream.ErrKeyExists) {
 		return errs.Statef("join it with pm init --store URL --project "+info.Name+", or pick another name with --project",
 			"the hub already has a project %s", info.Name)
 	} else if err != nil {
@@ -74,9 +88,8 @@ func Lookup(ctx context.Context, c *natsx.Conn, project string) (*ProjectInfo, e
 	if err != nil {
 		return nil, err
 	}
-	op, cancel := natsx.Op(ctx)
-	defer cancel()
-	e, err := kv.Get(op, project)
+	var e jetstream.KeyValueEntry
+	err = natsx.Do(ctx, func(op context.Context) (err error) { e, err = kv.Get(op, project); return err })
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return nil, errs.NotFoundf("pm init --store URL (without --project) makes a project there; check store.url and store.project",
 			"the hub has no project %s", project)

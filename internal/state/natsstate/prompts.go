@@ -1,13 +1,9 @@
 package natsstate
 
 import (
-	"context"
-	"errors"
 	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/plasmodium/pm/internal/ids"
 	"github.com/plasmodium/pm/internal/natsx"
@@ -45,13 +41,11 @@ func (s *State) MarkSeen(agent, phaseID string, n int) {
 		if old, _ := strconv.Atoi(string(b)); b != nil && old >= n {
 			return
 		}
-		ctx, cancel := s.op()
 		if b == nil {
-			_, err = s.kv.Create(ctx, key, []byte(strconv.Itoa(n)))
+			_, err = s.createKey(key, []byte(strconv.Itoa(n)))
 		} else {
-			_, err = s.kv.Update(ctx, key, []byte(strconv.Itoa(n)), rev)
+			_, err = s.write(key, []byte(strconv.Itoa(n)), rev, false)
 		}
-		cancel()
 		if err == nil {
 			return
 		}
@@ -59,13 +53,13 @@ func (s *State) MarkSeen(agent, phaseID string, n int) {
 }
 
 // dropSeen removes the agent's seen marks.
-func (s *State) dropSeen(ctx context.Context, agent string) error {
+func (s *State) dropSeen(agent string) error {
 	marks, err := s.list("seen." + agent + ".>")
 	if err != nil {
 		return err
 	}
 	for key := range marks {
-		if err := s.kv.Delete(ctx, key); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+		if _, err := s.write(key, nil, anyRev, true); err != nil {
 			return err
 		}
 	}
@@ -102,14 +96,12 @@ func (s *State) CreatePrompt(name string, data []byte) (string, error) {
 	if err := state.CheckName(name); err != nil {
 		return "", err
 	}
-	ctx, cancel := s.op()
-	defer cancel()
-	_, err := s.kv.Create(ctx, "prompt."+name, data)
-	if errors.Is(err, jetstream.ErrKeyExists) || natsx.WrongLast(err) {
-		return "", state.Errorf(state.ErrConflict, "pick another name", "a prompt object %q exists", name)
-	}
+	ok, err := s.createKey("prompt."+name, data)
 	if err != nil {
 		return "", err
+	}
+	if !ok {
+		return "", state.Errorf(state.ErrConflict, "pick another name", "a prompt object %q exists", name)
 	}
 	return promptWhere(name), nil
 }
@@ -118,18 +110,18 @@ func (s *State) RemovePrompt(name string) error {
 	if err := state.CheckName(name); err != nil {
 		return err
 	}
-	b, rev, err := s.get("prompt." + name)
-	if err != nil {
-		return err
+	for {
+		b, rev, err := s.get("prompt." + name)
+		if err != nil {
+			return err
+		}
+		if b == nil {
+			return notFound("see 'pm prompts'", "no prompt object %q", name)
+		}
+		_, err = s.write("prompt."+name, nil, rev, true)
+		if !natsx.WrongLast(err) {
+			return err
+		}
+		// Removed or written again since it was read: read again.
 	}
-	if b == nil {
-		return notFound("see 'pm prompts'", "no prompt object %q", name)
-	}
-	ctx, cancel := s.op()
-	defer cancel()
-	err = s.kv.Delete(ctx, "prompt."+name, jetstream.LastRevision(rev))
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return notFound("see 'pm prompts'", "no prompt object %q", name)
-	}
-	return err
 }
