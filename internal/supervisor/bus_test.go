@@ -84,3 +84,50 @@ func TestExitsWhenTheBusFails(t *testing.T) {
 		t.Fatalf("Run = %v, want the bus's error", err)
 	}
 }
+
+// A supervisor that returns waits for its bus follower before it waits for
+// a spare being made: the follower asks for a spare on every agent.started,
+// and a sync.WaitGroup's Add racing its Wait is a data race (make test's
+// -race run found it in TestWakesOnBusEvents). Bounded: 20 runs, each
+// ended while agent.started events pour in.
+func TestReturnWaitsForTheFollowerBeforeTheSpare(t *testing.T) {
+	for range 20 {
+		s := newStore(t)
+		mem := &bus.Mem{}
+		s.EventBus = mem
+		l := fakeHost(t, s)
+		_, first := owned(t, s)
+		sv := &Supervisor{Store: s, State: fsstate.New(s), Launcher: l, Log: quiet(),
+			Policy: Policy{CrashLimit: 5, CrashWindow: time.Minute, BaseBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // hang guard only
+		ran := make(chan error, 1)
+		go func() { ran <- sv.Run(ctx) }()
+		for d, err := range mem.Subscribe(ctx, bus.Cursor{}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Event.Kind == bus.EvAgentRespawned && d.Event.Agent == first.Name {
+				break
+			}
+		}
+		pour, poured := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(poured)
+			for {
+				select {
+				case <-pour:
+					return
+				default:
+					s.Notify(bus.Event{Kind: bus.EvAgentStarted, Agent: first.Name, TaskID: first.TaskID})
+				}
+			}
+		}()
+		cancel()
+		err := <-ran
+		close(pour)
+		<-poured
+		if err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+	}
+}

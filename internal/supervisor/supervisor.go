@@ -218,9 +218,12 @@ func (sv *Supervisor) Run(ctx context.Context) error {
 		return err
 	}
 	subCtx, stop := context.WithCancel(ctx)
-	defer stop()
+	// The follower asks for spares (on agent.started): it ends before the
+	// deferred Wait for them above, or its Add races that Wait.
+	followed := make(chan struct{})
+	defer func() { stop(); <-followed }()
 	subErr := make(chan error, 1)
-	go func() { subErr <- sv.follow(subCtx, end) }()
+	go func() { defer close(followed); subErr <- sv.follow(subCtx, end) }()
 	sv.Log.Info("supervisor started", "pid", os.Getpid())
 	for {
 		live, err := sv.reconcile()
