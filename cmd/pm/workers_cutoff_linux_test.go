@@ -26,6 +26,7 @@ import (
 	"github.com/plasmodium/pm/internal/natsx"
 	"github.com/plasmodium/pm/internal/natsx/room"
 	"github.com/plasmodium/pm/internal/store"
+	"github.com/plasmodium/pm/internal/testproc"
 )
 
 // The worker cut-off test (issue 24): a three-node cluster and three
@@ -84,37 +85,7 @@ func TestWorkerCutOffIsFenced(t *testing.T) {
 		workersWorld(t)
 		return
 	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("no ip command (iproute2) to make the veth link")
-	}
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestWorkerCutOffIsFenced$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), wkNetnsEnv+"=world", "PM_TEST_PREBUILT="+filepath.Dir(pmBin))
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags:                 syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET,
-		UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
-		GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
-		GidMappingsEnableSetgroups: false,
-		Pdeathsig:                  syscall.SIGKILL,
-	}
-	out, err := cmd.CombinedOutput()
-	if err != nil && cmd.ProcessState == nil {
-		t.Skipf("cannot make user and network namespaces here (%v): unprivileged user namespaces off?", err)
-	}
-	t.Logf("in the namespaces:\n%s", out)
-	if err != nil {
-		t.Fatalf("the test in its namespaces failed: %v", err)
-	}
-	if !strings.Contains(string(out), "--- PASS: TestWorkerCutOffIsFenced") {
-		t.Fatal("the test in its namespaces did not pass")
-	}
-}
-
-// wkIP runs ip in this process's network namespace.
-func wkIP(t *testing.T, args ...string) {
-	t.Helper()
-	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-		t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
-	}
+	testproc.RerunInNetns(t, "TestWorkerCutOffIsFenced", wkNetnsEnv+"=world", "PM_TEST_PREBUILT="+filepath.Dir(pmBin))
 }
 
 // wkDir is one machine's project directory.
@@ -279,10 +250,10 @@ func wkLines(path, re string) int {
 func workersWorld(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	wkIP(t, "link", "set", "lo", "up")
-	wkIP(t, "link", "add", "veth-w", "type", "veth", "peer", "name", "veth-a")
-	wkIP(t, "addr", "add", wkWorldAddr+"/24", "dev", "veth-w")
-	wkIP(t, "link", "set", "veth-w", "up")
+	testproc.IP(t, "link", "set", "lo", "up")
+	testproc.IP(t, "link", "add", "veth-w", "type", "veth", "peer", "name", "veth-a")
+	testproc.IP(t, "addr", "add", wkWorldAddr+"/24", "dev", "veth-w")
+	testproc.IP(t, "link", "set", "veth-w", "up")
 	// n1 listens on the link (w1's one way in), so it needs credentials; so
 	// do all.
 	h := hubtest.ThreeWith(t, func(c *hub.Config) {
@@ -357,7 +328,7 @@ func workersWorld(t *testing.T) {
 		t.Fatalf("pm workers before any: %s", got)
 	}
 	w1, w1in := dirs["w1"].worker(work, "w1", true)
-	wkIP(t, "link", "set", "veth-a", "netns", strconv.Itoa(w1.Process.Pid))
+	testproc.IP(t, "link", "set", "veth-a", "netns", strconv.Itoa(w1.Process.Pid))
 	if _, err := fmt.Fprintln(w1in, "link moved in"); err != nil {
 		t.Fatal(err)
 	}
@@ -388,7 +359,7 @@ func workersWorld(t *testing.T) {
 
 	// The cut. A says once more, after it: never stored. Its host, whose
 	// renewals go unanswered, stops it.
-	wkIP(t, "link", "set", "veth-w", "down")
+	testproc.IP(t, "link", "set", "veth-w", "down")
 	wkSay(t, work, a, "w1", "after")
 	wkWait(ctx, t, said, `(?m)^`+a+` w1 after attempt$`)
 	wkGone(ctx, t, work, a, "w1")
@@ -405,7 +376,7 @@ func workersWorld(t *testing.T) {
 	}
 
 	// The link back: w1 registers again (its key expired meanwhile).
-	wkIP(t, "link", "set", "veth-w", "up")
+	testproc.IP(t, "link", "set", "veth-w", "up")
 	wkWait(ctx, t, filepath.Join(work, "w1.err"), "registering again")
 
 	// The worker running A killed -9: A runs on another worker, once.

@@ -20,6 +20,7 @@ import (
 	"github.com/plasmodium/pm/internal/hub/hubtest"
 	"github.com/plasmodium/pm/internal/natsx"
 	"github.com/plasmodium/pm/internal/natsx/lease"
+	"github.com/plasmodium/pm/internal/testproc"
 )
 
 // The network namespace test: the cluster runs in a namespace of its own
@@ -57,36 +58,7 @@ func TestCutOffHolderInNetns(t *testing.T) {
 	case "holder":
 		t.Skip("the holder runs from TestMain")
 	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("no ip command (iproute2) to make the veth link")
-	}
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestCutOffHolderInNetns$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), netnsEnv+"=world")
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags:                 syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET,
-		UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
-		GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
-		GidMappingsEnableSetgroups: false,
-	}
-	out, err := cmd.CombinedOutput()
-	if err != nil && cmd.ProcessState == nil {
-		t.Skipf("cannot make user and network namespaces here (%v): unprivileged user namespaces off?", err)
-	}
-	t.Logf("in the namespaces:\n%s", out)
-	if err != nil {
-		t.Fatalf("the test in its namespaces failed: %v", err)
-	}
-	if !strings.Contains(string(out), "--- PASS: TestCutOffHolderInNetns") {
-		t.Fatal("the test in its namespaces did not pass")
-	}
-}
-
-// ipCmd runs ip with args in this process's network namespace.
-func ipCmd(t *testing.T, args ...string) {
-	t.Helper()
-	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-		t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
-	}
+	testproc.RerunInNetns(t, "TestCutOffHolderInNetns", netnsEnv+"=world")
 }
 
 // world runs inside the user and network namespaces: the cluster on this
@@ -94,10 +66,10 @@ func ipCmd(t *testing.T, args ...string) {
 // of its own at the other end.
 func world(t *testing.T) {
 	ctx := ctxFor(t)
-	ipCmd(t, "link", "set", "lo", "up")
-	ipCmd(t, "link", "add", "veth-w", "type", "veth", "peer", "name", "veth-a")
-	ipCmd(t, "addr", "add", worldAddr+"/24", "dev", "veth-w")
-	ipCmd(t, "link", "set", "veth-w", "up")
+	testproc.IP(t, "link", "set", "lo", "up")
+	testproc.IP(t, "link", "add", "veth-w", "type", "veth", "peer", "name", "veth-a")
+	testproc.IP(t, "addr", "add", worldAddr+"/24", "dev", "veth-w")
+	testproc.IP(t, "link", "set", "veth-w", "up")
 	// Node n1 also listens on the veth, so it needs credentials (a hub
 	// reachable off loopback refuses to start without them); so do all.
 	h := hubtest.ThreeWith(t, func(c *hub.Config) {
@@ -147,14 +119,14 @@ func world(t *testing.T) {
 		}
 		return lines.Text()
 	}
-	ipCmd(t, "link", "set", "veth-a", "netns", fmt.Sprint(a.Process.Pid))
+	testproc.IP(t, "link", "set", "veth-a", "netns", fmt.Sprint(a.Process.Pid))
 	if got := ask("hold"); got != "ok" {
 		t.Fatalf("holder A: %s", got)
 	}
 
 	// The cut: A's link goes down. Its connection stays open, its renewal
 	// is never answered.
-	ipCmd(t, "link", "set", "veth-w", "down")
+	testproc.IP(t, "link", "set", "veth-w", "down")
 	if got := ask("renew-once"); got == "ok" {
 		t.Fatal("a holder cut off from the cluster renewed its lease")
 	} else {
@@ -176,7 +148,7 @@ func world(t *testing.T) {
 	}
 
 	// The link back: A reaches the cluster again, too late.
-	ipCmd(t, "link", "set", "veth-w", "up")
+	testproc.IP(t, "link", "set", "veth-w", "up")
 	if got := ask("renew"); got != "lost" {
 		t.Fatalf("the cut-off holder's renewal: %s, want lost", got)
 	}
