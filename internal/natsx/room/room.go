@@ -159,16 +159,8 @@ func (r *Rooms) Last(ctx context.Context, room string) (Message, error) {
 }
 
 func (r *Rooms) lastMsg(ctx context.Context, subj string) (Message, error) {
-	var m *jetstream.RawStreamMsg
-	err := natsx.Do(ctx, func(op context.Context) error {
-		var err error
-		m, err = r.s.GetLastMsgForSubject(op, subj)
-		return err
-	})
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return Message{}, nil
-	}
-	if err != nil {
+	m, err := natsx.Last(ctx, r.s, subj)
+	if err != nil || m == nil {
 		return Message{}, err
 	}
 	n, err := strconv.Atoi(m.Header.Get(IndexHeader))

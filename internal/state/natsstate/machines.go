@@ -121,9 +121,8 @@ func (s *State) AgentHolder(ctx context.Context, name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	op, cancel := natsx.Op(ctx)
-	defer cancel()
-	e, err := m.agents.Get(op, agentKey(name))
+	var e jetstream.KeyValueEntry
+	err = natsx.Do(ctx, func(op context.Context) (err error) { e, err = m.agents.Get(op, agentKey(name)); return err })
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return "", nil
 	}

@@ -3,7 +3,6 @@ package natsstate
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -74,15 +73,7 @@ func (s *State) write(key string, b []byte, rev uint64, del bool) (uint64, error
 // lastEntry is key's last message as stored (its marker too), nil when it
 // has none.
 func (s *State) lastEntry(key string) (*jetstream.RawStreamMsg, error) {
-	var m *jetstream.RawStreamMsg
-	err := s.do(func(op context.Context) (err error) {
-		m, err = s.kvStream.GetLastMsgForSubject(op, s.kvPrefix+key)
-		return err
-	})
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return nil, nil
-	}
-	return m, err
+	return natsx.Last(s.ctx, s.kvStream, s.kvPrefix+key)
 }
 
 // createKey writes key only when it has no value (none yet, or deleted);
