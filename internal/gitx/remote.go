@@ -292,13 +292,15 @@ func remoteEnv(mirror, objects string) []string {
 		switch {
 		case k == "SSH_ASKPASS" || k == "GIT_ASKPASS" || k == "SSH_ASKPASS_REQUIRE":
 			continue
+		case k == "LANGUAGE" || k == "LANG" || strings.HasPrefix(k, "LC_"):
+			continue // git's messages in English: classify and the stale checks read them
 		case strings.HasPrefix(k, "GIT_") && !keptEnv[k]:
 			continue
 		}
 		env = append(env, kv)
 	}
 	return append(env, "GIT_DIR="+mirror, "GIT_OBJECT_DIRECTORY="+objects, "GIT_TERMINAL_PROMPT=0",
-		"SSH_ASKPASS_REQUIRE=never", "GIT_ASKPASS=/bin/false")
+		"SSH_ASKPASS_REQUIRE=never", "GIT_ASKPASS=/bin/false", "LC_ALL=C")
 }
 
 // Fetch brings the remote's branches into the repository's object store

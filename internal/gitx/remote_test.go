@@ -294,3 +294,21 @@ func TestRemoteFetchErrorKindsAndRepair(t *testing.T) {
 		t.Fatalf("tips after a deletion = %v", tips)
 	}
 }
+
+// classify reads git's English messages: a user whose git speaks another
+// language (here French, whose catalogue Debian's git ships) must still
+// get them, or an unreachable remote is not recognised as one.
+func TestRemoteMessagesAreEnglishWhateverTheLocale(t *testing.T) {
+	if _, err := os.Stat("/usr/share/locale/fr/LC_MESSAGES/git.mo"); err != nil {
+		t.Skip("git has no French catalogue here")
+	}
+	_, _, p := remoteSetup(t)
+	r, err := RemoteOf(p, "origin", filepath.Join(t.TempDir(), "mirror"))
+	must(t, err)
+	r.URL = filepath.Join(t.TempDir(), "gone.git")
+	t.Setenv("LANGUAGE", "fr")
+	t.Setenv("LC_ALL", "C.UTF-8")
+	if _, err := r.Fetch(); err == nil || !strings.Contains(err.Error(), "Could not read from remote") {
+		t.Fatalf("fetch from a missing remote under a French locale = %v, want git's English message", err)
+	}
+}
