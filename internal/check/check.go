@@ -237,10 +237,6 @@ func (c *checker) hubAgents(agents []*store.Agent, byID map[string]*store.Task) 
 	if err != nil {
 		return err
 	}
-	liveWorker := map[string]bool{}
-	for _, w := range live {
-		liveWorker[w.Name] = true
-	}
 	supervised := c.s.SupervisorLive()
 	for _, a := range agents {
 		if a.Runtime == config.RuntimeNone {
@@ -262,7 +258,7 @@ func (c *checker) hubAgents(agents []*store.Agent, byID map[string]*store.Task) 
 		}
 		keeper := supervised
 		if a.Worker != "" {
-			keeper = liveWorker[a.Worker] || len(live) > 0
+			keeper = len(live) > 0 // its worker, or any live one taking over a gone one's
 		}
 		if wanted && keeper {
 			continue // its worker (or a supervisor here) starts it again
