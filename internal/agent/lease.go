@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/plasmodium/pm/internal/broker"
 	"github.com/plasmodium/pm/internal/errs"
@@ -117,11 +118,7 @@ func (h *hostLease) check(ctx context.Context, args []string) error {
 	if h.isLost() {
 		return fmt.Errorf("refused: this host lost the agent's lease (%v)", h.kept.Why())
 	}
-	mark := "pm"
-	if len(args) > 0 { // the agent's word: bounded before it reaches the hub
-		mark += " " + strings.ToValidUTF8(args[0][:min(len(args[0]), 64)], "")
-	}
-	err := h.le.Fence(ctx, mark)
+	err := h.le.Fence(ctx, fenceMark(args))
 	if errors.Is(err, state.ErrLeaseLost) {
 		h.kept.Lose(err)
 		return fmt.Errorf("refused: another host holds the agent's lease (%v)", err)
@@ -130,6 +127,22 @@ func (h *hostLease) check(ctx context.Context, args []string) error {
 		return fmt.Errorf("refused: the hub did not take the call's fence mark: %v", err)
 	}
 	return nil
+}
+
+// fenceMark names a call in its fence mark: "pm" and the agent's first
+// word, bounded (64 bytes) and printable only before it reaches the hub,
+// whose stream a human may read.
+func fenceMark(args []string) string {
+	if len(args) == 0 {
+		return "pm"
+	}
+	word := strings.Map(func(r rune) rune {
+		if unicode.IsPrint(r) {
+			return r
+		}
+		return -1
+	}, strings.ToValidUTF8(args[0][:min(len(args[0]), 64)], ""))
+	return "pm " + word
 }
 
 // guard puts check before every pm command an agent sends its host.
