@@ -189,7 +189,9 @@ type SubtaskInput struct {
 	Context     string             `json:"context,omitempty" jsonschema:"what its owner needs to know"`
 	Runtime     config.RuntimeName `json:"runtime,omitempty" jsonschema:"llm, exec or none (default: yours)"`
 	// On places the subtask's agents on a worker (pm subtask --on): the
-	// command line's only, as TaskInput.On.
+	// command line's only for now, unlike TaskInput.On, which MCP's
+	// create_task takes; the model tools' and MCP's subtask schemas do not
+	// offer it yet (docs/distributed.md, "Workers").
 	On string `json:"-"`
 }
 

@@ -420,7 +420,7 @@ func dropKilledBranch(m *machine, lt *store.Task) {
 		return
 	}
 	if mine != theirs && theirs != w.Base {
-		if behind, err := gitx.IsAncestor(*lt.Repo, mine, theirs); mine == "" || err == nil && behind {
+		if mine == "" || isAncestor(*lt.Repo, mine, theirs) {
 			if err := gitx.SetRef(*lt.Repo, w.Branch, theirs); err != nil {
 				m.s.Warnf("keep %s's work from %s: %v", lt.ID, r.Name, err)
 				return
@@ -581,4 +581,11 @@ func fetchBranch(m *machine, lt *store.Task) (string, error) {
 		return "", errs.Failf("fix the repository (git status)", "%v", err)
 	}
 	return ref, nil
+}
+
+// isAncestor reports whether a is an ancestor of b in repo (false when it
+// cannot tell).
+func isAncestor(repo gitx.Pin, a, b string) bool {
+	ok, err := gitx.IsAncestor(repo, a, b)
+	return err == nil && ok
 }
