@@ -113,18 +113,7 @@ func (sv *Supervisor) RunWorker(ctx context.Context, capacity int) error {
 // counts all three (state.Worker.Free).
 func (sv *Supervisor) workerSays(capacity int) state.Worker {
 	sv.mu.Lock()
-	running := map[string]bool{}
-	for name, h := range sv.watching {
-		if sv.drv.Alive(h) {
-			running[name] = true
-		}
-	}
-	taking := map[string]bool{}
-	for key := range sv.claiming {
-		if name := strings.TrimPrefix(key, "start "); !running[name] {
-			taking[name] = true
-		}
-	}
+	running, taking := sv.placesLocked()
 	waiting := slices.Sorted(maps.Keys(sv.waiting))
 	sv.mu.Unlock()
 	return state.Worker{Name: sv.Worker, Capacity: capacity, Running: slices.Sorted(maps.Keys(running)),
@@ -174,22 +163,34 @@ func (sv *Supervisor) placedToStart(a *store.Agent) bool {
 // one it stays placed on the gone worker, and the first worker whose
 // place frees claims it.
 
-// placesTakenLocked counts the agents holding one of this worker's places
-// (sv.mu held).
-func (sv *Supervisor) placesTakenLocked() int {
-	names := map[string]bool{}
+// placesLocked is who holds this worker's places (sv.mu held): the agents
+// its live hosts run, and those it is taking (a start or claim in flight,
+// a respawn due). The registration says both; a reservation counts both.
+func (sv *Supervisor) placesLocked() (running, taking map[string]bool) {
+	running, taking = map[string]bool{}, map[string]bool{}
 	for name, h := range sv.watching {
 		if sv.drv.Alive(h) {
-			names[name] = true
+			running[name] = true
 		}
 	}
 	for name := range sv.pending {
-		names[name] = true
+		if !running[name] {
+			taking[name] = true
+		}
 	}
 	for key := range sv.claiming {
-		names[strings.TrimPrefix(key, "start ")] = true
+		if name := strings.TrimPrefix(key, "start "); !running[name] {
+			taking[name] = true
+		}
 	}
-	return len(names)
+	return running, taking
+}
+
+// placesTakenLocked counts the agents holding one of this worker's places
+// (sv.mu held).
+func (sv *Supervisor) placesTakenLocked() int {
+	running, taking := sv.placesLocked()
+	return len(running) + len(taking)
 }
 
 // reserve takes a place for key (a start, "start NAME", or a claim,
