@@ -126,7 +126,10 @@ func PricedCosts(l CostLedger, since time.Time, prices []cost.Price) ([]cost.Ent
 // its task (their records' usage), the project's windows (the ledger,
 // from now back, through w: a host keeps one CostWindow for its life, so
 // each check reads only what was recorded since the last; nil reads the
-// ledger afresh). A read that fails counts nothing.
+// ledger afresh). A Spent is one check: its windows read the ledger once
+// between them, at the first asked (a review found the hour's and the
+// day's caps each read it), so make one per check. A read that fails
+// counts nothing.
 func Spent(st interface {
 	Agents
 	CostLedger
@@ -134,12 +137,20 @@ func Spent(st interface {
 	if w == nil {
 		w = NewCostWindow(st)
 	}
+	var (
+		read    bool
+		at      time.Time
+		readErr error
+	)
 	sp := cost.Spent{Agent: agentUSD, Window: func(d time.Duration) float64 {
-		usd, err := w.USD(now(), d, prices)
-		if err != nil {
+		if !read {
+			read, at = true, now()
+			readErr = w.read(at, d)
+		}
+		if readErr != nil {
 			return 0
 		}
-		return usd
+		return w.sum(at, d, prices)
 	}}
 	if a.TaskID != "" {
 		sp.Task = func() float64 {
@@ -185,6 +196,16 @@ func NewCostWindow(l CostLedger) *CostWindow {
 // each entry priced as PricedCosts prices it: the entries recorded since
 // the last call are read first, and those older than the horizon let go.
 func (w *CostWindow) USD(now time.Time, d time.Duration, prices []cost.Price) (float64, error) {
+	if err := w.read(now, d); err != nil {
+		return 0, err
+	}
+	return w.sum(now, d, prices), nil
+}
+
+// read takes in the entries recorded since the last read (one pass over
+// the ledger's new part) and lets go of those older than the horizon (or
+// d, when longer).
+func (w *CostWindow) read(now time.Time, d time.Duration) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	horizon := now.Add(-max(d, w.Horizon))
@@ -196,7 +217,7 @@ func (w *CostWindow) USD(now time.Time, d time.Duration, prices []cost.Price) (f
 	})
 	w.pos = pos
 	if err != nil {
-		return 0, err
+		return err
 	}
 	kept := w.entries[:0]
 	for _, e := range w.entries {
@@ -206,6 +227,14 @@ func (w *CostWindow) USD(now time.Time, d time.Duration, prices []cost.Price) (f
 	}
 	clear(w.entries[len(kept):])
 	w.entries = kept
+	return nil
+}
+
+// sum is the priced dollars held that were recorded at or after now-d,
+// reading nothing.
+func (w *CostWindow) sum(now time.Time, d time.Duration, prices []cost.Price) float64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	from := now.Add(-d)
 	var usd float64
 	for _, e := range w.entries {
@@ -213,7 +242,7 @@ func (w *CostWindow) USD(now time.Time, d time.Duration, prices []cost.Price) (f
 			usd += *v
 		}
 	}
-	return usd, nil
+	return usd
 }
 
 // EncodeEntry is v as the JSON an implementation appends to a transcript

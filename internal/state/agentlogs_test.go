@@ -90,7 +90,10 @@ func TestCostWindowReadsOnlyWhatIsNew(t *testing.T) {
 	}
 	now := start.Add(25 * time.Hour)
 	w := state.NewCostWindow(st)
-	sp := state.Spent(st, w, &state.Agent{Name: "a"}, func() time.Time { return now }, nil, func() float64 { return 0 })
+	check := func() cost.Spent { // a Spent is one check
+		return state.Spent(st, w, &state.Agent{Name: "a"}, func() time.Time { return now }, nil, func() float64 { return 0 })
+	}
+	sp := check()
 	if usd := sp.Window(24 * time.Hour); usd != 0 || st.read != old {
 		t.Fatalf("first check: $%v after reading %d entries, want $0 after %d", usd, st.read, old)
 	}
@@ -100,6 +103,7 @@ func TestCostWindowReadsOnlyWhatIsNew(t *testing.T) {
 			t.Fatal(err)
 		}
 		st.read = 0
+		sp = check()
 		day, hour := sp.Window(24*time.Hour), sp.Window(time.Hour)
 		if st.read != 1 {
 			t.Fatalf("call %d: the check read %d entries, want the one new", call, st.read)
@@ -110,6 +114,7 @@ func TestCostWindowReadsOnlyWhatIsNew(t *testing.T) {
 	}
 	// An hour and more later, the hour's window holds none of them.
 	now = now.Add(2 * time.Hour)
+	sp = check()
 	if hour, day := sp.Window(time.Hour), sp.Window(24*time.Hour); hour != 0 || day != 5 {
 		t.Fatalf("later: hour $%v, day $%v", hour, day)
 	}
@@ -171,5 +176,49 @@ func TestFitEntry(t *testing.T) {
 	}
 	if got := state.EntryLimit(2 * state.MaxEntry); got != state.MaxEntry {
 		t.Errorf("EntryLimit over MaxEntry = %d", got)
+	}
+}
+
+// readsCounted is a ledger that counts its readers' passes over it.
+type readsCounted struct {
+	*memstate.Mem
+	passes int
+}
+
+func (c *readsCounted) ReadCosts(from int64, fn func(e cost.Entry, next int64) error) (int64, error) {
+	c.passes++
+	return c.Mem.ReadCosts(from, fn)
+}
+
+func (c *readsCounted) Costs(since time.Time, fn func(e cost.Entry) error) error {
+	c.passes++
+	return c.Mem.Costs(since, fn)
+}
+
+// One dollar check reads the ledger once, however many of the project's
+// windows it asks (a review found the hour's and the day's caps each read
+// it: two round trips per model call on a hub), and both windows count
+// what was recorded before it.
+func TestOneCheckReadsTheLedgerOnce(t *testing.T) {
+	st := &readsCounted{Mem: memstate.New()}
+	now := time.Date(2026, 1, 2, 12, 0, 0, 0, time.UTC)
+	one := 1.0
+	w := state.NewCostWindow(st)
+	caps := cost.Caps{Hour: 100, Day: 100}
+	for check := 1; check <= 3; check++ {
+		if err := st.AppendCost(cost.Entry{At: now.Add(-time.Duration(check) * time.Minute), Agent: "a", USD: &one}); err != nil {
+			t.Fatal(err)
+		}
+		st.passes = 0
+		sp := state.Spent(st, w, &state.Agent{Name: "a"}, func() time.Time { return now }, nil, func() float64 { return 0 })
+		if stop := caps.First(sp, 0, nil); stop != nil {
+			t.Fatalf("check %d stopped: %+v", check, stop)
+		}
+		if st.passes != 1 {
+			t.Fatalf("check %d read the ledger %d times, want once", check, st.passes)
+		}
+		if hour, day := sp.Window(time.Hour), sp.Window(24*time.Hour); hour != float64(check) || day != float64(check) {
+			t.Fatalf("check %d: hour $%v, day $%v, want $%d each", check, hour, day, check)
+		}
 	}
 }
