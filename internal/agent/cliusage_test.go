@@ -71,7 +71,7 @@ func TestCLIUsage(t *testing.T) {
 				t.Fatal(err)
 			}
 			var log strings.Builder
-			u := newUsageStream(tc.output, &log, s, fsstate.New(s), slog.New(slog.NewTextHandler(io.Discard, nil)), a, newExecBudget(s))
+			u := newUsageStream(tc.output, &log, s, fsstate.New(s), slog.New(slog.NewTextHandler(io.Discard, nil)), a, newExecBudget(s, fsstate.New(s)))
 			for in := tc.in; in != ""; { // in small pieces, as a pipe delivers it
 				n := min(11, len(in))
 				_, _ = u.Write([]byte(in[:n]))
@@ -106,7 +106,7 @@ func TestCLIUsage(t *testing.T) {
 		{config.OutputCodexJSON, `{"type":"error","message":"stream disconnected"}` + "\nplain\n"},
 		{config.OutputGeminiJSON, `{"error": {"type": "ApiError", "message": "quota", "code": 429}}`},
 	} {
-		u := newUsageStream(tc.output, io.Discard, s, fsstate.New(s), slog.New(slog.NewTextHandler(io.Discard, nil)), a, newExecBudget(s))
+		u := newUsageStream(tc.output, io.Discard, s, fsstate.New(s), slog.New(slog.NewTextHandler(io.Discard, nil)), a, newExecBudget(s, fsstate.New(s)))
 		_, _ = u.Write([]byte(tc.in))
 		u.Flush()
 		if u.Reported() {

@@ -32,7 +32,9 @@
 //     Codex's turns and Gemini CLI's models priced by their usage
 //     (cliusage.go), any other CLI's with an unknown cost (never $0); the
 //     loop breaker sees its pm commands (cmd/agentrun); the dollar caps are
-//     checked after each result and before each run, and past one the agent
+//     checked after each result and before each run (the project's windows
+//     through one state.CostWindow per host: each check reads only the
+//     ledger entries recorded since the last), and past one the agent
 //     is given up on with the cap and the command that raises it (the
 //     human's answer to the request about an owner so given up resumes it
 //     with one more of each cap reached, for that host run: allowMore); the

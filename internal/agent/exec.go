@@ -175,6 +175,10 @@ type execBudget struct {
 	// extra is what the human allowed beyond a dollar cap, by its key
 	// (allowMore); written before the CLI first starts, read after.
 	extra map[string]float64
+	// window is the project's recent spend from the ledger, kept for the
+	// host's life: each dollar check reads what was recorded since the
+	// last (state.CostWindow, as the llm loop's).
+	window *state.CostWindow
 }
 
 // halt stops the CLI for reason and gives the agent up, as a crossed budget
@@ -186,8 +190,8 @@ func (b *execBudget) halt(reason string) {
 	}
 }
 
-func newExecBudget(s *store.Store) *execBudget {
-	b := &execBudget{over: make(chan string, 1), extra: map[string]float64{}}
+func newExecBudget(s *store.Store, st state.State) *execBudget {
+	b := &execBudget{over: make(chan string, 1), extra: map[string]float64{}, window: state.NewCostWindow(st)}
 	if d := time.Duration(s.Config().Budgets.Agent.MaxWallSeconds) * time.Second; d > 0 {
 		b.wall, b.wallMax = time.After(d), d
 	}

@@ -25,7 +25,7 @@ func (b *execBudget) biller(s *store.Store, st state.State, log *slog.Logger, a 
 			log.Warn("cost not recorded", "err", err)
 			return
 		}
-		if reason := overDollars(s, st, a, b.extra); reason != "" {
+		if reason := overDollars(s, st, a, b); reason != "" {
 			b.halt(reason)
 		}
 	}
@@ -58,10 +58,11 @@ func (b *execBudget) record(s *store.Store, st state.State, a *store.Agent, e co
 
 // overDollars names the dollar cap the agent has reached, with how to
 // raise it, or "". Only known dollars count: an exec run is checked after
-// the fact, so nothing is known of the next one. extra is what the human
-// allowed beyond a cap, by its key (allowMore).
-func overDollars(s *store.Store, st state.State, a *store.Agent, extra map[string]float64) string {
-	stop, _ := dollarStop(s, st, a, extra)
+// the fact, so nothing is known of the next one. b holds what the human
+// allowed beyond a cap, by its key (allowMore), and the host's window on
+// the ledger.
+func overDollars(s *store.Store, st state.State, a *store.Agent, b *execBudget) string {
+	stop, _ := dollarStop(s, st, a, b)
 	if stop == nil {
 		return ""
 	}
@@ -69,10 +70,11 @@ func overDollars(s *store.Store, st state.State, a *store.Agent, extra map[strin
 		stop.What, cost.USD(stop.Spent), cost.USD(stop.Limit), stop.Key, (cost.Cap{Key: stop.Key, Limit: stop.Limit}).Raise(), cost.Cap{Key: stop.Key}.OneMore())
 }
 
-// dollarStop is the first dollar cap (with extra) the agent has reached,
-// nil for none, and the caps as config.json says them now (a cap raised
-// since the host started counts).
-func dollarStop(s *store.Store, st state.State, a *store.Agent, extra map[string]float64) (*cost.Stop, cost.Caps) {
+// dollarStop is the first dollar cap (with b's extra) the agent has
+// reached, nil for none, and the caps as config.json says them now (a cap
+// raised since the host started counts). The project's windows are read
+// through b's window: only what was recorded since the last check.
+func dollarStop(s *store.Store, st state.State, a *store.Agent, b *execBudget) (*cost.Stop, cost.Caps) {
 	cfg, err := config.LoadConfig(s.ConfigPath())
 	if err != nil {
 		cfg = *s.Config()
@@ -85,7 +87,7 @@ func dollarStop(s *store.Store, st state.State, a *store.Agent, extra map[string
 	if err != nil {
 		return nil, caps
 	}
-	return caps.First(state.Spent(st, nil, r, s.Now, cfg.Prices, func() float64 { return r.Usage.USD }), 0, extra), caps
+	return caps.First(state.Spent(st, b.window, r, s.Now, cfg.Prices, func() float64 { return r.Usage.USD }), 0, b.extra), caps
 }
 
 // allowMore is the human's answer to the request about an owner given up
@@ -95,7 +97,7 @@ func dollarStop(s *store.Store, st state.State, a *store.Agent, extra map[string
 // after one more stops it again at once.
 func (b *execBudget) allowMore(s *store.Store, st state.State, a *store.Agent) {
 	for {
-		stop, caps := dollarStop(s, st, a, b.extra)
+		stop, caps := dollarStop(s, st, a, b)
 		if stop == nil || b.extra[stop.Key] > 0 {
 			return
 		}

@@ -114,7 +114,7 @@ func Host(ctx context.Context, s *store.Store, st state.State, name string, env 
 	// An owner that ends its turn without pm done (claude -p exits 0 when
 	// the model answers without a tool call) is resumed, in its own
 	// conversation, up to runtime.exec.nudges times; then it is given up on.
-	budget := newExecBudget(s)
+	budget := newExecBudget(s, st)
 	if note != "" { // the human answered the request about it: one more of a cap it reached
 		budget.allowMore(s, st, a)
 	}
@@ -139,7 +139,7 @@ func Host(ctx context.Context, s *store.Store, st state.State, name string, env 
 		first = text + "\n\n" + note // a fresh conversation: the prompt, then the answer
 	}
 	for turn := 0; ; turn++ {
-		if reason := overDollars(s, st, a, budget.extra); reason != "" { // checked before each run
+		if reason := overDollars(s, st, a, budget); reason != "" { // checked before each run
 			return giveUp(s, st, log, a, -1, reason, onGiveUp)
 		}
 		prompt := text
