@@ -37,7 +37,17 @@ type Limits struct {
 	// longest strings ending with a mark that says so (state.FitEntry).
 	// 0: the most one entry can be (MaxLogEntryBytes).
 	LogEntryBytes int `json:"log_entry_bytes,omitempty"`
+	// TranscriptBytes and ReplyBytes bound the whole of one agent's
+	// transcript and reply stream, on files and on a hub alike: past it
+	// the oldest whole turns are dropped, a mark saying so (state.LogBounds).
+	// 0: the default (64 MiB, 16 MiB); else at least MinLogBytes.
+	TranscriptBytes int64 `json:"transcript_bytes,omitempty"`
+	ReplyBytes      int64 `json:"reply_bytes,omitempty"`
 }
+
+// MinLogBytes is the least limits.transcript_bytes and limits.reply_bytes
+// can be: a few entries of the most one can be.
+const MinLogBytes = 4 << 20
 
 // MaxLogEntryBytes is the most limits.log_entry_bytes can be: one line of
 // the files (less its newline), one message of the hub's streams
@@ -402,6 +412,11 @@ func (c Config) validate(path string) error {
 	}
 	if l.LogEntryBytes < 0 || l.LogEntryBytes > MaxLogEntryBytes {
 		return fmt.Errorf("%s: limits.log_entry_bytes is %d; it must be 0 (the most, %d) to %d", path, l.LogEntryBytes, MaxLogEntryBytes, MaxLogEntryBytes)
+	}
+	for name, v := range map[string]int64{"transcript_bytes": l.TranscriptBytes, "reply_bytes": l.ReplyBytes} {
+		if v != 0 && v < MinLogBytes {
+			return fmt.Errorf("%s: limits.%s is %d; it must be 0 (the default) or at least %d", path, name, v, MinLogBytes)
+		}
 	}
 	m := c.Model
 	for name, v := range map[string]int{"timeout_seconds": m.TimeoutSeconds, "max_tokens": m.MaxTokens} {

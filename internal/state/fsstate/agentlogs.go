@@ -24,33 +24,49 @@ func (f *FS) AppendTranscript(agent string, entries ...any) error {
 	if err := state.CheckName(agent); err != nil {
 		return err
 	}
-	return f.appendLines(f.s.TranscriptPath(agent), entries...)
+	return f.appendLines(state.LogTranscript, f.s.TranscriptPath(agent), entries...)
 }
 
 func (f *FS) ReadTranscript(agent string, from int64, fn func(raw json.RawMessage, next int64) error) (int64, error) {
 	if err := state.CheckName(agent); err != nil {
 		return from, err
 	}
-	return f.readLines(f.s.TranscriptPath(agent), from, fn)
+	return f.readLines(state.LogTranscript, f.s.TranscriptPath(agent), from, fn)
 }
 
 func (f *FS) TranscriptEnd(agent string) (int64, error) {
 	if err := state.CheckName(agent); err != nil {
 		return 0, err
 	}
-	return sizeOf(f.s.TranscriptPath(agent))
+	return endOf(f.s.TranscriptPath(agent))
 }
 
 // LastTranscript reads the file backwards for the last n entries and
-// counts the rest forwards without keeping them (jsonl.LastLines).
+// counts the rest forwards without keeping them (jsonl.LastLines); a cut
+// file's mark counts first, as a read from 0 hands it on first.
 func (f *FS) LastTranscript(agent string, n int, keep func(raw []byte) bool) ([]json.RawMessage, int, error) {
 	if err := state.CheckName(agent); err != nil {
 		return nil, 0, err
 	}
-	lines, total, err := jsonl.LastLines(f.s.TranscriptPath(agent), n, keep, f.s.BadLine)
-	out := make([]json.RawMessage, len(lines))
-	for i, l := range lines {
-		out[i] = json.RawMessage(l)
+	path := f.s.TranscriptPath(agent)
+	lines, total, err := jsonl.LastLines(path, n, func(raw []byte) bool {
+		return !isCutHeader(raw) && (keep == nil || keep(raw))
+	}, f.s.BadLine)
+	out := make([]json.RawMessage, 0, len(lines)+1)
+	if err == nil {
+		h, _, herr := headerOf(path)
+		if herr != nil {
+			return nil, 0, herr
+		}
+		if mark := f.mark(state.LogTranscript, h); mark != nil && (keep == nil || keep(mark)) {
+			total++
+			if len(lines) < n {
+				out = append(out, mark)
+			}
+		}
+	}
+	for _, l := range lines {
+		out = append(out, json.RawMessage(l))
 	}
 	return out, total, err
 }
@@ -59,21 +75,21 @@ func (f *FS) AppendReply(agent string, v any) error {
 	if err := state.CheckName(agent); err != nil {
 		return err
 	}
-	return f.appendLines(f.s.StreamPath(agent), v)
+	return f.appendLines(state.LogReplies, f.s.StreamPath(agent), v)
 }
 
 func (f *FS) ReadReplies(agent string, from int64, fn func(raw json.RawMessage, next int64) error) (int64, error) {
 	if err := state.CheckName(agent); err != nil {
 		return from, err
 	}
-	return f.readLines(f.s.StreamPath(agent), from, fn)
+	return f.readLines(state.LogReplies, f.s.StreamPath(agent), from, fn)
 }
 
 func (f *FS) RepliesEnd(agent string) (int64, error) {
 	if err := state.CheckName(agent); err != nil {
 		return 0, err
 	}
-	return sizeOf(f.s.StreamPath(agent))
+	return endOf(f.s.StreamPath(agent))
 }
 
 func (f *FS) AppendCost(e cost.Entry) error { return jsonl.Append(f.s.CostsPath(), e) }
@@ -107,8 +123,9 @@ func (f *FS) ReadCosts(from int64, fn func(e cost.Entry, next int64) error) (int
 }
 
 // appendLines appends each entry as a line of path, making the agent's
-// directory first (on a hub it is this machine's, made on first use).
-func (f *FS) appendLines(path string, entries ...any) error {
+// directory first (on a hub it is this machine's, made on first use), then
+// keeps the file to its bound (keepBound).
+func (f *FS) appendLines(kind state.Log, path string, entries ...any) error {
 	lines := make([]json.RawMessage, len(entries))
 	limit := f.s.Config().Limits.LogEntryBytes
 	for i, e := range entries {
@@ -129,24 +146,38 @@ func (f *FS) appendLines(path string, entries ...any) error {
 			return err
 		}
 	}
-	return nil
+	return f.keepBound(kind, path)
 }
 
-func (f *FS) readLines(path string, from int64, fn func(raw json.RawMessage, next int64) error) (int64, error) {
-	r := &jsonl.Reader{Path: path, Offset: from, Bad: f.s.BadLine}
-	err := r.Next(func(raw []byte) error { return fn(raw, r.Offset) })
-	return r.Offset, err
-}
-
-// sizeOf is path's size: the position after its last line (0 when there
-// is no file).
-func sizeOf(path string) (int64, error) {
-	st, err := os.Stat(path)
+// readLines reads path from logical position from (logbound.go): from 0
+// of a cut file, its mark first.
+func (f *FS) readLines(kind state.Log, path string, from int64, fn func(raw json.RawMessage, next int64) error) (int64, error) {
+	file, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
+		return from, nil
 	}
 	if err != nil {
-		return 0, err
+		return from, err
 	}
-	return st.Size(), nil
+	defer file.Close()
+	h, hlen, err := readHeader(file)
+	if err != nil {
+		return from, err
+	}
+	pos := from
+	if hlen > 0 {
+		first := h.Base + hlen // the first kept line's position
+		switch {
+		case from == 0:
+			if err := fn(f.mark(kind, h), first); err != nil {
+				return first, err
+			}
+			pos = first
+		case from < first:
+			pos = first
+		}
+	}
+	r := &jsonl.Reader{Path: path, Offset: pos - h.Base, Bad: f.s.BadLine}
+	err = r.NextIn(file, func(raw []byte) error { return fn(raw, r.Offset+h.Base) })
+	return r.Offset + h.Base, err
 }

@@ -9,15 +9,25 @@ import (
 )
 
 // Agent logs (state.AgentLogs): entries kept encoded, a position the index
-// of the next entry, as a mailbox's.
+// of the next entry counted from the log's start, as a mailbox's; a cut
+// (state.LogBounds) drops the oldest entries and moves base, so the
+// positions readers hold keep their meaning.
 type agentLogs struct {
-	transcripts map[string][][]byte
-	replies     map[string][][]byte
+	transcripts map[string]*entryLog
+	replies     map[string]*entryLog
 	costs       []cost.Entry
 }
 
+// entryLog is one agent's transcript or reply stream.
+type entryLog struct {
+	entries [][]byte
+	base    int64 // the position of entries[0]: how many were dropped
+	bytes   int64 // what entries hold
+	cut     state.Cut
+}
+
 func newAgentLogs() agentLogs {
-	return agentLogs{transcripts: map[string][][]byte{}, replies: map[string][][]byte{}}
+	return agentLogs{transcripts: map[string]*entryLog{}, replies: map[string]*entryLog{}}
 }
 
 // forget drops agent's logs (RemoveAgent); the caller holds mu.
@@ -27,11 +37,11 @@ func (l *agentLogs) forget(agent string) {
 }
 
 func (m *Mem) AppendTranscript(agent string, entries ...any) error {
-	return m.appendEntries(m.logs.transcripts, agent, entries...)
+	return m.appendEntries(state.LogTranscript, m.logs.transcripts, agent, entries...)
 }
 
 func (m *Mem) ReadTranscript(agent string, from int64, fn func(raw json.RawMessage, next int64) error) (int64, error) {
-	return m.readEntries(m.logs.transcripts, agent, from, fn)
+	return m.readEntries(state.LogTranscript, m.logs.transcripts, agent, from, fn)
 }
 
 func (m *Mem) TranscriptEnd(agent string) (int64, error) {
@@ -42,29 +52,27 @@ func (m *Mem) LastTranscript(agent string, n int, keep func(raw []byte) bool) ([
 	if err := state.CheckName(agent); err != nil {
 		return nil, 0, err
 	}
-	m.mu.Lock()
-	all := m.logs.transcripts[agent]
-	m.mu.Unlock()
 	var last []json.RawMessage
 	total := 0
-	for _, raw := range all {
+	_, err := m.readEntries(state.LogTranscript, m.logs.transcripts, agent, 0, func(raw json.RawMessage, _ int64) error {
 		if keep != nil && !keep(raw) {
-			continue
+			return nil
 		}
 		total++
 		if last = append(last, raw); len(last) > n {
 			last = last[1:]
 		}
-	}
-	return last, total, nil
+		return nil
+	})
+	return last, total, err
 }
 
 func (m *Mem) AppendReply(agent string, v any) error {
-	return m.appendEntries(m.logs.replies, agent, v)
+	return m.appendEntries(state.LogReplies, m.logs.replies, agent, v)
 }
 
 func (m *Mem) ReadReplies(agent string, from int64, fn func(raw json.RawMessage, next int64) error) (int64, error) {
-	return m.readEntries(m.logs.replies, agent, from, fn)
+	return m.readEntries(state.LogReplies, m.logs.replies, agent, from, fn)
 }
 
 func (m *Mem) RepliesEnd(agent string) (int64, error) { return m.entriesEnd(m.logs.replies, agent) }
@@ -112,7 +120,7 @@ func (m *Mem) ReadCosts(from int64, fn func(e cost.Entry, next int64) error) (in
 	return max(pos, from), nil
 }
 
-func (m *Mem) appendEntries(logs map[string][][]byte, agent string, entries ...any) error {
+func (m *Mem) appendEntries(kind state.Log, logs map[string]*entryLog, agent string, entries ...any) error {
 	if err := state.CheckName(agent); err != nil {
 		return err
 	}
@@ -126,32 +134,84 @@ func (m *Mem) appendEntries(logs map[string][][]byte, agent string, entries ...a
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	logs[agent] = append(logs[agent], enc...)
+	l := logs[agent]
+	if l == nil {
+		l = &entryLog{}
+		logs[agent] = l
+	}
+	l.entries = append(l.entries, enc...)
+	for _, b := range enc {
+		l.bytes += int64(len(b))
+	}
+	if bound := m.Bounds.Of(kind); l.bytes > bound {
+		l.cutTo(kind, state.LowWater(bound))
+	}
 	m.wrote()
 	return nil
 }
 
-func (m *Mem) readEntries(logs map[string][][]byte, agent string, from int64, fn func(raw json.RawMessage, next int64) error) (int64, error) {
+// cutTo drops l's oldest entries so it holds at most keep bytes, where
+// state.PlanCut says; the caller holds mu.
+func (l *entryLog) cutTo(kind state.Log, keep int64) {
+	plan := make([]state.Entry, len(l.entries))
+	var prev []byte
+	for i, b := range l.entries {
+		plan[i] = state.Entry{Size: int64(len(b)), Kind: state.CutKind(kind, prev, b)}
+		prev = b
+	}
+	n := state.PlanCut(plan, l.bytes, keep)
+	for _, b := range l.entries[:n] {
+		l.bytes -= int64(len(b))
+		l.cut.Bytes += int64(len(b))
+	}
+	l.cut.Entries += int64(n)
+	l.base += int64(n)
+	// A new slice: a reader holding the old one reads what it held.
+	l.entries = append([][]byte(nil), l.entries[n:]...)
+}
+
+// readEntries reads agent's log from position from: from 0 of a cut log,
+// the mark first (next: the first kept entry's position); from a position
+// in what was dropped, the first kept entry on.
+func (m *Mem) readEntries(kind state.Log, logs map[string]*entryLog, agent string, from int64, fn func(raw json.RawMessage, next int64) error) (int64, error) {
 	if err := state.CheckName(agent); err != nil {
 		return from, err
 	}
 	m.mu.Lock()
-	entries := logs[agent]
+	var l entryLog
+	if p := logs[agent]; p != nil {
+		l = *p
+	}
+	bound := m.Bounds.Of(kind)
 	m.mu.Unlock()
 	pos := from
-	for ; pos >= 0 && pos < int64(len(entries)); pos++ {
-		if err := fn(entries[pos], pos+1); err != nil {
-			return pos + 1, err
+	if from == 0 && l.cut.Entries > 0 {
+		pos = l.base
+		if err := fn(state.MarkEntry(kind, l.cut, bound), pos); err != nil {
+			return pos, err
 		}
 	}
-	return max(pos, from), nil
+	if pos < 0 {
+		return from, nil
+	}
+	for i := max(pos-l.base, 0); i < int64(len(l.entries)); i++ {
+		pos = l.base + i + 1
+		if err := fn(l.entries[i], pos); err != nil {
+			return pos, err
+		}
+	}
+	return pos, nil
 }
 
-func (m *Mem) entriesEnd(logs map[string][][]byte, agent string) (int64, error) {
+func (m *Mem) entriesEnd(logs map[string]*entryLog, agent string) (int64, error) {
 	if err := state.CheckName(agent); err != nil {
 		return 0, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return int64(len(logs[agent])), nil
+	l := logs[agent]
+	if l == nil {
+		return 0, nil
+	}
+	return l.base + int64(len(l.entries)), nil
 }

@@ -18,6 +18,9 @@ import (
 type Mem struct {
 	Now func() time.Time // stamps a close WithPhase writes
 	IDs ids.Source
+	// Bounds are the agents' transcripts' and reply streams' totals
+	// (zero: the defaults); set before use.
+	Bounds state.LogBounds
 
 	tasksMu sync.Mutex // WithTasks
 

@@ -11,3 +11,12 @@ import (
 func TestConformance(t *testing.T) {
 	statetest.Run(t, func(t *testing.T) state.State { return memstate.New() })
 }
+
+// The totals of the agents' logs (statetest.RunLogBounds).
+func TestLogBounds(t *testing.T) {
+	statetest.RunLogBounds(t, func(t *testing.T, b state.LogBounds) state.State {
+		m := memstate.New()
+		m.Bounds = b
+		return m
+	})
+}
