@@ -49,6 +49,7 @@ func Open(ctx context.Context, s *store.Store) (state.State, bus.Bus, func() err
 	}
 	st.Now, st.IDs = s.Now, s.IDs
 	st.EntryLimit = s.Config().Limits.LogEntryBytes
+	st.Bounds = state.LogBoundsOf(s.Config())
 	b := natsbus.NewBus(context.WithoutCancel(ctx), st.Bus(), s.Now, s.Secrets)
 	return st, b, func() error { st.Close(); return nil }, nil
 }

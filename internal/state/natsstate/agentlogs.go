@@ -3,6 +3,7 @@ package natsstate
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -18,11 +19,15 @@ import (
 // mailbox's. Their bounds (docs/distributed.md): an entry is at most
 // state.MaxEntry bytes on all three (the stream refuses a longer one), a
 // transcript's or reply's cut to EntryLimit before it is sent; a
-// transcript is kept whole until its agent is removed (a resumed agent
-// needs all of it); a reply stream's pieces are kept 24 hours (the longest
-// a call waits: llmagent's tool timeout); the ledger is kept, as on files.
+// transcript and a reply stream are kept to their totals (Bounds,
+// logbound.go: the oldest whole turns purged); a reply stream's pieces are
+// kept 24 hours at most (the longest a call waits: llmagent's tool
+// timeout); the ledger is kept, as on files.
 type agentLogs struct {
 	transcripts, replies, costs jetstream.Stream
+
+	sizesMu sync.Mutex
+	sizes   map[string]int64 // a subject's bytes, as this process knows them (logbound.go)
 }
 
 // replyAge is how long a piece of a streamed reply is kept.
@@ -47,31 +52,33 @@ func (s *State) openAgentLogs(ctx context.Context) (err error) {
 	return err
 }
 
-// forgetLogs purges agent's transcript and reply stream (RemoveAgent).
+// forgetLogs purges agent's transcript and reply stream, and their cuts'
+// marks (RemoveAgent).
 func (s *State) forgetLogs(ctx context.Context, agent string) error {
-	if err := s.logs.transcripts.Purge(ctx, jetstream.WithPurgeSubject(s.names.TranscriptPrefix+agent)); err != nil {
-		return err
+	for _, k := range []state.Log{state.LogTranscript, state.LogReplies} {
+		l := s.boundedLog(k, agent)
+		for _, sub := range []string{l.subject, l.cutSubject} {
+			if err := l.stream.Purge(ctx, jetstream.WithPurgeSubject(sub)); err != nil {
+				return err
+			}
+		}
+		s.forgetSize(l.subject)
 	}
-	return s.logs.replies.Purge(ctx, jetstream.WithPurgeSubject(s.names.ReplyPrefix+agent))
+	return nil
 }
 
 func (s *State) AppendTranscript(agent string, entries ...any) error {
 	if err := state.CheckName(agent); err != nil {
 		return err
 	}
-	for _, e := range entries {
-		if err := s.publishEntry(s.names.TranscriptPrefix+agent, e); err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.appendBounded(s.boundedLog(state.LogTranscript, agent), entries...)
 }
 
 func (s *State) ReadTranscript(agent string, from int64, fn func(raw json.RawMessage, next int64) error) (int64, error) {
 	if err := state.CheckName(agent); err != nil {
 		return from, err
 	}
-	return s.readSubject(s.logs.transcripts, s.names.TranscriptPrefix+agent, from, fn)
+	return s.readBounded(s.boundedLog(state.LogTranscript, agent), from, fn)
 }
 
 func (s *State) TranscriptEnd(agent string) (int64, error) {
@@ -90,7 +97,7 @@ func (s *State) LastTranscript(agent string, n int, keep func(raw []byte) bool) 
 	}
 	var last []json.RawMessage
 	total := 0
-	_, err := s.readSubject(s.logs.transcripts, s.names.TranscriptPrefix+agent, 0, func(raw json.RawMessage, _ int64) error {
+	_, err := s.readBounded(s.boundedLog(state.LogTranscript, agent), 0, func(raw json.RawMessage, _ int64) error {
 		if keep != nil && !keep(raw) {
 			return nil
 		}
@@ -108,14 +115,14 @@ func (s *State) AppendReply(agent string, v any) error {
 	if err := state.CheckName(agent); err != nil {
 		return err
 	}
-	return s.publishEntry(s.names.ReplyPrefix+agent, v)
+	return s.appendBounded(s.boundedLog(state.LogReplies, agent), v)
 }
 
 func (s *State) ReadReplies(agent string, from int64, fn func(raw json.RawMessage, next int64) error) (int64, error) {
 	if err := state.CheckName(agent); err != nil {
 		return from, err
 	}
-	return s.readSubject(s.logs.replies, s.names.ReplyPrefix+agent, from, fn)
+	return s.readBounded(s.boundedLog(state.LogReplies, agent), from, fn)
 }
 
 func (s *State) RepliesEnd(agent string) (int64, error) {

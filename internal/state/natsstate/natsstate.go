@@ -57,6 +57,10 @@ type State struct {
 	// limits.log_entry_bytes, state.FitEntry; 0: state.MaxEntry), as the
 	// files bound theirs.
 	EntryLimit int
+	// Bounds are the agents' transcripts' and reply streams' totals
+	// (config limits.transcript_bytes, limits.reply_bytes; zero: the
+	// defaults), kept as logbound.go says.
+	Bounds state.LogBounds
 
 	mu    sync.Mutex
 	mach  *machines              // machinesOpen's

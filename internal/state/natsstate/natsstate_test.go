@@ -108,3 +108,20 @@ func TestProjectsShareNoStream(t *testing.T) {
 		}
 	}
 }
+
+// The totals of the agents' logs (statetest.RunLogBounds) on one node.
+func TestLogBounds(t *testing.T) {
+	h := hubtest.Single(t)
+	c := h.Connect(0)
+	var n atomic.Int64
+	statetest.RunLogBounds(t, func(t *testing.T, b state.LogBounds) state.State {
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(cancel)
+		st, err := natsstate.Open(ctx, c, fmt.Sprintf("b%d", n.Add(1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.Bounds = b
+		return st
+	})
+}
