@@ -421,3 +421,61 @@ func TestTaskWallBudget(t *testing.T) {
 		t.Fatalf("%d requests made past the task's wall time", n)
 	}
 }
+
+// A transcript pushed past limits.transcript_bytes keeps at most it, and
+// the agent resumes it cleanly: the model server (which refuses a tool
+// result whose call is not before it, as OpenAI's does) takes the cut
+// conversation, which opens with pm's mark of what was dropped, then a
+// turn's or step's start; and the loop's own appends, past the bound
+// again while it runs, keep it so.
+func TestOwnerResumesACutTranscript(t *testing.T) {
+	f := newFixture(t)
+	const bound = 16 << 10
+	f.s.Config().Limits.TranscriptBytes = bound
+	tk, a := f.task(t, "Resume me, cut")
+	st := fsstate.New(f.s)
+	tr := transcript.Of(st, a.Name)
+	pad := strings.Repeat("p", 600)
+	for i := range 40 { // ~60 KiB of earlier turns
+		id := fmt.Sprint("call_", i)
+		if err := tr.Append(
+			openai.ChatCompletionMessage{Role: "user", Content: fmt.Sprint("turn ", i, " ", pad)},
+			openai.ChatCompletionMessage{Role: "assistant", ToolCalls: []openai.ToolCall{{ID: id, Type: "function", Function: openai.FunctionCall{Name: "think", Arguments: `{"thought":"x"}`}}}},
+			openai.ChatCompletionMessage{Role: "tool", ToolCallID: id, Content: "noted " + pad},
+			openai.ChatCompletionMessage{Role: "assistant", Content: fmt.Sprint("answer ", i)},
+		); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 30 { // the run itself goes past the bound again: one long turn of steps
+		f.srv.Enqueue(tool("think", fmt.Sprintf(`{"thought":"%d %s"}`, i, pad)))
+	}
+	f.srv.Enqueue(tool("done", `{}`), text("Done."))
+	if err := f.r.Run(context.Background(), a, "sys"); err != nil {
+		t.Fatal(err)
+	}
+	m := f.srv.Requests()[0].Messages
+	if len(m) < 3 || m[1].Role != "user" || !strings.HasPrefix(m[1].Content, "[pm dropped the first ") {
+		t.Fatalf("the resumed conversation opens with %+v, want pm's mark", m[:min(2, len(m))])
+	}
+	if m[2].Role != "user" || !strings.HasPrefix(m[2].Content, "turn ") {
+		t.Fatalf("after the mark, %+v: want a turn's start", m[2])
+	}
+	if last := m[len(m)-2]; last.Content != "answer 39" {
+		t.Fatalf("the resumed conversation ends with %+v before the restart note, want the last answer", last)
+	}
+	if got, _ := f.s.Task(tk.ID); got.Status != store.TaskDone {
+		t.Fatalf("task %s", got.Status)
+	}
+	fi, err := os.Stat(f.s.TranscriptPath(a.Name))
+	if err != nil || fi.Size() > bound {
+		t.Fatalf("transcript of %v bytes (%v), over the %d byte bound", fi.Size(), err, bound)
+	}
+	msgs, err := tr.Load()
+	if err != nil || len(msgs) < 2 || !strings.HasPrefix(msgs[0].Content, "[pm dropped the first ") || msgs[len(msgs)-1].Content != "Done." {
+		t.Fatalf("the transcript after the run: %d messages (%v), first %+v", len(msgs), err, msgs[:min(1, len(msgs))])
+	}
+	if r := msgs[1].Role; r == "tool" {
+		t.Fatalf("the transcript after the run opens with a tool result: %+v", msgs[1])
+	}
+}
