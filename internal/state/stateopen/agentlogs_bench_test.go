@@ -2,6 +2,7 @@ package stateopen_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +11,8 @@ import (
 	"github.com/plasmodium/pm/internal/cost"
 	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/state/fsstate"
+	"github.com/plasmodium/pm/internal/state/natsstate"
+	"github.com/plasmodium/pm/internal/state/stateopen"
 	"github.com/plasmodium/pm/internal/state/transcript"
 	"github.com/plasmodium/pm/internal/store"
 )
@@ -52,6 +55,49 @@ func BenchmarkAgentLogsTranscript(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// What keeping a transcript to its total costs an append (docs/
+// benchmarks.md): "Append" is a message appended to a transcript far under
+// its bound (the check alone: a stat on the files, a sum in memory on the
+// hub); "AppendCut" the same at a bound of 256 KiB, reached at once, so
+// the cuts (a quarter of the bound dropped, the files rewritten) are
+// paid for in the figure, spread over the appends between them.
+func BenchmarkTranscriptBound(b *testing.B) {
+	msg := openai.ChatCompletionMessage{Role: "user", Content: strings.Repeat("a short reply, of a few words. ", 10)}
+	for _, name := range []string{"files", "hub"} {
+		for _, bound := range []int64{0, 256 << 10} {
+			var st state.State
+			if name == "files" {
+				root, _, err := store.Init(b.TempDir(), nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				s, err := store.Open(root)
+				if err != nil {
+					b.Fatal(err)
+				}
+				s.Config().Limits.TranscriptBytes = bound
+				st = fsstate.New(s)
+			} else {
+				hub := benchBackends()[name](b).(*stateopen.Opened).State.(*natsstate.State)
+				hub.Bounds.Transcript = bound
+				st = hub
+			}
+			tr := transcript.Of(st, "greeter")
+			what := "Append"
+			if bound > 0 {
+				what = "AppendCut"
+			}
+			b.Run(name+"/"+what, func(b *testing.B) {
+				for range b.N {
+					if err := tr.Append(msg); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }
 

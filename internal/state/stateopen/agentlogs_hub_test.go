@@ -207,3 +207,41 @@ func TestLogEntryLimitFromConfig(t *testing.T) {
 		}
 	}
 }
+
+// limits.transcript_bytes in a machine's config.json is the total its pm
+// keeps an agent's transcript to, on the files and on the hub alike.
+func TestTranscriptBoundFromConfig(t *testing.T) {
+	const bound = config.MinLogBytes
+	h := hubtest.Single(t)
+	if err := hubproject.New(context.Background(), h.Connect(0), "web-00001d", "host", "/src/web", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	limits := map[string]any{"transcript_bytes": bound}
+	for name, cfg := range map[string]map[string]any{
+		"files": {"limits": limits},
+		"hub":   {"limits": limits, "store": config.Store{URL: h.URL(0), Project: "web-00001d"}},
+	} {
+		st := limitedMachine(t, cfg)
+		tr := transcript.Of(st, "reader")
+		long := strings.Repeat("0123456789", 50_000)
+		for i := range 12 { // 6 MB
+			if err := tr.Append(openai.ChatCompletionMessage{Role: "user", Content: fmt.Sprint(i, long)}); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+		}
+		got, err := tr.Load()
+		if err != nil || len(got) < 2 {
+			t.Fatalf("%s: load %d messages, %v", name, len(got), err)
+		}
+		if want := fmt.Sprintf("a transcript is kept to at most %d bytes (limits.transcript_bytes)", bound); !strings.Contains(got[0].Content, want) {
+			t.Fatalf("%s: the first message %.200q, want the mark saying %q", name, got[0].Content, want)
+		}
+		var size int
+		for _, m := range got[1:] {
+			size += len(m.Content)
+		}
+		if size > bound || !strings.HasPrefix(got[len(got)-1].Content, "11") {
+			t.Fatalf("%s: %d bytes of content kept (bound %d), last %.10q", name, size, bound, got[len(got)-1].Content)
+		}
+	}
+}
