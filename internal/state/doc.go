@@ -98,8 +98,15 @@
 // cut with a mark saying so (FitEntry, the same on every backend), or
 // refused (ErrInvalid) when nothing in it can be cut, so a reader never
 // holds more than MaxEntry for one;
-// LastTranscript holds only the n entries it returns. RemoveAgent removes
-// both. A Watch of the agent wakes on each piece of its reply stream (a
+// LastTranscript holds only the n entries it returns. Each is kept to a
+// total (LogBounds, config limits.transcript_bytes and limits.reply_bytes,
+// logbound.go): checked after each append, and once over, its oldest
+// entries are dropped down to LowWater of it, cut only before a turn's
+// start (a user message; a reply's first piece), else a step's (an
+// assistant message), never before a tool result; a read from position 0
+// then hands on the mark of what was dropped first (MarkEntry), and a read
+// from any other position hands on every kept entry after it, as it
+// would have before the cut. RemoveAgent removes both. A Watch of the agent wakes on each piece of its reply stream (a
 // caller follows it, never polling). The cost ledger is the project's,
 // appended whole by concurrent writers and never removed (ResetHeld keeps
 // it); RecordCost, PricedCosts and Spent derive the priced entries and the

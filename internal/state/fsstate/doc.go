@@ -21,7 +21,13 @@
 //   - the agent logs (state.AgentLogs, agentlogs.go) are the files they
 //     have always been: agents/NAME/transcript.jsonl and stream.jsonl,
 //     costs.jsonl, one JSON line each (jsonl.Append), positions byte
-//     offsets; a .plasmodium/ made before the seam reads as it did.
+//     offsets; a .plasmodium/ made before the seam reads as it did;
+//   - a transcript or reply file over its total (state.LogBounds) is
+//     rewritten under its lock with what is kept, after a header line
+//     (no entry) holding what was dropped and the base that keeps every
+//     kept line's position (logbound.go): a position is then the line's
+//     offset plus the base, so positions readers hold stay valid across
+//     any number of cuts; an uncut file has no header and a base of 0.
 //
 // It passes internal/state/statetest (fsstate_test.go). An llm agent's
 // transcript as go-openai messages is internal/state/transcript, apart

@@ -32,10 +32,12 @@
 //     holder dies; a waiter is woken by the key's watch, never a sleep;
 //   - the bus in stream PM_BUS_P (natsbus, Bus);
 //   - the agent logs (state.AgentLogs, agentlogs.go): transcripts in
-//     PM_TRANSCRIPT_P (pm.P.transcript.NAME), kept until the agent is
-//     removed; a resident's streamed replies in PM_REPLY_P
-//     (pm.P.reply.NAME), kept 24 hours, and woken on by a Watch of the
-//     agent with Replies; the cost ledger in PM_COSTS_P (pm.P.costs),
+//     PM_TRANSCRIPT_P (pm.P.transcript.NAME), kept to their total
+//     (Bounds) until the agent is removed; a resident's streamed replies
+//     in PM_REPLY_P (pm.P.reply.NAME), kept to theirs and 24 hours at
+//     most, and woken on by a Watch of the agent with Replies; a cut is a
+//     purge of the subject up to a sequence, its mark the last message of
+//     NAME's subject + ".cut", written before the purge (logbound.go); the cost ledger in PM_COSTS_P (pm.P.costs),
 //     kept, as on files; a transcript or reply entry is cut to EntryLimit
 //     (state.FitEntry, as the files cut theirs), and none passes
 //     state.MaxEntry bytes (the streams' MaxMsgSize); a position is the
