@@ -10,6 +10,7 @@ import (
 
 	"github.com/plasmodium/pm/internal/cost"
 	"github.com/plasmodium/pm/internal/jsonl"
+	"github.com/plasmodium/pm/internal/lockedfile"
 	"github.com/plasmodium/pm/internal/state"
 )
 
@@ -152,7 +153,7 @@ func (f *FS) appendLines(kind state.Log, path string, entries ...any) error {
 // readLines reads path from logical position from (logbound.go): from 0
 // of a cut file, its mark first.
 func (f *FS) readLines(kind state.Log, path string, from int64, fn func(raw json.RawMessage, next int64) error) (int64, error) {
-	file, err := os.Open(path)
+	file, err := lockedfile.OpenFile(path, os.O_RDONLY, 0) // a regular file: no poller
 	if errors.Is(err, fs.ErrNotExist) {
 		return from, nil
 	}

@@ -72,7 +72,7 @@ func readHeader(f *os.File) (cutHeader, int64, error) {
 
 // headerOf is readHeader of path (none for a missing file).
 func headerOf(path string) (cutHeader, int64, error) {
-	f, err := os.Open(path)
+	f, err := lockedfile.OpenFile(path, os.O_RDONLY, 0) // a regular file: no poller
 	if errors.Is(err, fs.ErrNotExist) {
 		return cutHeader{}, 0, nil
 	}
@@ -104,7 +104,7 @@ func (f *FS) mark(kind state.Log, h cutHeader) json.RawMessage {
 
 // endOf is the position after path's last line (0 when there is no file).
 func endOf(path string) (int64, error) {
-	f, err := os.Open(path)
+	f, err := lockedfile.OpenFile(path, os.O_RDONLY, 0) // a regular file: no poller
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
 	}
@@ -138,7 +138,7 @@ func (f *FS) keepBound(kind state.Log, path string) error {
 // state.LowWater of bound), its header saying what was dropped in all;
 // the caller holds path's lock.
 func (f *FS) cut(kind state.Log, path string, bound int64) error {
-	file, err := os.Open(path)
+	file, err := lockedfile.OpenFile(path, os.O_RDONLY, 0) // a regular file: no poller
 	if err != nil {
 		return err
 	}
