@@ -28,6 +28,7 @@ type agentLogs struct {
 
 	sizesMu sync.Mutex
 	sizes   map[string]int64 // a subject's bytes, as this process knows them (logbound.go)
+	cutMu   sync.Mutex       // held by a cut (logbound.go)
 }
 
 // replyAge is how long a piece of a streamed reply is kept.

@@ -73,7 +73,6 @@ func (s *State) appendBounded(l boundedLog, entries ...any) error {
 
 // keepBound counts added on l's subject and cuts it when over its bound.
 func (s *State) keepBound(l boundedLog, added int64) error {
-	bound := s.Bounds.Of(l.kind)
 	s.logs.sizesMu.Lock()
 	size, known := s.logs.sizes[l.subject]
 	if known {
@@ -81,26 +80,20 @@ func (s *State) keepBound(l boundedLog, added int64) error {
 		s.logs.sizes[l.subject] = size
 	}
 	s.logs.sizesMu.Unlock()
-	if !known { // this process's first append: the subject's bytes, the new ones in them
-		entries, _, total, err := s.sizesOf(l)
-		if err != nil {
-			return err
-		}
-		size = total
-		s.setSize(l.subject, total)
-		if size > bound {
-			return s.cutBounded(l, bound, entries, total)
-		}
+	if known && size <= s.Bounds.Of(l.kind) {
 		return nil
 	}
-	if size <= bound {
-		return nil
-	}
-	entries, _, total, err := s.sizesOf(l)
+	// This process's first append to the subject (its bytes, the new
+	// ones in them, are read), or over the bound: one cut at a time, each
+	// from what the one before left (a test found two at once counted
+	// the same entries twice in the mark).
+	s.logs.cutMu.Lock()
+	defer s.logs.cutMu.Unlock()
+	entries, mark, total, err := s.sizesOf(l)
 	if err != nil {
 		return err
 	}
-	return s.cutBounded(l, bound, entries, total)
+	return s.cutBounded(l, s.Bounds.Of(l.kind), entries, mark, total)
 }
 
 // planned is an entry of a subject as a cut sees it.
@@ -130,9 +123,9 @@ func (s *State) sizesOf(l boundedLog) ([]planned, cutMark, int64, error) {
 }
 
 // cutBounded purges l's oldest entries (state.PlanCut, down to
-// state.LowWater of bound) when total is over bound, the mark written
-// first.
-func (s *State) cutBounded(l boundedLog, bound int64, entries []planned, total int64) error {
+// state.LowWater of bound) when total is over bound, the mark (what mark,
+// the last, says, and these) written first; the caller holds cutMu.
+func (s *State) cutBounded(l boundedLog, bound int64, entries []planned, mark cutMark, total int64) error {
 	if total <= bound {
 		s.setSize(l.subject, total)
 		return nil
@@ -145,10 +138,6 @@ func (s *State) cutBounded(l boundedLog, bound int64, entries []planned, total i
 	if n == 0 {
 		s.setSize(l.subject, total)
 		return nil
-	}
-	mark, err := s.markOf(l)
-	if err != nil {
-		return err
 	}
 	var dropped int64
 	for _, e := range entries[:n] {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/plasmodium/pm/internal/state"
@@ -20,6 +21,7 @@ func RunLogBounds(t *testing.T, open func(t *testing.T, b state.LogBounds) state
 		{"TranscriptKeptToItsBound", testTranscriptBound},
 		{"TranscriptOfOneLongTurn", testTranscriptOneTurn},
 		{"RepliesKeptToTheirBound", testRepliesBound},
+		{"TranscriptConcurrentAppendsAcrossCuts", testTranscriptBoundConcurrent},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := state.LogBounds{Transcript: 8 << 10, Replies: 4 << 10}
@@ -280,5 +282,56 @@ func testRepliesBound(t *testing.T, st state.State, b state.LogBounds) {
 	}
 	if size > b.Replies {
 		t.Errorf("%d bytes kept, over the %d byte bound", size, b.Replies)
+	}
+}
+
+// Writers appending at once while the transcript is cut: every entry is
+// kept whole or counted in the mark, none twice; each writer's kept
+// entries are its last ones, in order; what is kept is within the bound.
+func testTranscriptBoundConcurrent(t *testing.T, st state.State, b state.LogBounds) {
+	const (
+		name    = "fir_0001"
+		writers = 4
+		each    = 60
+	)
+	pad := strings.Repeat("w", 120)
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for n := range each {
+				if err := st.AppendTranscript(name, msg{Role: "user", Content: fmt.Sprint(w, " ", pad), N: n}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	got, raws, _ := readMsgs(t, st, name, 0)
+	if len(got) < 2 || !strings.HasPrefix(got[0].Content, "[pm dropped the first ") {
+		t.Fatalf("%d writers of %d entries of ~150 bytes into 8 KiB: no mark (%d entries read)", writers, each, len(got))
+	}
+	var dropped int
+	fmt.Sscanf(got[0].Content, "[pm dropped the first %d messages", &dropped)
+	if dropped+len(got)-1 != writers*each {
+		t.Fatalf("%d dropped and %d kept of %d appended", dropped, len(got)-1, writers*each)
+	}
+	last := map[string]int{}
+	var size int64
+	for i, m := range got[1:] {
+		w := strings.Fields(m.Content)[0]
+		if prev, ok := last[w]; ok && m.N != prev+1 {
+			t.Fatalf("writer %s: entry %d kept after %d", w, m.N, prev)
+		}
+		last[w] = m.N
+		size += int64(len(raws[i+1]))
+	}
+	for w, n := range last {
+		if n != each-1 {
+			t.Errorf("writer %s's last kept entry is %d, want %d", w, n, each-1)
+		}
+	}
+	if size > b.Transcript {
+		t.Errorf("%d bytes kept, over the %d byte bound", size, b.Transcript)
 	}
 }
