@@ -36,6 +36,6 @@
 //     so two pm hub creds at once neither lose a machine nor make two
 //     accounts for one project.
 //   - A credential says its project: the user JWT carries the tag
-//     "pm-project:P" (ProjectOf), so pm init --creds joins the project
+//     "pm-project:P" (ProjectIn), so pm init --creds joins the project
 //     the credential is for and no other.
 package hubauth

@@ -509,21 +509,18 @@ func (a *Authority) UserFor(p, name string) (string, nkeys.KeyPair, error) {
 	return tok, ukp, err
 }
 
-// ProjectOf reads the project a credentials file is for: its user JWT's
-// pm-project tag, "" when it has none (a credentials file of a NATS
-// cluster pm hub did not issue).
-func ProjectOf(file string) (string, error) {
-	b, err := os.ReadFile(file)
+// ProjectIn reads the project of a credentials file's content: its user
+// JWT's pm-project tag, "" when it has none (a credentials file of a NATS
+// cluster pm hub did not issue). The caller reads the file once and keeps
+// the bytes it checked.
+func ProjectIn(creds []byte) (string, error) {
+	tok, err := jwt.ParseDecoratedJWT(creds)
 	if err != nil {
 		return "", err
 	}
-	tok, err := jwt.ParseDecoratedJWT(b)
-	if err != nil {
-		return "", fmt.Errorf("credentials %s: %w", file, err)
-	}
 	uc, err := jwt.DecodeUserClaims(tok)
 	if err != nil {
-		return "", fmt.Errorf("credentials %s: %w", file, err)
+		return "", err
 	}
 	for _, t := range uc.Tags {
 		if p, ok := strings.CutPrefix(t, ProjectTag); ok {

@@ -104,12 +104,8 @@ func TestIssue(t *testing.T) {
 			t.Fatalf("the credential holds %s", k)
 		}
 	}
-	f := filepath.Join(t.TempDir(), "c.creds")
-	if err := os.WriteFile(f, creds, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if p, err := hubauth.ProjectOf(f); err != nil || p != "web" {
-		t.Fatalf("ProjectOf = %q, %v", p, err)
+	if p, err := hubauth.ProjectIn(creds); err != nil || p != "web" {
+		t.Fatalf("ProjectIn = %q, %v", p, err)
 	}
 	ms, err := a.Machines("web")
 	if err != nil || len(ms) != 1 || ms[0].User != uc.Subject || ms[0].Filename != "/x/web-gpu-1.creds" {
