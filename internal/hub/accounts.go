@@ -27,20 +27,18 @@ const claimsUpdate = "$SYS.REQ.CLAIMS.UPDATE"
 // the store, so a cluster's nodes pass updates to one another), and the
 // authority's account JWTs are stored in it before the start (a newer one
 // the node already holds, pushed while it was down, is kept).
-func trust(o *server.Options, a *hubauth.Authority, storeDir string) error {
+func trust(o *server.Options, a *hubauth.Authority) error {
 	oc, err := a.Operator()
 	if err != nil {
 		return fmt.Errorf("hub accounts: operator: %w", err)
 	}
-	dir := filepath.Join(storeDir, hubauth.ResolverDir)
-	res, err := server.NewDirAccResolver(dir, 0, time.Minute, server.NoDelete)
+	res, err := server.NewDirAccResolver(a.Resolver(), 0, time.Minute, server.NoDelete)
 	if err != nil {
 		return errs.Failf("check the store directory (--store)", "hub accounts: %v", err)
 	}
 	// Revocations this node learned from the cluster (made on another
 	// node's copy of the authority) join its own before anything is
 	// stored or signed here: its copy, re-signed later, never lifts them.
-	a.Resolver = dir
 	if _, err := a.Reconcile(); err != nil {
 		return fmt.Errorf("hub accounts: %w", err)
 	}
@@ -124,7 +122,7 @@ func keepAccounts(srv *server.Server, res *server.DirAccResolver, a *hubauth.Aut
 // where a JWT another node signed lands.
 func (k *keeper) dirs() []string {
 	projects := filepath.Join(k.auth.Dir, "projects")
-	ds := []string{k.auth.Dir, projects, k.auth.Resolver}
+	ds := []string{k.auth.Dir, projects, k.auth.Resolver()}
 	ents, _ := os.ReadDir(projects)
 	for _, e := range ents {
 		if e.IsDir() {

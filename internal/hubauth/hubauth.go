@@ -22,21 +22,25 @@ import (
 // project follows it.
 const ProjectTag = "pm-project:"
 
+// Dir is the authority in a hub's store (STORE/accounts).
+const Dir = "accounts"
+
 // ResolverDir is the hub's account resolver in its store, beside the
 // authority (STORE/accounts-jwt): the account JWTs this node holds, as
 // the cluster last gave them (the nats account resolver keeps the newest
 // of each, pushed by whichever node signed it).
 const ResolverDir = "accounts-jwt"
 
-// Authority is an opened authority directory.
+// Authority is an opened authority directory, with its node's resolver.
 type Authority struct {
 	Dir string
-	// Resolver, when set, is the node's ResolverDir. Every re-signing of
-	// a project's account JWT then keeps the revocations of the JWT the
-	// resolver holds, so a revocation made on another node's copy of the
-	// authority, which reached this node through the cluster, is never
-	// lifted by this node's next re-signing (Revoke, Reconcile).
-	Resolver    string
+	// resolver is the node's ResolverDir. Every re-signing of a project's
+	// account JWT keeps the revocations of the JWT the resolver holds, so
+	// a revocation made on another node's copy of the authority, which
+	// reached this node through the cluster, is never lifted by this
+	// node's next re-signing (Revoke, Reconcile). OpenStore always sets
+	// it: there is no way to open an authority without it.
+	resolver    string
 	op          nkeys.KeyPair
 	OperatorJWT string
 	sys         nkeys.KeyPair
@@ -59,95 +63,156 @@ type Machine struct {
 	Filename string    `json:"file,omitempty"` // where pm hub creds wrote it, for a person reading the list
 }
 
-// Open opens the authority in dir, making its operator and system account
-// the first time (dir made 0700).
-func Open(dir string) (*Authority, error) {
+// OpenStore opens the authority of the hub store store (STORE/accounts,
+// made 0700), with the node's resolver beside it (STORE/accounts-jwt):
+// the one way to open one, so every re-signing keeps the revocations the
+// cluster gave this node. The first time it makes the operator and the
+// system account; an authority a crash left half-made (Status Half) it
+// completes with the keys it has.
+func OpenStore(store string) (*Authority, error) {
+	dir := filepath.Join(store, Dir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, errs.Failf("name a directory this user can write with --store", "hub accounts %s: %v", dir, err)
 	}
-	a := &Authority{Dir: dir}
-	err := lockedfile.With(a.lockPath(), func() error {
-		var err error
-		if a.op, a.OperatorJWT, err = a.loadOrMake("operator", nkeys.CreateOperator, a.operatorClaims); err != nil {
-			return err
-		}
-		a.sys, a.SysJWT, err = a.loadOrMake("sys", nkeys.CreateAccount, a.sysClaims)
-		return err
-	})
-	if err != nil {
+	a := &Authority{Dir: dir, resolver: filepath.Join(store, ResolverDir)}
+	if err := lockedfile.With(a.lockPath(), a.make); err != nil {
 		return nil, err
 	}
 	return a, nil
 }
 
-// Exists reports whether dir holds an authority (its operator's key):
-// Open would read it rather than make a new one.
-func Exists(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, "operator.nk"))
-	return err == nil
+// Made says how far an authority directory was made.
+type Made int
+
+const (
+	None  Made = iota // nothing of it: OpenStore makes a new operator
+	Half              // some of its keys, not all (a crash, a copy cut short)
+	Whole             // the operator and the system account, agreeing
+)
+
+// Status says how far store's authority was made, derived from its files:
+// whole when the operator's and the system account's seeds and JWTs are
+// there and agree (the operator's JWT, written last, names the system
+// account; the system account's is the operator's), none when none of
+// them is, half otherwise.
+func Status(store string) Made {
+	dir := filepath.Join(store, Dir)
+	any := false
+	for _, f := range []string{"operator.nk", "operator.jwt", "sys.nk", "sys.jwt"} {
+		if _, err := os.Lstat(filepath.Join(dir, f)); err == nil {
+			any = true
+		}
+	}
+	if !any {
+		return None
+	}
+	a := &Authority{Dir: dir}
+	var err error
+	if a.op, err = readSeed(filepath.Join(dir, "operator.nk")); err != nil {
+		return Half
+	}
+	if a.sys, err = readSeed(filepath.Join(dir, "sys.nk")); err != nil {
+		return Half
+	}
+	if _, ok := a.validSys(); !ok {
+		return Half
+	}
+	if _, ok := a.validOperator(); !ok {
+		return Half
+	}
+	return Whole
 }
+
+// Exists reports whether store holds a whole authority (Status Whole).
+func Exists(store string) bool { return Status(store) == Whole }
 
 func (a *Authority) lockPath() string { return filepath.Join(a.Dir, "authority") }
 
-// loadOrMake reads NAME.nk and NAME.jwt, or makes a key with create and a
-// JWT with claims (signed by the operator, or by itself for the operator).
-func (a *Authority) loadOrMake(name string, create func() (nkeys.KeyPair, error), claims func(pub string) (string, error)) (nkeys.KeyPair, string, error) {
-	seedPath, jwtPath := filepath.Join(a.Dir, name+".nk"), filepath.Join(a.Dir, name+".jwt")
-	kp, err := readSeed(seedPath)
-	if err == nil {
-		b, err := os.ReadFile(jwtPath)
-		if err != nil {
-			return nil, "", fmt.Errorf("hub accounts: %w", err)
-		}
-		return kp, strings.TrimSpace(string(b)), nil
+// make reads the operator and the system account, making what is missing
+// or does not agree, in an order a crash can stop anywhere: the seeds
+// (an existing one is never replaced), the system account's JWT, and the
+// operator's JWT naming it last, which makes the authority whole.
+func (a *Authority) make() error {
+	var err error
+	if a.op, err = a.seed("operator", nkeys.CreateOperator); err != nil {
+		return err
 	}
+	if a.sys, err = a.seed("sys", nkeys.CreateAccount); err != nil {
+		return err
+	}
+	var ok bool
+	if a.SysJWT, ok = a.validSys(); !ok {
+		pub, _ := a.sys.PublicKey()
+		ac := jwt.NewAccountClaims(pub)
+		ac.Name = "SYS"
+		if a.SysJWT, err = ac.Encode(a.op); err != nil {
+			return err
+		}
+		if err := write(filepath.Join(a.Dir, "sys.jwt"), []byte(a.SysJWT)); err != nil {
+			return err
+		}
+	}
+	if a.OperatorJWT, ok = a.validOperator(); !ok {
+		opPub, _ := a.op.PublicKey()
+		oc := jwt.NewOperatorClaims(opPub)
+		oc.Name = "pm"
+		oc.SystemAccount = a.SystemAccount() // the server requires the two to agree
+		if a.OperatorJWT, err = oc.Encode(a.op); err != nil {
+			return err
+		}
+		return write(filepath.Join(a.Dir, "operator.jwt"), []byte(a.OperatorJWT))
+	}
+	return nil
+}
+
+// seed reads NAME.nk, or makes a key with create and writes it.
+func (a *Authority) seed(name string, create func() (nkeys.KeyPair, error)) (nkeys.KeyPair, error) {
+	path := filepath.Join(a.Dir, name+".nk")
+	kp, err := readSeed(path)
 	if !errors.Is(err, os.ErrNotExist) {
-		return nil, "", err
+		return kp, err
 	}
 	if kp, err = create(); err != nil {
-		return nil, "", err
-	}
-	if name == "operator" {
-		a.op = kp
-	}
-	pub, _ := kp.PublicKey()
-	tok, err := claims(pub)
-	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	seed, _ := kp.Seed()
-	if err := write(seedPath, seed); err != nil {
-		return nil, "", err
-	}
-	return kp, tok, write(jwtPath, []byte(tok))
+	return kp, write(path, seed)
 }
 
-func (a *Authority) operatorClaims(pub string) (string, error) {
-	oc := jwt.NewOperatorClaims(pub)
-	oc.Name = "pm"
-	// The system account is made next; its key is known only then, so the
-	// operator names it once both exist (sysClaims re-signs it).
-	return oc.Encode(a.op)
-}
-
-// sysClaims signs the system account and names it in the operator's JWT
-// (the server requires the two to agree).
-func (a *Authority) sysClaims(pub string) (string, error) {
-	ac := jwt.NewAccountClaims(pub)
-	ac.Name = "SYS"
-	tok, err := ac.Encode(a.op)
-	if err != nil {
-		return "", err
-	}
+// validSys is sys.jwt when it is the system account's, signed by the
+// operator.
+func (a *Authority) validSys() (string, bool) {
+	tok, ac := readJWT(filepath.Join(a.Dir, "sys.jwt"), jwt.DecodeAccountClaims)
 	opPub, _ := a.op.PublicKey()
-	oc := jwt.NewOperatorClaims(opPub)
-	oc.Name = "pm"
-	oc.SystemAccount = pub
-	if a.OperatorJWT, err = oc.Encode(a.op); err != nil {
-		return "", err
-	}
-	return tok, write(filepath.Join(a.Dir, "operator.jwt"), []byte(a.OperatorJWT))
+	return tok, ac != nil && ac.Subject == a.SystemAccount() && ac.Issuer == opPub
 }
+
+// validOperator is operator.jwt when it is the operator's own, naming the
+// system account.
+func (a *Authority) validOperator() (string, bool) {
+	tok, oc := readJWT(filepath.Join(a.Dir, "operator.jwt"), jwt.DecodeOperatorClaims)
+	opPub, _ := a.op.PublicKey()
+	return tok, oc != nil && oc.Subject == opPub && oc.Issuer == opPub && oc.SystemAccount == a.SystemAccount()
+}
+
+// readJWT reads a JWT file and decodes it; nil when it is missing or
+// not one.
+func readJWT[C any](path string, decode func(string) (*C, error)) (string, *C) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", nil
+	}
+	tok := strings.TrimSpace(string(b))
+	c, err := decode(tok)
+	if err != nil {
+		return "", nil
+	}
+	return tok, c
+}
+
+// Resolver is the node's resolver directory (STORE/accounts-jwt), where a
+// JWT another node signed lands.
+func (a *Authority) Resolver() string { return a.resolver }
 
 // SystemAccount is the system account's public key.
 func (a *Authority) SystemAccount() string {
@@ -356,10 +421,7 @@ func (a *Authority) resign(p string, ac *jwt.AccountClaims, ms []Machine) error 
 // written: the next change is read again), or it is not one of this
 // operator's.
 func (a *Authority) held(pub string) *jwt.AccountClaims {
-	if a.Resolver == "" {
-		return nil
-	}
-	b, err := os.ReadFile(filepath.Join(a.Resolver, pub+".jwt"))
+	b, err := os.ReadFile(filepath.Join(a.resolver, pub+".jwt"))
 	if err != nil {
 		return nil
 	}
