@@ -39,15 +39,12 @@ func trust(o *server.Options, a *hubauth.Authority) error {
 	// Revocations this node learned from the cluster (made on another
 	// node's copy of the authority) join its own before anything is
 	// stored or signed here: its copy, re-signed later, never lifts them.
-	if _, err := a.Reconcile(); err != nil {
+	accs, _, err := a.Reconcile()
+	if err != nil {
 		return fmt.Errorf("hub accounts: %w", err)
 	}
 	if err := res.Store(a.SystemAccount(), a.SysJWT); err != nil {
 		return fmt.Errorf("hub accounts: system account: %w", err)
-	}
-	accs, err := a.Accounts()
-	if err != nil {
-		return err
 	}
 	for _, acc := range accs {
 		if err := res.Store(acc.Public, acc.JWT); err != nil {
@@ -134,19 +131,16 @@ func (k *keeper) dirs() []string {
 
 // sync takes in the revocations other nodes made (Reconcile: the
 // authority's JWTs re-signed with them), then pushes each account whose
-// JWT changed since it was last pushed. Every JWT this node pushes holds
+// JWT changed since it was last pushed, all from Reconcile's one pass
+// (a project unchanged since the last is two small reads). Every JWT this node pushes holds
 // every revocation it has seen, so no node's re-signing lifts one.
 func (k *keeper) sync(ctx context.Context) error {
-	again, err := k.auth.Reconcile()
+	accs, again, err := k.auth.Reconcile() // one pass: the accounts as they then stand
 	if err != nil {
 		return err
 	}
 	for _, p := range again {
 		k.log.Noticef("accounts: project %s's account re-signed with the revocations another node made", p)
-	}
-	accs, err := k.auth.Accounts()
-	if err != nil {
-		return err
 	}
 	for _, acc := range accs {
 		k.mu.Lock()

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/jwt/v2"
@@ -45,6 +46,8 @@ type Authority struct {
 	OperatorJWT string
 	sys         nkeys.KeyPair
 	SysJWT      string
+	mu          sync.Mutex            // guards seen
+	seen        map[string]reconciled // by project: what Reconcile last found
 }
 
 // Account is one project's account as the authority holds it.
@@ -410,22 +413,36 @@ func (a *Authority) resign(p string, ac *jwt.AccountClaims, ms []Machine) error 
 	if err != nil {
 		return err
 	}
+	return a.save(p, tok, ms)
+}
+
+// save writes project p's account JWT tok and its machines ms.
+func (a *Authority) save(p, tok string, ms []Machine) error {
 	if err := write(filepath.Join(a.projectDir(p), "account.jwt"), []byte(tok)); err != nil {
 		return err
 	}
 	return a.saveMachines(p, ms)
 }
 
-// held is the account JWT the node's resolver holds for account pub, as
-// the cluster gave it; nil when there is none, it cannot be read (being
-// written: the next change is read again), or it is not one of this
-// operator's.
-func (a *Authority) held(pub string) *jwt.AccountClaims {
+// heldJWT is the text of the account JWT the node's resolver holds for
+// account pub ("" when it holds none or it cannot be read: being written,
+// the next change is read again).
+func (a *Authority) heldJWT(pub string) string {
 	b, err := os.ReadFile(filepath.Join(a.resolver, pub+".jwt"))
 	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// held decodes tok, the JWT the resolver holds for account pub, as the
+// cluster gave it; nil when there is none, it cannot be read, or it is
+// not one of this operator's.
+func (a *Authority) held(pub, tok string) *jwt.AccountClaims {
+	if tok == "" {
 		return nil
 	}
-	ac, err := jwt.DecodeAccountClaims(strings.TrimSpace(string(b)))
+	ac, err := jwt.DecodeAccountClaims(tok)
 	if err != nil || ac.Subject != pub {
 		return nil
 	}
@@ -440,7 +457,12 @@ func (a *Authority) held(pub string) *jwt.AccountClaims {
 // times, and marks the machines of ms they revoke: it reports whether ac
 // changed. A revocation is never lifted: the union only grows.
 func (a *Authority) keepHeld(ac *jwt.AccountClaims, ms []Machine) bool {
-	h := a.held(ac.Subject)
+	return a.keepFrom(ac, ms, a.heldJWT(ac.Subject))
+}
+
+// keepFrom is keepHeld with the resolver's JWT as read (tok).
+func (a *Authority) keepFrom(ac *jwt.AccountClaims, ms []Machine, tok string) bool {
+	h := a.held(ac.Subject, tok)
 	if h == nil {
 		return false
 	}
@@ -464,15 +486,31 @@ func (a *Authority) keepHeld(ac *jwt.AccountClaims, ms []Machine) bool {
 	return changed
 }
 
+// reconciled is what Reconcile last found for a project: its account's
+// public key, its JWT and the resolver's, as texts. A project whose two
+// JWTs are as they were has nothing new to take in.
+type reconciled struct{ pub, jwt, held string }
+
 // Reconcile takes into this authority the revocations the node's
 // resolver holds that it lacks (made on another node's copy, pushed here
 // through the cluster): each such project's account JWT is re-signed
-// with the union, and its machines marked revoked. It returns the
-// projects re-signed. The hub calls it at start and on every change of
-// the resolver, so this node's next re-signing keeps them.
-func (a *Authority) Reconcile() ([]string, error) {
-	var changed []string
-	err := lockedfile.With(a.lockPath(), func() error {
+// with the union, and its machines marked revoked. It returns every
+// project's account as it then stands and the projects re-signed. The
+// hub calls it at start and on every change of the authority or the
+// resolver, so this node's next re-signing keeps them.
+//
+// It is one pass over the projects, and a project whose account JWT and
+// resolver JWT are the texts this Authority last reconciled is taken as
+// it was (two small reads): only a changed one is decoded, verified and
+// its machines read. So a push, which changes one project's JWT (and, as
+// this node stores it, the resolver's), costs a full look at that one.
+func (a *Authority) Reconcile() (accs []Account, changed []string, err error) {
+	err = lockedfile.With(a.lockPath(), func() error {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if a.seen == nil {
+			a.seen = map[string]reconciled{}
+		}
 		ents, err := os.ReadDir(filepath.Join(a.Dir, "projects"))
 		if errors.Is(err, os.ErrNotExist) {
 			return nil
@@ -485,32 +523,64 @@ func (a *Authority) Reconcile() ([]string, error) {
 			if !e.IsDir() || !config.ValidProject(p) {
 				continue
 			}
-			acc, _, err := a.account(p)
+			b, err := os.ReadFile(filepath.Join(a.projectDir(p), "account.jwt"))
+			if errors.Is(err, os.ErrNotExist) {
+				continue // being made by pm hub creds: its JWT is written last
+			}
+			if err != nil {
+				return err
+			}
+			tok := strings.TrimSpace(string(b))
+			if r, ok := a.seen[p]; ok && r.jwt == tok {
+				if held := a.heldJWT(r.pub); held == r.held {
+					accs = append(accs, Account{Project: p, Public: r.pub, JWT: tok})
+					continue
+				}
+			}
+			acc, resigned, err := a.reconcile(p)
 			if errors.Is(err, os.ErrNotExist) {
 				continue
 			}
 			if err != nil {
 				return err
 			}
-			ac, err := jwt.DecodeAccountClaims(acc.JWT)
-			if err != nil {
-				return err
+			accs = append(accs, acc)
+			if resigned {
+				changed = append(changed, p)
 			}
-			ms, err := a.machines(p)
-			if err != nil {
-				return err
-			}
-			if !a.keepHeld(ac, ms) {
-				continue
-			}
-			if err := a.resign(p, ac, ms); err != nil {
-				return err
-			}
-			changed = append(changed, p)
 		}
 		return nil
 	})
-	return changed, err
+	return accs, changed, err
+}
+
+// reconcile is Reconcile's look at project p (under the lock): its
+// account as it then stands, and whether it was re-signed.
+func (a *Authority) reconcile(p string) (Account, bool, error) {
+	acc, _, err := a.account(p)
+	if err != nil {
+		return Account{}, false, err
+	}
+	held := a.heldJWT(acc.Public)
+	ac, err := jwt.DecodeAccountClaims(acc.JWT)
+	if err != nil {
+		return Account{}, false, err
+	}
+	ms, err := a.machines(p)
+	if err != nil {
+		return Account{}, false, err
+	}
+	resigned := a.keepFrom(ac, ms, held)
+	if resigned {
+		if acc.JWT, err = ac.Encode(a.op); err != nil {
+			return Account{}, false, err
+		}
+		if err := a.save(p, acc.JWT, ms); err != nil {
+			return Account{}, false, err
+		}
+	}
+	a.seen[p] = reconciled{pub: acc.Public, jwt: acc.JWT, held: held}
+	return acc, resigned, nil
 }
 
 // Machines are the machines issued a credential for project p, oldest

@@ -310,14 +310,36 @@ func TestRevocationsFromAnotherCopyAreKept(t *testing.T) {
 		t.Fatalf("node 3's re-signing revokes %v, want m1 and m2", r)
 	}
 	// Node 1 takes it in (as its hub does at start and on a change).
-	if got, err := a1.Reconcile(); err != nil || len(got) != 1 || got[0] != "web" {
-		t.Fatalf("Reconcile = %v, %v", got, err)
+	if accs, got, err := a1.Reconcile(); err != nil || len(got) != 1 || got[0] != "web" || len(accs) != 1 {
+		t.Fatalf("Reconcile = %v, %v, %v", accs, got, err)
 	}
 	if r := revoked(a1); !r["m1"] || r["m2"] || r["m3"] {
 		t.Fatalf("after Reconcile node 1 revokes %v", r)
 	}
-	if got, err := a1.Reconcile(); err != nil || len(got) != 0 {
+	accs, got, err := a1.Reconcile()
+	if err != nil || len(got) != 0 {
 		t.Fatalf("Reconcile again = %v, %v (nothing new)", got, err)
+	}
+	if now, _ := a1.Account("web"); len(accs) != 1 || accs[0] != now {
+		t.Fatalf("Reconcile's accounts %+v, want the authority's %+v", accs, now)
+	}
+	// Another revocation reaches node 1's resolver after it reconciled:
+	// the next pass sees the resolver's JWT changed and takes it in.
+	if err := a2.Revoke("web", "m3", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	acc2, err = a2.Account("web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(store1, hubauth.ResolverDir, acc2.Public+".jwt"), []byte(acc2.JWT), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, got, err := a1.Reconcile(); err != nil || len(got) != 1 {
+		t.Fatalf("Reconcile after a new revocation = %v, %v", got, err)
+	}
+	if r := revoked(a1); !r["m1"] || r["m2"] || !r["m3"] {
+		t.Fatalf("after the second Reconcile node 1 revokes %v", r)
 	}
 }
 
