@@ -516,3 +516,49 @@ func TestAccountsRevocationHoldsAcrossNodes(t *testing.T) {
 		}
 	}
 }
+
+// A node of a cluster given another authority's copy of STORE/accounts is
+// refused at start, while its peers run (review: it started and split the
+// accounts silently, each side refusing the other's credentials): its
+// Try says to copy the cluster's; with the cluster's copy it starts, and
+// the running nodes are untouched.
+func TestAccountsClusterNodeTrustsItsPeersOperator(t *testing.T) {
+	h, a, stores := accountsHubAfter(t, true, nil)
+	m := issue(t, a, "p", "m1")
+	h.Stop(2)
+	mine := filepath.Join(stores[2], hubauth.Dir)
+	kept := filepath.Join(t.TempDir(), "kept")
+	if err := os.Rename(mine, kept); err != nil {
+		t.Fatal(err)
+	}
+	other := t.TempDir() // another authority, as another cluster's first node made it
+	if _, err := hubauth.OpenStore(other); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(mine, os.DirFS(filepath.Join(other, hubauth.Dir))); err != nil {
+		t.Fatal(err)
+	}
+	err := h.TryStart(2)
+	if err == nil {
+		t.Fatal("a node trusting another operator than its peers' started")
+	}
+	if !errs.Is(err, errs.State) || !strings.Contains(errs.TryOf(err), "copy STORE/accounts from the cluster's first node") {
+		t.Fatalf("refusal: %v (Try: %s)", err, errs.TryOf(err))
+	}
+	if err := os.RemoveAll(mine); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(kept, mine); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.TryStart(2); err != nil {
+		t.Fatalf("with the cluster's copy: %v", err)
+	}
+	for i := range h.Len() {
+		nc, err := nats.Connect(h.URL(i), nats.UserCredentials(m), nats.NoReconnect())
+		if err != nil {
+			t.Fatalf("m1 on node %d: %v", i+1, err)
+		}
+		nc.Close()
+	}
+}

@@ -126,6 +126,12 @@ func Start(c Config) (*Hub, error) {
 			h.Close()
 			return nil, errs.Failf("check the accounts directory (--accounts) and the store (--store)", "hub: %v", err)
 		}
+		if c.Cluster != "" {
+			if err := h.accounts.samePeers(context.Background(), c.Routes, readyWait); err != nil {
+				h.Close()
+				return nil, err
+			}
+		}
 		return h, nil
 	}
 	if c.Cluster == "" {
