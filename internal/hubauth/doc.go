@@ -37,6 +37,10 @@
 //     account) written last; a crash before that leaves it half-made,
 //     which OpenStore completes with the keys it has (a seed is never
 //     replaced) and a cluster's later node refuses (internal/hub).
+//   - Reconcile is one pass over the projects, returning their accounts
+//     as they then stand; a project whose account JWT and resolver JWT
+//     are the texts this Authority last reconciled is two reads, so a
+//     push (one project changed) costs a full look at that project only.
 //   - IssueTo records a machine only after its credential was delivered
 //     (written by the caller): a failed write issues nothing.
 //   - Changes are made under the authority's lock (internal/lockedfile),
