@@ -68,7 +68,10 @@ func Failover(ctx context.Context, bin, dir string, trials int, ttl time.Duratio
 	}
 	defer rf.Close()
 	marks := make(chan marker, 16)
-	go readMarkers(rf, marks)
+	if err := rf.SetReadDeadline(time.Time{}); err != nil {
+		return nil, fmt.Errorf("failover: the agents' pipe cannot be bounded: %w", err)
+	}
+	go func() { _ = readMarkers(ctx, rf, marks) }() // ends with ctx (cancelled on return)
 	agentSh := filepath.Join(dir, "agent.sh")
 	script := "# pmbench failover agent: notes where it runs, then waits to be stopped\n" +
 		"echo \"$PM_AGENT $(basename \"$PWD\")\" >" + shQuote(fifo) + "\nexec sleep 600\n"
@@ -228,14 +231,31 @@ type marker struct {
 	at           time.Time
 }
 
-func readMarkers(f *os.File, out chan<- marker) {
+// readMarkers sends each line agents write to f as a marker on out until
+// ctx ends, then closes out and returns why it stopped. It never blocks
+// past ctx: a read waiting on the pipe is ended by a deadline set when
+// ctx ends, and a send nobody takes is given up. A file that cannot take
+// a deadline (not a pipe the runtime polls) is refused at once.
+func readMarkers(ctx context.Context, f *os.File, out chan<- marker) error {
+	defer close(out)
+	if err := f.SetReadDeadline(time.Time{}); err != nil {
+		return fmt.Errorf("failover: the agents' pipe %s cannot be bounded: %w", f.Name(), err)
+	}
+	stop := context.AfterFunc(ctx, func() { _ = f.SetReadDeadline(time.Now()) })
+	defer stop()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		at := time.Now()
 		agent, where, _ := strings.Cut(sc.Text(), " ")
-		out <- marker{agent: agent, where: where, at: at}
+		select {
+		case out <- marker{agent: agent, where: where, at: time.Now()}:
+		case <-ctx.Done():
+			return fmt.Errorf("failover: run over with markers unread: %w", ctx.Err())
+		}
 	}
-	close(out)
+	if ctx.Err() != nil {
+		return fmt.Errorf("failover: run over: %w", ctx.Err())
+	}
+	return fmt.Errorf("failover: the agents' pipe: %v", sc.Err())
 }
 
 // awaitMarker waits for agent's marker from worker where (others are

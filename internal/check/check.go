@@ -222,11 +222,14 @@ func (c *checker) agents(agents []*store.Agent, byID map[string]*store.Task) {
 // hubAgents is agents on a hub, where a host may run on any machine: what
 // says whether one runs is the agent's lease, which every host holds for
 // its whole life, not a pid here. A run recorded running whose lease
-// nobody holds is stranded unless something will start it again while it
-// is wanted: its worker if that worker is live, any live worker if it is
-// gone (one takes it over), or for an agent placed on no worker a
-// supervisor (this machine's is the one doctor sees). And live work placed
-// on a worker is stranded when no worker at all is live to run it.
+// nobody holds is dead-running when nothing will start it again: when it
+// is not wanted any more (the record is wrong whatever runs), and, for a
+// wanted one placed on a worker, when no worker is live (its own, or any
+// one taking a gone one's over). A wanted one placed on no worker is any
+// machine's supervisor's to respawn (the launcher's, a plain pm
+// supervisor's): another machine's is not seen from here (NotChecked),
+// so it is no finding. Live work placed on a worker is stranded when no
+// worker at all is live to run it.
 func (c *checker) hubAgents(agents []*store.Agent, byID map[string]*store.Task) error {
 	leases, lok := state.AgentLeaseReaderOf(c.st)
 	ws, wok := state.WorkersOf(c.st)
@@ -237,7 +240,6 @@ func (c *checker) hubAgents(agents []*store.Agent, byID map[string]*store.Task) 
 	if err != nil {
 		return err
 	}
-	supervised := c.s.SupervisorLive()
 	for _, a := range agents {
 		if a.Runtime == config.RuntimeNone {
 			continue
@@ -256,20 +258,12 @@ func (c *checker) hubAgents(agents []*store.Agent, byID map[string]*store.Task) 
 		if holder != "" {
 			continue // a host holds it, wherever it runs
 		}
-		keeper := supervised
-		if a.Worker != "" {
-			keeper = len(live) > 0 // its worker, or any live one taking over a gone one's
-		}
-		if wanted && keeper {
-			continue // its worker (or a supervisor here) starts it again
+		if wanted && (a.Worker == "" || len(live) > 0) {
+			continue // a supervisor (of any machine), or a live worker, starts it again
 		}
 		why := "its agent is not wanted any more, yet the record says running"
-		switch {
-		case !wanted:
-		case a.Worker != "":
+		if wanted {
 			why = fmt.Sprintf("placed on worker %s, which is gone, and no worker is live to take it over", a.Worker)
-		default:
-			why = "placed on no worker, and no supervisor runs here to respawn it"
 		}
 		c.addPlaced(a, DeadRunning, "recorded running, and no host holds its lease: %s", why)
 	}

@@ -118,7 +118,13 @@ func TestRunReadsTheAgentsLeases(t *testing.T) {
 		{"lease free, not wanted any more", store.AgentRunning, state.TaskDone, "w1", []string{"w1"}, false, []want{{check.DeadRunning, "w1"}}},
 		{"never started, its worker gone, none live", store.AgentPending, state.TaskActive, "w1", nil, false, []want{{check.NoSupervisor, "w1"}}},
 		{"never started, another worker live", store.AgentPending, state.TaskActive, "w1", []string{"w2"}, false, nil},
-		{"placed on no worker, lease free, no supervisor here", store.AgentRunning, state.TaskActive, "", nil, false, []want{{check.DeadRunning, ""}}},
+		// Placed on no worker, a run is any machine's supervisor's to
+		// respawn: another machine's (the launcher's, say) is not seen
+		// from here, so a wanted one is no finding (review: it was
+		// dead-running whenever this machine ran no supervisor).
+		{"placed on no worker, lease free, no supervisor here", store.AgentRunning, state.TaskActive, "", nil, false, nil},
+		{"placed on no worker, a host holds the lease", store.AgentRunning, state.TaskActive, "", nil, true, nil},
+		{"placed on no worker, lease free, not wanted any more", store.AgentRunning, state.TaskDone, "", nil, false, []want{{check.DeadRunning, ""}}},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -19,7 +19,9 @@
 //     which, and pm doctor --check prints it;
 //   - whether a stranded agent will be started again is the same rule as
 //     the supervisor's and the workers' (agent.Wanted; its worker while
-//     live, any live worker for a gone one's): it names the worker a
+//     live, any live worker for a gone one's); on a hub a wanted agent
+//     placed on no worker is any machine's supervisor's, which this one
+//     cannot see, so it is never reported dead-running: it names the worker a
 //     finding is for (Finding.Worker), and pm doctor --fix leaves those to
 //     the workers;
 //   - every finding has a kind (Kinds lists them) and names what it is about,

@@ -27,29 +27,24 @@ const claimsUpdate = "$SYS.REQ.CLAIMS.UPDATE"
 // the store, so a cluster's nodes pass updates to one another), and the
 // authority's account JWTs are stored in it before the start (a newer one
 // the node already holds, pushed while it was down, is kept).
-func trust(o *server.Options, a *hubauth.Authority, storeDir string) error {
+func trust(o *server.Options, a *hubauth.Authority) error {
 	oc, err := a.Operator()
 	if err != nil {
 		return fmt.Errorf("hub accounts: operator: %w", err)
 	}
-	dir := filepath.Join(storeDir, hubauth.ResolverDir)
-	res, err := server.NewDirAccResolver(dir, 0, time.Minute, server.NoDelete)
+	res, err := server.NewDirAccResolver(a.Resolver(), 0, time.Minute, server.NoDelete)
 	if err != nil {
 		return errs.Failf("check the store directory (--store)", "hub accounts: %v", err)
 	}
 	// Revocations this node learned from the cluster (made on another
 	// node's copy of the authority) join its own before anything is
 	// stored or signed here: its copy, re-signed later, never lifts them.
-	a.Resolver = dir
-	if _, err := a.Reconcile(); err != nil {
+	accs, _, err := a.Reconcile()
+	if err != nil {
 		return fmt.Errorf("hub accounts: %w", err)
 	}
 	if err := res.Store(a.SystemAccount(), a.SysJWT); err != nil {
 		return fmt.Errorf("hub accounts: system account: %w", err)
-	}
-	accs, err := a.Accounts()
-	if err != nil {
-		return err
 	}
 	for _, acc := range accs {
 		if err := res.Store(acc.Public, acc.JWT); err != nil {
@@ -124,7 +119,7 @@ func keepAccounts(srv *server.Server, res *server.DirAccResolver, a *hubauth.Aut
 // where a JWT another node signed lands.
 func (k *keeper) dirs() []string {
 	projects := filepath.Join(k.auth.Dir, "projects")
-	ds := []string{k.auth.Dir, projects, k.auth.Resolver}
+	ds := []string{k.auth.Dir, projects, k.auth.Resolver()}
 	ents, _ := os.ReadDir(projects)
 	for _, e := range ents {
 		if e.IsDir() {
@@ -136,19 +131,16 @@ func (k *keeper) dirs() []string {
 
 // sync takes in the revocations other nodes made (Reconcile: the
 // authority's JWTs re-signed with them), then pushes each account whose
-// JWT changed since it was last pushed. Every JWT this node pushes holds
+// JWT changed since it was last pushed, all from Reconcile's one pass
+// (a project unchanged since the last is two small reads). Every JWT this node pushes holds
 // every revocation it has seen, so no node's re-signing lifts one.
 func (k *keeper) sync(ctx context.Context) error {
-	again, err := k.auth.Reconcile()
+	accs, again, err := k.auth.Reconcile() // one pass: the accounts as they then stand
 	if err != nil {
 		return err
 	}
 	for _, p := range again {
 		k.log.Noticef("accounts: project %s's account re-signed with the revocations another node made", p)
-	}
-	accs, err := k.auth.Accounts()
-	if err != nil {
-		return err
 	}
 	for _, acc := range accs {
 		k.mu.Lock()

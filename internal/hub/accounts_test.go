@@ -67,25 +67,24 @@ func accountsHub(t *testing.T, three bool) (*hubtest.Hubs, *hubauth.Authority) {
 func accountsHubAfter(t *testing.T, three bool, before func(*hubauth.Authority)) (*hubtest.Hubs, *hubauth.Authority, []string) {
 	t.Helper()
 	first := t.TempDir()
-	dir := filepath.Join(first, "accounts")
-	a, err := hubauth.Open(dir)
+	dir := filepath.Join(first, hubauth.Dir)
+	a, err := hubauth.OpenStore(first)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.Resolver = filepath.Join(first, hubauth.ResolverDir)
 	if before != nil {
 		before(a)
 	}
 	if !three {
-		return hubtest.SingleWith(t, func(c *hub.Config) { c.StoreDir, c.Auth.Accounts = first, dir }), a, []string{first}
+		return hubtest.SingleWith(t, func(c *hub.Config) { c.StoreDir, c.Auth.Accounts = first, true }), a, []string{first}
 	}
 	var stores []string
 	return hubtest.ThreeWith(t, func(c *hub.Config) {
+		c.Auth.Accounts = true
 		if c.Name == "n1" {
-			c.StoreDir, c.Auth.Accounts = first, dir
+			c.StoreDir = first
 		} else {
-			c.Auth.Accounts = filepath.Join(c.StoreDir, "accounts")
-			if err := os.CopyFS(c.Auth.Accounts, os.DirFS(dir)); err != nil {
+			if err := os.CopyFS(filepath.Join(c.StoreDir, hubauth.Dir), os.DirFS(dir)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -374,16 +373,15 @@ func TestAccountsRevokeLive(t *testing.T) {
 // A hub with accounts takes no shared nkeys; its --user guards the routes
 // only (a client cannot log in with it).
 func TestAccountsAuth(t *testing.T) {
-	dir := t.TempDir()
 	_, err := hub.Start(hub.Config{Name: "n", StoreDir: t.TempDir(), Listen: "127.0.0.1:0",
-		Auth: hub.Auth{Accounts: dir, NKeys: []string{"UABC"}}})
+		Auth: hub.Auth{Accounts: true, NKeys: []string{"UABC"}}})
 	if !errs.Is(err, errs.Usage) {
 		t.Fatalf("--accounts with --nkey: %v", err)
 	}
-	if !(hub.Auth{Accounts: dir}).Authenticates() {
+	if !(hub.Auth{Accounts: true}).Authenticates() {
 		t.Fatal("a hub with accounts is taken as open to anyone")
 	}
-	h := hubtest.SingleWith(t, func(c *hub.Config) { c.Auth = hub.Auth{Accounts: dir, User: "pm", Password: "pw"} })
+	h := hubtest.SingleWith(t, func(c *hub.Config) { c.Auth = hub.Auth{Accounts: true, User: "pm", Password: "pw"} })
 	wantRefused(t, dial(t, config.Store{URL: h.URL(0), Project: "p", User: "pm"}, map[string]string{"NATS_PASSWORD": "pw"}), "credentials")
 	wantRefused(t, dial(t, config.Store{URL: h.URL(0), Project: "p"}, nil), "credentials")
 }
@@ -394,11 +392,11 @@ func TestAccountsAuth(t *testing.T) {
 // nothing is made. The first node, told to (NewAccounts), makes them; a
 // single node makes them as before.
 func TestAccountsClusterNodeNeedsItsPeersOperator(t *testing.T) {
-	cluster := func(dir string, create bool) hub.Config {
-		return hub.Config{Name: "n2", StoreDir: t.TempDir(), Listen: "127.0.0.1:0", Cluster: "127.0.0.1:0",
-			Routes: []string{"127.0.0.1:1"}, Auth: hub.Auth{Accounts: dir, NewAccounts: create}}
+	cluster := func(store string, create bool) hub.Config {
+		return hub.Config{Name: "n2", StoreDir: store, Listen: "127.0.0.1:0", Cluster: "127.0.0.1:0",
+			Routes: []string{"127.0.0.1:1"}, Auth: hub.Auth{Accounts: true, NewAccounts: create}}
 	}
-	dir := filepath.Join(t.TempDir(), "accounts")
+	dir := t.TempDir()
 	h, err := hub.Start(cluster(dir, false))
 	if err == nil {
 		h.Close()
@@ -407,19 +405,19 @@ func TestAccountsClusterNodeNeedsItsPeersOperator(t *testing.T) {
 	if !errs.Is(err, errs.State) || !strings.Contains(errs.TryOf(err), "copy STORE/accounts from the cluster's first node") {
 		t.Fatalf("refusal: %v (Try: %s)", err, errs.TryOf(err))
 	}
-	if hubauth.Exists(dir) {
+	if hubauth.Status(dir) != hubauth.None {
 		t.Fatal("the refused start made an operator")
 	}
 	for name, c := range map[string]hub.Config{
 		"first node, told to": cluster(dir, true),
-		"single node":         {Name: "n", StoreDir: t.TempDir(), Listen: "127.0.0.1:0", Auth: hub.Auth{Accounts: filepath.Join(t.TempDir(), "accounts")}},
+		"single node":         {Name: "n", StoreDir: t.TempDir(), Listen: "127.0.0.1:0", Auth: hub.Auth{Accounts: true}},
 	} {
 		h, err := hub.Start(c)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		h.Close()
-		if !hubauth.Exists(c.Auth.Accounts) {
+		if !hubauth.Exists(c.StoreDir) {
 			t.Fatalf("%s: no operator made", name)
 		}
 	}
@@ -429,6 +427,33 @@ func TestAccountsClusterNodeNeedsItsPeersOperator(t *testing.T) {
 		t.Fatalf("with a copy of the accounts: %v", err)
 	}
 	h.Close()
+	// A copy cut short (the operator without the system account) is
+	// refused, and left as it was: completed here, it would hold a
+	// system account of this node's own (review: Exists said it was one).
+	half := t.TempDir()
+	if err := os.Mkdir(filepath.Join(half, hubauth.Dir), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"operator.nk", "operator.jwt"} {
+		b, err := os.ReadFile(filepath.Join(dir, hubauth.Dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(half, hubauth.Dir, f), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h, err = hub.Start(cluster(half, false))
+	if err == nil {
+		h.Close()
+		t.Fatal("a cluster node started on a half-made copy of the accounts")
+	}
+	if !errs.Is(err, errs.State) || !strings.Contains(errs.TryOf(err), "again, whole") {
+		t.Fatalf("refusal: %v (Try: %s)", err, errs.TryOf(err))
+	}
+	if _, err := os.Stat(filepath.Join(half, hubauth.Dir, "sys.nk")); err == nil {
+		t.Fatal("the refused start completed the half-made copy")
+	}
 }
 
 // A revocation made on one node's copy of the authority holds after
@@ -445,11 +470,10 @@ func TestAccountsRevocationHoldsAcrossNodes(t *testing.T) {
 	_, gone2 := closed(t, h.URL(2), m2)
 	nc3, gone3 := closed(t, h.URL(1), m3)
 	// Node 2's copy, as pm hub creds --store there opens it.
-	a2, err := hubauth.Open(filepath.Join(stores[1], "accounts"))
+	a2, err := hubauth.OpenStore(stores[1])
 	if err != nil {
 		t.Fatal(err)
 	}
-	a2.Resolver = filepath.Join(stores[1], hubauth.ResolverDir)
 	if err := a2.Revoke("p", "m1", time.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -490,5 +514,51 @@ func TestAccountsRevocationHoldsAcrossNodes(t *testing.T) {
 		if (m.Name == "m3") != m.Revoked.IsZero() {
 			t.Errorf("node 1's list: %s revoked %v", m.Name, m.Revoked)
 		}
+	}
+}
+
+// A node of a cluster given another authority's copy of STORE/accounts is
+// refused at start, while its peers run (review: it started and split the
+// accounts silently, each side refusing the other's credentials): its
+// Try says to copy the cluster's; with the cluster's copy it starts, and
+// the running nodes are untouched.
+func TestAccountsClusterNodeTrustsItsPeersOperator(t *testing.T) {
+	h, a, stores := accountsHubAfter(t, true, nil)
+	m := issue(t, a, "p", "m1")
+	h.Stop(2)
+	mine := filepath.Join(stores[2], hubauth.Dir)
+	kept := filepath.Join(t.TempDir(), "kept")
+	if err := os.Rename(mine, kept); err != nil {
+		t.Fatal(err)
+	}
+	other := t.TempDir() // another authority, as another cluster's first node made it
+	if _, err := hubauth.OpenStore(other); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(mine, os.DirFS(filepath.Join(other, hubauth.Dir))); err != nil {
+		t.Fatal(err)
+	}
+	err := h.TryStart(2)
+	if err == nil {
+		t.Fatal("a node trusting another operator than its peers' started")
+	}
+	if !errs.Is(err, errs.State) || !strings.Contains(errs.TryOf(err), "copy STORE/accounts from the cluster's first node") {
+		t.Fatalf("refusal: %v (Try: %s)", err, errs.TryOf(err))
+	}
+	if err := os.RemoveAll(mine); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(kept, mine); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.TryStart(2); err != nil {
+		t.Fatalf("with the cluster's copy: %v", err)
+	}
+	for i := range h.Len() {
+		nc, err := nats.Connect(h.URL(i), nats.UserCredentials(m), nats.NoReconnect())
+		if err != nil {
+			t.Fatalf("m1 on node %d: %v", i+1, err)
+		}
+		nc.Close()
 	}
 }

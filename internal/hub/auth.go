@@ -24,12 +24,13 @@ type Auth struct {
 	// TLS), which is then a credential of its own. A cluster's routes use
 	// the same certificate and CA.
 	TLSCert, TLSKey, TLSCA string
-	// Accounts, when set, is the authority directory (internal/hubauth)
-	// of a hub whose clients are projects' machines: each project its own
-	// NATS account, each machine a user of it (pm hub creds). User then
-	// guards the routes between nodes only; NKeys cannot be given (the
-	// server takes no users of its own beside an operator's).
-	Accounts string
+	// Accounts makes a hub whose clients are projects' machines: each
+	// project its own NATS account, each machine a user of it (pm hub
+	// creds), the keys in the authority of its store (STORE/accounts,
+	// internal/hubauth). User then guards the routes between nodes only;
+	// NKeys cannot be given (the server takes no users of its own beside
+	// an operator's).
+	Accounts bool
 	// NewAccounts lets a node of a cluster (one with routes) make the
 	// authority when Accounts holds none: the first node only. Without
 	// it such a node is refused, since it would trust an operator of its
@@ -41,7 +42,7 @@ type Auth struct {
 // Authenticates reports whether a client must prove who it is: a
 // password, an nkey or a client certificate the node verifies.
 func (a Auth) Authenticates() bool {
-	return a.User != "" || len(a.NKeys) > 0 || a.TLSCA != "" || a.Accounts != ""
+	return a.User != "" || len(a.NKeys) > 0 || a.TLSCA != "" || a.Accounts
 }
 
 // apply sets a's options on o, refusing what cannot work.
@@ -55,14 +56,14 @@ func (a Auth) apply(o *server.Options) error {
 	if (a.TLSCert == "") != (a.TLSKey == "") {
 		return errs.Usagef("give both --tls-cert and --tls-key", "hub: one of --tls-cert and --tls-key")
 	}
-	if a.Accounts != "" && len(a.NKeys) > 0 {
+	if a.Accounts && len(a.NKeys) > 0 {
 		return errs.Usagef("give --accounts (each machine its credential: pm hub creds) or --nkey (shared keys), not both", "hub: --nkey with --accounts")
 	}
 	if a.TLSCA != "" && a.TLSCert == "" {
 		return errs.Usagef("give the node's own --tls-cert and --tls-key with --tls-ca", "hub: --tls-ca without a certificate")
 	}
 	if a.User != "" {
-		if a.Accounts == "" {
+		if !a.Accounts {
 			o.Username, o.Password = a.User, a.Password
 		}
 		if o.Cluster.Port != 0 {
@@ -104,7 +105,7 @@ func (a Auth) apply(o *server.Options) error {
 func (a Auth) Describe() string {
 	var who []string
 	switch {
-	case a.Accounts != "":
+	case a.Accounts:
 		who = append(who, "each project's machines with their own credentials (pm hub creds)")
 		if a.User != "" {
 			who = append(who, "routes as user "+a.User)

@@ -41,9 +41,15 @@
 //     adds the revocations its resolver holds to its own copy of the
 //     authority (hubauth.Reconcile) before it pushes anything, so every
 //     JWT it pushes holds every revocation it has seen.
-//   - A node of a cluster (routes given) whose store holds no authority is
-//     refused unless Auth.NewAccounts: a fresh operator there would be
-//     trusted by it alone.
+//   - A node of a cluster (routes given) whose store holds no whole
+//     authority (hubauth.Status) is refused unless Auth.NewAccounts: a
+//     fresh operator, or a system account completing a half-made copy,
+//     would be trusted by it alone.
+//   - A node of a cluster with accounts trusts its running peers'
+//     operator or does not start: once its routes are up it asks each
+//     peer, in its own system account, for the operator the peer trusts
+//     (peers.go); a peer of another authority (which never answers there,
+//     or names another key) makes Start shut the node down and refuse.
 //   - Close shuts the server down and waits for its goroutines and
 //     listeners to end: a test that closes its hubs leaks nothing.
 //   - The server's own log goes to Config.Log (nothing when nil), never to

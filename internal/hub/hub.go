@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -92,14 +93,14 @@ func Start(c Config) (*Hub, error) {
 		opts.Nkeys = append(opts.Nkeys, &server.NkeyUser{Nkey: pub})
 	}
 	var authority *hubauth.Authority
-	if c.Auth.Accounts != "" {
+	if c.Auth.Accounts {
 		if err := c.ownOperator(); err != nil {
 			return nil, err
 		}
-		if authority, err = hubauth.Open(c.Auth.Accounts); err != nil {
+		if authority, err = hubauth.OpenStore(c.StoreDir); err != nil {
 			return nil, err
 		}
-		if err := trust(opts, authority, c.StoreDir); err != nil {
+		if err := trust(opts, authority); err != nil {
 			return nil, err
 		}
 	}
@@ -125,6 +126,12 @@ func Start(c Config) (*Hub, error) {
 			h.Close()
 			return nil, errs.Failf("check the accounts directory (--accounts) and the store (--store)", "hub: %v", err)
 		}
+		if c.Cluster != "" {
+			if err := h.accounts.samePeers(context.Background(), c.Routes, readyWait); err != nil {
+				h.Close()
+				return nil, err
+			}
+		}
 		return h, nil
 	}
 	if c.Cluster == "" {
@@ -139,17 +146,27 @@ func Start(c Config) (*Hub, error) {
 	return h, nil
 }
 
-// ownOperator refuses a node of a cluster whose store holds no authority
-// unless told to make one: a fresh operator there would be trusted by
-// this node alone, so its peers' credentials would fail on it and its
-// own on them (a cluster silently split). The first node makes it
-// (Auth.NewAccounts); the others start from a copy of it.
+// ownOperator refuses a node of a cluster whose store holds no whole
+// authority unless told to make one: a fresh operator (or system account)
+// there would be trusted by this node alone, so its peers' credentials
+// would fail on it and its own on them (a cluster silently split). The
+// first node makes it (Auth.NewAccounts), completing one a crash left
+// half-made; the others start from a whole copy of it.
 func (c Config) ownOperator() error {
-	if c.Cluster == "" || len(c.Routes) == 0 || c.Auth.NewAccounts || hubauth.Exists(c.Auth.Accounts) {
+	if c.Cluster == "" || len(c.Routes) == 0 || c.Auth.NewAccounts {
 		return nil
 	}
-	return errs.Statef("copy STORE/accounts from the cluster's first node before this node's first start (e.g. scp -rp first:STORE/accounts "+c.Auth.Accounts+"); on the first node only, start with --new-accounts (docs/distributed.md)",
-		"hub: %s holds no accounts: this node of a cluster would trust an operator of its own, not its peers'", c.Auth.Accounts)
+	dir := filepath.Join(c.StoreDir, hubauth.Dir)
+	copyIt := "copy STORE/accounts from the cluster's first node before this node's first start (e.g. scp -rp first:STORE/accounts " + dir + ")"
+	switch hubauth.Status(c.StoreDir) {
+	case hubauth.Whole:
+		return nil
+	case hubauth.Half:
+		return errs.Statef("remove "+dir+" and "+copyIt+" again, whole (docs/distributed.md)",
+			"hub: %s is half-made (a copy cut short, or a crash while it was made): this node would complete it with a system account of its own, not its peers'", dir)
+	}
+	return errs.Statef(copyIt+"; on the first node only, start with --new-accounts (docs/distributed.md)",
+		"hub: %s holds no accounts: this node of a cluster would trust an operator of its own, not its peers'", dir)
 }
 
 // options turns a Config into the server's options, refusing what the

@@ -26,16 +26,27 @@
 //     revocations; a hub that reads the JWT refuses that key and closes
 //     its connections (internal/hub pushes it, without a restart). Other
 //     machines' keys, of P or of any project, are untouched.
-//   - A re-signing never lifts a revocation another node made: with
-//     Resolver set (the node's ResolverDir), Revoke and Reconcile add the
-//     revocations of the JWT the node's resolver holds to the account's
+//   - A re-signing never lifts a revocation another node made: the one
+//     way to open an authority is OpenStore(STORE), which gives it the
+//     node's resolver (STORE/accounts-jwt), and Revoke and Reconcile add
+//     the revocations of the JWT the resolver holds to the account's
 //     (each at the later time), so the revocations only grow.
+//   - Whether an authority exists is derived from its files (Status): it
+//     is whole when the operator's and the system account's seeds and
+//     JWTs are there and agree, the operator's JWT (naming the system
+//     account) written last; a crash before that leaves it half-made,
+//     which OpenStore completes with the keys it has (a seed is never
+//     replaced) and a cluster's later node refuses (internal/hub).
+//   - Reconcile is one pass over the projects, returning their accounts
+//     as they then stand; a project whose account JWT and resolver JWT
+//     are the texts this Authority last reconciled is two reads, so a
+//     push (one project changed) costs a full look at that project only.
 //   - IssueTo records a machine only after its credential was delivered
 //     (written by the caller): a failed write issues nothing.
 //   - Changes are made under the authority's lock (internal/lockedfile),
 //     so two pm hub creds at once neither lose a machine nor make two
 //     accounts for one project.
 //   - A credential says its project: the user JWT carries the tag
-//     "pm-project:P" (ProjectOf), so pm init --creds joins the project
+//     "pm-project:P" (ProjectIn), so pm init --creds joins the project
 //     the credential is for and no other.
 package hubauth

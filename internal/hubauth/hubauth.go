@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/jwt/v2"
@@ -22,25 +23,31 @@ import (
 // project follows it.
 const ProjectTag = "pm-project:"
 
+// Dir is the authority in a hub's store (STORE/accounts).
+const Dir = "accounts"
+
 // ResolverDir is the hub's account resolver in its store, beside the
 // authority (STORE/accounts-jwt): the account JWTs this node holds, as
 // the cluster last gave them (the nats account resolver keeps the newest
 // of each, pushed by whichever node signed it).
 const ResolverDir = "accounts-jwt"
 
-// Authority is an opened authority directory.
+// Authority is an opened authority directory, with its node's resolver.
 type Authority struct {
 	Dir string
-	// Resolver, when set, is the node's ResolverDir. Every re-signing of
-	// a project's account JWT then keeps the revocations of the JWT the
-	// resolver holds, so a revocation made on another node's copy of the
-	// authority, which reached this node through the cluster, is never
-	// lifted by this node's next re-signing (Revoke, Reconcile).
-	Resolver    string
+	// resolver is the node's ResolverDir. Every re-signing of a project's
+	// account JWT keeps the revocations of the JWT the resolver holds, so
+	// a revocation made on another node's copy of the authority, which
+	// reached this node through the cluster, is never lifted by this
+	// node's next re-signing (Revoke, Reconcile). OpenStore always sets
+	// it: there is no way to open an authority without it.
+	resolver    string
 	op          nkeys.KeyPair
 	OperatorJWT string
 	sys         nkeys.KeyPair
 	SysJWT      string
+	mu          sync.Mutex            // guards seen
+	seen        map[string]reconciled // by project: what Reconcile last found
 }
 
 // Account is one project's account as the authority holds it.
@@ -59,95 +66,156 @@ type Machine struct {
 	Filename string    `json:"file,omitempty"` // where pm hub creds wrote it, for a person reading the list
 }
 
-// Open opens the authority in dir, making its operator and system account
-// the first time (dir made 0700).
-func Open(dir string) (*Authority, error) {
+// OpenStore opens the authority of the hub store store (STORE/accounts,
+// made 0700), with the node's resolver beside it (STORE/accounts-jwt):
+// the one way to open one, so every re-signing keeps the revocations the
+// cluster gave this node. The first time it makes the operator and the
+// system account; an authority a crash left half-made (Status Half) it
+// completes with the keys it has.
+func OpenStore(store string) (*Authority, error) {
+	dir := filepath.Join(store, Dir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, errs.Failf("name a directory this user can write with --store", "hub accounts %s: %v", dir, err)
 	}
-	a := &Authority{Dir: dir}
-	err := lockedfile.With(a.lockPath(), func() error {
-		var err error
-		if a.op, a.OperatorJWT, err = a.loadOrMake("operator", nkeys.CreateOperator, a.operatorClaims); err != nil {
-			return err
-		}
-		a.sys, a.SysJWT, err = a.loadOrMake("sys", nkeys.CreateAccount, a.sysClaims)
-		return err
-	})
-	if err != nil {
+	a := &Authority{Dir: dir, resolver: filepath.Join(store, ResolverDir)}
+	if err := lockedfile.With(a.lockPath(), a.make); err != nil {
 		return nil, err
 	}
 	return a, nil
 }
 
-// Exists reports whether dir holds an authority (its operator's key):
-// Open would read it rather than make a new one.
-func Exists(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, "operator.nk"))
-	return err == nil
+// Made says how far an authority directory was made.
+type Made int
+
+const (
+	None  Made = iota // nothing of it: OpenStore makes a new operator
+	Half              // some of its keys, not all (a crash, a copy cut short)
+	Whole             // the operator and the system account, agreeing
+)
+
+// Status says how far store's authority was made, derived from its files:
+// whole when the operator's and the system account's seeds and JWTs are
+// there and agree (the operator's JWT, written last, names the system
+// account; the system account's is the operator's), none when none of
+// them is, half otherwise.
+func Status(store string) Made {
+	dir := filepath.Join(store, Dir)
+	any := false
+	for _, f := range []string{"operator.nk", "operator.jwt", "sys.nk", "sys.jwt"} {
+		if _, err := os.Lstat(filepath.Join(dir, f)); err == nil {
+			any = true
+		}
+	}
+	if !any {
+		return None
+	}
+	a := &Authority{Dir: dir}
+	var err error
+	if a.op, err = readSeed(filepath.Join(dir, "operator.nk")); err != nil {
+		return Half
+	}
+	if a.sys, err = readSeed(filepath.Join(dir, "sys.nk")); err != nil {
+		return Half
+	}
+	if _, ok := a.validSys(); !ok {
+		return Half
+	}
+	if _, ok := a.validOperator(); !ok {
+		return Half
+	}
+	return Whole
 }
+
+// Exists reports whether store holds a whole authority (Status Whole).
+func Exists(store string) bool { return Status(store) == Whole }
 
 func (a *Authority) lockPath() string { return filepath.Join(a.Dir, "authority") }
 
-// loadOrMake reads NAME.nk and NAME.jwt, or makes a key with create and a
-// JWT with claims (signed by the operator, or by itself for the operator).
-func (a *Authority) loadOrMake(name string, create func() (nkeys.KeyPair, error), claims func(pub string) (string, error)) (nkeys.KeyPair, string, error) {
-	seedPath, jwtPath := filepath.Join(a.Dir, name+".nk"), filepath.Join(a.Dir, name+".jwt")
-	kp, err := readSeed(seedPath)
-	if err == nil {
-		b, err := os.ReadFile(jwtPath)
-		if err != nil {
-			return nil, "", fmt.Errorf("hub accounts: %w", err)
-		}
-		return kp, strings.TrimSpace(string(b)), nil
+// make reads the operator and the system account, making what is missing
+// or does not agree, in an order a crash can stop anywhere: the seeds
+// (an existing one is never replaced), the system account's JWT, and the
+// operator's JWT naming it last, which makes the authority whole.
+func (a *Authority) make() error {
+	var err error
+	if a.op, err = a.seed("operator", nkeys.CreateOperator); err != nil {
+		return err
 	}
+	if a.sys, err = a.seed("sys", nkeys.CreateAccount); err != nil {
+		return err
+	}
+	var ok bool
+	if a.SysJWT, ok = a.validSys(); !ok {
+		pub, _ := a.sys.PublicKey()
+		ac := jwt.NewAccountClaims(pub)
+		ac.Name = "SYS"
+		if a.SysJWT, err = ac.Encode(a.op); err != nil {
+			return err
+		}
+		if err := write(filepath.Join(a.Dir, "sys.jwt"), []byte(a.SysJWT)); err != nil {
+			return err
+		}
+	}
+	if a.OperatorJWT, ok = a.validOperator(); !ok {
+		opPub, _ := a.op.PublicKey()
+		oc := jwt.NewOperatorClaims(opPub)
+		oc.Name = "pm"
+		oc.SystemAccount = a.SystemAccount() // the server requires the two to agree
+		if a.OperatorJWT, err = oc.Encode(a.op); err != nil {
+			return err
+		}
+		return write(filepath.Join(a.Dir, "operator.jwt"), []byte(a.OperatorJWT))
+	}
+	return nil
+}
+
+// seed reads NAME.nk, or makes a key with create and writes it.
+func (a *Authority) seed(name string, create func() (nkeys.KeyPair, error)) (nkeys.KeyPair, error) {
+	path := filepath.Join(a.Dir, name+".nk")
+	kp, err := readSeed(path)
 	if !errors.Is(err, os.ErrNotExist) {
-		return nil, "", err
+		return kp, err
 	}
 	if kp, err = create(); err != nil {
-		return nil, "", err
-	}
-	if name == "operator" {
-		a.op = kp
-	}
-	pub, _ := kp.PublicKey()
-	tok, err := claims(pub)
-	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	seed, _ := kp.Seed()
-	if err := write(seedPath, seed); err != nil {
-		return nil, "", err
-	}
-	return kp, tok, write(jwtPath, []byte(tok))
+	return kp, write(path, seed)
 }
 
-func (a *Authority) operatorClaims(pub string) (string, error) {
-	oc := jwt.NewOperatorClaims(pub)
-	oc.Name = "pm"
-	// The system account is made next; its key is known only then, so the
-	// operator names it once both exist (sysClaims re-signs it).
-	return oc.Encode(a.op)
-}
-
-// sysClaims signs the system account and names it in the operator's JWT
-// (the server requires the two to agree).
-func (a *Authority) sysClaims(pub string) (string, error) {
-	ac := jwt.NewAccountClaims(pub)
-	ac.Name = "SYS"
-	tok, err := ac.Encode(a.op)
-	if err != nil {
-		return "", err
-	}
+// validSys is sys.jwt when it is the system account's, signed by the
+// operator.
+func (a *Authority) validSys() (string, bool) {
+	tok, ac := readJWT(filepath.Join(a.Dir, "sys.jwt"), jwt.DecodeAccountClaims)
 	opPub, _ := a.op.PublicKey()
-	oc := jwt.NewOperatorClaims(opPub)
-	oc.Name = "pm"
-	oc.SystemAccount = pub
-	if a.OperatorJWT, err = oc.Encode(a.op); err != nil {
-		return "", err
-	}
-	return tok, write(filepath.Join(a.Dir, "operator.jwt"), []byte(a.OperatorJWT))
+	return tok, ac != nil && ac.Subject == a.SystemAccount() && ac.Issuer == opPub
 }
+
+// validOperator is operator.jwt when it is the operator's own, naming the
+// system account.
+func (a *Authority) validOperator() (string, bool) {
+	tok, oc := readJWT(filepath.Join(a.Dir, "operator.jwt"), jwt.DecodeOperatorClaims)
+	opPub, _ := a.op.PublicKey()
+	return tok, oc != nil && oc.Subject == opPub && oc.Issuer == opPub && oc.SystemAccount == a.SystemAccount()
+}
+
+// readJWT reads a JWT file and decodes it; nil when it is missing or
+// not one.
+func readJWT[C any](path string, decode func(string) (*C, error)) (string, *C) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", nil
+	}
+	tok := strings.TrimSpace(string(b))
+	c, err := decode(tok)
+	if err != nil {
+		return "", nil
+	}
+	return tok, c
+}
+
+// Resolver is the node's resolver directory (STORE/accounts-jwt), where a
+// JWT another node signed lands.
+func (a *Authority) Resolver() string { return a.resolver }
 
 // SystemAccount is the system account's public key.
 func (a *Authority) SystemAccount() string {
@@ -345,25 +413,36 @@ func (a *Authority) resign(p string, ac *jwt.AccountClaims, ms []Machine) error 
 	if err != nil {
 		return err
 	}
+	return a.save(p, tok, ms)
+}
+
+// save writes project p's account JWT tok and its machines ms.
+func (a *Authority) save(p, tok string, ms []Machine) error {
 	if err := write(filepath.Join(a.projectDir(p), "account.jwt"), []byte(tok)); err != nil {
 		return err
 	}
 	return a.saveMachines(p, ms)
 }
 
-// held is the account JWT the node's resolver holds for account pub, as
-// the cluster gave it; nil when there is none, it cannot be read (being
-// written: the next change is read again), or it is not one of this
-// operator's.
-func (a *Authority) held(pub string) *jwt.AccountClaims {
-	if a.Resolver == "" {
-		return nil
-	}
-	b, err := os.ReadFile(filepath.Join(a.Resolver, pub+".jwt"))
+// heldJWT is the text of the account JWT the node's resolver holds for
+// account pub ("" when it holds none or it cannot be read: being written,
+// the next change is read again).
+func (a *Authority) heldJWT(pub string) string {
+	b, err := os.ReadFile(filepath.Join(a.resolver, pub+".jwt"))
 	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// held decodes tok, the JWT the resolver holds for account pub, as the
+// cluster gave it; nil when there is none, it cannot be read, or it is
+// not one of this operator's.
+func (a *Authority) held(pub, tok string) *jwt.AccountClaims {
+	if tok == "" {
 		return nil
 	}
-	ac, err := jwt.DecodeAccountClaims(strings.TrimSpace(string(b)))
+	ac, err := jwt.DecodeAccountClaims(tok)
 	if err != nil || ac.Subject != pub {
 		return nil
 	}
@@ -378,7 +457,12 @@ func (a *Authority) held(pub string) *jwt.AccountClaims {
 // times, and marks the machines of ms they revoke: it reports whether ac
 // changed. A revocation is never lifted: the union only grows.
 func (a *Authority) keepHeld(ac *jwt.AccountClaims, ms []Machine) bool {
-	h := a.held(ac.Subject)
+	return a.keepFrom(ac, ms, a.heldJWT(ac.Subject))
+}
+
+// keepFrom is keepHeld with the resolver's JWT as read (tok).
+func (a *Authority) keepFrom(ac *jwt.AccountClaims, ms []Machine, tok string) bool {
+	h := a.held(ac.Subject, tok)
 	if h == nil {
 		return false
 	}
@@ -402,15 +486,31 @@ func (a *Authority) keepHeld(ac *jwt.AccountClaims, ms []Machine) bool {
 	return changed
 }
 
+// reconciled is what Reconcile last found for a project: its account's
+// public key, its JWT and the resolver's, as texts. A project whose two
+// JWTs are as they were has nothing new to take in.
+type reconciled struct{ pub, jwt, held string }
+
 // Reconcile takes into this authority the revocations the node's
 // resolver holds that it lacks (made on another node's copy, pushed here
 // through the cluster): each such project's account JWT is re-signed
-// with the union, and its machines marked revoked. It returns the
-// projects re-signed. The hub calls it at start and on every change of
-// the resolver, so this node's next re-signing keeps them.
-func (a *Authority) Reconcile() ([]string, error) {
-	var changed []string
-	err := lockedfile.With(a.lockPath(), func() error {
+// with the union, and its machines marked revoked. It returns every
+// project's account as it then stands and the projects re-signed. The
+// hub calls it at start and on every change of the authority or the
+// resolver, so this node's next re-signing keeps them.
+//
+// It is one pass over the projects, and a project whose account JWT and
+// resolver JWT are the texts this Authority last reconciled is taken as
+// it was (two small reads): only a changed one is decoded, verified and
+// its machines read. So a push, which changes one project's JWT (and, as
+// this node stores it, the resolver's), costs a full look at that one.
+func (a *Authority) Reconcile() (accs []Account, changed []string, err error) {
+	err = lockedfile.With(a.lockPath(), func() error {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if a.seen == nil {
+			a.seen = map[string]reconciled{}
+		}
 		ents, err := os.ReadDir(filepath.Join(a.Dir, "projects"))
 		if errors.Is(err, os.ErrNotExist) {
 			return nil
@@ -423,32 +523,64 @@ func (a *Authority) Reconcile() ([]string, error) {
 			if !e.IsDir() || !config.ValidProject(p) {
 				continue
 			}
-			acc, _, err := a.account(p)
+			b, err := os.ReadFile(filepath.Join(a.projectDir(p), "account.jwt"))
+			if errors.Is(err, os.ErrNotExist) {
+				continue // being made by pm hub creds: its JWT is written last
+			}
+			if err != nil {
+				return err
+			}
+			tok := strings.TrimSpace(string(b))
+			if r, ok := a.seen[p]; ok && r.jwt == tok {
+				if held := a.heldJWT(r.pub); held == r.held {
+					accs = append(accs, Account{Project: p, Public: r.pub, JWT: tok})
+					continue
+				}
+			}
+			acc, resigned, err := a.reconcile(p)
 			if errors.Is(err, os.ErrNotExist) {
 				continue
 			}
 			if err != nil {
 				return err
 			}
-			ac, err := jwt.DecodeAccountClaims(acc.JWT)
-			if err != nil {
-				return err
+			accs = append(accs, acc)
+			if resigned {
+				changed = append(changed, p)
 			}
-			ms, err := a.machines(p)
-			if err != nil {
-				return err
-			}
-			if !a.keepHeld(ac, ms) {
-				continue
-			}
-			if err := a.resign(p, ac, ms); err != nil {
-				return err
-			}
-			changed = append(changed, p)
 		}
 		return nil
 	})
-	return changed, err
+	return accs, changed, err
+}
+
+// reconcile is Reconcile's look at project p (under the lock): its
+// account as it then stands, and whether it was re-signed.
+func (a *Authority) reconcile(p string) (Account, bool, error) {
+	acc, _, err := a.account(p)
+	if err != nil {
+		return Account{}, false, err
+	}
+	held := a.heldJWT(acc.Public)
+	ac, err := jwt.DecodeAccountClaims(acc.JWT)
+	if err != nil {
+		return Account{}, false, err
+	}
+	ms, err := a.machines(p)
+	if err != nil {
+		return Account{}, false, err
+	}
+	resigned := a.keepFrom(ac, ms, held)
+	if resigned {
+		if acc.JWT, err = ac.Encode(a.op); err != nil {
+			return Account{}, false, err
+		}
+		if err := a.save(p, acc.JWT, ms); err != nil {
+			return Account{}, false, err
+		}
+	}
+	a.seen[p] = reconciled{pub: acc.Public, jwt: acc.JWT, held: held}
+	return acc, resigned, nil
 }
 
 // Machines are the machines issued a credential for project p, oldest
@@ -509,21 +641,18 @@ func (a *Authority) UserFor(p, name string) (string, nkeys.KeyPair, error) {
 	return tok, ukp, err
 }
 
-// ProjectOf reads the project a credentials file is for: its user JWT's
-// pm-project tag, "" when it has none (a credentials file of a NATS
-// cluster pm hub did not issue).
-func ProjectOf(file string) (string, error) {
-	b, err := os.ReadFile(file)
+// ProjectIn reads the project of a credentials file's content: its user
+// JWT's pm-project tag, "" when it has none (a credentials file of a NATS
+// cluster pm hub did not issue). The caller reads the file once and keeps
+// the bytes it checked.
+func ProjectIn(creds []byte) (string, error) {
+	tok, err := jwt.ParseDecoratedJWT(creds)
 	if err != nil {
 		return "", err
 	}
-	tok, err := jwt.ParseDecoratedJWT(b)
-	if err != nil {
-		return "", fmt.Errorf("credentials %s: %w", file, err)
-	}
 	uc, err := jwt.DecodeUserClaims(tok)
 	if err != nil {
-		return "", fmt.Errorf("credentials %s: %w", file, err)
+		return "", err
 	}
 	for _, t := range uc.Tags {
 		if p, ok := strings.CutPrefix(t, ProjectTag); ok {

@@ -11,14 +11,16 @@ import (
 	"time"
 
 	"github.com/nats-io/jwt/v2"
+	"github.com/nats-io/nkeys"
 
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/hubauth"
 )
 
-func open(t *testing.T, dir string) *hubauth.Authority {
+// open opens store's authority (STORE/accounts), as every caller does.
+func open(t *testing.T, store string) *hubauth.Authority {
 	t.Helper()
-	a, err := hubauth.Open(dir)
+	a, err := hubauth.OpenStore(store)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,12 +43,13 @@ func userOf(t *testing.T, creds []byte) *jwt.UserClaims {
 // The authority is the user's alone (0700, every file 0600), and opening
 // it again gives the same operator and system account.
 func TestOpenKeepsKeys(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "accounts")
-	a := open(t, dir)
+	store := t.TempDir()
+	dir := filepath.Join(store, hubauth.Dir)
+	a := open(t, store)
 	if _, err := a.Issue("web", "m1", "", time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	b := open(t, dir)
+	b := open(t, store)
 	if a.OperatorJWT != b.OperatorJWT || a.SystemAccount() != b.SystemAccount() {
 		t.Fatal("reopened with other keys")
 	}
@@ -96,7 +99,7 @@ func TestIssue(t *testing.T) {
 	// No seed of the authority's is in it: not the account's, the
 	// operator's or the system account's.
 	for _, k := range []string{"operator.nk", "sys.nk", "projects/web/account.nk"} {
-		seed, err := os.ReadFile(filepath.Join(dir, k))
+		seed, err := os.ReadFile(filepath.Join(a.Dir, k))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,12 +107,8 @@ func TestIssue(t *testing.T) {
 			t.Fatalf("the credential holds %s", k)
 		}
 	}
-	f := filepath.Join(t.TempDir(), "c.creds")
-	if err := os.WriteFile(f, creds, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if p, err := hubauth.ProjectOf(f); err != nil || p != "web" {
-		t.Fatalf("ProjectOf = %q, %v", p, err)
+	if p, err := hubauth.ProjectIn(creds); err != nil || p != "web" {
+		t.Fatalf("ProjectIn = %q, %v", p, err)
 	}
 	ms, err := a.Machines("web")
 	if err != nil || len(ms) != 1 || ms[0].User != uc.Subject || ms[0].Filename != "/x/web-gpu-1.creds" {
@@ -191,7 +190,7 @@ func TestIssueConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			a, err := hubauth.Open(dir) // each its own, as separate pm hub creds
+			a, err := hubauth.OpenStore(dir) // each its own, as separate pm hub creds
 			if err != nil {
 				t.Error(err)
 				return
@@ -221,7 +220,7 @@ func TestIssueConcurrent(t *testing.T) {
 // is not recorded and its name stays free (review: a failed write after
 // Issue left the machine recorded though the person got no file).
 func TestIssueToRecordsOnlyADeliveredCredential(t *testing.T) {
-	a := open(t, filepath.Join(t.TempDir(), "accounts"))
+	a := open(t, t.TempDir())
 	full := errs.Failf("free some room", "disk full")
 	if err := a.IssueTo("web", "m1", "/x/m1.creds", time.Now(), func([]byte) error { return full }); err != full {
 		t.Fatalf("a failed delivery: %v", err)
@@ -245,21 +244,22 @@ func TestIssueToRecordsOnlyADeliveredCredential(t *testing.T) {
 // revoked in this node's list (review: the first node's next re-signing
 // lifted it).
 func TestRevocationsFromAnotherCopyAreKept(t *testing.T) {
-	dir1 := filepath.Join(t.TempDir(), "accounts")
-	a1 := open(t, dir1)
+	store1 := t.TempDir()
+	a1 := open(t, store1)
 	for _, m := range []string{"m1", "m2", "m3"} {
 		if _, err := a1.Issue("web", m, "", time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	copyOf := func() *hubauth.Authority {
-		d := filepath.Join(t.TempDir(), "accounts")
-		if err := os.CopyFS(d, os.DirFS(dir1)); err != nil {
+	copyOf := func() (string, *hubauth.Authority) {
+		store := t.TempDir()
+		if err := os.CopyFS(filepath.Join(store, hubauth.Dir), os.DirFS(filepath.Join(store1, hubauth.Dir))); err != nil {
 			t.Fatal(err)
 		}
-		return open(t, d)
+		return store, open(t, store)
 	}
-	a2, a3 := copyOf(), copyOf()
+	_, a2 := copyOf()
+	store3, a3 := copyOf()
 	if err := a2.Revoke("web", "m1", time.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -269,11 +269,15 @@ func TestRevocationsFromAnotherCopyAreKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resolver := t.TempDir()
-	if err := os.WriteFile(filepath.Join(resolver, acc2.Public+".jwt"), []byte(acc2.JWT), 0o600); err != nil {
-		t.Fatal(err)
+	for _, store := range []string{store1, store3} {
+		res := filepath.Join(store, hubauth.ResolverDir)
+		if err := os.MkdirAll(res, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(res, acc2.Public+".jwt"), []byte(acc2.JWT), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
-	a1.Resolver, a3.Resolver = resolver, resolver
 	revoked := func(a *hubauth.Authority) map[string]bool {
 		t.Helper()
 		acc, err := a.Account("web")
@@ -306,13 +310,168 @@ func TestRevocationsFromAnotherCopyAreKept(t *testing.T) {
 		t.Fatalf("node 3's re-signing revokes %v, want m1 and m2", r)
 	}
 	// Node 1 takes it in (as its hub does at start and on a change).
-	if got, err := a1.Reconcile(); err != nil || len(got) != 1 || got[0] != "web" {
-		t.Fatalf("Reconcile = %v, %v", got, err)
+	if accs, got, err := a1.Reconcile(); err != nil || len(got) != 1 || got[0] != "web" || len(accs) != 1 {
+		t.Fatalf("Reconcile = %v, %v, %v", accs, got, err)
 	}
 	if r := revoked(a1); !r["m1"] || r["m2"] || r["m3"] {
 		t.Fatalf("after Reconcile node 1 revokes %v", r)
 	}
-	if got, err := a1.Reconcile(); err != nil || len(got) != 0 {
+	accs, got, err := a1.Reconcile()
+	if err != nil || len(got) != 0 {
 		t.Fatalf("Reconcile again = %v, %v (nothing new)", got, err)
 	}
+	if now, _ := a1.Account("web"); len(accs) != 1 || accs[0] != now {
+		t.Fatalf("Reconcile's accounts %+v, want the authority's %+v", accs, now)
+	}
+	// Another revocation reaches node 1's resolver after it reconciled:
+	// the next pass sees the resolver's JWT changed and takes it in.
+	if err := a2.Revoke("web", "m3", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	acc2, err = a2.Account("web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(store1, hubauth.ResolverDir, acc2.Public+".jwt"), []byte(acc2.JWT), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, got, err := a1.Reconcile(); err != nil || len(got) != 1 {
+		t.Fatalf("Reconcile after a new revocation = %v, %v", got, err)
+	}
+	if r := revoked(a1); !r["m1"] || r["m2"] || !r["m3"] {
+		t.Fatalf("after the second Reconcile node 1 revokes %v", r)
+	}
+}
+
+// A revoked credential stays refused whichever way a node's copy of the
+// authority is opened (review: a path opened it without the resolver that
+// carries the cluster's revocations, and its next re-signing lifted
+// them): m1 revoked on node 2's copy, its JWT in node 1's resolver; node
+// 1's copy opened and re-signed (m2 revoked) keeps m1 revoked.
+func TestEveryOpenKeepsTheResolversRevocations(t *testing.T) {
+	store1, store2 := t.TempDir(), t.TempDir()
+	a1 := open(t, store1)
+	for _, m := range []string{"m1", "m2"} {
+		if _, err := a1.Issue("web", m, "", time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.CopyFS(filepath.Join(store2, "accounts"), os.DirFS(filepath.Join(store1, "accounts"))); err != nil {
+		t.Fatal(err)
+	}
+	a2 := open(t, store2)
+	if err := a2.Revoke("web", "m1", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	acc2, err := a2.Account("web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := filepath.Join(store1, hubauth.ResolverDir) // the cluster pushed it to node 1
+	if err := os.MkdirAll(res, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(res, acc2.Public+".jwt"), []byte(acc2.JWT), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	again := open(t, store1) // as pm hub creds and pm hub open it
+	if err := again.Revoke("web", "m2", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	acc, err := again.Account("web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ac, err := jwt.DecodeAccountClaims(acc.JWT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, _ := again.Machines("web")
+	for _, m := range ms {
+		if _, ok := ac.Revocations[m.User]; !ok {
+			t.Errorf("%s is not revoked after node 1 re-signed: a revocation was lifted", m.Name)
+		}
+	}
+}
+
+// An authority a crash left half-made (between the operator's keys and
+// the system account's) is not one (review: Exists said it was, so a
+// cluster node started on it with a system account of its own): Exists
+// is false for each half-made state, and opening it completes it with the
+// operator it has, its JWT naming the system account.
+func TestHalfMadeAuthority(t *testing.T) {
+	whole := t.TempDir()
+	open(t, whole)
+	for name, files := range map[string][]string{
+		"operator's seed only":        {"operator.nk"},
+		"operator only":               {"operator.nk", "operator.jwt"},
+		"operator and the sys seed":   {"operator.nk", "operator.jwt", "sys.nk"},
+		"everything but its last JWT": {"operator.nk", "sys.nk", "sys.jwt"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			store := t.TempDir()
+			dir := filepath.Join(store, hubauth.Dir)
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range files {
+				b, err := os.ReadFile(filepath.Join(whole, "accounts", f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if f == "operator.jwt" { // as written before the sys account existed
+					b = []byte(operatorAlone(t, filepath.Join(whole, "accounts", "operator.nk")))
+				}
+				if err := os.WriteFile(filepath.Join(dir, f), b, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := hubauth.Status(store); got != hubauth.Half {
+				t.Fatalf("a half-made authority is %v, want Half", got)
+			}
+			a := open(t, store)
+			if hubauth.Status(store) != hubauth.Whole {
+				t.Fatal("opening it did not complete it")
+			}
+			oc, err := a.Operator()
+			if err != nil || oc.SystemAccount != a.SystemAccount() {
+				t.Fatalf("operator names system account %q, want %q (%v)", oc.SystemAccount, a.SystemAccount(), err)
+			}
+			want := open(t, whole)
+			if oc.Subject != mustOperator(t, want).Subject {
+				t.Fatal("completed with another operator than the one it had")
+			}
+		})
+	}
+}
+
+// operatorAlone is the operator's JWT as the first step of the making
+// writes it: naming no system account yet.
+func operatorAlone(t *testing.T, seedFile string) string {
+	t.Helper()
+	b, err := os.ReadFile(seedFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kp, err := nkeys.FromSeed(bytes.TrimSpace(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, _ := kp.PublicKey()
+	oc := jwt.NewOperatorClaims(pub)
+	oc.Name = "pm"
+	tok, err := oc.Encode(kp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+func mustOperator(t *testing.T, a *hubauth.Authority) *jwt.OperatorClaims {
+	t.Helper()
+	oc, err := a.Operator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return oc
 }

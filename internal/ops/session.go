@@ -58,7 +58,7 @@ func (s *Session) launcher() (*agent.Launcher, error) {
 // each start.
 func NewLauncher(st *store.Store, rec state.State, exe string, environ []string, getenv func(string) string) *agent.Launcher {
 	l := &agent.Launcher{Store: st, State: rec, Exe: exe, Env: environ}
-	if getenv("PM_NO_SUPERVISOR") == "" {
+	if !SupervisorOff(getenv) {
 		// Marked before a task whose owner it starts is written, and
 		// before each start: killed after the write and before the owner
 		// starts (or before AfterStart), the command leaves the mark, so
@@ -74,11 +74,25 @@ func NewLauncher(st *store.Store, rec state.State, exe string, environ []string,
 	return l
 }
 
+// SupervisorOff is the one reading of PM_NO_SUPERVISOR: set, nothing pm
+// runs on this machine starts a supervisor (on demand after a start, at a
+// command's session start, beside a waiter, or pm doctor --fix).
+func SupervisorOff(getenv func(string) string) bool { return getenv("PM_NO_SUPERVISOR") != "" }
+
+// EnsureSupervisor starts this machine's supervisor if none runs, unless
+// PM_NO_SUPERVISOR is set: it reports whether one runs now.
+func EnsureSupervisor(l *agent.Launcher, getenv func(string) string) (bool, error) {
+	if SupervisorOff(getenv) {
+		return false, nil
+	}
+	return true, supervisor.Ensure(l)
+}
+
 // ReviveSupervisor starts a supervisor if one should run and none does (it
 // died with agents to keep alive), unless PM_NO_SUPERVISOR is set. Every
 // command's session start calls it: a stat when nothing is wanted.
 func ReviveSupervisor(l *agent.Launcher, getenv func(string) string) {
-	if getenv("PM_NO_SUPERVISOR") != "" {
+	if SupervisorOff(getenv) {
 		return
 	}
 	if err := supervisor.Revive(l); err != nil {
@@ -92,7 +106,7 @@ func ReviveSupervisor(l *agent.Launcher, getenv func(string) string) {
 // supervisor killed meanwhile is started again without another command.
 // stop ends it.
 func KeepSupervisor(ctx context.Context, l *agent.Launcher, getenv func(string) string) (stop func()) {
-	if l == nil || getenv("PM_NO_SUPERVISOR") != "" {
+	if l == nil || SupervisorOff(getenv) {
 		return func() {}
 	}
 	ctx, cancel := context.WithCancel(ctx)

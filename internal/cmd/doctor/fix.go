@@ -5,8 +5,8 @@ import (
 
 	"github.com/plasmodium/pm/internal/check"
 	"github.com/plasmodium/pm/internal/cmdutil"
+	"github.com/plasmodium/pm/internal/ops"
 	"github.com/plasmodium/pm/internal/store"
-	"github.com/plasmodium/pm/internal/supervisor"
 )
 
 // fix is pm doctor --fix after the check: the repair of a stranded agent
@@ -32,18 +32,18 @@ func fix(f *cmdutil.Factory, s *store.Store, found []check.Finding) ([]string, e
 	}
 	var out []string
 	if here {
-		switch {
-		case f.Getenv("PM_NO_SUPERVISOR") != "":
-			out = append(out, "PM_NO_SUPERVISOR is set: no supervisor started; unset it and run pm doctor --fix again")
-		default:
-			l, err := f.Launcher(s)
-			if err != nil {
-				return nil, err
-			}
-			if err := supervisor.Ensure(l); err != nil {
-				return nil, err
-			}
+		l, err := f.Launcher(s)
+		if err != nil {
+			return nil, err
+		}
+		runs, err := ops.EnsureSupervisor(l, f.Getenv)
+		if err != nil {
+			return nil, err
+		}
+		if runs {
 			out = append(out, "this machine's supervisor runs (started if it was not): it respawns the stranded agents still wanted and records the others ended")
+		} else {
+			out = append(out, "PM_NO_SUPERVISOR is set: no supervisor started; unset it and run pm doctor --fix again")
 		}
 	}
 	return append(out, workers...), nil

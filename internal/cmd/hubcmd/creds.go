@@ -15,7 +15,7 @@ import (
 )
 
 // AccountsDir is the authority of a hub run with --accounts, in its store.
-func AccountsDir(store string) string { return filepath.Join(store, "accounts") }
+func AccountsDir(store string) string { return filepath.Join(store, hubauth.Dir) }
 
 // credsOptions are the inputs of pm hub creds.
 type credsOptions struct {
@@ -76,12 +76,12 @@ func runCreds(f *cmdutil.Factory, o credsOptions) error {
 		return errs.NotFoundf("start the hub with pm hub --accounts --store "+store+" first, or name its store with --store",
 			"no hub with accounts in %s", store)
 	}
-	a, err := hubauth.Open(dir)
+	// With the resolver of this node's hub: a revocation keeps those it
+	// learned from the others.
+	a, err := hubauth.OpenStore(store)
 	if err != nil {
 		return err
 	}
-	// A revocation keeps those this node's hub learned from the others.
-	a.Resolver = filepath.Join(store, hubauth.ResolverDir)
 	switch {
 	case o.List:
 		return listCreds(f, a, o.Project)

@@ -27,21 +27,31 @@ type HubFlags struct {
 	URL, Project, Creds, NKey, User, TLSCA, TLSCert, TLSKey string
 }
 
+// credential is the credentials file pm init was given, read once: the
+// bytes whose project was checked are the ones kept (keepCreds), never a
+// second read of a file that may have changed in between.
+type credential struct {
+	data    []byte
+	project string // the project pm hub creds issued it for; "" for another NATS credential
+}
+
 // storeConfig turns the flags into the store section, files made absolute
-// (config.json holds absolute paths, valid from any directory).
-func (h HubFlags) storeConfig() (config.Store, error) {
+// (config.json holds absolute paths, valid from any directory), and reads
+// the credentials file once.
+func (h HubFlags) storeConfig() (config.Store, credential, error) {
 	s := config.Store{URL: h.URL, Project: h.Project, User: h.User}
+	var cred credential
 	if h.URL == "" {
 		if h != (HubFlags{}) {
-			return s, errs.Usagef("pm init --store nats://HOST:4222 [--project NAME] ...", "--project, --creds, --nkey, --user and --tls-* go with --store")
+			return s, cred, errs.Usagef("pm init --store nats://HOST:4222 [--project NAME] ...", "--project, --creds, --nkey, --user and --tls-* go with --store")
 		}
-		return s, nil
+		return s, cred, nil
 	}
 	if err := config.CheckStoreURL(h.URL); err != nil {
-		return s, errs.Usagef("give the hub as --store nats://HOST:4222 (several: nats://a:4222,nats://b:4222)", "--store %v", err)
+		return s, cred, errs.Usagef("give the hub as --store nats://HOST:4222 (several: nats://a:4222,nats://b:4222)", "--store %v", err)
 	}
 	if h.Project != "" && !config.ValidProject(h.Project) {
-		return s, errs.Usagef("give the name pm init --store printed on the first machine", "--project %q is not a project name (lower-case letters, digits and dashes)", h.Project)
+		return s, cred, errs.Usagef("give the name pm init --store printed on the first machine", "--project %q is not a project name (lower-case letters, digits and dashes)", h.Project)
 	}
 	for _, f := range []struct {
 		flag string
@@ -53,18 +63,22 @@ func (h HubFlags) storeConfig() (config.Store, error) {
 		}
 		abs, err := filepath.Abs(f.in)
 		if err != nil {
-			return s, errs.Usagef("give "+f.flag+" a file path", "%s %q: %v", f.flag, f.in, err)
+			return s, cred, errs.Usagef("give "+f.flag+" a file path", "%s %q: %v", f.flag, f.in, err)
 		}
 		*f.out = abs
 	}
 	if s.Creds != "" {
 		// A credential pm hub creds issued is for one project: that one.
-		p, err := hubauth.ProjectOf(s.Creds)
-		if err != nil {
-			return s, errs.Usagef("give --creds the credentials file pm hub creds wrote (or one of your NATS cluster's)", "--creds: %v", err)
+		var err error
+		if cred.data, err = os.ReadFile(s.Creds); err == nil {
+			cred.project, err = hubauth.ProjectIn(cred.data)
 		}
+		if err != nil {
+			return s, cred, errs.Usagef("give --creds the credentials file pm hub creds wrote (or one of your NATS cluster's)", "--creds %s: %v", h.Creds, err)
+		}
+		p := cred.project
 		if p != "" && s.Project != "" && s.Project != p {
-			return s, errs.Usagef("pm init --store "+h.URL+" --creds "+h.Creds+" (it joins project "+p+")",
+			return s, cred, errs.Usagef("pm init --store "+h.URL+" --creds "+h.Creds+" (it joins project "+p+")",
 				"--creds %s is a credential for project %s, not %s", h.Creds, p, s.Project)
 		}
 		if p != "" {
@@ -73,16 +87,16 @@ func (h HubFlags) storeConfig() (config.Store, error) {
 	}
 	// The section as config.json will hold it must load: the same checks.
 	if err := config.CheckStore(withProject(s)); err != nil {
-		return s, errs.Usagef(config.ConfigTry(err, "config.json"), "%v", err)
+		return s, cred, errs.Usagef(config.ConfigTry(err, "config.json"), "%v", err)
 	}
-	return s, nil
+	return s, cred, nil
 }
 
 // onHub makes (or, with --project, joins) the project on the hub, before
 // anything is written here: a hub that cannot be reached, refuses the
 // credentials or lacks the project leaves this directory as it was.
 // It returns the section config.json gets.
-func onHub(f *cmdutil.Factory, dir string, s config.Store) (config.Store, bool, error) {
+func onHub(f *cmdutil.Factory, dir string, s config.Store, cred credential) (config.Store, bool, error) {
 	ctx, cancel := context.WithTimeout(f.Context, dialWait)
 	defer cancel()
 	c, err := natsx.Dial(ctx, withProject(s), f.Getenv)
@@ -91,7 +105,7 @@ func onHub(f *cmdutil.Factory, dir string, s config.Store) (config.Store, bool, 
 	}
 	defer c.Close()
 	joined := s.Project != ""
-	if p, _ := hubauth.ProjectOf(s.Creds); joined && s.Creds != "" && p == s.Project {
+	if joined && cred.project == s.Project {
 		// With a credential for the project's own account (pm hub
 		// creds), the first machine to join makes the project there
 		// (the account is the project's, its name no typo); machines
@@ -175,19 +189,12 @@ const CredsFile = "hub.creds"
 // copy: the file the person brought may sit anywhere an agent can read.
 // Another credentials file (a NATS cluster of the user's) is left where
 // it is named.
-func keepCreds(root string, s config.Store) (config.Store, error) {
-	if s.Creds == "" {
+func keepCreds(root string, s config.Store, cred credential) (config.Store, error) {
+	if cred.project == "" {
 		return s, nil
-	}
-	if p, err := hubauth.ProjectOf(s.Creds); err != nil || p == "" {
-		return s, nil
-	}
-	b, err := os.ReadFile(s.Creds)
-	if err != nil {
-		return s, err
 	}
 	dst := filepath.Join(root, CredsFile)
-	if err := lockedfile.WriteAtomicMode(dst, b, 0o600); err != nil {
+	if err := lockedfile.WriteAtomicMode(dst, cred.data, 0o600); err != nil {
 		return s, errs.Failf("check that "+root+" is writable", "keep the credential: %v", err)
 	}
 	s.Creds = dst

@@ -61,7 +61,7 @@ func run(f *cmdutil.Factory, o Options) error {
 			return config.SetPreset("", o.Agent) // the usage error, before anything is created
 		}
 	}
-	hub, err := o.Hub.storeConfig()
+	hub, cred, err := o.Hub.storeConfig()
 	if err != nil {
 		return err
 	}
@@ -71,7 +71,7 @@ func run(f *cmdutil.Factory, o Options) error {
 		}
 	} else if hub.Remote() {
 		// On the hub first: refused there, nothing is written here.
-		if hub, joined, err = onHub(f, o.Dir, hub); err != nil {
+		if hub, joined, err = onHub(f, o.Dir, hub, cred); err != nil {
 			return err
 		}
 	}
@@ -80,7 +80,7 @@ func run(f *cmdutil.Factory, o Options) error {
 		return err
 	}
 	if created && hub.Remote() {
-		if hub, err = keepCreds(root, hub); err != nil {
+		if hub, err = keepCreds(root, hub, cred); err != nil {
 			return err
 		}
 		if err := config.SetStore(root, hub); err != nil {

@@ -101,18 +101,30 @@ func (h *Hubs) start() {
 // Start (re)starts node i with its store as it was.
 func (h *Hubs) Start(i int) {
 	h.t.Helper()
-	n, err := hub.Start(h.cfgs[i])
-	if err != nil {
-		h.t.Fatalf("start hub %s: %v", h.cfgs[i].Name, err)
-	}
 	// A restarted node listens where it did, as a node restarted on its
 	// machine does: a client that lists it (or waits to reconnect to it)
 	// finds it again. Its route port is fixed from the start.
+	if err := h.TryStart(i); err != nil {
+		h.t.Fatalf("start hub %s: %v", h.cfgs[i].Name, err)
+	}
+}
+
+// TryStart (re)starts node i as Start does, returning the error of a
+// start that fails rather than failing the test.
+func (h *Hubs) TryStart(i int) error {
+	n, err := hub.Start(h.cfgs[i])
+	if err != nil {
+		return err
+	}
 	if u, err := url.Parse(n.ClientURL()); err == nil {
 		h.cfgs[i].Listen = u.Host
 	}
 	h.Nodes[i] = n
+	return nil
 }
+
+// Store is node i's store directory.
+func (h *Hubs) Store(i int) string { return h.cfgs[i].StoreDir }
 
 // Stop shuts node i down (its store stays).
 func (h *Hubs) Stop(i int) {

@@ -20,7 +20,7 @@ func Run(f *cmdutil.Factory, o hubcmd.Options, _ []string) error {
 	}
 	auth := hub.Auth{User: o.User, NKeys: o.NKeys, TLSCert: o.TLSCert, TLSKey: o.TLSKey, TLSCA: o.TLSCA}
 	if o.Accounts {
-		auth.Accounts = hubcmd.AccountsDir(store)
+		auth.Accounts = true
 		auth.NewAccounts = o.NewAccounts
 	} else if _, err := os.Stat(filepath.Join(hubcmd.AccountsDir(store), "operator.jwt")); err == nil {
 		// Credentials from pm hub creds are not accepted by a hub with
