@@ -248,15 +248,40 @@ func lockRepository(dir string) (unlock func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("gitx: lock repository: %w", err)
 	}
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-		if err != syscall.EINTR {
-			break
-		}
-	}
-	if err != nil {
+	if err := flock(f, syscall.LOCK_EX); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("gitx: lock repository: %w", err)
 	}
 	return func() { f.Close() }, nil
+}
+
+// lockMirror holds flock(2) on the lock file of pm's mirror of a remote
+// (MIRROR.lock, beside it) until the returned function runs: exclusive
+// for a fetch, which writes the mirror's refs and may swap a fresh mirror
+// in; shared for a push, which runs git in the mirror and writes nothing
+// there. Two pm processes never swap mirrors over each other, nor remove
+// the one the other's git runs in.
+func lockMirror(mirror string, how int) (unlock func(), err error) {
+	if err := os.MkdirAll(filepath.Dir(mirror), 0o700); err != nil {
+		return nil, fmt.Errorf("gitx: lock %s: %w", mirror, err)
+	}
+	f, err := os.OpenFile(mirror+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("gitx: lock %s: %w", mirror, err)
+	}
+	if err := flock(f, how); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("gitx: lock %s: %w", mirror, err)
+	}
+	return func() { f.Close() }, nil
+}
+
+// flock takes flock(2) of kind how on f, waiting for it.
+func flock(f *os.File, how int) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), how)
+		if err != syscall.EINTR {
+			return err
+		}
+	}
 }
