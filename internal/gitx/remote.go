@@ -624,25 +624,67 @@ func (q ancestry) pending(flags map[plumbing.Hash]uint8, stale uint8) bool {
 	return false
 }
 
-// Delete removes the remote's branch ref if it still is at old (a
-// compare-and-set like Push).
-func (r Remote) Delete(ref, old string) error {
-	if !strings.HasPrefix(ref, "refs/heads/") || !plumbing.IsHash(old) {
-		return fmt.Errorf("gitx: delete %s at %q: not a branch and a commit", ref, old)
+// Delete removes the remote's branch refs (refs/heads/NAME → the tip it
+// must still be at), each by a compare-and-set like Push, all in one push:
+// one git process and one connection however many. It returns the refs
+// deleted; one that moved meanwhile (ErrStale for it alone) is left and
+// not an error. A push that fails otherwise is the error, classified like
+// a fetch's.
+func (r Remote) Delete(old map[string]string) ([]string, error) {
+	if len(old) == 0 {
+		return nil, nil
 	}
+	refs := make([]string, 0, len(old))
+	for ref, tip := range old {
+		if !strings.HasPrefix(ref, "refs/heads/") || !plumbing.IsHash(tip) || strings.ContainsAny(ref, " \t\n:") {
+			return nil, fmt.Errorf("gitx: delete %s at %q: not a branch and a commit", ref, tip)
+		}
+		refs = append(refs, ref)
+	}
+	sort.Strings(refs)
 	unlock, err := r.pushLock()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer unlock()
-	out, err := r.git("push", "--porcelain", "--no-verify", "--quiet", "--force-with-lease="+ref+":"+old, "--", r.URL, ":"+ref)
-	if err != nil && (strings.Contains(out, "stale info") || strings.Contains(err.Error(), "stale info")) {
-		return fmt.Errorf("%w: %s", ErrStale, ref)
+	args := []string{"push", "--porcelain", "--no-verify", "--quiet"}
+	for _, ref := range refs {
+		args = append(args, "--force-with-lease="+ref+":"+old[ref])
 	}
-	if err != nil {
-		return classify(err)
+	args = append(args, "--", r.URL)
+	for _, ref := range refs {
+		args = append(args, ":"+ref)
 	}
-	return nil
+	out, err := r.git(args...)
+	if err == nil {
+		return refs, nil // --quiet: the lines are printed only when one is refused
+	}
+	deleted, stale, other := porcelain(out)
+	if len(stale) > 0 && len(other) == 0 {
+		return deleted, nil // each refused one moved meanwhile: left to whoever moved it
+	}
+	return deleted, classify(err)
+}
+
+// porcelain reads git push --porcelain's lines: the refs deleted or
+// updated, those refused as stale, and those refused otherwise.
+func porcelain(out string) (done, stale, other []string) {
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) < 3 || len(f[0]) != 1 {
+			continue
+		}
+		_, ref, _ := strings.Cut(f[1], ":")
+		switch {
+		case f[0] == "!" && strings.Contains(f[2], "stale info"):
+			stale = append(stale, ref)
+		case f[0] == "!":
+			other = append(other, ref)
+		default:
+			done = append(done, ref)
+		}
+	}
+	return done, stale, other
 }
 
 // DropRef deletes one of pm's own refs (refs/pm/...), such as the fetched

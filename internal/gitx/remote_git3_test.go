@@ -132,7 +132,9 @@ func TestPushIsOneGit(t *testing.T) {
 	if got := runs(t, log); len(got) != 1 || !strings.Contains(got[0], " push ") {
 		t.Fatalf("a push ran %d git processes: %q", len(got), got)
 	}
-	must(t, r.Delete("refs/heads/pm/tk-1", res.Hash))
+	if gone, err := r.Delete(map[string]string{"refs/heads/pm/tk-1": res.Hash}); err != nil || len(gone) != 1 {
+		t.Fatalf("delete = %v, %v", gone, err)
+	}
 	if got := runs(t, log); len(got) != 1 || !strings.Contains(got[0], " push ") {
 		t.Fatalf("a deletion ran %d git processes: %q", len(got), got)
 	}
@@ -143,6 +145,40 @@ func TestPushIsOneGit(t *testing.T) {
 	must(t, err)
 	if tips["refs/heads/pm/tk-1"] != "" || tips["refs/heads/main"] != main {
 		t.Fatalf("tips fetched after the push and deletion: %v", tips)
+	}
+}
+
+// Many branches are deleted by one push, each by its own compare-and-set:
+// one that moved meanwhile stays on the remote and is no error.
+func TestDeleteManyIsOnePush(t *testing.T) {
+	bare, clone, p := remoteSetup(t)
+	r, err := RemoteOf(p, "origin", filepath.Join(t.TempDir(), "mirror"))
+	must(t, err)
+	main := run(t, bare, "rev-parse", "main")
+	write(t, clone, "a.txt", "a\n")
+	res, err := Commit(clone, stateDir, "a", testNow)
+	must(t, err)
+	old := map[string]string{}
+	for i := range 30 {
+		ref := fmt.Sprintf("refs/heads/pm/tk-%d", i)
+		run(t, clone, "push", "-q", "origin", main+":"+ref)
+		old[ref] = main
+	}
+	run(t, clone, "push", "-q", "-f", "origin", res.Hash+":refs/heads/pm/tk-7") // moved by another machine
+	log := gitLog(t)
+	gone, err := r.Delete(old)
+	if err != nil || len(gone) != 29 {
+		t.Fatalf("delete of 30, one moved = %d deleted, %v", len(gone), err)
+	}
+	if got := runs(t, log); len(got) != 1 {
+		t.Fatalf("the deletion ran %d git processes, want 1", len(got))
+	}
+	if left := run(t, bare, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/pm"); left != "refs/heads/pm/tk-7 "+res.Hash {
+		t.Fatalf("left on the remote: %q", left)
+	}
+	gone, err = r.Delete(map[string]string{"refs/heads/pm/tk-7": main})
+	if err != nil || len(gone) != 0 {
+		t.Fatalf("delete of a moved branch alone = %v, %v; want none and no error", gone, err)
 	}
 }
 
