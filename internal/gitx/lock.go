@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/plasmodium/pm/internal/driver"
 )
@@ -260,8 +261,10 @@ func lockRepository(dir string) (unlock func(), err error) {
 // for a fetch, which writes the mirror's refs and may swap a fresh mirror
 // in; shared for a push, which runs git in the mirror and writes nothing
 // there. Two pm processes never swap mirrors over each other, nor remove
-// the one the other's git runs in.
-func lockMirror(mirror string, how int) (unlock func(), err error) {
+// the one the other's git runs in. It waits at most wait (the caller's
+// bound of a git run: a kill bounded by git.remote_timeout does not wait
+// out another process's longer fetch); a lock got after that is let go.
+func lockMirror(mirror string, how int, wait time.Duration) (unlock func(), err error) {
 	if err := os.MkdirAll(filepath.Dir(mirror), 0o700); err != nil {
 		return nil, fmt.Errorf("gitx: lock %s: %w", mirror, err)
 	}
@@ -269,11 +272,21 @@ func lockMirror(mirror string, how int) (unlock func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("gitx: lock %s: %w", mirror, err)
 	}
-	if err := flock(f, how); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("gitx: lock %s: %w", mirror, err)
+	got := make(chan error, 1)
+	go func() { got <- flock(f, how) }()
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case err := <-got:
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("gitx: lock %s: %w", mirror, err)
+		}
+		return func() { f.Close() }, nil
+	case <-timer.C:
+		go func() { <-got; f.Close() }()
+		return nil, fmt.Errorf("gitx: %s: another pm process has been fetching for %s", mirror, wait)
 	}
-	return func() { f.Close() }, nil
 }
 
 // flock takes flock(2) of kind how on f, waiting for it.

@@ -337,7 +337,7 @@ func remoteEnv(mirror, objects string) []string {
 // processes fetching the same remote take turns, so neither swaps a fresh
 // mirror over the other's, nor removes the one the other's git runs in.
 func (r Remote) Fetch() (map[string]string, error) {
-	unlock, err := lockMirror(r.Mirror, syscall.LOCK_EX)
+	unlock, err := lockMirror(r.Mirror, syscall.LOCK_EX, r.timeout())
 	if err != nil {
 		return nil, err
 	}
@@ -483,7 +483,7 @@ func (r Remote) Push(ref, old, next string) error {
 // pushLock holds the mirror's lock shared (a fetch's fresh mirror is not
 // swapped in under a push's git) with the mirror made.
 func (r Remote) pushLock() (func(), error) {
-	unlock, err := lockMirror(r.Mirror, syscall.LOCK_SH)
+	unlock, err := lockMirror(r.Mirror, syscall.LOCK_SH, r.timeout())
 	if err != nil {
 		return nil, err
 	}

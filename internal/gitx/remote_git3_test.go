@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -305,5 +306,28 @@ func TestRemoteTimeoutIsTheCallers(t *testing.T) {
 	_, err = r.Fetch()
 	if !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), "no answer") {
 		t.Fatalf("fetch from a remote that never answers = %v, want ErrUnreachable (no answer)", err)
+	}
+}
+
+// A fetch waits for another process's hold of the mirror at most its own
+// timeout (a kill bounded by git.remote_timeout does not wait out a longer
+// fetch elsewhere), and a hold it got too late is let go: the next fetch
+// works.
+func TestMirrorLockWaitIsBounded(t *testing.T) {
+	bare, _, p := remoteSetup(t)
+	mirror := filepath.Join(t.TempDir(), "mirror")
+	r, err := RemoteOf(p, "origin", mirror)
+	must(t, err)
+	unlock, err := lockMirror(mirror, syscall.LOCK_EX, time.Minute)
+	must(t, err)
+	busy := r
+	busy.Timeout = time.Second
+	if _, err := busy.Fetch(); err == nil || !strings.Contains(err.Error(), "another pm process") {
+		t.Fatalf("fetch while another process holds the mirror = %v", err)
+	}
+	unlock()
+	tips, err := r.Fetch()
+	if err != nil || tips["refs/heads/main"] != run(t, bare, "rev-parse", "main") {
+		t.Fatalf("fetch once the mirror is free = %v, %v", tips, err)
 	}
 }
