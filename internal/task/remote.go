@@ -2,6 +2,7 @@ package task
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -179,9 +180,10 @@ func (m *machine) fetch(r gitx.Remote, what string) (map[string]string, error) {
 }
 
 // tidyWarning says, once per remote and command, that tidying r (deleting
-// killed or merged tasks' branches) failed, with what to do: the command
-// goes on, and the next command that reaches the remote deletes them.
-func (m *machine) tidyWarning(r gitx.Remote, err error) {
+// what, killed or merged tasks' branches) failed, with what to do: the
+// command goes on, and the next command that reaches the remote deletes
+// them.
+func (m *machine) tidyWarning(r gitx.Remote, what string, err error) {
 	if m.warned[r.Name] {
 		return
 	}
@@ -193,7 +195,7 @@ func (m *machine) tidyWarning(r gitx.Remote, err error) {
 	if m.timeout > 0 && strings.Contains(err.Error(), "no answer from") {
 		try += ", or give it longer (pm config set git.remote_timeout 1m; now " + m.timeout.String() + ")"
 	}
-	m.s.Warnf("could not delete killed or merged tasks' branches from %s: %v (the next pm task, done, merge or kill that reaches it deletes them)\nTry: %s", r.Name, err, try)
+	m.s.Warnf("remove %s from %s: %v (the next pm task, done, merge or kill that reaches %s deletes it)\nTry: %s", what, r.Name, err, r.Name, try)
 }
 
 // pushed notes this command's push of ref to hash ("" : deleted).
@@ -499,7 +501,7 @@ func remoteTips(m *machine, lt *store.Task) (gitx.Remote, map[string]string, boo
 	}
 	tips, err := m.fetched(r, "try again")
 	if err != nil {
-		m.tidyWarning(r, err)
+		m.tidyWarning(r, lt.Worktree.Branch, err)
 		return r, nil, false
 	}
 	return r, tips, true
@@ -544,7 +546,11 @@ func (m *machine) pushDrops() {
 			m.pushed(r, ref, "")
 		}
 		if err != nil {
-			m.tidyWarning(r, err)
+			what := strings.Join(refs[:min(len(refs), 3)], ", ")
+			if len(batch) > 3 {
+				what += fmt.Sprintf(" and %d more", len(batch)-3)
+			}
+			m.tidyWarning(r, what, err)
 		}
 	}
 }
