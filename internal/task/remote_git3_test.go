@@ -296,3 +296,35 @@ func TestKillRestartFetchesOnce(t *testing.T) {
 		t.Fatalf("the killed subtask's branch is left on the remote: %s", left)
 	}
 }
+
+// remoteCopy, the one helper pm diff reads the remote's branches through
+// (it was two, fetchInto and fetchBranch): pm's ref of the branch at the
+// remote's tip, else at orElse, else none.
+func TestRemoteCopy(t *testing.T) {
+	rp := newRemoteProject(t, nil)
+	tk := rp.task(t, store.TaskActive, "")
+	gitTB(t, rp.p.WorkTree, "push", "-q", "origin", rp.base+":"+tk.Worktree.Branch)
+	m := here(rp.s)
+	lt, err := m.local(tk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		branch, orElse, want, at string
+	}{
+		{tk.Worktree.Branch, "", tracking("origin", tk.Worktree.Branch), rp.base},                    // on the remote
+		{"refs/heads/pm/tk-000000", rp.base, tracking("origin", "refs/heads/pm/tk-000000"), rp.base}, // not there: orElse
+		{"refs/heads/pm/tk-111111", "", "", ""},                                                      // neither
+	} {
+		ref, err := remoteCopy(m, lt, c.branch, c.orElse)
+		if err != nil || ref != c.want {
+			t.Errorf("remoteCopy(%s, %q) = %q, %v; want %q", c.branch, c.orElse, ref, err, c.want)
+			continue
+		}
+		if ref != "" {
+			if got := gitTB(t, rp.p.WorkTree, "rev-parse", ref); got != c.at {
+				t.Errorf("%s at %s, want %s", ref, got, c.at)
+			}
+		}
+	}
+}
