@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -196,33 +198,24 @@ func stalledRemote(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var mu sync.Mutex
 	var conns []net.Conn
-	accepted := make(chan net.Conn)
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
-				close(accepted)
 				return
 			}
-			accepted <- c
-		}
-	}()
-	go func() {
-		for c := range accepted {
+			mu.Lock()
 			conns = append(conns, c) // held open, never answered
-			go func() {
-				buf := make([]byte, 4096)
-				for {
-					if _, err := c.Read(buf); err != nil {
-						return
-					}
-				}
-			}()
+			mu.Unlock()
+			go io.Copy(io.Discard, c)
 		}
 	}()
 	t.Cleanup(func() {
 		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
 		for _, c := range conns {
 			c.Close()
 		}
