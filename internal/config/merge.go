@@ -1,6 +1,9 @@
 package config
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Isolation values (config isolation).
 const (
@@ -22,6 +25,28 @@ type GitConfig struct {
 	// go through (default "origin"; "none": never, worktrees and merges stay
 	// on the machine that made the task).
 	Remote string `json:"remote,omitempty"`
+	// RemoteTimeout bounds each git run against the remote that only
+	// tidies up, which a command goes on without: the fetch and the
+	// branch deletions of pm kill and pm reset, and the deletions of
+	// killed and merged tasks' branches any command makes ("20s" by
+	// default; from 1s to 10m). The fetch and pushes that move work (pm
+	// task, done, merge, diff) keep git's own 2 minutes.
+	RemoteTimeout string `json:"remote_timeout,omitempty"`
+}
+
+// DefaultGitRemoteTimeout is git.remote_timeout's default.
+const DefaultGitRemoteTimeout = 20 * time.Second
+
+// git.remote_timeout's bounds: a remote needs a second to answer at all,
+// and a kill must not wait longer than a fetch of work does.
+const (
+	minGitRemoteTimeout = time.Second
+	maxGitRemoteTimeout = 10 * time.Minute
+)
+
+// GitRemoteTimeout is git.remote_timeout as a duration.
+func (c Config) GitRemoteTimeout() time.Duration {
+	return durationOr(c.Git.RemoteTimeout, DefaultGitRemoteTimeout)
 }
 
 // DefaultGitRemote is git.remote's default.
@@ -39,10 +64,16 @@ func (c Config) GitRemote() string {
 	return c.Git.Remote
 }
 
-// validateGit checks isolation, merge.review and git.remote.
+// validateGit checks isolation, merge.review, git.remote and
+// git.remote_timeout.
 func (c Config) validateGit(path string) error {
 	if r := c.Git.Remote; r != "" && !validRemoteName(r) {
 		return fmt.Errorf("%s: git.remote is %q; want a git remote's name (letters, digits, '.', '_', '-') or \"none\"", path, r)
+	}
+	if t := c.Git.RemoteTimeout; t != "" {
+		if d, err := time.ParseDuration(t); err != nil || d < minGitRemoteTimeout || d > maxGitRemoteTimeout {
+			return fmt.Errorf("%s: git.remote_timeout is %q; want a duration from 1s to 10m, such as \"20s\"", path, t)
+		}
 	}
 	switch c.Isolation {
 	case "", IsolationWorktree, IsolationNone:

@@ -50,7 +50,7 @@
 //     (pinned.go): a .git that since became a gitdir: file or a link, leads
 //     elsewhere, or is another directory is a *MovedError, nothing written.
 //   - No command a repository names ever runs: gitx never starts the git
-//     binary but for Remote's fetch, push and mirror refs, so no hook, fsmonitor,
+//     binary but for Remote's fetch and push, so no hook, fsmonitor,
 //     filter, textconv, pager or credential helper; GIT_DIR and the like
 //     are ignored. Files read from the work
 //     tree or .git are opened non-blocking and must be regular (a FIFO
@@ -92,21 +92,29 @@
 //     as GIT_OBJECT_DIRECTORY: nothing in the repository's config, hooks or
 //     refs steers that git; the environment is scrubbed of GIT_* but the
 //     user's config-file and ssh choices; nothing can prompt (no terminal,
-//     GIT_TERMINAL_PROMPT=0, no askpass); each run is bounded.
-//   - Remote.Fetch, Push and Delete (and, after a push or deletion that
-//     took, an update-ref of the mirror's own ref) are the only git pm
-//     runs, all in that mirror.
+//     GIT_TERMINAL_PROMPT=0, no askpass); each run is bounded by
+//     Remote.Timeout (DefaultTimeout when unset; the caller's setting, e.g.
+//     git.remote_timeout for a kill's or a reset's deletions) and is then
+//     ErrUnreachable.
+//   - Remote.Fetch, Push and Delete are the only git pm runs, one git
+//     process each, all in that mirror.
 //   - RemoteOf reads the URL from the raw repository config (no insteadOf
 //     rewrite) and refuses one that runs a command (ext::, fd::, a remote
 //     helper, a leading dash). It only reads: the mirror is made and
 //     seeded by the first fetch.
-//   - The mirror's refs are the remote's branches as this machine last
-//     knew them (its last fetch, its own pushes and deletions since):
-//     Remote.Tips reads them as files, no git, no network.
+//   - The mirror's refs are the remote's branches as its last fetch left
+//     them, read as files (no second git process) for the fetch's result.
+//     A push does not write them: the one record of what a command pushed
+//     since its fetch is its caller's (internal/task's machine).
 //   - A fetch that fails for want of reaching the remote (ErrUnreachable)
 //     or of credentials (ErrDenied) keeps the mirror; any other failure
 //     fetches again into a fresh mirror, which replaces the old one only
-//     if it works.
+//     if it works. ErrDenied is git's, ssh's or the forge's own wording of
+//     a refusal, read from all git said; a file of this machine git cannot
+//     read or write ("Permission denied" alone) is not one.
+//   - A fetch holds flock(2) on MIRROR.lock exclusively, a push or deletion
+//     shared: pm processes take turns at a mirror's refresh, and a fresh
+//     mirror is never swapped over another's or under a running git.
 //   - Push and Delete are compare-and-sets (--force-with-lease=REF:OLD):
 //     ErrStale when the remote's branch is not at OLD, and nothing moved.
 //   - IsAncestor walks from both commits, newest first, and stops below

@@ -61,15 +61,20 @@ func (e *remoteError) Is(target error) bool { return target == e.kind }
 // branch first (fetch and try again).
 var ErrStale = errors.New("the remote branch moved meanwhile")
 
-// remoteTimeout bounds one git fetch or push (an unreachable host that
-// does not refuse the connection).
-const remoteTimeout = 2 * time.Minute
+// DefaultTimeout bounds one git fetch or push (an unreachable host that
+// does not refuse the connection) when the Remote sets no Timeout of its
+// own.
+const DefaultTimeout = 2 * time.Minute
 
 // Remote is a repository's git remote as pm talks to it.
 type Remote struct {
-	Name    string // the remote's name in the repository's config (origin)
-	URL     string // remote.NAME.url
-	Mirror  string // pm's mirror directory: a bare git dir holding the remote's branches
+	Name   string // the remote's name in the repository's config (origin)
+	URL    string // remote.NAME.url
+	Mirror string // pm's mirror directory: a bare git dir holding the remote's branches
+	// Timeout bounds each git run against the remote (0: DefaultTimeout):
+	// a remote that takes the connection and never answers is
+	// ErrUnreachable once it has passed.
+	Timeout time.Duration
 	objects string
 	repo    Pin // the checkout, whose remote-tracking refs seed a new mirror
 }
@@ -228,10 +233,25 @@ func (r Remote) ensureMirror() error {
 	return writeAtomic(filepath.Join(r.Mirror, "config"), []byte(mirrorConfig))
 }
 
+// timeout is r's bound of one git run.
+func (r Remote) timeout() time.Duration {
+	if r.Timeout > 0 {
+		return r.Timeout
+	}
+	return DefaultTimeout
+}
+
+// gitError is a failed git run: its message is git's last lines, bounded;
+// classify reads the whole of what git said (ssh's refusal comes before
+// git's own lines, which push it out of the last ones).
+type gitError struct{ msg, said string }
+
+func (e *gitError) Error() string { return e.msg }
+
 // git runs git with args in r's mirror, its environment scrubbed of every
 // GIT_* variable but those that choose the user's own config files and ssh.
 func (r Remote) git(args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), remoteTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), r.timeout())
 	defer cancel()
 	full := append([]string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "gc.auto=0",
 		"-c", "maintenance.auto=false", "-c", "protocol.ext.allow=never", "-c", "credential.interactive=false"}, args...)
@@ -245,14 +265,14 @@ func (r Remote) git(args ...string) (string, error) {
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		return out.String(), fmt.Errorf("git %s: no answer from %s within %s", args[0], r.URL, remoteTimeout)
+		return out.String(), fmt.Errorf("git %s: no answer from %s within %s", args[0], r.URL, r.timeout())
 	}
 	if err != nil {
 		msg := strings.TrimSpace(errb.String())
 		if msg == "" {
 			msg = err.Error()
 		}
-		return out.String(), fmt.Errorf("git %s %s: %s", args[0], r.URL, lastLines(msg, 4))
+		return out.String(), &gitError{msg: fmt.Sprintf("git %s %s: %s", args[0], r.URL, lastLines(msg, 4)), said: msg}
 	}
 	return out.String(), nil
 }
@@ -312,42 +332,78 @@ func remoteEnv(mirror, objects string) []string {
 // gc of the repository): the fetch is made again into a fresh mirror
 // beside it, and only when that one works does it replace the old one;
 // otherwise the old one stays and the first error is returned.
+//
+// The whole fetch holds the mirror's lock (lockMirror) exclusively: two pm
+// processes fetching the same remote take turns, so neither swaps a fresh
+// mirror over the other's, nor removes the one the other's git runs in.
 func (r Remote) Fetch() (map[string]string, error) {
+	unlock, err := lockMirror(r.Mirror, syscall.LOCK_EX, r.timeout())
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	tips, err := r.fetch()
 	if err == nil || errors.Is(err, ErrUnreachable) || errors.Is(err, ErrDenied) {
 		return tips, err
 	}
 	fresh := r
 	fresh.Mirror = r.Mirror + ".fresh"
-	os.RemoveAll(fresh.Mirror)
+	removeMirror(fresh.Mirror) // a killed fetch's
 	tips, ferr := fresh.fetch()
 	if ferr != nil {
-		os.RemoveAll(fresh.Mirror)
+		removeMirror(fresh.Mirror)
 		return nil, err
 	}
 	old := r.Mirror + ".old"
-	os.RemoveAll(old)
+	removeMirror(old)
 	if rerr := os.Rename(r.Mirror, old); rerr != nil && !os.IsNotExist(rerr) {
-		os.RemoveAll(fresh.Mirror)
+		removeMirror(fresh.Mirror)
 		return nil, err
 	}
 	if rerr := os.Rename(fresh.Mirror, r.Mirror); rerr != nil {
 		return nil, rerr
 	}
-	os.RemoveAll(old)
+	removeMirror(old)
 	return tips, nil
 }
 
+// removeMirror removes a mirror directory of pm's own, its directories'
+// modes first made this user's (a mirror whose modes kept git from writing
+// it is what a fresh one replaces). Best effort.
+func removeMirror(dir string) {
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if d != nil && d.IsDir() {
+			os.Chmod(path, 0o700)
+		}
+		return nil
+	})
+	os.RemoveAll(dir)
+}
+
+// deniedWords are git's (and ssh's, and a forge's) own words for a remote
+// that refused this machine's credentials or asked for some. A bare
+// "Permission denied" is not among them: that is also how git reports a
+// file of this machine it cannot read or write (pm's mirror, the
+// repository's objects), which no credential mends; ssh's refusal names
+// the methods it tried, "Permission denied (publickey).", or asks again.
+var deniedWords = []string{"Authentication failed", "could not read Username", "could not read Password", "terminal prompts disabled",
+	"Permission denied (", "Permission denied, please try again", "remote: Permission to ",
+	"returned error: 401", "returned error: 403", "Host key verification failed"}
+
 // classify marks git's error of reaching the remote: credentials refused
 // or asked for (ErrDenied), else no answer, no such repository or host
-// (ErrUnreachable). Any other error is returned as it is.
+// (ErrUnreachable). Any other error is returned as it is. It reads all
+// git said, not only the last lines the error shows.
 func classify(err error) error {
 	if err == nil {
 		return nil
 	}
 	s := err.Error()
-	for _, w := range []string{"Authentication failed", "could not read Username", "could not read Password", "terminal prompts disabled",
-		"Permission denied", "returned error: 401", "returned error: 403", "Host key verification failed"} {
+	var ge *gitError
+	if errors.As(err, &ge) {
+		s += "\n" + ge.said
+	}
+	for _, w := range deniedWords {
 		if strings.Contains(s, w) {
 			return &remoteError{ErrDenied, err}
 		}
@@ -370,13 +426,15 @@ func (r Remote) fetch() (map[string]string, error) {
 		"--", r.URL, "+refs/heads/*:refs/heads/*"); err != nil {
 		return nil, classify(err)
 	}
-	return r.Tips()
+	return r.tips()
 }
 
-// Tips are the remote's branches as this machine last knew them (its last
-// fetch, and its own pushes since), read from the mirror's refs as files:
-// no git process, no network. A mirror not made yet has none.
-func (r Remote) Tips() (map[string]string, error) {
+// tips are the remote's branches as the mirror's last fetch left them,
+// read from its refs as files: no git process, no network. A mirror not
+// made yet has none. A push does not write them: what a command pushed
+// since its fetch is the task machine's record (task's machine.tips), and
+// the next fetch brings the mirror up to the remote.
+func (r Remote) tips() (map[string]string, error) {
 	tips := map[string]string{}
 	if _, err := os.Stat(filepath.Join(r.Mirror, "HEAD")); os.IsNotExist(err) {
 		return tips, nil
@@ -398,17 +456,6 @@ func (r Remote) Tips() (map[string]string, error) {
 	return tips, err
 }
 
-// noted keeps the mirror's ref as pm's own push or deletion left the
-// remote's (next "": deleted), so Tips stays what this machine knows.
-// Best effort: the next fetch corrects it.
-func (r Remote) noted(ref, next string) {
-	if next == "" {
-		r.git("update-ref", "-d", ref)
-		return
-	}
-	r.git("update-ref", ref, next)
-}
-
 // Push sets the remote's branch ref (refs/heads/NAME) to commit next if it
 // still is at old ("" : it must not exist): git's compare-and-set
 // (--force-with-lease). It returns ErrStale when the remote branch moved.
@@ -418,9 +465,11 @@ func (r Remote) Push(ref, old, next string) error {
 	if !strings.HasPrefix(ref, "refs/heads/") || !plumbing.IsHash(next) || old != "" && !plumbing.IsHash(old) {
 		return fmt.Errorf("gitx: push %s %s→%s: not a branch and commits", ref, old, next)
 	}
-	if err := r.ensureMirror(); err != nil {
+	unlock, err := r.pushLock()
+	if err != nil {
 		return err
 	}
+	defer unlock()
 	out, err := r.git("push", "--porcelain", "--no-verify", "--quiet", "--force-with-lease="+ref+":"+old, "--", r.URL, next+":"+ref)
 	if err != nil {
 		if strings.Contains(out, "stale info") || strings.Contains(err.Error(), "stale info") || strings.Contains(out, "fetch first") {
@@ -428,8 +477,21 @@ func (r Remote) Push(ref, old, next string) error {
 		}
 		return classify(err)
 	}
-	r.noted(ref, next)
 	return nil
+}
+
+// pushLock holds the mirror's lock shared (a fetch's fresh mirror is not
+// swapped in under a push's git) with the mirror made.
+func (r Remote) pushLock() (func(), error) {
+	unlock, err := lockMirror(r.Mirror, syscall.LOCK_SH, r.timeout())
+	if err != nil {
+		return nil, err
+	}
+	if err := r.ensureMirror(); err != nil {
+		unlock()
+		return nil, err
+	}
+	return unlock, nil
 }
 
 // SetRef points name (a ref of pm's own, refs/pm/..., or a task branch not
@@ -562,24 +624,67 @@ func (q ancestry) pending(flags map[plumbing.Hash]uint8, stale uint8) bool {
 	return false
 }
 
-// Delete removes the remote's branch ref if it still is at old (a
-// compare-and-set like Push).
-func (r Remote) Delete(ref, old string) error {
-	if !strings.HasPrefix(ref, "refs/heads/") || !plumbing.IsHash(old) {
-		return fmt.Errorf("gitx: delete %s at %q: not a branch and a commit", ref, old)
+// Delete removes the remote's branch refs (refs/heads/NAME → the tip it
+// must still be at), each by a compare-and-set like Push, all in one push:
+// one git process and one connection however many. It returns the refs
+// deleted; one that moved meanwhile (ErrStale for it alone) is left and
+// not an error. A push that fails otherwise is the error, classified like
+// a fetch's.
+func (r Remote) Delete(old map[string]string) ([]string, error) {
+	if len(old) == 0 {
+		return nil, nil
 	}
-	if err := r.ensureMirror(); err != nil {
-		return err
+	refs := make([]string, 0, len(old))
+	for ref, tip := range old {
+		if !strings.HasPrefix(ref, "refs/heads/") || !plumbing.IsHash(tip) || strings.ContainsAny(ref, " \t\n:") {
+			return nil, fmt.Errorf("gitx: delete %s at %q: not a branch and a commit", ref, tip)
+		}
+		refs = append(refs, ref)
 	}
-	out, err := r.git("push", "--porcelain", "--no-verify", "--quiet", "--force-with-lease="+ref+":"+old, "--", r.URL, ":"+ref)
-	if err != nil && (strings.Contains(out, "stale info") || strings.Contains(err.Error(), "stale info")) {
-		return fmt.Errorf("%w: %s", ErrStale, ref)
-	}
+	sort.Strings(refs)
+	unlock, err := r.pushLock()
 	if err != nil {
-		return classify(err)
+		return nil, err
 	}
-	r.noted(ref, "")
-	return nil
+	defer unlock()
+	args := []string{"push", "--porcelain", "--no-verify", "--quiet"}
+	for _, ref := range refs {
+		args = append(args, "--force-with-lease="+ref+":"+old[ref])
+	}
+	args = append(args, "--", r.URL)
+	for _, ref := range refs {
+		args = append(args, ":"+ref)
+	}
+	out, err := r.git(args...)
+	if err == nil {
+		return refs, nil // --quiet: the lines are printed only when one is refused
+	}
+	deleted, stale, other := porcelain(out)
+	if len(stale) > 0 && len(other) == 0 {
+		return deleted, nil // each refused one moved meanwhile: left to whoever moved it
+	}
+	return deleted, classify(err)
+}
+
+// porcelain reads git push --porcelain's lines: the refs deleted or
+// updated, those refused as stale, and those refused otherwise.
+func porcelain(out string) (done, stale, other []string) {
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) < 3 || len(f[0]) != 1 {
+			continue
+		}
+		_, ref, _ := strings.Cut(f[1], ":")
+		switch {
+		case f[0] == "!" && strings.Contains(f[2], "stale info"):
+			stale = append(stale, ref)
+		case f[0] == "!":
+			other = append(other, ref)
+		default:
+			done = append(done, ref)
+		}
+	}
+	return done, stale, other
 }
 
 // DropRef deletes one of pm's own refs (refs/pm/...), such as the fetched

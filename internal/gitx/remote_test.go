@@ -261,13 +261,13 @@ func TestRemoteFetchErrorKindsAndRepair(t *testing.T) {
 	bare, _, p := remoteSetup(t)
 	r, err := RemoteOf(p, "origin", filepath.Join(t.TempDir(), "mirror"))
 	must(t, err)
-	if tips, err := r.Tips(); err != nil || len(tips) != 0 {
+	if tips, err := r.tips(); err != nil || len(tips) != 0 {
 		t.Fatalf("tips of a mirror not made yet = %v, %v", tips, err)
 	}
 	_, err = r.Fetch()
 	must(t, err)
 	main := run(t, bare, "rev-parse", "main")
-	if tips, err := r.Tips(); err != nil || tips["refs/heads/main"] != main {
+	if tips, err := r.tips(); err != nil || tips["refs/heads/main"] != main {
 		t.Fatalf("tips after a fetch = %v, %v", tips, err)
 	}
 	gone := r
@@ -275,23 +275,16 @@ func TestRemoteFetchErrorKindsAndRepair(t *testing.T) {
 	if _, err := gone.Fetch(); !errors.Is(err, ErrUnreachable) {
 		t.Fatalf("fetch from a missing remote = %v, want ErrUnreachable", err)
 	}
-	// The mirror's main at an object nowhere: git cannot use it.
-	write(t, r.Mirror, "refs/heads/broken", strings.Repeat("ab", 20)+"\n")
+	// The mirror's main at an object nowhere (pruned by a gc of the
+	// repository): git cannot fetch into it. (A ref the remote lacks at
+	// such an object is only pruned: it makes no failure.)
+	write(t, r.Mirror, "refs/heads/main", strings.Repeat("ab", 20)+"\n")
 	tips, err := r.Fetch()
 	if err != nil || tips["refs/heads/main"] != main {
 		t.Fatalf("fetch into a broken mirror = %v, %v", tips, err)
 	}
 	if _, err := os.Stat(r.Mirror + ".fresh"); !os.IsNotExist(err) {
 		t.Fatalf("the fresh mirror was left beside: %v", err)
-	}
-	// pm's own push and deletion move the mirror's refs (Tips without a fetch).
-	must(t, r.Push("refs/heads/pm/tk-1", "", main))
-	if tips, _ := r.Tips(); tips["refs/heads/pm/tk-1"] != main {
-		t.Fatalf("tips after a push = %v", tips)
-	}
-	must(t, r.Delete("refs/heads/pm/tk-1", main))
-	if tips, _ := r.Tips(); tips["refs/heads/pm/tk-1"] != "" {
-		t.Fatalf("tips after a deletion = %v", tips)
 	}
 }
 

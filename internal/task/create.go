@@ -74,13 +74,15 @@ func Create(s *store.Store, l *agent.Launcher, actor store.Actor, sp Spec) (*sto
 	if err := makeWorktree(m, t); err != nil {
 		return t, err
 	}
-	repairRemoteBranches(m, st)
 	if t.Status == store.TaskActive {
 		if err := l.Start(t.Owner); err != nil {
 			return t, err
 		}
 	}
 	settle(s, l, actor)
+	// Killed or merged tasks' branches left on the remote go after the
+	// owner started, not before: one push, at most maxDrops of them.
+	repairRemoteBranches(m, st)
 	return t, nil
 }
 

@@ -58,10 +58,15 @@
 //     checkout and local branches are never written; a push that fails
 //     leaves the task as it was (active, its work on its local branch); a
 //     command (and a Settle) sees this machine through one machine value:
-//     the checkout located once, the remote fetched once and updated by
-//     the command's own pushes; a killed task's branch goes from the
-//     remote (its work kept on this machine's branch), and a command that
-//     fetched deletes a killed or merged task's branch it sees there;
+//     the checkout located once, the remote fetched once (a failed fetch
+//     not tried again) and updated by the command's own pushes; a killed
+//     task's branch goes from the remote (its work kept on this machine's
+//     branch), and a command that fetched deletes a killed or merged
+//     task's branch it sees there; a command's deletions go in one push
+//     at its end (at most maxDrops; pm task's after its owner started),
+//     and the remote work that only tidies (pm kill's and reset's fetch,
+//     every deletion) is bounded by git.remote_timeout and is a warning
+//     with a Try line when it fails, never the command's failure;
 //   - a task held for review is done but blocks its dependants until merged;
 //   - a worktree goes when its task is merged, killed or reset (its branch
 //     kept only when it holds commits not merged); one no task wants is

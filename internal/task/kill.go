@@ -99,8 +99,10 @@ func Kill(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string, r
 		return res, err
 	}
 	// Their agents ended, the killed tasks' worktrees go (a branch with
-	// commits of its own stays); a revived task keeps its own.
-	m := here(s)
+	// commits of its own stays); a revived task keeps its own. The remote
+	// is fetched once for it all, bounded by git.remote_timeout: a kill
+	// goes on without a remote that does not answer (tidying).
+	m := tidying(s)
 	for _, t := range tree {
 		if t, err := st.Task(t.ID); err == nil && t.Status == store.TaskKilled {
 			dropWorktree(m, t)
@@ -110,12 +112,12 @@ func Kill(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string, r
 	crashpoint.Hit("task.kill.dropped")
 	switch {
 	case revived != nil:
-		if err := startRevived(s, l, actor, revived, fresh); err != nil {
+		if err := startRevived(m, l, actor, revived, fresh); err != nil {
 			return res, err
 		}
 		res.Restarted, res.NewOwner = revived, fresh.Name
 	case restart:
-		t, owner, err := Restart(s, l, actor, taskID)
+		t, owner, err := restartOn(m, l, actor, taskID)
 		if err != nil {
 			return res, err
 		}
@@ -208,7 +210,13 @@ func killAgents(st state.State, l *agent.Launcher, actor store.Actor, tree []*st
 
 // Restart gives a killed task a fresh owner with the same description.
 func Restart(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string) (*store.Task, string, error) {
-	st := l.State
+	return restartOn(here(s), l, actor, taskID)
+}
+
+// restartOn is Restart on m: a pm kill --restart's own view of the machine
+// (what it fetched).
+func restartOn(m *machine, l *agent.Launcher, actor store.Actor, taskID string) (*store.Task, string, error) {
+	s, st := m.s, l.State
 	if _, err := st.Task(taskID); err != nil {
 		return nil, "", err
 	}
@@ -233,7 +241,7 @@ func Restart(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string
 	if err != nil {
 		return nil, "", err
 	}
-	return t, owner.Name, startRevived(s, l, actor, t, owner)
+	return t, owner.Name, startRevived(m, l, actor, t, owner)
 }
 
 // reviveHeld gives old a fresh owner and makes it live again (blocked while
@@ -272,10 +280,12 @@ func reviveHeld(s *store.Store, st state.State, actor store.Actor, old *store.Ta
 }
 
 // startRevived announces a revived task and starts its owner when it is
-// active (a blocked one starts when its blockers are done).
-func startRevived(s *store.Store, l *agent.Launcher, actor store.Actor, t *store.Task, owner *store.Agent) error {
+// active (a blocked one starts when its blockers are done). Its worktree
+// is made from what m fetched: one fetch for the whole kill.
+func startRevived(m *machine, l *agent.Launcher, actor store.Actor, t *store.Task, owner *store.Agent) error {
+	s := m.s
 	s.Notify(bus.Event{Kind: bus.EvTaskRestarted, Actor: actor.Name, TaskID: t.ID, Agent: owner.Name, Text: t.Description})
-	if err := ensureWorktree(here(s), t); err != nil { // removed when it was killed
+	if err := ensureWorktree(m, t); err != nil { // removed when it was killed
 		return err
 	}
 	if t.Status == store.TaskActive {

@@ -431,14 +431,24 @@ func Diff(s *store.Store, t *store.Task) (base string, files []gitx.FileDiff, wo
 		if err := makeWorktree(m, t); err != nil {
 			return "", nil, false, err
 		}
-		if w.Into, err = fetchInto(m, lt); err != nil {
+		// The branch it merges into as the remote has it (a parent's
+		// not pushed yet: its start).
+		into, err := remoteCopy(m, lt, w.Into, w.Base)
+		if err != nil {
 			return "", nil, false, err
+		}
+		if into != "" {
+			w.Into = into
 		}
 		if !t.Live() {
 			// Its work is on the remote, wherever it was done: this
 			// machine's branch of it may be the one made with the task.
-			if w.Branch, err = fetchBranch(m, lt); err != nil {
+			branch, err := remoteCopy(m, lt, w.Branch, "")
+			if err != nil {
 				return "", nil, false, err
+			}
+			if branch != "" {
+				w.Branch = branch
 			}
 		}
 	}

@@ -2,9 +2,12 @@ package task
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
+	"time"
 
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/gitx"
@@ -28,6 +31,11 @@ const remoteAttempts = 8
 // pushing, when set (tests), runs before each push of mergeRemote: what
 // another machine may do between a fetch and a push.
 var pushing func(ref string)
+
+// maxDrops bounds the branches one command deletes from a remote (one
+// push): a project with more leftovers has the rest deleted by the next
+// commands that fetch the remote, each its share.
+var maxDrops = 100
 
 // mirrorDir is where pm keeps its mirror of remote name (gitx.Remote).
 func mirrorDir(s *store.Store, name string) string { return s.GitMirrorDir(name) }
@@ -63,16 +71,40 @@ func projectRemote(s *store.Store, repo gitx.Pin) (*gitx.Remote, error) {
 // the checkout once, not once per task, and fetches once, not once per
 // step: every push is a compare-and-set, so a tip that moved since is
 // found by the push, fetched and redone.
+//
+// A fetch that failed is not tried again by the same command (a remote
+// that does not answer costs a command one timeout, not one per task),
+// and the branches a command deletes from a remote go in one push at its
+// end (pushDrops).
 type machine struct {
 	s       *store.Store
 	located bool
 	pin     gitx.Pin
 	pinErr  error
 	tips    map[string]map[string]string // remote name → refs/heads/... → commit
+	failed  map[string]error             // remote name → this command's failed fetch
+	// timeout bounds each git run against a remote (0: gitx's default);
+	// tidying sets git.remote_timeout.
+	timeout time.Duration
+	drops   map[string]map[string]string // remote name → refs/heads/... to delete → its tip
+	remotes map[string]gitx.Remote       // remote name → the remote of drops
+	warned  map[string]bool              // remote name → its failure said once
 }
 
 // here is a fresh view of this machine, for one command.
-func here(s *store.Store) *machine { return &machine{s: s, tips: map[string]map[string]string{}} }
+func here(s *store.Store) *machine {
+	return &machine{s: s, tips: map[string]map[string]string{}, failed: map[string]error{},
+		drops: map[string]map[string]string{}, remotes: map[string]gitx.Remote{}, warned: map[string]bool{}}
+}
+
+// tidying is a view of this machine for a command whose remote work only
+// tidies up and goes on without it (pm kill, pm reset): each git run
+// against a remote is bounded by git.remote_timeout.
+func tidying(s *store.Store) *machine {
+	m := here(s)
+	m.timeout = s.Config().GitRemoteTimeout()
+	return m
+}
 
 // locate is gitx.Locate (tests count the lookups).
 var locate = gitx.Locate
@@ -109,22 +141,27 @@ func (m *machine) local(t *store.Task) (*store.Task, error) {
 	return &lt, nil
 }
 
-// remoteOf is the remote lt's code goes through, as this machine's
-// checkout names it.
-func remoteOf(s *store.Store, lt *store.Task) (gitx.Remote, error) {
+// remote is the remote lt's code goes through, as this machine's checkout
+// names it, bounded by this command's timeout.
+func (m *machine) remote(lt *store.Task) (gitx.Remote, error) {
 	name := lt.Worktree.Remote
-	r, err := gitx.RemoteOf(*lt.Repo, name, mirrorDir(s, name))
+	r, err := gitx.RemoteOf(*lt.Repo, name, mirrorDir(m.s, name))
 	if err != nil {
 		return r, errs.Statef("add the remote to this checkout (git remote add "+name+" URL)", "%s's code is on the git remote %s: %v", lt.ID, name, err)
 	}
+	r.Timeout = m.timeout
 	return r, nil
 }
 
 // fetched is r's branches as this command knows them: its own fetch when
-// it made one (with its pushes since), else fetched now.
+// it made one (with its pushes since), else fetched now; a fetch that
+// failed in this command is its error again, not a second try.
 func (m *machine) fetched(r gitx.Remote, what string) (map[string]string, error) {
 	if tips := m.tips[r.Name]; tips != nil {
 		return tips, nil
+	}
+	if err := m.failed[r.Name]; err != nil {
+		return nil, err
 	}
 	return m.fetch(r, what)
 }
@@ -134,10 +171,31 @@ func (m *machine) fetched(r gitx.Remote, what string) (map[string]string, error)
 func (m *machine) fetch(r gitx.Remote, what string) (map[string]string, error) {
 	tips, err := r.Fetch()
 	if err != nil {
-		return nil, fetchError(r, err, what)
+		err = fetchError(r, err, what)
+		m.failed[r.Name] = err
+		return nil, err
 	}
 	m.tips[r.Name] = tips
 	return tips, nil
+}
+
+// tidyWarning says, once per remote and command, that tidying r (deleting
+// what, killed or merged tasks' branches) failed, with what to do: the
+// command goes on, and the next command that reaches the remote deletes
+// them.
+func (m *machine) tidyWarning(r gitx.Remote, what string, err error) {
+	if m.warned[r.Name] {
+		return
+	}
+	m.warned[r.Name] = true
+	try := "check that this machine reaches the remote (git fetch " + r.Name + ")"
+	if errors.Is(err, gitx.ErrDenied) {
+		try = "check this machine's credentials for " + r.Name + " (git fetch " + r.Name + " asks for them)"
+	}
+	if m.timeout > 0 && strings.Contains(err.Error(), "no answer from") {
+		try += ", or give it longer (pm config set git.remote_timeout 1m; now " + m.timeout.String() + ")"
+	}
+	m.s.Warnf("remove %s from %s: %v (the next pm task, done, merge or kill that reaches %s deletes it)\nTry: %s", what, r.Name, err, r.Name, try)
 }
 
 // pushed notes this command's push of ref to hash ("" : deleted).
@@ -264,7 +322,7 @@ func localBranch(m *machine, lt *store.Task) error {
 	if _, tip, err := gitx.StartPoint(*lt.Repo, lt.Worktree.Branch); err == nil && tip != "" {
 		return nil
 	}
-	r, err := remoteOf(m.s, lt)
+	r, err := m.remote(lt)
 	if err != nil {
 		return err
 	}
@@ -296,7 +354,7 @@ func localBranch(m *machine, lt *store.Task) error {
 func mergeRemote(m *machine, lt *store.Task, favor gitx.Favor) (gitx.MergeResult, string, error) {
 	s := m.s
 	w := lt.Worktree
-	r, err := remoteOf(s, lt)
+	r, err := m.remote(lt)
 	if err != nil {
 		return gitx.MergeResult{}, "", err
 	}
@@ -436,28 +494,64 @@ func dropKilledBranch(m *machine, lt *store.Task) {
 // remoteTips is lt's remote and its branches as this command knows them
 // (fetched once), or a warning and !ok.
 func remoteTips(m *machine, lt *store.Task) (gitx.Remote, map[string]string, bool) {
-	r, err := remoteOf(m.s, lt)
+	r, err := m.remote(lt)
 	if err != nil {
 		m.s.Warnf("%v", err)
 		return r, nil, false
 	}
-	tips, err := m.fetched(r, "run 'pm status' to remove it")
+	tips, err := m.fetched(r, "try again")
 	if err != nil {
-		m.s.Warnf("remove %s from %s: %v", lt.Worktree.Branch, r.Name, err)
+		m.tidyWarning(r, lt.Worktree.Branch, err)
 		return r, nil, false
 	}
 	return r, tips, true
 }
 
-// deleteBranch deletes lt's branch from r if it still is at old (a
-// compare-and-set: a branch moved meanwhile is left to whoever moved it).
+// deleteBranch has lt's branch deleted from r if it still is at old (a
+// compare-and-set: a branch moved meanwhile is left to whoever moved it),
+// with the command's other deletions, by pushDrops.
 func deleteBranch(m *machine, r gitx.Remote, lt *store.Task, old string) {
-	err := r.Delete(lt.Worktree.Branch, old)
-	switch {
-	case err == nil:
-		m.pushed(r, lt.Worktree.Branch, "")
-	case !errors.Is(err, gitx.ErrStale):
-		m.s.Warnf("remove %s from %s: %v", lt.Worktree.Branch, r.Name, err)
+	if m.drops[r.Name] == nil {
+		m.drops[r.Name] = map[string]string{}
+		m.remotes[r.Name] = r
+	}
+	m.drops[r.Name][lt.Worktree.Branch] = old
+}
+
+// pushDrops deletes the branches this command set to delete, one push per
+// remote (at most maxDrops branches each: the rest stay for the next
+// command that fetches the remote), bounded by git.remote_timeout: it
+// only tidies up, so a remote that does not answer is a warning.
+func (m *machine) pushDrops() {
+	names := make([]string, 0, len(m.drops))
+	for name := range m.drops {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		drops, r := m.drops[name], m.remotes[name]
+		delete(m.drops, name)
+		refs := make([]string, 0, len(drops))
+		for ref := range drops {
+			refs = append(refs, ref)
+		}
+		sort.Strings(refs)
+		batch := map[string]string{}
+		for _, ref := range refs[:min(len(refs), maxDrops)] {
+			batch[ref] = drops[ref]
+		}
+		r.Timeout = m.s.Config().GitRemoteTimeout()
+		gone, err := r.Delete(batch)
+		for _, ref := range gone {
+			m.pushed(r, ref, "")
+		}
+		if err != nil {
+			what := strings.Join(refs[:min(len(refs), 3)], ", ")
+			if len(batch) > 3 {
+				what += fmt.Sprintf(" and %d more", len(batch)-3)
+			}
+			m.tidyWarning(r, what, err)
+		}
 	}
 }
 
@@ -467,7 +561,10 @@ func deleteBranch(m *machine, r gitx.Remote, lt *store.Task, old string) {
 // a pm kill or done that could not reach the remote, or was killed
 // part-way, left there. A branch no task of this project names is left
 // alone (another project may share the remote, and it may hold work).
+// They go with the command's own deletions, in one push (pushDrops): a
+// command that drops a branch ends with it.
 func repairRemoteBranches(m *machine, st state.State) {
+	defer m.pushDrops()
 	for name, tips := range m.tips {
 		for ref := range tips {
 			id, ok := strings.CutPrefix(ref, gitx.BranchPrefix)
@@ -498,7 +595,7 @@ func repairRemoteBranches(m *machine, st state.State) {
 // pushBranch pushes lt's branch (a task held for review: whoever reviews
 // it, on any machine, fetches it), its remote copy merged in first.
 func pushBranch(m *machine, lt *store.Task) error {
-	r, err := remoteOf(m.s, lt)
+	r, err := m.remote(lt)
 	if err != nil {
 		return err
 	}
@@ -536,10 +633,11 @@ func pushBranch(m *machine, lt *store.Task) error {
 	return errs.Failf("run 'pm done' again"+safe, "%s on %s kept moving", w.Branch, r.Name)
 }
 
-// fetchInto fetches the branch lt merges into and returns pm's ref of its
-// remote tip (the task's start when a parent's branch is not pushed yet).
-func fetchInto(m *machine, lt *store.Task) (string, error) {
-	r, err := remoteOf(m.s, lt)
+// remoteCopy points pm's ref of branch on lt's remote at the branch's tip
+// as this command fetched it (at orElse, a commit, when the remote has no
+// such branch) and returns the ref; "" when there is neither.
+func remoteCopy(m *machine, lt *store.Task, branch, orElse string) (string, error) {
+	r, err := m.remote(lt)
 	if err != nil {
 		return "", err
 	}
@@ -547,36 +645,14 @@ func fetchInto(m *machine, lt *store.Task) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	tip := tips[lt.Worktree.Into]
+	tip := tips[branch]
 	if tip == "" {
-		tip = lt.Worktree.Base
+		tip = orElse
 	}
-	ref := tracking(r.Name, lt.Worktree.Into)
-	if tip != "" {
-		if err := gitx.SetRef(*lt.Repo, ref, tip); err != nil {
-			return "", errs.Failf("fix the repository (git status)", "%v", err)
-		}
-	}
-	return ref, nil
-}
-
-// fetchBranch is pm's ref of the remote's copy of lt's branch, which holds
-// its work wherever pm done committed it (this machine's branch may be
-// the one made with the task, behind it), else lt's own branch.
-func fetchBranch(m *machine, lt *store.Task) (string, error) {
-	r, err := remoteOf(m.s, lt)
-	if err != nil {
-		return "", err
-	}
-	tips, err := m.fetched(r, "try again")
-	if err != nil {
-		return "", err
-	}
-	tip := tips[lt.Worktree.Branch]
 	if tip == "" {
-		return lt.Worktree.Branch, nil
+		return "", nil
 	}
-	ref := tracking(r.Name, lt.Worktree.Branch)
+	ref := tracking(r.Name, branch)
 	if err := gitx.SetRef(*lt.Repo, ref, tip); err != nil {
 		return "", errs.Failf("fix the repository (git status)", "%v", err)
 	}

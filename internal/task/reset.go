@@ -118,7 +118,7 @@ func resetWorktrees(s *store.Store, st state.State) {
 		s.Warnf("reset: %v", err)
 		return
 	}
-	m := here(s)
+	m := tidying(s) // a remote that does not answer costs one git.remote_timeout
 	for _, t := range tasks {
 		k := *t
 		if k.Status != store.TaskDone || k.Held() {
@@ -128,6 +128,7 @@ func resetWorktrees(s *store.Store, st state.State) {
 		}
 		dropWorktree(m, &k)
 	}
+	m.pushDrops() // the remote copies, in one push
 	if _, err := pruneWorktrees(m, st, true); err != nil {
 		s.Warnf("reset: %v", err)
 	}

@@ -44,7 +44,7 @@ func worktreePlan(m *machine, st state.State, repo *gitx.Pin, parentID string, r
 			if err != nil {
 				return nil, err
 			}
-			r, err := remoteOf(s, lp)
+			r, err := m.remote(lp)
 			if err != nil {
 				return nil, err
 			}
