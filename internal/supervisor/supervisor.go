@@ -88,10 +88,16 @@ type Supervisor struct {
 	blind    string                // what it cannot watch, and why ("" : nothing)
 	settled  bool                  // startUnstarted ran Settle before this way out
 	spare    spareMaker            // the spare checkout ahead of the next worktree (spare.go)
-	claiming map[string]bool       // a worker's starts ("start NAME") and claims ("NAME") in flight (worker.go)
+	claiming map[string]bool       // a worker's places held by starts ("start NAME") and claims ("NAME") in flight (worker.go)
+	claims   map[string]bool       // a worker's claims in flight, a place held or not (worker.go)
 	capacity int                   // a worker's places (0: no bound, a plain supervisor)
 	waiting  map[string]bool       // placed on this worker, waiting for a free place
-	starting sync.WaitGroup        // startPlaced calls running
+	// claimsRun counts the claim goroutines, starting the startPlaced
+	// calls; a claim adds to starting, so the way out (wayOut) waits for
+	// claimsRun before starting: an Add never races that Wait.
+	claimsRun sync.WaitGroup
+	starting  sync.WaitGroup
+	cancel    context.CancelFunc // ends ctx (wayOut)
 
 	// beforeRespawn, when set (tests), runs between respawn's look at the
 	// dead host and its locked re-check, to force a racing start there.
@@ -299,11 +305,11 @@ func (sv *Supervisor) init(ctx context.Context) {
 	sv.pending, sv.watching = map[string]*time.Timer{}, map[string]driver.Handle{}
 	sv.stopping, sv.stopAt = map[string]driver.Handle{}, map[string]time.Time{}
 	sv.swept = map[driver.Handle]bool{}
-	sv.claiming, sv.waiting = map[string]bool{}, map[string]bool{}
+	sv.claiming, sv.waiting, sv.claims = map[string]bool{}, map[string]bool{}, map[string]bool{}
 	sv.known, sv.dirty, sv.rescan = map[string]bool{}, map[string]bool{}, true
 	sv.wake = make(chan struct{}, 1)
 	sv.info, sv.polling, sv.blind = nil, "", ""
-	sv.ctx = ctx
+	sv.ctx, sv.cancel = context.WithCancel(ctx)
 	sv.drv = sv.Driver
 	if sv.drv == nil && sv.Launcher != nil {
 		sv.drv = sv.Launcher.Driver
@@ -426,8 +432,17 @@ func (sv *Supervisor) reconcile() (bool, error) {
 		sv.keep(name, true)
 	}
 	sv.report(func(in *store.SupervisorInfo) { in.Unreadable = bad })
-	for _, a := range agents {
-		alive := sv.drv.Alive(a.Handle)
+	// Every host probed first, outside sv.mu, and the dead ones forgotten
+	// before any place is reserved below: an exit this reconcile sees frees
+	// its place for the agents it starts, whatever order it reads them in.
+	alive := make([]bool, len(agents))
+	for i, a := range agents {
+		if alive[i] = sv.drv.Alive(a.Handle); !alive[i] {
+			sv.unwatch(a.Name, a.Handle)
+		}
+	}
+	for i, a := range agents {
+		alive := alive[i]
 		want := sv.wanted(a)
 		if want || alive {
 			live = true
@@ -737,6 +752,11 @@ func (sv *Supervisor) respawn(name string) {
 		sv.Log.Error("respawn", "agent", name, "err", err)
 		return
 	}
+	// Watched before its respawn's place (pending) is let go: it is never
+	// counted free in between.
+	if sv.here(r) && r.Status == store.AgentRunning {
+		sv.watchExit(name, r.Handle)
+	}
 	s.Notify(bus.Event{Kind: bus.EvAgentRespawned, Actor: "supervisor", Agent: name, TaskID: r.TaskID, PhaseID: r.PhaseID,
 		Data: bus.AgentRespawned{Restarts: r.Restarts}})
 }
@@ -801,10 +821,21 @@ func (sv *Supervisor) watchExit(name string, h driver.Handle) {
 	go func() {
 		_, _ = sv.drv.Wait(sv.ctx, h)
 		if sv.ctx.Err() == nil {
+			sv.unwatch(name, h)
 			sv.sweep(name, h)
 			sv.poke()
 		}
 	}()
+}
+
+// unwatch forgets run h of name once its exit is seen: a worker counts
+// its places from what it watches (placesLocked).
+func (sv *Supervisor) unwatch(name string, h driver.Handle) {
+	sv.mu.Lock()
+	if sv.watching[name] == h {
+		delete(sv.watching, name)
+	}
+	sv.mu.Unlock()
 }
 
 // sweepSockets removes the broker socket directories of hosts that are
