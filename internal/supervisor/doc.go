@@ -14,7 +14,10 @@
 //   - it sees and touches hosts only through a driver.Driver (Alive, Wait,
 //     Stop), so its unit tests run on drivertest's fake;
 //   - an agent is respawned only when it crashed (killed, or non-zero exit)
-//     while wanted; exit 0 means it left on purpose;
+//     while wanted; exit 0 means it left on purpose, except an owner whose
+//     task was rejected since it last started (agent.RejectionUnseen: a pm
+//     reject that came while it finished, or from another machine), which
+//     is started again;
 //   - the reconcile runs both ways: a host that runs while its agent is not
 //     wanted (killed task or agent, former owner, done task or closed phase
 //     past the time its host takes to leave) is stopped through the driver

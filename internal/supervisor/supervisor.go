@@ -191,6 +191,7 @@ func (sv *Supervisor) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sv.init(ctx)
+	defer sv.starting.Wait() // its starts are added by the loop alone (reconcile)
 	// Every agent record written from now on names its agent for the next
 	// reconcile: a start killed between its record and its event is read
 	// at once, busy or not (the first reconcile reads every record).
@@ -385,7 +386,7 @@ var wakes = map[bus.Kind]bool{
 	bus.EvTaskDone:       true,
 	bus.EvTaskKilled:     true,
 	bus.EvTaskRestarted:  true,
-	bus.EvTaskRejected:   true, // its owner, pending again for its worker (agent.Launcher.Start)
+	bus.EvTaskRejected:   true, // its owner, started again where it is kept (agent.RejectionUnseen)
 	bus.EvPhaseOpened:    true,
 	bus.EvPhaseClosed:    true,
 	bus.EvAgentCreated:   true,
@@ -451,7 +452,7 @@ func (sv *Supervisor) reconcile() (bool, error) {
 		if alive && a.Status == store.AgentRunning {
 			sv.watchExit(a.Name, a.Handle)
 		}
-		toStart := !alive && sv.placedToStart(a)
+		toStart := !alive && (sv.placedToStart(a) || sv.rejectedToStart(a))
 		if !toStart {
 			sv.unwait(a.Name)
 		}
@@ -459,7 +460,7 @@ func (sv *Supervisor) reconcile() (bool, error) {
 		case toStart:
 			live = true
 			sv.keep(a.Name, true)
-			sv.startWhenRoom(a.Name) // placed here by a command on another machine
+			sv.startWhenRoom(a.Name) // placed here by another machine, or rejected since it ran
 		case alive && !want:
 			sv.stopUnwanted(a)
 		case want && sv.crashed(a, alive):
@@ -593,7 +594,7 @@ func (sv *Supervisor) anyLive(unstarted bool) bool {
 		return true
 	}
 	for _, a := range sv.mine(agents) {
-		if sv.wanted(a) || sv.drv.Alive(a.Handle) {
+		if sv.wanted(a) || sv.drv.Alive(a.Handle) || sv.rejectedToStart(a) {
 			return true
 		}
 		if unstarted && a.Status == store.AgentPending && a.Role == "" && a.TaskID != "" {
@@ -613,6 +614,17 @@ func (sv *Supervisor) wanted(a *store.Agent) bool {
 		t, _ = sv.records().Task(a.TaskID)
 	}
 	return agent.Wanted(a, t, func() (*store.Phase, error) { return sv.records().Phase(a.TaskID, a.PhaseID) })
+}
+
+// rejectedToStart: a is an owner kept here whose task was rejected since
+// it last started, and which ended by itself (agent.RejectionUnseen): a
+// pm reject that came while it was finishing, or from another machine.
+func (sv *Supervisor) rejectedToStart(a *store.Agent) bool {
+	if !sv.here(a) || a.Role != "" || a.TaskID == "" || a.Status != store.AgentExited {
+		return false
+	}
+	t, err := sv.records().Task(a.TaskID)
+	return err == nil && agent.RejectionUnseen(a, t)
 }
 
 // crashed: the process is gone and did not leave on its own. A host killed
