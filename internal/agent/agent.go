@@ -167,21 +167,16 @@ func (l *Launcher) start(name string, check func(*store.Agent) error, extraEnv .
 		a, err = st.UpdateAgent(name, func(r *store.Agent) error {
 			if !l.Here(r) {
 				// Its worker starts it: it watches the records and starts
-				// the pending agents placed on it. One that ran there and
-				// ended (an owner whose work pm reject sends back) is made
-				// pending again for it; any other is its worker's already.
-				if r.Status != store.AgentExited {
-					return store.ErrUnchanged
-				}
-				if err := check(r); err != nil {
-					return err
-				}
-				r.Status, r.ExitCode, r.EndedAt, r.Reason = store.AgentPending, nil, nil, ""
-				return nil
+				// the pending agents placed on it (and an owner whose task
+				// was rejected since it last started: RejectionUnseen). A
+				// start from here changes nothing of it, whatever its
+				// status: an agent that ended stays ended.
+				return store.ErrUnchanged
 			}
 			if err := check(r); err != nil {
 				return err
 			}
+			r.Rejections = l.rejections(r)
 			h, err := l.spawn(d, r, extraEnv...)
 			if err != nil {
 				return err
@@ -207,6 +202,20 @@ func (l *Launcher) start(name string, check func(*store.Agent) error, extraEnv .
 		l.AfterStart()
 	}
 	return a, nil
+}
+
+// rejections is the Rejections of a's task as a start of a finds them (an
+// owner's; 0 for any other, or a task not read): the start acts on every
+// rejection so far (its prompt says the last one).
+func (l *Launcher) rejections(a *store.Agent) int {
+	if a.Role != "" || a.TaskID == "" {
+		return a.Rejections
+	}
+	t, err := l.State.Task(a.TaskID)
+	if err != nil {
+		return a.Rejections
+	}
+	return t.Rejections
 }
 
 // spawn starts `pm agent-run NAME` through d, output to the agent's log. The

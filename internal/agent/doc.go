@@ -7,12 +7,20 @@
 //     its Handle (pid + start time) is what agent.json stores;
 //   - Start checks for a live run and spawns under the agent's lock, so two
 //     starters racing (a command and the supervisor) never both spawn it;
+//     a launcher starts only agents placed where it is (Here): a start of
+//     one placed elsewhere changes nothing of its record, whatever its
+//     status; each start of an owner records its task's rejections so far
+//     (Agent.Rejections), and an owner that ended by itself while its
+//     active task was rejected since is started again by its supervisor or
+//     worker (RejectionUnseen), so a pm reject is never lost;
 //   - Kill marks the agent killed before the driver stops it, so neither the
 //     host nor the supervisor records the end as a crash;
 //   - only the host signals its own runtime child (same process group, dies
 //     with the host through Pdeathsig); everything else goes through the
 //     driver, with pm's one stop grace (runtime.stop_grace_seconds);
 //   - an exec owner whose CLI exits 0 while its task is active is resumed
+//     (unless the task was rejected since the host started: it ends, to be
+//     started again with the rejection in its prompt)
 //     at most runtime.exec.nudges times, then given up on (GiveUpFunc:
 //     failed, room closed, human asked); the host never resumes an agent
 //     that was killed, stopped by a signal or whose CLI failed (the

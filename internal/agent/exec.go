@@ -264,6 +264,13 @@ func endedTurnEarly(s *store.Store, st state.State, a *store.Agent) bool {
 	return err == nil && t.Status == store.TaskActive && t.Owner == a.Name && t.Merge == nil
 }
 
+// rejectedSinceStart: a's task was rejected (pm reject) since a's host
+// started (its record then said how many rejections that start saw).
+func rejectedSinceStart(st state.State, a *store.Agent) bool {
+	t, err := st.Task(a.TaskID)
+	return err == nil && t.Rejections > a.Rejections
+}
+
 // giveUp records the agent failed for reason and, for an agent of a task
 // whose failure this host recorded (not a pm kill that came first), tells
 // onGiveUp.

@@ -169,6 +169,13 @@ func Host(ctx context.Context, s *store.Store, st state.State, name string, env 
 			return giveUp(s, st, log, a, end.code, end.over, onGiveUp)
 		case end.why != "" || end.code != 0 || !endedTurnEarly(s, st, a):
 			return finish(s, st, log, a, end.code, "")
+		case rejectedSinceStart(st, a):
+			// Its task was rejected while it finished (pm done returned,
+			// then pm reject): not a turn ended early. It ends, and is
+			// started again with the rejection in its prompt
+			// (RejectionUnseen), never nudged nor given up on.
+			log.Info("ending", "why", "its task was rejected since it started; it starts again for the rejection")
+			return finish(s, st, log, a, 0, "")
 		case turn >= s.Config().Runtime.Exec.Nudges:
 			return giveUp(s, st, log, a, end.code, fmt.Sprintf("ended its turn %d times without pm done on task %s", turn+1, a.TaskID), onGiveUp)
 		}

@@ -209,3 +209,16 @@ func Wanted(a *store.Agent, t *store.Task, phase func() (*store.Phase, error)) b
 	ph, err := phase()
 	return err == nil && ph.Status == store.PhaseActive
 }
+
+// RejectionUnseen: a is the owner of task t, which is active and was
+// rejected (pm reject) since a last started, and a ended by itself (exit
+// 0, or no status recorded: a crash is the supervisor's respawn). Whoever
+// keeps a's host (the supervisor where it is placed) starts it again, so a
+// rejection is never lost: one that came while the owner was finishing
+// (its pm done returned, its host still running) could not start it then.
+func RejectionUnseen(a *store.Agent, t *store.Task) bool {
+	if a.Role != "" || a.Runtime == config.RuntimeNone || a.Status != store.AgentExited || (a.ExitCode != nil && *a.ExitCode != 0) {
+		return false
+	}
+	return t != nil && t.ID == a.TaskID && t.Status == store.TaskActive && t.Owner == a.Name && t.Rejections > a.Rejections
+}

@@ -21,6 +21,7 @@ var hints = map[string]*mcp.ToolAnnotations{
 	"say":                additive("Post to a phase", false),
 	"respond_to_request": additive("Answer a request", false),
 	"create_task":        additive("Create a task", true), // its agents call models
+	"create_subtask":     additive("Create a subtask", true),
 	"send_message":       additive("Message a prompt object", true),
 	// Destructive: they end work or rewrite a file.
 	"end_phase": destructive("End a phase early", false, false),

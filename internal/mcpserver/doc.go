@@ -4,7 +4,7 @@
 // It offers the prompt-object tools of the PromptObjects MCP contract
 // (list_prompt_objects, send_message, get_conversation, inspect_po,
 // get_pending_requests, respond_to_request) and pm's task and room tools
-// (create_task, task_status, say, chat, end_phase, kill_task, wait_task, task_diff, merge_task, reject_task),
+// (create_task, create_subtask, task_status, say, chat, end_phase, kill_task, wait_task, task_diff, merge_task, reject_task),
 // the code designer (design, designs: pm design and pm designs; a design
 // writes its file back only with apply=true, there being no terminal to ask),
 // the built-in flows as prompts (prompts.go: start_task, landing_page, review_task,

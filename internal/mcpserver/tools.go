@@ -76,6 +76,7 @@ func op[In, Out any](sess *ops.Session, f func(context.Context, *ops.Session, In
 
 func (s *Server) addTaskTools(withRequests bool) {
 	addTool(s.MCP, "create_task", "Create a task; its owner agent starts (pm task), on the worker named by on if given.", op(s.sess, ops.CreateTask))
+	addTool(s.MCP, "create_subtask", "Create a subtask with its own owner (pm subtask).", op(s.sess, ops.Subtask))
 	addTool(s.MCP, "task_status", "A task with its phases and agents, or all live tasks (pm status).", op(s.sess, ops.Status))
 	addTool(s.MCP, "say", "Post to a discussion phase (pm say).", op(s.sess, ops.Say))
 	addTool(s.MCP, "chat", "Read a phase's messages; wait=true blocks for new ones (pm chat).", op(s.sess, ops.Chat))

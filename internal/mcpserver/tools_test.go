@@ -18,7 +18,7 @@ import (
 
 var (
 	poTools   = []string{"get_conversation", "get_pending_requests", "inspect_po", "list_prompt_objects", "respond_to_request", "send_message"}
-	taskTools = []string{"chat", "costs", "create_task", "design", "designs", "end_phase", "get_pending_requests", "kill_task", "merge_task", "reject_task", "respond_to_request", "say", "task_diff", "task_status", "wait_task"}
+	taskTools = []string{"chat", "costs", "create_subtask", "create_task", "design", "designs", "end_phase", "get_pending_requests", "kill_task", "merge_task", "reject_task", "respond_to_request", "say", "task_diff", "task_status", "wait_task"}
 )
 
 // withOutputSchema are the tools whose result schema is small enough to list

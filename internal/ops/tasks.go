@@ -188,11 +188,10 @@ type SubtaskInput struct {
 	Description string             `json:"description" jsonschema:"what the subtask must achieve"`
 	Context     string             `json:"context,omitempty" jsonschema:"what its owner needs to know"`
 	Runtime     config.RuntimeName `json:"runtime,omitempty" jsonschema:"llm, exec or none (default: yours)"`
-	// On places the subtask's agents on a worker (pm subtask --on): the
-	// command line's only for now, unlike TaskInput.On, which MCP's
-	// create_task takes; the model tools' and MCP's subtask schemas do not
-	// offer it yet (docs/distributed.md, "Workers").
-	On string `json:"-"`
+	// On places the subtask's agents on a worker (pm subtask --on, the
+	// model tools' subtask, MCP's create_subtask): checked by task.Place
+	// as TaskInput.On is (an unknown or gone worker: Try: pm workers).
+	On string `json:"on,omitempty" jsonschema:"worker to run it on (pm workers); default: its parent owner's"`
 }
 
 // SubtaskResult is the child and its parent.

@@ -21,7 +21,7 @@ func TestToolSchemas(t *testing.T) {
 		{"phase", []string{"name", "limit", "roles"}, []string{"limit", "name", "roles", "rules", "task"}},
 		{"extend_phase", []string{"n"}, []string{"n", "task"}},
 		{"end_phase", nil, []string{"task"}},
-		{"subtask", []string{"description"}, []string{"context", "description", "runtime", "task"}},
+		{"subtask", []string{"description"}, []string{"context", "description", "on", "runtime", "task"}},
 		{"wait_children", nil, []string{"task", "timeout"}},
 		{"done", nil, []string{"task"}},
 		{"design_review", []string{"file", "goal"}, []string{"angles", "apply", "file", "goal", "max_passes", "task", "test"}},

@@ -149,6 +149,11 @@ type Agent struct {
 	// moves to another worker when that one is lost. "" runs it where pm
 	// started it (the files, or a hub project without workers).
 	Worker string `json:"worker,omitempty"`
+	// Rejections is its task's Rejections as its last start found them (an
+	// owner's): a task rejected more times than that was rejected since it
+	// last started, and its owner, once not live, is started again for it
+	// (agent.RejectionUnseen).
+	Rejections int `json:"rejections,omitempty"`
 }
 
 // CrashLog is an agent's recent crashes: one entry per crashed run (its

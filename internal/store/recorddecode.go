@@ -35,6 +35,7 @@ const (
 	agentStartedAt
 	agentEndedAt
 	agentWorker
+	agentRejections
 )
 
 var agentKeys = []string{
@@ -45,7 +46,7 @@ var agentKeys = []string{
 	agentExitCode: "exit_code", agentReason: "reason", agentUsage: "usage", agentSandbox: "sandbox",
 	agentCodeDesigner: "code_designer", agentActivity: "activity", agentActiveAt: "active_at",
 	agentCreatedAt: "created_at", agentStartedAt: "started_at", agentEndedAt: "ended_at",
-	agentWorker: "worker",
+	agentWorker: "worker", agentRejections: "rejections",
 }
 
 // DecodeFast decodes an agent.json into a zero *a without reflection
@@ -118,6 +119,8 @@ func (a *Agent) DecodeFast(raw []byte) bool {
 			return timePtrInto(raw, i, &out.StartedAt)
 		case agentWorker:
 			return stringInto(raw, i, &doc, &out.Worker)
+		case agentRejections:
+			return intInto(raw, i, &out.Rejections)
 		}
 		return timePtrInto(raw, i, &out.EndedAt) // agentEndedAt
 	})

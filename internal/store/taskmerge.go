@@ -27,6 +27,9 @@ type TaskGit struct {
 	// Rejected is why the human last sent the work back (pm reject): its
 	// owner's prompt says it.
 	Rejected string `json:"rejected,omitempty"`
+	// Rejections counts the times pm reject sent the work back; an owner
+	// whose last start saw fewer has a rejection to act on (Agent.Rejections).
+	Rejections int `json:"rejections,omitempty"`
 }
 
 // Merge states (TaskMerge.State).

@@ -14,7 +14,10 @@
 //   - it sees and touches hosts only through a driver.Driver (Alive, Wait,
 //     Stop), so its unit tests run on drivertest's fake;
 //   - an agent is respawned only when it crashed (killed, or non-zero exit)
-//     while wanted; exit 0 means it left on purpose;
+//     while wanted; exit 0 means it left on purpose, except an owner whose
+//     task was rejected since it last started (agent.RejectionUnseen: a pm
+//     reject that came while it finished, or from another machine), which
+//     is started again;
 //   - the reconcile runs both ways: a host that runs while its agent is not
 //     wanted (killed task or agent, former owner, done task or closed phase
 //     past the time its host takes to leave) is stopped through the driver
@@ -83,11 +86,19 @@
 //     placed on none; it never starts, respawns, sweeps or stops another
 //     machine's host, and a worker stops the host of an agent whose record
 //     was removed or placed elsewhere;
-//   - a worker runs at most its capacity of agents: a live host, a start or
-//     a claim in flight and a respawn due each hold a place; an agent placed
-//     on it with no place free waits (pending, in its registration's
-//     Waiting) until one frees, and a worker with no free place claims
-//     nothing;
+//   - a worker runs at most its capacity of agents: a watched host, a start
+//     or a claim in flight and a respawn due each hold a place, counted from
+//     what the worker knows under its lock, never a probe of a host there (a
+//     host is watched until its exit is seen); an agent placed on it with no
+//     place free waits (pending, in its registration's Waiting) until one
+//     frees, and a worker with no free place claims nothing; a claim takes
+//     its place only once it holds the agent's lease (the lease waited for
+//     holds none: a lost worker's host may keep it for as long as it
+//     lives), and lets the lease go when no place is free;
+//   - one start per agent in flight ("start NAME" reserved once; a claim
+//     whose agent has a start in flight starts nothing); the way out
+//     (wayOut) ends the context, waits for the claims, then for the starts
+//     they hand on, so no start begins or is added after that wait;
 //   - every stop of a live host goes through stopHost (an unwanted agent's,
 //     one removed or placed elsewhere): once per run, noted in stopping
 //     until done, so the supervisor stays for it and no reconcile stops it

@@ -65,3 +65,54 @@ func TestPlacedAgentIsItsWorkersOnly(t *testing.T) {
 		t.Fatalf("status %s after a start left to the worker, want pending", a.Status)
 	}
 }
+
+// A start from a machine that is not an agent's worker changes nothing of
+// it, whatever its status: an agent that ended there stays ended (before,
+// any ended agent placed elsewhere was made pending again, for its worker
+// to start, by whatever start named it: a fix for pm reject made at the
+// launcher's depth). Its worker starts an owner that ended by itself only
+// when its task was rejected since it last started (agent.RejectionUnseen).
+func TestAnEndedAgentPlacedElsewhereIsNotRevived(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		rejected  bool // its task rejected since it started
+		wantStart bool // by its worker
+	}{
+		{"ended, nothing since", false, false},
+		{"ended, its task rejected since it started", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, DefaultPolicy)
+			tk, owner := r.startOwner(t)
+			r.record(t, owner.Name, 0) // it ended by itself
+			r.fake.Exit(owner.Handle, 0)
+			if _, err := r.s.UpdateAgent(owner.Name, func(a *store.Agent) error { a.Worker = "w1"; return nil }); err != nil {
+				t.Fatal(err)
+			}
+			if tc.rejected {
+				if _, err := r.s.UpdateTask(tk.ID, func(x *store.Task) error { x.Rejected, x.Rejections = "again", x.Rejections+1; return nil }); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := len(r.fake.Started())
+			if err := (&agent.Launcher{Store: r.s, State: fsstate.New(r.s), Exe: "pm", Driver: r.fake}).Start(owner.Name); err != nil {
+				t.Fatal(err)
+			}
+			if a := r.agent(t, owner.Name); a.Status != store.AgentExited || len(r.fake.Started()) != before {
+				t.Fatalf("a start from elsewhere left it %s (%d starts)", a.Status, len(r.fake.Started())-before)
+			}
+			sv, _ := workerOn(t, r, r.fake, "w1", 0)
+			if _, err := sv.reconcile(); err != nil {
+				t.Fatal(err)
+			}
+			sv.starting.Wait()
+			a := r.agent(t, owner.Name)
+			if started := len(r.fake.Started()) > before; started != tc.wantStart || (a.Status == store.AgentRunning) != tc.wantStart {
+				t.Fatalf("its worker started it %v (status %s), want %v", started, a.Status, tc.wantStart)
+			}
+			if tc.wantStart && a.Rejections != 1 {
+				t.Fatalf("its start saw %d rejections, want 1", a.Rejections)
+			}
+		})
+	}
+}

@@ -88,10 +88,16 @@ type Supervisor struct {
 	blind    string                // what it cannot watch, and why ("" : nothing)
 	settled  bool                  // startUnstarted ran Settle before this way out
 	spare    spareMaker            // the spare checkout ahead of the next worktree (spare.go)
-	claiming map[string]bool       // a worker's starts ("start NAME") and claims ("NAME") in flight (worker.go)
+	claiming map[string]bool       // a worker's places held by starts ("start NAME") and claims ("NAME") in flight (worker.go)
+	claims   map[string]bool       // a worker's claims in flight, a place held or not (worker.go)
 	capacity int                   // a worker's places (0: no bound, a plain supervisor)
 	waiting  map[string]bool       // placed on this worker, waiting for a free place
-	starting sync.WaitGroup        // startPlaced calls running
+	// claimsRun counts the claim goroutines, starting the startPlaced
+	// calls; a claim adds to starting, so the way out (wayOut) waits for
+	// claimsRun before starting: an Add never races that Wait.
+	claimsRun sync.WaitGroup
+	starting  sync.WaitGroup
+	cancel    context.CancelFunc // ends ctx (wayOut)
 
 	// beforeRespawn, when set (tests), runs between respawn's look at the
 	// dead host and its locked re-check, to force a racing start there.
@@ -185,6 +191,7 @@ func (sv *Supervisor) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sv.init(ctx)
+	defer sv.starting.Wait() // its starts are added by the loop alone (reconcile)
 	// Every agent record written from now on names its agent for the next
 	// reconcile: a start killed between its record and its event is read
 	// at once, busy or not (the first reconcile reads every record).
@@ -299,11 +306,11 @@ func (sv *Supervisor) init(ctx context.Context) {
 	sv.pending, sv.watching = map[string]*time.Timer{}, map[string]driver.Handle{}
 	sv.stopping, sv.stopAt = map[string]driver.Handle{}, map[string]time.Time{}
 	sv.swept = map[driver.Handle]bool{}
-	sv.claiming, sv.waiting = map[string]bool{}, map[string]bool{}
+	sv.claiming, sv.waiting, sv.claims = map[string]bool{}, map[string]bool{}, map[string]bool{}
 	sv.known, sv.dirty, sv.rescan = map[string]bool{}, map[string]bool{}, true
 	sv.wake = make(chan struct{}, 1)
 	sv.info, sv.polling, sv.blind = nil, "", ""
-	sv.ctx = ctx
+	sv.ctx, sv.cancel = context.WithCancel(ctx)
 	sv.drv = sv.Driver
 	if sv.drv == nil && sv.Launcher != nil {
 		sv.drv = sv.Launcher.Driver
@@ -379,7 +386,7 @@ var wakes = map[bus.Kind]bool{
 	bus.EvTaskDone:       true,
 	bus.EvTaskKilled:     true,
 	bus.EvTaskRestarted:  true,
-	bus.EvTaskRejected:   true, // its owner, pending again for its worker (agent.Launcher.Start)
+	bus.EvTaskRejected:   true, // its owner, started again where it is kept (agent.RejectionUnseen)
 	bus.EvPhaseOpened:    true,
 	bus.EvPhaseClosed:    true,
 	bus.EvAgentCreated:   true,
@@ -426,8 +433,17 @@ func (sv *Supervisor) reconcile() (bool, error) {
 		sv.keep(name, true)
 	}
 	sv.report(func(in *store.SupervisorInfo) { in.Unreadable = bad })
-	for _, a := range agents {
-		alive := sv.drv.Alive(a.Handle)
+	// Every host probed first, outside sv.mu, and the dead ones forgotten
+	// before any place is reserved below: an exit this reconcile sees frees
+	// its place for the agents it starts, whatever order it reads them in.
+	alive := make([]bool, len(agents))
+	for i, a := range agents {
+		if alive[i] = sv.drv.Alive(a.Handle); !alive[i] {
+			sv.unwatch(a.Name, a.Handle)
+		}
+	}
+	for i, a := range agents {
+		alive := alive[i]
 		want := sv.wanted(a)
 		if want || alive {
 			live = true
@@ -436,7 +452,7 @@ func (sv *Supervisor) reconcile() (bool, error) {
 		if alive && a.Status == store.AgentRunning {
 			sv.watchExit(a.Name, a.Handle)
 		}
-		toStart := !alive && sv.placedToStart(a)
+		toStart := !alive && (sv.placedToStart(a) || sv.rejectedToStart(a))
 		if !toStart {
 			sv.unwait(a.Name)
 		}
@@ -444,7 +460,7 @@ func (sv *Supervisor) reconcile() (bool, error) {
 		case toStart:
 			live = true
 			sv.keep(a.Name, true)
-			sv.startWhenRoom(a.Name) // placed here by a command on another machine
+			sv.startWhenRoom(a.Name) // placed here by another machine, or rejected since it ran
 		case alive && !want:
 			sv.stopUnwanted(a)
 		case want && sv.crashed(a, alive):
@@ -578,7 +594,7 @@ func (sv *Supervisor) anyLive(unstarted bool) bool {
 		return true
 	}
 	for _, a := range sv.mine(agents) {
-		if sv.wanted(a) || sv.drv.Alive(a.Handle) {
+		if sv.wanted(a) || sv.drv.Alive(a.Handle) || sv.rejectedToStart(a) {
 			return true
 		}
 		if unstarted && a.Status == store.AgentPending && a.Role == "" && a.TaskID != "" {
@@ -598,6 +614,17 @@ func (sv *Supervisor) wanted(a *store.Agent) bool {
 		t, _ = sv.records().Task(a.TaskID)
 	}
 	return agent.Wanted(a, t, func() (*store.Phase, error) { return sv.records().Phase(a.TaskID, a.PhaseID) })
+}
+
+// rejectedToStart: a is an owner kept here whose task was rejected since
+// it last started, and which ended by itself (agent.RejectionUnseen): a
+// pm reject that came while it was finishing, or from another machine.
+func (sv *Supervisor) rejectedToStart(a *store.Agent) bool {
+	if !sv.here(a) || a.Role != "" || a.TaskID == "" || a.Status != store.AgentExited {
+		return false
+	}
+	t, err := sv.records().Task(a.TaskID)
+	return err == nil && agent.RejectionUnseen(a, t)
 }
 
 // crashed: the process is gone and did not leave on its own. A host killed
@@ -737,6 +764,11 @@ func (sv *Supervisor) respawn(name string) {
 		sv.Log.Error("respawn", "agent", name, "err", err)
 		return
 	}
+	// Watched before its respawn's place (pending) is let go: it is never
+	// counted free in between.
+	if sv.here(r) && r.Status == store.AgentRunning {
+		sv.watchExit(name, r.Handle)
+	}
 	s.Notify(bus.Event{Kind: bus.EvAgentRespawned, Actor: "supervisor", Agent: name, TaskID: r.TaskID, PhaseID: r.PhaseID,
 		Data: bus.AgentRespawned{Restarts: r.Restarts}})
 }
@@ -801,10 +833,21 @@ func (sv *Supervisor) watchExit(name string, h driver.Handle) {
 	go func() {
 		_, _ = sv.drv.Wait(sv.ctx, h)
 		if sv.ctx.Err() == nil {
+			sv.unwatch(name, h)
 			sv.sweep(name, h)
 			sv.poke()
 		}
 	}()
+}
+
+// unwatch forgets run h of name once its exit is seen: a worker counts
+// its places from what it watches (placesLocked).
+func (sv *Supervisor) unwatch(name string, h driver.Handle) {
+	sv.mu.Lock()
+	if sv.watching[name] == h {
+		delete(sv.watching, name)
+	}
+	sv.mu.Unlock()
 }
 
 // sweepSockets removes the broker socket directories of hosts that are

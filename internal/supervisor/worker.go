@@ -83,6 +83,9 @@ func (sv *Supervisor) RunWorker(ctx context.Context, capacity int) error {
 	}()
 	kept := sv.keepRegistered(ctx, ws, &reg, capacity, leases.LeaseTTL())
 	defer kept.Stop()
+	// First on the way out (deferred last): no claim or start is left
+	// running once the registration goes.
+	defer sv.wayOut()
 	sv.Log.Info("worker started", "name", sv.Worker, "capacity", capacity, "pid", os.Getpid())
 	for {
 		if _, err := sv.reconcile(); err != nil {
@@ -163,15 +166,28 @@ func (sv *Supervisor) placedToStart(a *store.Agent) bool {
 // one it stays placed on the gone worker, and the first worker whose
 // place frees claims it.
 
+// wayOut ends the worker's goroutines that start hosts: its context
+// first (a claim waiting for a lease ends), then it waits for the claims,
+// then for the starts (a claim hands its agent to one: waited in this
+// order, no start is added once its wait began).
+func (sv *Supervisor) wayOut() {
+	sv.cancel()
+	sv.claimsRun.Wait()
+	sv.starting.Wait()
+}
+
 // placesLocked is who holds this worker's places (sv.mu held): the agents
-// its live hosts run, and those it is taking (a start or claim in flight,
-// a respawn due). The registration says both; a reservation counts both.
+// its hosts run, and those it is taking (a start or claim in flight, a
+// respawn due). The registration says both; a reservation counts both.
+// It counts from what the worker knows, never a probe of a host under
+// sv.mu (a probe that hangs would stall the whole supervisor): a host is
+// watched from its start (or the first reconcile that sees it live) until
+// its exit is seen (its exit watcher, or a reconcile's probe, made
+// outside the lock, forgets it).
 func (sv *Supervisor) placesLocked() (running, taking map[string]bool) {
 	running, taking = map[string]bool{}, map[string]bool{}
-	for name, h := range sv.watching {
-		if sv.drv.Alive(h) {
-			running[name] = true
-		}
+	for name := range sv.watching {
+		running[name] = true
 	}
 	for name := range sv.pending {
 		if !running[name] {
@@ -195,14 +211,18 @@ func (sv *Supervisor) placesTakenLocked() int {
 
 // reserve takes a place for key (a start, "start NAME", or a claim,
 // "NAME"): busy when that start or claim is in flight already, full when
-// every place is held.
+// every place is held. An agent that holds a place already (a claim of it
+// handing on to its start, or a start in flight when its claim moves it)
+// takes no second one.
 func (sv *Supervisor) reserve(key string) (ok, full bool) {
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
 	if sv.claiming[key] {
 		return false, false
 	}
-	if sv.capacity > 0 && sv.placesTakenLocked() >= sv.capacity {
+	running, taking := sv.placesLocked()
+	name := strings.TrimPrefix(key, "start ")
+	if sv.capacity > 0 && !running[name] && !taking[name] && len(running)+len(taking) >= sv.capacity {
 		return false, true
 	}
 	sv.claiming[key] = true
@@ -255,7 +275,10 @@ func (sv *Supervisor) startPlaced(name string) {
 }
 
 // takeOver claims the wanted agents of workers that are gone, while this
-// worker has free places.
+// worker has a free place. A claim reserves its place only once it holds
+// the agent's lease (claim): a gone worker's host may live on and keep its
+// lease for as long as it likes, and a place reserved while that lease is
+// waited for would be held for as long, starving every agent placed here.
 func (sv *Supervisor) takeOver(ws state.Workers, leases state.AgentLeases) {
 	live, err := ws.Workers()
 	if err != nil {
@@ -274,12 +297,26 @@ func (sv *Supervisor) takeOver(ws state.Workers, leases state.AgentLeases) {
 		if a.Worker == "" || names[a.Worker] || !sv.claimable(a) {
 			continue
 		}
-		ok, full := sv.reserve(a.Name)
+		sv.mu.Lock()
+		full := sv.capacity > 0 && sv.placesTakenLocked() >= sv.capacity
+		busy := sv.claims[a.Name]
+		if !full && !busy {
+			sv.claims[a.Name] = true
+			sv.claimsRun.Add(1) // here, on the loop's goroutine: before wayOut's Wait
+		}
+		sv.mu.Unlock()
 		if full {
 			return // no place here: a worker with one claims the rest
 		}
-		if ok {
-			go sv.claim(leases, a)
+		if !busy {
+			go func() {
+				defer sv.claimsRun.Done()
+				sv.claim(leases, a)
+				sv.mu.Lock()
+				delete(sv.claims, a.Name)
+				sv.mu.Unlock()
+				sv.poke() // what it left (no place, a lease lost) is looked at again
+			}()
 		}
 	}
 }
@@ -298,8 +335,11 @@ func (sv *Supervisor) placedToStartAnywhere(a *store.Agent) bool {
 }
 
 // claim moves agent seen (as takeOver read it, on a gone worker) to this
-// worker once its lease is free, its place reserved ("NAME"). The lease
-// decides between workers racing; the record's compare-and-set then
+// worker once its lease is free: it takes the lease, then a place ("NAME");
+// with no place free it lets the lease go and moves nothing (a worker with
+// one claims it; the lease is free again for it). Waiting for the lease
+// holds no place. The lease decides between workers racing; the record's
+// compare-and-set then
 // re-checks, on the record it replaces, everything the decision rested on:
 // still placed on the gone worker, the same run (its old worker, back, did
 // not start it again), not ended on purpose (pm kill) and still to run.
@@ -308,12 +348,6 @@ func (sv *Supervisor) placedToStartAnywhere(a *store.Agent) bool {
 // started) or its respawn before the place is let go.
 func (sv *Supervisor) claim(leases state.AgentLeases, seen *store.Agent) {
 	name, from := seen.Name, seen.Worker
-	defer func() {
-		sv.mu.Lock()
-		delete(sv.claiming, name)
-		sv.mu.Unlock()
-		sv.poke()
-	}()
 	if err := leases.WaitAgentFree(sv.ctx, name); err != nil {
 		return
 	}
@@ -321,6 +355,18 @@ func (sv *Supervisor) claim(leases state.AgentLeases, seen *store.Agent) {
 	if err != nil {
 		return // another worker won it (or its host runs again)
 	}
+	if ok, _ := sv.reserve(name); !ok {
+		_ = le.Release(context.WithoutCancel(sv.ctx))
+		return // no place: the lease goes back, free for a worker with one
+	}
+	// The place goes after the lease (deferred first, run last), and after
+	// the hand-over to a start or respawn below.
+	defer func() {
+		sv.mu.Lock()
+		delete(sv.claiming, name)
+		sv.mu.Unlock()
+		sv.poke()
+	}()
 	defer func() { _ = le.Release(context.WithoutCancel(sv.ctx)) }()
 	moved := false
 	r, err := sv.records().UpdateAgent(name, func(r *store.Agent) error {
@@ -342,11 +388,19 @@ func (sv *Supervisor) claim(leases state.AgentLeases, seen *store.Agent) {
 	sv.Log.Info("took over an agent of a worker that is gone", "agent", name, "from", from)
 	switch {
 	case sv.placedToStart(r):
+		// The claim's place passes to the start, unless a start of it is
+		// in flight already (a reconcile saw it placed here): that one
+		// holds its own reservation and starts it.
 		sv.mu.Lock()
-		sv.claiming["start "+name] = true // the claim's place passes to the start
+		hand := !sv.claiming["start "+name]
+		if hand {
+			sv.claiming["start "+name] = true
+			sv.starting.Add(1) // inside claimsRun: before wayOut waits for starting
+		}
 		sv.mu.Unlock()
-		sv.starting.Add(1)
-		go sv.startPlaced(name)
+		if hand {
+			go sv.startPlaced(name)
+		}
 	case sv.wanted(r) && sv.crashed(r, false):
 		sv.scheduleRespawn(r) // holds the place (pending) from here
 	}

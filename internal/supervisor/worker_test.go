@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"testing"
@@ -16,14 +17,18 @@ import (
 	"github.com/plasmodium/pm/internal/task"
 )
 
-// fakeHub is a project's records with a hub's agent leases: a lease is
-// held until released, and WaitAgentFree runs the test's race (onFree)
-// before it returns, once.
+// fakeHub is a project's records with a hub's agent leases and workers: a
+// lease is held until released, and WaitAgentFree runs the test's race
+// (onFree) before it returns, once, then waits while the lease is held
+// (woken by a release, or its context's end). Its live workers are live.
 type fakeHub struct {
 	state.State
-	mu     sync.Mutex
-	held   map[string]bool
-	onFree func(name string)
+	mu      sync.Mutex
+	held    map[string]bool
+	onFree  func(name string)
+	freed   chan struct{} // closed (and made again) at each release
+	live    []state.Worker
+	holding chan string // when set, told each lease taken
 }
 
 func (f *fakeHub) HoldAgent(_ context.Context, name, _ string) (state.AgentLease, error) {
@@ -33,10 +38,13 @@ func (f *fakeHub) HoldAgent(_ context.Context, name, _ string) (state.AgentLease
 		return nil, state.ErrLeaseHeld
 	}
 	f.held[name] = true
+	if f.holding != nil {
+		f.holding <- name
+	}
 	return fakeHubLease{f, name}, nil
 }
 
-func (f *fakeHub) WaitAgentFree(_ context.Context, name string) error {
+func (f *fakeHub) WaitAgentFree(ctx context.Context, name string) error {
 	f.mu.Lock()
 	race := f.onFree
 	f.onFree = nil
@@ -44,10 +52,51 @@ func (f *fakeHub) WaitAgentFree(_ context.Context, name string) error {
 	if race != nil {
 		race(name)
 	}
-	return nil
+	for {
+		f.mu.Lock()
+		if f.freed == nil {
+			f.freed = make(chan struct{})
+		}
+		held, freed := f.held[name], f.freed
+		f.mu.Unlock()
+		if !held {
+			return nil
+		}
+		select {
+		case <-freed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 func (f *fakeHub) LeaseTTL() time.Duration { return time.Second }
+
+// release lets name's lease go (its holder ended), waking the waiters.
+func (f *fakeHub) release(name string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.held, name)
+	if f.freed != nil {
+		close(f.freed)
+	}
+	f.freed = make(chan struct{})
+}
+
+func (f *fakeHub) Workers() ([]state.Worker, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.live), nil
+}
+
+func (f *fakeHub) RegisterWorker(context.Context, state.Worker) (state.WorkerRegistration, error) {
+	return nil, errors.New("fakeHub: no registration")
+}
+
+func (f *fakeHub) WatchWorkers(ctx context.Context, _ func()) error {
+	<-ctx.Done()
+	return nil
+}
 
 type fakeHubLease struct {
 	f    *fakeHub
@@ -57,9 +106,7 @@ type fakeHubLease struct {
 func (fakeHubLease) Renew(context.Context) error         { return nil }
 func (fakeHubLease) Fence(context.Context, string) error { return nil }
 func (l fakeHubLease) Release(context.Context) error {
-	l.f.mu.Lock()
-	defer l.f.mu.Unlock()
-	delete(l.f.held, l.name)
+	l.f.release(l.name)
 	return nil
 }
 
@@ -67,17 +114,15 @@ func (l fakeHubLease) Release(context.Context) error {
 // with room for capacity agents (0: no bound).
 func workerOn(t *testing.T, r *rig, d driver.Driver, name string, capacity int) (*Supervisor, *fakeHub) {
 	t.Helper()
-	hub := &fakeHub{State: fsstate.New(r.s), held: map[string]bool{}}
+	hub := &fakeHub{State: fsstate.New(r.s), held: map[string]bool{}, live: []state.Worker{{Name: name, Capacity: capacity}}}
 	l := &agent.Launcher{Store: r.s, State: hub, Exe: "pm", Driver: d, Worker: name}
 	sv := &Supervisor{Store: r.s, State: hub, Launcher: l, Driver: d, Log: quiet(), Worker: name,
 		Policy: Policy{CrashLimit: 5, CrashWindow: time.Hour, BaseBackoff: time.Hour, MaxBackoff: time.Hour}}
-	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(func() {
-		sv.starting.Wait()
+		sv.wayOut()
 		stopTimers(sv)
-		cancel()
 	})
-	sv.init(ctx)
+	sv.init(context.Background())
 	sv.capacity = capacity
 	return sv, hub
 }
@@ -119,7 +164,6 @@ func TestClaimRechecksInTheCompareAndSet(t *testing.T) {
 					}
 				}
 			}
-			sv.claiming[seen.Name] = true // takeOver's reservation
 			sv.claim(hub, seen)
 			got := r.agent(t, owner.Name)
 			if got.Worker != tc.wantWorker {

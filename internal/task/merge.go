@@ -364,6 +364,7 @@ func Reject(s *store.Store, l *agent.Launcher, actor store.Actor, taskID, why st
 		was = cur.Merge
 		t, err = st.UpdateTask(cur.ID, func(x *store.Task) error {
 			x.Status, x.EndedAt, x.Rejected = store.TaskActive, nil, why
+			x.Rejections++ // its owner acts on it at its next start (agent.RejectionUnseen)
 			if x.Merge.State != store.MergeConflict {
 				x.Merge = nil // a conflict stays: the next pm done merges the resolution
 			}
@@ -382,8 +383,11 @@ func Reject(s *store.Store, l *agent.Launcher, actor store.Actor, taskID, why st
 	if _, err := inbox.Send(s, st, inbox.Message{Kind: inbox.KindNotice, From: actor.Name, To: t.Owner, TaskID: t.ID, Text: text}); err != nil {
 		s.Warnf("tell %s: %v", t.Owner, err)
 	}
-	// Started first: an owner placed on a worker is made pending for it
-	// there, and the event below wakes that worker to start it.
+	// Started here when its host is here and not live. Otherwise the
+	// rejection is not lost: an owner whose host still runs (finishing
+	// after its pm done) is started again by the supervisor once it exits,
+	// and one placed on a worker by that worker, woken by the event below
+	// (agent.RejectionUnseen: the task was rejected since its last start).
 	startErr := l.Start(t.Owner)
 	s.Notify(bus.Event{Kind: bus.EvTaskRejected, Actor: actor.Name, TaskID: t.ID, Agent: t.Owner, Text: why})
 	return t, startErr
