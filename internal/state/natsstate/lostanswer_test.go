@@ -3,12 +3,14 @@ package natsstate_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/plasmodium/pm/internal/cost"
 	"github.com/plasmodium/pm/internal/hub/hubtest"
 	"github.com/plasmodium/pm/internal/natsx"
+	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/state/natsstate"
 )
 
@@ -17,7 +19,9 @@ import (
 // recognised: a design's run lock taken by the lost attempt is this
 // process's, not "held by another"; an agent-log append (a transcript
 // entry, a reply piece, a cost entry) is stored once, not failed, not
-// twice (a cost counted twice would be a wrong bill).
+// twice (a cost counted twice would be a wrong bill); an agent's lease
+// and a worker's registration taken and renewed by lost attempts are
+// held, not lost.
 func TestLostAnswersInTheState(t *testing.T) {
 	h := hubtest.Single(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -36,6 +40,8 @@ func TestLostAnswersInTheState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A lost answer costs a request's timeout (5 s): the leases outlast it.
+	st.LeaseTTLWanted, other.LeaseTTLWanted = time.Minute, time.Minute
 	cuts := int64(0)
 	lose := func(subject string) {
 		t.Helper()
@@ -68,6 +74,55 @@ func TestLostAnswersInTheState(t *testing.T) {
 		t.Fatalf("another process's try once unlocked: %v, %v; want it taken", ok, err)
 	}
 	unlockOther()
+
+	// A host's lease on its agent: its take (and its fenced writer's
+	// takeover mark), a renewal. Then a worker's registration and its
+	// renewal (a lease on the worker's name).
+	lose("PUB $KV." + names.Agents + ".")
+	le, err := st.HoldAgent(ctx, agent, "host-a")
+	cut("agent lease")
+	if err != nil {
+		t.Fatalf("an agent's lease whose take's answer was lost: %v, want it held", err)
+	}
+	if err := le.Fence(ctx, "pm say"); err != nil {
+		t.Fatalf("a fence mark after the lease was taken: %v", err)
+	}
+	lose("PUB $KV." + names.Agents + ".")
+	if err := le.Renew(ctx); err != nil {
+		t.Fatalf("a renewal of the agent's lease whose answer was lost: %v, want it kept", err)
+	}
+	cut("agent lease renewal")
+	if _, err := other.HoldAgent(ctx, agent, "host-b"); !errors.Is(err, state.ErrLeaseHeld) {
+		t.Fatalf("another host's take while host-a keeps it: %v, want ErrLeaseHeld", err)
+	}
+	if who, err := other.AgentHolder(ctx, agent); err != nil || who != "host-a" {
+		t.Fatalf("the agent's holder reads %q, %v; want host-a", who, err)
+	}
+	if err := le.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w := state.Worker{Name: "w1", Capacity: 2, Running: []string{}, LastSeen: time.Now()}
+	lose("PUB $KV." + names.Workers + ".")
+	reg, err := st.RegisterWorker(ctx, w)
+	cut("worker registration")
+	if err != nil {
+		t.Fatalf("a worker's registration whose answer was lost: %v, want it registered", err)
+	}
+	w.Running = []string{agent}
+	lose("PUB $KV." + names.Workers + ".")
+	if err := reg.Renew(ctx, w); err != nil {
+		t.Fatalf("a worker's renewal whose answer was lost: %v, want it kept", err)
+	}
+	cut("worker renewal")
+	if ws, err := other.Workers(); err != nil || len(ws) != 1 || ws[0].Name != "w1" || len(ws[0].Running) != 1 {
+		t.Fatalf("the workers read %+v, %v; want w1 running %s", ws, err, agent)
+	}
+	if _, err := other.RegisterWorker(ctx, w); !errors.Is(err, state.ErrConflict) {
+		t.Fatalf("a second worker w1: %v, want ErrConflict", err)
+	}
+	if err := reg.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
 
 	lose("PUB " + names.TranscriptPrefix + agent)
 	if err := st.AppendTranscript(agent, map[string]string{"turn": "1"}, map[string]string{"turn": "2"}); err != nil {
