@@ -152,10 +152,10 @@ type sayOutcome struct {
 // three-node cluster) run writers that are real pm-full say processes,
 // concurrently, into two rooms with a limit. When the first room is half
 // full, the node leading the rooms' stream (read from the stream's info)
-// is shut down. Every room ends with exactly its limit; every say that
-// exited 0 is in its room exactly once; no message is stored twice; no
-// process hangs; a say that fails while the cluster elects new leaders
-// fails with a Try line and is stored at most once. Then a second node
+// is shut down. Every room ends with exactly its limit; every say
+// succeeds (exit 0) until the room is full (exit 5), none fails while the
+// cluster elects new leaders; every say that exited 0 is in its room
+// exactly once; no message is stored twice; no process hangs. Then a second node
 // is stopped (no majority): a say is refused with a clear error and a Try
 // line, within its bound. The first node back, the rooms are intact.
 func TestClusterLeaderKilledMidRoom(t *testing.T) {
@@ -223,7 +223,7 @@ func TestClusterLeaderKilledMidRoom(t *testing.T) {
 	t.Log(<-stopped)
 
 	// Read every room back from a node that stayed up.
-	transient := 0
+	failed := 0
 	rs, err := room.OpenNamed(ctx, watcher, names.Rooms, names.RoomPrefix)
 	if err != nil {
 		t.Fatal(err)
@@ -265,18 +265,12 @@ func TestClusterLeaderKilledMidRoom(t *testing.T) {
 			case -1:
 				t.Errorf("%s: say %q hung (killed after %s): %s", r.phase, o.text, sayBound, o.stderr)
 			case 1:
-				// A say that failed while the cluster changed leaders:
-				// still allowed here (natsstate's requests ride out an
-				// election, natsstate.TestRequestsRideOutLeaderChanges
-				// holds them to none failed; this test, real processes
-				// on a loaded machine, has not been rerun strict), but
-				// only as a clear error, and stored at most once.
-				transient++
-				if !tryLine.MatchString(o.stderr) || !transientMsg.MatchString(o.stderr) {
-					t.Errorf("%s: say %q failed unclearly: %s", r.phase, o.text, o.stderr)
-				}
+				// Every request of a say rides out the election (natsx.Do;
+				// a write whose answer was lost is recognised as its own):
+				// none may fail while a majority is up.
+				failed++
 				failedStored += stored[o.text]
-				t.Logf("%s: say %q failed during the leader change: %s", r.phase, o.text, strings.TrimSpace(o.stderr))
+				t.Errorf("%s: say %q failed during the leader change (stored %d times): %s", r.phase, o.text, stored[o.text], strings.TrimSpace(o.stderr))
 			default:
 				t.Errorf("%s: say %q: exit %d: %s", r.phase, o.text, o.code, o.stderr)
 			}
@@ -286,12 +280,12 @@ func TestClusterLeaderKilledMidRoom(t *testing.T) {
 				t.Errorf("%s: %q stored %d times (a say of this test: %v)", r.phase, text, k, ran[text])
 			}
 		}
-		if acked+failedStored != limit {
-			t.Errorf("%s: %d says acknowledged and %d failed ones stored, want %d in all (the room's limit)", r.phase, acked, failedStored, limit)
+		if acked != limit {
+			t.Errorf("%s: %d says acknowledged (and %d failed ones stored), want exactly %d, the room's limit", r.phase, acked, failedStored, limit)
 		}
 		t.Logf("%s: %d says acknowledged, %d refused at the limit", r.phase, acked, refused)
 	}
-	t.Logf("%d says failed while the cluster changed leaders, each with a Try line", transient)
+	t.Logf("%d says failed while the cluster changed leaders", failed)
 
 	// No majority: a second node stops. A say from a machine is refused
 	// with a Try line, within its bound.

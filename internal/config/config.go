@@ -51,8 +51,9 @@ const MinLogBytes = 4 << 20
 
 // MaxLogEntryBytes is the most limits.log_entry_bytes can be: one line of
 // the files (less its newline), one message of the hub's streams
-// (state.MaxEntry).
-const MaxLogEntryBytes = 1<<20 - 1
+// (state.MaxEntry) with room for its headers (a message id, which makes a
+// repeat of it a duplicate) under the hub's 1 MiB payload bound.
+const MaxLogEntryBytes = 1<<20 - 1<<10
 
 // ExecRuntime configures the exec runtime: the agent CLI to start, a preset
 // of presets.go (Preset, with Command empty: Resolved) or a command of its

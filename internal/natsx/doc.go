@@ -52,6 +52,12 @@
 //     caller's context. Do's loop (ride) is the one retry loop of
 //     requests: Stored asks again through it. Connect tries the URLs in
 //     the order given (a machine names its own node first).
+//   - Put is the one write that is safe to repeat whatever it expects: a
+//     message id of the caller's and, for a compare-and-set, the
+//     subject's expected last sequence; a repeat refused because its first
+//     attempt moved the subject on is recognised as that attempt (the
+//     subject's last message carries its id). natsstate's records and
+//     natsx/lease's leases write through it.
 //   - A compare-and-set refusal (a wrong last sequence, which a single
 //     node reports as 10071 and a replicated stream as 10164) is one
 //     predicate, WrongLast.

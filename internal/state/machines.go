@@ -26,7 +26,9 @@ type AgentLeases interface {
 	// unrenewed.
 	HoldAgent(ctx context.Context, name, holder string) (AgentLease, error)
 	// WaitAgentFree returns once name's lease is free (released, expired
-	// or never taken), woken by the lease bucket's watch.
+	// or never taken), woken by the lease bucket's watch; within a bound
+	// (lease.WaitBound: two TTLs and a request's ride-out), past which it
+	// fails (a live holder kept renewing it, or the hub did not answer).
 	WaitAgentFree(ctx context.Context, name string) error
 	// LeaseTTL is how long a lease (and a worker's registration) lasts
 	// unrenewed.

@@ -10,6 +10,13 @@
 //   - Renew and Release name the revision the holder last wrote: after the
 //     lease expired or another took it, they fail with ErrLost and change
 //     nothing.
+//   - Every write of a lease rides out a change of leader (natsx.Put: a
+//     message id, repeated while transient). A write whose answer was
+//     lost is recognised as the lease's own by its message id, which
+//     begins with a token drawn for that lease alone: when the key's last
+//     message carries it, nobody wrote the key since, so a take is taken,
+//     a renewal kept (never a loss the holder would fence itself for) and
+//     a release done.
 //   - A fenced Writer appends to a subject only after the subject's last
 //     message (its expected last sequence per subject). A new holder's
 //     Writer first appends a takeover mark, so every later append of an
@@ -19,7 +26,11 @@
 //     atomic batch: a takeover mark stored before the batch commits
 //     refuses both, so the write itself is conditional on the lease.
 //   - Expiry is seen without polling: the bucket keeps a marker when a
-//     lease ages out, and WaitFree is a key watch woken by it.
+//     lease ages out, and WaitFree is a key watch woken by it. The watch
+//     is made anew each TTL, after one read of the key (a backstop: a
+//     watch's own request may go unanswered, its consumer lost with a
+//     node); WaitFree ends within WaitBound, ErrStillHeld when a holder
+//     kept renewing all along.
 //   - Keep is the one renewal loop of every lease pm holds on a hub (an
 //     agent's host, a worker's registration, a critical section): a
 //     renewal every third of the TTL; a loss (a renewal refused, Lose, or,
@@ -30,9 +41,11 @@ package lease
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -57,6 +70,8 @@ var ErrFenced = errors.New("lease: fenced")
 type Leases struct {
 	c   *natsx.Conn
 	kv  jetstream.KeyValue
+	st  jetstream.Stream // the bucket's stream: its writes and their ids
+	pre string           // its subjects' prefix before a key
 	ttl time.Duration
 }
 
@@ -79,12 +94,20 @@ func OpenBucket(ctx context.Context, c *natsx.Conn, bucket string, ttl time.Dura
 	if err != nil {
 		return nil, fmt.Errorf("lease bucket: %w", err)
 	}
-	return &Leases{c: c, kv: kv, ttl: ttl}, nil
+	var st jetstream.Stream
+	if err := natsx.Do(ctx, func(op context.Context) (err error) { st, err = c.JS.Stream(op, natsx.KVStream(bucket)); return err }); err != nil {
+		return nil, fmt.Errorf("lease bucket: %w", err)
+	}
+	return &Leases{c: c, kv: kv, st: st, pre: "$KV." + bucket + ".", ttl: ttl}, nil
 }
+
+// KV is the bucket, to read (a lease's holder, the keys held).
+func (l *Leases) KV() jetstream.KeyValue { return l.kv }
 
 // TTL is the bucket's TTL as the hub keeps it (the first opener's).
 func (l *Leases) TTL(ctx context.Context) (time.Duration, error) {
-	st, err := l.kv.Status(ctx)
+	var st jetstream.KeyValueStatus
+	err := natsx.Do(ctx, func(op context.Context) (err error) { st, err = l.kv.Status(op); return err })
 	if err != nil {
 		return 0, err
 	}
@@ -92,31 +115,117 @@ func (l *Leases) TTL(ctx context.Context) (time.Duration, error) {
 }
 
 // Lease is one holder's lease on a key.
+//
+// Every write of a lease (its take, renewals, release) rides out a change
+// of leader (natsx.Put): repeated with its message id, and compare-and-set
+// on the revision the lease last wrote. Its message ids all begin with a
+// token drawn for this lease alone, which is how a write whose answer was
+// lost is recognised as its own: when the key's last message carries the
+// lease's token, no one else has written the key since this lease did (a
+// release, an expiry, a new holder are each a later message), so the
+// lease holds the key at that message's revision, whether or not its
+// answer came back (a renewal that landed after its caller stopped
+// waiting, a new leader that did not know the id). Recognising by the
+// holder's name or value instead would be unsound: a host's name is the
+// same for its next lease of the key, and revision arithmetic does not
+// hold (a bucket's revisions are its stream's sequences, shared by every
+// key).
 type Lease struct {
 	l      *Leases
 	Key    string
 	Holder string
+	value  []byte // what the lease writes (its holder's name, or a worker's record)
 	rev    uint64
+	token  string // the prefix of its writes' message ids
+	writes int
 }
 
 // Acquire takes key's lease for holder, or fails with ErrHeld.
 func (l *Leases) Acquire(ctx context.Context, key, holder string) (*Lease, error) {
-	op, cancel := natsx.Op(ctx)
-	defer cancel()
-	rev, err := l.kv.Create(op, key, []byte(holder))
-	// Over a released or expired lease Create is an update of the delete
-	// mark: losing that race is a wrong last sequence, not ErrKeyExists.
-	if errors.Is(err, jetstream.ErrKeyExists) || natsx.WrongLast(err) {
-		who := "?"
-		if e, gerr := l.kv.Get(op, key); gerr == nil {
-			who = string(e.Value())
+	return l.AcquireWith(ctx, key, holder, []byte(holder))
+}
+
+// AcquireWith is Acquire writing value as the key's (renewals write it
+// again, or RenewWith's).
+func (l *Leases) AcquireWith(ctx context.Context, key, holder string, value []byte) (*Lease, error) {
+	le := &Lease{l: l, Key: key, Holder: holder, value: value, token: rand.Text()}
+	err := le.put(ctx, value, false)
+	if !natsx.WrongLast(err) {
+		if err != nil {
+			return nil, err
 		}
-		return nil, fmt.Errorf("%w: %s holds %s", ErrHeld, who, key)
+		return le, nil
 	}
+	// Over a released or expired lease, the take is an update of its
+	// delete mark (kv.Create's rule); losing that race is held too.
+	last, err := natsx.Last(ctx, l.st, l.pre+key)
 	if err != nil {
 		return nil, err
 	}
-	return &Lease{l: l, Key: key, Holder: holder, rev: rev}, nil
+	if last != nil && gone(last) {
+		le.rev = last.Sequence
+		if err = le.put(ctx, value, false); err == nil {
+			return le, nil
+		} else if !natsx.WrongLast(err) {
+			return nil, err
+		}
+	}
+	who := "?"
+	if last != nil && !gone(last) {
+		who = string(last.Data)
+	}
+	return nil, fmt.Errorf("%w: %s holds %s", ErrHeld, who, key)
+}
+
+// gone reports a key's message that ends a lease: a release (a delete
+// mark) or an expiry (the bucket's marker).
+func gone(m *jetstream.RawStreamMsg) bool {
+	return m.Header.Get("KV-Operation") != "" || m.Header.Get(jetstream.MarkerReasonHeader) != ""
+}
+
+// put writes value (a delete mark when del) after the lease's revision,
+// and moves the lease to the revision written. Refused because the key's
+// last message is one of this lease's own later writes (answered too late
+// or not at all), the lease still holds the key there: put again after
+// it; a release refused because an earlier attempt of its own released
+// the key is done. Any other refusal is natsx.WrongLast.
+func (le *Lease) put(ctx context.Context, value []byte, del bool) error {
+	for {
+		le.writes++
+		m := nats.NewMsg(le.l.pre + le.Key)
+		m.Data = value
+		m.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("%s-%d", le.token, le.writes))
+		if del {
+			m.Header.Set("KV-Operation", "DEL")
+		}
+		seq, err := le.l.c.Put(ctx, le.l.st, m, le.rev)
+		if err == nil {
+			le.rev = seq
+			return nil
+		}
+		if !natsx.WrongLast(err) {
+			return err
+		}
+		last, lerr := natsx.Last(ctx, le.l.st, m.Subject)
+		if lerr != nil {
+			return lerr
+		}
+		if last == nil || !le.wrote(last) || last.Sequence == le.rev {
+			return err // another's write, or an expiry, came after this lease's
+		}
+		le.rev = last.Sequence
+		if gone(last) {
+			if del {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// wrote reports whether m is one of this lease's writes.
+func (le *Lease) wrote(m *jetstream.RawStreamMsg) bool {
+	return strings.HasPrefix(m.Header.Get(jetstream.MsgIDHeader), le.token+"-")
 }
 
 // Revision is the lease's current revision: it grows with every renewal
@@ -124,56 +233,104 @@ func (l *Leases) Acquire(ctx context.Context, key, holder string) (*Lease, error
 func (le *Lease) Revision() uint64 { return le.rev }
 
 // Renew extends the lease by the bucket's TTL from now.
-func (le *Lease) Renew(ctx context.Context) error {
-	op, cancel := natsx.Op(ctx)
-	defer cancel()
-	rev, err := le.l.kv.Update(op, le.Key, []byte(le.Holder), le.rev)
-	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyNotFound) {
+func (le *Lease) Renew(ctx context.Context) error { return le.RenewWith(ctx, le.value) }
+
+// RenewWith is Renew writing value as the key's from now on.
+func (le *Lease) RenewWith(ctx context.Context, value []byte) error {
+	err := le.put(ctx, value, false)
+	if natsx.WrongLast(err) {
 		return fmt.Errorf("%w: %s on %s", ErrLost, le.Holder, le.Key)
 	}
-	if err != nil {
-		return err
+	if err == nil {
+		le.value = value
 	}
-	le.rev = rev
-	return nil
+	return err
 }
 
 // Release gives the lease up (ErrLost if it was no longer held).
 func (le *Lease) Release(ctx context.Context) error {
-	op, cancel := natsx.Op(ctx)
-	defer cancel()
-	err := le.l.kv.Delete(op, le.Key, jetstream.LastRevision(le.rev))
-	if natsx.WrongLast(err) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+	err := le.put(ctx, nil, true)
+	if natsx.WrongLast(err) {
 		return fmt.Errorf("%w: %s on %s", ErrLost, le.Holder, le.Key)
 	}
 	return err
 }
 
+// ErrStillHeld: WaitFree's bound passed with the lease held all along
+// (its holder renews it).
+var ErrStillHeld = errors.New("lease: still held")
+
+// waitRideOut is the part of WaitFree's bound that lets the hub's answers
+// ride out an election (natsx.RideOut; shorter in tests).
+var waitRideOut = natsx.RideOut
+
+// WaitBound bounds one WaitFree: a lease whose holder stopped is gone
+// within a TTL of its last renewal, so two TTLs of watching see it go
+// (the backstop reads it once per TTL), and the last read rides out a
+// change of leader.
+func (l *Leases) WaitBound() time.Duration { return 2*l.ttl + waitRideOut }
+
 // WaitFree returns once key has no live lease (absent, released or
-// expired), woken by the bucket's watch.
+// expired), woken by the bucket's watch, and within WaitBound: past it,
+// ErrStillHeld (a live holder renews the lease), or the error of the
+// hub's last answer. A watch lasts one TTL; then the key is read (a
+// backstop: the watch's own request may have gone unanswered, its
+// consumer lost with a node) and, still held, watched anew.
 func (l *Leases) WaitFree(ctx context.Context, key string) error {
-	w, err := l.kv.Watch(ctx, key)
-	if err != nil {
-		return err
+	watchUntil := time.Now().Add(2 * l.ttl)
+	for {
+		if l.watchFree(ctx, key, min(l.ttl, time.Until(watchUntil))) {
+			return nil
+		}
+		rctx, cancel := context.WithTimeout(ctx, waitRideOut)
+		var e jetstream.KeyValueEntry
+		err := natsx.Do(rctx, func(op context.Context) (err error) { e, err = l.kv.Get(op, key); return err })
+		cancel()
+		over := !time.Now().Before(watchUntil)
+		switch {
+		case errors.Is(err, jetstream.ErrKeyNotFound):
+			return nil // released or expired (its marker reads as deleted)
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case err == nil && over:
+			return fmt.Errorf("%w: %s has held %s, renewing it, for the %s waited (is it still running? pm workers, pm doctor --check)",
+				ErrStillHeld, e.Value(), key, l.WaitBound())
+		case err != nil && (over || !natsx.Transient(err)):
+			return fmt.Errorf("lease: waiting for %s to be free: %w", key, err)
+		}
 	}
-	defer w.Stop()
+}
+
+// watchFree watches key for d at most (ctx's end first): true once it has
+// no live lease.
+func (l *Leases) watchFree(ctx context.Context, key string, d time.Duration) bool {
+	if d <= 0 {
+		return false
+	}
+	rctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	w, err := l.kv.Watch(rctx, key)
+	if err != nil {
+		return false // unanswered (an election), or refused: the backstop reads
+	}
+	defer func() { _ = w.Stop() }()
 	live := false
 	for {
 		select {
-		case <-ctx.Done():
-			return ctx.Err()
+		case <-rctx.Done():
+			return false
 		case e, ok := <-w.Updates():
 			switch {
 			case !ok:
-				return fmt.Errorf("lease: watch of %s ended", key)
+				return false // the watch ended: the backstop reads
 			case e == nil: // the end of the current values
 				if !live {
-					return nil
+					return true
 				}
 			case e.Operation() == jetstream.KeyValuePut:
 				live = true
 			default: // released, or expired (the bucket's marker)
-				return nil
+				return true
 			}
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/plasmodium/pm/internal/cost"
@@ -41,15 +40,15 @@ const maxCost = 64 << 10
 func (s *State) openAgentLogs(ctx context.Context) (err error) {
 	n := s.names
 	if s.logs.transcripts, err = s.c.Stream(ctx, jetstream.StreamConfig{Name: n.Transcripts,
-		Subjects: []string{n.TranscriptPrefix + ">"}, MaxMsgSize: state.MaxEntry}); err != nil {
+		Subjects: []string{n.TranscriptPrefix + ">"}, MaxMsgSize: state.MaxEntry + idRoom}); err != nil {
 		return err
 	}
 	if s.logs.replies, err = s.c.Stream(ctx, jetstream.StreamConfig{Name: n.Replies,
-		Subjects: []string{n.ReplyPrefix + ">"}, MaxMsgSize: state.MaxEntry, MaxAge: replyAge}); err != nil {
+		Subjects: []string{n.ReplyPrefix + ">"}, MaxMsgSize: state.MaxEntry + idRoom, MaxAge: replyAge}); err != nil {
 		return err
 	}
 	s.logs.costs, err = s.c.Stream(ctx, jetstream.StreamConfig{Name: n.Costs,
-		Subjects: []string{n.CostSubject}, MaxMsgSize: maxCost})
+		Subjects: []string{n.CostSubject}, MaxMsgSize: maxCost + idRoom})
 	return err
 }
 
@@ -176,9 +175,15 @@ func (s *State) publish(subject string, v any) error {
 	return s.publishRaw(subject, b)
 }
 
-func (s *State) publishRaw(subject string, b []byte) error {
-	ctx, cancel := s.op()
-	defer cancel()
-	_, err := s.c.JS.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: b})
-	return err
-}
+// idRoom is what a message id's header adds to an entry ("NATS/1.0",
+// "Nats-Msg-Id: " and writeID's 26 characters: 53 bytes), rounded up: a
+// stream's MaxMsgSize and the hub's payload bound (1 MiB) count it, which
+// state.MaxEntry leaves room for.
+const idRoom = 128
+
+// publishRaw appends b to subject once (publishOnce): a repeat while the
+// hub changes leaders carries the first attempt's message id, so a
+// transcript entry, a reply piece or a cost entry whose answer was lost
+// is stored once, never twice (a cost counted twice would be billed
+// twice).
+func (s *State) publishRaw(subject string, b []byte) error { return s.publishOnce(subject, b) }

@@ -60,15 +60,16 @@
 //     duplicate, and a compare-and-set (an update, a create, a delete at a
 //     revision) whose repeat is refused because its first attempt moved
 //     the key on is recognised as that attempt (its id is the key's last):
-//     an update is never applied twice. A critical section's lease taken
-//     by an attempt whose answer was lost is waited out (lockTTL), never
-//     held twice; a release whose answer was lost and whose repeat finds
-//     the lease gone is done. A wait for a held lock (its key's watch) is
-//     bounded by lockTTL and a request's, then the lock is taken or waited
-//     for anew: the watch is made by a request a leader being elected
-//     never answers. (The agents' leases and workers,
-//     machines.go, and the agent logs' appends, agentlogs.go, are not
-//     repeated yet.)
+//     an update is never applied twice. The leases (a critical section's,
+//     an agent's, a worker's registration) are natsx/lease's, whose writes
+//     are recognised as their own likewise (a message id drawn per lease):
+//     a take whose answer was lost is held, never "held by another"
+//     (TryLockDesign), a renewal kept, a release done. A wait for a held
+//     lease is lease.WaitFree, bounded by its WaitBound (a watch, read
+//     again each TTL), then taken or waited for anew. The agent logs'
+//     appends (transcripts, reply pieces, the ledger) carry a message id
+//     of their own, so a repeat stores an entry once: a cost is never
+//     counted twice.
 //   - Dial never makes a project: a config that names one the hub lacks
 //     (a wiped hub, a typo) is refused, not given an empty state.
 //   - Nothing polls: Watch is ordered consumers on the scope's subjects

@@ -24,10 +24,14 @@ var (
 
 // machines are the agents' leases, the workers' keys and the fence
 // stream, opened at their first use (most commands use none of them).
+//
+// Every request of theirs rides out a change of leader: the leases' and
+// the workers' keys are natsx/lease's leases (a write whose answer was
+// lost is recognised as the holder's own, by its message id), reads and
+// the fenced writer's start go through natsx.Do.
 type machines struct {
-	leases  *lease.Leases
-	agents  jetstream.KeyValue // the leases' bucket, read by AgentHolder
-	workers jetstream.KeyValue
+	leases  *lease.Leases // the agents'
+	workers *lease.Leases // a worker's registration is a lease on its name
 	ttl     time.Duration // the leases bucket's, as the hub keeps it
 }
 
@@ -55,11 +59,7 @@ func (s *State) machinesOpen() (*machines, error) {
 	if m.ttl, err = m.leases.TTL(ctx); err != nil {
 		return nil, err
 	}
-	if m.agents, err = s.c.JS.KeyValue(ctx, s.names.Agents); err != nil {
-		return nil, fmt.Errorf("agents' leases bucket: %w", err)
-	}
-	if m.workers, err = s.c.KeyValue(ctx, jetstream.KeyValueConfig{Bucket: s.names.Workers, TTL: m.ttl, LimitMarkerTTL: m.ttl, History: 1,
-		Replicas: s.c.Replicas(), Storage: jetstream.FileStorage}); err != nil {
+	if m.workers, err = lease.OpenBucket(ctx, s.c, s.names.Workers, m.ttl); err != nil {
 		return nil, fmt.Errorf("workers bucket: %w", err)
 	}
 	// One mark per agent is all a fence needs: the stream keeps the last.
@@ -97,7 +97,15 @@ func (s *State) HoldAgent(ctx context.Context, name, holder string) (state.Agent
 	if err != nil {
 		return nil, err
 	}
-	w, err := le.Writer(ctx, s.names.Fence, s.names.FencePrefix+name)
+	// The writer's start (a read of the fence subject's last mark, then
+	// a takeover mark after it) is safe to repeat: a mark of a first
+	// attempt that landed unanswered is read as the last, and the repeat's
+	// mark goes after it.
+	var w *lease.Writer
+	err = natsx.Do(ctx, func(op context.Context) (err error) {
+		w, err = le.Writer(op, s.names.Fence, s.names.FencePrefix+name)
+		return err
+	})
 	if err != nil {
 		_ = le.Release(context.WithoutCancel(ctx))
 		return nil, err
@@ -122,7 +130,7 @@ func (s *State) AgentHolder(ctx context.Context, name string) (string, error) {
 		return "", err
 	}
 	var e jetstream.KeyValueEntry
-	err = natsx.Do(ctx, func(op context.Context) (err error) { e, err = m.agents.Get(op, agentKey(name)); return err })
+	err = natsx.Do(ctx, func(op context.Context) (err error) { e, err = m.leases.KV().Get(op, agentKey(name)); return err })
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return "", nil
 	}
@@ -150,7 +158,8 @@ func (a *agentLease) Fence(ctx context.Context, mark string) error {
 	return lost(a.w.Append(ctx, []byte(mark)))
 }
 
-// RegisterWorker creates w's key; a live one of that name is ErrConflict.
+// RegisterWorker takes w's key, a lease on its name whose value is w; a
+// live one of that name is ErrConflict.
 func (s *State) RegisterWorker(ctx context.Context, w state.Worker) (state.WorkerRegistration, error) {
 	m, err := s.machinesOpen()
 	if err != nil {
@@ -160,75 +169,66 @@ func (s *State) RegisterWorker(ctx context.Context, w state.Worker) (state.Worke
 	if err != nil {
 		return nil, err
 	}
-	op, cancel := natsx.Op(ctx)
-	defer cancel()
-	rev, err := m.workers.Create(op, w.Name, b)
-	if errors.Is(err, jetstream.ErrKeyExists) || natsx.WrongLast(err) {
+	le, err := m.workers.AcquireWith(ctx, w.Name, "worker "+w.Name, b)
+	if errors.Is(err, lease.ErrHeld) {
 		return nil, state.Errorf(state.ErrConflict, "give this one another name (pm worker --name NAME), or stop the other (pm workers lists them)",
 			"a worker named %s is registered and live", w.Name)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return &workerReg{kv: m.workers, name: w.Name, rev: rev}, nil
+	return &workerReg{le: le}, nil
 }
 
-type workerReg struct {
-	kv   jetstream.KeyValue
-	name string
-	rev  uint64
-}
+type workerReg struct{ le *lease.Lease }
 
 func (r *workerReg) Renew(ctx context.Context, w state.Worker) error {
 	b, err := json.Marshal(w)
 	if err != nil {
 		return err
 	}
-	op, cancel := natsx.Op(ctx)
-	defer cancel()
-	rev, err := r.kv.Update(op, r.name, b, r.rev)
-	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyNotFound) || natsx.WrongLast(err) {
-		return state.Errorf(state.ErrLeaseLost, "", "worker %s's registration expired", r.name)
+	err = r.le.RenewWith(ctx, b)
+	if errors.Is(err, lease.ErrLost) {
+		return state.Errorf(state.ErrLeaseLost, "", "worker %s's registration expired", r.le.Key)
 	}
-	if err != nil {
-		return err
-	}
-	r.rev = rev
-	return nil
+	return err
 }
 
-func (r *workerReg) Release(ctx context.Context) error {
-	op, cancel := natsx.Op(ctx)
-	defer cancel()
-	return r.kv.Delete(op, r.name, jetstream.LastRevision(r.rev))
-}
+func (r *workerReg) Release(ctx context.Context) error { return r.le.Release(ctx) }
 
-// Workers lists the live workers' keys, by name.
+// Workers lists the live workers' keys, by name (one read, repeated
+// whole while the hub changes leaders).
 func (s *State) Workers() ([]state.Worker, error) {
 	m, err := s.machinesOpen()
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := s.op()
-	defer cancel()
-	keys, err := m.workers.ListKeys(ctx)
+	var out []state.Worker
+	err = s.do(func(op context.Context) error {
+		out = nil
+		kv := m.workers.KV()
+		keys, err := kv.ListKeys(op)
+		if err != nil {
+			return err
+		}
+		for k := range keys.Keys() {
+			e, err := kv.Get(op, k)
+			if errors.Is(err, jetstream.ErrKeyNotFound) {
+				continue // gone meanwhile
+			}
+			if err != nil {
+				return err
+			}
+			var w state.Worker
+			if err := json.Unmarshal(e.Value(), &w); err != nil {
+				return fmt.Errorf("worker %s: %w", k, err)
+			}
+			out = append(out, w)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	var out []state.Worker
-	for k := range keys.Keys() {
-		e, err := m.workers.Get(ctx, k)
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			continue // gone meanwhile
-		}
-		if err != nil {
-			return nil, err
-		}
-		var w state.Worker
-		if err := json.Unmarshal(e.Value(), &w); err != nil {
-			return nil, fmt.Errorf("worker %s: %w", k, err)
-		}
-		out = append(out, w)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
@@ -242,7 +242,7 @@ func (s *State) WatchWorkers(ctx context.Context, fn func()) error {
 	if err != nil {
 		return err
 	}
-	w, err := m.workers.WatchAll(ctx, jetstream.UpdatesOnly())
+	w, err := m.workers.KV().WatchAll(ctx, jetstream.UpdatesOnly())
 	if err != nil {
 		return err
 	}

@@ -306,17 +306,13 @@ func (s *State) section(name string, fn func() error) error {
 }
 
 // acquire takes the lock name's lease, waiting while another holds it.
-// Its requests ride out a change of leader (natsx.Do): a take repeated
-// after the first landed finds the lease held (by this holder, whose
-// answer was lost) and waits for it to expire (lockTTL), never holds it
-// twice.
+// Its requests ride out a change of leader (natsx/lease: a take whose
+// answer was lost is recognised as this one's, by its message id). Not
+// inside a natsx.Do of its own: a repeat would be another take, which
+// the first one's landing would find held.
 func (s *State) acquire(name string) (*lease.Lease, error) {
 	for {
-		var l *lease.Lease
-		err := s.do(func(op context.Context) (err error) {
-			l, err = s.locks.Acquire(op, name, s.c.NC.ConnectedServerId()+"/"+s.IDs.New(ids.Message))
-			return err
-		})
+		l, err := s.locks.Acquire(s.ctx, name, s.holder())
 		if err == nil {
 			return l, nil
 		}
@@ -329,67 +325,26 @@ func (s *State) acquire(name string) (*lease.Lease, error) {
 	}
 }
 
-// waitFree waits for the lock name to be free (the key's watch wakes it),
-// for at most waitBound: the watch's creation is a request that a leader
-// being elected never answers, and WaitFree gives it no deadline of its
-// own (it waited for good in TestRequestsRideOutLeaderChanges). Past the
-// bound the caller takes the lock again or waits anew: a held lock is
-// renewed every third of lockTTL, so a waiter asks once per bound at most.
+// holder names a take of a lock: the node this process reached and an id
+// of its own (what pm doctor shows of a held lock).
+func (s *State) holder() string { return s.c.NC.ConnectedServerId() + "/" + s.IDs.New(ids.Message) }
+
+// waitFree waits for the lock name to be free, woken by the key's watch
+// (lease.WaitFree, bounded by its WaitBound). Still held past it, or the
+// hub unanswering, the caller takes the lock again or waits anew: a held
+// lock is renewed every third of lockTTL.
 func (s *State) waitFree(name string) error {
-	ctx, cancel := context.WithTimeout(s.ctx, waitBound)
-	defer cancel()
-	if err := s.locks.WaitFree(ctx, name); err != nil && !natsx.Transient(err) {
+	err := s.locks.WaitFree(s.ctx, name)
+	if err != nil && s.ctx.Err() != nil {
 		return err
 	}
 	return nil
 }
 
-// waitBound bounds one wait for a lock: its TTL (a holder that died is
-// gone by then) and one request's.
-const waitBound = lockTTL + natsx.OpTimeout
-
-// release gives l up, riding out a change of leader: a release repeated
-// after the first landed finds the lease gone (lost), which is what the
-// first did. A release refused as lost while the key still names l's
-// holder (which names this acquisition alone) was not lost: a renewal of
-// l landed unanswered, so the key's revision is no longer l's; that
-// revision is deleted instead.
-func (s *State) release(l *lease.Lease) error {
-	unanswered := false
-	err := s.do(func(op context.Context) error {
-		err := l.Release(op)
-		unanswered = unanswered || natsx.Transient(err)
-		return err
-	})
-	if errors.Is(err, lease.ErrLost) && (unanswered || s.releaseOwn(l)) {
-		return nil
-	}
-	return err
-}
-
-// releaseOwn deletes the lock's key at its current revision when it still
-// names l's holder; false when another holds it, it is gone, or the hub
-// did not answer.
-func (s *State) releaseOwn(l *lease.Lease) bool {
-	return s.do(func(op context.Context) error {
-		kv, err := s.c.JS.KeyValue(op, s.names.Locks)
-		if err != nil {
-			return err
-		}
-		e, err := kv.Get(op, l.Key)
-		if err != nil {
-			return err
-		}
-		if string(e.Value()) != l.Holder {
-			return lease.ErrLost
-		}
-		err = kv.Delete(op, l.Key, jetstream.LastRevision(e.Revision()))
-		if natsx.WrongLast(err) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-			return nil // a repeat after the delete landed; or it expired meanwhile
-		}
-		return err
-	}) == nil
-}
+// release gives l up, riding out a change of leader (natsx/lease: a
+// release, or a renewal before it, whose answer was lost is recognised as
+// l's own, by its message id).
+func (s *State) release(l *lease.Lease) error { return l.Release(s.ctx) }
 
 // byCreated sorts records oldest first, then by id.
 func byCreated[T any](out []*T, at func(*T) time.Time, id func(*T) string) {
@@ -1224,11 +1179,10 @@ func (s *State) TryLockDesign(id string) (func(), bool, error) {
 	if err := s.design(id); err != nil {
 		return nil, false, err
 	}
-	var l *lease.Lease
-	err := s.do(func(op context.Context) (err error) {
-		l, err = s.locks.Acquire(op, "design."+id, s.c.NC.ConnectedServerId()+"/"+s.IDs.New(ids.Message))
-		return err
-	})
+	// Acquire rides out a change of leader itself, and a take whose
+	// answer was lost is recognised as this one (natsx/lease): held by
+	// this process, never reported held by another.
+	l, err := s.locks.Acquire(s.ctx, "design."+id, s.holder())
 	if errors.Is(err, lease.ErrHeld) {
 		return nil, false, nil
 	}

@@ -29,7 +29,7 @@ const (
 )
 
 // anyRev: write with no expected revision (a put).
-const anyRev = ^uint64(0)
+const anyRev = natsx.AnyLast
 
 // writeID is a message id no other write of any process takes: the
 // stream's duplicate window (2 minutes) spans every writer, so an id
@@ -41,33 +41,12 @@ func writeID() string { return rand.Text() }
 // and returns the revision written. A refusal (the key moved on) is
 // natsx.WrongLast.
 func (s *State) write(key string, b []byte, rev uint64, del bool) (uint64, error) {
-	id := writeID()
-	opts := []jetstream.PublishOpt{jetstream.WithMsgID(id)}
-	if rev != anyRev {
-		opts = append(opts, jetstream.WithExpectLastSequencePerSubject(rev))
+	m := &nats.Msg{Subject: s.kvPrefix + key, Data: b, Header: nats.Header{}}
+	m.Header.Set(jetstream.MsgIDHeader, writeID())
+	if del {
+		m.Header.Set(kvOp, kvDel)
 	}
-	maybeStored := false // an attempt went unanswered: it may have landed
-	var seq uint64
-	err := s.do(func(op context.Context) error {
-		m := &nats.Msg{Subject: s.kvPrefix + key, Data: b, Header: nats.Header{}}
-		if del {
-			m.Header.Set(kvOp, kvDel)
-		}
-		ack, err := s.c.JS.PublishMsg(op, m, opts...)
-		maybeStored = maybeStored || natsx.Transient(err)
-		if err == nil {
-			seq = ack.Sequence // a duplicate's is the first attempt's
-		}
-		return err
-	})
-	if natsx.WrongLast(err) && maybeStored {
-		// A new leader that did not know the first attempt's id refused
-		// its repeat by the revision the first attempt moved on: look.
-		if last, gerr := s.lastEntry(key); gerr == nil && last != nil && last.Header.Get(jetstream.MsgIDHeader) == id {
-			return last.Sequence, nil
-		}
-	}
-	return seq, err
+	return s.c.Put(s.ctx, s.kvStream, m, rev)
 }
 
 // lastEntry is key's last message as stored (its marker too), nil when it

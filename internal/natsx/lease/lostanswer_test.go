@@ -1,0 +1,116 @@
+package lease_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/plasmodium/pm/internal/hub/hubtest"
+	"github.com/plasmodium/pm/internal/natsx/lease"
+)
+
+// A lease's writes whose answers are lost (the connection cut right after
+// the write reached the hub: what a node's loss does) are recognised as
+// its own: a take is the lease taken, not "held by another"; a renewal is
+// the lease kept, not lost (the holder would fence itself for nothing),
+// and so is the next renewal after one whose caller stopped waiting
+// before it was answered; a release is the lease given up. Each write
+// landed: the key says so.
+func TestLostAnswersAreTheLeasesOwn(t *testing.T) {
+	h := hubtest.Single(t)
+	ctx := ctxFor(t)
+	p := h.ProxyTo(0)
+	l, err := lease.Open(ctx, h.ConnectVia(p), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct := h.Connect(0)
+	other, err := lease.Open(ctx, direct, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := direct.JS.KeyValue(ctx, lease.Bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	revision := func() uint64 {
+		t.Helper()
+		e, err := kv.Get(ctx, "oak_0001")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(e.Value()) != "host-a" {
+			t.Fatalf("the key holds %q, want host-a", e.Value())
+		}
+		return e.Revision()
+	}
+	cuts := int64(0)
+	lose := func() {
+		t.Helper()
+		p.LoseAnswerTo("$KV.")
+		cuts++
+	}
+	cut := func(what string) {
+		t.Helper()
+		if p.Cuts() != cuts {
+			t.Fatalf("%s: %d answers lost, want %d", what, p.Cuts(), cuts)
+		}
+	}
+
+	lose()
+	a, err := l.Acquire(ctx, "oak_0001", "host-a")
+	cut("take")
+	if err != nil {
+		t.Fatalf("a take whose answer was lost: %v, want the lease taken", err)
+	}
+	if got := revision(); got != a.Revision() {
+		t.Fatalf("taken at revision %d, the key's is %d", a.Revision(), got)
+	}
+
+	lose()
+	if err := a.Renew(ctx); err != nil {
+		t.Fatalf("a renewal whose answer was lost: %v, want the lease kept", err)
+	}
+	cut("renewal")
+	if got := revision(); got != a.Revision() {
+		t.Fatalf("renewed to revision %d, the key's is %d", a.Revision(), got)
+	}
+
+	// The caller stops waiting before the repeat (the renewal loop's
+	// bound): the renewal landed, unanswered. The next one is the lease's.
+	lose()
+	short, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	err = a.Renew(short)
+	cancel()
+	cut("unawaited renewal")
+	if err == nil {
+		t.Fatal("a renewal whose caller stopped waiting before any answer reported success")
+	}
+	if errors.Is(err, lease.ErrLost) {
+		t.Fatalf("a renewal whose answer was lost reported the lease lost: %v", err)
+	}
+	if err := a.Renew(ctx); err != nil {
+		t.Fatalf("the renewal after an unanswered one: %v, want the lease kept", err)
+	}
+	if got := revision(); got != a.Revision() {
+		t.Fatalf("renewed to revision %d, the key's is %d", a.Revision(), got)
+	}
+	if _, err := other.Acquire(ctx, "oak_0001", "host-b"); !errors.Is(err, lease.ErrHeld) {
+		t.Fatalf("another holder while host-a keeps it: %v, want ErrHeld", err)
+	}
+
+	lose()
+	if err := a.Release(ctx); err != nil {
+		t.Fatalf("a release whose answer was lost: %v, want it released", err)
+	}
+	cut("release")
+	if _, err := kv.Get(ctx, "oak_0001"); !errors.Is(err, jetstream.ErrKeyNotFound) {
+		t.Fatalf("after the release the key reads %v, want it gone", err)
+	}
+	if _, err := other.Acquire(ctx, "oak_0001", "host-b"); err != nil {
+		t.Fatalf("another holder after the release: %v", err)
+	}
+}
