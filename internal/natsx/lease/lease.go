@@ -33,9 +33,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/plasmodium/pm/internal/natsx"
@@ -190,16 +190,24 @@ type Writer struct {
 	le      *Lease
 	stream  string
 	subject string
-	last    uint64
+	rollup  bool // each mark replaces the subject's earlier ones (the stream allows rollups)
+
+	mu   sync.Mutex // one append at a time: each expects the last one's sequence
+	last uint64
 }
 
 // Writer starts le's writes to subject: it appends a takeover mark after
-// whatever is there, so no earlier holder's Writer appends again.
+// whatever is there, so no earlier holder's Writer appends again. On a
+// stream that allows rollups (a stream that keeps other subjects whole,
+// such as a project's rooms) each mark replaces the subject's earlier
+// ones, so the subject holds its last mark only, as a stream of marks
+// with one message per subject does.
 func (le *Lease) Writer(ctx context.Context, stream, subject string) (*Writer, error) {
 	s, err := le.l.c.JS.Stream(ctx, stream)
 	if err != nil {
 		return nil, err
 	}
+	rollup := s.CachedInfo().Config.AllowRollup
 	mark, _ := json.Marshal(takeover{Takeover: le.Holder, Revision: le.rev})
 	for {
 		var last uint64
@@ -212,7 +220,7 @@ func (le *Lease) Writer(ctx context.Context, stream, subject string) (*Writer, e
 		case !errors.Is(err, jetstream.ErrMsgNotFound):
 			return nil, err
 		}
-		w := &Writer{le: le, stream: stream, subject: subject, last: last}
+		w := &Writer{le: le, stream: stream, subject: subject, rollup: rollup, last: last}
 		err = w.Append(ctx, mark)
 		if errors.Is(err, ErrFenced) {
 			continue // the old holder wrote meanwhile: after that, then
@@ -224,9 +232,11 @@ func (le *Lease) Writer(ctx context.Context, stream, subject string) (*Writer, e
 // Append adds data after this Writer's last append, or fails with
 // ErrFenced when anyone else has appended since (a newer holder).
 func (w *Writer) Append(ctx context.Context, data []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	op, cancel := natsx.Op(ctx)
 	defer cancel()
-	ack, err := w.le.l.c.JS.PublishMsg(op, &nats.Msg{Subject: w.subject, Data: data}, jetstream.WithExpectLastSequencePerSubject(w.last))
+	ack, err := w.le.l.c.JS.PublishMsg(op, w.markMsg(data))
 	if natsx.WrongLast(err) {
 		return fmt.Errorf("%w: %s's write to %s", ErrFenced, w.le.Holder, w.subject)
 	}
