@@ -88,7 +88,7 @@ func asAgent(f *cmdutil.Factory, s *store.Store, st state.State, name string) ag
 				return s.ProjectDir(), nil
 			}
 			g.MaskAlso = append(slices.Clip(f.MaskAlso), token)
-			g.Halt = halt // the loop breaker's stop in a command (pm phase) ends the agent
+			g.Halt = halt   // the loop breaker's stop in a command (pm phase) ends the agent
 			g.Fence = fence // its room appends carry the host's lease (state.AppendFenced)
 			return f.RunAsAgent(&g, args)
 		})
