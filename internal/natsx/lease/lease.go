@@ -15,9 +15,14 @@
 //     Writer first appends a takeover mark, so every later append of an
 //     older holder's Writer is refused (ErrFenced), whatever its clock or
 //     its connection say: the fence is in the stream, not in the hosts.
-//     AppendWith puts the mark and a write of the same stream in one
+//     AppendWith puts a write of the same stream and the mark in one
 //     atomic batch: a takeover mark stored before the batch commits
-//     refuses both, so the write itself is conditional on the lease.
+//     refuses both, so the write itself is conditional on the lease; a
+//     refusal is ErrFenced only when the fence subject moved past the
+//     Writer's last (the server's code is the same for the write's own
+//     expectation). A Writer's appends run one at a time (a host's calls
+//     run at once, and each expects the last one's sequence). On a stream
+//     that allows rollups each mark replaces its subject's earlier ones.
 //   - Expiry is seen without polling: the bucket keeps a marker when a
 //     lease ages out, and WaitFree is a key watch woken by it.
 //   - Keep is the one renewal loop of every lease pm holds on a hub (an
