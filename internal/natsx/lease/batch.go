@@ -163,3 +163,20 @@ func (w *Writer) lastMark(ctx context.Context) (*jetstream.RawStreamMsg, error) 
 	}
 	return natsx.Last(ctx, s, w.subject)
 }
+
+// Publish is AppendWith with mark, answering as a JetStream publish does
+// (a room's Publish, natsx/room): a write stored already by an earlier
+// attempt is acknowledged as a Duplicate; ErrFenced, a wrong last
+// sequence of the write's own subject and the rest are its errors.
+func (w *Writer) Publish(mark []byte) func(ctx context.Context, m *nats.Msg) (*jetstream.PubAck, error) {
+	return func(ctx context.Context, m *nats.Msg) (*jetstream.PubAck, error) {
+		seq, err := w.AppendWith(ctx, mark, m)
+		switch {
+		case errors.Is(err, ErrDuplicate):
+			return &jetstream.PubAck{Stream: w.stream, Duplicate: true}, nil
+		case err != nil:
+			return nil, err
+		}
+		return &jetstream.PubAck{Stream: w.stream, Sequence: seq}, nil
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -57,18 +58,14 @@ func (tx *roomTx) AppendFenced(msg state.Message, fence state.AgentLease) error 
 	if !ok || al.stream != tx.s.roomS {
 		return fmt.Errorf("natsstate: a room append of project %s carried a lease not held on its hub project", tx.s.names.Project)
 	}
+	publish := al.w.Publish([]byte(sayMark))
 	return tx.append(msg, func(op context.Context, m *nats.Msg) (*jetstream.PubAck, error) {
-		seq, err := al.w.AppendWith(op, []byte(sayMark), m)
-		switch {
-		case errors.Is(err, lease.ErrDuplicate):
-			return &jetstream.PubAck{Stream: tx.s.roomS, Duplicate: true}, nil
-		case errors.Is(err, lease.ErrFenced):
+		ack, err := publish(op, m)
+		if errors.Is(err, lease.ErrFenced) {
 			return nil, state.Errorf(state.ErrLeaseLost, "nothing: this agent runs again on the host that holds its lease",
-				"refused by the hub: another host holds agent %s's lease (%v); the message was not stored", al.le.Key, err)
-		case err != nil:
-			return nil, err
+				"refused by the hub: another host holds agent %s's lease (%v); the message was not stored", strings.TrimPrefix(al.le.Key, "agent."), err)
 		}
-		return &jetstream.PubAck{Stream: tx.s.roomS, Sequence: seq}, nil
+		return ack, err
 	})
 }
 
