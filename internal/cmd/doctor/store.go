@@ -83,7 +83,7 @@ func Store(f *cmdutil.Factory) *StoreReport {
 }
 
 // roomFence reads which fence the project's room appends have, from its
-// rooms stream's configuration (room.HoldsFences): pm never changes it,
+// rooms stream's configuration (room.Batches): pm never changes it,
 // so a project made before the fence subjects moved there keeps the
 // host's clock. "" when the stream cannot be read (Durability says why).
 func roomFence(ctx context.Context, c *natsx.Conn, names natsx.Names) string {
@@ -93,7 +93,7 @@ func roomFence(ctx context.Context, c *natsx.Conn, names natsx.Names) string {
 	if err != nil {
 		return ""
 	}
-	if room.HoldsFences(s.CachedInfo().Config, names.FencePrefix) {
+	if room.Batches(s.CachedInfo().Config, names.FencePrefix) {
 		return fenceByHub
 	}
 	return fenceByClock

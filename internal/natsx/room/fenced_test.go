@@ -37,7 +37,7 @@ func TestExactLimitWithFencedWriters(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if r.Fences() != fences {
+				if r.Fences() != fences || !r.Batched() {
 					t.Fatalf("the rooms' stream holds no fence subjects (%q)", r.Fences())
 				}
 				l, err := lease.Open(ctx, c, time.Hour)

@@ -55,9 +55,11 @@ type Rooms struct {
 	stream string
 	prefix string
 	// fences: the stream also holds the subjects under this prefix (a
-	// lease.Writer's fence marks) and takes atomic batches, so a message
-	// and a fence mark are stored together or not at all (OpenFenced).
-	fences string
+	// lease.Writer's fence marks: OpenFenced); batched: and it takes
+	// atomic batches, so a message and a fence mark are stored together
+	// or not at all.
+	fences  string
+	batched bool
 }
 
 // Open makes sure the rooms' stream exists (Stream, Prefix).
@@ -89,23 +91,33 @@ func OpenFenced(ctx context.Context, c *natsx.Conn, stream, prefix, fencePrefix 
 		return nil, err
 	}
 	r := &Rooms{c: c, s: s, stream: stream, prefix: prefix}
-	if fencePrefix != "" && HoldsFences(s.CachedInfo().Config, fencePrefix) {
-		r.fences = fencePrefix
+	if cfg := s.CachedInfo().Config; fencePrefix != "" && HoldsFences(cfg, fencePrefix) {
+		r.fences, r.batched = fencePrefix, Batches(cfg, fencePrefix)
 	}
 	return r, nil
 }
 
 // HoldsFences reports whether a rooms' stream of configuration cfg holds
-// the fence subjects under fencePrefix and stores a room's message and a
-// fence mark as one atomic batch (OpenFenced made it).
+// the fence subjects under fencePrefix (OpenFenced made it).
 func HoldsFences(cfg jetstream.StreamConfig, fencePrefix string) bool {
-	return cfg.AllowAtomicPublish && cfg.AllowRollup && slices.Contains(cfg.Subjects, fencePrefix+">")
+	return slices.Contains(cfg.Subjects, fencePrefix+">")
+}
+
+// Batches reports whether a rooms' stream of configuration cfg stores a
+// room's message and a fence mark as one atomic batch: it holds the fence
+// subjects and takes atomic batches (a server before 2.12 keeps no
+// AllowAtomicPublish, and its rooms' appends are not fenced by it).
+func Batches(cfg jetstream.StreamConfig, fencePrefix string) bool {
+	return HoldsFences(cfg, fencePrefix) && cfg.AllowAtomicPublish
 }
 
 // Fences is the prefix of the fence subjects the rooms' stream holds, ""
-// when it holds none (a stream made before, or by OpenNamed): then a
-// room's append cannot carry a fence mark.
+// when it holds none (a stream made before, or by OpenNamed).
 func (r *Rooms) Fences() string { return r.fences }
+
+// Batched reports whether a room's append can carry a fence mark in one
+// atomic batch (Batches).
+func (r *Rooms) Batched() bool { return r.batched }
 
 // StreamName is the rooms' stream.
 func (r *Rooms) StreamName() string { return r.stream }

@@ -24,7 +24,8 @@ import (
 // keeps its fence stream PM_FENCE_P and the two-step write (the host's
 // mark before the call, then the plain append): pm never changes an
 // existing stream's configuration. Which one a project has is read from
-// its rooms stream at open (room.Rooms.Fences); pm doctor says it too.
+// its rooms stream at open (room.Rooms.Batched; its marks go where
+// room.Rooms.Fences says); pm doctor says it too.
 
 var _ state.FencedRoomTx = (*roomTx)(nil)
 
@@ -40,7 +41,7 @@ func (s *State) fenceStream() string {
 // RoomsFenced reports whether the project's room appends are fenced by
 // the hub (an agent's say and its host's fence mark one atomic batch)
 // rather than by the host's clock only.
-func (s *State) RoomsFenced() bool { return s.rooms.Fences() != "" }
+func (s *State) RoomsFenced() bool { return s.rooms.Batched() }
 
 // sayMark is the fence mark a say's batch carries.
 const sayMark = "pm say"
