@@ -105,8 +105,8 @@ func TestAppendWithRefusesAFencedWrite(t *testing.T) {
 // write (AppendWith), expects the holder's last one, so two at once used
 // to refuse one of them as a takeover's (ErrFenced: the host fenced
 // itself for nothing). They go one at a time per Writer: none is
-// refused. On a stream that allows rollups (a project's rooms) each mark
-// replaces the one before: the fence subject holds its last mark only,
+// refused. On a stream that allows rollups (a project's rooms) marks
+// replace the ones before: the fence subject holds at most RollupEvery,
 // however many calls were marked, while the writes' subject keeps all.
 func TestOneHoldersConcurrentAppends(t *testing.T) {
 	for _, set := range hubtest.Sets() {
@@ -125,7 +125,7 @@ func TestOneHoldersConcurrentAppends(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			const fence, writes, callers, each = "t.fence.cedar_a1b2", "t.log", 6, 4
+			const fence, writes, callers, each = "t.fence.cedar_a1b2", "t.log", 6, 7
 			w, err := le.Writer(ctx, "T", fence)
 			if err != nil {
 				t.Fatal(err)
@@ -164,8 +164,10 @@ func TestOneHoldersConcurrentAppends(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got, want := info.State.Subjects[fence], uint64(1); got != want {
-				t.Fatalf("the fence subject holds %d marks, want %d (each replaces the one before)", got, want)
+			// The takeover mark and callers*each marks: rolled up at the
+			// first and every RollupEvery-th after it.
+			if got, want := info.State.Subjects[fence], uint64((1+callers*each-1)%lease.RollupEvery+1); got != want {
+				t.Fatalf("the fence subject holds %d marks, want %d (at most %d: rolled up)", got, want, lease.RollupEvery)
 			}
 			if got, want := info.State.Subjects[writes], uint64(callers/2*each); got != want {
 				t.Fatalf("the writes' subject holds %d, want %d", got, want)

@@ -22,7 +22,8 @@
 //     Writer's last (the server's code is the same for the write's own
 //     expectation). A Writer's appends run one at a time (a host's calls
 //     run at once, and each expects the last one's sequence). On a stream
-//     that allows rollups each mark replaces its subject's earlier ones.
+//     that allows rollups a fence subject holds at most RollupEvery marks
+//     (a takeover mark and every RollupEvery-th replace the earlier ones).
 //   - Expiry is seen without polling: the bucket keeps a marker when a
 //     lease ages out, and WaitFree is a key watch woken by it.
 //   - Keep is the one renewal loop of every lease pm holds on a hub (an
@@ -195,18 +196,20 @@ type Writer struct {
 	le      *Lease
 	stream  string
 	subject string
-	rollup  bool // each mark replaces the subject's earlier ones (the stream allows rollups)
+	rollup  bool // marks replace the subject's earlier ones (the stream allows rollups: RollupEvery)
 
 	mu   sync.Mutex // one append at a time: each expects the last one's sequence
 	last uint64
+	held int // marks on the subject since this Writer's last rollup
 }
 
 // Writer starts le's writes to subject: it appends a takeover mark after
 // whatever is there, so no earlier holder's Writer appends again. On a
 // stream that allows rollups (a stream that keeps other subjects whole,
-// such as a project's rooms) each mark replaces the subject's earlier
-// ones, so the subject holds its last mark only, as a stream of marks
-// with one message per subject does.
+// such as a project's rooms) the takeover mark and every RollupEvery-th
+// mark after it replace the subject's earlier ones, so the subject holds
+// at most RollupEvery marks (a stream of marks keeping one message per
+// subject holds one).
 func (le *Lease) Writer(ctx context.Context, stream, subject string) (*Writer, error) {
 	s, err := le.l.c.JS.Stream(ctx, stream)
 	if err != nil {
@@ -241,7 +244,8 @@ func (w *Writer) Append(ctx context.Context, data []byte) error {
 	defer w.mu.Unlock()
 	op, cancel := natsx.Op(ctx)
 	defer cancel()
-	ack, err := w.le.l.c.JS.PublishMsg(op, w.markMsg(data))
+	m, roll := w.markMsg(data)
+	ack, err := w.le.l.c.JS.PublishMsg(op, m)
 	if natsx.WrongLast(err) {
 		return fmt.Errorf("%w: %s's write to %s", ErrFenced, w.le.Holder, w.subject)
 	}
@@ -249,5 +253,6 @@ func (w *Writer) Append(ctx context.Context, data []byte) error {
 		return err
 	}
 	w.last = ack.Sequence
+	w.stored(roll)
 	return nil
 }

@@ -19,7 +19,7 @@ import (
 // Which fence a project's room appends have is its rooms stream's, as it
 // was made; pm never changes it. A project made now holds its agents'
 // fence marks in the rooms stream (no fence stream of its own): a host's
-// marks replace each other there (one per agent, however many calls),
+// marks are rolled up there (lease.RollupEvery at most per agent),
 // pm reset purges the rooms and not the marks (the host goes on), and a
 // say carried by a lease another host took is refused, nothing stored.
 // A project whose rooms stream was made before keeps its fence stream
@@ -74,8 +74,8 @@ func TestProjectsKeepTheirRoomFence(t *testing.T) {
 				if info.Config.AllowAtomicPublish || len(info.Config.Subjects) != 1 {
 					t.Fatalf("a rooms stream made before was changed: %+v", info.Config)
 				}
-			} else if n := info.State.Subjects[names.FencePrefix+name]; n != 1 {
-				t.Fatalf("the agent's fence subject holds %d marks, want 1", n)
+			} else if n := info.State.Subjects[names.FencePrefix+name]; n != 4 {
+				t.Fatalf("the agent's fence subject holds %d marks, want 4 (the takeover mark, which rolled the subject up, and 3)", n)
 			}
 
 			tk, ph := openRoomOf(t, st, name)
