@@ -90,8 +90,11 @@
 //     mark refused, or no renewal within four fifths of the TTL) kills its
 //     agent and its run at once, records nothing more and refuses every broker
 //     call; every broker call first appends the agent's fence mark, which
-//     the hub refuses once a newer holder took the lease; on the files the
-//     lease holds nothing (LeasesOf);
+//     the hub refuses once a newer holder took the lease, and runs with the
+//     host's lease in hand (Commands' fence), which a say's room append
+//     carries (state.AppendFenced: on a hub project made now the hub
+//     refuses the say itself after a takeover); on the files the lease
+//     holds nothing (LeasesOf);
 //   - a launcher starts and stops only the hosts of agents placed on its
 //     worker (Launcher.Worker, Here): another machine's worker starts and
 //     stops the rest; a worker's hosts die with it (parent death signal);

@@ -146,7 +146,7 @@ func startBroker(log *slog.Logger, token string, cmds Commands, halt func(string
 	if cmds == nil {
 		return nil, nil
 	}
-	b, err := broker.Listen("", token, act.wrap(cmds(token, halt)))
+	b, err := broker.Listen("", token, act.wrap(cmds(token, halt, nil)))
 	if err != nil {
 		return nil, err
 	}

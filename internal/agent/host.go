@@ -27,9 +27,12 @@ const outputDrain = 2 * time.Second
 
 // Commands returns how the pm commands an exec agent sends its host
 // (internal/broker) with token are run, as that agent; halt ends the
-// agent's run for reason (the loop breaker's stop), as a budget does. nil:
-// the host brokers none.
-type Commands func(token string, halt func(reason string)) broker.Runner
+// agent's run for reason (the loop breaker's stop), as a budget does;
+// fence is the host's hold on the agent's lease, which a call's room
+// append carries (state.AppendFenced: on a hub, refused by the hub once
+// another host took the lease), given by the host's guard (hostLease.guard;
+// nil before it). nil Commands: the host brokers none.
+type Commands func(token string, halt func(reason string), fence state.AgentLease) broker.Runner
 
 // LLMFunc runs an agent on the built-in model loop in the host process,
 // returning when the agent is finished or ctx ends.

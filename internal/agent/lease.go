@@ -145,13 +145,14 @@ func fenceMark(args []string) string {
 	return "pm " + word
 }
 
-// guard puts check before every pm command an agent sends its host.
+// guard puts check before every pm command an agent sends its host, and
+// hands the commands the lease their room appends carry (Commands' fence).
 func (h *hostLease) guard(cmds Commands) Commands {
 	if cmds == nil {
 		return nil
 	}
-	return func(token string, halt func(string)) broker.Runner {
-		run := cmds(token, halt)
+	return func(token string, halt func(string), _ state.AgentLease) broker.Runner {
+		run := cmds(token, halt, h.le)
 		return func(ctx context.Context, args []string, stdio broker.Stdio) int {
 			if err := h.check(ctx, args); err != nil {
 				fmt.Fprintf(stdio.Err, "pm: %v\nTry: nothing: this agent is stopped here and runs again on the host that holds its lease\n", err)

@@ -101,12 +101,12 @@ func TestHostLease(t *testing.T) {
 			}
 			if tc.wantLost {
 				<-h.Lost() // the renewals', the deadline's or the fence's doing
-				run := h.guard(func(string, func(string)) broker.Runner {
+				run := h.guard(func(string, func(string), state.AgentLease) broker.Runner {
 					return func(context.Context, []string, broker.Stdio) int {
 						t.Error("a fenced host ran an agent's command")
 						return 0
 					}
-				})("tok", nil)
+				})("tok", nil, nil)
 				var stderr strings.Builder
 				if code := run(context.Background(), []string{"say", "hi"}, broker.Stdio{Out: io.Discard, Err: &stderr}); code != int(errs.State) {
 					t.Fatalf("fenced call: exit %d, want %d", code, errs.State)
@@ -127,9 +127,9 @@ func TestHostLease(t *testing.T) {
 				<-f.renewed // one renewal went through
 			}
 			ran := false
-			run := h.guard(func(string, func(string)) broker.Runner {
+			run := h.guard(func(string, func(string), state.AgentLease) broker.Runner {
 				return func(context.Context, []string, broker.Stdio) int { ran = true; return 0 }
-			})("tok", nil)
+			})("tok", nil, nil)
 			if code := run(context.Background(), []string{"say", "hi"}, broker.Stdio{Out: io.Discard, Err: io.Discard}); code != 0 || !ran {
 				t.Fatalf("held lease: call exit %d, ran %v", code, ran)
 			}

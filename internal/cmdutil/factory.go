@@ -51,6 +51,9 @@ type Factory struct {
 	// Halt is the sessions' Halt (ops.Session): an exec host's way to end
 	// its agent's run from a command the agent sent it. nil elsewhere.
 	Halt func(reason string)
+	// Fence is the sessions' Fence (ops.Session): the exec host's hold on
+	// its agent's lease, for the commands the agent sent it. nil elsewhere.
+	Fence state.AgentLease
 
 	// opened are the records this factory's command line opened (State),
 	// closed when it ends (CloseState); cli.Run gives each command line
@@ -226,5 +229,5 @@ func (f *Factory) Session() (*ops.Session, error) {
 		return nil, err
 	}
 	ops.ReviveSupervisor(l, f.Getenv) // a supervisor that died is started again
-	return &ops.Session{Store: s, State: l.State, Actor: actor, Launcher: l, Getenv: f.Getenv, Halt: f.Halt}, nil
+	return &ops.Session{Store: s, State: l.State, Actor: actor, Launcher: l, Getenv: f.Getenv, Halt: f.Halt, Fence: f.Fence}, nil
 }

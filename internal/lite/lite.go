@@ -80,7 +80,7 @@ func (p Process) say(args []string) (code int, ok bool) {
 	if err == nil {
 		var msg string
 		if msg, err = MessageArg(context.Background(), c.args, c.dashAt, 0, p.Stdin, phase.MaxMessage); err == nil {
-			err = Say(p.Stdout, s, st, actor, c.phase, msg, c.asJSON)
+			err = Say(p.Stdout, s, st, actor, nil, c.phase, msg, c.asJSON) // no host here: an agent's pm goes through its host's broker
 		}
 	}
 	return p.exit(s, st, err), true

@@ -16,8 +16,8 @@ import (
 // phase.Post, then the
 // message's id (or, with asJSON, the message as one JSON line) and, when it
 // closed the phase, a line saying so.
-func Say(out io.Writer, s *store.Store, st state.State, actor store.Actor, phaseID, message string, asJSON bool) error {
-	ph, msg, closed, err := phase.Post(s, st, actor, phaseID, message)
+func Say(out io.Writer, s *store.Store, st state.State, actor store.Actor, fence state.AgentLease, phaseID, message string, asJSON bool) error {
+	ph, msg, closed, err := phase.Post(s, st, actor, fence, phaseID, message)
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,7 @@ type SayResult struct {
 // Say posts a message to a phase; a phase closes exactly at its limit. An
 // agent posts only into its own room (CheckPost).
 func Say(ctx context.Context, sess *Session, in SayInput) (SayResult, error) {
-	ph, msg, closed, err := phase.Post(sess.Store, sess.State, sess.Actor, in.Phase, in.Message)
+	ph, msg, closed, err := phase.Post(sess.Store, sess.State, sess.Actor, sess.Fence, in.Phase, in.Message)
 	if err != nil {
 		return SayResult{}, err
 	}

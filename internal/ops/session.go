@@ -36,6 +36,11 @@ type Session struct {
 	// "stop" stops an exec agent whose pm command it held. nil: the caller
 	// stops the agent itself (the llm runtime), or there is none to stop.
 	Halt func(reason string)
+	// Fence is the lease of the host whose agent's call this is: its room
+	// appends carry it (state.AppendFenced), so on a hub a host that lost
+	// the lease has its say refused by the hub itself. nil: a person's
+	// call, or an agent whose host hands none (appends as ever).
+	Fence state.AgentLease
 }
 
 func (s *Session) getenv(k string) string {

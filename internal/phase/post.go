@@ -7,8 +7,10 @@ import (
 
 // Post is pm say: the phase phaseID names (Resolve: "" is the actor's own
 // room, or the only active one), checked for the actor (CheckPost), gets
-// content (Say). closed reports that this message closed it.
-func Post(s *store.Store, st state.State, actor store.Actor, phaseID, content string) (ph *store.Phase, msg store.Message, closed bool, err error) {
+// content (SayFenced, carried by fence: the lease of the host whose
+// agent's call this is, nil for none). closed reports that this message
+// closed it.
+func Post(s *store.Store, st state.State, actor store.Actor, fence state.AgentLease, phaseID, content string) (ph *store.Phase, msg store.Message, closed bool, err error) {
 	ph, err = Resolve(s, st, actor, phaseID)
 	if err != nil {
 		return nil, msg, false, err
@@ -16,7 +18,7 @@ func Post(s *store.Store, st state.State, actor store.Actor, phaseID, content st
 	if err := CheckPost(actor, ph); err != nil {
 		return nil, msg, false, err
 	}
-	msg, closed, err = Say(s, st, actor, ph.TaskID, ph.ID, content)
+	msg, closed, err = SayFenced(s, st, actor, fence, ph.TaskID, ph.ID, content)
 	return ph, msg, closed, err
 }
 

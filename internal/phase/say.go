@@ -18,6 +18,13 @@ const MaxMessage = 16 << 10
 // close form one critical section under the messages lock, so the phase holds
 // exactly message_limit messages however many writers race.
 func Say(s *store.Store, st state.State, actor store.Actor, taskID, phaseID, content string) (msg store.Message, closed bool, err error) {
+	return SayFenced(s, st, actor, nil, taskID, phaseID, content)
+}
+
+// SayFenced is Say whose append carries fence, the lease of the host whose
+// agent's call this is (state.AppendFenced: on a hub whose rooms take it,
+// the message is stored only while that host still holds the lease).
+func SayFenced(s *store.Store, st state.State, actor store.Actor, fence state.AgentLease, taskID, phaseID, content string) (msg store.Message, closed bool, err error) {
 	if strings.TrimSpace(content) == "" {
 		return msg, false, errs.Usagef(`pm say "your message"`, "empty message")
 	}
@@ -40,7 +47,7 @@ func Say(s *store.Store, st state.State, actor store.Actor, taskID, phaseID, con
 			ID: s.IDs.New(ids.Message), PhaseID: phaseID, Author: actor.Name, Role: actor.Role(),
 			Content: content, Timestamp: s.Now().UTC(),
 		}
-		if err := tx.Append(msg); err != nil {
+		if err := state.AppendFenced(tx, msg, fence); err != nil {
 			return err
 		}
 		s.Notify(bus.Event{Kind: bus.EvMessage, Actor: actor.Name, TaskID: taskID, PhaseID: phaseID, MsgID: msg.ID, Text: content,

@@ -37,6 +37,8 @@ var codes = map[error]errs.Code{
 	ErrClosed:   errs.State,
 	ErrRoomFull: errs.State,
 	ErrConflict: errs.Failure,
+	// A host's write refused because another host took its agent's lease.
+	ErrLeaseLost: errs.State,
 }
 
 // marked is an error that is also one of the sentinels.

@@ -67,7 +67,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 // A loop breaker's "stop" in one of them halts the agent (the host ends its
 // CLI), whether its broker held the line or the operation held itself.
 func asAgent(f *cmdutil.Factory, s *store.Store, st state.State, name string) agent.Commands {
-	return func(token string, halt func(string)) broker.Runner {
+	return func(token string, halt func(string), fence state.AgentLease) broker.Runner {
 		return guardRepeats(s, st, name, s.Config().Governance.Loop.Repeat, halt, func(ctx context.Context, args []string, stdio broker.Stdio) int {
 			g := *f
 			g.Context = ctx
@@ -88,7 +88,8 @@ func asAgent(f *cmdutil.Factory, s *store.Store, st state.State, name string) ag
 				return s.ProjectDir(), nil
 			}
 			g.MaskAlso = append(slices.Clip(f.MaskAlso), token)
-			g.Halt = halt // the loop breaker's stop in a command (pm phase) ends the agent
+			g.Halt = halt   // the loop breaker's stop in a command (pm phase) ends the agent
+			g.Fence = fence // its room appends carry the host's lease (state.AppendFenced)
 			return f.RunAsAgent(&g, args)
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/natsx"
+	"github.com/plasmodium/pm/internal/natsx/room"
 	"github.com/plasmodium/pm/internal/state/hubproject"
 )
 
@@ -29,7 +30,19 @@ type StoreReport struct {
 	Server    string                   `json:"server,omitempty"`  // the node answering
 	Cluster   string                   `json:"cluster,omitempty"` // its cluster, if any
 	Streams   []natsx.StreamDurability `json:"streams,omitempty"`
+	// RoomFence is what refuses a room append of a host that lost its
+	// agent's lease: "hub" (the rooms stream holds the fence subjects:
+	// a say and its host's fence mark are one atomic batch) or
+	// "host-clock" (a project made before: the host's mark before the
+	// call, the append after it unconditioned). "" when not read.
+	RoomFence string `json:"room_fence,omitempty"`
 }
+
+// Room fences, as RoomFence says them.
+const (
+	fenceByHub   = "hub"
+	fenceByClock = "host-clock"
+)
 
 // Store reports the project's store. On a hub it dials, finds the project
 // and reads its streams' state: it makes and changes nothing there.
@@ -65,7 +78,25 @@ func Store(f *cmdutil.Factory) *StoreReport {
 	if r.Streams, err = natsx.Durability(ctx, c, names.Streams()); err != nil {
 		return fail(err)
 	}
+	r.RoomFence = roomFence(ctx, c, names)
 	return r
+}
+
+// roomFence reads which fence the project's room appends have, from its
+// rooms stream's configuration (room.Batches): pm never changes it,
+// so a project made before the fence subjects moved there keeps the
+// host's clock. "" when the stream cannot be read (Durability says why).
+func roomFence(ctx context.Context, c *natsx.Conn, names natsx.Names) string {
+	op, cancel := natsx.Op(ctx)
+	defer cancel()
+	s, err := c.JS.Stream(op, names.Rooms)
+	if err != nil {
+		return ""
+	}
+	if room.Batches(s.CachedInfo().Config, names.FencePrefix) {
+		return fenceByHub
+	}
+	return fenceByClock
 }
 
 // print writes r for a person.
@@ -97,5 +128,11 @@ func (r *StoreReport) print(b *strings.Builder) {
 	}
 	for _, d := range r.Streams {
 		fmt.Fprintf(b, "    %-28s %s\n", d.Stream, d.Survives)
+	}
+	switch r.RoomFence {
+	case fenceByHub:
+		b.WriteString("  room appends fenced by the hub: a say and its host's fence mark are stored together or not at all\n")
+	case fenceByClock:
+		b.WriteString("  room appends fenced by the host's clock only: a project made before the hub fenced them keeps its streams as they are\n")
 	}
 }

@@ -45,5 +45,5 @@ func run(f *cmdutil.Factory, o Options) error {
 	if err != nil {
 		return err
 	}
-	return lite.Say(f.IO.Out, sess.Store, sess.State, sess.Actor, o.Phase, o.Message, o.JSON)
+	return lite.Say(f.IO.Out, sess.Store, sess.State, sess.Actor, sess.Fence, o.Phase, o.Message, o.JSON)
 }

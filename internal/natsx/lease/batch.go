@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -14,43 +15,76 @@ import (
 	"github.com/plasmodium/pm/internal/natsx"
 )
 
-// A write conditional on the lease, in the stream itself: the fence mark
-// and the write go to the stream as one atomic batch (nats-server 2.12+,
+// A write conditional on the lease, in the stream itself: the write and
+// a fence mark go to the stream as one atomic batch (nats-server 2.12+,
 // a stream with AllowAtomicPublish: headers Nats-Batch-Id,
 // Nats-Batch-Sequence, Nats-Batch-Commit). The server checks every
 // message's expectations when the batch commits and stores all of it or
 // none, so a newer holder's takeover mark stored at any moment before the
-// commit (even after the mark was sent) refuses the write. nats.go v1.55
-// has no batch publish (only the stream's AllowAtomicPublish field), so
-// the batch is published here with core NATS: the first message
-// published, the commit requested (the connection keeps their order).
+// commit (even after the batch's first message was sent) refuses the
+// write. nats.go v1.55 has no batch publish (only the stream's
+// AllowAtomicPublish field), so the batch is published here with core
+// NATS: the first message published, the commit requested (the connection
+// keeps their order).
+//
+// The write goes first and the mark commits the batch: a repeat of a
+// batch that landed (its answer lost while a cluster changed leaders) is
+// then refused by the write's message id (the server checks a batch's
+// messages in order, the id before the expectations), where a mark first
+// would be refused by its own expected sequence, which the landed mark
+// moved on, and read as a takeover.
 
 // beforeCommit, when set (tests), runs between the batch's first message
 // and its commit: where a takeover races the write.
 var beforeCommit func()
 
-// AppendWith appends a fence mark (after this Writer's last append) and m
-// (a subject of the same stream, with its own headers, such as an
-// expected last sequence of its subject) as one atomic batch: both are
-// stored or neither. ErrFenced when a newer holder's takeover mark came
-// first; m's own expectation failing is the server's error (natsx.WrongLast).
-// The Writer's stream must allow atomic publish.
+// MsgHeader names, on a mark AppendWith writes, the message id of the
+// write it was stored with: a repeat refused as a duplicate finds its own
+// mark by it.
+const MsgHeader = "Pm-Fenced-Msg"
+
+// ErrDuplicate: AppendWith's write (its message id) is stored already,
+// by an earlier attempt of the same write whose answer was lost.
+var ErrDuplicate = errors.New("lease: the write is stored already")
+
+// errAtomicDuplicate is the server's refusal of a batch holding a message
+// whose id it has stored (JSAtomicPublishContainsDuplicateMessageErr).
+const errAtomicDuplicate = 10201
+
+// AppendWith appends m (a subject of the Writer's stream, with its own
+// headers: a message id, an expected last sequence of its subject) and
+// then a fence mark (after this Writer's last append) as one atomic
+// batch: both are stored or neither. It returns m's sequence.
+//
+// A refused expectation is the same server error for the mark and for m
+// (JSStreamWrongLastSequenceErr, 10071, or 10164 while a subject's write
+// is in flight: natsx.WrongLast); which subject it was is only in the
+// error's text, never read here. So a WrongLast is told apart by the
+// fence subject itself: moved past this Writer's last, a newer holder
+// took over and the write is refused for good (ErrFenced); not moved, it
+// was m's own expectation (the server's error, natsx.WrongLast: read
+// again and retry). ErrDuplicate: m's id was stored by an earlier
+// attempt (the Writer then follows the mark stored with it).
+//
+// The Writer's stream must allow atomic publish. Appends of one Writer
+// are one at a time (its last sequence is theirs).
 func (w *Writer) AppendWith(ctx context.Context, mark []byte, m *nats.Msg) (uint64, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	var raw [12]byte
 	if _, err := rand.Read(raw[:]); err != nil {
 		return 0, err
 	}
 	id := hex.EncodeToString(raw[:])
-	first := nats.NewMsg(w.subject)
-	first.Data = mark
+	first := nats.NewMsg(m.Subject)
+	first.Data = m.Data
+	for k, v := range m.Header {
+		first.Header[k] = v
+	}
 	first.Header.Set("Nats-Batch-Id", id)
 	first.Header.Set("Nats-Batch-Sequence", "1")
-	first.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(w.last, 10))
-	commit := nats.NewMsg(m.Subject)
-	commit.Data = m.Data
-	for k, v := range m.Header {
-		commit.Header[k] = v
-	}
+	commit, roll := w.markMsg(mark)
+	commit.Header.Set(MsgHeader, m.Header.Get(jetstream.MsgIDHeader))
 	commit.Header.Set("Nats-Batch-Id", id)
 	commit.Header.Set("Nats-Batch-Sequence", "2")
 	commit.Header.Set("Nats-Batch-Commit", "1")
@@ -75,25 +109,94 @@ func (w *Writer) AppendWith(ctx context.Context, mark []byte, m *nats.Msg) (uint
 	if err := json.Unmarshal(reply.Data, &ack); err != nil {
 		return 0, fmt.Errorf("lease: the batch's answer %q: %w", reply.Data, err)
 	}
-	if ack.Error != nil {
-		if natsx.WrongLast(ack.Error) && w.fenced(ctx) {
-			return 0, fmt.Errorf("%w: %s's write to %s", ErrFenced, w.le.Holder, m.Subject)
-		}
-		return 0, ack.Error
+	switch {
+	case ack.Error == nil:
+		w.last = ack.Seq // the mark, just after m
+		w.stored(roll)
+		return ack.Seq - 1, nil
+	case ack.Error.ErrorCode == errAtomicDuplicate:
+		w.followOwnMark(ctx, m.Header.Get(jetstream.MsgIDHeader))
+		return 0, fmt.Errorf("%w: %s", ErrDuplicate, m.Subject)
+	case natsx.WrongLast(ack.Error) && w.fenced(ctx):
+		return 0, fmt.Errorf("%w: %s's write to %s", ErrFenced, w.le.Holder, m.Subject)
 	}
-	w.last = ack.Seq - 1 // the mark, just before m
-	return ack.Seq, nil
+	return 0, ack.Error
+}
+
+// RollupEvery bounds the marks a fence subject holds on a stream that
+// allows rollups: a Writer's first mark and every RollupEvery-th after
+// it replace the subject's earlier ones (Nats-Rollup: sub). Measured on a
+// single node syncing every write: a mark 1.0 ms, one that rolls up 3.7
+// ms, one on a stream keeping one message per subject 2.2 ms; rolling up
+// one mark in 16 costs about 1.2 ms a mark on average and keeps at most
+// 16 per agent.
+const RollupEvery = 16
+
+// markMsg is a fence mark of this Writer after its last append, and
+// whether it rolls the subject up (on a stream that allows it: see
+// RollupEvery).
+func (w *Writer) markMsg(mark []byte) (*nats.Msg, bool) {
+	m := nats.NewMsg(w.subject)
+	m.Data = mark
+	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(w.last, 10))
+	roll := w.rollup && (w.held == 0 || w.held >= RollupEvery)
+	if roll {
+		m.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
+	}
+	return m, roll
+}
+
+// stored counts a mark stored (roll: it rolled the subject up).
+func (w *Writer) stored(roll bool) {
+	if roll {
+		w.held = 1
+		return
+	}
+	w.held++
+}
+
+// followOwnMark moves the Writer past the mark stored with the write
+// msgID (a batch that landed unanswered): the fence subject's last mark,
+// when it is that one. Any other last mark is a newer holder's, and the
+// Writer's next append is refused, as it must be.
+func (w *Writer) followOwnMark(ctx context.Context, msgID string) {
+	last, err := w.lastMark(ctx)
+	if err == nil && last != nil && msgID != "" && last.Header.Get(MsgHeader) == msgID {
+		w.last = last.Sequence
+		w.stored(last.Header.Get(jetstream.MsgRollup) != "")
+	}
 }
 
 // fenced reports whether another append followed this Writer's last on
 // its subject (a newer holder's takeover mark).
 func (w *Writer) fenced(ctx context.Context) bool {
-	op, cancel := natsx.Op(ctx)
-	defer cancel()
-	s, err := w.le.l.c.JS.Stream(op, w.stream)
-	if err != nil {
-		return false
+	last, err := w.lastMark(ctx)
+	return err == nil && last != nil && last.Sequence != w.last
+}
+
+// lastMark is the fence subject's last message, read from the stream's
+// leader (nil: none).
+func (w *Writer) lastMark(ctx context.Context) (*jetstream.RawStreamMsg, error) {
+	var s jetstream.Stream
+	if err := natsx.Do(ctx, func(op context.Context) (err error) { s, err = w.le.l.c.JS.Stream(op, w.stream); return err }); err != nil {
+		return nil, err
 	}
-	last, err := s.GetLastMsgForSubject(op, w.subject)
-	return err == nil && last.Sequence != w.last
+	return natsx.Last(ctx, s, w.subject)
+}
+
+// Publish is AppendWith with mark, answering as a JetStream publish does
+// (a room's Publish, natsx/room): a write stored already by an earlier
+// attempt is acknowledged as a Duplicate; ErrFenced, a wrong last
+// sequence of the write's own subject and the rest are its errors.
+func (w *Writer) Publish(mark []byte) func(ctx context.Context, m *nats.Msg) (*jetstream.PubAck, error) {
+	return func(ctx context.Context, m *nats.Msg) (*jetstream.PubAck, error) {
+		seq, err := w.AppendWith(ctx, mark, m)
+		switch {
+		case errors.Is(err, ErrDuplicate):
+			return &jetstream.PubAck{Stream: w.stream, Duplicate: true}, nil
+		case err != nil:
+			return nil, err
+		}
+		return &jetstream.PubAck{Stream: w.stream, Sequence: seq}, nil
+	}
 }

@@ -2,7 +2,9 @@ package lease_test
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -93,6 +95,82 @@ func TestAppendWithRefusesAFencedWrite(t *testing.T) {
 			}
 			if string(last.Data) != "a: held" || last.Sequence != roomLast {
 				t.Fatalf("the room's last is %q (seq %d), want A's held write (seq %d)", last.Data, last.Sequence, roomLast)
+			}
+		})
+	}
+}
+
+// One holder's calls run at once (a host's broker runs up to 64 of its
+// agent's commands together): each fence mark, alone (Append) or with a
+// write (AppendWith), expects the holder's last one, so two at once used
+// to refuse one of them as a takeover's (ErrFenced: the host fenced
+// itself for nothing). They go one at a time per Writer: none is
+// refused. On a stream that allows rollups (a project's rooms) marks
+// replace the ones before: the fence subject holds at most RollupEvery,
+// however many calls were marked, while the writes' subject keeps all.
+func TestOneHoldersConcurrentAppends(t *testing.T) {
+	for _, set := range hubtest.Sets() {
+		t.Run(set.Name, func(t *testing.T) {
+			h := set.Start(t)
+			ctx := ctxFor(t)
+			c := h.Connect(0)
+			if _, err := c.Stream(ctx, jetstream.StreamConfig{Name: "T", Subjects: []string{"t.>"}, AllowAtomicPublish: true, AllowRollup: true}); err != nil {
+				t.Fatal(err)
+			}
+			l, err := lease.Open(ctx, c, time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			le, err := l.Acquire(ctx, "cedar_a1b2", "host-a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			const fence, writes, callers, each = "t.fence.cedar_a1b2", "t.log", 6, 7
+			w, err := le.Writer(ctx, "T", fence)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			errc := make(chan error, callers*each)
+			for i := range callers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for j := range each {
+						if i%2 == 0 {
+							errc <- w.Append(ctx, []byte("pm status"))
+							continue
+						}
+						m := nats.NewMsg(writes)
+						m.Data = []byte(fmt.Sprintf("%d.%d", i, j))
+						m.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("w%d.%d", i, j))
+						_, err := w.AppendWith(ctx, []byte("pm say"), m)
+						errc <- err
+					}
+				}()
+			}
+			wg.Wait()
+			close(errc)
+			for err := range errc {
+				if err != nil {
+					t.Fatalf("a holder's own call was refused: %v", err)
+				}
+			}
+			s, err := c.JS.Stream(ctx, "T")
+			if err != nil {
+				t.Fatal(err)
+			}
+			info, err := s.Info(ctx, jetstream.WithSubjectFilter("t.>"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The takeover mark and callers*each marks: rolled up at the
+			// first and every RollupEvery-th after it.
+			if got, want := info.State.Subjects[fence], uint64((1+callers*each-1)%lease.RollupEvery+1); got != want {
+				t.Fatalf("the fence subject holds %d marks, want %d (at most %d: rolled up)", got, want, lease.RollupEvery)
+			}
+			if got, want := info.State.Subjects[writes], uint64(callers/2*each); got != want {
+				t.Fatalf("the writes' subject holds %d, want %d", got, want)
 			}
 		})
 	}

@@ -22,9 +22,15 @@
 //     Writer first appends a takeover mark, so every later append of an
 //     older holder's Writer is refused (ErrFenced), whatever its clock or
 //     its connection say: the fence is in the stream, not in the hosts.
-//     AppendWith puts the mark and a write of the same stream in one
+//     AppendWith puts a write of the same stream and the mark in one
 //     atomic batch: a takeover mark stored before the batch commits
-//     refuses both, so the write itself is conditional on the lease.
+//     refuses both, so the write itself is conditional on the lease; a
+//     refusal is ErrFenced only when the fence subject moved past the
+//     Writer's last (the server's code is the same for the write's own
+//     expectation). A Writer's appends run one at a time (a host's calls
+//     run at once, and each expects the last one's sequence). On a stream
+//     that allows rollups a fence subject holds at most RollupEvery marks
+//     (a takeover mark and every RollupEvery-th replace the earlier ones).
 //   - Expiry is seen without polling: the bucket keeps a marker when a
 //     lease ages out, and WaitFree is a key watch woken by it. The watch
 //     is made anew each TTL, after one read of the key (a backstop: a
@@ -46,6 +52,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -347,16 +354,26 @@ type Writer struct {
 	le      *Lease
 	stream  string
 	subject string
-	last    uint64
+	rollup  bool // marks replace the subject's earlier ones (the stream allows rollups: RollupEvery)
+
+	mu   sync.Mutex // one append at a time: each expects the last one's sequence
+	last uint64
+	held int // marks on the subject since this Writer's last rollup
 }
 
 // Writer starts le's writes to subject: it appends a takeover mark after
-// whatever is there, so no earlier holder's Writer appends again.
+// whatever is there, so no earlier holder's Writer appends again. On a
+// stream that allows rollups (a stream that keeps other subjects whole,
+// such as a project's rooms) the takeover mark and every RollupEvery-th
+// mark after it replace the subject's earlier ones, so the subject holds
+// at most RollupEvery marks (a stream of marks keeping one message per
+// subject holds one).
 func (le *Lease) Writer(ctx context.Context, stream, subject string) (*Writer, error) {
 	s, err := le.l.c.JS.Stream(ctx, stream)
 	if err != nil {
 		return nil, err
 	}
+	rollup := s.CachedInfo().Config.AllowRollup
 	mark, _ := json.Marshal(takeover{Takeover: le.Holder, Revision: le.rev})
 	for {
 		var last uint64
@@ -369,7 +386,7 @@ func (le *Lease) Writer(ctx context.Context, stream, subject string) (*Writer, e
 		case !errors.Is(err, jetstream.ErrMsgNotFound):
 			return nil, err
 		}
-		w := &Writer{le: le, stream: stream, subject: subject, last: last}
+		w := &Writer{le: le, stream: stream, subject: subject, rollup: rollup, last: last}
 		err = w.Append(ctx, mark)
 		if errors.Is(err, ErrFenced) {
 			continue // the old holder wrote meanwhile: after that, then
@@ -381,9 +398,12 @@ func (le *Lease) Writer(ctx context.Context, stream, subject string) (*Writer, e
 // Append adds data after this Writer's last append, or fails with
 // ErrFenced when anyone else has appended since (a newer holder).
 func (w *Writer) Append(ctx context.Context, data []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	op, cancel := natsx.Op(ctx)
 	defer cancel()
-	ack, err := w.le.l.c.JS.PublishMsg(op, &nats.Msg{Subject: w.subject, Data: data}, jetstream.WithExpectLastSequencePerSubject(w.last))
+	m, roll := w.markMsg(data)
+	ack, err := w.le.l.c.JS.PublishMsg(op, m)
 	if natsx.WrongLast(err) {
 		return fmt.Errorf("%w: %s's write to %s", ErrFenced, w.le.Holder, w.subject)
 	}
@@ -391,5 +411,6 @@ func (w *Writer) Append(ctx context.Context, data []byte) error {
 		return err
 	}
 	w.last = ack.Sequence
+	w.stored(roll)
 	return nil
 }

@@ -28,6 +28,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/nats-io/nats.go"
@@ -53,6 +54,12 @@ type Rooms struct {
 	s      jetstream.Stream
 	stream string
 	prefix string
+	// fences: the stream also holds the subjects under this prefix (a
+	// lease.Writer's fence marks: OpenFenced); batched: and it takes
+	// atomic batches, so a message and a fence mark are stored together
+	// or not at all.
+	fences  string
+	batched bool
 }
 
 // Open makes sure the rooms' stream exists (Stream, Prefix).
@@ -63,12 +70,65 @@ func Open(ctx context.Context, c *natsx.Conn) (*Rooms, error) {
 // OpenNamed is Open for rooms in stream under subject prefix (ending in
 // a dot): one project's rooms apart from another's.
 func OpenNamed(ctx context.Context, c *natsx.Conn, stream, prefix string) (*Rooms, error) {
-	s, err := c.Stream(ctx, jetstream.StreamConfig{Name: stream, Subjects: []string{prefix + ">"}})
+	return OpenFenced(ctx, c, stream, prefix, "")
+}
+
+// OpenFenced is OpenNamed for rooms whose appends may carry a holder's
+// fence mark (lease.Writer.AppendWith): a stream it makes also holds the
+// subjects under fencePrefix (ending in a dot), takes atomic batches
+// (AllowAtomicPublish) and rollups (a mark replaces its subject's earlier
+// ones; room subjects never carry one). An existing stream is taken as it
+// is, never reconfigured: Fences says whether it has them. fencePrefix ""
+// is OpenNamed.
+func OpenFenced(ctx context.Context, c *natsx.Conn, stream, prefix, fencePrefix string) (*Rooms, error) {
+	cfg := jetstream.StreamConfig{Name: stream, Subjects: []string{prefix + ">"}}
+	if fencePrefix != "" {
+		cfg.Subjects = append(cfg.Subjects, fencePrefix+">")
+		cfg.AllowAtomicPublish, cfg.AllowRollup = true, true
+	}
+	s, err := c.Stream(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &Rooms{c: c, s: s, stream: stream, prefix: prefix}, nil
+	r := &Rooms{c: c, s: s, stream: stream, prefix: prefix}
+	if cfg := s.CachedInfo().Config; fencePrefix != "" && HoldsFences(cfg, fencePrefix) {
+		r.fences, r.batched = fencePrefix, Batches(cfg, fencePrefix)
+	}
+	return r, nil
 }
+
+// HoldsFences reports whether a rooms' stream of configuration cfg holds
+// the fence subjects under fencePrefix (OpenFenced made it).
+func HoldsFences(cfg jetstream.StreamConfig, fencePrefix string) bool {
+	return slices.Contains(cfg.Subjects, fencePrefix+">")
+}
+
+// Batches reports whether a rooms' stream of configuration cfg stores a
+// room's message and a fence mark as one atomic batch: it holds the fence
+// subjects and takes atomic batches (a server before 2.12 keeps no
+// AllowAtomicPublish, and its rooms' appends are not fenced by it).
+func Batches(cfg jetstream.StreamConfig, fencePrefix string) bool {
+	return HoldsFences(cfg, fencePrefix) && cfg.AllowAtomicPublish
+}
+
+// Fences is the prefix of the fence subjects the rooms' stream holds, ""
+// when it holds none (a stream made before, or by OpenNamed).
+func (r *Rooms) Fences() string { return r.fences }
+
+// Batched reports whether a room's append can carry a fence mark in one
+// atomic batch (Batches).
+func (r *Rooms) Batched() bool { return r.batched }
+
+// StreamName is the rooms' stream.
+func (r *Rooms) StreamName() string { return r.stream }
+
+// Publish stores m, a room's next message (its subject, data and headers
+// set: its index, its message id, the room's last sequence as expected),
+// and answers as a JetStream publish does: a repeat of a message that
+// landed is acknowledged as a Duplicate, a room that moved on is refused
+// with a wrong last sequence (natsx.WrongLast). Any other error ends the
+// append as it is. It is repeated while it fails transiently (natsx.Do).
+type Publish func(ctx context.Context, m *nats.Msg) (*jetstream.PubAck, error)
 
 // Subject is the subject of room.
 func (r *Rooms) Subject(room string) string { return r.prefix + room }
@@ -86,6 +146,15 @@ type Appended struct {
 // Append adds data to room as message id, unless the room holds limit
 // messages (ErrFull).
 func (r *Rooms) Append(ctx context.Context, room, id string, data []byte, limit int) (Appended, error) {
+	return r.AppendVia(ctx, room, id, data, limit, func(op context.Context, m *nats.Msg) (*jetstream.PubAck, error) {
+		return r.c.JS.PublishMsg(op, m)
+	})
+}
+
+// AppendVia is Append with each attempt stored by publish (a fenced
+// writer's atomic batch): the room's invariants are Append's, whatever
+// publish adds to them.
+func (r *Rooms) AppendVia(ctx context.Context, room, id string, data []byte, limit int, publish Publish) (Appended, error) {
 	subj := r.prefix + room
 	maybeStored := false // a publish of this append went unanswered
 	for {
@@ -102,12 +171,14 @@ func (r *Rooms) Append(ctx context.Context, room, id string, data []byte, limit 
 		}
 		m := &nats.Msg{Subject: subj, Data: data, Header: nats.Header{}}
 		m.Header.Set(IndexHeader, strconv.Itoa(n+1))
+		m.Header.Set(jetstream.MsgIDHeader, id)
+		m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(last, 10))
 		// Repeated while the cluster changes leaders: the id makes a
 		// repeat of a publish that landed a duplicate, never a second copy.
 		var ack *jetstream.PubAck
 		err = natsx.Do(ctx, func(op context.Context) error {
 			var err error
-			ack, err = r.c.JS.PublishMsg(op, m, jetstream.WithMsgID(id), jetstream.WithExpectLastSequencePerSubject(last))
+			ack, err = publish(op, m)
 			maybeStored = maybeStored || natsx.Transient(err)
 			return err
 		})

@@ -44,8 +44,10 @@
 //     sequence after an entry, as a mailbox's (ReadCosts reads the ledger
 //     from one).
 //   - agents' leases in the bucket pm_P_agents (HoldAgent: one live host
-//     per agent), their fence marks in stream PM_FENCE_P (the last per
-//     agent, pm.P.fence.NAME, lease.Writer), workers in the bucket
+//     per agent), their fence marks (the last per agent, pm.P.fence.NAME,
+//     lease.Writer) in the rooms stream PM_ROOMS_P of a project made now
+//     (room.OpenFenced: each mark replaces the one before by rollup), in
+//     the stream PM_FENCE_P of one made before, workers in the bucket
 //     pm_P_workers (a key each, expiring with the leases' TTL): opened at
 //     their first use (machines.go).
 //
@@ -70,6 +72,14 @@
 //     appends (transcripts, reply pieces, the ledger) carry a message id
 //     of their own, so a repeat stores an entry once: a cost is never
 //     counted twice.
+//   - A room append carried by a host's lease (RoomTx.AppendFenced,
+//     fence.go) in a project whose rooms stream holds the fence subjects
+//     is one atomic batch of the message and the host's fence mark:
+//     refused whole (state.ErrLeaseLost) once a newer holder's takeover
+//     mark is stored; a room that moved on is retried as any append. A
+//     project made before keeps its streams (none is ever reconfigured)
+//     and appends as without a lease. pm reset purges the rooms' subjects
+//     only, never the fence marks.
 //   - Dial never makes a project: a config that names one the hub lacks
 //     (a wiped hub, a typo) is refused, not given an empty state.
 //   - Nothing polls: Watch is ordered consumers on the scope's subjects

@@ -63,9 +63,13 @@ func (s *State) machinesOpen() (*machines, error) {
 		return nil, fmt.Errorf("workers bucket: %w", err)
 	}
 	// One mark per agent is all a fence needs: the stream keeps the last.
-	if _, err = s.c.Stream(ctx, jetstream.StreamConfig{Name: s.names.Fence, Subjects: []string{s.names.FencePrefix + ">"},
-		MaxMsgsPerSubject: 1}); err != nil {
-		return nil, err
+	// A project whose rooms stream holds the fence subjects has no fence
+	// stream (fenceStream).
+	if s.rooms.Fences() == "" {
+		if _, err = s.c.Stream(ctx, jetstream.StreamConfig{Name: s.names.Fence, Subjects: []string{s.names.FencePrefix + ">"},
+			MaxMsgsPerSubject: 1}); err != nil {
+			return nil, err
+		}
 	}
 	s.mach = m
 	return m, nil
@@ -103,14 +107,14 @@ func (s *State) HoldAgent(ctx context.Context, name, holder string) (state.Agent
 	// mark goes after it.
 	var w *lease.Writer
 	err = natsx.Do(ctx, func(op context.Context) (err error) {
-		w, err = le.Writer(op, s.names.Fence, s.names.FencePrefix+name)
+		w, err = le.Writer(op, s.fenceStream(), s.names.FencePrefix+name)
 		return err
 	})
 	if err != nil {
 		_ = le.Release(context.WithoutCancel(ctx))
 		return nil, err
 	}
-	return &agentLease{le: le, w: w}, nil
+	return &agentLease{le: le, w: w, stream: s.fenceStream()}, nil
 }
 
 // WaitAgentFree returns once name's lease is free.
@@ -141,8 +145,9 @@ func (s *State) AgentHolder(ctx context.Context, name string) (string, error) {
 }
 
 type agentLease struct {
-	le *lease.Lease
-	w  *lease.Writer
+	le     *lease.Lease
+	w      *lease.Writer
+	stream string // w's: the rooms stream when it holds the fence subjects (fence.go)
 }
 
 func lost(err error) error {

@@ -95,7 +95,10 @@ func open(setup, life context.Context, c *natsx.Conn, project string) (*State, e
 	}); err != nil {
 		return nil, err
 	}
-	if s.rooms, err = room.OpenNamed(setup, c, s.roomS, s.roomP); err != nil {
+	// A project's rooms stream made now holds its agents' fence subjects
+	// too, so a say's room append and its host's fence mark are one
+	// atomic batch (fence.go); one made before is taken as it is.
+	if s.rooms, err = room.OpenFenced(setup, c, s.roomS, s.roomP, n.FencePrefix); err != nil {
 		return nil, err
 	}
 	if s.mail, err = c.Stream(setup, jetstream.StreamConfig{Name: s.mailS, Subjects: []string{s.mailP + ">"}}); err != nil {
@@ -508,7 +511,9 @@ func (s *State) IDsWithPrefix(kind, prefix string) ([]string, error) {
 }
 
 // ResetHeld purges the records' subjects of tasks, contexts, phases,
-// requests and phase progress, and the project's rooms stream.
+// requests and phase progress, and the rooms' subjects of the project's
+// rooms stream (not the agents' fence marks it may hold: a host still
+// running keeps its fence, and a new one takes it over as ever).
 //
 // A purge repeated (natsx.Do) removes again what the subjects hold: the
 // wipe is the same.
@@ -521,7 +526,7 @@ func (s *State) ResetHeld() error {
 	return s.do(func(op context.Context) error {
 		rooms, err := s.c.JS.Stream(op, s.roomS)
 		if err == nil {
-			err = rooms.Purge(op)
+			err = rooms.Purge(op, jetstream.WithPurgeSubject(s.roomP+">"))
 		}
 		return err
 	})
@@ -699,20 +704,7 @@ func (tx *roomTx) Count() (int, error) {
 	return tx.s.rooms.Count(tx.s.ctx, tx.s.roomOf(tx.phase.TaskID, tx.phase.ID))
 }
 
-func (tx *roomTx) Append(msg state.Message) error {
-	if tx.phase.Status != state.PhaseActive {
-		return state.Errorf(state.ErrClosed, "the owner may open a new phase", "phase %s is closed (%s)", tx.phase.ID, tx.phase.CloseReason)
-	}
-	b, err := json.Marshal(msg)
-	if err != nil {
-		return err
-	}
-	_, err = tx.s.rooms.Append(tx.s.ctx, tx.s.roomOf(tx.phase.TaskID, tx.phase.ID), msg.ID, b, tx.phase.MessageLimit)
-	if errors.Is(err, room.ErrFull) {
-		return state.Errorf(state.ErrRoomFull, "the owner may open a new phase", "phase %s holds its %d messages", tx.phase.ID, tx.phase.MessageLimit)
-	}
-	return err
-}
+func (tx *roomTx) Append(msg state.Message) error { return tx.append(msg, nil) }
 
 func (tx *roomTx) Update(fn func(p *state.Phase)) error {
 	p, err := update(tx.s, tx.key, func() error { return noPhase(tx.phase.ID) }, func(p *state.Phase) error { fn(p); return nil })

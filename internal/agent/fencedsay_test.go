@@ -1,0 +1,142 @@
+package agent_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/plasmodium/pm/internal/agent"
+	"github.com/plasmodium/pm/internal/broker"
+	"github.com/plasmodium/pm/internal/errs"
+	"github.com/plasmodium/pm/internal/hub/hubtest"
+	"github.com/plasmodium/pm/internal/natsx"
+	"github.com/plasmodium/pm/internal/ops"
+	"github.com/plasmodium/pm/internal/state"
+	"github.com/plasmodium/pm/internal/state/natsstate"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// A fenced host's pm say is refused by the hub itself (issue 24). Through
+// the host's real path (its lease held on a hub, the guard that appends
+// the call's fence mark, ops.Say, natsstate's room append): the agent's
+// first say is stored; for its second, another host takes the lease
+// after the guard's fence mark was accepted and before the say's room
+// append (the test's hook is the command the guard runs: the mark is
+// accepted by then). The room holds nothing of that say and the caller
+// gets an error that says the lease is another host's. With the two-step
+// write (a mark, then a plain room append) the say was stored.
+func TestFencedSayRefusedByTheHub(t *testing.T) {
+	for _, set := range hubtest.Sets() {
+		t.Run(set.Name, func(t *testing.T) {
+			h := set.Start(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			root, _, err := store.Init(t.TempDir(), time.Now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := store.Open(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const project, name = "fencedsay", "oak_a1b2"
+			stA, err := natsstate.Open(ctx, h.Connect(0), project) // host A's machine
+			if err != nil {
+				t.Fatal(err)
+			}
+			stB, err := natsstate.Open(ctx, h.Connect(h.Len()-1), project) // host B's
+			if err != nil {
+				t.Fatal(err)
+			}
+			tk, ph := openRoom(t, stA, name)
+
+			hl, err := agent.HoldLeaseOn(ctx, stA, name, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer hl.Release()
+			// takeover is another host taking the agent's lease, as after
+			// A's lease expired on the hub: the key goes, B takes it and
+			// writes its takeover mark.
+			takeover := func() {
+				names, _ := natsx.ProjectNames(project)
+				kv, err := h.Connect(h.Len()-1).JS.KeyValue(ctx, names.Agents)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := kv.Delete(ctx, "agent."+name); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := stB.HoldAgent(ctx, name, "host-b"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			actor := store.Actor{Name: name, Agent: &store.Agent{Name: name, TaskID: tk.ID}}
+			hook := func() {}
+			run := hl.Guard(func(_ string, _ func(string), fence state.AgentLease) broker.Runner {
+				return func(ctx context.Context, args []string, stdio broker.Stdio) int {
+					hook() // after the call's fence mark, before its room append
+					sess := &ops.Session{Store: s, State: stA, Actor: actor, Fence: fence}
+					if _, err := ops.Say(ctx, sess, ops.SayInput{Message: args[1], Phase: ph.ID}); err != nil {
+						fmt.Fprintf(stdio.Err, "pm: %v\n", err)
+						return int(errs.CodeOf(err))
+					}
+					return 0
+				}
+			})("tok", nil, nil)
+			say := func(text string) (int, string) {
+				var stderr strings.Builder
+				code := run(ctx, []string{"say", text}, broker.Stdio{In: strings.NewReader(""), Out: io.Discard, Err: &stderr})
+				return code, stderr.String()
+			}
+
+			if code, stderr := say("held"); code != 0 {
+				t.Fatalf("the holder's say: exit %d: %s", code, stderr)
+			}
+			hook = takeover
+			code, stderr := say("after the takeover")
+			hook = func() {}
+			msgs, err := stB.Messages(tk.ID, ph.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, m := range msgs {
+				got = append(got, m.Content)
+			}
+			if len(got) != 1 || got[0] != "held" {
+				t.Fatalf("the room holds %q, want only the say made while the lease was held (the fenced say exited %d: %s)", got, code, stderr)
+			}
+			if code == 0 || !strings.Contains(stderr, "lease") {
+				t.Fatalf("the fenced say: exit %d, stderr %q; want a refusal that names the lease", code, stderr)
+			}
+		})
+	}
+}
+
+// openRoom makes a task owned by owner with an active phase of 10.
+func openRoom(t *testing.T, st state.State, owner string) (*state.Task, *state.Phase) {
+	t.Helper()
+	var tk *state.Task
+	err := st.WithTasks(func() error {
+		var err error
+		tk, err = st.CreateTask(func(id string) (*state.Task, []byte, error) {
+			return &state.Task{ID: id, Description: "fenced say", Owner: owner, Status: state.TaskActive, BlockedBy: []string{}}, nil, nil
+		})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ph, err := st.CreatePhase(tk.ID, func(_ *state.Task, _ []*state.Phase, id string) (*state.Phase, error) {
+		return &state.Phase{ID: id, TaskID: tk.ID, Name: "talk", MessageLimit: 10, Roles: []string{}, Status: state.PhaseActive}, nil
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tk, ph
+}
