@@ -109,19 +109,24 @@ func TestProjectsShareNoStream(t *testing.T) {
 	}
 }
 
-// The totals of the agents' logs (statetest.RunLogBounds) on one node.
+// The totals of the agents' logs (statetest.RunLogBounds), on one node
+// and on three (R3: the purges replicated).
 func TestLogBounds(t *testing.T) {
-	h := hubtest.Single(t)
-	c := h.Connect(0)
-	var n atomic.Int64
-	statetest.RunLogBounds(t, func(t *testing.T, b state.LogBounds) state.State {
-		ctx, cancel := context.WithCancel(context.Background())
-		t.Cleanup(cancel)
-		st, err := natsstate.Open(ctx, c, fmt.Sprintf("b%d", n.Add(1)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		st.Bounds = b
-		return st
-	})
+	for _, set := range hubtest.Sets() {
+		t.Run(set.Name, func(t *testing.T) {
+			h := set.Start(t)
+			c := h.Connect(0)
+			var n atomic.Int64
+			statetest.RunLogBounds(t, func(t *testing.T, b state.LogBounds) state.State {
+				ctx, cancel := context.WithCancel(context.Background())
+				t.Cleanup(cancel)
+				st, err := natsstate.Open(ctx, c, fmt.Sprintf("b%d", n.Add(1)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				st.Bounds = b
+				return st
+			})
+		})
+	}
 }
