@@ -14,7 +14,7 @@ pkgs=(./internal/sandbox ./internal/agent ./internal/capability ./internal/drive
       ./internal/gitx ./internal/broker ./internal/task ./internal/supervisor
       ./internal/cmd/agentrun ./internal/hub ./internal/hubauth ./internal/state/natsstate ./internal/natsx/lease)
 # Scripts that run agents confined, kill processes or commit.
-scripts='TestScripts/(security_.*|contain_.*|doctor|landing_flow|llm_demo|llm_greeter|kill.*|done_.*|exec_secrets|fd_inherit|supervisor_.*|blockers|subtasks|reset|governance.*|exec_cost.*|exec_activity|hub.*|worktree.*)$'
+scripts='TestScripts/(security_.*|contain_.*|doctor|landing_flow|llm_demo|llm_greeter|kill.*|done_.*|exec_secrets|fd_inherit|supervisor_.*|blockers|subtasks|reset|governance.*|exec_cost.*|exec_activity|hub.*|worktree.*|reject.*)$'
 
 if [ "$(id -u)" != 0 ]; then
   go test -race -count=1 "${pkgs[@]}"
