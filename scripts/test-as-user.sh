@@ -14,7 +14,7 @@ pkgs=(./internal/sandbox ./internal/agent ./internal/capability ./internal/drive
       ./internal/gitx ./internal/broker ./internal/task ./internal/supervisor
       ./internal/cmd/agentrun ./internal/hub ./internal/hubauth ./internal/state/natsstate ./internal/natsx/lease)
 # Scripts that run agents confined, kill processes or commit.
-scripts='TestScripts/(security_.*|contain_.*|doctor|landing_flow|llm_demo|llm_greeter|kill.*|done_.*|exec_secrets|fd_inherit|supervisor_.*|blockers|subtasks|reset|governance.*|exec_cost.*|exec_activity|hub.*|worktree.*)$'
+scripts='TestScripts/(security_.*|contain_.*|doctor|landing_flow|llm_demo|llm_greeter|kill.*|done_.*|exec_secrets|fd_inherit|supervisor_.*|blockers|subtasks|reset|governance.*|exec_cost.*|exec_activity|hub.*|worktree.*|reject.*)$'
 
 if [ "$(id -u)" != 0 ]; then
   go test -race -count=1 "${pkgs[@]}"
@@ -80,6 +80,8 @@ for p in "${pkgs[@]}"; do
 done
 echo "== as $user (uid $uid): scripts $scripts"
 run cmd/pm "$work/bin/pm.test" -test.run "$scripts" || status=1
-echo "== as $user (uid $uid): the three-node cluster test"
-run cmd/pm "$work/bin/pm.test" -test.run '^TestClusterLeaderKilledMidRoom$' || status=1
+echo "== as $user (uid $uid): the three-node cluster tests"
+# TestWorkerCutOffIsFenced makes user and network namespaces of its own
+# (unprivileged user namespaces: it needs no root, and runs as the user).
+run cmd/pm "$work/bin/pm.test" -test.run '^(TestClusterLeaderKilledMidRoom|TestWorkerCutOffIsFenced)$' || status=1
 exit $status

@@ -264,11 +264,17 @@ func endedTurnEarly(s *store.Store, st state.State, a *store.Agent) bool {
 	return err == nil && t.Status == store.TaskActive && t.Owner == a.Name && t.Merge == nil
 }
 
-// rejectedSinceStart: a's task was rejected (pm reject) since a's host
-// started (its record then said how many rejections that start saw).
+// rejectedSinceStart: a's task was rejected (pm reject) since this run
+// started: its record (this run's, endedTurnEarly checked) says how many
+// rejections the start saw, read now, not as the host first read it (the
+// launcher writes it as it records the spawn).
 func rejectedSinceStart(st state.State, a *store.Agent) bool {
+	r, err := st.Agent(a.Name)
+	if err != nil {
+		return false
+	}
 	t, err := st.Task(a.TaskID)
-	return err == nil && t.Rejections > a.Rejections
+	return err == nil && t.Rejections > r.Rejections
 }
 
 // giveUp records the agent failed for reason and, for an agent of a task

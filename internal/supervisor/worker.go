@@ -259,16 +259,23 @@ func (sv *Supervisor) startWhenRoom(name string) {
 // never counted free in between.
 func (sv *Supervisor) startPlaced(name string) {
 	defer sv.starting.Done()
+	started := false
 	defer func() {
 		sv.mu.Lock()
 		delete(sv.claiming, "start "+name)
 		sv.mu.Unlock()
-		sv.recordChanged(name)
+		// Read again after a start; a start that failed is tried again at
+		// the next wake-up, not at once (a start failing for good would
+		// spin the loop).
+		if started {
+			sv.recordChanged(name)
+		}
 	}()
 	if err := sv.Launcher.Start(name); err != nil {
-		sv.Log.Error("start a placed agent", "agent", name, "err", err)
+		sv.Log.Error("start an agent", "agent", name, "err", err)
 		return
 	}
+	started = true
 	if a, err := sv.records().Agent(name); err == nil && sv.here(a) && a.Status == store.AgentRunning && sv.drv.Alive(a.Handle) {
 		sv.watchExit(name, a.Handle)
 	}
