@@ -180,8 +180,6 @@ func notFound(try, format string, args ...any) error {
 	return state.Errorf(state.ErrNotFound, try, format, args...)
 }
 
-func (s *State) op() (context.Context, context.CancelFunc) { return natsx.Op(s.ctx) }
-
 // get reads key: nil, 0 when there is none.
 func (s *State) get(key string) ([]byte, uint64, error) {
 	var e jetstream.KeyValueEntry
