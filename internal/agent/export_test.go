@@ -19,5 +19,8 @@ func HoldLeaseOn(ctx context.Context, ls state.AgentLeases, name string, log *sl
 // Guard is the host's guard around the commands its agent sends it.
 func (h *hostLease) Guard(cmds Commands) Commands { return h.guard(cmds) }
 
+// Lease is the lease the host holds (what its agent's calls carry).
+func (h *hostLease) Lease() state.AgentLease { return h.le }
+
 // Release ends the renewals and gives the lease up.
 func (h *hostLease) Release() { h.release() }

@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,10 +12,12 @@ import (
 
 	"github.com/plasmodium/pm/internal/agent"
 	"github.com/plasmodium/pm/internal/broker"
+	"github.com/plasmodium/pm/internal/capability"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/hub/hubtest"
 	"github.com/plasmodium/pm/internal/natsx"
 	"github.com/plasmodium/pm/internal/ops"
+	"github.com/plasmodium/pm/internal/prompt"
 	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/state/natsstate"
 	"github.com/plasmodium/pm/internal/store"
@@ -111,8 +114,35 @@ func TestFencedSayRefusedByTheHub(t *testing.T) {
 			if len(got) != 1 || got[0] != "held" {
 				t.Fatalf("the room holds %q, want only the say made while the lease was held (the fenced say exited %d: %s)", got, code, stderr)
 			}
-			if code == 0 || !strings.Contains(stderr, "lease") {
-				t.Fatalf("the fenced say: exit %d, stderr %q; want a refusal that names the lease", code, stderr)
+			if code == 0 || !strings.Contains(stderr, "refused by the hub") {
+				t.Fatalf("the fenced say: exit %d, stderr %q; want the hub's refusal", code, stderr)
+			}
+
+			// An llm agent's say (its tool, run in its host's process, no
+			// broker and no guard) carries the same lease (agent.LLMFunc's
+			// fence, capability.Env.Fence): refused by the hub too.
+			env := &capability.Env{Store: s, State: stA, Actor: actor, Fence: hl.Lease()}
+			tools, err := capability.Tools(env, &prompt.Object{Name: "owner", Capabilities: []string{"say"}, Source: "owner.md"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, tl := range tools {
+				if tl.Name != "say" {
+					continue
+				}
+				found = true
+				raw, _ := json.Marshal(map[string]string{"message": "an llm's after the takeover", "phase": ph.ID})
+				out, err := tl.Call(ctx, raw)
+				if n, cerr := stB.MessageCount(tk.ID, ph.ID); cerr != nil || n != 1 {
+					t.Fatalf("the room holds %d messages (%v) after the llm tool's say (%q, %v), want 1", n, cerr, out, err)
+				}
+				if !strings.Contains(out+fmt.Sprint(err), "refused by the hub") {
+					t.Fatalf("the llm tool's say: %q, %v; want the hub's refusal", out, err)
+				}
+			}
+			if !found {
+				t.Fatal("no say tool")
 			}
 		})
 	}

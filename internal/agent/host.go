@@ -36,7 +36,9 @@ type Commands func(token string, halt func(reason string), fence state.AgentLeas
 
 // LLMFunc runs an agent on the built-in model loop in the host process,
 // returning when the agent is finished or ctx ends.
-type LLMFunc func(ctx context.Context, a *store.Agent, system string) error
+// fence is the host's hold on the agent's lease, which the agent's room
+// appends carry (state.AppendFenced), as an exec agent's calls do.
+type LLMFunc func(ctx context.Context, a *store.Agent, system string, fence state.AgentLease) error
 
 // Host runs agent name in this process: `pm agent-run NAME`. It records
 // itself, renders the prompt, runs the agent (the llm runtime in-process,
@@ -104,7 +106,7 @@ func Host(ctx context.Context, s *store.Store, st state.State, name string, env 
 			case <-lctx.Done():
 			}
 		}()
-		err := hostLLM(WithResumeNote(lctx, note), s, st, log, a, text, runLLM, onGiveUp)
+		err := hostLLM(WithResumeNote(lctx, note), s, st, log, a, text, runLLM, hl.le, onGiveUp)
 		if hl.isLost() {
 			driver.EndRun(a.Handle)
 			return hl.fencedErr(name)
@@ -287,7 +289,7 @@ func runExec(ctx context.Context, s *store.Store, st state.State, log *slog.Logg
 
 // hostLLM runs the llm runtime in this process; a role agent's run ends when
 // its phase closes.
-func hostLLM(ctx context.Context, s *store.Store, st state.State, log *slog.Logger, a *store.Agent, text string, runLLM LLMFunc, onGiveUp GiveUpFunc) error {
+func hostLLM(ctx context.Context, s *store.Store, st state.State, log *slog.Logger, a *store.Agent, text string, runLLM LLMFunc, fence state.AgentLease, onGiveUp GiveUpFunc) error {
 	if runLLM == nil {
 		return finish(s, st, log, a, -1, "this host has no llm runtime")
 	}
@@ -298,7 +300,7 @@ func hostLLM(ctx context.Context, s *store.Store, st state.State, log *slog.Logg
 		go watchPhaseClose(ctx, s, st, log, a, cancel)
 	}
 	log.Info("starting", "runtime", "llm", "prompt", a.Prompt, "role", a.Role, "task", a.TaskID, "phase", a.PhaseID)
-	err := runLLM(ctx, a, text)
+	err := runLLM(ctx, a, text, fence)
 	switch {
 	case signalled.Err() != nil:
 		// Stopped from outside. pm kill has already marked it killed; any

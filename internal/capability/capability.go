@@ -40,12 +40,15 @@ type Env struct {
 	// Halt ends the agent's run for reason: the loop breaker's "stop" in
 	// an operation it holds (ops.Session.Halt). nil: nothing to end.
 	Halt func(reason string)
+	// Fence is the agent's host's hold on its lease, which the operations'
+	// room appends carry (ops.Session.Fence). nil: none (a person's).
+	Fence state.AgentLease
 }
 
 // session is who the pm operations act as: the agent, with its host's
 // launcher.
 func (env *Env) session() *ops.Session {
-	return &ops.Session{Store: env.Store, State: env.State, Actor: env.Actor, Launcher: env.Launcher, Getenv: env.Getenv, Halt: env.Halt}
+	return &ops.Session{Store: env.Store, State: env.State, Actor: env.Actor, Launcher: env.Launcher, Getenv: env.Getenv, Halt: env.Halt, Fence: env.Fence}
 }
 
 // impl is a built-in capability's descriptor and behaviour.

@@ -56,6 +56,13 @@ type Runner struct {
 // drives its task, a role agent takes part in its phase until it closes, a
 // resident prompt object answers its inbox.
 func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
+	return r.RunFenced(ctx, a, system, nil)
+}
+
+// RunFenced is Run whose tools' room appends carry fence, the host's hold
+// on the agent's lease (agent.LLMFunc): on a hub, a say of a host that
+// lost the lease is refused by the hub itself.
+func (r *Runner) RunFenced(ctx context.Context, a *store.Agent, system string, fence state.AgentLease) error {
 	s := r.Store
 	set, err := prompt.LoadProject(s, r.State)
 	if err != nil {
@@ -91,7 +98,8 @@ func (r *Runner) Run(ctx context.Context, a *store.Agent, system string) error {
 		},
 		// The loop breaker's "stop" in an operation (a phase opened
 		// without progress) ends this run as a cascade's stop does.
-		Halt: func(reason string) { cancel(&LoopError{Reason: reason}) },
+		Halt:  func(reason string) { cancel(&LoopError{Reason: reason}) },
+		Fence: fence,
 	}
 	tools, err := r.tools(env, set, obj, a.Name)
 	if err != nil {

@@ -3,8 +3,9 @@ package state
 // A room append carried by a host's lease (issue 24): the one typed path
 // from an agent's call to the write the hub must refuse once another
 // host took the agent's lease. The host hands its lease (AgentLease) to
-// the commands its agent sends it (agent.Commands), the command's session
-// carries it (ops.Session.Fence), and phase.Say appends with it
+// the commands its agent sends it (agent.Commands) or to its model loop
+// (agent.LLMFunc, capability.Env.Fence), the call's session carries it
+// (ops.Session.Fence), and phase.SayFenced appends with it
 // (AppendFenced). A person's call carries none and appends as ever.
 
 // FencedRoomTx is a RoomTx whose backend can make an append conditional

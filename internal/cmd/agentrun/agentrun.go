@@ -55,7 +55,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 					r.Log.Warn("the task's worktree on this machine", "task", a.TaskID, "err", err)
 				}
 			}
-			return agent.Host(f.Context, s, l.State, args[0], f.Environ(), f.IO.ErrOut, r.Run, giveUp, asAgent(f, s, l.State, args[0]))
+			return agent.Host(f.Context, s, l.State, args[0], f.Environ(), f.IO.ErrOut, r.RunFenced, giveUp, asAgent(f, s, l.State, args[0]))
 		},
 	}
 }
