@@ -353,12 +353,14 @@ type takeover struct {
 type Writer struct {
 	le      *Lease
 	stream  string
+	st      jetstream.Stream
 	subject string
 	rollup  bool // marks replace the subject's earlier ones (the stream allows rollups: RollupEvery)
 
-	mu   sync.Mutex // one append at a time: each expects the last one's sequence
-	last uint64
-	held int // marks on the subject since this Writer's last rollup
+	mu    sync.Mutex // one append at a time: each expects the last one's sequence
+	last  uint64
+	held  int // marks on the subject since this Writer's last rollup
+	marks int // marks appended: their message ids
 }
 
 // Writer starts le's writes to subject: it appends a takeover mark after
@@ -386,7 +388,7 @@ func (le *Lease) Writer(ctx context.Context, stream, subject string) (*Writer, e
 		case !errors.Is(err, jetstream.ErrMsgNotFound):
 			return nil, err
 		}
-		w := &Writer{le: le, stream: stream, subject: subject, rollup: rollup, last: last}
+		w := &Writer{le: le, stream: stream, st: s, subject: subject, rollup: rollup, last: last}
 		err = w.Append(ctx, mark)
 		if errors.Is(err, ErrFenced) {
 			continue // the old holder wrote meanwhile: after that, then
@@ -400,17 +402,20 @@ func (le *Lease) Writer(ctx context.Context, stream, subject string) (*Writer, e
 func (w *Writer) Append(ctx context.Context, data []byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	op, cancel := natsx.Op(ctx)
-	defer cancel()
 	m, roll := w.markMsg(data)
-	ack, err := w.le.l.c.JS.PublishMsg(op, m)
+	// The mark's id is the lease's own (see put): a repeat of a mark
+	// whose answer was lost is recognised, not taken for a newer holder's.
+	m.Header.Del(jetstream.ExpectedLastSubjSeqHeader)
+	w.marks++
+	m.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("%s-f%d", w.le.token, w.marks))
+	seq, err := w.le.l.c.Put(ctx, w.st, m, w.last)
 	if natsx.WrongLast(err) {
 		return fmt.Errorf("%w: %s's write to %s", ErrFenced, w.le.Holder, w.subject)
 	}
 	if err != nil {
 		return err
 	}
-	w.last = ack.Sequence
+	w.last = seq
 	w.stored(roll)
 	return nil
 }

@@ -114,3 +114,67 @@ func TestLostAnswersAreTheLeasesOwn(t *testing.T) {
 		t.Fatalf("another holder after the release: %v", err)
 	}
 }
+
+// A fence mark whose answer is lost (a broker call's mark, the node lost
+// right after it landed) is the Writer's own: repeated, it is recognised
+// by its message id, not refused as a newer holder's, and the Writer's
+// next mark follows it. A newer holder's takeover still fences it.
+func TestLostMarkIsTheWritersOwn(t *testing.T) {
+	h := hubtest.Single(t)
+	ctx := ctxFor(t)
+	p := h.ProxyTo(0)
+	ca := h.ConnectVia(p)
+	direct := h.Connect(0)
+	if _, err := direct.Stream(ctx, jetstream.StreamConfig{Name: "T", Subjects: []string{"t.>"}, AllowRollup: true}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := lease.Open(ctx, ca, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := l.Acquire(ctx, "oak_0001", "host-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const fence = "t.fence.oak_0001"
+	w, err := a.Writer(ctx, "T", fence)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.LoseAnswerTo(fence)
+	if err := w.Append(ctx, []byte("pm say")); err != nil {
+		t.Fatalf("a mark whose answer was lost: %v, want it the Writer's own", err)
+	}
+	if p.Cuts() != 1 {
+		t.Fatalf("%d answers lost, want 1", p.Cuts())
+	}
+	if err := w.Append(ctx, []byte("pm status")); err != nil {
+		t.Fatalf("the mark after a lost answer: %v", err)
+	}
+	st, err := direct.JS.Stream(ctx, "T")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := st.CachedInfo().State.Msgs; n > 3 {
+		t.Fatalf("the fence subject holds %d marks, want the takeover's and two (a repeat stored once)", n)
+	}
+
+	// Another holder takes over (the lease given up): the old Writer is fenced.
+	if err := a.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	lb, err := lease.Open(ctx, direct, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := lb.Acquire(ctx, "oak_0001", "host-b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Writer(ctx, "T", fence); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Append(ctx, []byte("pm say")); !errors.Is(err, lease.ErrFenced) {
+		t.Fatalf("the old holder's mark after a takeover: %v, want ErrFenced", err)
+	}
+}
