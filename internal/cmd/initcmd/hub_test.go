@@ -25,7 +25,7 @@ func credsFor(t *testing.T, a *hubauth.Authority, p, machine string) []byte {
 // directory is the one whose project was checked, even when the file the
 // person named is replaced in between by another project's.
 func TestCredsReadOnce(t *testing.T) {
-	a, err := hubauth.OpenStore(t.TempDir())
+	a, err := hubauth.MakeStore(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
