@@ -577,7 +577,7 @@ func (a *Authority) Reconcile() (accs []Account, changed []string, err error) {
 					continue
 				}
 			}
-			acc, resigned, err := a.reconcile(p)
+			acc, resigned, err := a.reconcile(p, tok)
 			if errors.Is(err, os.ErrNotExist) {
 				continue
 			}
@@ -594,13 +594,16 @@ func (a *Authority) Reconcile() (accs []Account, changed []string, err error) {
 	return accs, changed, err
 }
 
-// reconcile is Reconcile's look at project p (under the lock): its
-// account as it then stands, and whether it was re-signed.
-func (a *Authority) reconcile(p string) (Account, bool, error) {
-	acc, _, err := a.account(p)
+// reconcile is Reconcile's look at project p (under the lock), whose
+// account JWT Reconcile read (tok): its account as it then stands, and
+// whether it was re-signed.
+func (a *Authority) reconcile(p, tok string) (Account, bool, error) {
+	kp, err := readSeed(filepath.Join(a.projectDir(p), "account.nk"))
 	if err != nil {
 		return Account{}, false, err
 	}
+	pub, _ := kp.PublicKey()
+	acc := Account{Project: p, Public: pub, JWT: tok}
 	held := a.heldJWT(acc.Public)
 	ac, err := jwt.DecodeAccountClaims(acc.JWT)
 	if err != nil {
