@@ -129,6 +129,7 @@ func TestScripts(t *testing.T) {
 			"openai":     cmdOpenAI,
 			"anthropic":  cmdAnthropic,
 			"screen":     cmdScreen,
+			"leasefree":  cmdLeaseFree,
 		},
 		Condition:           scriptCondition,
 		RequireExplicitExec: false,

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -67,11 +68,10 @@ func Failover(ctx context.Context, bin, dir string, trials int, ttl time.Duratio
 		return nil, err
 	}
 	defer rf.Close()
-	marks := make(chan marker, 16)
-	if err := rf.SetReadDeadline(time.Time{}); err != nil {
-		return nil, fmt.Errorf("failover: the agents' pipe cannot be bounded: %w", err)
+	marks, err := readMarkers(ctx, rf, 16) // ends with ctx (cancelled on return)
+	if err != nil {
+		return nil, err
 	}
-	go func() { _ = readMarkers(ctx, rf, marks) }() // ends with ctx (cancelled on return)
 	agentSh := filepath.Join(dir, "agent.sh")
 	script := "# pmbench failover agent: notes where it runs, then waits to be stopped\n" +
 		"echo \"$PM_AGENT $(basename \"$PWD\")\" >" + shQuote(fifo) + "\nexec sleep 600\n"
@@ -231,23 +231,40 @@ type marker struct {
 	at           time.Time
 }
 
-// readMarkers sends each line agents write to f as a marker on out until
-// ctx ends, then closes out and returns why it stopped. It never blocks
-// past ctx: a read waiting on the pipe is ended by a deadline set when
-// ctx ends, and a send nobody takes is given up. A file that cannot take
-// a deadline (not a pipe the runtime polls) is refused at once.
-func readMarkers(ctx context.Context, f *os.File, out chan<- marker) error {
-	defer close(out)
+// markers is the agents' pipe being read: C carries each line agents
+// write as a marker until the reading ends, then is closed; err says why
+// it ended (set before C is closed, so read it once C is).
+type markers struct {
+	C   chan marker
+	err error
+}
+
+// readMarkers reads f's lines as markers on a channel of size lines until
+// ctx ends (or the pipe does). It never blocks past ctx: a read waiting on
+// the pipe is ended by a deadline set when ctx ends, and a send nobody
+// takes is given up. A file that cannot take a deadline (not a pipe the
+// runtime polls) is refused at once, before anything is read.
+func readMarkers(ctx context.Context, f *os.File, size int) (*markers, error) {
 	if err := f.SetReadDeadline(time.Time{}); err != nil {
-		return fmt.Errorf("failover: the agents' pipe %s cannot be bounded: %w", f.Name(), err)
+		return nil, fmt.Errorf("failover: the agents' pipe %s cannot be bounded: %w", f.Name(), err)
 	}
+	m := &markers{C: make(chan marker, size)}
+	go func() {
+		defer close(m.C)
+		m.err = m.read(ctx, f)
+	}()
+	return m, nil
+}
+
+// read is readMarkers' loop: why it stopped.
+func (m *markers) read(ctx context.Context, f *os.File) error {
 	stop := context.AfterFunc(ctx, func() { _ = f.SetReadDeadline(time.Now()) })
 	defer stop()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		agent, where, _ := strings.Cut(sc.Text(), " ")
 		select {
-		case out <- marker{agent: agent, where: where, at: time.Now()}:
+		case m.C <- marker{agent: agent, where: where, at: time.Now()}:
 		case <-ctx.Done():
 			return fmt.Errorf("failover: run over with markers unread: %w", ctx.Err())
 		}
@@ -255,19 +272,22 @@ func readMarkers(ctx context.Context, f *os.File, out chan<- marker) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("failover: run over: %w", ctx.Err())
 	}
-	return fmt.Errorf("failover: the agents' pipe: %v", sc.Err())
+	if sc.Err() != nil {
+		return fmt.Errorf("failover: the agents' pipe: %w", sc.Err())
+	}
+	return errors.New("failover: the agents' pipe ended (every writer closed it)")
 }
 
 // awaitMarker waits for agent's marker from worker where (others are
 // passed over), bounded by CmdTimeout.
-func awaitMarker(marks <-chan marker, agent, where string) (marker, error) {
+func awaitMarker(marks *markers, agent, where string) (marker, error) {
 	timer := time.NewTimer(CmdTimeout)
 	defer timer.Stop()
 	for {
 		select {
-		case m, ok := <-marks:
+		case m, ok := <-marks.C:
 			if !ok {
-				return marker{}, fmt.Errorf("the agents' pipe closed before %s ran on %s", agent, where)
+				return marker{}, fmt.Errorf("no marker of %s on %s: %w", agent, where, marks.err)
 			}
 			if m.agent == agent && m.where == where {
 				return m, nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -25,19 +26,20 @@ func TestReadMarkersEndsWithTheRun(t *testing.T) {
 	}
 	defer rf.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	marks := make(chan marker, 1)
-	done := make(chan error, 1)
-	go func() { done <- readMarkers(ctx, rf, marks) }()
+	marks, err := readMarkers(ctx, rf, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := range 4 {
 		fmt.Fprintf(rf, "a%d w1\n", i)
 	}
-	if m := <-marks; m.agent != "a0" || m.where != "w1" {
+	if m := <-marks.C; m.agent != "a0" || m.where != "w1" {
 		t.Fatalf("first marker %+v", m)
 	}
 	cancel() // the run ends with markers unread and the pipe open
 	select {
-	case err := <-done:
-		if err == nil {
+	case <-markersDone(marks.C):
+		if marks.err == nil {
 			t.Fatal("the reader ended without saying why")
 		}
 	case <-time.After(time.Minute): // a bound on a failure, not a timing
@@ -52,7 +54,37 @@ func TestReadMarkersNeedsADeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if err := readMarkers(context.Background(), f, make(chan marker)); err == nil {
+	if _, err := readMarkers(context.Background(), f, 1); err == nil {
 		t.Fatal("a reader that cannot be bounded was started")
 	}
+}
+
+// A pipe every writer closed ends the reading with a reason that says so
+// (review: it said "pipe: <nil>").
+func TestReadMarkersSaysThePipeEnded(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	marks, err := readMarkers(context.Background(), r, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	<-markersDone(marks.C)
+	if marks.err == nil || strings.Contains(marks.err.Error(), "<nil>") || !strings.Contains(marks.err.Error(), "ended") {
+		t.Fatalf("why the reading ended: %v", marks.err)
+	}
+}
+
+// markersDone is closed once c is, its markers taken.
+func markersDone(c <-chan marker) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		for range c {
+		}
+		close(done)
+	}()
+	return done
 }

@@ -20,7 +20,7 @@ func BenchmarkAccountsRevoke(b *testing.B) {
 	for _, n := range []int{100, 1000} {
 		b.Run(fmt.Sprintf("accounts=%d", n), func(b *testing.B) {
 			store := b.TempDir()
-			a, err := hubauth.OpenStore(store)
+			a, err := hubauth.MakeStore(store)
 			if err != nil {
 				b.Fatal(err)
 			}

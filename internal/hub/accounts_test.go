@@ -67,8 +67,8 @@ func accountsHub(t *testing.T, three bool) (*hubtest.Hubs, *hubauth.Authority) {
 func accountsHubAfter(t *testing.T, three bool, before func(*hubauth.Authority)) (*hubtest.Hubs, *hubauth.Authority, []string) {
 	t.Helper()
 	first := t.TempDir()
-	dir := filepath.Join(first, hubauth.Dir)
-	a, err := hubauth.OpenStore(first)
+	dir := hubauth.Path(first)
+	a, err := hubauth.MakeStore(first)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func accountsHubAfter(t *testing.T, three bool, before func(*hubauth.Authority))
 		if c.Name == "n1" {
 			c.StoreDir = first
 		} else {
-			if err := os.CopyFS(filepath.Join(c.StoreDir, hubauth.Dir), os.DirFS(dir)); err != nil {
+			if err := os.CopyFS(hubauth.Path(c.StoreDir), os.DirFS(dir)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -417,7 +417,7 @@ func TestAccountsClusterNodeNeedsItsPeersOperator(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		h.Close()
-		if !hubauth.Exists(c.StoreDir) {
+		if hubauth.Status(c.StoreDir) != hubauth.Whole {
 			t.Fatalf("%s: no operator made", name)
 		}
 	}
@@ -431,7 +431,7 @@ func TestAccountsClusterNodeNeedsItsPeersOperator(t *testing.T) {
 	// refused, and left as it was: completed here, it would hold a
 	// system account of this node's own (review: Exists said it was one).
 	half := t.TempDir()
-	if err := os.Mkdir(filepath.Join(half, hubauth.Dir), 0o700); err != nil {
+	if err := os.Mkdir(hubauth.Path(half), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{"operator.nk", "operator.jwt"} {
@@ -526,16 +526,16 @@ func TestAccountsClusterNodeTrustsItsPeersOperator(t *testing.T) {
 	h, a, stores := accountsHubAfter(t, true, nil)
 	m := issue(t, a, "p", "m1")
 	h.Stop(2)
-	mine := filepath.Join(stores[2], hubauth.Dir)
+	mine := hubauth.Path(stores[2])
 	kept := filepath.Join(t.TempDir(), "kept")
 	if err := os.Rename(mine, kept); err != nil {
 		t.Fatal(err)
 	}
 	other := t.TempDir() // another authority, as another cluster's first node made it
-	if _, err := hubauth.OpenStore(other); err != nil {
+	if _, err := hubauth.MakeStore(other); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.CopyFS(mine, os.DirFS(filepath.Join(other, hubauth.Dir))); err != nil {
+	if err := os.CopyFS(mine, os.DirFS(hubauth.Path(other))); err != nil {
 		t.Fatal(err)
 	}
 	err := h.TryStart(2)

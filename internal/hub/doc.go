@@ -44,7 +44,10 @@
 //   - A node of a cluster (routes given) whose store holds no whole
 //     authority (hubauth.Status) is refused unless Auth.NewAccounts: a
 //     fresh operator, or a system account completing a half-made copy,
-//     would be trusted by it alone.
+//     would be trusted by it alone. Only a single node or a cluster's
+//     first node opens it with hubauth.MakeStore (which makes or
+//     completes it); any other opens it with hubauth.OpenStore, which
+//     refuses one not whole.
 //   - A node of a cluster with accounts trusts its running peers'
 //     operator or does not start: once its routes are up it asks each
 //     peer, in its own system account, for the operator the peer trusts

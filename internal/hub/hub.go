@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -94,10 +93,14 @@ func Start(c Config) (*Hub, error) {
 	}
 	var authority *hubauth.Authority
 	if c.Auth.Accounts {
-		if err := c.ownOperator(); err != nil {
-			return nil, err
+		open := hubauth.MakeStore
+		if !c.makesAuthority() {
+			if err := c.ownOperator(); err != nil {
+				return nil, err
+			}
+			open = hubauth.OpenStore
 		}
-		if authority, err = hubauth.OpenStore(c.StoreDir); err != nil {
+		if authority, err = open(c.StoreDir); err != nil {
 			return nil, err
 		}
 		if err := trust(opts, authority); err != nil {
@@ -124,7 +127,7 @@ func Start(c Config) (*Hub, error) {
 	if authority != nil {
 		if h.accounts, err = keepAccounts(srv, opts.AccountResolver.(*server.DirAccResolver), authority, log, c.Cluster == ""); err != nil {
 			h.Close()
-			return nil, errs.Failf("check the accounts directory (--accounts) and the store (--store)", "hub: %v", err)
+			return nil, errs.Failf("check the store directory (--store) and its accounts (STORE/accounts, STORE/accounts-jwt)", "hub: %v", err)
 		}
 		if c.Cluster != "" {
 			if err := h.accounts.samePeers(context.Background(), c.Routes, readyWait); err != nil {
@@ -153,10 +156,7 @@ func Start(c Config) (*Hub, error) {
 // first node makes it (Auth.NewAccounts), completing one a crash left
 // half-made; the others start from a whole copy of it.
 func (c Config) ownOperator() error {
-	if c.Cluster == "" || len(c.Routes) == 0 || c.Auth.NewAccounts {
-		return nil
-	}
-	dir := filepath.Join(c.StoreDir, hubauth.Dir)
+	dir := hubauth.Path(c.StoreDir)
 	copyIt := "copy STORE/accounts from the cluster's first node before this node's first start (e.g. scp -rp first:STORE/accounts " + dir + ")"
 	switch hubauth.Status(c.StoreDir) {
 	case hubauth.Whole:
@@ -167,6 +167,13 @@ func (c Config) ownOperator() error {
 	}
 	return errs.Statef(copyIt+"; on the first node only, start with --new-accounts (docs/distributed.md)",
 		"hub: %s holds no accounts: this node of a cluster would trust an operator of its own, not its peers'", dir)
+}
+
+// makesAuthority says whether this node makes (or completes) the
+// authority: a single node, a cluster's node with no routes to others, or
+// its first node told to (--new-accounts). Any other opens a whole copy.
+func (c Config) makesAuthority() bool {
+	return c.Cluster == "" || len(c.Routes) == 0 || c.Auth.NewAccounts
 }
 
 // options turns a Config into the server's options, refusing what the

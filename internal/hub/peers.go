@@ -38,12 +38,12 @@ func (k *keeper) samePeers(ctx context.Context, routes []string, wait time.Durat
 	if err != nil {
 		return err
 	}
-	up := k.peersUp(routes)
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	up := k.peersUp(ctx, routes)
 	if up == 0 {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
 	agreed := map[string]bool{}
 	for {
 		ids, err := k.routed()
@@ -89,16 +89,18 @@ func (k *keeper) otherOperator(peer, mine, why string) error {
 }
 
 // peersUp counts the routes given, other than this node's own address,
-// that accept a connection now.
-func (k *keeper) peersUp(routes []string) int {
+// that accept a connection now, each looked up and dialled within ctx
+// (and a dial within peerAsk).
+func (k *keeper) peersUp(ctx context.Context, routes []string) int {
 	own := k.srv.ClusterAddr()
 	n := 0
 	for _, r := range routes {
 		u, err := routeURL(r)
-		if err != nil || self(u.Host, own) {
+		if err != nil || self(ctx, u.Host, own) {
 			continue
 		}
-		c, err := net.DialTimeout("tcp", u.Host, peerAsk)
+		d := net.Dialer{Timeout: peerAsk}
+		c, err := d.DialContext(ctx, "tcp", u.Host)
 		if err != nil {
 			continue
 		}
@@ -109,8 +111,10 @@ func (k *keeper) peersUp(routes []string) int {
 }
 
 // self reports whether addr (a route given) is this node's own cluster
-// address: its port, on a loopback address or one of this machine's.
-func self(addr string, own *net.TCPAddr) bool {
+// address: its port, on a loopback address or one of this machine's. Its
+// name is looked up within ctx: a resolver that does not answer is not
+// waited on past the start's wait.
+func self(ctx context.Context, addr string, own *net.TCPAddr) bool {
 	if own == nil {
 		return false
 	}
@@ -118,12 +122,13 @@ func self(addr string, own *net.TCPAddr) bool {
 	if err != nil || port != strconv.Itoa(own.Port) {
 		return false
 	}
-	ips, err := net.LookupIP(host)
+	addrs, err := net.DefaultResolver.LookupIPAddr(ctx, host)
 	if err != nil {
 		return false
 	}
 	local, _ := net.InterfaceAddrs()
-	for _, ip := range ips {
+	for _, ia := range addrs {
+		ip := ia.IP
 		if ip.IsLoopback() || ip.Equal(own.IP) || ip.IsUnspecified() {
 			return true
 		}

@@ -26,17 +26,20 @@
 //     revocations; a hub that reads the JWT refuses that key and closes
 //     its connections (internal/hub pushes it, without a restart). Other
 //     machines' keys, of P or of any project, are untouched.
-//   - A re-signing never lifts a revocation another node made: the one
-//     way to open an authority is OpenStore(STORE), which gives it the
-//     node's resolver (STORE/accounts-jwt), and Revoke and Reconcile add
+//   - A re-signing never lifts a revocation another node made: the only
+//     ways to open an authority, OpenStore(STORE) and MakeStore(STORE),
+//     give it the node's resolver (STORE/accounts-jwt), and Revoke and Reconcile add
 //     the revocations of the JWT the resolver holds to the account's
 //     (each at the later time), so the revocations only grow.
 //   - Whether an authority exists is derived from its files (Status): it
 //     is whole when the operator's and the system account's seeds and
 //     JWTs are there and agree, the operator's JWT (naming the system
 //     account) written last; a crash before that leaves it half-made,
-//     which OpenStore completes with the keys it has (a seed is never
-//     replaced) and a cluster's later node refuses (internal/hub).
+//     which MakeStore completes with the keys it has (a seed is never
+//     replaced). OpenStore opens a whole authority only: it refuses one
+//     none or half made and changes nothing, so only a hub's single or
+//     first node (which calls MakeStore) ever makes an operator or a
+//     system account, never pm hub creds nor a cluster's later node.
 //   - Reconcile is one pass over the projects, returning their accounts
 //     as they then stand; a project whose account JWT and resolver JWT
 //     are the texts this Authority last reconciled is two reads, so a

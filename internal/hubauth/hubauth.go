@@ -66,29 +66,72 @@ type Machine struct {
 	Filename string    `json:"file,omitempty"` // where pm hub creds wrote it, for a person reading the list
 }
 
-// OpenStore opens the authority of the hub store store (STORE/accounts,
-// made 0700), with the node's resolver beside it (STORE/accounts-jwt):
-// the one way to open one, so every re-signing keeps the revocations the
-// cluster gave this node. The first time it makes the operator and the
-// system account; an authority a crash left half-made (Status Half) it
-// completes with the keys it has.
+// Path is the authority's directory in the hub store store (STORE/accounts).
+func Path(store string) string { return filepath.Join(store, Dir) }
+
+// OpenStore opens the whole authority of the hub store store, with the
+// node's resolver beside it (STORE/accounts-jwt): the one way to open one
+// for use, so every re-signing keeps the revocations the cluster gave this
+// node. A store with none of an authority, or half of one (Status None,
+// Half), is refused and left as it is: making an operator or a system
+// account there would give this store an authority its hub's peers do not
+// trust (MakeStore is the hub's single or first node's, and only its).
 func OpenStore(store string) (*Authority, error) {
-	dir := filepath.Join(store, Dir)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	return open(store, false)
+}
+
+// MakeStore opens store's authority as OpenStore does, making it the first
+// time (the operator and the system account) and completing one a crash
+// left half-made with the keys it has. Only a hub's single node, or the
+// first node of a cluster, calls it: any other node's copy must come whole
+// from the first.
+func MakeStore(store string) (*Authority, error) {
+	return open(store, true)
+}
+
+func open(store string, makeIt bool) (*Authority, error) {
+	dir := Path(store)
+	if !makeIt {
+		if err := refuseUnmade(store); err != nil {
+			return nil, err
+		}
+	} else if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, errs.Failf("name a directory this user can write with --store", "hub accounts %s: %v", dir, err)
 	}
 	a := &Authority{Dir: dir, resolver: filepath.Join(store, ResolverDir)}
-	if err := lockedfile.With(a.lockPath(), a.make); err != nil {
+	err := lockedfile.With(a.lockPath(), func() error {
+		if !makeIt { // once more under the lock: make only reads a whole one
+			if err := refuseUnmade(store); err != nil {
+				return err
+			}
+		}
+		return a.make()
+	})
+	if err != nil {
 		return nil, err
 	}
 	return a, nil
+}
+
+// refuseUnmade refuses a store whose authority is not whole.
+func refuseUnmade(store string) error {
+	dir := Path(store)
+	switch Status(store) {
+	case Whole:
+		return nil
+	case Half:
+		return errs.Statef("remove "+dir+" and copy it whole from the hub's first node; on a single or first node, pm hub --accounts --store "+store+" completes it",
+			"hub accounts %s are half-made (a copy cut short, or a crash while they were made)", dir)
+	}
+	return errs.NotFoundf("start the hub with pm hub --accounts --store "+store+" first (a cluster's later node: copy STORE/accounts from its first node), or name its store with --store",
+		"no hub with accounts in %s", store)
 }
 
 // Made says how far an authority directory was made.
 type Made int
 
 const (
-	None  Made = iota // nothing of it: OpenStore makes a new operator
+	None  Made = iota // nothing of it: MakeStore makes a new operator
 	Half              // some of its keys, not all (a crash, a copy cut short)
 	Whole             // the operator and the system account, agreeing
 )
@@ -99,7 +142,7 @@ const (
 // account; the system account's is the operator's), none when none of
 // them is, half otherwise.
 func Status(store string) Made {
-	dir := filepath.Join(store, Dir)
+	dir := Path(store)
 	any := false
 	for _, f := range []string{"operator.nk", "operator.jwt", "sys.nk", "sys.jwt"} {
 		if _, err := os.Lstat(filepath.Join(dir, f)); err == nil {
@@ -125,9 +168,6 @@ func Status(store string) Made {
 	}
 	return Whole
 }
-
-// Exists reports whether store holds a whole authority (Status Whole).
-func Exists(store string) bool { return Status(store) == Whole }
 
 func (a *Authority) lockPath() string { return filepath.Join(a.Dir, "authority") }
 
@@ -537,7 +577,7 @@ func (a *Authority) Reconcile() (accs []Account, changed []string, err error) {
 					continue
 				}
 			}
-			acc, resigned, err := a.reconcile(p)
+			acc, resigned, err := a.reconcile(p, tok)
 			if errors.Is(err, os.ErrNotExist) {
 				continue
 			}
@@ -554,13 +594,16 @@ func (a *Authority) Reconcile() (accs []Account, changed []string, err error) {
 	return accs, changed, err
 }
 
-// reconcile is Reconcile's look at project p (under the lock): its
-// account as it then stands, and whether it was re-signed.
-func (a *Authority) reconcile(p string) (Account, bool, error) {
-	acc, _, err := a.account(p)
+// reconcile is Reconcile's look at project p (under the lock), whose
+// account JWT Reconcile read (tok): its account as it then stands, and
+// whether it was re-signed.
+func (a *Authority) reconcile(p, tok string) (Account, bool, error) {
+	kp, err := readSeed(filepath.Join(a.projectDir(p), "account.nk"))
 	if err != nil {
 		return Account{}, false, err
 	}
+	pub, _ := kp.PublicKey()
+	acc := Account{Project: p, Public: pub, JWT: tok}
 	held := a.heldJWT(acc.Public)
 	ac, err := jwt.DecodeAccountClaims(acc.JWT)
 	if err != nil {

@@ -2,6 +2,7 @@ package hubauth_test
 
 import (
 	"bytes"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,10 +18,11 @@ import (
 	"github.com/plasmodium/pm/internal/hubauth"
 )
 
-// open opens store's authority (STORE/accounts), as every caller does.
+// open opens store's authority (STORE/accounts), making it the first
+// time, as a hub's single node does.
 func open(t *testing.T, store string) *hubauth.Authority {
 	t.Helper()
-	a, err := hubauth.OpenStore(store)
+	a, err := hubauth.MakeStore(store)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +46,7 @@ func userOf(t *testing.T, creds []byte) *jwt.UserClaims {
 // it again gives the same operator and system account.
 func TestOpenKeepsKeys(t *testing.T) {
 	store := t.TempDir()
-	dir := filepath.Join(store, hubauth.Dir)
+	dir := hubauth.Path(store)
 	a := open(t, store)
 	if _, err := a.Issue("web", "m1", "", time.Now()); err != nil {
 		t.Fatal(err)
@@ -253,7 +255,7 @@ func TestRevocationsFromAnotherCopyAreKept(t *testing.T) {
 	}
 	copyOf := func() (string, *hubauth.Authority) {
 		store := t.TempDir()
-		if err := os.CopyFS(filepath.Join(store, hubauth.Dir), os.DirFS(filepath.Join(store1, hubauth.Dir))); err != nil {
+		if err := os.CopyFS(hubauth.Path(store), os.DirFS(hubauth.Path(store1))); err != nil {
 			t.Fatal(err)
 		}
 		return store, open(t, store)
@@ -356,7 +358,7 @@ func TestEveryOpenKeepsTheResolversRevocations(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := os.CopyFS(filepath.Join(store2, "accounts"), os.DirFS(filepath.Join(store1, "accounts"))); err != nil {
+	if err := os.CopyFS(hubauth.Path(store2), os.DirFS(hubauth.Path(store1))); err != nil {
 		t.Fatal(err)
 	}
 	a2 := open(t, store2)
@@ -410,7 +412,7 @@ func TestHalfMadeAuthority(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			store := t.TempDir()
-			dir := filepath.Join(store, hubauth.Dir)
+			dir := hubauth.Path(store)
 			if err := os.Mkdir(dir, 0o700); err != nil {
 				t.Fatal(err)
 			}
@@ -474,4 +476,78 @@ func mustOperator(t *testing.T, a *hubauth.Authority) *jwt.OperatorClaims {
 		t.Fatal(err)
 	}
 	return oc
+}
+
+// OpenStore opens a whole authority only (review: it made a fresh store's
+// operator, and completed a half-made one, for whichever command opened
+// it, so pm hub creds on a cluster's later node whose copy was cut short
+// gave it a system account of its own): a store with none or half of one
+// is refused with a Try line and left as it was. Making or completing it
+// is MakeStore's, asked for by a hub's single or first node only.
+func TestOpenStoreRefusesWhatItWouldMake(t *testing.T) {
+	whole := t.TempDir()
+	open(t, whole)
+	for name, files := range map[string][]string{
+		"nothing":              nil,
+		"an empty directory":   {},
+		"operator's seed only": {"operator.nk"},
+		"without its last JWT": {"operator.nk", "sys.nk", "sys.jwt"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			store := t.TempDir()
+			dir := hubauth.Path(store)
+			if files != nil {
+				if err := os.Mkdir(dir, 0o700); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, f := range files {
+				b, err := os.ReadFile(filepath.Join(hubauth.Path(whole), f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, f), b, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := listing(t, store)
+			_, err := hubauth.OpenStore(store)
+			if err == nil || errs.TryOf(err) == "" {
+				t.Fatalf("OpenStore of %s: %v, want a refusal with a Try line", name, err)
+			}
+			if after := listing(t, store); after != before {
+				t.Fatalf("the refused open changed the store:\n%s\nwas\n%s", after, before)
+			}
+			if _, err := hubauth.MakeStore(store); err != nil {
+				t.Fatal(err)
+			}
+			if hubauth.Status(store) != hubauth.Whole {
+				t.Fatal("MakeStore did not make it whole")
+			}
+			if _, err := hubauth.OpenStore(store); err != nil {
+				t.Fatalf("OpenStore of the whole authority: %v", err)
+			}
+		})
+	}
+}
+
+// listing is store's files, with their sizes.
+func listing(t *testing.T, store string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(store, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%s %d\n", p, fi.Size())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }

@@ -1,7 +1,6 @@
 package hubcmd
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,9 +12,6 @@ import (
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/hubauth"
 )
-
-// AccountsDir is the authority of a hub run with --accounts, in its store.
-func AccountsDir(store string) string { return filepath.Join(store, hubauth.Dir) }
 
 // credsOptions are the inputs of pm hub creds.
 type credsOptions struct {
@@ -71,11 +67,8 @@ func runCreds(f *cmdutil.Factory, o credsOptions) error {
 	if err != nil {
 		return err
 	}
-	dir := AccountsDir(store)
-	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) && (o.List || o.Revoke) {
-		return errs.NotFoundf("start the hub with pm hub --accounts --store "+store+" first, or name its store with --store",
-			"no hub with accounts in %s", store)
-	}
+	// A whole authority only (the hub made it, or it was copied whole):
+	// one made or completed here would be trusted by no node of the hub.
 	// With the resolver of this node's hub: a revocation keeps those it
 	// learned from the others.
 	a, err := hubauth.OpenStore(store)

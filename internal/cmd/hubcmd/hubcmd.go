@@ -51,7 +51,7 @@ type Options struct {
 	TLSKey      string
 	TLSCA       string
 	// Accounts gives each project its own NATS account and each machine
-	// its own credential (pm hub creds), kept in AccountsDir(Store).
+	// its own credential (pm hub creds), kept in hubauth.Path(Store).
 	Accounts bool
 	// NewAccounts lets the first node of a cluster make the accounts
 	// (a new operator) when its store has none; the others are refused

@@ -2,6 +2,8 @@ package initcmd
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -70,7 +72,7 @@ func (h HubFlags) storeConfig() (config.Store, credential, error) {
 	if s.Creds != "" {
 		// A credential pm hub creds issued is for one project: that one.
 		var err error
-		if cred.data, err = os.ReadFile(s.Creds); err == nil {
+		if cred.data, err = readCreds(s.Creds); err == nil {
 			cred.project, err = hubauth.ProjectIn(cred.data)
 		}
 		if err != nil {
@@ -90,6 +92,28 @@ func (h HubFlags) storeConfig() (config.Store, credential, error) {
 		return s, cred, errs.Usagef(config.ConfigTry(err, "config.json"), "%v", err)
 	}
 	return s, cred, nil
+}
+
+// MaxCredsFile bounds the --creds file pm init reads: a NATS credentials
+// file is about a kilobyte (a user JWT and its seed).
+const MaxCredsFile = 64 << 10
+
+// readCreds reads the --creds file, refusing one over MaxCredsFile bytes
+// (a device, a wrong file) rather than reading it whole.
+func readCreds(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxCredsFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxCredsFile {
+		return nil, fmt.Errorf("over %d bytes: not a credentials file", MaxCredsFile)
+	}
+	return b, nil
 }
 
 // onHub makes (or, with --project, joins) the project on the hub, before

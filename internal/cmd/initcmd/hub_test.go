@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/hubauth"
 )
 
@@ -25,7 +27,7 @@ func credsFor(t *testing.T, a *hubauth.Authority, p, machine string) []byte {
 // directory is the one whose project was checked, even when the file the
 // person named is replaced in between by another project's.
 func TestCredsReadOnce(t *testing.T) {
-	a, err := hubauth.OpenStore(t.TempDir())
+	a, err := hubauth.MakeStore(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,5 +57,24 @@ func TestCredsReadOnce(t *testing.T) {
 	}
 	if !bytes.Equal(b, mine) {
 		t.Fatalf("kept a credential other than the one checked (project p): the file was read again")
+	}
+}
+
+// The credentials file is read with a bound (review: it was read whole,
+// whatever its size): a file over MaxCredsFile is refused with a Try line,
+// even when its first bytes are a good credential.
+func TestCredsFileBounded(t *testing.T) {
+	a, err := hubauth.MakeStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := append(credsFor(t, a, "p", "m1"), bytes.Repeat([]byte("\n"), MaxCredsFile)...)
+	file := filepath.Join(t.TempDir(), "big.creds")
+	if err := os.WriteFile(file, big, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = HubFlags{URL: "nats://127.0.0.1:4222", Creds: file}.storeConfig()
+	if err == nil || errs.TryOf(err) == "" || !strings.Contains(err.Error(), "over") {
+		t.Fatalf("a credentials file over %d bytes: %v, want a refusal with a Try line", MaxCredsFile, err)
 	}
 }

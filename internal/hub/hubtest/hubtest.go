@@ -101,9 +101,6 @@ func (h *Hubs) start() {
 // Start (re)starts node i with its store as it was.
 func (h *Hubs) Start(i int) {
 	h.t.Helper()
-	// A restarted node listens where it did, as a node restarted on its
-	// machine does: a client that lists it (or waits to reconnect to it)
-	// finds it again. Its route port is fixed from the start.
 	if err := h.TryStart(i); err != nil {
 		h.t.Fatalf("start hub %s: %v", h.cfgs[i].Name, err)
 	}
@@ -116,6 +113,9 @@ func (h *Hubs) TryStart(i int) error {
 	if err != nil {
 		return err
 	}
+	// A restarted node listens where it did, as a node restarted on its
+	// machine does: a client that lists it (or waits to reconnect to it)
+	// finds it again. Its route port is fixed from the start.
 	if u, err := url.Parse(n.ClientURL()); err == nil {
 		h.cfgs[i].Listen = u.Host
 	}

@@ -4,12 +4,11 @@ package serve
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/plasmodium/pm/internal/cmd/hubcmd"
 	"github.com/plasmodium/pm/internal/cmdutil"
 	"github.com/plasmodium/pm/internal/hub"
+	"github.com/plasmodium/pm/internal/hubauth"
 )
 
 // Run starts the node, prints its URL and serves until f.Context ends.
@@ -22,11 +21,11 @@ func Run(f *cmdutil.Factory, o hubcmd.Options, _ []string) error {
 	if o.Accounts {
 		auth.Accounts = true
 		auth.NewAccounts = o.NewAccounts
-	} else if _, err := os.Stat(filepath.Join(hubcmd.AccountsDir(store), "operator.jwt")); err == nil {
+	} else if hubauth.Status(store) == hubauth.Whole {
 		// Credentials from pm hub creds are not accepted by a hub with
 		// shared credentials: say so, or their machines only see refusals.
 		fmt.Fprintf(f.IO.ErrOut, "pm hub: %s holds machines' credentials (pm hub creds), but this hub runs without --accounts: they are refused\n",
-			hubcmd.AccountsDir(store))
+			hubauth.Path(store))
 	}
 	if o.User != "" {
 		auth.Password = f.Getenv(hubcmd.PasswordEnv)
