@@ -48,7 +48,8 @@ func TestWaitFreeIsBounded(t *testing.T) {
 	h := hubtest.Single(t)
 	ctx := ctxFor(t)
 	lease.SetWaitRideOut(t, time.Second)
-	l, err := lease.Open(ctx, h.Connect(0), time.Second)
+	// A 3 s TTL: a renewal late by most of a second under -race keeps it.
+	l, err := lease.Open(ctx, h.Connect(0), 3*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func TestWaitFreeIsBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kept := lease.Keep(ctx, time.Second, a.Renew, lease.KeepOptions{})
+	kept := lease.Keep(ctx, 3*time.Second, a.Renew, lease.KeepOptions{})
 	defer kept.Stop()
 	err = l.WaitFree(ctx, "oak_0001")
 	if !errors.Is(err, lease.ErrStillHeld) {

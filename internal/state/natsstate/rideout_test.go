@@ -82,10 +82,11 @@ func TestRequestsRideOutLeaderChanges(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Renewed every 5 s, a loss past 12 s unanswered: an election
-		// takes less; a renewal refused (one of its own, landed
-		// unanswered, not recognised) would be a loss at once.
-		st.LeaseTTLWanted = 15 * time.Second
+		// Renewed every 10 s, a loss past 24 s unanswered: an election
+		// takes less, even under -race on a loaded machine; a renewal
+		// refused (one of its own, landed unanswered, not recognised)
+		// would be a loss at once.
+		st.LeaseTTLWanted = 30 * time.Second
 		sts = append(sts, st)
 	}
 	st := sts[0]
