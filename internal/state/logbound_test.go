@@ -3,6 +3,7 @@ package state_test
 import (
 	"testing"
 
+	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/state"
 )
 
@@ -40,5 +41,19 @@ func TestPlanCut(t *testing.T) {
 				t.Errorf("PlanCut = %d, want %d", got, tc.want)
 			}
 		})
+	}
+}
+
+// A limits.log_entry_bytes a config may still say but over MaxEntry (it
+// was the most once) means MaxEntry: no entry is made that a stream or a
+// file refuses.
+func TestEntryLimitClampsWhatConfigsAccept(t *testing.T) {
+	for _, c := range []int{0, -1, config.LogEntryBytesAccepted, state.MaxEntry + 1} {
+		if got := state.EntryLimit(c); got != state.MaxEntry {
+			t.Errorf("EntryLimit(%d) = %d, want MaxEntry %d", c, got, state.MaxEntry)
+		}
+	}
+	if got := state.EntryLimit(4096); got != 4096 {
+		t.Errorf("EntryLimit(4096) = %d", got)
 	}
 }
