@@ -113,8 +113,16 @@ func endOf(path string) (int64, error) {
 func (f *FS) keepBound(kind state.Log, path string) error {
 	bound := state.LogBoundsOf(f.s.Config()).Of(kind)
 	st, err := os.Stat(path)
-	if err != nil || st.Size() <= bound || st.Size() < f.planAt(path) {
+	if err != nil {
 		return err
+	}
+	if at := f.planAt(path); st.Size() <= bound || st.Size() < at {
+		if at != 0 && st.Size() <= bound { // a new file of a removed agent's name, say
+			f.planMu.Lock()
+			delete(f.planAgain, path)
+			f.planMu.Unlock()
+		}
+		return nil
 	}
 	kept, err := f.cut(kind, path, bound)
 	if err != nil {
