@@ -35,7 +35,8 @@ type Limits struct {
 	// LogEntryBytes bounds one entry of an agent's transcript or reply
 	// stream, on files and on a hub alike: a longer one is kept cut, its
 	// longest strings ending with a mark that says so (state.FitEntry).
-	// 0: the most one entry can be (MaxLogEntryBytes).
+	// 0, or over MaxLogEntryBytes (up to LogEntryBytesAccepted): the most
+	// one entry can be (MaxLogEntryBytes).
 	LogEntryBytes int `json:"log_entry_bytes,omitempty"`
 	// TranscriptBytes and ReplyBytes bound the whole of one agent's
 	// transcript and reply stream, on files and on a hub alike: past it
@@ -54,6 +55,12 @@ const MinLogBytes = 4 << 20
 // (state.MaxEntry) with room for its headers (a message id, which makes a
 // repeat of it a duplicate) under the hub's 1 MiB payload bound.
 const MaxLogEntryBytes = 1<<20 - 1<<10
+
+// LogEntryBytesAccepted is the most limits.log_entry_bytes a config may
+// say: the most it could say when it was made (1 MiB less 1), so a config
+// valid then loads whatever MaxLogEntryBytes is now; a value over
+// MaxLogEntryBytes means MaxLogEntryBytes (state.EntryLimit clamps it).
+const LogEntryBytesAccepted = 1<<20 - 1
 
 // ExecRuntime configures the exec runtime: the agent CLI to start, a preset
 // of presets.go (Preset, with Command empty: Resolved) or a command of its
@@ -411,8 +418,8 @@ func (c Config) validate(path string) error {
 			return fmt.Errorf("%s: limits.%s is %d; it must be 0 or more", path, name, v)
 		}
 	}
-	if l.LogEntryBytes < 0 || l.LogEntryBytes > MaxLogEntryBytes {
-		return fmt.Errorf("%s: limits.log_entry_bytes is %d; it must be 0 (the most, %d) to %d", path, l.LogEntryBytes, MaxLogEntryBytes, MaxLogEntryBytes)
+	if l.LogEntryBytes < 0 || l.LogEntryBytes > LogEntryBytesAccepted {
+		return fmt.Errorf("%s: limits.log_entry_bytes is %d; it must be 0 (the most, %d) to %d", path, l.LogEntryBytes, MaxLogEntryBytes, LogEntryBytesAccepted)
 	}
 	for name, v := range map[string]int64{"transcript_bytes": l.TranscriptBytes, "reply_bytes": l.ReplyBytes} {
 		if v != 0 && v < MinLogBytes {

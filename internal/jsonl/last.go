@@ -2,6 +2,7 @@ package jsonl
 
 import (
 	"io"
+	"os"
 )
 
 // LastRecords is ReadAll[T] followed by keeping the last n records (n > 0),
@@ -59,6 +60,13 @@ func LastLines(path string, n int, keep func(raw []byte) bool, bad func(BadLine)
 		return nil, 0, err
 	}
 	defer f.Close()
+	return LastLinesIn(f, path, n, keep, bad)
+}
+
+// LastLinesIn is LastLines of f, opened on path by the caller (who reads
+// something else of the same file: one open, one file, whatever replaces
+// path meanwhile).
+func LastLinesIn(f *os.File, path string, n int, keep func(raw []byte) bool, bad func(BadLine)) (last [][]byte, total int, err error) {
 	lines, end, err := TailMatch(f, path, n, keep, nil) // the forward pass reports
 	if err != nil {
 		return nil, 0, err

@@ -2,7 +2,8 @@
 // sidecar "<file>.lock", atomic JSON rewrites (temp file, fsync, rename) and a
 // locked read-modify-write (Update), in the spirit of go-internal's lockedfile.
 //
-// Invariants: a JSON file is only ever replaced whole by rename; every
+// Invariants: a JSON file (and a log cut to its total: WriteAtomicFrom) is
+// only ever replaced whole by rename, the directory synced after; every
 // read-modify-write of shared state happens inside With; locks are never held
 // across a process spawn or a wait. Locks and the hot files of a short
 // command are opened with the bare system calls (OpenFile, ReadFile,

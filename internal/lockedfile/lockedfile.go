@@ -1,9 +1,11 @@
 package lockedfile
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -86,7 +88,14 @@ func WriteAtomic(path string, data []byte) error { return WriteAtomicMode(path, 
 // CreateTemp's 0600), for a file that replaces a user's own (pm design
 // --apply keeps the file's mode).
 func WriteAtomicMode(path string, data []byte, perm os.FileMode) error {
-	return writeAtomic(path, "", "", data, perm)
+	return writeAtomic(path, "", "", bytes.NewReader(data), perm)
+}
+
+// WriteAtomicFrom is WriteAtomicMode with the new content read from r, for
+// content too big to hold at once (a log's kept lines, copied from the
+// file it replaces).
+func WriteAtomicFrom(path string, r io.Reader, perm os.FileMode) error {
+	return writeAtomic(path, "", "", r, perm)
 }
 
 // WriteAtomicVia is WriteAtomic with the temp file made in tmpDir (on the
@@ -97,10 +106,10 @@ func WriteAtomicMode(path string, data []byte, perm os.FileMode) error {
 // prefix with no second write that a crash could skip (the supervisor
 // learns of every agent record written: store.WatchAgentRecords).
 func WriteAtomicVia(path, tmpDir, prefix string, data []byte) error {
-	return writeAtomic(path, tmpDir, prefix, data, 0)
+	return writeAtomic(path, tmpDir, prefix, bytes.NewReader(data), 0)
 }
 
-func writeAtomic(path, tmpDir, prefix string, data []byte, perm os.FileMode) error {
+func writeAtomic(path, tmpDir, prefix string, data io.Reader, perm os.FileMode) error {
 	dir := filepath.Dir(path)
 	if tmpDir == "" {
 		tmpDir, prefix = dir, "."+filepath.Base(path)+".tmp-"
@@ -117,7 +126,7 @@ func writeAtomic(path, tmpDir, prefix string, data []byte, perm os.FileMode) err
 			os.Remove(tmp)
 		}
 	}()
-	if _, err := f.Write(data); err != nil {
+	if _, err := io.Copy(f, data); err != nil {
 		return err
 	}
 	if perm != 0 {
@@ -160,7 +169,7 @@ func writeJSONVia(path, tmpDir, prefix string, v any) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(path, tmpDir, prefix, append(data, '\n'), 0)
+	return writeAtomic(path, tmpDir, prefix, bytes.NewReader(append(data, '\n')), 0)
 }
 
 // ErrNotExist is returned by ReadJSON when the file is missing.

@@ -451,3 +451,26 @@ func TestUnlockReleasesWithACopyAlive(t *testing.T) {
 	}
 	h2.Unlock()
 }
+
+// WriteAtomicFrom replaces a file with what a reader holds, in the mode
+// asked, through the same temp-and-rename as WriteAtomic (no temp left).
+func TestWriteAtomicFrom(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "log.jsonl")
+	if err := os.WriteFile(path, []byte("old\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteAtomicFrom(path, strings.NewReader("new\nlines\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil || string(got) != "new\nlines\n" {
+		t.Fatalf("read %q, %v", got, err)
+	}
+	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o644 {
+		t.Fatalf("mode %v, %v; want 0644", st.Mode(), err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Fatalf("%d files in the directory, want 1 (a temp left?)", len(ents))
+	}
+}

@@ -192,16 +192,6 @@ func NewCostWindow(l CostLedger) *CostWindow {
 	return &CostWindow{ledger: l, Horizon: 24 * time.Hour}
 }
 
-// USD is the dollars recorded at or after now-d (d at most Horizon),
-// each entry priced as PricedCosts prices it: the entries recorded since
-// the last call are read first, and those older than the horizon let go.
-func (w *CostWindow) USD(now time.Time, d time.Duration, prices []cost.Price) (float64, error) {
-	if err := w.read(now, d); err != nil {
-		return 0, err
-	}
-	return w.sum(now, d, prices), nil
-}
-
 // read takes in the entries recorded since the last read (one pass over
 // the ledger's new part) and lets go of those older than the horizon (or
 // d, when longer).

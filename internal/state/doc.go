@@ -103,7 +103,9 @@
 // logbound.go): checked after each append, and once over, its oldest
 // entries are dropped down to LowWater of it, cut only before a turn's
 // start (a user message; a reply's first piece), else a step's (an
-// assistant message), never before a tool result; a read from position 0
+// assistant message), else a reply's later piece, never before a tool
+// result; a log no such cut brings under its bound is kept over it and
+// planned again only at PlanAgainAt; a read from position 0
 // then hands on the mark of what was dropped first (MarkEntry), and a read
 // from any other position hands on every kept entry after it, as it
 // would have before the cut. RemoveAgent removes both. A Watch of the agent wakes on each piece of its reply stream (a

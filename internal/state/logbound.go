@@ -82,9 +82,14 @@ type Cut struct {
 // Where a log may be cut, before an entry: a turn's start (a user message
 // of a transcript, the first piece of a reply), else a step's start (an
 // assistant message: its tool calls and their results stay together), else
-// not at all (a tool result, a reply's later piece).
+// a reply's later piece (a reply longer than the bound: its reader, a
+// caller's onDelta, shows the pieces it is handed and gets the whole reply
+// in its mailbox, so one that lags loses some of the streamed text only),
+// else not at all (a tool result: a resumed conversation would open with
+// the result of a call it does not hold).
 const (
 	NoCut = iota
+	PieceCut
 	StepCut
 	TurnCut
 )
@@ -99,7 +104,7 @@ func CutKind(l Log, prev, raw []byte) int {
 		if prev == nil || json.Unmarshal(prev, &a) != nil || json.Unmarshal(raw, &b) != nil || a.Corr != b.Corr {
 			return TurnCut
 		}
-		return NoCut
+		return PieceCut
 	}
 	var m struct {
 		Role string `json:"role"`
@@ -126,35 +131,44 @@ type Entry struct {
 
 // PlanCut is how many of entries (the log, oldest first, total bytes in
 // all) to drop so that what is kept is at most keep bytes: the fewest up
-// to a turn's start, else the fewest up to a step's start, else (the last
-// step alone is over keep) up to the latest place it may be cut, keeping
-// the least it can. 0: it cannot be cut.
+// to a turn's start, else the fewest up to a step's start, else the fewest
+// up to a reply's later piece, else (the last step alone is over keep) up
+// to the latest place it may be cut, keeping the least it can. 0: it
+// cannot be cut.
 func PlanCut(entries []Entry, total, keep int64) int {
 	need := total - keep
 	if need <= 0 {
 		return 0
 	}
 	var dropped int64
-	step, last := 0, 0
+	var first [TurnCut + 1]int // by kind, the first place that drops enough
+	last := 0
 	for i, e := range entries {
 		if i > 0 && e.Kind != NoCut {
 			last = i
-			if dropped >= need {
+			if dropped >= need && first[e.Kind] == 0 {
 				if e.Kind == TurnCut {
 					return i
 				}
-				if step == 0 {
-					step = i
-				}
+				first[e.Kind] = i
 			}
 		}
 		dropped += e.Size
 	}
-	if step > 0 {
-		return step
+	for k := StepCut; k >= PieceCut; k-- {
+		if first[k] > 0 {
+			return first[k]
+		}
 	}
 	return last
 }
+
+// PlanAgainAt is the size a log that is over bound, total bytes, must
+// reach before a cut is planned again when a plan left it over its bound
+// (one step or turn longer than the bound, which no valid cut makes
+// smaller): a quarter of the bound more, so such a log is read and planned
+// once per quarter of the bound appended, not at every append.
+func PlanAgainAt(total, bound int64) int64 { return total + bound/4 }
 
 // MarkEntry is the entry a read from position 0 of a cut log hands on
 // first: for a transcript, a user message the model resuming reads; for a

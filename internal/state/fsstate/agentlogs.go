@@ -43,22 +43,32 @@ func (f *FS) TranscriptEnd(agent string) (int64, error) {
 }
 
 // LastTranscript reads the file backwards for the last n entries and
-// counts the rest forwards without keeping them (jsonl.LastLines); a cut
-// file's mark counts first, as a read from 0 hands it on first.
+// counts the rest forwards without keeping them (jsonl.LastLinesIn); a cut
+// file's mark counts first, as a read from 0 hands it on first. The header
+// and the lines are read from one open file: a cut meanwhile replaces the
+// path, not what this read holds.
 func (f *FS) LastTranscript(agent string, n int, keep func(raw []byte) bool) ([]json.RawMessage, int, error) {
 	if err := state.CheckName(agent); err != nil {
 		return nil, 0, err
 	}
 	path := f.s.TranscriptPath(agent)
-	lines, total, err := jsonl.LastLines(path, n, func(raw []byte) bool {
+	file, err := lockedfile.OpenFile(path, os.O_RDONLY, 0) // a regular file: no poller
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	defer file.Close()
+	h, _, err := readHeader(file)
+	if err != nil {
+		return nil, 0, err
+	}
+	lines, total, err := jsonl.LastLinesIn(file, path, n, func(raw []byte) bool {
 		return !isCutHeader(raw) && (keep == nil || keep(raw))
 	}, f.s.BadLine)
 	out := make([]json.RawMessage, 0, len(lines)+1)
 	if err == nil {
-		h, _, herr := headerOf(path)
-		if herr != nil {
-			return nil, 0, herr
-		}
 		if mark := f.mark(state.LogTranscript, h); mark != nil && (keep == nil || keep(mark)) {
 			total++
 			if len(lines) < n {
@@ -142,12 +152,14 @@ func (f *FS) appendLines(kind state.Log, path string, entries ...any) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	for _, l := range lines {
-		if err := jsonl.Append(path, l); err != nil {
-			return err
+	return lockedfile.With(path, func() error { // one lock for the lines, the check and a cut
+		for _, l := range lines {
+			if err := jsonl.AppendHeld(path, l); err != nil {
+				return err
+			}
 		}
-	}
-	return f.keepBound(kind, path)
+		return f.keepBound(kind, path)
+	})
 }
 
 // readLines reads path from logical position from (logbound.go): from 0

@@ -22,12 +22,16 @@
 //     have always been: agents/NAME/transcript.jsonl and stream.jsonl,
 //     costs.jsonl, one JSON line each (jsonl.Append), positions byte
 //     offsets; a .plasmodium/ made before the seam reads as it did;
-//   - a transcript or reply file over its total (state.LogBounds) is
-//     rewritten under its lock with what is kept, after a header line
+//   - an append to a transcript or reply file, its check of the total
+//     (state.LogBounds) and a cut take the file's lock once; a file over
+//     its total is rewritten (lockedfile.WriteAtomicFrom: temp, fsync,
+//     rename, the directory synced) with what is kept, after a header line
 //     (no entry) holding what was dropped and the base that keeps every
 //     kept line's position (logbound.go): a position is then the line's
 //     offset plus the base, so positions readers hold stay valid across
-//     any number of cuts; an uncut file has no header and a base of 0.
+//     any number of cuts; an uncut file has no header and a base of 0; a
+//     cut that leaves the file over its total is planned again only at
+//     state.PlanAgainAt (this process's memory of the file's size);
 //
 // It passes internal/state/statetest (fsstate_test.go). An llm agent's
 // transcript as go-openai messages is internal/state/transcript, apart

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 
 	"github.com/plasmodium/pm/internal/bus"
 	"github.com/plasmodium/pm/internal/errs"
@@ -20,6 +21,9 @@ import (
 // FS is a state directory behind the state interfaces.
 type FS struct {
 	s *store.Store
+
+	planMu    sync.Mutex
+	planAgain map[string]int64 // a log's path: the size a cut is planned again at (logbound.go)
 }
 
 var _ state.State = (*FS)(nil)

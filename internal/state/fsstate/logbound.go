@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 
 	"github.com/plasmodium/pm/internal/jsonl"
 	"github.com/plasmodium/pm/internal/lockedfile"
@@ -46,12 +45,9 @@ type cutHeader struct {
 
 func isCutHeader(raw []byte) bool { return bytes.HasPrefix(raw, []byte(cutPrefix)) }
 
-// maxHeader bounds a header line (three int64s and the names).
-const maxHeader = headerLen
-
 // readHeader reads f's header: zero and 0 when f has none (not cut).
 func readHeader(f *os.File) (cutHeader, int64, error) {
-	buf := make([]byte, maxHeader)
+	buf := make([]byte, headerLen)
 	n, err := f.ReadAt(buf, 0)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return cutHeader{}, 0, err
@@ -68,19 +64,6 @@ func readHeader(f *os.File) (cutHeader, int64, error) {
 		return cutHeader{}, 0, fmt.Errorf("%s: a cut header that does not read: %w", f.Name(), err)
 	}
 	return w.Cut, int64(end + 1), nil
-}
-
-// headerOf is readHeader of path (none for a missing file).
-func headerOf(path string) (cutHeader, int64, error) {
-	f, err := lockedfile.OpenFile(path, os.O_RDONLY, 0) // a regular file: no poller
-	if errors.Is(err, fs.ErrNotExist) {
-		return cutHeader{}, 0, nil
-	}
-	if err != nil {
-		return cutHeader{}, 0, err
-	}
-	defer f.Close()
-	return readHeader(f)
 }
 
 // headerLen is a header line's length, newline included: its JSON is
@@ -123,33 +106,65 @@ func endOf(path string) (int64, error) {
 	return st.Size() + h.Base, nil
 }
 
-// keepBound is the check after an append: one stat, and a cut when the
-// file is over its bound.
+// keepBound is the check after an append, under path's lock (the caller
+// holds it): one stat, and a cut when the file is over its bound and,
+// after a cut that left it over (one step or reply longer than the bound),
+// has grown to where a plan is due again (state.PlanAgainAt).
 func (f *FS) keepBound(kind state.Log, path string) error {
 	bound := state.LogBoundsOf(f.s.Config()).Of(kind)
 	st, err := os.Stat(path)
-	if err != nil || st.Size() <= bound {
+	if err != nil {
 		return err
 	}
-	return lockedfile.With(path, func() error { return f.cut(kind, path, bound) })
+	if at := f.planAt(path); st.Size() <= bound || st.Size() < at {
+		if at != 0 && st.Size() <= bound { // a new file of a removed agent's name, say
+			f.planMu.Lock()
+			delete(f.planAgain, path)
+			f.planMu.Unlock()
+		}
+		return nil
+	}
+	kept, err := f.cut(kind, path, bound)
+	if err != nil {
+		return err
+	}
+	f.planMu.Lock()
+	defer f.planMu.Unlock()
+	if kept > bound {
+		if f.planAgain == nil {
+			f.planAgain = map[string]int64{}
+		}
+		f.planAgain[path] = state.PlanAgainAt(kept, bound)
+	} else {
+		delete(f.planAgain, path)
+	}
+	return nil
+}
+
+// planAt is the size path must reach before a cut is planned again (0:
+// at its bound).
+func (f *FS) planAt(path string) int64 {
+	f.planMu.Lock()
+	defer f.planMu.Unlock()
+	return f.planAgain[path]
 }
 
 // cut rewrites path with what state.PlanCut keeps of it (at most
-// state.LowWater of bound), its header saying what was dropped in all;
-// the caller holds path's lock.
-func (f *FS) cut(kind state.Log, path string, bound int64) error {
+// state.LowWater of bound), its header saying what was dropped in all,
+// and returns the file's size after; the caller holds path's lock.
+func (f *FS) cut(kind state.Log, path string, bound int64) (int64, error) {
 	file, err := lockedfile.OpenFile(path, os.O_RDONLY, 0) // a regular file: no poller
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer file.Close()
 	st, err := file.Stat()
-	if err != nil || st.Size() <= bound { // another writer cut it first
-		return err
+	if err != nil {
+		return 0, err
 	}
 	h, hlen, err := readHeader(file)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	var (
 		plan   []state.Entry
@@ -166,40 +181,20 @@ func (f *FS) cut(kind state.Log, path string, bound int64) error {
 		prev, start, total = append(prev[:0], raw...), r.Offset, total+size
 		return nil
 	}); err != nil {
-		return err
+		return 0, err
 	}
 	n := state.PlanCut(plan, total, state.LowWater(bound))
 	if n == 0 {
-		return nil
+		return st.Size(), nil
 	}
 	c := starts[n]
 	// The first kept line keeps its position: c+h.Base before, the
 	// header's length plus the new base after.
 	line := headerLine(cutHeader{Base: c + h.Base - headerLen,
 		Cut: state.Cut{Entries: h.Entries + int64(n), Bytes: h.Bytes + c - hlen}})
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".cut-*")
-	if err != nil {
-		return err
+	kept := io.MultiReader(bytes.NewReader(line), io.NewSectionReader(file, c, st.Size()-c))
+	if err := lockedfile.WriteAtomicFrom(path, kept, 0o644); err != nil { // 0644: as jsonl.Append makes it
+		return 0, err
 	}
-	defer os.Remove(tmp.Name()) // after the rename, nothing
-	if _, err := tmp.Write(line); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := io.Copy(tmp, io.NewSectionReader(file, c, st.Size()-c)); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil { // as jsonl.Append makes it
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return headerLen + st.Size() - c, nil
 }

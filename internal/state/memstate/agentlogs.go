@@ -10,8 +10,9 @@ import (
 
 // Agent logs (state.AgentLogs): entries kept encoded, a position the index
 // of the next entry counted from the log's start, as a mailbox's; a cut
-// (state.LogBounds) drops the oldest entries and moves base, so the
-// positions readers hold keep their meaning.
+// (state.LogBounds) drops the oldest entries and counts them in cut, whose
+// Entries is then the position of the first kept, so the positions
+// readers hold keep their meaning.
 type agentLogs struct {
 	transcripts map[string]*entryLog
 	replies     map[string]*entryLog
@@ -21,9 +22,9 @@ type agentLogs struct {
 // entryLog is one agent's transcript or reply stream.
 type entryLog struct {
 	entries [][]byte
-	base    int64 // the position of entries[0]: how many were dropped
-	bytes   int64 // what entries hold
-	cut     state.Cut
+	bytes   int64     // what entries hold
+	cut     state.Cut // cut.Entries: the position of entries[0]
+	planAt  int64     // bytes to reach before planning a cut again (state.PlanAgainAt)
 }
 
 func newAgentLogs() agentLogs {
@@ -143,31 +144,35 @@ func (m *Mem) appendEntries(kind state.Log, logs map[string]*entryLog, agent str
 	for _, b := range enc {
 		l.bytes += int64(len(b))
 	}
-	if bound := m.Bounds.Of(kind); l.bytes > bound {
-		l.cutTo(kind, state.LowWater(bound))
+	if bound := m.Bounds.Of(kind); l.bytes > bound && l.bytes >= l.planAt {
+		l.cutTo(kind, bound)
 	}
 	m.wrote()
 	return nil
 }
 
-// cutTo drops l's oldest entries so it holds at most keep bytes, where
-// state.PlanCut says; the caller holds mu.
-func (l *entryLog) cutTo(kind state.Log, keep int64) {
+// cutTo drops l's oldest entries so it holds at most state.LowWater of
+// bound, where state.PlanCut says; the caller holds mu.
+func (l *entryLog) cutTo(kind state.Log, bound int64) {
 	plan := make([]state.Entry, len(l.entries))
 	var prev []byte
 	for i, b := range l.entries {
 		plan[i] = state.Entry{Size: int64(len(b)), Kind: state.CutKind(kind, prev, b)}
 		prev = b
 	}
-	n := state.PlanCut(plan, l.bytes, keep)
+	n := state.PlanCut(plan, l.bytes, state.LowWater(bound))
 	for _, b := range l.entries[:n] {
 		l.bytes -= int64(len(b))
 		l.cut.Bytes += int64(len(b))
 	}
 	l.cut.Entries += int64(n)
-	l.base += int64(n)
-	// A new slice: a reader holding the old one reads what it held.
-	l.entries = append([][]byte(nil), l.entries[n:]...)
+	if l.bytes > bound { // no valid cut takes it under: wait for more
+		l.planAt = state.PlanAgainAt(l.bytes, bound)
+	}
+	if n > 0 {
+		// A new slice: a reader holding the old one reads what it held.
+		l.entries = append([][]byte(nil), l.entries[n:]...)
+	}
 }
 
 // readEntries reads agent's log from position from: from 0 of a cut log,
@@ -186,7 +191,7 @@ func (m *Mem) readEntries(kind state.Log, logs map[string]*entryLog, agent strin
 	m.mu.Unlock()
 	pos := from
 	if from == 0 && l.cut.Entries > 0 {
-		pos = l.base
+		pos = l.cut.Entries
 		if err := fn(state.MarkEntry(kind, l.cut, bound), pos); err != nil {
 			return pos, err
 		}
@@ -194,8 +199,9 @@ func (m *Mem) readEntries(kind state.Log, logs map[string]*entryLog, agent strin
 	if pos < 0 {
 		return from, nil
 	}
-	for i := max(pos-l.base, 0); i < int64(len(l.entries)); i++ {
-		pos = l.base + i + 1
+	base := l.cut.Entries
+	for i := max(pos-base, 0); i < int64(len(l.entries)); i++ {
+		pos = base + i + 1
 		if err := fn(l.entries[i], pos); err != nil {
 			return pos, err
 		}
@@ -213,5 +219,5 @@ func (m *Mem) entriesEnd(logs map[string]*entryLog, agent string) (int64, error)
 	if l == nil {
 		return 0, nil
 	}
-	return l.base + int64(len(l.entries)), nil
+	return l.cut.Entries + int64(len(l.entries)), nil
 }

@@ -12,7 +12,8 @@
 //     (wider than its scope; spurious wake-ups are allowed);
 //   - a mailbox position is the index of the next entry, a transcript's
 //     and a reply stream's too, counted from the log's start across its
-//     cuts (Bounds: a cut moves the base); a room's position
+//     cuts (Bounds: the first kept entry's position is the count of those
+//     cut); a room's position
 //     a message's index, FollowRoom reading again after each Watch wake-up
 //     (state.FollowRoomByWatch);
 //   - a design's run lock lives as long as the Mem (one process).

@@ -25,9 +25,8 @@ import (
 type agentLogs struct {
 	transcripts, replies, costs jetstream.Stream
 
-	sizesMu sync.Mutex
-	sizes   map[string]int64 // a subject's bytes, as this process knows them (logbound.go)
-	cutMu   sync.Mutex       // held by a cut (logbound.go)
+	mu       sync.Mutex
+	subjects map[string]*subjectLog // a transcript's or reply stream's subject: what this process knows of it (logbound.go)
 }
 
 // replyAge is how long a piece of a streamed reply is kept.
@@ -153,16 +152,6 @@ func (s *State) ReadCosts(from int64, fn func(e cost.Entry, next int64) error) (
 		}
 		return fn(e, next)
 	})
-}
-
-// publishEntry appends v to a transcript's or reply stream's subject, cut
-// to fit the configured bound (state.FitEntry: the files cut the same).
-func (s *State) publishEntry(subject string, v any) error {
-	b, err := state.FitEntry(v, s.EntryLimit)
-	if err != nil {
-		return err
-	}
-	return s.publishRaw(subject, b)
 }
 
 // publish appends v, as JSON, to subject; acknowledged once the stream

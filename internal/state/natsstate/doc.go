@@ -37,9 +37,11 @@
 //     in PM_REPLY_P (pm.P.reply.NAME), kept to theirs and 24 hours at
 //     most, and woken on by a Watch of the agent with Replies; a cut is a
 //     purge of the subject up to a sequence, its mark the last message of
-//     NAME's subject + ".cut", written before the purge (logbound.go); the cost ledger in PM_COSTS_P (pm.P.costs),
+//     NAME's subject + ".cut", written before the purge, cuts of a subject
+//     one at a time under its own lock, one over its bound after a cut
+//     planned again only at state.PlanAgainAt (logbound.go); the cost ledger in PM_COSTS_P (pm.P.costs),
 //     kept, as on files; a transcript or reply entry is cut to EntryLimit
-//     (state.FitEntry, as the files cut theirs), and none passes
+//     (state.FitEntry once, as the files cut theirs), and none passes
 //     state.MaxEntry bytes (the streams' MaxMsgSize); a position is the
 //     sequence after an entry, as a mailbox's (ReadCosts reads the ledger
 //     from one).

@@ -3,6 +3,7 @@ package natsstate
 import (
 	"context"
 	"encoding/json"
+	"sync"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -27,9 +28,14 @@ import (
 // subject's bytes: read once from the stream on the process's first
 // append to it, then added to by each append; over the bound, the cut
 // reads the subject for its entries' sizes and where it may be cut, and
-// the count is then the subject's exact bytes. An agent's logs have one
-// writer, its host (its lease): another process's appends, were there
-// any, would be counted at the next cut only.
+// the count is then the subject's exact bytes. A cut that leaves the
+// subject over its bound (one step longer than the bound, which no valid
+// cut makes smaller) is not planned again until the count reaches
+// state.PlanAgainAt. Cuts of a subject run one at a time, each from what
+// the one before left (a lock per subject: other agents' appends and cuts
+// do not wait for it). An agent's logs have one writer, its host (its
+// lease): another process's appends, were there any, would be counted at
+// the next cut only.
 
 // boundedLog is one agent's transcript or reply stream on the hub.
 type boundedLog struct {
@@ -53,9 +59,31 @@ type cutMark struct {
 	First int64 `json:"first"` // the first kept entry's sequence
 }
 
+// subjectLog is what this process knows of a bounded log's subject.
+type subjectLog struct {
+	cutMu  sync.Mutex // held by a cut of the subject
+	size   int64      // the subject's bytes, when known (under agentLogs.mu)
+	known  bool
+	planAt int64 // the size a cut is planned again at (0: at the bound)
+}
+
+// subjectOf is subject's subjectLog, made on first use.
+func (s *State) subjectOf(subject string) *subjectLog {
+	s.logs.mu.Lock()
+	defer s.logs.mu.Unlock()
+	sl := s.logs.subjects[subject]
+	if sl == nil {
+		if s.logs.subjects == nil {
+			s.logs.subjects = map[string]*subjectLog{}
+		}
+		sl = &subjectLog{}
+		s.logs.subjects[subject] = sl
+	}
+	return sl
+}
+
 // appendBounded publishes each entry to l's subject, cut to fit one entry
-// (state.FitEntry, then publishEntry as every agent-log append), then keeps
-// l to its bound.
+// (state.FitEntry, once), then keeps l to its bound.
 func (s *State) appendBounded(l boundedLog, entries ...any) error {
 	var added int64
 	for _, e := range entries {
@@ -63,7 +91,7 @@ func (s *State) appendBounded(l boundedLog, entries ...any) error {
 		if err != nil {
 			return err
 		}
-		if err := s.publishEntry(l.subject, json.RawMessage(b)); err != nil {
+		if err := s.publishRaw(l.subject, b); err != nil {
 			return err
 		}
 		added += int64(len(b))
@@ -71,29 +99,31 @@ func (s *State) appendBounded(l boundedLog, entries ...any) error {
 	return s.keepBound(l, added)
 }
 
-// keepBound counts added on l's subject and cuts it when over its bound.
+// keepBound counts added on l's subject and cuts it when over its bound
+// and due a plan.
 func (s *State) keepBound(l boundedLog, added int64) error {
-	s.logs.sizesMu.Lock()
-	size, known := s.logs.sizes[l.subject]
-	if known {
-		size += added
-		s.logs.sizes[l.subject] = size
+	sl := s.subjectOf(l.subject)
+	bound := s.Bounds.Of(l.kind)
+	s.logs.mu.Lock()
+	if sl.known {
+		sl.size += added
 	}
-	s.logs.sizesMu.Unlock()
-	if known && size <= s.Bounds.Of(l.kind) {
+	due := !sl.known || (sl.size > bound && sl.size >= sl.planAt)
+	s.logs.mu.Unlock()
+	if !due {
 		return nil
 	}
 	// This process's first append to the subject (its bytes, the new
-	// ones in them, are read), or over the bound: one cut at a time, each
-	// from what the one before left (a test found two at once counted
-	// the same entries twice in the mark).
-	s.logs.cutMu.Lock()
-	defer s.logs.cutMu.Unlock()
+	// ones in them, are read), or over the bound: one cut of the subject
+	// at a time, each from what the one before left (a test found two at
+	// once counted the same entries twice in the mark).
+	sl.cutMu.Lock()
+	defer sl.cutMu.Unlock()
 	entries, mark, total, err := s.sizesOf(l)
 	if err != nil {
 		return err
 	}
-	return s.cutBounded(l, s.Bounds.Of(l.kind), entries, mark, total)
+	return s.cutBounded(l, sl, bound, entries, mark, total)
 }
 
 // planned is an entry of a subject as a cut sees it.
@@ -124,10 +154,10 @@ func (s *State) sizesOf(l boundedLog) ([]planned, cutMark, int64, error) {
 
 // cutBounded purges l's oldest entries (state.PlanCut, down to
 // state.LowWater of bound) when total is over bound, the mark (what mark,
-// the last, says, and these) written first; the caller holds cutMu.
-func (s *State) cutBounded(l boundedLog, bound int64, entries []planned, mark cutMark, total int64) error {
+// the last, says, and these) written first; the caller holds sl.cutMu.
+func (s *State) cutBounded(l boundedLog, sl *subjectLog, bound int64, entries []planned, mark cutMark, total int64) error {
 	if total <= bound {
-		s.setSize(l.subject, total)
+		s.setSize(sl, total, bound)
 		return nil
 	}
 	plan := make([]state.Entry, len(entries))
@@ -136,7 +166,7 @@ func (s *State) cutBounded(l boundedLog, bound int64, entries []planned, mark cu
 	}
 	n := state.PlanCut(plan, total, state.LowWater(bound))
 	if n == 0 {
-		s.setSize(l.subject, total)
+		s.setSize(sl, total, bound)
 		return nil
 	}
 	var dropped int64
@@ -161,7 +191,7 @@ func (s *State) cutBounded(l boundedLog, bound int64, entries []planned, mark cu
 	}); err != nil {
 		return err
 	}
-	s.setSize(l.subject, total-dropped)
+	s.setSize(sl, total-dropped, bound)
 	return nil
 }
 
@@ -175,19 +205,21 @@ func (s *State) markOf(l boundedLog) (cutMark, error) {
 	return mark, json.Unmarshal(m.Data, &mark)
 }
 
-func (s *State) setSize(subject string, size int64) {
-	s.logs.sizesMu.Lock()
-	defer s.logs.sizesMu.Unlock()
-	if s.logs.sizes == nil {
-		s.logs.sizes = map[string]int64{}
+// setSize counts size as sl's bytes, after a plan: over bound, the next
+// plan waits for state.PlanAgainAt.
+func (s *State) setSize(sl *subjectLog, size, bound int64) {
+	s.logs.mu.Lock()
+	defer s.logs.mu.Unlock()
+	sl.size, sl.known, sl.planAt = size, true, 0
+	if size > bound {
+		sl.planAt = state.PlanAgainAt(size, bound)
 	}
-	s.logs.sizes[subject] = size
 }
 
 func (s *State) forgetSize(subject string) {
-	s.logs.sizesMu.Lock()
-	defer s.logs.sizesMu.Unlock()
-	delete(s.logs.sizes, subject)
+	s.logs.mu.Lock()
+	defer s.logs.mu.Unlock()
+	delete(s.logs.subjects, subject)
 }
 
 // readBounded reads l from position from: from 0 of a cut log, the mark

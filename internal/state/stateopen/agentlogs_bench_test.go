@@ -147,7 +147,8 @@ func BenchmarkDollarCheck(b *testing.B) {
 				var w *state.CostWindow
 				if mode == "cursor" {
 					w = state.NewCostWindow(st)
-					w.USD(time.Now(), time.Hour, nil) // the host's first check reads the day once
+					// The host's first check reads the day once.
+					state.Spent(st, w, &state.Agent{Name: "oak_0001"}, time.Now, nil, func() float64 { return 0 }).Window(time.Hour)
 				}
 				for range b.N {
 					b.StopTimer()

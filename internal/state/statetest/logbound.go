@@ -21,6 +21,8 @@ func RunLogBounds(t *testing.T, open func(t *testing.T, b state.LogBounds) state
 		{"TranscriptKeptToItsBound", testTranscriptBound},
 		{"TranscriptOfOneLongTurn", testTranscriptOneTurn},
 		{"RepliesKeptToTheirBound", testRepliesBound},
+		{"OneReplyLongerThanTheBound", testOneLongReply},
+		{"OneStepLongerThanTheBound", testOneLongStep},
 		{"TranscriptConcurrentAppendsAcrossCuts", testTranscriptBoundConcurrent},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -333,5 +335,91 @@ func testTranscriptBoundConcurrent(t *testing.T, st state.State, b state.LogBoun
 	}
 	if size > b.Transcript {
 		t.Errorf("%d bytes kept, over the %d byte bound", size, b.Transcript)
+	}
+}
+
+// One reply longer than the bound has no reply's start to cut at: it is
+// cut inside, so the stream keeps to its bound all the same, its last
+// pieces kept in order after the mark.
+func testOneLongReply(t *testing.T, st state.State, b state.LogBounds) {
+	const name = "yew_0001"
+	pad := strings.Repeat("q", 90)
+	const pieces = 200 // ~20 KiB into 4 KiB
+	for i := range pieces {
+		if err := st.AppendReply(name, piece{Corr: "long", Text: fmt.Sprint(i, " ", pad)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []piece
+	var size int64
+	if _, err := st.ReadReplies(name, 0, func(raw json.RawMessage, _ int64) error {
+		var p piece
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return err
+		}
+		if len(got) > 0 {
+			size += int64(len(raw))
+		}
+		got = append(got, p)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) < 2 || !strings.HasPrefix(got[0].Text, "[pm dropped the first ") {
+		t.Fatalf("a read from 0 opens with %+v, want the mark", got[:min(1, len(got))])
+	}
+	var dropped int
+	fmt.Sscanf(got[0].Text, "[pm dropped the first %d pieces", &dropped)
+	for i, p := range got[1:] {
+		if want := fmt.Sprint(dropped+i, " ", pad); p.Text != want {
+			t.Fatalf("kept piece %d reads %.10q, want piece %d", i, p.Text, dropped+i)
+		}
+	}
+	if dropped+len(got)-1 != pieces {
+		t.Errorf("%d dropped and %d kept of %d", dropped, len(got)-1, pieces)
+	}
+	if size > b.Replies {
+		t.Errorf("%d bytes kept, over the %d byte bound", size, b.Replies)
+	}
+}
+
+// One step longer than the bound (an assistant's many tool calls and
+// their results) has no valid cut inside it: it is kept whole, the
+// conversation still opening at a step, and is dropped whole once the
+// turns after it are enough; meanwhile the log is over its bound by at
+// most the quarter a plan waits for (state.PlanAgainAt).
+func testOneLongStep(t *testing.T, st state.State, b state.LogBounds) {
+	const name = "box_0001"
+	pad := strings.Repeat("v", 150)
+	n := 0
+	var calls []toolCall
+	for i := range 40 { // ~9 KiB in all
+		calls = append(calls, toolCall{fmt.Sprint("c", i)})
+	}
+	step := []msg{{Role: "user", Content: "all at once"}, {Role: "assistant", ToolCalls: calls}}
+	for _, c := range calls {
+		step = append(step, msg{Role: "tool", ToolCallID: c.ID, Content: pad})
+	}
+	for _, m := range step {
+		m.N = n
+		if err := st.AppendTranscript(name, m); err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	got, _, _ := readMsgs(t, st, name, 0)
+	if len(got) < 2 || got[1].Role != "assistant" || got[1].N != 1 || got[len(got)-1].N != n-1 {
+		t.Fatalf("a step of ~9 KiB in 8 KiB: %d entries read, want the mark and the whole step", len(got))
+	}
+	for turn := range 20 {
+		for _, m := range turnOf(turn, n) {
+			if err := st.AppendTranscript(name, m); err != nil {
+				t.Fatal(err)
+			}
+			n++
+		}
+	}
+	if first := checkConversation(t, st, name, b.Transcript+b.Transcript/4, n); first < len(step) {
+		t.Errorf("20 turns after the long step: the first kept is message %d, in the step", first)
 	}
 }
