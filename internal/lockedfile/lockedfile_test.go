@@ -1,6 +1,7 @@
 package lockedfile
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"github.com/plasmodium/pm/internal/testproc"
@@ -450,4 +451,39 @@ func TestUnlockReleasesWithACopyAlive(t *testing.T) {
 		t.Fatalf("TryLock after Unlock with a copy of the descriptor alive: ok %v, err %v", ok, err)
 	}
 	h2.Unlock()
+}
+
+// LockWithin waits for a held lock only as long as its context allows, and
+// a wait given up does not keep the lock once it comes: the next taker
+// gets it. Shared holders do not wait for each other.
+func TestLockWithin(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mirror")
+	unlock, err := LockWithin(context.Background(), path, syscall.LOCK_EX)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := LockWithin(ctx, path, syscall.LOCK_SH)
+		done <- err
+	}()
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("LockWithin a held lock, its context ended = %v, want context.Canceled", err)
+	}
+	unlock()
+	a, err := LockWithin(context.Background(), path, syscall.LOCK_SH)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := LockWithin(context.Background(), path, syscall.LOCK_SH)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a()
+	b()
+	if _, err := LockWithin(context.Background(), path, syscall.LOCK_NB); err == nil {
+		t.Fatal("LockWithin took a lock of no kind")
+	}
 }
