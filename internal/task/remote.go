@@ -86,7 +86,7 @@ type machine struct {
 	// timeout bounds each git run against a remote (0: gitx's default);
 	// tidying sets git.remote_timeout, moving sets it back.
 	timeout time.Duration
-	tidy    time.Duration // git.remote_timeout, read once (tidyBound)
+	tidy    time.Duration                // git.remote_timeout, read once (tidyBound)
 	drops   map[string]map[string]string // remote name → refs/heads/... to delete → its tip
 	remotes map[string]gitx.Remote       // remote name → the remote of drops
 	warned  map[string]bool              // remote name → its failure said once
