@@ -251,6 +251,10 @@ func (r Remote) ensureMirror() error {
 // with the fetch's deadline: what a long wait for the lock leaves of it.
 var locked func(ctx context.Context)
 
+// swapping, when set (tests), runs in Fetch between a fresh mirror's fetch
+// and its swap: where another process's refresh must not come in.
+var swapping func()
+
 // timeout is r's bound of one git run.
 func (r Remote) timeout() time.Duration {
 	if r.Timeout > 0 {
@@ -377,6 +381,9 @@ func (r Remote) Fetch() (map[string]string, error) {
 	if ferr != nil {
 		removeMirror(fresh.Mirror)
 		return nil, err
+	}
+	if swapping != nil {
+		swapping()
 	}
 	old := r.Mirror + ".old"
 	removeMirror(old)

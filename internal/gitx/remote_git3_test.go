@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync/atomic"
 	"time"
 
 	"os"
@@ -396,5 +397,55 @@ func TestRemoveMirrorChmodFollowsNoLink(t *testing.T) {
 	must(t, chmodNoFollow(dir, 0o700))
 	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
 		t.Fatalf("chmodNoFollow of a directory: %v, %v", fi, err)
+	}
+}
+
+// TestMirrorRefreshIsSerialised, made certain: a refresh held between its
+// fresh mirror's fetch and its swap (the hook) keeps a second refresh out
+// for all of the second's time (ErrBusy: it neither removes the first's
+// fresh mirror nor swaps its own in), and the first then ends whole.
+func TestMirrorRefreshWaitsForTheOther(t *testing.T) {
+	bare, _, p := remoteSetup(t)
+	mirror := filepath.Join(t.TempDir(), "mirror")
+	r, err := RemoteOf(p, "origin", mirror)
+	must(t, err)
+	_, err = r.Fetch()
+	must(t, err)
+	main := run(t, bare, "rev-parse", "main")
+	// main at an object the repository lacks: the fetch makes a fresh mirror.
+	must(t, os.WriteFile(filepath.Join(mirror, "refs", "heads", "main"), []byte(strings.Repeat("ab", 20)+"\n"), 0o644))
+	held, release := make(chan struct{}), make(chan struct{})
+	var calls atomic.Int32
+	swapping = func() {
+		if calls.Add(1) == 1 { // the first refresh only: a second one that got here is not held
+			close(held)
+			<-release
+		}
+	}
+	t.Cleanup(func() { swapping = nil })
+	type result struct {
+		tips map[string]string
+		err  error
+	}
+	first := make(chan result, 1)
+	go func() {
+		tips, err := r.Fetch()
+		first <- result{tips, err}
+	}()
+	<-held
+	second := r
+	second.Timeout = time.Second
+	_, err = second.Fetch()
+	close(release)
+	if !errors.Is(err, ErrBusy) {
+		t.Errorf("a refresh while another is between its fetch and its swap = %v, want ErrBusy", err)
+	}
+	if got := <-first; got.err != nil || got.tips["refs/heads/main"] != main {
+		t.Fatalf("the first refresh = %v, %v", got.tips, got.err)
+	}
+	for _, beside := range []string{".fresh", ".old"} {
+		if _, err := os.Stat(mirror + beside); !os.IsNotExist(err) {
+			t.Errorf("%s left beside the mirror: %v", beside, err)
+		}
 	}
 }
