@@ -236,16 +236,18 @@ func (m *machine) pushed(r gitx.Remote, ref, hash string) {
 // asked for) and a remote not reached say so; pm's mirror is kept for
 // both (gitx.Remote.Fetch).
 func fetchError(r gitx.Remote, err error, what string) error {
-	if errors.Is(err, gitx.ErrDenied) {
-		return errs.Failf("check this machine's credentials for "+r.Name+" (git fetch "+r.Name+" asks for them), then "+what, "%v (%v)", err, gitx.ErrDenied)
+	// The error stays in the chain (errors.Is finds gitx's kind: the tidy
+	// warning's Try line reads it), its message as before.
+	fail := func(try string, err error) error { return &errs.Error{Code: errs.Failure, Try: try + ", then " + what, Err: err} }
+	switch {
+	case errors.Is(err, gitx.ErrDenied):
+		return fail("check this machine's credentials for "+r.Name+" (git fetch "+r.Name+" asks for them)", fmt.Errorf("%w (%v)", err, gitx.ErrDenied))
+	case errors.Is(err, gitx.ErrUnreachable):
+		return fail("check that this machine reaches the remote (git fetch "+r.Name+")", fmt.Errorf("%w (%v)", err, gitx.ErrUnreachable))
+	case errors.Is(err, gitx.ErrBusy):
+		return fail("let the other pm command using "+r.Name+" finish", err)
 	}
-	if errors.Is(err, gitx.ErrUnreachable) {
-		return errs.Failf("check that this machine reaches the remote (git fetch "+r.Name+"), then "+what, "%v (%v)", err, gitx.ErrUnreachable)
-	}
-	if errors.Is(err, gitx.ErrBusy) {
-		return errs.Failf("let the other pm command using "+r.Name+" finish, then "+what, "%v", err)
-	}
-	return errs.Failf("check that this machine reaches the remote (git fetch "+r.Name+"), then "+what, "%v", err)
+	return fail("check that this machine reaches the remote (git fetch "+r.Name+")", err)
 }
 
 // remotePlan is a new task's worktree when its code goes through r: a
