@@ -238,7 +238,9 @@ func (m *machine) pushed(r gitx.Remote, ref, hash string) {
 func fetchError(r gitx.Remote, err error, what string) error {
 	// The error stays in the chain (errors.Is finds gitx's kind: the tidy
 	// warning's Try line reads it), its message as before.
-	fail := func(try string, err error) error { return &errs.Error{Code: errs.Failure, Try: try + ", then " + what, Err: err} }
+	fail := func(try string, err error) error {
+		return &errs.Error{Code: errs.Failure, Try: try + ", then " + what, Err: err}
+	}
 	switch {
 	case errors.Is(err, gitx.ErrDenied):
 		return fail("check this machine's credentials for "+r.Name+" (git fetch "+r.Name+" asks for them)", fmt.Errorf("%w (%v)", err, gitx.ErrDenied))
