@@ -113,8 +113,15 @@
 //     a refusal, read from all git said; a file of this machine git cannot
 //     read or write ("Permission denied" alone) is not one.
 //   - A fetch holds flock(2) on MIRROR.lock exclusively, a push or deletion
-//     shared: pm processes take turns at a mirror's refresh, and a fresh
-//     mirror is never swapped over another's or under a running git.
+//     shared (lockedfile.LockWithin, released before it is closed): pm
+//     processes take turns at a mirror's refresh, and a fresh mirror is
+//     never swapped over another's or under a running git. The Remote's
+//     timeout is one deadline for the wait and the git run: a mirror held
+//     all along is ErrBusy, a remote silent past it ErrNoAnswer (also
+//     ErrUnreachable). A mirror is removed with its directories' modes set
+//     through O_PATH|O_NOFOLLOW descriptors: no link is followed.
+//   - Push and Delete take only a valid branch ref (validBranchRef: no
+//     space, tab, newline or ':', which would change git's command line).
 //   - Push and Delete are compare-and-sets (--force-with-lease=REF:OLD):
 //     ErrStale when the remote's branch is not at OLD, and nothing moved.
 //   - IsAncestor walks from both commits, newest first, and stops below

@@ -1,6 +1,7 @@
 package gitx
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,9 +11,9 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"time"
 
 	"github.com/plasmodium/pm/internal/driver"
+	"github.com/plasmodium/pm/internal/lockedfile"
 )
 
 // pm's own git locks.
@@ -245,56 +246,37 @@ func sweepMarkers(target string, lock os.FileInfo) (marker, tag string, err erro
 // lockRepository holds flock(2) on dir (the repository's common directory)
 // until the returned function runs: pm processes commit one at a time.
 func lockRepository(dir string) (unlock func(), err error) {
-	f, err := os.Open(dir)
+	unlock, err = lockedfile.LockDirectory(dir)
 	if err != nil {
 		return nil, fmt.Errorf("gitx: lock repository: %w", err)
 	}
-	if err := flock(f, syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("gitx: lock repository: %w", err)
-	}
-	return func() { f.Close() }, nil
+	return unlock, nil
 }
 
+// ErrBusy: another pm process held the mirror of the remote (fetching or
+// pushing) for all of this run's time.
+var ErrBusy = errors.New("another pm process is using the git remote")
+
 // lockMirror holds flock(2) on the lock file of pm's mirror of a remote
-// (MIRROR.lock, beside it) until the returned function runs: exclusive
-// for a fetch, which writes the mirror's refs and may swap a fresh mirror
-// in; shared for a push, which runs git in the mirror and writes nothing
-// there. Two pm processes never swap mirrors over each other, nor remove
-// the one the other's git runs in. It waits at most wait (the caller's
-// bound of a git run: a kill bounded by git.remote_timeout does not wait
-// out another process's longer fetch); a lock got after that is let go.
-func lockMirror(mirror string, how int, wait time.Duration) (unlock func(), err error) {
+// (MIRROR.lock, beside it: lockedfile's) until the returned function runs:
+// exclusive for a fetch, which writes the mirror's refs and may swap a
+// fresh mirror in; shared for a push, which runs git in the mirror and
+// writes nothing there. Two pm processes never swap mirrors over each
+// other, nor remove the one the other's git runs in. It waits no longer
+// than ctx, the deadline of the whole git run (a kill bounded by
+// git.remote_timeout does not wait out another process's longer fetch,
+// and what it waited is taken from its git's time); one still held then
+// is ErrBusy.
+func lockMirror(ctx context.Context, mirror string, how int) (unlock func(), err error) {
 	if err := os.MkdirAll(filepath.Dir(mirror), 0o700); err != nil {
 		return nil, fmt.Errorf("gitx: lock %s: %w", mirror, err)
 	}
-	f, err := os.OpenFile(mirror+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	unlock, err = lockedfile.LockWithin(ctx, mirror, how)
+	if ctx.Err() != nil && err != nil {
+		return nil, &remoteError{kind: ErrBusy, err: fmt.Errorf("gitx: %s: another pm process held it (fetching or pushing) for all of this run's time", mirror)}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("gitx: lock %s: %w", mirror, err)
 	}
-	got := make(chan error, 1)
-	go func() { got <- flock(f, how) }()
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
-	select {
-	case err := <-got:
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("gitx: lock %s: %w", mirror, err)
-		}
-		return func() { f.Close() }, nil
-	case <-timer.C:
-		go func() { <-got; f.Close() }()
-		return nil, fmt.Errorf("gitx: %s: another pm process has been fetching for %s", mirror, wait)
-	}
-}
-
-// flock takes flock(2) of kind how on f, waiting for it.
-func flock(f *os.File, how int) error {
-	for {
-		err := syscall.Flock(int(f.Fd()), how)
-		if err != syscall.EINTR {
-			return err
-		}
-	}
+	return unlock, nil
 }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+	"golang.org/x/sys/unix"
 )
 
 // Code through a git remote (issue 24, docs/distributed.md "Code through a
@@ -53,9 +55,19 @@ var ErrDenied = errors.New("the git remote refused this machine's credentials")
 // or ErrDenied: errors.Is finds the kind, the message stays git's.
 type remoteError struct{ kind, err error }
 
-func (e *remoteError) Error() string        { return e.err.Error() }
-func (e *remoteError) Unwrap() error        { return e.err }
-func (e *remoteError) Is(target error) bool { return target == e.kind }
+func (e *remoteError) Error() string { return e.err.Error() }
+func (e *remoteError) Unwrap() error { return e.err }
+
+// Is finds the kind; a remote that did not answer in time is also
+// unreachable.
+func (e *remoteError) Is(target error) bool {
+	return target == e.kind || e.kind == ErrNoAnswer && target == ErrUnreachable
+}
+
+// ErrNoAnswer: the remote took no answer within the run's time (it took
+// the connection and said nothing, or was slower than the bound); it is
+// also ErrUnreachable. A longer bound (git.remote_timeout) may mend it.
+var ErrNoAnswer = errors.New("the git remote did not answer in time")
 
 // ErrStale: a push's compare-and-set failed, another machine moved the
 // branch first (fetch and try again).
@@ -71,9 +83,11 @@ type Remote struct {
 	Name   string // the remote's name in the repository's config (origin)
 	URL    string // remote.NAME.url
 	Mirror string // pm's mirror directory: a bare git dir holding the remote's branches
-	// Timeout bounds each git run against the remote (0: DefaultTimeout):
-	// a remote that takes the connection and never answers is
-	// ErrUnreachable once it has passed.
+	// Timeout bounds each Fetch, Push or Delete (0: DefaultTimeout), its
+	// wait for the mirror's lock included: a remote that takes the
+	// connection and never answers is ErrNoAnswer (an ErrUnreachable)
+	// once it has passed, a mirror another pm process held all along
+	// ErrBusy.
 	Timeout time.Duration
 	objects string
 	repo    Pin // the checkout, whose remote-tracking refs seed a new mirror
@@ -233,6 +247,14 @@ func (r Remote) ensureMirror() error {
 	return writeAtomic(filepath.Join(r.Mirror, "config"), []byte(mirrorConfig))
 }
 
+// locked, when set (tests), runs in Fetch once the mirror's lock is held,
+// with the fetch's deadline: what a long wait for the lock leaves of it.
+var locked func(ctx context.Context)
+
+// swapping, when set (tests), runs in Fetch between a fresh mirror's fetch
+// and its swap: where another process's refresh must not come in.
+var swapping func()
+
 // timeout is r's bound of one git run.
 func (r Remote) timeout() time.Duration {
 	if r.Timeout > 0 {
@@ -250,9 +272,9 @@ func (e *gitError) Error() string { return e.msg }
 
 // git runs git with args in r's mirror, its environment scrubbed of every
 // GIT_* variable but those that choose the user's own config files and ssh.
-func (r Remote) git(args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), r.timeout())
-	defer cancel()
+// ctx is the whole operation's deadline (its lock wait included): git is
+// not started once it has passed.
+func (r Remote) git(ctx context.Context, args ...string) (string, error) {
 	full := append([]string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "gc.auto=0",
 		"-c", "maintenance.auto=false", "-c", "protocol.ext.allow=never", "-c", "credential.interactive=false"}, args...)
 	cmd := exec.CommandContext(ctx, "git", full...)
@@ -265,7 +287,7 @@ func (r Remote) git(args ...string) (string, error) {
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		return out.String(), fmt.Errorf("git %s: no answer from %s within %s", args[0], r.URL, r.timeout())
+		return out.String(), &remoteError{kind: ErrNoAnswer, err: fmt.Errorf("git %s: no answer from %s within %s", args[0], r.URL, r.timeout())}
 	}
 	if err != nil {
 		msg := strings.TrimSpace(errb.String())
@@ -336,23 +358,32 @@ func remoteEnv(mirror, objects string) []string {
 // The whole fetch holds the mirror's lock (lockMirror) exclusively: two pm
 // processes fetching the same remote take turns, so neither swaps a fresh
 // mirror over the other's, nor removes the one the other's git runs in.
+// The Remote's timeout bounds it all, the wait for the lock included.
 func (r Remote) Fetch() (map[string]string, error) {
-	unlock, err := lockMirror(r.Mirror, syscall.LOCK_EX, r.timeout())
+	ctx, cancel := context.WithTimeout(context.Background(), r.timeout())
+	defer cancel()
+	unlock, err := lockMirror(ctx, r.Mirror, syscall.LOCK_EX)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	tips, err := r.fetch()
+	if locked != nil {
+		locked(ctx)
+	}
+	tips, err := r.fetch(ctx)
 	if err == nil || errors.Is(err, ErrUnreachable) || errors.Is(err, ErrDenied) {
 		return tips, err
 	}
 	fresh := r
 	fresh.Mirror = r.Mirror + ".fresh"
 	removeMirror(fresh.Mirror) // a killed fetch's
-	tips, ferr := fresh.fetch()
+	tips, ferr := fresh.fetch(ctx)
 	if ferr != nil {
 		removeMirror(fresh.Mirror)
 		return nil, err
+	}
+	if swapping != nil {
+		swapping()
 	}
 	old := r.Mirror + ".old"
 	removeMirror(old)
@@ -369,15 +400,31 @@ func (r Remote) Fetch() (map[string]string, error) {
 
 // removeMirror removes a mirror directory of pm's own, its directories'
 // modes first made this user's (a mirror whose modes kept git from writing
-// it is what a fresh one replaces). Best effort.
+// it is what a fresh one replaces). Best effort. Each directory is opened
+// without following a symbolic link (O_PATH|O_NOFOLLOW|O_DIRECTORY) and
+// its mode set through that descriptor: a link swapped in for a directory
+// after the walk saw it is not followed to what it names.
 func removeMirror(dir string) {
 	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if d != nil && d.IsDir() {
-			os.Chmod(path, 0o700)
+			chmodNoFollow(path, 0o700)
 		}
 		return nil
 	})
 	os.RemoveAll(dir)
+}
+
+// chmodNoFollow sets the mode of the directory at path, never of what a
+// symbolic link there names: the O_PATH descriptor's /proc/self/fd entry
+// is the directory opened (glibc's fchmodat AT_SYMLINK_NOFOLLOW, as
+// Linux's fchmodat has no flags).
+func chmodNoFollow(path string, mode uint32) error {
+	fd, err := syscall.Open(path, unix.O_PATH|syscall.O_NOFOLLOW|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer syscall.Close(fd)
+	return syscall.Chmod("/proc/self/fd/"+strconv.Itoa(fd), mode)
 }
 
 // deniedWords are git's (and ssh's, and a forge's) own words for a remote
@@ -395,8 +442,9 @@ var deniedWords = []string{"Authentication failed", "could not read Username", "
 // (ErrUnreachable). Any other error is returned as it is. It reads all
 // git said, not only the last lines the error shows.
 func classify(err error) error {
-	if err == nil {
-		return nil
+	var re *remoteError
+	if err == nil || errors.As(err, &re) {
+		return err // classified already (no answer in time)
 	}
 	s := err.Error()
 	var ge *gitError
@@ -408,7 +456,7 @@ func classify(err error) error {
 			return &remoteError{ErrDenied, err}
 		}
 	}
-	for _, w := range []string{"Could not read from remote", "unable to access", "does not appear to be a git repository", "no answer from",
+	for _, w := range []string{"Could not read from remote", "unable to access", "does not appear to be a git repository",
 		"Connection refused", "Could not resolve", "Connection timed out", "Network is unreachable", "No route to host"} {
 		if strings.Contains(s, w) {
 			return &remoteError{ErrUnreachable, err}
@@ -417,12 +465,12 @@ func classify(err error) error {
 	return err
 }
 
-func (r Remote) fetch() (map[string]string, error) {
+func (r Remote) fetch(ctx context.Context) (map[string]string, error) {
 	if err := r.ensureMirror(); err != nil {
 		return nil, err
 	}
 	r.seedMirror()
-	if _, err := r.git("fetch", "--quiet", "--no-tags", "--prune", "--no-write-fetch-head", "--no-recurse-submodules",
+	if _, err := r.git(ctx, "fetch", "--quiet", "--no-tags", "--prune", "--no-write-fetch-head", "--no-recurse-submodules",
 		"--", r.URL, "+refs/heads/*:refs/heads/*"); err != nil {
 		return nil, classify(err)
 	}
@@ -462,15 +510,17 @@ func (r Remote) tips() (map[string]string, error) {
 // No hook of the repository runs (pm's mirror has none; pre-push is
 // skipped); the remote's own hooks run there, as for any push.
 func (r Remote) Push(ref, old, next string) error {
-	if !strings.HasPrefix(ref, "refs/heads/") || !plumbing.IsHash(next) || old != "" && !plumbing.IsHash(old) {
+	if !validBranchRef(ref) || !plumbing.IsHash(next) || old != "" && !plumbing.IsHash(old) {
 		return fmt.Errorf("gitx: push %s %s→%s: not a branch and commits", ref, old, next)
 	}
-	unlock, err := r.pushLock()
+	ctx, cancel := context.WithTimeout(context.Background(), r.timeout())
+	defer cancel()
+	unlock, err := r.pushLock(ctx)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	out, err := r.git("push", "--porcelain", "--no-verify", "--quiet", "--force-with-lease="+ref+":"+old, "--", r.URL, next+":"+ref)
+	out, err := r.git(ctx, "push", "--porcelain", "--no-verify", "--quiet", "--force-with-lease="+ref+":"+old, "--", r.URL, next+":"+ref)
 	if err != nil {
 		if strings.Contains(out, "stale info") || strings.Contains(err.Error(), "stale info") || strings.Contains(out, "fetch first") {
 			return fmt.Errorf("%w: %s", ErrStale, ref)
@@ -480,10 +530,19 @@ func (r Remote) Push(ref, old, next string) error {
 	return nil
 }
 
+// validBranchRef is a branch ref a push or deletion may name: refs/heads/
+// and valid as git's ref names go (no space, tab, newline or ':', which
+// would change what git's command line means).
+func validBranchRef(ref string) bool {
+	return strings.HasPrefix(ref, "refs/heads/") && len(ref) > len("refs/heads/") &&
+		plumbing.ReferenceName(ref).Validate() == nil && !strings.ContainsAny(ref, " \t\n:")
+}
+
 // pushLock holds the mirror's lock shared (a fetch's fresh mirror is not
-// swapped in under a push's git) with the mirror made.
-func (r Remote) pushLock() (func(), error) {
-	unlock, err := lockMirror(r.Mirror, syscall.LOCK_SH, r.timeout())
+// swapped in under a push's git) with the mirror made, waiting no longer
+// than ctx.
+func (r Remote) pushLock(ctx context.Context) (func(), error) {
+	unlock, err := lockMirror(ctx, r.Mirror, syscall.LOCK_SH)
 	if err != nil {
 		return nil, err
 	}
@@ -636,13 +695,15 @@ func (r Remote) Delete(old map[string]string) ([]string, error) {
 	}
 	refs := make([]string, 0, len(old))
 	for ref, tip := range old {
-		if !strings.HasPrefix(ref, "refs/heads/") || !plumbing.IsHash(tip) || strings.ContainsAny(ref, " \t\n:") {
+		if !validBranchRef(ref) || !plumbing.IsHash(tip) {
 			return nil, fmt.Errorf("gitx: delete %s at %q: not a branch and a commit", ref, tip)
 		}
 		refs = append(refs, ref)
 	}
 	sort.Strings(refs)
-	unlock, err := r.pushLock()
+	ctx, cancel := context.WithTimeout(context.Background(), r.timeout())
+	defer cancel()
+	unlock, err := r.pushLock(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -655,7 +716,7 @@ func (r Remote) Delete(old map[string]string) ([]string, error) {
 	for _, ref := range refs {
 		args = append(args, ":"+ref)
 	}
-	out, err := r.git(args...)
+	out, err := r.git(ctx, args...)
 	if err == nil {
 		return refs, nil // --quiet: the lines are printed only when one is refused
 	}

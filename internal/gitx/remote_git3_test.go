@@ -1,9 +1,11 @@
 package gitx
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
+	"sync/atomic"
 	"time"
 
 	"os"
@@ -304,7 +306,7 @@ func TestRemoteTimeoutIsTheCallers(t *testing.T) {
 	r.URL = "git://" + stalled(t) + "/r.git"
 	r.Timeout = time.Second
 	_, err = r.Fetch()
-	if !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), "no answer") {
+	if !errors.Is(err, ErrUnreachable) || !errors.Is(err, ErrNoAnswer) || !strings.Contains(err.Error(), "no answer") {
 		t.Fatalf("fetch from a remote that never answers = %v, want ErrUnreachable (no answer)", err)
 	}
 }
@@ -318,16 +320,132 @@ func TestMirrorLockWaitIsBounded(t *testing.T) {
 	mirror := filepath.Join(t.TempDir(), "mirror")
 	r, err := RemoteOf(p, "origin", mirror)
 	must(t, err)
-	unlock, err := lockMirror(mirror, syscall.LOCK_EX, time.Minute)
+	unlock, err := lockMirror(context.Background(), mirror, syscall.LOCK_EX)
 	must(t, err)
 	busy := r
 	busy.Timeout = time.Second
-	if _, err := busy.Fetch(); err == nil || !strings.Contains(err.Error(), "another pm process") {
+	if _, err := busy.Fetch(); !errors.Is(err, ErrBusy) || errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), "fetching or pushing") {
 		t.Fatalf("fetch while another process holds the mirror = %v", err)
 	}
 	unlock()
 	tips, err := r.Fetch()
 	if err != nil || tips["refs/heads/main"] != run(t, bare, "rev-parse", "main") {
 		t.Fatalf("fetch once the mirror is free = %v, %v", tips, err)
+	}
+}
+
+// The wait for the mirror's lock is taken from the fetch's time, not added
+// to it: a fetch whose wait used all of its time (the hook stands for the
+// other process that held the lock so long) starts no git and is
+// ErrNoAnswer, not a git run with a fresh bound of its own.
+func TestMirrorLockWaitIsTakenFromTheRunsTime(t *testing.T) {
+	_, _, p := remoteSetup(t)
+	r, err := RemoteOf(p, "origin", filepath.Join(t.TempDir(), "mirror"))
+	must(t, err)
+	r.URL = "git://" + stalled(t) + "/r.git"
+	r.Timeout = time.Second
+	locked = func(ctx context.Context) { <-ctx.Done() }
+	t.Cleanup(func() { locked = nil })
+	log := gitLog(t)
+	_, err = r.Fetch()
+	if !errors.Is(err, ErrNoAnswer) {
+		t.Fatalf("fetch whose lock wait took all its time = %v, want ErrNoAnswer", err)
+	}
+	if got := runs(t, log); len(got) != 0 {
+		t.Fatalf("git ran after the fetch's time was up: %q", got)
+	}
+}
+
+// A push checks its branch as a deletion does (one validBranchRef): a
+// space, tab, newline or ':' would change git's command line.
+func TestPushAndDeleteRefuseTheSameRefs(t *testing.T) {
+	_, _, p := remoteSetup(t)
+	r, err := RemoteOf(p, "origin", filepath.Join(t.TempDir(), "mirror"))
+	must(t, err)
+	log := gitLog(t)
+	h := strings.Repeat("a", 40)
+	for _, ref := range []string{"refs/heads/a b", "refs/heads/a\tb", "refs/heads/a\nb", "refs/heads/a:b", "refs/heads/", "refs/tags/x", "refs/heads/a..b"} {
+		if err := r.Push(ref, "", h); err == nil || !strings.Contains(err.Error(), "not a branch") {
+			t.Errorf("Push(%q) = %v, want refused", ref, err)
+		}
+		if _, err := r.Delete(map[string]string{ref: h}); err == nil || !strings.Contains(err.Error(), "not a branch") {
+			t.Errorf("Delete(%q) = %v, want refused", ref, err)
+		}
+	}
+	if got := runs(t, log); len(got) != 0 {
+		t.Fatalf("git ran for a refused ref: %q", got)
+	}
+}
+
+// removeMirror's chmod follows no symbolic link: one swapped in for a
+// directory of the mirror leaves the directory it names as it was.
+func TestRemoveMirrorChmodFollowsNoLink(t *testing.T) {
+	outside := t.TempDir()
+	must(t, os.Chmod(outside, 0o755))
+	link := filepath.Join(t.TempDir(), "objects")
+	must(t, os.Symlink(outside, link))
+	if err := chmodNoFollow(link, 0o700); err == nil {
+		t.Fatal("chmodNoFollow of a symbolic link worked")
+	}
+	fi, err := os.Stat(outside)
+	must(t, err)
+	if fi.Mode().Perm() != 0o755 {
+		t.Fatalf("the directory a link names got mode %v", fi.Mode().Perm())
+	}
+	dir := filepath.Join(t.TempDir(), "d")
+	must(t, os.Mkdir(dir, 0o500))
+	must(t, chmodNoFollow(dir, 0o700))
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("chmodNoFollow of a directory: %v, %v", fi, err)
+	}
+}
+
+// TestMirrorRefreshIsSerialised, made certain: a refresh held between its
+// fresh mirror's fetch and its swap (the hook) keeps a second refresh out
+// for all of the second's time (ErrBusy: it neither removes the first's
+// fresh mirror nor swaps its own in), and the first then ends whole.
+func TestMirrorRefreshWaitsForTheOther(t *testing.T) {
+	bare, _, p := remoteSetup(t)
+	mirror := filepath.Join(t.TempDir(), "mirror")
+	r, err := RemoteOf(p, "origin", mirror)
+	must(t, err)
+	_, err = r.Fetch()
+	must(t, err)
+	main := run(t, bare, "rev-parse", "main")
+	// main at an object the repository lacks: the fetch makes a fresh mirror.
+	must(t, os.WriteFile(filepath.Join(mirror, "refs", "heads", "main"), []byte(strings.Repeat("ab", 20)+"\n"), 0o644))
+	held, release := make(chan struct{}), make(chan struct{})
+	var calls atomic.Int32
+	swapping = func() {
+		if calls.Add(1) == 1 { // the first refresh only: a second one that got here is not held
+			close(held)
+			<-release
+		}
+	}
+	t.Cleanup(func() { swapping = nil })
+	type result struct {
+		tips map[string]string
+		err  error
+	}
+	first := make(chan result, 1)
+	go func() {
+		tips, err := r.Fetch()
+		first <- result{tips, err}
+	}()
+	<-held
+	second := r
+	second.Timeout = time.Second
+	_, err = second.Fetch()
+	close(release)
+	if !errors.Is(err, ErrBusy) {
+		t.Errorf("a refresh while another is between its fetch and its swap = %v, want ErrBusy", err)
+	}
+	if got := <-first; got.err != nil || got.tips["refs/heads/main"] != main {
+		t.Fatalf("the first refresh = %v, %v", got.tips, got.err)
+	}
+	for _, beside := range []string{".fresh", ".old"} {
+		if _, err := os.Stat(mirror + beside); !os.IsNotExist(err) {
+			t.Errorf("%s left beside the mirror: %v", beside, err)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package lockedfile
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -314,4 +315,66 @@ func (h *Held) Unlock() error {
 	err := unlockFile(h.fd)
 	h.fd = -1
 	return err
+}
+
+// LockWithin takes path's lock (LOCK_EX or LOCK_SH) like With, waiting no
+// longer than ctx allows: a lock still held by another process when ctx
+// ends is ctx's error (context.DeadlineExceeded), and the wait given up is
+// let go of as soon as the lock comes (it is never held for nobody). The
+// caller calls unlock once done; unlock releases before it closes, so a
+// child the holder forked meanwhile (git, for gitx's mirror) does not keep
+// the lock through its inherited descriptor.
+func LockWithin(ctx context.Context, path string, how int) (unlock func(), err error) {
+	if how != syscall.LOCK_EX && how != syscall.LOCK_SH {
+		return nil, fmt.Errorf("lock %s: not LOCK_EX or LOCK_SH", path)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// At once when free: no goroutine for the common case.
+	fd, err := lockFile(path, how|syscall.LOCK_NB)
+	if err == nil {
+		return func() { unlockFile(fd) }, nil
+	}
+	if err != syscall.EWOULDBLOCK {
+		return nil, err
+	}
+	type got struct {
+		fd  int
+		err error
+	}
+	ch := make(chan got, 1)
+	go func() {
+		fd, err := lockFile(path, how)
+		ch <- got{fd, err}
+	}()
+	select {
+	case g := <-ch:
+		if g.err != nil {
+			return nil, g.err
+		}
+		return func() { unlockFile(g.fd) }, nil
+	case <-ctx.Done():
+		go func() {
+			if g := <-ch; g.err == nil {
+				unlockFile(g.fd)
+			}
+		}()
+		return nil, ctx.Err()
+	}
+}
+
+// LockDirectory holds flock(2) LOCK_EX on dir itself (no sidecar: a
+// directory is never replaced by rename) until unlock runs, released
+// before it is closed as With's.
+func LockDirectory(dir string) (unlock func(), err error) {
+	fd, err := openFD(dir, syscall.O_RDONLY|syscall.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", dir, err)
+	}
+	if _, err := retryEINTR(func() (int, error) { return 0, syscall.Flock(fd, syscall.LOCK_EX) }); err != nil {
+		syscall.Close(fd)
+		return nil, fmt.Errorf("lock %s: %w", dir, &fs.PathError{Op: "flock", Path: dir, Err: err})
+	}
+	return func() { unlockFile(fd) }, nil
 }

@@ -1,9 +1,9 @@
 package lockedfile
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"github.com/plasmodium/pm/internal/testproc"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/plasmodium/pm/internal/testproc"
 )
 
 type counter struct {
@@ -472,5 +474,40 @@ func TestWriteAtomicFrom(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 		t.Fatalf("%d files in the directory, want 1 (a temp left?)", len(ents))
+	}
+}
+
+// LockWithin waits for a held lock only as long as its context allows, and
+// a wait given up does not keep the lock once it comes: the next taker
+// gets it. Shared holders do not wait for each other.
+func TestLockWithin(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mirror")
+	unlock, err := LockWithin(context.Background(), path, syscall.LOCK_EX)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := LockWithin(ctx, path, syscall.LOCK_SH)
+		done <- err
+	}()
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("LockWithin a held lock, its context ended = %v, want context.Canceled", err)
+	}
+	unlock()
+	a, err := LockWithin(context.Background(), path, syscall.LOCK_SH)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := LockWithin(context.Background(), path, syscall.LOCK_SH)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a()
+	b()
+	if _, err := LockWithin(context.Background(), path, syscall.LOCK_NB); err == nil {
+		t.Fatal("LockWithin took a lock of no kind")
 	}
 }

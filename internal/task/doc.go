@@ -63,10 +63,14 @@
 //     task's branch goes from the remote (its work kept on this machine's
 //     branch), and a command that fetched deletes a killed or merged
 //     task's branch it sees there; a command's deletions go in one push
-//     at its end (at most maxDrops; pm task's after its owner started),
-//     and the remote work that only tidies (pm kill's and reset's fetch,
-//     every deletion) is bounded by git.remote_timeout and is a warning
-//     with a Try line when it fails, never the command's failure;
+//     at its end (at most maxDrops, the rest said left for the next
+//     command; pm task's after its owner started), and the remote work
+//     that only tidies (pm kill's and reset's fetch, every deletion) is
+//     bounded by git.remote_timeout (read once per command) and is a
+//     warning with a Try line by gitx's kind of the error when it fails,
+//     never the command's failure; pm kill --restart's revived worktree
+//     moves work: git's own bound, and a tidy fetch that failed tried
+//     again (machine.moving);
 //   - a task held for review is done but blocks its dependants until merged;
 //   - a worktree goes when its task is merged, killed or reset (its branch
 //     kept only when it holds commits not merged); one no task wants is

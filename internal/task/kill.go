@@ -110,6 +110,10 @@ func Kill(s *store.Store, l *agent.Launcher, actor store.Actor, taskID string, r
 	}
 	repairRemoteBranches(m, st)
 	crashpoint.Hit("task.kill.dropped")
+	// A restart moves work: git's own bound, and a fetch the tidying
+	// could not make is tried again (its failure is the restart's only
+	// if that one fails too).
+	m.moving()
 	switch {
 	case revived != nil:
 		if err := startRevived(m, l, actor, revived, fresh); err != nil {

@@ -84,8 +84,9 @@ type machine struct {
 	tips    map[string]map[string]string // remote name → refs/heads/... → commit
 	failed  map[string]error             // remote name → this command's failed fetch
 	// timeout bounds each git run against a remote (0: gitx's default);
-	// tidying sets git.remote_timeout.
+	// tidying sets git.remote_timeout, moving sets it back.
 	timeout time.Duration
+	tidy    time.Duration                // git.remote_timeout, read once (tidyBound)
 	drops   map[string]map[string]string // remote name → refs/heads/... to delete → its tip
 	remotes map[string]gitx.Remote       // remote name → the remote of drops
 	warned  map[string]bool              // remote name → its failure said once
@@ -102,8 +103,26 @@ func here(s *store.Store) *machine {
 // against a remote is bounded by git.remote_timeout.
 func tidying(s *store.Store) *machine {
 	m := here(s)
-	m.timeout = s.Config().GitRemoteTimeout()
+	m.timeout = m.tidyBound()
 	return m
+}
+
+// tidyBound is git.remote_timeout, read from the config once per command:
+// the bound of what only tidies up (tidying's fetch, pushDrops).
+func (m *machine) tidyBound() time.Duration {
+	if m.tidy == 0 {
+		m.tidy = m.s.Config().GitRemoteTimeout()
+	}
+	return m.tidy
+}
+
+// moving makes a tidying machine one whose remote work moves work again
+// (pm kill --restart's revived task's worktree): git's own bound, and a
+// fetch that failed while tidying is tried again; what a fetch that
+// worked brought is kept.
+func (m *machine) moving() {
+	m.timeout = 0
+	clear(m.failed)
 }
 
 // locate is gitx.Locate (tests count the lookups).
@@ -189,11 +208,14 @@ func (m *machine) tidyWarning(r gitx.Remote, what string, err error) {
 	}
 	m.warned[r.Name] = true
 	try := "check that this machine reaches the remote (git fetch " + r.Name + ")"
-	if errors.Is(err, gitx.ErrDenied) {
+	switch {
+	case errors.Is(err, gitx.ErrDenied):
 		try = "check this machine's credentials for " + r.Name + " (git fetch " + r.Name + " asks for them)"
+	case errors.Is(err, gitx.ErrBusy):
+		try = "let the other pm command using " + r.Name + " finish"
 	}
-	if m.timeout > 0 && strings.Contains(err.Error(), "no answer from") {
-		try += ", or give it longer (pm config set git.remote_timeout 1m; now " + m.timeout.String() + ")"
+	if errors.Is(err, gitx.ErrNoAnswer) || errors.Is(err, gitx.ErrBusy) {
+		try += ", or give it longer (pm config set git.remote_timeout 1m; now " + m.tidyBound().String() + ")"
 	}
 	m.s.Warnf("remove %s from %s: %v (the next pm task, done, merge or kill that reaches %s deletes it)\nTry: %s", what, r.Name, err, r.Name, try)
 }
@@ -214,13 +236,20 @@ func (m *machine) pushed(r gitx.Remote, ref, hash string) {
 // asked for) and a remote not reached say so; pm's mirror is kept for
 // both (gitx.Remote.Fetch).
 func fetchError(r gitx.Remote, err error, what string) error {
-	if errors.Is(err, gitx.ErrDenied) {
-		return errs.Failf("check this machine's credentials for "+r.Name+" (git fetch "+r.Name+" asks for them), then "+what, "%v (%v)", err, gitx.ErrDenied)
+	// The error stays in the chain (errors.Is finds gitx's kind: the tidy
+	// warning's Try line reads it), its message as before.
+	fail := func(try string, err error) error {
+		return &errs.Error{Code: errs.Failure, Try: try + ", then " + what, Err: err}
 	}
-	if errors.Is(err, gitx.ErrUnreachable) {
-		return errs.Failf("check that this machine reaches the remote (git fetch "+r.Name+"), then "+what, "%v (%v)", err, gitx.ErrUnreachable)
+	switch {
+	case errors.Is(err, gitx.ErrDenied):
+		return fail("check this machine's credentials for "+r.Name+" (git fetch "+r.Name+" asks for them)", fmt.Errorf("%w (%v)", err, gitx.ErrDenied))
+	case errors.Is(err, gitx.ErrUnreachable):
+		return fail("check that this machine reaches the remote (git fetch "+r.Name+")", fmt.Errorf("%w (%v)", err, gitx.ErrUnreachable))
+	case errors.Is(err, gitx.ErrBusy):
+		return fail("let the other pm command using "+r.Name+" finish", err)
 	}
-	return errs.Failf("check that this machine reaches the remote (git fetch "+r.Name+"), then "+what, "%v", err)
+	return fail("check that this machine reaches the remote (git fetch "+r.Name+")", err)
 }
 
 // remotePlan is a new task's worktree when its code goes through r: a
@@ -540,7 +569,7 @@ func (m *machine) pushDrops() {
 		for _, ref := range refs[:min(len(refs), maxDrops)] {
 			batch[ref] = drops[ref]
 		}
-		r.Timeout = m.s.Config().GitRemoteTimeout()
+		r.Timeout = m.tidyBound()
 		gone, err := r.Delete(batch)
 		for _, ref := range gone {
 			m.pushed(r, ref, "")
@@ -551,6 +580,9 @@ func (m *machine) pushDrops() {
 				what += fmt.Sprintf(" and %d more", len(batch)-3)
 			}
 			m.tidyWarning(r, what, err)
+		}
+		if rest := len(refs) - len(batch); rest > 0 {
+			m.s.Warnf("%s: %d killed or merged tasks' branches to delete, %d deleted at most per command: %d left for the next command", r.Name, len(refs), maxDrops, rest)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -318,6 +319,123 @@ func TestRemoteCopy(t *testing.T) {
 			if got := gitTB(t, rp.p.WorkTree, "rev-parse", ref); got != c.at {
 				t.Errorf("%s at %s, want %s", ref, got, c.at)
 			}
+		}
+	}
+}
+
+// pm kill --restart whose kill could not reach the remote (its fetch,
+// bounded by git.remote_timeout, got no answer) still makes the revived
+// task's worktree: the restart moves work, so it fetches again with git's
+// own bound instead of failing with the kill's error after the record
+// was revived. The git here sends the first fetch to a listener that
+// never answers, the next ones to the remote.
+func TestKillRestartFetchesAgainAfterATidyFetchFailed(t *testing.T) {
+	rp := newRemoteProject(t, map[string]any{"git": map[string]any{"remote_timeout": "1s"}})
+	root := rp.task(t, store.TaskActive, "")
+	rp.task(t, store.TaskActive, root.ID)
+	if err := os.MkdirAll(root.WorktreePath(rp.s.ProjectDir()), 0o755); err != nil { // begun here
+		t.Fatal(err)
+	}
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	mark := filepath.Join(bin, "stalled-once")
+	script := "#!/bin/sh\nstall=\ncase \" $* \" in *\" fetch \"*) if [ ! -e " + mark + " ]; then : >" + mark + "; stall=1; fi;; esac\n" +
+		"for a in \"$@\"; do shift; if [ -n \"$stall\" ] && [ \"$a\" = '" + rp.bare + "' ]; then a='" + stalledRemote(t) + "'; fi; set -- \"$@\" \"$a\"; done\n" +
+		"exec " + real + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	fake := drivertest.New()
+	l := &agent.Launcher{Store: rp.s, State: rp.st, Exe: "pm", Driver: fake}
+	res, err := Kill(rp.s, l, store.Human, root.ID, true)
+	if err != nil {
+		t.Fatalf("kill --restart after a fetch with no answer: %v", err)
+	}
+	if res.Restarted == nil || res.Restarted.ID != root.ID {
+		t.Fatalf("kill --restart = %+v", res)
+	}
+	if _, err := os.Stat(mark); err != nil {
+		t.Fatal("the kill's fetch did not go to the silent listener")
+	}
+	if _, err := os.Lstat(filepath.Join(root.WorktreePath(rp.s.ProjectDir()), ".git")); err != nil {
+		t.Fatalf("the revived task's worktree was not made: %v", err)
+	}
+	if w := rp.warn.String(); !strings.Contains(w, "no answer") {
+		t.Fatalf("warning: %q, want the kill's fetch's", w)
+	}
+}
+
+// Deletions past a command's cap are not dropped without a word: the
+// warning says how many are left for the next command, and the next
+// command deletes them.
+func TestDropsPastTheCapAreSaid(t *testing.T) {
+	old := maxDrops
+	maxDrops = 2
+	t.Cleanup(func() { maxDrops = old })
+	rp := newRemoteProject(t, nil)
+	var refs []string
+	for range 5 {
+		k := rp.task(t, store.TaskKilled, "")
+		refs = append(refs, rp.base+":"+k.Worktree.Branch)
+	}
+	gitTB(t, rp.p.WorkTree, append([]string{"push", "-q", "origin"}, refs...)...)
+	left := func() int {
+		out := gitTB(t, rp.bare, "for-each-ref", "--format=%(refname)", "refs/heads/pm")
+		if out == "" {
+			return 0
+		}
+		return len(strings.Split(out, "\n"))
+	}
+	for i, want := range []int{3, 1, 0} {
+		rp.warn.Reset()
+		m := here(rp.s)
+		r, err := gitx.RemoteOf(rp.p, "origin", mirrorDir(rp.s, "origin"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.fetched(r, "try again"); err != nil {
+			t.Fatal(err)
+		}
+		repairRemoteBranches(m, rp.st)
+		if n := left(); n != want {
+			t.Fatalf("command %d left %d branches, want %d", i+1, n, want)
+		}
+		w := rp.warn.String()
+		switch {
+		case want > 0 && !strings.Contains(w, fmt.Sprintf("%d left for the next command", want)):
+			t.Fatalf("command %d, %d left: warning %q", i+1, want, w)
+		case want == 0 && w != "":
+			t.Fatalf("command %d, none left: warning %q", i+1, w)
+		}
+	}
+}
+
+// tidyWarning's Try line follows gitx's kind of the error (errors.Is, not
+// its wording), on any command's machine: a remote silent past the bound,
+// or a mirror another pm process held all along, may be given longer
+// (git.remote_timeout, read once) even from a pm task, whose deletions
+// are bounded by it too.
+func TestTidyWarningFollowsTheKind(t *testing.T) {
+	rp := newRemoteProject(t, map[string]any{"git": map[string]any{"remote_timeout": "3s"}})
+	r := gitx.Remote{Name: "origin"}
+	for _, c := range []struct {
+		err        error
+		try, wrong string
+	}{
+		{fmt.Errorf("git push: silent: %w", gitx.ErrNoAnswer), "Try: check that this machine reaches the remote (git fetch origin), or give it longer (pm config set git.remote_timeout 1m; now 3s)", ""},
+		{fmt.Errorf("mirror: %w", gitx.ErrBusy), "Try: let the other pm command using origin finish, or give it longer (pm config set git.remote_timeout 1m; now 3s)", "this machine reaches"},
+		{fmt.Errorf("refused: %w", gitx.ErrDenied), "Try: check this machine's credentials for origin", "longer"},
+		{fmt.Errorf("no answer from nowhere: %w", gitx.ErrUnreachable), "Try: check that this machine reaches the remote (git fetch origin)", "longer"},
+	} {
+		rp.warn.Reset()
+		here(rp.s).tidyWarning(r, "refs/heads/pm/tk-1", c.err)
+		w := rp.warn.String()
+		if !strings.Contains(w, c.try) || c.wrong != "" && strings.Contains(w, c.wrong) {
+			t.Errorf("%v: warning %q, want %q", c.err, w, c.try)
 		}
 	}
 }
