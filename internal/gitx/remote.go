@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -17,7 +16,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/storage/filesystem"
-	"golang.org/x/sys/unix"
 )
 
 // Code through a git remote (issue 24, docs/distributed.md "Code through a
@@ -412,19 +410,6 @@ func removeMirror(dir string) {
 		return nil
 	})
 	os.RemoveAll(dir)
-}
-
-// chmodNoFollow sets the mode of the directory at path, never of what a
-// symbolic link there names: the O_PATH descriptor's /proc/self/fd entry
-// is the directory opened (glibc's fchmodat AT_SYMLINK_NOFOLLOW, as
-// Linux's fchmodat has no flags).
-func chmodNoFollow(path string, mode uint32) error {
-	fd, err := syscall.Open(path, unix.O_PATH|syscall.O_NOFOLLOW|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer syscall.Close(fd)
-	return syscall.Chmod("/proc/self/fd/"+strconv.Itoa(fd), mode)
 }
 
 // deniedWords are git's (and ssh's, and a forge's) own words for a remote
