@@ -71,10 +71,20 @@ type Worker struct {
 	LastSeen time.Time `json:"last_seen"`
 }
 
-// Free is how many more agents the worker takes: its capacity less what
-// it runs, takes on and has waiting (negative when more wait than it
-// has places).
-func (w Worker) Free() int { return w.Capacity - len(w.Running) - len(w.Taking) - len(w.Waiting) }
+// Free is how many more agents the worker takes: its capacity less every
+// agent that holds or waits for one of its places, each counted once:
+// what it runs, takes on and has waiting, and placed, the agents placed
+// on it since its last renewal that it does not list yet (task.Place
+// passes them). Negative when more wait than it has places.
+func (w Worker) Free(placed ...string) int {
+	held := map[string]bool{}
+	for _, names := range [][]string{w.Running, w.Taking, w.Waiting, placed} {
+		for _, n := range names {
+			held[n] = true
+		}
+	}
+	return w.Capacity - len(held)
+}
 
 // Workers are the registered workers: a key each that expires LeaseTTL
 // after its worker's last renewal.

@@ -58,20 +58,15 @@ func Place(st state.State, on string) (string, error) {
 	return best, nil
 }
 
-// freePlaces is w's capacity less every agent that holds or waits for one
-// of its places: those its registration lists, and those placed on it to
-// run (pending or running) that it does not list yet.
+// freePlaces is w's free places (state.Worker.Free), counting also the
+// agents placed on it to run (pending or running) that its registration
+// does not list yet.
 func freePlaces(w state.Worker, agents []*store.Agent) int {
-	held := map[string]bool{}
-	for _, names := range [][]string{w.Running, w.Taking, w.Waiting} {
-		for _, n := range names {
-			held[n] = true
-		}
-	}
+	var placed []string
 	for _, a := range agents {
 		if a.Worker == w.Name && a.Runtime != config.RuntimeNone && (a.Status == store.AgentPending || a.Status == store.AgentRunning) {
-			held[a.Name] = true
+			placed = append(placed, a.Name)
 		}
 	}
-	return w.Capacity - len(held)
+	return w.Free(placed...)
 }
