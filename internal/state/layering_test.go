@@ -43,6 +43,7 @@ var pending = map[string]int{
 	"internal/bench":                16, // builds synthetic .plasmodium/ trees to measure the store; reads the cost ledger it measures
 	"internal/bench/cmd/floorwatch": 1,
 	"internal/cmd/demo":             1, // prints the state directory in its summary
+	"internal/gitx":                 1, // locks a repository and a remote's mirror (lockedfile.LockWithin), git's files, no record
 	"internal/cmd/initcmd":          1, // pm init --creds copies the credential into .plasmodium/hub.creds
 	"internal/cmd/logs":             7, // pm logs -f follows logs/ and events.jsonl
 	"internal/ops":                  1, // AgentLog reads the end of an agent's log (agentlog.go), as pm logs does
