@@ -20,6 +20,7 @@ import (
 	"github.com/plasmodium/pm/internal/prompt"
 	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/state/natsstate"
+	"github.com/plasmodium/pm/internal/state/statetest"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -55,7 +56,7 @@ func TestFencedSayRefusedByTheHub(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tk, ph := openRoom(t, stA, name)
+			tk, ph := statetest.OpenRoom(t, stA, name, 10)
 
 			hl, err := agent.HoldLeaseOn(ctx, stA, name, slog.New(slog.NewTextHandler(io.Discard, nil)))
 			if err != nil {
@@ -146,27 +147,4 @@ func TestFencedSayRefusedByTheHub(t *testing.T) {
 			}
 		})
 	}
-}
-
-// openRoom makes a task owned by owner with an active phase of 10.
-func openRoom(t *testing.T, st state.State, owner string) (*state.Task, *state.Phase) {
-	t.Helper()
-	var tk *state.Task
-	err := st.WithTasks(func() error {
-		var err error
-		tk, err = st.CreateTask(func(id string) (*state.Task, []byte, error) {
-			return &state.Task{ID: id, Description: "fenced say", Owner: owner, Status: state.TaskActive, BlockedBy: []string{}}, nil, nil
-		})
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ph, err := st.CreatePhase(tk.ID, func(_ *state.Task, _ []*state.Phase, id string) (*state.Phase, error) {
-		return &state.Phase{ID: id, TaskID: tk.ID, Name: "talk", MessageLimit: 10, Roles: []string{}, Status: state.PhaseActive}, nil
-	}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tk, ph
 }

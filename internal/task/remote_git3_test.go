@@ -49,14 +49,14 @@ func newRemoteProject(t *testing.T, cfg map[string]any) *remoteProject {
 	t.Setenv("HOME", t.TempDir())
 	root := t.TempDir()
 	bare := filepath.Join(root, "remote.git")
-	gitTB(t, root, "init", "-q", "--bare", "-b", "main", bare)
-	gitTB(t, root, "clone", "-q", bare, "clone")
+	git(t, root, "init", "-q", "--bare", "-b", "main", bare)
+	git(t, root, "clone", "-q", bare, "clone")
 	clone := filepath.Join(root, "clone")
 	os.WriteFile(filepath.Join(clone, "README"), []byte("one\n"), 0o644)
-	gitTB(t, clone, "add", "-A")
-	gitTB(t, clone, "commit", "-qm", "initial")
-	gitTB(t, clone, "push", "-q", "origin", "HEAD:refs/heads/main")
-	base := gitTB(t, clone, "rev-parse", "HEAD")
+	git(t, clone, "add", "-A")
+	git(t, clone, "commit", "-qm", "initial")
+	git(t, clone, "push", "-q", "origin", "HEAD:refs/heads/main")
+	base := git(t, clone, "rev-parse", "HEAD")
 	os.WriteFile(filepath.Join(clone, "README"), []byte("the user's own, not committed\n"), 0o644)
 	sroot, _, err := store.Init(clone, time.Now)
 	if err != nil {
@@ -168,7 +168,7 @@ func TestLeftoverBranchesGoInOnePush(t *testing.T) {
 		k := rp.task(t, store.TaskKilled, "")
 		refs = append(refs, rp.base+":"+k.Worktree.Branch)
 	}
-	gitTB(t, rp.p.WorkTree, append([]string{"push", "-q", "origin"}, refs...)...)
+	git(t, rp.p.WorkTree, append([]string{"push", "-q", "origin"}, refs...)...)
 	runs := gitRuns(t)
 	m := here(rp.s)
 	r, err := gitx.RemoteOf(rp.p, "origin", mirrorDir(rp.s, "origin"))
@@ -183,7 +183,7 @@ func TestLeftoverBranchesGoInOnePush(t *testing.T) {
 	if count(got, "fetch") != 1 || count(got, "push") != 1 {
 		t.Fatalf("the repair ran %d fetches and %d pushes for 50 leftovers, want 1 and 1", count(got, "fetch"), count(got, "push"))
 	}
-	if left := gitTB(t, rp.bare, "for-each-ref", "--format=%(refname)", "refs/heads/pm"); left != "" {
+	if left := git(t, rp.bare, "for-each-ref", "--format=%(refname)", "refs/heads/pm"); left != "" {
 		t.Fatalf("left on the remote: %s", left)
 	}
 	if w := rp.warn.String(); w != "" {
@@ -233,7 +233,7 @@ func TestKillGoesOnWhenTheRemoteDoesNotAnswer(t *testing.T) {
 	root := rp.task(t, store.TaskActive, "")
 	rp.task(t, store.TaskActive, root.ID)
 	rp.task(t, store.TaskActive, root.ID)
-	gitTB(t, rp.p.WorkTree, "remote", "set-url", "origin", stalledRemote(t))
+	git(t, rp.p.WorkTree, "remote", "set-url", "origin", stalledRemote(t))
 	runs := gitRuns(t)
 	l := &agent.Launcher{Store: rp.s, State: rp.st}
 	res, err := Kill(rp.s, l, store.Human, root.ID, false)
@@ -266,7 +266,7 @@ func TestKillRestartFetchesOnce(t *testing.T) {
 	rp := newRemoteProject(t, nil)
 	root := rp.task(t, store.TaskActive, "")
 	child := rp.task(t, store.TaskActive, root.ID)
-	gitTB(t, rp.p.WorkTree, "push", "-q", "origin", rp.base+":"+child.Worktree.Branch)
+	git(t, rp.p.WorkTree, "push", "-q", "origin", rp.base+":"+child.Worktree.Branch)
 	if err := os.MkdirAll(root.WorktreePath(rp.s.ProjectDir()), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +286,7 @@ func TestKillRestartFetchesOnce(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(root.WorktreePath(rp.s.ProjectDir()), ".git")); err != nil {
 		t.Fatalf("the revived task's worktree was not made: %v", err)
 	}
-	if left := gitTB(t, rp.bare, "for-each-ref", "--format=%(refname)", "refs/heads/pm"); left != "" {
+	if left := git(t, rp.bare, "for-each-ref", "--format=%(refname)", "refs/heads/pm"); left != "" {
 		t.Fatalf("the killed subtask's branch is left on the remote: %s", left)
 	}
 }
@@ -297,7 +297,7 @@ func TestKillRestartFetchesOnce(t *testing.T) {
 func TestRemoteCopy(t *testing.T) {
 	rp := newRemoteProject(t, nil)
 	tk := rp.task(t, store.TaskActive, "")
-	gitTB(t, rp.p.WorkTree, "push", "-q", "origin", rp.base+":"+tk.Worktree.Branch)
+	git(t, rp.p.WorkTree, "push", "-q", "origin", rp.base+":"+tk.Worktree.Branch)
 	m := here(rp.s)
 	lt, err := m.local(tk)
 	if err != nil {
@@ -316,7 +316,7 @@ func TestRemoteCopy(t *testing.T) {
 			continue
 		}
 		if ref != "" {
-			if got := gitTB(t, rp.p.WorkTree, "rev-parse", ref); got != c.at {
+			if got := git(t, rp.p.WorkTree, "rev-parse", ref); got != c.at {
 				t.Errorf("%s at %s, want %s", ref, got, c.at)
 			}
 		}
@@ -382,9 +382,9 @@ func TestDropsPastTheCapAreSaid(t *testing.T) {
 		k := rp.task(t, store.TaskKilled, "")
 		refs = append(refs, rp.base+":"+k.Worktree.Branch)
 	}
-	gitTB(t, rp.p.WorkTree, append([]string{"push", "-q", "origin"}, refs...)...)
+	git(t, rp.p.WorkTree, append([]string{"push", "-q", "origin"}, refs...)...)
 	left := func() int {
-		out := gitTB(t, rp.bare, "for-each-ref", "--format=%(refname)", "refs/heads/pm")
+		out := git(t, rp.bare, "for-each-ref", "--format=%(refname)", "refs/heads/pm")
 		if out == "" {
 			return 0
 		}

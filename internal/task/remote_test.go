@@ -12,8 +12,8 @@ import (
 	"github.com/plasmodium/pm/internal/store"
 )
 
-// git runs the git binary for a test's setup.
-func git(t *testing.T, dir string, args ...string) string {
+// git runs the git binary for a test's or a benchmark's setup.
+func git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir

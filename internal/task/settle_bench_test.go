@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,19 +12,6 @@ import (
 	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/store"
 )
-
-// gitTB runs the git binary for a test's or a benchmark's setup.
-func gitTB(t testing.TB, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@localhost", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@localhost")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
 
 // remoteTasks is a project in a clone of a bare remote with n live tasks
 // whose code goes through origin and whose worktrees are other machines'
@@ -39,14 +25,14 @@ func remoteTasks(t testing.TB, n int) (*store.Store, *agent.Launcher) {
 	t.Setenv("HOME", t.TempDir())
 	root := t.TempDir()
 	bare := filepath.Join(root, "remote.git")
-	gitTB(t, root, "init", "-q", "--bare", "-b", "main", bare)
-	gitTB(t, root, "clone", "-q", bare, "clone")
+	git(t, root, "init", "-q", "--bare", "-b", "main", bare)
+	git(t, root, "clone", "-q", bare, "clone")
 	clone := filepath.Join(root, "clone")
 	os.WriteFile(filepath.Join(clone, "README"), []byte("one\n"), 0o644)
-	gitTB(t, clone, "add", "-A")
-	gitTB(t, clone, "commit", "-qm", "initial")
-	gitTB(t, clone, "push", "-q", "origin", "HEAD:refs/heads/main")
-	base := gitTB(t, clone, "rev-parse", "HEAD")
+	git(t, clone, "add", "-A")
+	git(t, clone, "commit", "-qm", "initial")
+	git(t, clone, "push", "-q", "origin", "HEAD:refs/heads/main")
+	base := git(t, clone, "rev-parse", "HEAD")
 	sroot, _, err := store.Init(clone, time.Now)
 	if err != nil {
 		t.Fatal(err)

@@ -13,7 +13,7 @@ import (
 	"github.com/plasmodium/pm/internal/natsx"
 	"github.com/plasmodium/pm/internal/natsx/room"
 	"github.com/plasmodium/pm/internal/state"
-	"github.com/plasmodium/pm/internal/state/natsstate"
+	"github.com/plasmodium/pm/internal/state/statetest"
 )
 
 // Which fence a project's room appends have is its rooms stream's, as it
@@ -78,7 +78,7 @@ func TestProjectsKeepTheirRoomFence(t *testing.T) {
 				t.Fatalf("the agent's fence subject holds %d marks, want 4 (the takeover mark, which rolled the subject up, and 3)", n)
 			}
 
-			tk, ph := openRoomOf(t, st, name)
+			tk, ph := statetest.OpenRoom(t, st, name, 10)
 			say := func(text string) error {
 				m := state.Message{ID: ids.Default.New(ids.Message), PhaseID: ph.ID, Author: name, Content: text}
 				return st.WithPhase(tk.ID, ph.ID, func(tx state.RoomTx) error { return state.AppendFenced(tx, m, le) })
@@ -93,7 +93,7 @@ func TestProjectsKeepTheirRoomFence(t *testing.T) {
 				if err := le.Fence(ctx, "pm status"); err != nil {
 					t.Fatalf("the holder's mark after pm reset: %v", err)
 				}
-				tk, ph = openRoomOf(t, st, name)
+				tk, ph = statetest.OpenRoom(t, st, name, 10)
 			}
 			// Another host takes the lease (as after it expired on the hub).
 			kv, err := c.JS.KeyValue(ctx, names.Agents)
@@ -119,27 +119,4 @@ func TestProjectsKeepTheirRoomFence(t *testing.T) {
 			}
 		})
 	}
-}
-
-// openRoomOf makes a task owned by owner with an active phase of 10.
-func openRoomOf(t *testing.T, st *natsstate.State, owner string) (*state.Task, *state.Phase) {
-	t.Helper()
-	var tk *state.Task
-	err := st.WithTasks(func() error {
-		var err error
-		tk, err = st.CreateTask(func(id string) (*state.Task, []byte, error) {
-			return &state.Task{ID: id, Description: "fence", Owner: owner, Status: state.TaskActive, BlockedBy: []string{}}, nil, nil
-		})
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ph, err := st.CreatePhase(tk.ID, func(_ *state.Task, _ []*state.Phase, id string) (*state.Phase, error) {
-		return &state.Phase{ID: id, TaskID: tk.ID, Name: "talk", MessageLimit: 10, Roles: []string{}, Status: state.PhaseActive}, nil
-	}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tk, ph
 }
