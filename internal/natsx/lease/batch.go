@@ -114,13 +114,32 @@ func (w *Writer) AppendWith(ctx context.Context, mark []byte, m *nats.Msg) (uint
 		w.last = ack.Seq // the mark, just after m
 		w.stored(roll)
 		return ack.Seq - 1, nil
-	case ack.Error.ErrorCode == errAtomicDuplicate:
-		w.followOwnMark(ctx, m.Header.Get(jetstream.MsgIDHeader))
+	case ack.Error.ErrorCode != errAtomicDuplicate && !natsx.WrongLast(ack.Error):
+		return 0, ack.Error
+	}
+	// A duplicate, or a wrong last sequence: the fence subject's last mark
+	// says whose. This Writer's own, stored with m by an earlier attempt
+	// whose answer was lost (a new leader may not know m's id and refuse
+	// the repeat's expectations instead), is followed; any other mark
+	// after this Writer's last is a newer holder's.
+	last, err := w.lastMark(ctx)
+	switch {
+	case err == nil && last != nil && w.ownMark(last, m):
+		w.last = last.Sequence
+		w.stored(last.Header.Get(jetstream.MsgRollup) != "")
 		return 0, fmt.Errorf("%w: %s", ErrDuplicate, m.Subject)
-	case natsx.WrongLast(ack.Error) && w.fenced(ctx):
+	case ack.Error.ErrorCode == errAtomicDuplicate:
+		return 0, fmt.Errorf("%w: %s", ErrDuplicate, m.Subject)
+	case err == nil && last != nil && last.Sequence != w.last:
 		return 0, fmt.Errorf("%w: %s's write to %s", ErrFenced, w.le.Holder, m.Subject)
 	}
 	return 0, ack.Error
+}
+
+// ownMark reports whether last is the mark this Writer stored with m.
+func (w *Writer) ownMark(last *jetstream.RawStreamMsg, m *nats.Msg) bool {
+	id := m.Header.Get(jetstream.MsgIDHeader)
+	return id != "" && last.Sequence != w.last && last.Header.Get(MsgHeader) == id
 }
 
 // RollupEvery bounds the marks a fence subject holds on a stream that
@@ -155,33 +174,10 @@ func (w *Writer) stored(roll bool) {
 	w.held++
 }
 
-// followOwnMark moves the Writer past the mark stored with the write
-// msgID (a batch that landed unanswered): the fence subject's last mark,
-// when it is that one. Any other last mark is a newer holder's, and the
-// Writer's next append is refused, as it must be.
-func (w *Writer) followOwnMark(ctx context.Context, msgID string) {
-	last, err := w.lastMark(ctx)
-	if err == nil && last != nil && msgID != "" && last.Header.Get(MsgHeader) == msgID {
-		w.last = last.Sequence
-		w.stored(last.Header.Get(jetstream.MsgRollup) != "")
-	}
-}
-
-// fenced reports whether another append followed this Writer's last on
-// its subject (a newer holder's takeover mark).
-func (w *Writer) fenced(ctx context.Context) bool {
-	last, err := w.lastMark(ctx)
-	return err == nil && last != nil && last.Sequence != w.last
-}
-
 // lastMark is the fence subject's last message, read from the stream's
 // leader (nil: none).
 func (w *Writer) lastMark(ctx context.Context) (*jetstream.RawStreamMsg, error) {
-	var s jetstream.Stream
-	if err := natsx.Do(ctx, func(op context.Context) (err error) { s, err = w.le.l.c.JS.Stream(op, w.stream); return err }); err != nil {
-		return nil, err
-	}
-	return natsx.Last(ctx, s, w.subject)
+	return natsx.Last(ctx, w.st, w.subject)
 }
 
 // Publish is AppendWith with mark, answering as a JetStream publish does

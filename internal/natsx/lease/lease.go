@@ -53,6 +53,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -143,7 +144,8 @@ type Lease struct {
 	Holder string
 	value  []byte // what the lease writes (its holder's name, or a worker's record)
 	rev    uint64
-	token  string // the prefix of its writes' message ids
+	token  string       // the prefix of its writes' message ids
+	marks  atomic.Int64 // fence marks its Writers appended: their ids
 	writes int
 }
 
@@ -318,7 +320,8 @@ func (l *Leases) watchFree(ctx context.Context, key string, d time.Duration) boo
 	defer cancel()
 	w, err := l.kv.Watch(rctx, key)
 	if err != nil {
-		return false // unanswered (an election), or refused: the backstop reads
+		<-rctx.Done() // unanswered (an election), or refused: the backstop reads, after d, not at once
+		return false
 	}
 	defer func() { _ = w.Stop() }()
 	live := false
@@ -329,7 +332,8 @@ func (l *Leases) watchFree(ctx context.Context, key string, d time.Duration) boo
 		case e, ok := <-w.Updates():
 			switch {
 			case !ok:
-				return false // the watch ended: the backstop reads
+				<-rctx.Done() // the watch ended: the backstop reads, after d
+				return false
 			case e == nil: // the end of the current values
 				if !live {
 					return true
@@ -357,10 +361,9 @@ type Writer struct {
 	subject string
 	rollup  bool // marks replace the subject's earlier ones (the stream allows rollups: RollupEvery)
 
-	mu    sync.Mutex // one append at a time: each expects the last one's sequence
-	last  uint64
-	held  int // marks on the subject since this Writer's last rollup
-	marks int // marks appended: their message ids
+	mu   sync.Mutex // one append at a time: each expects the last one's sequence
+	last uint64
+	held int // marks on the subject since this Writer's last rollup
 }
 
 // Writer starts le's writes to subject: it appends a takeover mark after
@@ -406,8 +409,9 @@ func (w *Writer) Append(ctx context.Context, data []byte) error {
 	// The mark's id is the lease's own (see put): a repeat of a mark
 	// whose answer was lost is recognised, not taken for a newer holder's.
 	m.Header.Del(jetstream.ExpectedLastSubjSeqHeader)
-	w.marks++
-	m.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("%s-f%d", w.le.token, w.marks))
+	// Counted on the lease, not the Writer: a stream's duplicate window
+	// spans its subjects, and a lease may have two Writers on one stream.
+	m.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("%s-f%d", w.le.token, w.le.marks.Add(1)))
 	seq, err := w.le.l.c.Put(ctx, w.st, m, w.last)
 	if natsx.WrongLast(err) {
 		return fmt.Errorf("%w: %s's write to %s", ErrFenced, w.le.Holder, w.subject)

@@ -178,3 +178,41 @@ func TestLostMarkIsTheWritersOwn(t *testing.T) {
 		t.Fatalf("the old holder's mark after a takeover: %v, want ErrFenced", err)
 	}
 }
+
+// Two Writers of one lease on one stream (two fence subjects) draw their
+// marks' message ids from the lease, not each from its own count: the
+// stream's duplicate window spans its subjects, and a second Writer's
+// first mark taken for the first Writer's would be dropped, its Writer
+// then fenced by its own hand.
+func TestTwoWritersOfOneLeaseOnOneStream(t *testing.T) {
+	h := hubtest.Single(t)
+	ctx := ctxFor(t)
+	c := h.Connect(0)
+	if _, err := c.Stream(ctx, jetstream.StreamConfig{Name: "T", Subjects: []string{"t.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := lease.Open(ctx, c, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := l.Acquire(ctx, "oak_0001", "host-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w1, err := a.Writer(ctx, "T", "t.fence.one")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w2, err := a.Writer(ctx, "T", "t.fence.two")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := w1.Append(ctx, []byte("pm say")); err != nil {
+			t.Fatalf("w1's mark %d: %v", i, err)
+		}
+		if err := w2.Append(ctx, []byte("pm say")); err != nil {
+			t.Fatalf("w2's mark %d: %v", i, err)
+		}
+	}
+}

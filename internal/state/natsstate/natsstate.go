@@ -336,10 +336,10 @@ func (s *State) holder() string { return s.c.NC.ConnectedServerId() + "/" + s.ID
 // lock is renewed every third of lockTTL.
 func (s *State) waitFree(name string) error {
 	err := s.locks.WaitFree(s.ctx, name)
-	if err != nil && s.ctx.Err() != nil {
-		return err
+	if errors.Is(err, lease.ErrStillHeld) || (err != nil && s.ctx.Err() == nil && natsx.Transient(err)) {
+		return nil // take it again, or wait anew
 	}
-	return nil
+	return err
 }
 
 // release gives l up, riding out a change of leader (natsx/lease: a
