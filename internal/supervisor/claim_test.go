@@ -1,6 +1,8 @@
 package supervisor
 
 import (
+	"context"
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -177,5 +179,58 @@ func TestTheWayOutWaitsForClaimsThenStarts(t *testing.T) {
 	sv.wayOut()
 	if a := r.agent(t, name); a.Worker != "w1" || a.Status != store.AgentRunning || len(r.fake.Started()) != 1 {
 		t.Fatalf("after the way out: on %q, %s, %d starts; want the claim and its start finished", a.Worker, a.Status, len(r.fake.Started()))
+	}
+}
+
+// failedWait is a driver whose Wait fails at once while the run goes on
+// (proc.Wait out of file descriptors, say); probed says when Alive is
+// asked about the run after that.
+type failedWait struct {
+	*drivertest.Driver
+	h      driver.Handle
+	probed chan struct{}
+}
+
+func (d *failedWait) Wait(ctx context.Context, h driver.Handle) (driver.ExitStatus, error) {
+	if h == d.h {
+		return driver.ExitStatus{}, errors.New("wait: too many open files")
+	}
+	return d.Driver.Wait(ctx, h)
+}
+
+func (d *failedWait) Alive(h driver.Handle) bool {
+	alive := d.Driver.Alive(h)
+	if h == d.h {
+		select {
+		case d.probed <- struct{}{}:
+		default:
+		}
+	}
+	return alive
+}
+
+// A host whose exit watch fails while it still runs keeps its place: its
+// worker does not count it gone (and take one agent more than its
+// capacity), nor wake itself to watch it again and again.
+func TestAFailedExitWatchKeepsThePlace(t *testing.T) {
+	r := newRig(t, DefaultPolicy)
+	_, owner := r.startOwner(t)
+	d := &failedWait{Driver: r.fake, h: owner.Handle, probed: make(chan struct{}, 1)}
+	sv, _ := workerOn(t, r, d, "w1", 1)
+	sv.watchExit(owner.Name, owner.Handle)
+	select {
+	case <-d.probed: // the watcher asked whether the run still runs
+	case <-sv.wake: // the watcher took the failed wait for an exit
+	case <-time.After(hang):
+		t.Fatal("the exit watcher neither probed nor woke the worker")
+	}
+	sv.mu.Lock()
+	watched := sv.watching[owner.Name] == owner.Handle
+	sv.mu.Unlock()
+	if !watched {
+		t.Fatal("a host still running was forgotten after its exit watch failed: its place counts as free")
+	}
+	if ok, _ := sv.reserve("start other_0001"); ok {
+		t.Fatal("a capacity-1 worker reserved a second place beside a host still running")
 	}
 }

@@ -831,12 +831,20 @@ func (sv *Supervisor) watchExit(name string, h driver.Handle) {
 	sv.watching[name] = h
 	sv.mu.Unlock()
 	go func() {
-		_, _ = sv.drv.Wait(sv.ctx, h)
-		if sv.ctx.Err() == nil {
-			sv.unwatch(name, h)
-			sv.sweep(name, h)
-			sv.poke()
+		_, err := sv.drv.Wait(sv.ctx, h)
+		if sv.ctx.Err() != nil {
+			return
 		}
+		if err != nil && sv.drv.Alive(h) {
+			// The watch failed, not the run (out of descriptors, say): it
+			// keeps its place and its entry, so no reconcile watches it
+			// again in a loop; the next probe of a reconcile sees its end.
+			sv.Log.Warn("cannot watch an agent's exit; it still runs", "agent", name, "err", err)
+			return
+		}
+		sv.unwatch(name, h)
+		sv.sweep(name, h)
+		sv.poke()
 	}()
 }
 
