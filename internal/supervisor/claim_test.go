@@ -234,3 +234,29 @@ func TestAFailedExitWatchKeepsThePlace(t *testing.T) {
 		t.Fatal("a capacity-1 worker reserved a second place beside a host still running")
 	}
 }
+
+// An owner that exited 0 on a worker now gone, its task rejected since
+// its start (a pm reject that kept a conflict, say), is still to run: a
+// worker claims it and moves it here, where its start follows. Before,
+// claims took only wanted or never-started agents, so the rejection
+// stayed with the gone worker.
+func TestARejectedOwnerOfAGoneWorkerIsClaimed(t *testing.T) {
+	r := newRig(t, DefaultPolicy)
+	name := placedOn(t, r, "gone")
+	zero := 0
+	a, err := r.s.UpdateAgent(name, func(a *store.Agent) error {
+		a.Status, a.ExitCode = store.AgentExited, &zero
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.s.UpdateTask(a.TaskID, func(tk *store.Task) error { tk.Rejections = a.Rejections + 1; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	sv, hub := workerOn(t, r, r.fake, "w1", 0)
+	sv.claim(hub, r.agent(t, name))
+	if got := r.agent(t, name); got.Worker != "w1" {
+		t.Fatalf("a rejected owner of a gone worker stayed on %q, want moved to w1", got.Worker)
+	}
+}

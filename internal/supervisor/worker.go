@@ -328,17 +328,12 @@ func (sv *Supervisor) takeOver(ws state.Workers, leases state.AgentLeases) {
 	}
 }
 
-// claimable: a (of a gone worker) is to run: wanted, or placed and never
-// started.
+// claimable: a (of a gone worker) is to run: wanted, placed and never
+// started, or an owner whose task was rejected since its start.
 func (sv *Supervisor) claimable(a *store.Agent) bool {
-	return sv.wanted(a) || sv.placedToStartAnywhere(a)
-}
-
-// placedToStartAnywhere is placedToStart whatever the agent's worker.
-func (sv *Supervisor) placedToStartAnywhere(a *store.Agent) bool {
-	b := *a
+	b := *a // as if placed here: what this worker would start
 	b.Worker = sv.Worker
-	return sv.placedToStart(&b)
+	return sv.wanted(a) || sv.placedToStart(&b) || sv.rejectedToStart(&b)
 }
 
 // claim moves agent seen (as takeOver read it, on a gone worker) to this
