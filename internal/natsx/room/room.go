@@ -91,15 +91,15 @@ func OpenFenced(ctx context.Context, c *natsx.Conn, stream, prefix, fencePrefix 
 		return nil, err
 	}
 	r := &Rooms{c: c, s: s, stream: stream, prefix: prefix}
-	if cfg := s.CachedInfo().Config; fencePrefix != "" && HoldsFences(cfg, fencePrefix) {
+	if cfg := s.CachedInfo().Config; fencePrefix != "" && holdsFences(cfg, fencePrefix) {
 		r.fences, r.batched = fencePrefix, Batches(cfg, fencePrefix)
 	}
 	return r, nil
 }
 
-// HoldsFences reports whether a rooms' stream of configuration cfg holds
+// holdsFences reports whether a rooms' stream of configuration cfg holds
 // the fence subjects under fencePrefix (OpenFenced made it).
-func HoldsFences(cfg jetstream.StreamConfig, fencePrefix string) bool {
+func holdsFences(cfg jetstream.StreamConfig, fencePrefix string) bool {
 	return slices.Contains(cfg.Subjects, fencePrefix+">")
 }
 
@@ -108,7 +108,7 @@ func HoldsFences(cfg jetstream.StreamConfig, fencePrefix string) bool {
 // subjects and takes atomic batches (a server before 2.12 keeps no
 // AllowAtomicPublish, and its rooms' appends are not fenced by it).
 func Batches(cfg jetstream.StreamConfig, fencePrefix string) bool {
-	return HoldsFences(cfg, fencePrefix) && cfg.AllowAtomicPublish
+	return holdsFences(cfg, fencePrefix) && cfg.AllowAtomicPublish
 }
 
 // Fences is the prefix of the fence subjects the rooms' stream holds, ""
@@ -118,9 +118,6 @@ func (r *Rooms) Fences() string { return r.fences }
 // Batched reports whether a room's append can carry a fence mark in one
 // atomic batch (Batches).
 func (r *Rooms) Batched() bool { return r.batched }
-
-// StreamName is the rooms' stream.
-func (r *Rooms) StreamName() string { return r.stream }
 
 // Publish stores m, a room's next message (its subject, data and headers
 // set: its index, its message id, the room's last sequence as expected),
