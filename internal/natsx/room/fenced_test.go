@@ -80,6 +80,11 @@ func TestExactLimitWithFencedWriters(t *testing.T) {
 			if _, err := nle.Writer(ctx, stream, fences+"gone"); err != nil {
 				t.Fatal(err)
 			}
+			// Into the empty room first, so ErrFull cannot stand in for
+			// the refusal: the fenced holder's append is ErrFenced.
+			if _, err := fenced.r.AppendVia(ctx, "ph-race", "fenced-first", []byte("late"), limit, fenced.w.Publish([]byte("pm say"))); !errors.Is(err, lease.ErrFenced) {
+				t.Fatalf("the fenced holder's append into an empty room: %v, want ErrFenced", err)
+			}
 
 			var accepted atomic.Int64
 			seen := make([]atomic.Int32, limit+1)
