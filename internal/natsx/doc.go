@@ -58,7 +58,11 @@
 //     attempt moved the subject on is recognised as that attempt (the
 //     subject's last message carries its id). natsstate's records and
 //     natsx/lease's leases write through it.
-//   - A compare-and-set refusal (a wrong last sequence, which a single
-//     node reports as 10071 and a replicated stream as 10164) is one
-//     predicate, WrongLast.
+//   - A compare-and-set refusal is one predicate, WrongLast: a wrong last
+//     sequence (10071), or a write of the subject still in flight at a
+//     replicated stream's leader (10164, InProcess). Only the first is a
+//     verdict: the leader answers a write before it clears its in-flight
+//     mark, so a writer's own next write can meet it. Put, and a lease's
+//     batch, ask again while InProcess (WhileInProcess); a caller that
+//     reads again and retries anyway (a room's append) needs nothing more.
 package natsx

@@ -132,14 +132,30 @@ func (c *Conn) KeyValue(ctx context.Context, cfg jetstream.KeyValueConfig) (jets
 }
 
 // WrongLast reports a publish refused because the subject's (or the
-// stream's) last sequence was not the one it expected.
+// stream's) last sequence was not the one it expected (10071), or because
+// another write of the subject was still in flight at a replicated
+// stream's leader (InProcess). Either way nothing was stored, and reading
+// again and retrying is right. Only 10071 is a verdict: a caller that
+// reads the refusal as one (a lease lost, a fence moved, a key taken)
+// rules InProcess out first, as Put does.
 func WrongLast(err error) bool {
 	var api *jetstream.APIError
 	if !errors.As(err, &api) {
 		return false
 	}
-	return api.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
-		api.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant
+	return api.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence || InProcess(err)
+}
+
+// InProcess reports a compare-and-set that a replicated stream's leader
+// refused because a write of the same subject is in flight there, not
+// applied yet (10164). That is no verdict, and it is not only another
+// writer's: nats-server answers a write before it clears the write's
+// in-flight mark, so the writer's own next compare-and-set, sent at once,
+// can meet it (lease.TestOneHoldersConcurrentAppends failed on it in CI).
+// Asked again a moment later (WhileInProcess), the answer is a verdict.
+func InProcess(err error) bool {
+	var api *jetstream.APIError
+	return errors.As(err, &api) && api.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant
 }
 
 // NotFound reports a message, key or stream that is not there.

@@ -19,8 +19,9 @@ const AnyLast = ^uint64(0)
 // stored id as a duplicate (the first attempt's sequence), and a repeat
 // refused by the expected sequence because the first attempt moved the
 // subject on is recognised as that attempt, by its id in the subject's
-// last message (a new leader may not know the id yet). Any other refusal
-// is WrongLast.
+// last message (a new leader may not know the id yet). A refusal while
+// another write of the subject is in flight (InProcess) is asked again
+// once it is applied. Any other refusal is WrongLast, and a verdict.
 func (c *Conn) Put(ctx context.Context, st jetstream.Stream, m *nats.Msg, last uint64) (uint64, error) {
 	var opts []jetstream.PublishOpt
 	if last != AnyLast {
@@ -28,13 +29,15 @@ func (c *Conn) Put(ctx context.Context, st jetstream.Stream, m *nats.Msg, last u
 	}
 	maybeStored := false // an attempt went unanswered: it may have landed
 	var seq uint64
-	err := Do(ctx, func(op context.Context) error {
-		ack, err := c.JS.PublishMsg(op, m, opts...)
-		maybeStored = maybeStored || Transient(err)
-		if err == nil {
-			seq = ack.Sequence // a duplicate's is the first attempt's
-		}
-		return err
+	err := WhileInProcess(ctx, func(ctx context.Context) error {
+		return Do(ctx, func(op context.Context) error {
+			ack, err := c.JS.PublishMsg(op, m, opts...)
+			maybeStored = maybeStored || Transient(err)
+			if err == nil {
+				seq = ack.Sequence // a duplicate's is the first attempt's
+			}
+			return err
+		})
 	})
 	if WrongLast(err) && maybeStored {
 		if l, gerr := Last(ctx, st, m.Subject); gerr == nil && l != nil && l.Header.Get(jetstream.MsgIDHeader) == m.Header.Get(jetstream.MsgIDHeader) {

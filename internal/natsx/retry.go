@@ -60,6 +60,15 @@ func Do(ctx context.Context, req func(ctx context.Context) error) error {
 	return ride(ctx, rides{rideOut: RideOut, pause: 50 * time.Millisecond, most: time.Second}, req)
 }
 
+// WhileInProcess runs req, which rides out transient errors itself (Do),
+// again while it fails InProcess: the write that stood in its way is
+// applied within a moment (a round of the stream's replication), after
+// which the answer is a verdict. Pauses from 1 ms, doubled up to 100 ms,
+// for RideOut at most (a subject written without pause by others).
+func WhileInProcess(ctx context.Context, req func(ctx context.Context) error) error {
+	return ride(ctx, rides{rideOut: RideOut, pause: time.Millisecond, most: 100 * time.Millisecond, again: InProcess, outer: true}, req)
+}
+
 // rides are the bounds of one ride: how long it keeps asking, its first
 // pause between two attempts (doubled each time, up to most), and what
 // else than a Transient error is asked again (again: nil for nothing).
@@ -68,6 +77,10 @@ type rides struct {
 	pause, most time.Duration
 	again       func(error) bool
 	giveUp      func(err error) error // the error past rideOut (nil: Do's)
+	// outer: a ride around requests that ride out transient errors
+	// themselves (Do): only again is asked again, and each attempt has
+	// ctx whole, not one request's bound.
+	outer bool
 }
 
 // ride is the one retry loop of pm's hub requests (Do, Stored): each
@@ -79,9 +92,13 @@ func ride(ctx context.Context, r rides, req func(ctx context.Context) error) err
 	pause := r.pause
 	for {
 		op, cancel := Op(ctx)
+		if r.outer {
+			op = ctx
+		}
 		err := req(op)
 		cancel()
-		if err == nil || !(Transient(err) || r.again != nil && r.again(err)) || ctx.Err() != nil {
+		retry := !r.outer && Transient(err) || r.again != nil && r.again(err)
+		if err == nil || !retry || ctx.Err() != nil {
 			return err
 		}
 		if time.Now().After(giveUp) {

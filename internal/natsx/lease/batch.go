@@ -57,20 +57,34 @@ const errAtomicDuplicate = 10201
 // batch: both are stored or neither. It returns m's sequence.
 //
 // A refused expectation is the same server error for the mark and for m
-// (JSStreamWrongLastSequenceErr, 10071, or 10164 while a subject's write
-// is in flight: natsx.WrongLast); which subject it was is only in the
-// error's text, never read here. So a WrongLast is told apart by the
+// (JSStreamWrongLastSequenceErr, 10071: natsx.WrongLast); which subject
+// it was is only in the error's text, never read here. So a WrongLast is told apart by the
 // fence subject itself: moved past this Writer's last, a newer holder
 // took over and the write is refused for good (ErrFenced); not moved, it
 // was m's own expectation (the server's error, natsx.WrongLast: read
 // again and retry). ErrDuplicate: m's id was stored by an earlier
 // attempt (the Writer then follows the mark stored with it).
 //
+// A refusal while a write of either subject was in flight at the leader
+// (natsx.InProcess: the Writer's own last mark can be one, answered but
+// not yet cleared) is no verdict: the batch is sent again once it is
+// applied.
+//
 // The Writer's stream must allow atomic publish. Appends of one Writer
 // are one at a time (its last sequence is theirs).
 func (w *Writer) AppendWith(ctx context.Context, mark []byte, m *nats.Msg) (uint64, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	var seq uint64
+	err := natsx.WhileInProcess(ctx, func(ctx context.Context) (err error) {
+		seq, err = w.appendWith(ctx, mark, m)
+		return err
+	})
+	return seq, err
+}
+
+// appendWith is one attempt of AppendWith.
+func (w *Writer) appendWith(ctx context.Context, mark []byte, m *nats.Msg) (uint64, error) {
 	var raw [12]byte
 	if _, err := rand.Read(raw[:]); err != nil {
 		return 0, err
