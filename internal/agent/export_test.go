@@ -24,3 +24,6 @@ func (h *hostLease) Lease() state.AgentLease { return h.le }
 
 // Release ends the renewals and gives the lease up.
 func (h *hostLease) Release() { h.release() }
+
+// IsLost reports whether the host knows its lease lost.
+func (h *hostLease) IsLost() bool { return h.isLost() }

@@ -118,11 +118,36 @@ func TestFencedSayRefusedByTheHub(t *testing.T) {
 			if code == 0 || !strings.Contains(stderr, "refused by the hub") {
 				t.Fatalf("the fenced say: exit %d, stderr %q; want the hub's refusal", code, stderr)
 			}
+			// The refusal is proof another host holds the lease: the host
+			// is fenced by it at once (its agent stopped), not at its next
+			// renewal, a third of a TTL later.
+			if !hl.IsLost() {
+				t.Fatal("the hub refused the host's say, and the host still holds itself the lease's holder: its agent runs on")
+			}
 
 			// An llm agent's say (its tool, run in its host's process, no
 			// broker and no guard) carries the same lease (agent.LLMFunc's
 			// fence, capability.Env.Fence): refused by the hub too.
-			env := &capability.Env{Store: s, State: stA, Actor: actor, Fence: hl.Lease()}
+			// A new host on A takes the lease back, then B takes it over
+			// before the tool's say: that host too is fenced at once.
+			release := func() {
+				names, _ := natsx.ProjectNames(project)
+				kv, err := h.Connect(0).JS.KeyValue(ctx, names.Agents)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := kv.Delete(ctx, "agent."+name); err != nil {
+					t.Fatal(err)
+				}
+			}
+			release()
+			hl2, err := agent.HoldLeaseOn(ctx, stA, name, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer hl2.Release()
+			takeover()
+			env := &capability.Env{Store: s, State: stA, Actor: actor, Fence: hl2.Lease()}
 			tools, err := capability.Tools(env, &prompt.Object{Name: "owner", Capabilities: []string{"say"}, Source: "owner.md"})
 			if err != nil {
 				t.Fatal(err)
@@ -140,6 +165,9 @@ func TestFencedSayRefusedByTheHub(t *testing.T) {
 				}
 				if !strings.Contains(out+fmt.Sprint(err), "refused by the hub") {
 					t.Fatalf("the llm tool's say: %q, %v; want the hub's refusal", out, err)
+				}
+				if !hl2.IsLost() {
+					t.Fatal("the hub refused the llm host's say, and the host still holds itself the lease's holder: its model loop runs on")
 				}
 			}
 			if !found {

@@ -39,6 +39,7 @@ type filesLease struct{}
 
 func (filesLease) Renew(context.Context) error         { return nil }
 func (filesLease) Fence(context.Context, string) error { return nil }
+func (filesLease) OnRefused(func(error))               {}
 func (filesLease) Release(context.Context) error       { return nil }
 
 // Holder names this host in its lease: the machine and the pid.
@@ -81,6 +82,10 @@ func holdLeaseOn(ctx context.Context, ls state.AgentLeases, name string, log *sl
 		Warn:  func(err error) { log.Warn("cannot renew the agent's lease; trying again", "err", err) },
 		Since: sent,
 	})
+	// A call's write the hub refused (another host took the lease) loses
+	// it before the call returns: the agent is stopped at once, an llm
+	// agent's loop too, whose calls pass no guard.
+	le.OnRefused(kept.Lose)
 	return &hostLease{le: le, kept: kept, log: log}, nil
 }
 

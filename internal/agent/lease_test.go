@@ -60,6 +60,7 @@ func (f *fakeLeases) Fence(_ context.Context, mark string) error {
 	f.fences = append(f.fences, mark)
 	return nil
 }
+func (f *fakeLeases) OnRefused(func(error)) {}
 func (f *fakeLeases) Release(context.Context) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -54,6 +54,12 @@ type AgentLease interface {
 	// holder took the lease and wrote its takeover mark, whatever this
 	// host's clock says.
 	Fence(ctx context.Context, mark string) error
+	// OnRefused has fn called, before the refused call returns, each time
+	// the hub refuses a write this lease carried (a Fence, a room append
+	// of AppendFenced) because a newer holder took the lease: proof the
+	// host lost it, so its host stops the agent at once rather than at
+	// its next renewal. fn is the host's, set once as it takes the lease.
+	OnRefused(fn func(why error))
 	// Release gives the lease up.
 	Release(ctx context.Context) error
 }

@@ -105,6 +105,7 @@ type fakeHubLease struct {
 
 func (fakeHubLease) Renew(context.Context) error         { return nil }
 func (fakeHubLease) Fence(context.Context, string) error { return nil }
+func (fakeHubLease) OnRefused(func(error))               {}
 func (l fakeHubLease) Release(context.Context) error {
 	l.f.release(l.name)
 	return nil

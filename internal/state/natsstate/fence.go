@@ -63,6 +63,7 @@ func (tx *roomTx) AppendFenced(msg state.Message, fence state.AgentLease) error 
 	return tx.append(msg, func(op context.Context, m *nats.Msg) (*jetstream.PubAck, error) {
 		ack, err := publish(op, m)
 		if errors.Is(err, lease.ErrFenced) {
+			al.refused(err)
 			return nil, state.Errorf(state.ErrLeaseLost, "nothing: this agent runs again on the host that holds its lease",
 				"refused by the hub: another host holds agent %s's lease (%v); the message was not stored", strings.TrimPrefix(al.le.Key, "agent."), err)
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -148,6 +149,9 @@ type agentLease struct {
 	le     *lease.Lease
 	w      *lease.Writer
 	stream string // w's: the rooms stream when it holds the fence subjects (fence.go)
+
+	mu        sync.Mutex
+	onRefused func(why error)
 }
 
 func lost(err error) error {
@@ -160,7 +164,28 @@ func lost(err error) error {
 func (a *agentLease) Renew(ctx context.Context) error   { return lost(a.le.Renew(ctx)) }
 func (a *agentLease) Release(ctx context.Context) error { return lost(a.le.Release(ctx)) }
 func (a *agentLease) Fence(ctx context.Context, mark string) error {
-	return lost(a.w.Append(ctx, []byte(mark)))
+	err := a.w.Append(ctx, []byte(mark))
+	if errors.Is(err, lease.ErrFenced) {
+		a.refused(err)
+	}
+	return lost(err)
+}
+
+func (a *agentLease) OnRefused(fn func(why error)) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.onRefused = fn
+}
+
+// refused tells the lease's host that the hub refused a write it
+// carried (ErrFenced: a newer holder's takeover mark stands).
+func (a *agentLease) refused(why error) {
+	a.mu.Lock()
+	fn := a.onRefused
+	a.mu.Unlock()
+	if fn != nil {
+		fn(why)
+	}
 }
 
 // RegisterWorker takes w's key, a lease on its name whose value is w; a
