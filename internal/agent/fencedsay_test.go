@@ -126,10 +126,12 @@ func TestFencedSayRefusedByTheHub(t *testing.T) {
 			}
 
 			// An llm agent's say (its tool, run in its host's process, no
-			// broker and no guard) carries the same lease (agent.LLMFunc's
-			// fence, capability.Env.Fence): refused by the hub too.
+			// broker) carries the same lease (agent.LLMFunc's fence,
+			// capability.Env.Fence): its tool call's own fence mark, as an
+			// exec agent's guard's, and its append are refused by the hub.
 			// A new host on A takes the lease back, then B takes it over
-			// before the tool's say: that host too is fenced at once.
+			// before the tool's say: the say's mark is refused, nothing is
+			// stored, and that host too is fenced at once.
 			release := func() {
 				names, _ := natsx.ProjectNames(project)
 				kv, err := h.Connect(0).JS.KeyValue(ctx, names.Agents)
@@ -163,7 +165,7 @@ func TestFencedSayRefusedByTheHub(t *testing.T) {
 				if n, cerr := stB.MessageCount(tk.ID, ph.ID); cerr != nil || n != 1 {
 					t.Fatalf("the room holds %d messages (%v) after the llm tool's say (%q, %v), want 1", n, cerr, out, err)
 				}
-				if !strings.Contains(out+fmt.Sprint(err), "refused by the hub") {
+				if !strings.Contains(out+fmt.Sprint(err), "another host holds") {
 					t.Fatalf("the llm tool's say: %q, %v; want the hub's refusal", out, err)
 				}
 				if !hl2.IsLost() {

@@ -40,8 +40,9 @@ type Env struct {
 	// Halt ends the agent's run for reason: the loop breaker's "stop" in
 	// an operation it holds (ops.Session.Halt). nil: nothing to end.
 	Halt func(reason string)
-	// Fence is the agent's host's hold on its lease, which the operations'
-	// room appends carry (ops.Session.Fence). nil: none (a person's).
+	// Fence is the agent's host's hold on its lease: each tool call takes
+	// a fence mark on it first (fence.go), and the operations' room
+	// appends carry it (ops.Session.Fence). nil: none (a person's).
 	Fence state.AgentLease
 }
 
@@ -128,6 +129,9 @@ func builtinTool(env *Env, name string, b impl) llm.Tool {
 	return llm.Tool{
 		Name: name, Description: b.desc, Parameters: b.params(),
 		Call: func(ctx context.Context, args json.RawMessage) (string, error) {
+			if err := env.fence(ctx, name); err != nil {
+				return result(ctx, "", err)
+			}
 			if err := env.confirm(ctx, name, args); err != nil {
 				return result(ctx, "", err)
 			}
@@ -160,6 +164,9 @@ func objectTool(env *Env, po *prompt.Object) llm.Tool {
 			}
 			if strings.TrimSpace(a.Message) == "" {
 				return result(ctx, "", errs.Usagef(`{"message": "..."}`, "empty message to %s", po.Name))
+			}
+			if err := env.fence(ctx, po.Name); err != nil {
+				return result(ctx, "", err)
 			}
 			if err := env.confirm(ctx, po.Name, args); err != nil {
 				return result(ctx, "", err)
