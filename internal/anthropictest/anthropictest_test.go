@@ -138,6 +138,14 @@ func TestReplies(t *testing.T) {
 		{"wrong key", "/v1/messages", "nope", ownerFirst, 401, `"type":"authentication_error"`},
 		{"bad body", "/v1/messages", "k", `{`, 400, `"type":"invalid_request_error"`},
 		{"no messages", "/v1/messages", "k", `{"messages":[]}`, 400, `at least one message`},
+		// The conversation checks of the real API: a loop that cut its
+		// history wrong is refused here as it would be there.
+		{"a tool result without its call", "/v1/messages", "k", `{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"x"}]}]}`, 400, "unexpected `tool_use_id` found in `tool_result` blocks: t1"},
+		{"a tool result for another call", "/v1/messages", "k", strings.Replace(ownerSecond, `"tool_use_id":"t1"`, `"tool_use_id":"t2"`, 1), 400, "unexpected `tool_use_id` found in `tool_result` blocks: t2"},
+		{"a tool call left unanswered", "/v1/messages", "k", strings.Replace(ownerSecond, `[{"type":"tool_result","tool_use_id":"t1","content":"msg-1"}]`, `"go on"`, 1), 400, "`tool_use` ids were found without `tool_result` blocks immediately after: t1"},
+		{"an assistant first", "/v1/messages", "k", `{"messages":[{"role":"assistant","content":"hi"},{"role":"user","content":"x"}]}`, 400, `first message must use the \"user\" role`},
+		{"an unknown role", "/v1/messages", "k", `{"messages":[{"role":"user","content":"x"},{"role":"tool","content":"y"}]}`, 400, `messages.1.role: Input should be 'user' or 'assistant'`},
+		{"users in a row, the last a prefill", "/v1/messages", "k", `{"messages":[{"role":"user","content":"[dropped]"},{"role":"user","content":"x"},{"role":"assistant","content":"y"}]}`, 200, `"text":"OK."`},
 		{"count tokens", "/v1/messages/count_tokens", "k", ownerFirst, 200, `"input_tokens":`},
 		{"other endpoint", "/v1/models", "k", `{}`, 404, `"type":"not_found_error"`},
 	}

@@ -31,6 +31,12 @@
 //     message_delta (stop_reason end_turn or tool_use, and usage) and
 //     message_stop.
 //   - Without stream: one "message" object with the same blocks and usage.
+//   - The API's conversation checks (400 invalid_request_error, its
+//     messages): roles user and assistant only, the first a user's, each
+//     tool_use answered by a tool_result in the next message, each
+//     tool_result answering a tool_use of the message before it (a
+//     conversation cut before a tool result is refused, as there). Messages
+//     of one role in a row pass: the API joins them.
 //   - POST /v1/messages/count_tokens: {"input_tokens": N}.
 //   - Anything else: 404 with the API's error object
 //     {"type":"error","error":{"type":"not_found_error","message":...}}.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -22,9 +23,11 @@ type wireRequest struct {
 
 // block is a content block of a request message.
 type block struct {
-	Type    string          `json:"type"`
-	Text    string          `json:"text"`
-	Content json.RawMessage `json:"content"` // tool_result: string or blocks
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`          // tool_use
+	ToolUseID string          `json:"tool_use_id"` // tool_result
+	Content   json.RawMessage `json:"content"`     // tool_result: string or blocks
 }
 
 func decode(body []byte) (Request, error) {
@@ -34,6 +37,9 @@ func decode(body []byte) (Request, error) {
 	}
 	if len(w.Messages) == 0 {
 		return Request{}, fmt.Errorf("messages: at least one message is required")
+	}
+	if err := validate(w); err != nil {
+		return Request{}, err
 	}
 	req := Request{Model: w.Model, Stream: w.Stream}
 	for _, t := range w.Tools {
@@ -198,4 +204,49 @@ func chunks(s string, n int) []string {
 		s = s[cut:]
 	}
 	return append(out, s)
+}
+
+// validate applies the conversation checks of the real API, with its
+// messages: roles user and assistant only, a user's first, each tool_use
+// answered by a tool_result in the next message and each tool_result
+// answering a tool_use of the message before it (a conversation cut before
+// a tool result, or with a call left unanswered, is refused). Messages of
+// one role in a row are accepted: the API joins them.
+func validate(w wireRequest) error {
+	var calls []string // the tool_use ids of the message before
+	for i, m := range w.Messages {
+		if m.Role != "user" && m.Role != "assistant" {
+			return fmt.Errorf("messages.%d.role: Input should be 'user' or 'assistant'", i)
+		}
+		if i == 0 && m.Role != "user" {
+			return fmt.Errorf("messages: first message must use the \"user\" role")
+		}
+		var blocks []block
+		_ = json.Unmarshal(m.Content, &blocks) // a string content has no blocks
+		var uses, answered []string
+		for j, b := range blocks {
+			switch b.Type {
+			case "tool_use":
+				uses = append(uses, b.ID)
+			case "tool_result":
+				if m.Role != "user" || !slices.Contains(calls, b.ToolUseID) {
+					return fmt.Errorf("messages.%d.content.%d: unexpected `tool_use_id` found in `tool_result` blocks: %s. "+
+						"Each `tool_result` block must have a corresponding `tool_use` block in the previous message.", i, j, b.ToolUseID)
+				}
+				answered = append(answered, b.ToolUseID)
+			}
+		}
+		var missing []string
+		for _, id := range calls {
+			if !slices.Contains(answered, id) {
+				missing = append(missing, id)
+			}
+		}
+		if len(missing) > 0 {
+			return fmt.Errorf("messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. "+
+				"Each `tool_use` block must have a corresponding `tool_result` block in the next message.", i-1, strings.Join(missing, ", "))
+		}
+		calls = uses
+	}
+	return nil // a last assistant message's calls: a prefill, not answered yet
 }
