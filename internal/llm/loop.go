@@ -52,6 +52,7 @@ const (
 	EventRepair     EventKind = "repair"      // the loaded transcript was repaired after a crash; Text
 	EventBudget     EventKind = "budget"      // a budget stopped the loop; Text
 	EventRepeat     EventKind = "repeat"      // the loop breaker held a repeated call (Repeats); Tool, CallID, Args, Text (what happened to it)
+	EventCut        EventKind = "cut"         // the history was cut as its transcript was (HistoryBytes); Text (the mark of what was dropped)
 	// Code-designer mode (Loop.DocPreview; docpreview.go).
 	EventDocPreview  EventKind = "doc_preview"  // a call held back with its doc's preview; Tool, CallID, Args, Text (the preview)
 	EventDocDecision EventKind = "doc_decision" // the model's decision on a previewed call; Tool, CallID, Args, Text (confirmed, revised, dropped)
@@ -95,10 +96,14 @@ type Loop struct {
 	Tools      []Tool
 	System     string     // sent first on every request, never stored in the transcript
 	Transcript Transcript // nil: in memory only
-	Budget     Budget
-	Used       Counters   // spent so far; may be seeded by a respawning host
-	Started    time.Time  // start of the wall-time budget; zero: set by the first Run
-	Secrets    secret.Set // masked like Provider.APIKey
+	// HistoryBytes is the bound the Transcript is kept to (the state's
+	// limits.transcript_bytes; 0: none). Past it the history is cut as the
+	// transcript was, by reading it back (history.go).
+	HistoryBytes int64
+	Budget       Budget
+	Used         Counters   // spent so far; may be seeded by a respawning host
+	Started      time.Time  // start of the wall-time budget; zero: set by the first Run
+	Secrets      secret.Set // masked like Provider.APIKey
 	// ResponseFormat, when set, asks for structured output (a JSON Schema
 	// response format): the code designer's angles, supervisor and worker.
 	ResponseFormat *openai.ChatCompletionResponseFormat
@@ -143,6 +148,8 @@ type Loop struct {
 	cb      sync.Mutex // serializes OnDelta and OnEvent
 	client  *openai.Client
 	history []openai.ChatCompletionMessage
+	size    int64             // the history's size as its transcript counts it (history.go; with HistoryBytes only)
+	cutAt   int64             // the size to reach before the history is read back again (0: its bound)
 	pending []openai.ToolCall // calls previewed and not yet decided on (DocPreview)
 }
 
@@ -293,7 +300,7 @@ func (l *Loop) load() error {
 	if changed {
 		l.emit(Event{Kind: EventRepair, Text: fmt.Sprintf("transcript of %d messages repaired to %d: unanswered tool calls marked interrupted", len(msgs), len(fixed))})
 	}
-	l.history = fixed
+	l.setHistory(fixed)
 	l.pending = nil
 	if l.DocPreview != nil {
 		l.pending = pendingFromHistory(fixed)
@@ -301,7 +308,8 @@ func (l *Loop) load() error {
 	return nil
 }
 
-// append masks msgs, records them in the transcript, then in the history.
+// append masks msgs, records them in the transcript, then in the history,
+// which it keeps to HistoryBytes as the transcript is kept (history.go).
 func (l *Loop) append(msgs ...openai.ChatCompletionMessage) error {
 	for i := range msgs {
 		msgs[i] = maskMessage(msgs[i], l.secrets())
@@ -310,7 +318,8 @@ func (l *Loop) append(msgs ...openai.ChatCompletionMessage) error {
 		return l.mask(fmt.Errorf("llm: writing transcript: %w", err))
 	}
 	l.history = append(l.history, msgs...)
-	return nil
+	l.counted(msgs)
+	return l.keepBound()
 }
 
 // appendResults records one tool message per call, in call order.

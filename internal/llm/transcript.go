@@ -46,12 +46,21 @@ const interruptedResult = "error: interrupted: the agent stopped before this too
 // (the common kill -9 during tool calls); other repairs stay in memory and
 // are redone identically on every load.
 func repair(msgs []openai.ChatCompletionMessage) (fixed, tail []openai.ChatCompletionMessage, changed bool) {
-	var pending []string
-	changedInside := false
+	fixed, pending, changedInside := repairOpen(msgs)
+	n := len(fixed)
+	fixed = answerInterrupted(fixed, pending)
+	if !changedInside {
+		tail = fixed[n:]
+	}
+	return fixed, tail, changedInside || len(tail) > 0
+}
+
+// repairOpen is repair but for the calls its last message leaves open,
+// which it returns unanswered (pending): a running loop reading back its
+// transcript mid-step answers them itself.
+func repairOpen(msgs []openai.ChatCompletionMessage) (fixed []openai.ChatCompletionMessage, pending []string, changedInside bool) {
 	flush := func() {
-		for _, id := range pending {
-			fixed = append(fixed, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: id, Content: interruptedResult})
-		}
+		fixed = answerInterrupted(fixed, pending)
 		pending = nil
 	}
 	for _, m := range msgs {
@@ -76,12 +85,15 @@ func repair(msgs []openai.ChatCompletionMessage) (fixed, tail []openai.ChatCompl
 			}
 		}
 	}
-	n := len(fixed)
-	flush()
-	if !changedInside {
-		tail = fixed[n:]
+	return fixed, pending, changedInside
+}
+
+// answerInterrupted appends an interrupted result for each call of ids.
+func answerInterrupted(msgs []openai.ChatCompletionMessage, ids []string) []openai.ChatCompletionMessage {
+	for _, id := range ids {
+		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: id, Content: interruptedResult})
 	}
-	return fixed, tail, changedInside || len(tail) > 0
+	return msgs
 }
 
 func indexOf(list []string, s string) int {

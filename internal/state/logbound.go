@@ -3,6 +3,7 @@ package state
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/plasmodium/pm/internal/config"
 )
@@ -179,6 +180,17 @@ func MarkEntry(l Log, c Cut, bound int64) json.RawMessage {
 		return b
 	}
 	b, _ := json.Marshal(map[string]string{"role": "user", "content": fmt.Sprintf(
-		"[pm dropped the first %d messages of this conversation (%d bytes): a transcript is kept to at most %d bytes (limits.transcript_bytes); what follows starts at a turn or a step]", c.Entries, c.Bytes, bound)})
+		markStart+"%d messages of this conversation (%d bytes): a transcript is kept to at most %d bytes (limits.transcript_bytes); what follows starts at a turn or a step]", c.Entries, c.Bytes, bound)})
 	return b
+}
+
+// markStart opens a transcript's mark (MarkEntry).
+const markStart = "[pm dropped the first "
+
+// IsTranscriptMark reports whether a transcript's message, by its role and
+// text, is the mark of a cut (MarkEntry): what a read from position 0 hands
+// on first and the log's size does not count (a running llm loop, which
+// holds the messages it read back, tells its history's size by it).
+func IsTranscriptMark(role, content string) bool {
+	return role == "user" && strings.HasPrefix(content, markStart)
 }

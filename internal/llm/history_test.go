@@ -1,0 +1,212 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/plasmodium/pm/internal/anthropictest"
+	"github.com/plasmodium/pm/internal/openaitest"
+	"github.com/plasmodium/pm/internal/state/fsstate"
+	"github.com/plasmodium/pm/internal/state/transcript"
+	"github.com/plasmodium/pm/internal/store"
+)
+
+// boundedTranscript is a transcript on files kept to bound bytes
+// (limits.transcript_bytes; below the config's least, as a test may).
+func boundedTranscript(t *testing.T, bound int64) *transcript.T {
+	t.Helper()
+	root, _, err := store.Init(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := store.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Config().Limits.TranscriptBytes = bound
+	return transcript.Of(fsstate.New(s), "oak_0001")
+}
+
+// A running loop's history is kept to its transcript's bound: many turns of
+// tool calls through the OpenAI-protocol test server with a small
+// limits.transcript_bytes, and (a) every request the server receives holds
+// at most the bound and one step, (b) every request is a conversation both
+// protocols take (the OpenAI server refuses a tool result without its call;
+// each request is also sent, in the Anthropic form, to the Anthropic server,
+// which refuses the same), opening with a user's message, (c) at each cut
+// the loop sends exactly what its transcript holds, and a run resuming the
+// transcript goes on with the end of the same conversation.
+func TestHistoryKeptToItsTranscriptsBound(t *testing.T) {
+	const (
+		bound = 16 << 10
+		step  = 2 << 10 // more than one assistant call and its result
+		turns = 3
+		steps = 25 // of about 1.1 KiB each: over 4 bounds in all
+	)
+	srv := startServer(t)
+	ant := anthropictest.New()
+	t.Cleanup(ant.Close)
+	tr := boundedTranscript(t, bound)
+	pad := strings.Repeat("p", 500)
+	think := Tool{Name: "think", Parameters: json.RawMessage(`{"type":"object"}`),
+		Call: func(ctx context.Context, args json.RawMessage) (string, error) { return "noted " + pad, nil }}
+	rec := &recorder{}
+	l := newLoop(srv, rec, think)
+	l.Transcript, l.HistoryBytes = tr, bound
+	var (
+		mu    sync.Mutex
+		atCut = map[int][]openai.ChatCompletionMessage{} // the request after a cut: the transcript as the last cut before it left it
+	)
+	l.OnEvent = func(ev Event) {
+		rec.event(ev)
+		if ev.Kind != EventCut {
+			return
+		}
+		kept, err := tr.Load()
+		if err != nil {
+			t.Error(err)
+		}
+		mu.Lock()
+		atCut[len(srv.Requests())] = kept
+		mu.Unlock()
+	}
+	for turn := range turns {
+		for i := range steps {
+			srv.Enqueue(openaitest.Reply{ToolCalls: []openaitest.ToolCall{{Name: "think", Arguments: fmt.Sprintf(`{"thought":"%d.%d %s"}`, turn, i, pad)}}})
+		}
+		srv.Enqueue(openaitest.Reply{Content: fmt.Sprint("answer ", turn)})
+		if _, err := l.Run(ctxT(t), fmt.Sprint("turn ", turn)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reqs := srv.Requests()
+	for i, r := range reqs {
+		if n := historyBytes(r.Messages[1:]); n > bound+step {
+			t.Fatalf("request %d holds %d bytes of history, over the %d byte bound and one step", i, n, bound)
+		}
+		if r.Messages[1].Role != "user" {
+			t.Fatalf("request %d opens with a %s message", i, r.Messages[1].Role)
+		}
+		if code, body := postAnthropic(t, ant.URL, r.Messages); code != http.StatusOK {
+			t.Fatalf("request %d, in the Anthropic form: %d %s", i, code, body)
+		}
+	}
+	cuts := rec.kinds(EventCut)
+	if len(cuts) < 3 || len(atCut) < 3 {
+		t.Fatalf("%d cuts (%d requests after one), want several", len(cuts), len(atCut))
+	}
+	for i, kept := range atCut {
+		// What the step appended after its cut (its results) comes after.
+		if got := wireOf(reqs[i].Messages[1:]); len(got) < len(kept) || !reflect.DeepEqual(got[:len(kept)], wireOfMessages(kept)) {
+			t.Fatalf("request %d after a cut sends\n%v\nthe transcript holds\n%v", i, got, wireOfMessages(kept))
+		}
+		if !strings.HasPrefix(kept[0].Content, "[pm dropped the first ") {
+			t.Fatalf("the cut history opens with %+v, want pm's mark", kept[0])
+		}
+	}
+
+	// A run resuming the transcript goes on with the end of the running
+	// loop's conversation (the files count a line's newline too, so they
+	// may have been cut once more since the loop's last cut).
+	running := wireOfMessages(l.History())
+	srv.Enqueue(openaitest.Reply{Content: "resumed"})
+	l2 := newLoop(srv, &recorder{}, think)
+	l2.Transcript, l2.HistoryBytes = tr, bound
+	if _, err := l2.Run(ctxT(t), "go on"); err != nil {
+		t.Fatal(err)
+	}
+	resumed := wireOf(srv.Requests()[len(reqs)].Messages)
+	resumed = resumed[2 : len(resumed)-1] // the system prompt, the mark; the new message
+	if len(resumed) < 2 || len(resumed) > len(running) || !reflect.DeepEqual(resumed, running[len(running)-len(resumed):]) {
+		t.Fatalf("the resumed run sends\n%v\nnot the end of the running loop's\n%v", resumed, running)
+	}
+}
+
+// historyBytes is what msgs weigh as the server received them.
+func historyBytes(msgs []openaitest.Message) int {
+	n := 0
+	for _, m := range msgs {
+		b, _ := json.Marshal(m)
+		n += len(b)
+	}
+	return n
+}
+
+// wireOf and wireOfMessages are a conversation as the lines that matter to
+// its validity and content: role, text, calls and results.
+func wireOf(msgs []openaitest.Message) []string {
+	var out []string
+	for _, m := range msgs {
+		s := m.Role + ":" + m.Content + ":" + m.ToolCallID
+		for _, tc := range m.ToolCalls {
+			s += ":" + tc.ID + "=" + tc.Name + tc.Arguments
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func wireOfMessages(msgs []openai.ChatCompletionMessage) []string {
+	var out []string
+	for _, m := range msgs {
+		s := m.Role + ":" + m.Content + ":" + m.ToolCallID
+		for _, tc := range m.ToolCalls {
+			s += ":" + tc.ID + "=" + tc.Function.Name + tc.Function.Arguments
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// postAnthropic sends a chat conversation to an Anthropic Messages server
+// as Anthropic's protocol has it: the system prompt apart, a call a
+// tool_use block of its assistant message, the results of one step one
+// user message of tool_result blocks.
+func postAnthropic(t *testing.T, url string, msgs []openaitest.Message) (int, string) {
+	t.Helper()
+	type block map[string]any
+	type message struct {
+		Role    string  `json:"role"`
+		Content []block `json:"content"`
+	}
+	var out []message
+	for _, m := range msgs {
+		switch m.Role {
+		case "system":
+			continue
+		case "tool":
+			if n := len(out); n > 0 && out[n-1].Role == "user" && out[n-1].Content[0]["type"] == "tool_result" {
+				out[n-1].Content = append(out[n-1].Content, block{"type": "tool_result", "tool_use_id": m.ToolCallID, "content": m.Content})
+				continue
+			}
+			out = append(out, message{"user", []block{{"type": "tool_result", "tool_use_id": m.ToolCallID, "content": m.Content}}})
+			continue
+		}
+		var c []block
+		if m.Content != "" {
+			c = append(c, block{"type": "text", "text": m.Content})
+		}
+		for _, tc := range m.ToolCalls {
+			c = append(c, block{"type": "tool_use", "id": tc.ID, "name": tc.Name, "input": json.RawMessage(tc.Arguments)})
+		}
+		out = append(out, message{m.Role, c})
+	}
+	body, _ := json.Marshal(map[string]any{"model": "claude-test", "max_tokens": 100, "messages": out})
+	resp, err := http.Post(url+"/v1/messages", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	got, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(got)
+}
