@@ -73,8 +73,9 @@ func (l *Loop) keepBound() error {
 	// Repaired as load repairs it, but for the calls of the step being
 	// run, which the loop answers next.
 	kept, _, _ := repairOpen(msgs)
-	cut := len(kept) < len(l.history)
+	before := l.size
 	l.setHistory(kept)
+	cut := l.size < before
 	if l.size > bound {
 		l.cutAt = state.PlanAgainAt(l.size, bound)
 	}

@@ -210,3 +210,72 @@ func postAnthropic(t *testing.T, url string, msgs []openaitest.Message) (int, st
 	got, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(got)
 }
+
+// cutTranscript is a Transcript whose Load reads back what keep leaves of
+// it (a state's cut, as a table sees it), counting its reads.
+type cutTranscript struct {
+	MemTranscript
+	keep  func(msgs []openai.ChatCompletionMessage) []openai.ChatCompletionMessage
+	loads int
+}
+
+func (c *cutTranscript) Load() ([]openai.ChatCompletionMessage, error) {
+	c.loads++
+	msgs, _ := c.MemTranscript.Load()
+	return c.keep(msgs), nil
+}
+
+// The loop's check after each append, on its own: when it reads the
+// transcript back and what it holds after.
+func TestKeepBound(t *testing.T) {
+	const bound = 1000
+	msg := func(role string, n int) openai.ChatCompletionMessage {
+		m := openai.ChatCompletionMessage{Role: role, Content: strings.Repeat("x", n)}
+		m.Content = m.Content[:n-(int(entrySize(m))-n)] // its JSON is n bytes
+		return m
+	}
+	mark := openai.ChatCompletionMessage{Role: "user", Content: "[pm dropped the first 3 messages of this conversation (1 bytes): ...]"}
+	whole := func(msgs []openai.ChatCompletionMessage) []openai.ChatCompletionMessage { return msgs }
+	lastTwo := func(msgs []openai.ChatCompletionMessage) []openai.ChatCompletionMessage {
+		if len(msgs) <= 2 {
+			return msgs
+		}
+		return append([]openai.ChatCompletionMessage{mark}, msgs[len(msgs)-2:]...)
+	}
+	tests := []struct {
+		name      string
+		bound     int64
+		loaded    []openai.ChatCompletionMessage // what Run loaded
+		keep      func([]openai.ChatCompletionMessage) []openai.ChatCompletionMessage
+		appends   []int // sizes appended, one message each, user and assistant by turns
+		wantLoads int   // reads after Run's
+		wantLen   int   // messages in the history after
+		wantCuts  int
+	}{
+		{"no bound: never read back", 0, nil, lastTwo, []int{900, 900, 900}, 0, 3, 0},
+		{"at the bound: not read back", bound, nil, lastTwo, []int{500, 500}, 0, 2, 0},
+		{"past it: what the transcript kept", bound, nil, lastTwo, []int{400, 400, 400}, 1, 3, 1},
+		{"a read-back left it over: again a quarter later", bound, nil, whole, []int{1100, 100, 100, 60}, 2, 4, 0},
+		{"a leading mark is not counted", bound, []openai.ChatCompletionMessage{mark, msg("user", 500)}, lastTwo, []int{500}, 0, 3, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := &cutTranscript{keep: tt.keep}
+			tr.msgs = tt.loaded
+			rec := &recorder{}
+			l := &Loop{Transcript: tr, HistoryBytes: tt.bound, OnEvent: rec.event}
+			if err := l.load(); err != nil {
+				t.Fatal(err)
+			}
+			for i, n := range tt.appends {
+				if err := l.append(msg([]string{"user", "assistant"}[i%2], n)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tr.loads-1 != tt.wantLoads || len(l.history) != tt.wantLen || len(rec.kinds(EventCut)) != tt.wantCuts {
+				t.Fatalf("%d reads back, %d messages held, %d cuts; want %d, %d, %d",
+					tr.loads-1, len(l.history), len(rec.kinds(EventCut)), tt.wantLoads, tt.wantLen, tt.wantCuts)
+			}
+		})
+	}
+}
