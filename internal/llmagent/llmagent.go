@@ -108,9 +108,12 @@ func (r *Runner) RunFenced(ctx context.Context, a *store.Agent, system string, f
 	loop := &llm.Loop{
 		Provider: prov, Tools: tools, System: system, Secrets: s.Secrets,
 		Transcript: transcript.Of(r.State, a.Name),
-		Budget:     budget(s.Config().Budgets.Agent),
-		Used:       llm.Counters{Turns: a.Usage.Turns, ToolCalls: a.Usage.ToolCalls, Tokens: a.Usage.Tokens},
-		Retry:      retryPolicy(r.Retry, s.Config().Model),
+		// The history the loop sends is kept as the transcript is
+		// (limits.transcript_bytes), however long this run goes.
+		HistoryBytes: state.LogBoundsOf(s.Config()).Transcript,
+		Budget:       budget(s.Config().Budgets.Agent),
+		Used:         llm.Counters{Turns: a.Usage.Turns, ToolCalls: a.Usage.ToolCalls, Tokens: a.Usage.Tokens},
+		Retry:        retryPolicy(r.Retry, s.Config().Model),
 		// Tools such as chat wait, wait_children and ask_human block on
 		// other agents or the human; the budgets bound the agent instead.
 		ToolTimeout:       24 * time.Hour,

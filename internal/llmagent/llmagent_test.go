@@ -2,6 +2,7 @@ package llmagent_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -427,7 +428,9 @@ func TestTaskWallBudget(t *testing.T) {
 // result whose call is not before it, as OpenAI's does) takes the cut
 // conversation, which opens with pm's mark of what was dropped, then a
 // turn's or step's start; and the loop's own appends, past the bound
-// again while it runs, keep it so.
+// again while it runs, keep it so, in the transcript and in what the
+// running loop sends the model alike (each request at most the bound and
+// one step: it used to send all it had appended since its start).
 func TestOwnerResumesACutTranscript(t *testing.T) {
 	f := newFixture(t)
 	const bound = 16 << 10
@@ -453,6 +456,16 @@ func TestOwnerResumesACutTranscript(t *testing.T) {
 	f.srv.Enqueue(tool("done", `{}`), text("Done."))
 	if err := f.r.Run(context.Background(), a, "sys"); err != nil {
 		t.Fatal(err)
+	}
+	for i, r := range f.srv.Requests() {
+		n := 0
+		for _, m := range r.Messages[1:] { // the system prompt is no part of the transcript
+			b, _ := json.Marshal(m)
+			n += len(b)
+		}
+		if n > bound+2<<10 {
+			t.Fatalf("request %d of the run sends %d bytes of conversation, over the %d byte bound and a step", i, n, bound)
+		}
 	}
 	m := f.srv.Requests()[0].Messages
 	if len(m) < 3 || m[1].Role != "user" || !strings.HasPrefix(m[1].Content, "[pm dropped the first ") {
