@@ -19,7 +19,21 @@
 //     prompt is appended to it as soon as it exists (the user message, each
 //     assistant message, each tool result), before the loop acts on it, and
 //     the in-memory history is exactly what was appended. Run reloads it, so a
-//     respawned agent (after kill -9) continues where the file ends.
+//     respawned agent (after kill -9) continues where the file ends. (With
+//     HistoryBytes the history is, after a cut, what the transcript keeps.)
+//   - With HistoryBytes set (the Transcript's bound, the state's
+//     limits.transcript_bytes) the history is kept as the transcript is, by
+//     the transcript's own cut (history.go): the loop counts what it holds
+//     as the state counts it (each message's JSON, a leading mark of a cut
+//     left out), or less, so once past the bound the transcript is past it
+//     too and was cut at that append; the loop then reads it back and holds
+//     exactly what a run resuming it loads (EventCut), repaired as load
+//     repairs it but for the calls of the step being run. A request is at
+//     most the bound and the step that passed it; a read-back that leaves
+//     the history over it (one step longer than it) is made again only
+//     after a quarter of the bound more (state.PlanAgainAt). There is no
+//     second cut rule: where to cut is state.PlanCut's decision, on the
+//     transcript.
 //   - Every request is valid for the API: each assistant tool call carries an
 //     id, type "function", a name and non-empty arguments ("{}" at least) and
 //     is answered by exactly one "tool" message with its tool_call_id, in

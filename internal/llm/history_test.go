@@ -23,7 +23,7 @@ import (
 
 // boundedTranscript is a transcript on files kept to bound bytes
 // (limits.transcript_bytes; below the config's least, as a test may).
-func boundedTranscript(t *testing.T, bound int64) *transcript.T {
+func boundedTranscript(t testing.TB, bound int64) *transcript.T {
 	t.Helper()
 	root, _, err := store.Init(t.TempDir(), nil)
 	if err != nil {
@@ -277,5 +277,51 @@ func TestKeepBound(t *testing.T) {
 					tr.loads-1, len(l.history), len(rec.kinds(EventCut)), tt.wantLoads, tt.wantLen, tt.wantCuts)
 			}
 		})
+	}
+}
+
+// One step bigger than the bound (an answer of several calls whose results
+// pass it): no valid cut shortens it, so the model gets it whole, every
+// call with its result; the conversation goes on over the bound until a
+// quarter of it more is appended, when the cut drops the step and what
+// came before it: the model reads the mark, then the next step.
+func TestAStepOverTheBound(t *testing.T) {
+	const bound = 16 << 10
+	srv := startServer(t)
+	tr := boundedTranscript(t, bound)
+	big := Tool{Name: "big", Parameters: json.RawMessage(`{"type":"object"}`),
+		Call: func(ctx context.Context, args json.RawMessage) (string, error) { return strings.Repeat("b", 7<<10), nil }}
+	small := Tool{Name: "small", Parameters: json.RawMessage(`{"type":"object"}`),
+		Call: func(ctx context.Context, args json.RawMessage) (string, error) { return strings.Repeat("s", 500), nil }}
+	l := newLoop(srv, &recorder{}, big, small)
+	l.Transcript, l.HistoryBytes = tr, bound
+	srv.Enqueue(openaitest.Reply{ToolCalls: []openaitest.ToolCall{{Name: "big", Arguments: `{}`}, {Name: "big", Arguments: `{}`}, {Name: "big", Arguments: `{}`}}})
+	for range 12 { // about 6 KiB: past a quarter of the bound
+		srv.Enqueue(openaitest.Reply{ToolCalls: []openaitest.ToolCall{{Name: "small", Arguments: `{}`}}})
+	}
+	srv.Enqueue(openaitest.Reply{Content: "done"})
+	if _, err := l.Run(ctxT(t), "make it big"); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	results := func(r openaitest.Request) (n int) {
+		for _, m := range r.Messages {
+			if m.Role == "tool" && strings.HasPrefix(m.Content, "bbb") {
+				n++
+			}
+		}
+		return n
+	}
+	if n := results(reqs[1]); n != 3 || historyBytes(reqs[1].Messages[1:]) <= bound {
+		t.Fatalf("the request after the big step holds %d of its 3 results, %d bytes", n, historyBytes(reqs[1].Messages[1:]))
+	}
+	last := reqs[len(reqs)-1]
+	if n := results(last); n != 0 || !strings.HasPrefix(last.Messages[1].Content, "[pm dropped the first ") || last.Messages[2].Role != "assistant" {
+		t.Fatalf("the last request holds %d big results and opens %+v, want the mark then a step", n, last.Messages[1:3])
+	}
+	for i, r := range reqs {
+		if n := results(r); n != 0 && n != 3 {
+			t.Fatalf("request %d holds %d of the big step's 3 results", i, n)
+		}
 	}
 }

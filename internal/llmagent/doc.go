@@ -8,7 +8,9 @@
 //     agents/NAME/transcript.jsonl on files, the project's transcript stream
 //     on a hub) and usage (the agent record) survive the process, so a
 //     respawned agent resumes, on any machine of a hub project, and its
-//     budgets keep counting;
+//     budgets keep counting; what the running loop sends the model is kept
+//     to the transcript's bound (limits.transcript_bytes, llm.Loop.HistoryBytes)
+//     by the transcript's cut, however long the run goes;
 //   - budgets are enforced in code: per agent by the loop, per task (the sum
 //     of its agents' usage) and in dollars (agent, task, project windows)
 //     before every model call (llm.Loop.Before: a refused call is never

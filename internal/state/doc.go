@@ -106,7 +106,9 @@
 // assistant message), else a reply's later piece, never before a tool
 // result; a log no such cut brings under its bound is kept over it and
 // planned again only at PlanAgainAt; a read from position 0
-// then hands on the mark of what was dropped first (MarkEntry), and a read
+// then hands on the mark of what was dropped first (MarkEntry; a transcript's
+// is told from its messages by IsTranscriptMark: a running llm loop, which
+// reads the cut transcript back, leaves it out of its count), and a read
 // from any other position hands on every kept entry after it, as it
 // would have before the cut. RemoveAgent removes both. A Watch of the agent wakes on each piece of its reply stream (a
 // caller follows it, never polling). The cost ledger is the project's,
