@@ -290,7 +290,9 @@ func TestAStepOverTheBound(t *testing.T) {
 	srv := startServer(t)
 	tr := boundedTranscript(t, bound)
 	big := Tool{Name: "big", Parameters: json.RawMessage(`{"type":"object"}`),
-		Call: func(ctx context.Context, args json.RawMessage) (string, error) { return strings.Repeat("b", 7<<10), nil }}
+		Call: func(ctx context.Context, args json.RawMessage) (string, error) {
+			return strings.Repeat("b", 7<<10), nil
+		}}
 	small := Tool{Name: "small", Parameters: json.RawMessage(`{"type":"object"}`),
 		Call: func(ctx context.Context, args json.RawMessage) (string, error) { return strings.Repeat("s", 500), nil }}
 	l := newLoop(srv, &recorder{}, big, small)
