@@ -40,7 +40,7 @@ func entrySize(m openai.ChatCompletionMessage) int64 {
 func historySize(msgs []openai.ChatCompletionMessage) int64 {
 	var n int64
 	for i, m := range msgs {
-		if i == 0 && state.IsTranscriptMark(m.Role, m.Content) {
+		if i == 0 && markOf(msgs) != "" {
 			continue
 		}
 		n += entrySize(m)
@@ -73,20 +73,23 @@ func (l *Loop) keepBound() error {
 	// Repaired as load repairs it, but for the calls of the step being
 	// run, which the loop answers next.
 	kept, _, _ := repairOpen(msgs)
-	before := l.size
+	before := markOf(l.history)
 	l.setHistory(kept)
-	cut := l.size < before
 	if l.size > bound {
 		l.cutAt = state.PlanAgainAt(l.size, bound)
 	}
-	if cut {
-		ev := Event{Kind: EventCut, Used: l.Used}
-		if len(kept) > 0 && state.IsTranscriptMark(kept[0].Role, kept[0].Content) {
-			ev.Text = kept[0].Content
-		}
-		l.emit(ev)
+	if mark := markOf(kept); mark != before { // a cut counts itself in the mark
+		l.emit(Event{Kind: EventCut, Text: mark, Used: l.Used})
 	}
 	return nil
+}
+
+// markOf is the mark of a cut msgs open with, "" if none.
+func markOf(msgs []openai.ChatCompletionMessage) string {
+	if len(msgs) > 0 && state.IsTranscriptMark(msgs[0].Role, msgs[0].Content) {
+		return msgs[0].Content
+	}
+	return ""
 }
 
 // setHistory makes msgs the history, counted afresh.

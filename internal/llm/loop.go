@@ -157,7 +157,7 @@ type Loop struct {
 // and drives the model until it answers without tool calls, returning that
 // answer. It stops early, with the history and transcript left valid, on a
 // budget (*BudgetError), a non-retryable or exhausted model error, a
-// transcript write error, or ctx.
+// transcript write error (or read-back: HistoryBytes), or ctx.
 func (l *Loop) Run(ctx context.Context, userMessage string) (final string, err error) {
 	l.run.Lock()
 	defer l.run.Unlock()
@@ -277,8 +277,9 @@ func (l *Loop) before(ctx context.Context) error {
 	return nil
 }
 
-// History returns a copy of the conversation as of the last Run (without the
-// system prompt).
+// History returns a copy of the conversation the loop holds (without the
+// system prompt): as of the last Run, and, with HistoryBytes, after a cut
+// what its transcript keeps.
 func (l *Loop) History() []openai.ChatCompletionMessage {
 	l.run.Lock()
 	defer l.run.Unlock()

@@ -9,7 +9,11 @@ import (
 // Transcript is the durable conversation of one agent: every message except
 // the system prompt, in order. A Loop appends each message as soon as it
 // exists, so a respawned agent resumes from Load. The project's is
-// internal/state/transcript (transcript.Of over the state: files or hub).
+// internal/state/transcript (transcript.Of over the state: files or hub),
+// kept to limits.transcript_bytes by the state's cut, which a Loop with
+// HistoryBytes reads back (history.go); MemTranscript keeps everything (a
+// Loop over it keeps everything too, reading it back at most once per
+// quarter of HistoryBytes appended).
 type Transcript interface {
 	Load() ([]openai.ChatCompletionMessage, error)
 	Append(msgs ...openai.ChatCompletionMessage) error

@@ -346,6 +346,9 @@ func (r *Runner) onEvent(a *store.Agent, out *output) func(llm.Event) {
 				out.retry()
 			}
 			r.Log.Warn("model call retry", "attempt", ev.Attempt, "delay", ev.Delay, "status", ev.Status, "err", ev.Text)
+		case llm.EventCut:
+			// The model reads the mark too; the agent's log says when.
+			r.Log.Info("conversation cut to limits.transcript_bytes", "mark", ev.Text)
 		}
 	}
 }
