@@ -30,10 +30,10 @@ func TestRunningLoopKeptOnTheHub(t *testing.T) {
 	const bound = 16 << 10
 	h := hubtest.Single(t)
 	ctx := context.Background()
-	if err := hubproject.New(ctx, h.Connect(0), "web-00001c", "host", "/src/web", time.Now()); err != nil {
+	if err := hubproject.New(ctx, h.Connect(0), "web-00001e", "host", "/src/web", time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	s := machine(t, config.Store{URL: h.URL(0), Project: "web-00001c"})
+	s := machine(t, config.Store{URL: h.URL(0), Project: "web-00001e"})
 	s.Config().Limits.TranscriptBytes = bound
 	st, err := stateopen.Open(ctx, s)
 	if err != nil {
