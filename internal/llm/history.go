@@ -23,7 +23,10 @@ import (
 // repairs it). A cut that leaves the transcript over its bound (a step
 // longer than it, which no valid cut shortens) is read back again only once
 // a quarter of the bound more is appended (state.PlanAgainAt), as the state
-// plans it again only then.
+// plans it again only then. A message the state kept cut (longer than
+// limits.log_entry_bytes, state.FitEntry) counts more in the loop than in
+// the transcript until a read-back, which brings the kept one: the loop
+// may read back before the transcript is cut, never after.
 
 // entrySize is what message m counts for in its transcript's size: its JSON,
 // as the state keeps it.
