@@ -144,7 +144,10 @@ func TestReplies(t *testing.T) {
 		{"a tool result for another call", "/v1/messages", "k", strings.Replace(ownerSecond, `"tool_use_id":"t1"`, `"tool_use_id":"t2"`, 1), 400, "unexpected `tool_use_id` found in `tool_result` blocks: t2"},
 		{"a tool call left unanswered", "/v1/messages", "k", strings.Replace(ownerSecond, `[{"type":"tool_result","tool_use_id":"t1","content":"msg-1"}]`, `"go on"`, 1), 400, "`tool_use` ids were found without `tool_result` blocks immediately after: t1"},
 		{"an assistant first", "/v1/messages", "k", `{"messages":[{"role":"assistant","content":"hi"},{"role":"user","content":"x"}]}`, 400, `first message must use the \"user\" role`},
-		{"an unknown role", "/v1/messages", "k", `{"messages":[{"role":"user","content":"x"},{"role":"tool","content":"y"}]}`, 400, `messages.1.role: Input should be 'user' or 'assistant'`},
+		{"an unknown role", "/v1/messages", "k", `{"messages":[{"role":"user","content":"x"},{"role":"tool","content":"y"}]}`, 400, `messages.1.role: Input should be 'user', 'assistant' or 'system'`},
+		// Claude Code 2.1 sends context as a system message after the first
+		// (claude_landing.txtar): the API takes it, between a call and its result too.
+		{"a system message between", "/v1/messages", "k", `{"messages":[{"role":"user","content":"x"},{"role":"system","content":"agent types"},{"role":"assistant","content":"y"},{"role":"user","content":"z"}]}`, 200, `"text":"OK."`},
 		{"users in a row, the last a prefill", "/v1/messages", "k", `{"messages":[{"role":"user","content":"[dropped]"},{"role":"user","content":"x"},{"role":"assistant","content":"y"}]}`, 200, `"text":"OK."`},
 		{"count tokens", "/v1/messages/count_tokens", "k", ownerFirst, 200, `"input_tokens":`},
 		{"other endpoint", "/v1/models", "k", `{}`, 404, `"type":"not_found_error"`},

@@ -32,7 +32,9 @@
 //     message_stop.
 //   - Without stream: one "message" object with the same blocks and usage.
 //   - The API's conversation checks (400 invalid_request_error, its
-//     messages): roles user and assistant only, the first a user's, each
+//     messages): roles user, assistant and system only (Claude Code 2.1
+//     sends system messages between the others: passed over), the first a
+//     user's, each
 //     tool_use answered by a tool_result in the next message, each
 //     tool_result answering a tool_use of the message before it (a
 //     conversation cut before a tool result is refused, as there). Messages

@@ -207,7 +207,8 @@ func chunks(s string, n int) []string {
 }
 
 // validate applies the conversation checks of the real API, with its
-// messages: roles user and assistant only, a user's first, each tool_use
+// messages: roles user, assistant and system only (a system message, which
+// Claude Code 2.1 sends between the others, is passed over), a user's first, each tool_use
 // answered by a tool_result in the next message and each tool_result
 // answering a tool_use of the message before it (a conversation cut before
 // a tool result, or with a call left unanswered, is refused). Messages of
@@ -215,11 +216,16 @@ func chunks(s string, n int) []string {
 func validate(w wireRequest) error {
 	var calls []string // the tool_use ids of the message before
 	for i, m := range w.Messages {
-		if m.Role != "user" && m.Role != "assistant" {
-			return fmt.Errorf("messages.%d.role: Input should be 'user' or 'assistant'", i)
+		if m.Role != "user" && m.Role != "assistant" && m.Role != "system" {
+			return fmt.Errorf("messages.%d.role: Input should be 'user', 'assistant' or 'system'", i)
 		}
 		if i == 0 && m.Role != "user" {
 			return fmt.Errorf("messages: first message must use the \"user\" role")
+		}
+		if m.Role == "system" {
+			// Claude Code 2.1 sends context as system messages between
+			// the others (its agent types, reminders); the API takes them.
+			continue
 		}
 		var blocks []block
 		_ = json.Unmarshal(m.Content, &blocks) // a string content has no blocks
