@@ -13,6 +13,7 @@ import (
 	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/state/natsstate"
 	"github.com/plasmodium/pm/internal/store"
+	"github.com/plasmodium/pm/internal/store/storetest"
 )
 
 // placing is a project's records with two workers whose registrations
@@ -71,20 +72,6 @@ func placedRecords(t testing.TB, st state.State, live, ended int) {
 	}
 }
 
-// filesStore is a project's state directory.
-func filesStore(t testing.TB) *store.Store {
-	t.Helper()
-	root, _, err := store.Init(t.TempDir(), time.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := store.Open(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
 // hubState is a project's records on a one-node hub.
 func hubState(t testing.TB, project string) state.State {
 	t.Helper()
@@ -102,7 +89,7 @@ func hubState(t testing.TB, project string) state.State {
 // never the list of every agent record the project ever made: on a hub
 // each record is a message to read, and they only grow.
 func TestPlacementReadsOnlyTheLiveTasksAgents(t *testing.T) {
-	p := &placing{State: fsstate.New(filesStore(t))}
+	p := &placing{State: fsstate.New(storetest.New(t))}
 	placedRecords(t, p.State, 3, 20)
 	live, err := p.LiveTasks()
 	if err != nil {
@@ -129,7 +116,7 @@ func TestPlacementReadsOnlyTheLiveTasksAgents(t *testing.T) {
 func BenchmarkPlace(b *testing.B) {
 	for _, backend := range []string{"files", "hub"} {
 		b.Run(backend, func(b *testing.B) {
-			var st state.State = fsstate.New(filesStore(b))
+			var st state.State = fsstate.New(storetest.New(b))
 			if backend == "hub" {
 				st = hubState(b, "place")
 			}
