@@ -58,6 +58,12 @@
 //     attempt moved the subject on is recognised as that attempt (the
 //     subject's last message carries its id). natsstate's records and
 //     natsx/lease's leases write through it.
+//   - Create is the one create-if-absent of a key (kv.Create's rule: no
+//     message yet, or a delete or expiry marker last, Gone): Puts
+//     expecting 0, then the marker's sequence, each attempt with its own
+//     message id; a refusal whose subject's last message carries one of
+//     those ids is the write landed. A lease's take and natsstate's
+//     createKey (a record made once, a prompt object) are it.
 //   - A compare-and-set refusal is one predicate, WrongLast: a wrong last
 //     sequence (10071), or a write of the subject still in flight at a
 //     replicated stream's leader (10164, InProcess). Only the first is a

@@ -27,7 +27,10 @@
 //     own rename, store.WatchAgentRecords: a start killed between its
 //     record and its event is read at once, busy or not); every record
 //     only at the first look, after a reset and when that watch lost
-//     events (scope.go);
+//     events (scope.go); each agent's task is read once per look and
+//     passed to every question asked of it (wanted, placed here to start,
+//     rejected since it ran: Supervisor.task), never read again for the
+//     next question;
 //   - supervisor.wanted is written by Ensure and Run, and held through every
 //     start's spawn and record and every task creation (Launcher.WhileWanted
 //     = store.WhileSupervisorWanted, a shared lock on the marker); it is

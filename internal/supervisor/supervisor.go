@@ -444,7 +444,8 @@ func (sv *Supervisor) reconcile() (bool, error) {
 	}
 	for i, a := range agents {
 		alive := alive[i]
-		want := sv.wanted(a)
+		t := sv.task(a) // once: what decides on a below all reads this
+		want := sv.wantedIn(a, t)
 		if want || alive {
 			live = true
 		}
@@ -452,7 +453,7 @@ func (sv *Supervisor) reconcile() (bool, error) {
 		if alive && a.Status == store.AgentRunning {
 			sv.watchExit(a.Name, a.Handle)
 		}
-		toStart := !alive && (sv.placedToStart(a) || sv.rejectedToStart(a))
+		toStart := !alive && (sv.placedToStart(a, t) || sv.rejectedToStart(a, t))
 		if !toStart {
 			sv.unwait(a.Name)
 		}
@@ -594,37 +595,50 @@ func (sv *Supervisor) anyLive(unstarted bool) bool {
 		return true
 	}
 	for _, a := range sv.mine(agents) {
-		if sv.wanted(a) || sv.drv.Alive(a.Handle) || sv.rejectedToStart(a) {
+		t := sv.task(a)
+		if sv.wantedIn(a, t) || sv.drv.Alive(a.Handle) || sv.rejectedToStart(a, t) {
 			return true
 		}
-		if unstarted && a.Status == store.AgentPending && a.Role == "" && a.TaskID != "" {
-			if t, err := sv.records().Task(a.TaskID); err == nil && agent.Unstarted(a, t) {
-				return true
-			}
+		if unstarted && a.Status == store.AgentPending && a.Role == "" && t != nil && agent.Unstarted(a, t) {
+			return true
 		}
 	}
 	return false
 }
 
+// task is a's task as read now (nil: a has none, or it cannot be read).
+// A look at an agent reads it once and passes it to each question it asks
+// of it (wantedIn, placedToStart, rejectedToStart): on a hub each read is
+// a request.
+func (sv *Supervisor) task(a *store.Agent) *store.Task {
+	if a.TaskID == "" {
+		return nil
+	}
+	t, err := sv.records().Task(a.TaskID)
+	if err != nil {
+		return nil
+	}
+	return t
+}
+
 // wanted: the agent's task (and, for a role agent, its phase) is still live
 // and nobody ended it on purpose.
-func (sv *Supervisor) wanted(a *store.Agent) bool {
-	var t *store.Task
-	if a.TaskID != "" {
-		t, _ = sv.records().Task(a.TaskID)
-	}
+func (sv *Supervisor) wanted(a *store.Agent) bool { return sv.wantedIn(a, sv.task(a)) }
+
+// wantedIn is wanted with a's task as read (sv.task).
+func (sv *Supervisor) wantedIn(a *store.Agent, t *store.Task) bool {
 	return agent.Wanted(a, t, func() (*store.Phase, error) { return sv.records().Phase(a.TaskID, a.PhaseID) })
 }
 
-// rejectedToStart: a is an owner kept here whose task was rejected since
-// it last started, and which ended by itself (agent.RejectionUnseen): a
-// pm reject that came while it was finishing, or from another machine.
-func (sv *Supervisor) rejectedToStart(a *store.Agent) bool {
+// rejectedToStart: a is an owner kept here whose task (t, as read:
+// sv.task) was rejected since it last started, and which ended by itself
+// (agent.RejectionUnseen): a pm reject that came while it was finishing,
+// or from another machine.
+func (sv *Supervisor) rejectedToStart(a *store.Agent, t *store.Task) bool {
 	if !sv.here(a) || a.Role != "" || a.TaskID == "" || a.Status != store.AgentExited {
 		return false
 	}
-	t, err := sv.records().Task(a.TaskID)
-	return err == nil && agent.RejectionUnseen(a, t)
+	return agent.RejectionUnseen(a, t)
 }
 
 // crashed: the process is gone and did not leave on its own. A host killed

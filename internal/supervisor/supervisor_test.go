@@ -24,7 +24,7 @@ import (
 	"github.com/plasmodium/pm/internal/watch"
 )
 
-func newStore(t *testing.T) *store.Store {
+func newStore(t testing.TB) *store.Store {
 	t.Helper()
 	root, _, err := store.Init(t.TempDir(), time.Now)
 	if err != nil {

@@ -147,13 +147,13 @@ func (sv *Supervisor) keepRegistered(ctx context.Context, ws state.Workers, reg 
 
 // placedToStart: a is placed here, never started (or recorded but not
 // yet run), and would be wanted if it ran.
-func (sv *Supervisor) placedToStart(a *store.Agent) bool {
+func (sv *Supervisor) placedToStart(a *store.Agent, t *store.Task) bool {
 	if sv.Worker == "" || a.Status != store.AgentPending || a.Runtime == config.RuntimeNone {
 		return false
 	}
 	run := *a
 	run.Status = store.AgentRunning
-	return sv.wanted(&run)
+	return sv.wantedIn(&run, t)
 }
 
 // Capacity. A worker runs at most its capacity of agents at once: a
@@ -333,7 +333,8 @@ func (sv *Supervisor) takeOver(ws state.Workers, leases state.AgentLeases) {
 func (sv *Supervisor) claimable(a *store.Agent) bool {
 	b := *a // as if placed here: what this worker would start
 	b.Worker = sv.Worker
-	return sv.wanted(a) || sv.placedToStart(&b) || sv.rejectedToStart(&b)
+	t := sv.task(a) // b's too: the same task
+	return sv.wantedIn(a, t) || sv.placedToStart(&b, t) || sv.rejectedToStart(&b, t)
 }
 
 // claim moves agent seen (as takeOver read it, on a gone worker) to this
@@ -388,8 +389,9 @@ func (sv *Supervisor) claim(leases state.AgentLeases, seen *store.Agent) {
 		return
 	}
 	sv.Log.Info("took over an agent of a worker that is gone", "agent", name, "from", from)
+	t := sv.task(r)
 	switch {
-	case sv.placedToStart(r):
+	case sv.placedToStart(r, t):
 		// The claim's place passes to the start, unless a start of it is
 		// in flight already (a reconcile saw it placed here): that one
 		// holds its own reservation and starts it.
@@ -403,7 +405,7 @@ func (sv *Supervisor) claim(leases state.AgentLeases, seen *store.Agent) {
 		if hand {
 			go sv.startPlaced(name)
 		}
-	case sv.wanted(r) && sv.crashed(r, false):
+	case sv.wantedIn(r, t) && sv.crashed(r, false):
 		sv.scheduleRespawn(r) // holds the place (pending) from here
 	}
 	sv.recordChanged(name)

@@ -159,25 +159,36 @@ func repoPin(s *store.Store, st state.State, actor store.Actor, parentID string)
 
 // checkActiveLimit refuses one more live task past limits.active_tasks. The
 // caller holds the tasks lock.
-func checkActiveLimit(s *store.Store, st state.State) error { return checkActiveLimitFreeing(s, st, 0) }
+func checkActiveLimit(s *store.Store, st state.State) error {
+	_, err := liveUnderLimit(s, st, 0)
+	return err
+}
 
 // checkActiveLimitFreeing is checkActiveLimit for a change that also ends
 // freed live tasks in the same critical section (pm kill --restart).
 func checkActiveLimitFreeing(s *store.Store, st state.State, freed int) error {
+	_, err := liveUnderLimit(s, st, freed)
+	return err
+}
+
+// liveUnderLimit is checkActiveLimitFreeing returning the live tasks it
+// read (a placement reads their agents: Place).
+func liveUnderLimit(s *store.Store, st state.State, freed int) ([]*store.Task, error) {
 	live, err := st.LiveTasks()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if max := s.Config().Limits.ActiveTasks; len(live)-freed >= max {
-		return errs.Limitf("finish or kill a task first (pm status), or raise limits.active_tasks in "+s.ConfigPath(),
+		return nil, errs.Limitf("finish or kill a task first (pm status), or raise limits.active_tasks in "+s.ConfigPath(),
 			"%d tasks are active or blocked; the limit is %d", len(live)-freed, max)
 	}
-	return nil
+	return live, nil
 }
 
 func createHeld(s *store.Store, st state.State, l *agent.Launcher, sp Spec) (*store.Task, error) {
 	lim := s.Config().Limits
-	if err := checkActiveLimit(s, st); err != nil {
+	live, err := liveUnderLimit(s, st, 0)
+	if err != nil {
 		return nil, err
 	}
 	depth := 0
@@ -213,7 +224,7 @@ func createHeld(s *store.Store, st state.State, l *agent.Launcher, sp Spec) (*st
 	if len(pending) > 0 {
 		status = store.TaskBlocked
 	}
-	worker, err := placement(st, sp)
+	worker, err := placement(st, sp, live)
 	if err != nil {
 		return nil, err
 	}
@@ -250,12 +261,12 @@ func createHeld(s *store.Store, st state.State, l *agent.Launcher, sp Spec) (*st
 // for a top-level task (Place), the parent owner's for a subtask without
 // one. A task whose owner nobody starts (runtime none) is placed only
 // when asked.
-func placement(st state.State, sp Spec) (string, error) {
+func placement(st state.State, sp Spec, live []*store.Task) (string, error) {
 	switch {
 	case sp.ParentID == "" && sp.On == "" && sp.Runtime == config.RuntimeNone:
 		return "", nil
 	case sp.ParentID == "" || sp.On != "":
-		return Place(st, sp.On)
+		return Place(st, sp.On, live)
 	}
 	parent, err := st.Task(sp.ParentID)
 	if err != nil {

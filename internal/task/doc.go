@@ -7,6 +7,10 @@
 // Invariants:
 //   - breakers (active tasks, subtask depth) are checked and the task written
 //     under the tasks lock: racing creators cannot exceed a limit;
+//   - a placement on a worker (Place) reads the workers and the agents of
+//     the live tasks the limit's check read (their owners, their active
+//     phases' role agents), never every agent record: its reads are
+//     bounded by limits.active_tasks, not by the project's history;
 //   - exactly one caller moves a blocked task to active (unblock reports it)
 //     and only that caller starts its owner;
 //   - reverse edges (children, blocks) are recorded on the parent/blocker so

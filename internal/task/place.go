@@ -1,6 +1,8 @@
 package task
 
 import (
+	"errors"
+
 	"github.com/plasmodium/pm/internal/config"
 	"github.com/plasmodium/pm/internal/errs"
 	"github.com/plasmodium/pm/internal/state"
@@ -21,7 +23,13 @@ import (
 // within that time would both see the same free place. The caller holds
 // the tasks section (createHeld), in which every placement's record is
 // written, so the second placement reads the first's agent.
-func Place(st state.State, on string) (string, error) {
+//
+// live is the project's live tasks as the caller read them in that
+// section (checkActiveLimit). An agent placed to run belongs to one: a
+// live task's owner, or a role agent an active phase of one names. So
+// only those records are read (bounded by limits.active_tasks), never
+// every agent record the project ever made.
+func Place(st state.State, on string, live []*store.Task) (string, error) {
 	ws, ok := state.WorkersOf(st)
 	if !ok {
 		if on != "" {
@@ -30,27 +38,27 @@ func Place(st state.State, on string) (string, error) {
 		}
 		return "", nil
 	}
-	live, err := ws.Workers()
+	workers, err := ws.Workers()
 	if err != nil {
 		return "", err
 	}
 	if on != "" {
-		for _, w := range live {
+		for _, w := range workers {
 			if w.Name == on {
 				return on, nil
 			}
 		}
 		return "", errs.NotFoundf("pm workers lists the live workers", "no live worker named %s", on)
 	}
-	if len(live) == 0 {
+	if len(workers) == 0 {
 		return "", nil
 	}
-	agents, err := st.Agents()
+	agents, err := liveAgents(st, live)
 	if err != nil {
 		return "", err
 	}
 	best, bestFree := "", 0
-	for _, w := range live {
+	for _, w := range workers {
 		if free := freePlaces(w, agents); best == "" || free > bestFree {
 			best, bestFree = w.Name, free
 		}
@@ -69,4 +77,37 @@ func freePlaces(w state.Worker, agents []*store.Agent) int {
 		}
 	}
 	return w.Free(placed...)
+}
+
+// liveAgents reads the agents of live: each task's owner and the role
+// agents its active phases name (a record gone is left out: it runs
+// nowhere).
+func liveAgents(st state.State, live []*store.Task) ([]*store.Agent, error) {
+	var names []string
+	for _, t := range live {
+		if t.Owner != "" {
+			names = append(names, t.Owner)
+		}
+		phases, err := st.Phases(t.ID)
+		if err != nil {
+			return nil, err
+		}
+		for _, ph := range phases {
+			if ph.Status == store.PhaseActive {
+				names = append(names, ph.Agents...)
+			}
+		}
+	}
+	agents := make([]*store.Agent, 0, len(names))
+	for _, n := range names {
+		a, err := st.Agent(n)
+		if errors.Is(err, state.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		agents = append(agents, a)
+	}
+	return agents, nil
 }

@@ -5,8 +5,8 @@
 //
 // Invariants:
 //   - At most one holder has a key's lease at a time: Acquire creates the
-//     key only when it is absent, deleted or expired (one compare-and-set
-//     of the stream; of two racing, one wins).
+//     key only when it is absent, deleted or expired (natsx.Create: a
+//     compare-and-set of the stream; of two racing, one wins).
 //   - Renew and Release name the revision the holder last wrote: after the
 //     lease expired or another took it, they fail with ErrLost and change
 //     nothing.
@@ -158,38 +158,35 @@ func (l *Leases) Acquire(ctx context.Context, key, holder string) (*Lease, error
 // again, or RenewWith's).
 func (l *Leases) AcquireWith(ctx context.Context, key, holder string, value []byte) (*Lease, error) {
 	le := &Lease{l: l, Key: key, Holder: holder, value: value, token: rand.Text()}
-	err := le.put(ctx, value, false)
-	if !natsx.WrongLast(err) {
-		if err != nil {
-			return nil, err
-		}
-		return le, nil
-	}
 	// Over a released or expired lease, the take is an update of its
-	// delete mark (kv.Create's rule); losing that race is held too.
-	last, err := natsx.Last(ctx, l.st, l.pre+key)
+	// marker (natsx.Create, kv.Create's rule); losing that race is held too.
+	seq, err := l.c.Create(ctx, l.st, le.msg(value, false))
+	var has *natsx.HasValue
+	if errors.As(err, &has) {
+		who := "?"
+		if has.Last != nil && !natsx.Gone(has.Last) {
+			who = string(has.Last.Data)
+		}
+		return nil, fmt.Errorf("%w: %s holds %s", ErrHeld, who, key)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if last != nil && gone(last) {
-		le.rev = last.Sequence
-		if err = le.put(ctx, value, false); err == nil {
-			return le, nil
-		} else if !natsx.WrongLast(err) {
-			return nil, err
-		}
-	}
-	who := "?"
-	if last != nil && !gone(last) {
-		who = string(last.Data)
-	}
-	return nil, fmt.Errorf("%w: %s holds %s", ErrHeld, who, key)
+	le.rev = seq
+	return le, nil
 }
 
-// gone reports a key's message that ends a lease: a release (a delete
-// mark) or an expiry (the bucket's marker).
-func gone(m *jetstream.RawStreamMsg) bool {
-	return m.Header.Get("KV-Operation") != "" || m.Header.Get(jetstream.MarkerReasonHeader) != ""
+// msg is the lease's next write of value (a delete mark when del), with
+// its own message id.
+func (le *Lease) msg(value []byte, del bool) *nats.Msg {
+	le.writes++
+	m := nats.NewMsg(le.l.pre + le.Key)
+	m.Data = value
+	m.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("%s-%d", le.token, le.writes))
+	if del {
+		m.Header.Set("KV-Operation", "DEL")
+	}
+	return m
 }
 
 // put writes value (a delete mark when del) after the lease's revision,
@@ -200,13 +197,7 @@ func gone(m *jetstream.RawStreamMsg) bool {
 // the key is done. Any other refusal is natsx.WrongLast.
 func (le *Lease) put(ctx context.Context, value []byte, del bool) error {
 	for {
-		le.writes++
-		m := nats.NewMsg(le.l.pre + le.Key)
-		m.Data = value
-		m.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("%s-%d", le.token, le.writes))
-		if del {
-			m.Header.Set("KV-Operation", "DEL")
-		}
+		m := le.msg(value, del)
 		seq, err := le.l.c.Put(ctx, le.l.st, m, le.rev)
 		if err == nil {
 			le.rev = seq
@@ -223,7 +214,7 @@ func (le *Lease) put(ctx context.Context, value []byte, del bool) error {
 			return err // another's write, or an expiry, came after this lease's
 		}
 		le.rev = last.Sequence
-		if gone(last) {
+		if natsx.Gone(last) {
 			if del {
 				return nil
 			}

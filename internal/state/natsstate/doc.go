@@ -73,7 +73,10 @@
 //     again each TTL), then taken or waited for anew. The agent logs'
 //     appends (transcripts, reply pieces, the ledger) carry a message id
 //     of their own, so a repeat stores an entry once: a cost is never
-//     counted twice.
+//     counted twice. A create is natsx.Create (a delete marker is no
+//     value). The workers' watch (WatchWorkers) is made within the same
+//     bound, asked again while unanswered, and lives as long as its
+//     caller's context.
 //   - A room append carried by a host's lease (RoomTx.AppendFenced,
 //     fence.go) in a project whose rooms stream holds the fence subjects
 //     is one atomic batch of the message and the host's fence mark:

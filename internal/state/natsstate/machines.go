@@ -264,19 +264,33 @@ func (s *State) Workers() ([]state.Worker, error) {
 	return out, nil
 }
 
+// watchMade is called once WatchWorkers' watch is made (a test's hook: a
+// watch of updates only sees what comes after it).
+var watchMade = func() {}
+
 // WatchWorkers calls fn after a worker's key goes (deleted, or expired:
 // the bucket's marker), until ctx ends; renewals (puts) do not wake it,
-// so N workers' renewals cost no rescans.
+// so N workers' renewals cost no rescans. The watch is made like every
+// request (natsx.Do: each attempt bounded by natsx.OpTimeout, asked again
+// while the hub does not answer, as while a leader is elected), and lives
+// until ctx ends (watchUntil).
 func (s *State) WatchWorkers(ctx context.Context, fn func()) error {
 	m, err := s.machinesOpen()
 	if err != nil {
 		return err
 	}
-	w, err := m.workers.KV().WatchAll(ctx, jetstream.UpdatesOnly())
+	var w jetstream.KeyWatcher
+	err = natsx.Do(ctx, func(op context.Context) (err error) {
+		w, err = watchUntil(ctx, op, func(life context.Context) (jetstream.KeyWatcher, error) {
+			return m.workers.KV().WatchAll(life, jetstream.UpdatesOnly())
+		})
+		return err
+	})
 	if err != nil {
 		return err
 	}
 	defer w.Stop()
+	watchMade()
 	for {
 		select {
 		case <-ctx.Done():
@@ -289,5 +303,42 @@ func (s *State) WatchWorkers(ctx context.Context, fn func()) error {
 				fn() // a worker gone (deleted, or its key expired); renewals are puts
 			}
 		}
+	}
+}
+
+// watchUntil makes a watch that lives until life ends, its making bounded
+// by op. nats.go's ordered consumer takes one context for both: its
+// consumer's creation request, and the subscription's life (it
+// unsubscribes when that context ends). So the watch is made under life
+// (a request nats.go bounds by its own API timeout when life has no
+// deadline), waited for within op; past op it is let go (its context
+// cancelled) and op's error returned, for natsx.Do to ask again. A
+// creation left unanswered may leave its ephemeral consumer on the hub,
+// which deletes it once idle.
+func watchUntil(life, op context.Context, watch func(life context.Context) (jetstream.KeyWatcher, error)) (jetstream.KeyWatcher, error) {
+	wctx, cancel := context.WithCancel(life)
+	type made struct {
+		w   jetstream.KeyWatcher
+		err error
+	}
+	got := make(chan made, 1)
+	go func() {
+		w, err := watch(wctx)
+		got <- made{w, err}
+	}()
+	select {
+	case r := <-got:
+		if r.err != nil {
+			cancel()
+			return nil, r.err
+		}
+		context.AfterFunc(life, cancel) // the watch's context ends with life, not before
+		return r.w, nil
+	case <-op.Done():
+		cancel()
+		if r := <-got; r.err == nil {
+			_ = r.w.Stop()
+		}
+		return nil, op.Err()
 	}
 }

@@ -152,3 +152,62 @@ func TestAgentHolderReadsTheLease(t *testing.T) {
 		t.Fatalf("expired: held by %q", who)
 	}
 }
+
+// WatchWorkers' watch is made like every request to the hub: one whose
+// creation goes unanswered (the connection cut right after the request
+// reached the node, as when a node goes; or no leader takes it) is asked
+// again within the request's bound, not waited for as long as the
+// caller's context nor failed after nats.go's own timeout (a worker
+// would end on it). The watch made lives on after that request's bound:
+// a worker's key released later wakes it.
+func TestWatchWorkersRidesOutAnUnansweredCreation(t *testing.T) {
+	h := hubtest.Single(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p := h.ProxyTo(0)
+	st, err := natsstate.Open(ctx, h.ConnectVia(p), "watchlost")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := openOn(t, ctx, h, 0, "watchlost")
+	if _, err := st.Workers(); err != nil { // the workers' bucket open: the next consumer is the watch's
+		t.Fatal(err)
+	}
+	made := make(chan struct{}, 1)
+	defer natsstate.OnWatchMade(func() { made <- struct{}{} })()
+	p.LoseAnswerTo("$JS.API.CONSUMER.CREATE.")
+	// A worker's context: no deadline, it lives as long as the worker.
+	life, stop := context.WithCancel(context.Background())
+	defer stop()
+	woke := make(chan struct{}, 16)
+	errc := make(chan error, 1)
+	go func() { errc <- st.WatchWorkers(life, func() { woke <- struct{}{} }) }()
+	select {
+	case <-made:
+	case err := <-errc:
+		t.Fatalf("the watch, its creation's answer lost: %v (cuts %d), want it made", err, p.Cuts())
+	case <-ctx.Done():
+		t.Fatalf("the watch, its creation's answer lost: not made within a minute (cuts %d)", p.Cuts())
+	}
+	if p.Cuts() != 1 {
+		t.Fatalf("%d answers lost, want the creation's", p.Cuts())
+	}
+	reg, err := other.RegisterWorker(ctx, state.Worker{Name: "w1", Capacity: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-woke:
+	case err := <-errc:
+		t.Fatalf("the watch ended: %v", err)
+	case <-ctx.Done():
+		t.Fatal("a worker released, the watch not woken within a minute")
+	}
+	stop()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the watch after its caller ended: %v, want context.Canceled", err)
+	}
+}

@@ -3,6 +3,7 @@ package natsstate
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -41,35 +42,27 @@ func writeID() string { return rand.Text() }
 // and returns the revision written. A refusal (the key moved on) is
 // natsx.WrongLast.
 func (s *State) write(key string, b []byte, rev uint64, del bool) (uint64, error) {
+	return s.c.Put(s.ctx, s.kvStream, s.msg(key, b, del), rev)
+}
+
+// msg is a write of b as key's value (a delete marker when del), with a
+// message id of its own.
+func (s *State) msg(key string, b []byte, del bool) *nats.Msg {
 	m := &nats.Msg{Subject: s.kvPrefix + key, Data: b, Header: nats.Header{}}
 	m.Header.Set(jetstream.MsgIDHeader, writeID())
 	if del {
 		m.Header.Set(kvOp, kvDel)
 	}
-	return s.c.Put(s.ctx, s.kvStream, m, rev)
+	return m
 }
 
-// lastEntry is key's last message as stored (its marker too), nil when it
-// has none.
-func (s *State) lastEntry(key string) (*jetstream.RawStreamMsg, error) {
-	return natsx.Last(s.ctx, s.kvStream, s.kvPrefix+key)
-}
-
-// createKey writes key only when it has no value (none yet, or deleted);
-// false when it has one.
+// createKey writes key only when it has no value (none yet, or a delete
+// or expiry marker: natsx.Create); false when it has one.
 func (s *State) createKey(key string, b []byte) (bool, error) {
-	_, err := s.write(key, b, 0, false)
-	if !natsx.WrongLast(err) {
-		return err == nil, err
-	}
-	// An entry is there: a delete marker is no value (kv.Create's rule).
-	last, err := s.lastEntry(key)
-	if err != nil || last == nil || last.Header.Get(kvOp) == "" {
-		return false, err
-	}
-	_, err = s.write(key, b, last.Sequence, false)
-	if natsx.WrongLast(err) {
-		return false, nil // another wrote it meanwhile
+	_, err := s.c.Create(s.ctx, s.kvStream, s.msg(key, b, false))
+	var has *natsx.HasValue
+	if errors.As(err, &has) {
+		return false, nil
 	}
 	return err == nil, err
 }
