@@ -119,46 +119,59 @@ const rangeBatch = 256
 // Range calls fn with each event held from lo to hi, in order, and returns
 // once it has hi or the stream has nothing more now (a fetch that does not
 // wait: a range that was purged meanwhile ends, never hangs).
+//
+// It reads through an ordered consumer, which on a cluster may sit on
+// another node than the reader's. The answer that the consumer is made
+// can reach this node before the consumer's interest in its pulls does,
+// and a pull then has no responder: a Transient error, no end of the
+// read, asked again from the next cursor (natsx.Do) with a new consumer.
 func (b *Bus) Range(ctx context.Context, lo, hi uint64, fn func(cursor uint64, data []byte) error) error {
-	if lo > hi {
-		return nil
-	}
-	op, cancel := natsx.Op(ctx)
-	defer cancel()
-	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{b.subject}, DeliverPolicy: jetstream.DeliverAllPolicy}
-	if lo > 1 {
-		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, lo
-	}
-	cons, err := b.c.JS.OrderedConsumer(op, b.stream, cfg)
-	if err != nil {
-		return err
-	}
-	for {
-		batch, err := cons.FetchNoWait(int(min(hi-lo+1, rangeBatch)))
+	var stop error // fn's own: never asked again
+	err := natsx.Do(ctx, func(op context.Context) error {
+		if lo > hi {
+			return nil
+		}
+		cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{b.subject}, DeliverPolicy: jetstream.DeliverAllPolicy}
+		if lo > 1 {
+			cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, lo
+		}
+		cons, err := b.c.JS.OrderedConsumer(op, b.stream, cfg)
 		if err != nil {
 			return err
 		}
-		got := 0
-		for m := range batch.Messages() {
-			got++
-			seq := natsx.Seq(m)
-			if seq > hi {
-				return nil
-			}
-			if err := fn(seq, m.Data()); err != nil {
+		for {
+			batch, err := cons.FetchNoWait(int(min(hi-lo+1, rangeBatch)))
+			if err != nil {
 				return err
 			}
-			if lo = seq + 1; seq == hi {
+			got := 0
+			for m := range batch.Messages() {
+				got++
+				seq := natsx.Seq(m)
+				if seq > hi {
+					lo = seq
+					return nil
+				}
+				if err := fn(seq, m.Data()); err != nil {
+					stop = err
+					return nil
+				}
+				if lo = seq + 1; seq == hi {
+					return nil
+				}
+			}
+			if err := batch.Error(); err != nil {
+				return err
+			}
+			if got == 0 {
 				return nil
 			}
 		}
-		if err := batch.Error(); err != nil {
-			return err
-		}
-		if got == 0 {
-			return nil
-		}
+	})
+	if stop != nil {
+		return stop
 	}
+	return err
 }
 
 // Purge drops every event; cursors go on after the last.
