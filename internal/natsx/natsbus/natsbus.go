@@ -117,14 +117,18 @@ func (b *Bus) Bounds(ctx context.Context) (first, last uint64, err error) {
 const rangeBatch = 256
 
 // Range calls fn with each event held from lo to hi, in order, and returns
-// once it has hi or the stream has nothing more now (a fetch that does not
-// wait: a range that was purged meanwhile ends, never hangs).
+// once it has hi or the stream's leader holds nothing more of the range
+// (a range purged meanwhile ends, never hangs).
 //
 // It reads through an ordered consumer, which on a cluster may sit on
-// another node than the reader's. The answer that the consumer is made
-// can reach this node before the consumer's interest in its pulls does,
-// and a pull then has no responder: a Transient error, no end of the
-// read, asked again from the next cursor (natsx.Do) with a new consumer.
+// another node than the reader's, on a replica of the stream behind its
+// leader; neither cuts the read short. The answer that the consumer is
+// made can reach this node before the consumer's interest in its pulls
+// does, and a pull then has no responder: a Transient error, asked again
+// from the next cursor (natsx.Do) with a new consumer. A pull that finds
+// nothing (it does not wait) while the leader holds events of the rest of
+// the range (Bounds) is the consumer's replica behind: the next pull
+// waits for them, within its request's deadline.
 func (b *Bus) Range(ctx context.Context, lo, hi uint64, fn func(cursor uint64, data []byte) error) error {
 	var stop error // fn's own: never asked again
 	err := natsx.Do(ctx, func(op context.Context) error {
@@ -139,8 +143,19 @@ func (b *Bus) Range(ctx context.Context, lo, hi uint64, fn func(cursor uint64, d
 		if err != nil {
 			return err
 		}
+		behind := false // the consumer's replica is: the pull waits
 		for {
-			batch, err := cons.FetchNoWait(int(min(hi-lo+1, rangeBatch)))
+			n := int(min(hi-lo+1, rangeBatch))
+			var batch jetstream.MessageBatch
+			if dl, _ := op.Deadline(); behind {
+				wait := time.Until(dl)
+				if wait <= 0 {
+					return context.DeadlineExceeded // this request's: Do asks again
+				}
+				batch, err = cons.Fetch(n, jetstream.FetchMaxWait(wait))
+			} else {
+				batch, err = cons.FetchNoWait(n)
+			}
 			if err != nil {
 				return err
 			}
@@ -163,9 +178,18 @@ func (b *Bus) Range(ctx context.Context, lo, hi uint64, fn func(cursor uint64, d
 			if err := batch.Error(); err != nil {
 				return err
 			}
-			if got == 0 {
-				return nil
+			if got > 0 {
+				behind = false
+				continue
 			}
+			first, last, err := b.Bounds(op)
+			if err != nil {
+				return err
+			}
+			if first > hi || last < lo {
+				return nil // purged, or nothing more held
+			}
+			behind = true
 		}
 	})
 	if stop != nil {
