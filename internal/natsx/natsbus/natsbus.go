@@ -11,6 +11,10 @@
 //   - Follow(after) delivers every event with a cursor above after, in
 //     cursor order, then each new one as it is stored, pushed by an
 //     ordered consumer: nothing polls, nothing is skipped or repeated.
+//   - Range(lo, hi) reads every event the stream's leader holds in the
+//     range, whatever node its consumer sits on: a pull with no
+//     responder yet is asked again, and one on a replica behind the
+//     leader waits for it (TestRangeReadsWhatWasAcknowledged).
 //   - Bus is a bus.Log: pm's bus on a hub is bus.Seq over it (NewBus), so
 //     events are stamped, masked and encoded as on the files.
 package natsbus
