@@ -20,7 +20,11 @@
 //     Stream and KeyValue make a stream or bucket only when the hub has
 //     none of that name; one that exists is taken as it is (a lookup at
 //     each command's start, not an update): pm changes no stream's
-//     configuration once it is made.
+//     configuration once it is made, but one: a key-value bucket's reads
+//     go to its stream's leader (KeyValue turns off the direct reads
+//     nats.go makes every bucket with, on a bucket that has them), since
+//     a replica one write behind answers a read after an acknowledged
+//     write with the revision before it, or no key.
 //   - Connect returns once the hub's JetStream answers: a cluster still
 //     electing its leader is waited for (with a deadline), never reported
 //     as missing JetStream.

@@ -119,15 +119,50 @@ func (c *Conn) Stream(ctx context.Context, cfg jetstream.StreamConfig) (jetstrea
 }
 
 // KeyValue opens the bucket cfg names, making it with cfg when the hub has
-// none of that name; an existing bucket is taken as it is (as Stream).
-// cfg's replication and storage are the caller's.
+// none of that name; an existing bucket is taken as it is (as Stream),
+// but for where its reads go. cfg's replication and storage are the
+// caller's.
+//
+// Its reads go to the stream's leader, which answers a write only once
+// it holds it: a bucket answers reads from any replica by default (direct
+// gets, which nats.go turns on for every bucket it makes), and a replica
+// one write behind answers an older revision or no key, so a read right
+// after an acknowledged write could miss it (a project just made read as
+// missing, a lease just taken as free, a worker just registered as gone:
+// TestKeyValueReadsItsLastWrite). A bucket with direct reads on (just
+// made, or made before pm turned them off) has them turned off before its
+// handle is made, whose reads follow the stream's configuration as it
+// reads it then. Each request rides out a change of leader (Do) and is
+// safe to repeat (a create that landed is an existing bucket, the update
+// the same configuration again).
 func (c *Conn) KeyValue(ctx context.Context, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
-	var kv jetstream.KeyValue
-	err := Do(ctx, func(op context.Context) (err error) { kv, err = c.JS.KeyValue(op, cfg.Bucket); return err })
-	if err == nil || !errors.Is(err, jetstream.ErrBucketNotFound) {
-		return kv, err
+	var s jetstream.Stream
+	err := Do(ctx, func(op context.Context) (err error) { s, err = c.JS.Stream(op, KVStream(cfg.Bucket)); return err })
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		// CreateKeyValue, not CreateOrUpdate: a bucket made meanwhile
+		// is taken as it is.
+		err = Do(ctx, func(op context.Context) error {
+			_, err := c.JS.CreateKeyValue(op, cfg)
+			if errors.Is(err, jetstream.ErrBucketExists) {
+				return nil
+			}
+			return err
+		})
+		if err == nil {
+			err = Do(ctx, func(op context.Context) (err error) { s, err = c.JS.Stream(op, KVStream(cfg.Bucket)); return err })
+		}
 	}
-	err = Do(ctx, func(op context.Context) (err error) { kv, err = c.JS.CreateOrUpdateKeyValue(op, cfg); return err })
+	if err != nil {
+		return nil, fmt.Errorf("bucket %s: %w", cfg.Bucket, err)
+	}
+	if sc := s.CachedInfo().Config; sc.AllowDirect {
+		sc.AllowDirect = false
+		if err := Do(ctx, func(op context.Context) error { _, err := c.JS.UpdateStream(op, sc); return err }); err != nil {
+			return nil, fmt.Errorf("bucket %s: reads from its leader: %w", cfg.Bucket, err)
+		}
+	}
+	var kv jetstream.KeyValue
+	err = Do(ctx, func(op context.Context) (err error) { kv, err = c.JS.KeyValue(op, cfg.Bucket); return err })
 	return kv, err
 }
 

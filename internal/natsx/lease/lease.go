@@ -37,6 +37,9 @@
 //     watch's own request may go unanswered, its consumer lost with a
 //     node); WaitFree ends within WaitBound, ErrStillHeld when a holder
 //     kept renewing all along.
+//   - Reads go to the bucket's stream's leader (natsx.Conn.KeyValue turns
+//     direct gets off; Keys lists from its stream info), never a replica
+//     behind it: a key just written is read and listed.
 //   - Keep is the one renewal loop of every lease pm holds on a hub (an
 //     agent's host, a worker's registration, a critical section): a
 //     renewal every third of the TTL; a loss (a renewal refused, Lose, or,
@@ -120,6 +123,28 @@ func (l *Leases) TTL(ctx context.Context) (time.Duration, error) {
 		return 0, err
 	}
 	return st.TTL(), nil
+}
+
+// Keys names every key of the bucket with a message, held or not (a
+// release or an expiry is a message too), as its stream's leader holds
+// them: one stream info with the bucket's subjects, riding out a change
+// of leader (natsx.Do). Not the bucket's ListKeys, whose consumer may sit
+// on a replica behind the leader and leave out a key just written
+// (natsstate's TestWorkersListsAWorkerJustRegistered failed on it).
+func (l *Leases) Keys(ctx context.Context) ([]string, error) {
+	var info *jetstream.StreamInfo
+	err := natsx.Do(ctx, func(op context.Context) (err error) {
+		info, err = l.st.Info(op, jetstream.WithSubjectFilter(l.pre+">"))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]string, 0, len(info.State.Subjects))
+	for subj := range info.State.Subjects {
+		keys = append(keys, strings.TrimPrefix(subj, l.pre))
+	}
+	return keys, nil
 }
 
 // Lease is one holder's lease on a key.

@@ -11,6 +11,10 @@
 //   - Follow(after) delivers every event with a cursor above after, in
 //     cursor order, then each new one as it is stored, pushed by an
 //     ordered consumer: nothing polls, nothing is skipped or repeated.
+//   - Range(lo, hi) reads every event the stream's leader holds in the
+//     range, whatever node its consumer sits on: a pull with no
+//     responder yet is asked again, and one on a replica behind the
+//     leader waits for it (TestRangeReadsWhatWasAcknowledged).
 //   - Bus is a bus.Log: pm's bus on a hub is bus.Seq over it (NewBus), so
 //     events are stamped, masked and encoded as on the files.
 package natsbus
@@ -117,48 +121,85 @@ func (b *Bus) Bounds(ctx context.Context) (first, last uint64, err error) {
 const rangeBatch = 256
 
 // Range calls fn with each event held from lo to hi, in order, and returns
-// once it has hi or the stream has nothing more now (a fetch that does not
-// wait: a range that was purged meanwhile ends, never hangs).
+// once it has hi or the stream's leader holds nothing more of the range
+// (a range purged meanwhile ends, never hangs).
+//
+// It reads through an ordered consumer, which on a cluster may sit on
+// another node than the reader's, on a replica of the stream behind its
+// leader; neither cuts the read short. The answer that the consumer is
+// made can reach this node before the consumer's interest in its pulls
+// does, and a pull then has no responder: a Transient error, asked again
+// from the next cursor (natsx.Do) with a new consumer. A pull that finds
+// nothing (it does not wait) while the leader holds events of the rest of
+// the range (Bounds) is the consumer's replica behind: the next pull
+// waits for them, within its request's deadline.
 func (b *Bus) Range(ctx context.Context, lo, hi uint64, fn func(cursor uint64, data []byte) error) error {
-	if lo > hi {
-		return nil
-	}
-	op, cancel := natsx.Op(ctx)
-	defer cancel()
-	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{b.subject}, DeliverPolicy: jetstream.DeliverAllPolicy}
-	if lo > 1 {
-		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, lo
-	}
-	cons, err := b.c.JS.OrderedConsumer(op, b.stream, cfg)
-	if err != nil {
-		return err
-	}
-	for {
-		batch, err := cons.FetchNoWait(int(min(hi-lo+1, rangeBatch)))
+	var stop error // fn's own: never asked again
+	err := natsx.Do(ctx, func(op context.Context) error {
+		if lo > hi {
+			return nil
+		}
+		cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{b.subject}, DeliverPolicy: jetstream.DeliverAllPolicy}
+		if lo > 1 {
+			cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, lo
+		}
+		cons, err := b.c.JS.OrderedConsumer(op, b.stream, cfg)
 		if err != nil {
 			return err
 		}
-		got := 0
-		for m := range batch.Messages() {
-			got++
-			seq := natsx.Seq(m)
-			if seq > hi {
-				return nil
+		behind := false // the consumer's replica is: the pull waits
+		for {
+			n := int(min(hi-lo+1, rangeBatch))
+			var batch jetstream.MessageBatch
+			if dl, _ := op.Deadline(); behind {
+				wait := time.Until(dl)
+				if wait <= 0 {
+					return context.DeadlineExceeded // this request's: Do asks again
+				}
+				batch, err = cons.Fetch(n, jetstream.FetchMaxWait(wait))
+			} else {
+				batch, err = cons.FetchNoWait(n)
 			}
-			if err := fn(seq, m.Data()); err != nil {
+			if err != nil {
 				return err
 			}
-			if lo = seq + 1; seq == hi {
-				return nil
+			got := 0
+			for m := range batch.Messages() {
+				got++
+				seq := natsx.Seq(m)
+				if seq > hi {
+					lo = seq
+					return nil
+				}
+				if err := fn(seq, m.Data()); err != nil {
+					stop = err
+					return nil
+				}
+				if lo = seq + 1; seq == hi {
+					return nil
+				}
 			}
+			if err := batch.Error(); err != nil {
+				return err
+			}
+			if got > 0 {
+				behind = false
+				continue
+			}
+			first, last, err := b.Bounds(op)
+			if err != nil {
+				return err
+			}
+			if first > hi || last < lo {
+				return nil // purged, or nothing more held
+			}
+			behind = true
 		}
-		if err := batch.Error(); err != nil {
-			return err
-		}
-		if got == 0 {
-			return nil
-		}
+	})
+	if stop != nil {
+		return stop
 	}
+	return err
 }
 
 // Purge drops every event; cursors go on after the last.

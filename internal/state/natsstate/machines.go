@@ -226,8 +226,9 @@ func (r *workerReg) Renew(ctx context.Context, w state.Worker) error {
 
 func (r *workerReg) Release(ctx context.Context) error { return r.le.Release(ctx) }
 
-// Workers lists the live workers' keys, by name (one read, repeated
-// whole while the hub changes leaders).
+// Workers lists the live workers' keys, by name, as the stream's leader
+// holds them (lease.Leases.Keys, then a read of each; repeated whole while
+// the hub changes leaders).
 func (s *State) Workers() ([]state.Worker, error) {
 	m, err := s.machinesOpen()
 	if err != nil {
@@ -237,11 +238,11 @@ func (s *State) Workers() ([]state.Worker, error) {
 	err = s.do(func(op context.Context) error {
 		out = nil
 		kv := m.workers.KV()
-		keys, err := kv.ListKeys(op)
+		keys, err := m.workers.Keys(op) // the leader's, not a replica's
 		if err != nil {
 			return err
 		}
-		for k := range keys.Keys() {
+		for _, k := range keys {
 			e, err := kv.Get(op, k)
 			if errors.Is(err, jetstream.ErrKeyNotFound) {
 				continue // gone meanwhile

@@ -120,51 +120,12 @@ func open(setup, life context.Context, c *natsx.Conn, project string) (*State, e
 }
 
 // records opens the records' bucket, making it on first use. Its reads go
-// to the stream's leader: a key-value bucket answers reads from any
-// replica by default (direct get), and a replica that lags reads an older
-// revision, so a read after an acknowledged write could miss it (the
-// conformance suite caught it on three nodes). The bucket is made once
-// and never remade, which would turn direct reads back on. Each request
-// rides out a change of leader (natsx.Do): each is safe to repeat (a
-// create that landed is an existing bucket, the update the same
-// configuration again).
+// to the stream's leader (natsx.Conn.KeyValue): a replica that lags would
+// read an older revision, so a read after an acknowledged write could
+// miss it (the conformance suite caught it on three nodes).
 func records(ctx context.Context, c *natsx.Conn, bucket string) (jetstream.KeyValue, error) {
-	var kv jetstream.KeyValue
-	err := natsx.Do(ctx, func(op context.Context) (err error) { kv, err = c.JS.KeyValue(op, bucket); return err })
-	if err == nil || !errors.Is(err, jetstream.ErrBucketNotFound) {
-		return kv, err
-	}
-	err = natsx.Do(ctx, func(op context.Context) error {
-		_, err := c.JS.CreateKeyValue(op, jetstream.KeyValueConfig{Bucket: bucket, History: 1,
-			Replicas: c.Replicas(), Storage: jetstream.FileStorage})
-		if errors.Is(err, jetstream.ErrBucketExists) {
-			return nil
-		}
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	var info *jetstream.StreamInfo
-	err = natsx.Do(ctx, func(op context.Context) error {
-		st, err := c.JS.Stream(op, "KV_"+bucket)
-		if err == nil {
-			info, err = st.Info(op)
-		}
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if info.Config.AllowDirect {
-		cfg := info.Config
-		cfg.AllowDirect = false
-		if err := natsx.Do(ctx, func(op context.Context) error { _, err := c.JS.UpdateStream(op, cfg); return err }); err != nil {
-			return nil, err
-		}
-	}
-	err = natsx.Do(ctx, func(op context.Context) (err error) { kv, err = c.JS.KeyValue(op, bucket); return err })
-	return kv, err
+	return c.KeyValue(ctx, jetstream.KeyValueConfig{Bucket: bucket, History: 1,
+		Replicas: c.Replicas(), Storage: jetstream.FileStorage})
 }
 
 // Records are stored as their JSON; decoding gives the caller its own copy.
