@@ -237,7 +237,7 @@ func validate(w wireRequest) error {
 			case "tool_result":
 				if m.Role != "user" || !slices.Contains(calls, b.ToolUseID) {
 					return fmt.Errorf("messages.%d.content.%d: unexpected `tool_use_id` found in `tool_result` blocks: %s. "+
-						"Each `tool_result` block must have a corresponding `tool_use` block in the previous message.", i, j, b.ToolUseID)
+						"Each `tool_result` block must have a corresponding `tool_use` block in the previous message", i, j, b.ToolUseID)
 				}
 				answered = append(answered, b.ToolUseID)
 			}
@@ -250,7 +250,7 @@ func validate(w wireRequest) error {
 		}
 		if len(missing) > 0 {
 			return fmt.Errorf("messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. "+
-				"Each `tool_use` block must have a corresponding `tool_result` block in the next message.", i-1, strings.Join(missing, ", "))
+				"Each `tool_use` block must have a corresponding `tool_result` block in the next message", i-1, strings.Join(missing, ", "))
 		}
 		calls = uses
 	}
