@@ -65,8 +65,22 @@ func Do(ctx context.Context, req func(ctx context.Context) error) error {
 // applied within a moment (a round of the stream's replication), after
 // which the answer is a verdict. Pauses from 1 ms, doubled up to 100 ms,
 // for RideOut at most (a subject written without pause by others).
+//
+// Stopped by ctx, or given up after RideOut, with the write still in
+// flight, the error is no refusal (neither InProcess nor WrongLast): the
+// write was neither stored nor refused, and a caller that reads a refusal
+// as a verdict (a fence mark, a renewal) must not take it for one.
 func WhileInProcess(ctx context.Context, req func(ctx context.Context) error) error {
-	return ride(ctx, rides{rideOut: RideOut, pause: time.Millisecond, most: 100 * time.Millisecond, again: InProcess, outer: true}, req)
+	return ride(ctx, inProcessRides(RideOut), req)
+}
+
+// inProcessRides are WhileInProcess's bounds, rideOut long.
+func inProcessRides(rideOut time.Duration) rides {
+	return rides{rideOut: rideOut, pause: time.Millisecond, most: 100 * time.Millisecond, again: InProcess, outer: true,
+		giveUp: func(err error) error {
+			return &errs.Error{Code: errs.Failure, Msg: fmt.Sprintf("a write of the subject stayed in flight at the stream's leader for %s (%v)", rideOut, err),
+				Try: "is the hub overloaded? pm doctor reports the store"}
+		}}
 }
 
 // rides are the bounds of one ride: how long it keeps asking, its first
@@ -98,8 +112,11 @@ func ride(ctx context.Context, r rides, req func(ctx context.Context) error) err
 		err := req(op)
 		cancel()
 		retry := !r.outer && Transient(err) || r.again != nil && r.again(err)
-		if err == nil || !retry || ctx.Err() != nil {
+		if err == nil || !retry {
 			return err
+		}
+		if ctx.Err() != nil {
+			return r.stopped(ctx, err)
 		}
 		if time.Now().After(giveUp) {
 			if r.giveUp != nil {
@@ -112,9 +129,19 @@ func ride(ctx context.Context, r rides, req func(ctx context.Context) error) err
 		// nothing pm can watch announces.
 		select {
 		case <-ctx.Done():
-			return err
+			return r.stopped(ctx, err)
 		case <-time.After(pause):
 		}
 		pause = min(2*pause, r.most)
 	}
+}
+
+// stopped is what a ride stopped by ctx returns: the last error (Do's),
+// or, for an outer ride, ctx's end with the last answer's text only: what
+// it kept asking about was no verdict, and is not handed back as one.
+func (r rides) stopped(ctx context.Context, last error) error {
+	if r.outer {
+		return fmt.Errorf("%w (the hub's last answer: %v)", ctx.Err(), last)
+	}
+	return last
 }

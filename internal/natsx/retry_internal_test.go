@@ -77,3 +77,32 @@ func TestDo(t *testing.T) {
 		t.Fatalf("given up: %v, want an error with a Try line and its cause", err)
 	}
 }
+
+// WhileInProcess never hands back a refusal it stopped asking about as a
+// verdict: stopped by its caller's context, or given up after its
+// ride-out, with the subject's write still in flight, the error is
+// neither WrongLast nor InProcess (a fence mark read it as "fenced", a
+// renewal as "lost": the lease's host stopped its agent for nothing).
+func TestWhileInProcessStopsWithoutAVerdict(t *testing.T) {
+	inFlight := &jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeStreamWrongLastSequenceConstant}
+	cctx, cancel := context.WithCancel(context.Background())
+	err := ride(cctx, inProcessRides(time.Minute), func(context.Context) error { cancel(); return inFlight })
+	if err == nil || WrongLast(err) || InProcess(err) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("stopped by its caller: %v; want the context's end, not a refusal", err)
+	}
+	err = ride(context.Background(), inProcessRides(20*time.Millisecond), func(context.Context) error { return inFlight })
+	var e *errs.Error
+	if err == nil || WrongLast(err) || InProcess(err) || !errors.As(err, &e) || e.Try == "" {
+		t.Fatalf("given up: %v; want an error with a Try line, not a refusal", err)
+	}
+	calls := 0
+	err = ride(context.Background(), inProcessRides(time.Minute), func(context.Context) error {
+		if calls++; calls < 3 {
+			return inFlight
+		}
+		return nil
+	})
+	if err != nil || calls != 3 {
+		t.Fatalf("in flight twice, then stored: %v after %d calls", err, calls)
+	}
+}
