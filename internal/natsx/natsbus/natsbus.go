@@ -186,6 +186,11 @@ func (b *Bus) Range(ctx context.Context, lo, hi uint64, fn func(cursor uint64, d
 				behind = false
 				continue
 			}
+			if behind {
+				// A waiting pull came back empty before its deadline (its
+				// consumer went): Do asks again after its pause, not here.
+				return context.DeadlineExceeded
+			}
 			first, last, err := b.Bounds(op)
 			if err != nil {
 				return err
