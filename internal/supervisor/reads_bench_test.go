@@ -10,6 +10,7 @@ import (
 	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/state/natsstate"
+	"github.com/plasmodium/pm/internal/state/statetest"
 	"github.com/plasmodium/pm/internal/store"
 )
 
@@ -19,30 +20,8 @@ func exitedOwners(tb testing.TB, st state.State, n int) {
 	tb.Helper()
 	zero := 0
 	for i := range n {
-		owner := fmt.Sprintf("oak_%04d", i+1)
-		err := st.WithTasks(func() error {
-			_, err := st.CreateTask(func(id string) (*store.Task, []byte, error) {
-				return &store.Task{ID: id, Description: "stalled", Status: store.TaskActive, Runtime: "llm", Owner: owner,
-					CreatedAt: time.Now(), BlockedBy: []string{}}, nil, nil
-			})
-			return err
-		})
-		if err != nil {
-			tb.Fatal(err)
-		}
-		if _, err := st.CreateAgent(&store.Agent{Name: owner, Runtime: "llm", Status: store.AgentExited, ExitCode: &zero, CreatedAt: time.Now()}); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	// Each owner names its task, read back from the live tasks.
-	live, err := st.LiveTasks()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for _, t := range live {
-		if _, err := st.UpdateAgent(t.Owner, func(a *store.Agent) error { a.TaskID = t.ID; return nil }); err != nil {
-			tb.Fatal(err)
-		}
+		statetest.OwnedTask(tb, st, "stalled", &store.Agent{Name: fmt.Sprintf("oak_%04d", i+1), Runtime: "llm",
+			Status: store.AgentExited, ExitCode: &zero, CreatedAt: time.Now()})
 	}
 }
 

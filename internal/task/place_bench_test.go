@@ -12,6 +12,7 @@ import (
 	"github.com/plasmodium/pm/internal/state"
 	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/state/natsstate"
+	"github.com/plasmodium/pm/internal/state/statetest"
 	"github.com/plasmodium/pm/internal/store"
 	"github.com/plasmodium/pm/internal/store/storetest"
 )
@@ -46,21 +47,8 @@ func (p *placing) Agent(name string) (*store.Agent, error) {
 func placedRecords(t testing.TB, st state.State, live, ended int) {
 	t.Helper()
 	for i := range live {
-		owner := fmt.Sprintf("oak_%04d", i+1)
-		err := st.WithTasks(func() error {
-			_, err := st.CreateTask(func(id string) (*store.Task, []byte, error) {
-				return &store.Task{ID: id, Description: "live", Status: store.TaskActive, Runtime: "llm", Owner: owner,
-					CreatedAt: time.Now(), BlockedBy: []string{}}, nil, nil
-			})
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		w := []string{"w1", "w2"}[i%2]
-		if _, err := st.CreateAgent(&store.Agent{Name: owner, Runtime: "llm", Status: store.AgentPending, Worker: w, CreatedAt: time.Now()}); err != nil {
-			t.Fatal(err)
-		}
+		statetest.OwnedTask(t, st, "live", &store.Agent{Name: fmt.Sprintf("oak_%04d", i+1), Runtime: "llm",
+			Status: store.AgentPending, Worker: []string{"w1", "w2"}[i%2], CreatedAt: time.Now()})
 	}
 	zero := 0
 	for i := range ended {
