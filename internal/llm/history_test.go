@@ -20,21 +20,14 @@ import (
 	"github.com/plasmodium/pm/internal/state/fsstate"
 	"github.com/plasmodium/pm/internal/state/memstate"
 	"github.com/plasmodium/pm/internal/state/transcript"
-	"github.com/plasmodium/pm/internal/store"
+	"github.com/plasmodium/pm/internal/store/storetest"
 )
 
 // boundedTranscript is a transcript on files kept to bound bytes
 // (limits.transcript_bytes; below the config's least, as a test may).
 func boundedTranscript(t testing.TB, bound int64) *transcript.T {
 	t.Helper()
-	root, _, err := store.Init(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := store.Open(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := storetest.New(t)
 	s.Config().Limits.TranscriptBytes = bound
 	return transcript.Of(fsstate.New(s), "oak_0001")
 }
